@@ -1,0 +1,554 @@
+r"""The distribution families the lab compares: q (the sampler) and p (the target).
+
+Each family is a small frozen dataclass with ``logpdf``, ``sample``, a readable
+``name`` and a ``spec`` string that :func:`parse` reads back, so that a pair of
+distributions can live in a URL or on a command line.
+
+=====================  ===========================================  ==================
+spec                   family                                        support
+=====================  ===========================================  ==================
+``normal(mu,sigma)``   :class:`Gaussian`                             real line
+``laplace(loc,scale)`` :class:`Laplace`                              real line
+``t(df,loc,scale)``    :class:`StudentT`                             real line
+``mixture(w:m:s,...)`` :class:`GaussianMixture`                      real line
+``categorical(l,...)`` :class:`Categorical` (logits, the token case)  0 … K−1
+=====================  ===========================================  ==================
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import special, stats
+
+from kl_core._validation import as_float_array, check_finite, check_positive, check_positive_int
+
+__all__ = [
+    "Categorical",
+    "Distribution",
+    "Gaussian",
+    "GaussianMixture",
+    "Laplace",
+    "StudentT",
+    "log_ratio",
+    "parse",
+]
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def _num(x: float) -> str:
+    """Format a parameter so that ``parse`` reads back the same float."""
+    return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
+
+
+class Distribution(ABC):
+    """A one-dimensional distribution: continuous density or categorical pmf."""
+
+    discrete: ClassVar[bool] = False
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """A readable name in standard notation, e.g. ``N(0, 1)``."""
+
+    @property
+    @abstractmethod
+    def spec(self) -> str:
+        """The string that :func:`parse` turns back into this distribution."""
+
+    @abstractmethod
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        """Log density (log pmf for :class:`Categorical`) at ``x``."""
+
+    @abstractmethod
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """Draw ``n`` independent samples with the generator ``rng``."""
+
+    @abstractmethod
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        """A central interval holding at least ``coverage`` of the mass."""
+
+    def pdf(self, x: ArrayLike) -> np.ndarray:
+        """Density (pmf for :class:`Categorical`) at ``x``."""
+        return np.exp(self.logpdf(x))
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _check_rng_n(rng: np.random.Generator, n: int) -> int:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return check_positive_int(n, "n")
+
+
+def _check_coverage(coverage: float) -> float:
+    c = check_finite(coverage, "coverage")
+    if not 0.0 < c < 1.0:
+        raise ValueError(f"coverage must be in (0, 1), got {coverage!r}")
+    return c
+
+
+@dataclass(frozen=True)
+class Gaussian(Distribution):
+    r"""Normal distribution :math:`\mathcal N(\mu, \sigma^2)`.
+
+    .. math:: \log q(x) = -\tfrac12\left(\tfrac{x-\mu}{\sigma}\right)^2 - \log\sigma - \tfrac12\log 2\pi
+
+    ========  ===========  ========  ============
+    support   mean         variance  spec
+    ========  ===========  ========  ============
+    ℝ         :math:`\mu`  σ²        normal(μ,σ)
+    ========  ===========  ========  ============
+
+    Parameters
+    ----------
+    mu : float
+        Mean.
+    sigma : float
+        Standard deviation, > 0.
+
+    Examples
+    --------
+    >>> Gaussian(0, 1).name
+    'N(0, 1)'
+    """
+
+    mu: float = 0.0
+    sigma: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mu", check_finite(self.mu, "mu"))
+        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
+
+    @property
+    def name(self) -> str:
+        return f"N({self.mu:g}, {self.sigma:g}²)" if self.sigma != 1 else f"N({self.mu:g}, 1)"
+
+    @property
+    def spec(self) -> str:
+        return f"normal({_num(self.mu)},{_num(self.sigma)})"
+
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        z = (as_float_array(x, "x") - self.mu) / self.sigma
+        return -0.5 * z * z - math.log(self.sigma) - _LOG_SQRT_2PI
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        n = _check_rng_n(rng, n)
+        x = rng.standard_normal(n)
+        x *= self.sigma
+        x += self.mu
+        return x
+
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        z = stats.norm.isf((1.0 - _check_coverage(coverage)) / 2.0)
+        return (self.mu - z * self.sigma, self.mu + z * self.sigma)
+
+
+@dataclass(frozen=True)
+class Laplace(Distribution):
+    r"""Laplace distribution with location :math:`\mu` and scale :math:`b`.
+
+    .. math:: \log q(x) = -\frac{|x - \mu|}{b} - \log 2b
+
+    ========  ===========  ========  ================
+    support   mean         variance  spec
+    ========  ===========  ========  ================
+    ℝ         :math:`\mu`  2b²       laplace(μ,b)
+    ========  ===========  ========  ================
+
+    Parameters
+    ----------
+    loc : float
+        Location (mean and median).
+    scale : float
+        Scale :math:`b`, > 0.
+
+    Examples
+    --------
+    >>> Laplace(0, 1).name
+    'Laplace(0, 1)'
+    """
+
+    loc: float = 0.0
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+
+    @property
+    def name(self) -> str:
+        return f"Laplace({self.loc:g}, {self.scale:g})"
+
+    @property
+    def spec(self) -> str:
+        return f"laplace({_num(self.loc)},{_num(self.scale)})"
+
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        return -np.abs(as_float_array(x, "x") - self.loc) / self.scale - math.log(2.0 * self.scale)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        n = _check_rng_n(rng, n)
+        return rng.laplace(self.loc, self.scale, n)
+
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        half = -self.scale * math.log(1.0 - _check_coverage(coverage))
+        return (self.loc - half, self.loc + half)
+
+
+@dataclass(frozen=True)
+class StudentT(Distribution):
+    r"""Student's t distribution with ``df`` degrees of freedom, location and scale.
+
+    .. math:: \log q(x) = \log\Gamma\!\left(\tfrac{\nu+1}{2}\right) - \log\Gamma\!\left(\tfrac{\nu}{2}\right)
+        - \tfrac12\log(\nu\pi) - \log s - \tfrac{\nu+1}{2}\log\!\left(1 + \tfrac{z^2}{\nu}\right),
+        \quad z = \tfrac{x-\mu}{s}
+
+    ========  =====================  ==========================  ==============
+    support   mean                   variance                    spec
+    ========  =====================  ==========================  ==============
+    ℝ         μ (ν > 1)              s²ν/(ν−2) (ν > 2)           t(ν,μ,s)
+    ========  =====================  ==========================  ==============
+
+    Parameters
+    ----------
+    df : float
+        Degrees of freedom :math:`\nu`, > 0.
+    loc : float
+        Location :math:`\mu`.
+    scale : float
+        Scale :math:`s`, > 0.
+
+    Examples
+    --------
+    >>> StudentT(3).name
+    't₃(0, 1)'
+    """
+
+    df: float = 3.0
+    loc: float = 0.0
+    scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "df", check_positive(self.df, "df"))
+        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+
+    @property
+    def name(self) -> str:
+        sub = str(f"{self.df:g}").translate(str.maketrans("0123456789.", "₀₁₂₃₄₅₆₇₈₉."))
+        return f"t{sub}({self.loc:g}, {self.scale:g})"
+
+    @property
+    def spec(self) -> str:
+        return f"t({_num(self.df)},{_num(self.loc)},{_num(self.scale)})"
+
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        nu = self.df
+        z = (as_float_array(x, "x") - self.loc) / self.scale
+        const = (
+            special.gammaln((nu + 1) / 2)
+            - special.gammaln(nu / 2)
+            - 0.5 * math.log(nu * math.pi)
+            - math.log(self.scale)
+        )
+        return const - (nu + 1) / 2 * np.log1p(z * z / nu)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        n = _check_rng_n(rng, n)
+        return self.loc + self.scale * rng.standard_t(self.df, n)
+
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        z = stats.t.isf((1.0 - _check_coverage(coverage)) / 2.0, self.df)
+        return (self.loc - z * self.scale, self.loc + z * self.scale)
+
+
+@dataclass(frozen=True)
+class GaussianMixture(Distribution):
+    r"""A finite mixture of normals, :math:`\sum_k w_k\,\mathcal N(\mu_k, \sigma_k^2)`.
+
+    .. math:: \log q(x) = \log\sum_k w_k\,\mathcal N(x;\mu_k,\sigma_k^2)
+
+    ========  =====================  =====================================  =========================
+    support   mean                   variance                               spec
+    ========  =====================  =====================================  =========================
+    ℝ         :math:`\sum w_k\mu_k`  :math:`\sum w_k(\sigma_k^2+\mu_k^2)-\bar\mu^2`  mixture(w:μ:σ, …)
+    ========  =====================  =====================================  =========================
+
+    Parameters
+    ----------
+    weights : sequence of float
+        Component weights, each > 0, summing to 1 (within 1e-9).
+    means : sequence of float
+        Component means.
+    sigmas : sequence of float
+        Component standard deviations, each > 0.
+
+    Examples
+    --------
+    >>> GaussianMixture((0.5, 0.5), (-1, 1), (1, 1)).spec
+    'mixture(0.5:-1:1,0.5:1:1)'
+    """
+
+    weights: tuple[float, ...]
+    means: tuple[float, ...]
+    sigmas: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        w = tuple(check_positive(v, "weights") for v in np.atleast_1d(self.weights))
+        m = tuple(check_finite(v, "means") for v in np.atleast_1d(self.means))
+        s = tuple(check_positive(v, "sigmas") for v in np.atleast_1d(self.sigmas))
+        if not w:
+            raise ValueError("weights must have at least one component")
+        if not len(w) == len(m) == len(s):
+            raise ValueError(
+                f"weights, means and sigmas must have the same length, got {len(w)}, {len(m)}, {len(s)}"
+            )
+        if abs(sum(w) - 1.0) > 1e-9:
+            raise ValueError(f"weights must sum to 1, got {sum(w):.12g}")
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "means", m)
+        object.__setattr__(self, "sigmas", s)
+
+    @property
+    def name(self) -> str:
+        parts = [f"{w:g}·{Gaussian(m, s).name}" for w, m, s in zip(self.weights, self.means, self.sigmas)]
+        return " + ".join(parts)
+
+    @property
+    def spec(self) -> str:
+        comps = [
+            f"{_num(w)}:{_num(m)}:{_num(s)}" for w, m, s in zip(self.weights, self.means, self.sigmas)
+        ]
+        return f"mixture({','.join(comps)})"
+
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        xa = as_float_array(x, "x")
+        comps = [
+            math.log(w) + Gaussian(m, s).logpdf(xa)
+            for w, m, s in zip(self.weights, self.means, self.sigmas)
+        ]
+        return special.logsumexp(np.stack(comps), axis=0)
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        n = _check_rng_n(rng, n)
+        # One component label per draw keeps the draws in i.i.d. order (the
+        # running mean on the lab pages depends on it).
+        k = rng.choice(len(self.weights), size=n, p=np.asarray(self.weights))
+        return np.asarray(self.means)[k] + np.asarray(self.sigmas)[k] * rng.standard_normal(n)
+
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        c = _check_coverage(coverage)
+        spans = [Gaussian(m, s).interval(c) for m, s in zip(self.means, self.sigmas)]
+        return (min(a for a, _ in spans), max(b for _, b in spans))
+
+
+@dataclass(frozen=True)
+class Categorical(Distribution):
+    r"""A categorical distribution over tokens 0 … K−1, given by logits.
+
+    .. math:: \log q(k) = \ell_k - \log\sum_j e^{\ell_j}
+
+    This is the language-model case: a policy's next-token distribution.
+
+    Parameters
+    ----------
+    logits : sequence of float
+        Unnormalised log-probabilities, finite, at least one.
+
+    Examples
+    --------
+    >>> Categorical((0.0, 0.0)).probs.tolist()
+    [0.5, 0.5]
+    """
+
+    logits: tuple[float, ...]
+    discrete: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        arr = np.atleast_1d(np.asarray(self.logits, dtype=object))
+        if arr.size == 0:
+            raise ValueError("logits must not be empty")
+        object.__setattr__(self, "logits", tuple(check_finite(v, "logits") for v in arr))
+
+    @property
+    def k(self) -> int:
+        """The number of categories K."""
+        return len(self.logits)
+
+    @property
+    def log_probs(self) -> np.ndarray:
+        """Normalised log-probabilities of categories 0 … K−1."""
+        lg = np.asarray(self.logits)
+        return lg - special.logsumexp(lg)
+
+    @property
+    def probs(self) -> np.ndarray:
+        """Probabilities of categories 0 … K−1."""
+        return np.exp(self.log_probs)
+
+    @property
+    def name(self) -> str:
+        return "Cat(" + ", ".join(f"{p:.3g}" for p in self.probs) + ")"
+
+    @property
+    def spec(self) -> str:
+        return f"categorical({','.join(_num(v) for v in self.logits)})"
+
+    def logpdf(self, x: ArrayLike) -> np.ndarray:
+        xa = as_float_array(x, "x")
+        idx = np.rint(xa)
+        inside = (idx == xa) & (xa >= 0) & (xa < self.k)
+        out = np.full(xa.shape, -np.inf)
+        out[inside] = self.log_probs[idx[inside].astype(np.int64)]
+        return out
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        n = _check_rng_n(rng, n)
+        cdf = np.cumsum(self.probs)
+        idx = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right")
+        return np.minimum(idx, self.k - 1).astype(np.float64)
+
+    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        _check_coverage(coverage)
+        return (0.0, float(self.k - 1))
+
+
+def log_ratio(p: Distribution, q: Distribution, x: ArrayLike) -> np.ndarray:
+    r"""The log-ratio :math:`\log r = \log p(x) - \log q(x)` at ``x``.
+
+    For two Gaussians it is the quadratic :math:`a x^2 + b x + c`, evaluated in
+    that form: it is faster and it avoids the cancellation of two large
+    log-densities far in the tails.
+
+    Parameters
+    ----------
+    p, q : Distribution
+        Target and sampler.
+    x : array_like
+        Points, usually samples of ``q``.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\log r` at each point.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> log_ratio(Gaussian(0.1, 1), Gaussian(0, 1), [0.0]).tolist()
+    [-0.005000000000000001]
+    """
+    if isinstance(p, Gaussian) and isinstance(q, Gaussian):
+        xa = as_float_array(x, "x")
+        a = 0.5 / q.sigma**2 - 0.5 / p.sigma**2
+        b = p.mu / p.sigma**2 - q.mu / q.sigma**2
+        c = 0.5 * q.mu**2 / q.sigma**2 - 0.5 * p.mu**2 / p.sigma**2 + math.log(q.sigma / p.sigma)
+        out = a * xa if a != 0.0 else np.zeros_like(xa)
+        out += b
+        out *= xa
+        out += c
+        return out
+    if p.discrete != q.discrete:
+        raise ValueError("p and q must both be continuous or both be categorical")
+    return p.logpdf(x) - q.logpdf(x)
+
+
+# ---------------------------------------------------------------- parsing
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_SPEC = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$")
+_FAMILIES = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
+
+
+def _floats(text: str, spec: str) -> list[float]:
+    items = [s.strip() for s in text.split(",")] if text.strip() else []
+    for s in items:
+        if not re.fullmatch(_NUMBER, s):
+            raise ValueError(f"spec {spec!r}: {s!r} is not a number")
+    return [float(s) for s in items]
+
+
+def _arity(name: str, args: list[float], lo: int, hi: int, spec: str) -> None:
+    if not lo <= len(args) <= hi:
+        want = str(lo) if lo == hi else f"{lo} to {hi}"
+        raise ValueError(f"spec {spec!r}: {name} takes {want} numbers, got {len(args)}")
+
+
+def parse(spec: str) -> Distribution:
+    """Turn a spec string into a distribution.
+
+    Parameters
+    ----------
+    spec : str
+        One of ``normal(mu,sigma)`` (also ``gaussian``, ``n``),
+        ``laplace(loc,scale)``, ``t(df[,loc[,scale]])``,
+        ``mixture(w:m:s,w:m:s,...)`` and ``categorical(logit,logit,...)``.
+
+    Returns
+    -------
+    Distribution
+        The distribution; ``parse(d.spec) == d`` for every family.
+
+    Raises
+    ------
+    ValueError
+        One line naming what could not be read.
+
+    Examples
+    --------
+    >>> parse("t(3,0,1)")
+    StudentT(df=3.0, loc=0.0, scale=1.0)
+    >>> parse("mixture(0.5:-1:1,0.5:1:1)").means
+    (-1.0, 1.0)
+    """
+    if not isinstance(spec, str):
+        raise ValueError(f"spec must be a string, got {type(spec).__name__}")
+    m = _SPEC.match(spec)
+    if not m:
+        raise ValueError(f"spec {spec!r} is not of the form family(args); families: {_FAMILIES}")
+    family, body = m.group(1).lower(), m.group(2)
+    try:
+        if family in ("normal", "gaussian", "n"):
+            args = _floats(body, spec)
+            _arity("normal", args, 2, 2, spec)
+            return Gaussian(*args)
+        if family == "laplace":
+            args = _floats(body, spec)
+            _arity("laplace", args, 2, 2, spec)
+            return Laplace(*args)
+        if family in ("t", "studentt", "student_t"):
+            args = _floats(body, spec)
+            _arity("t", args, 1, 3, spec)
+            return StudentT(*args)
+        if family in ("categorical", "cat"):
+            args = _floats(body, spec)
+            _arity("categorical", args, 1, 10_000, spec)
+            return Categorical(tuple(args))
+        if family in ("mixture", "mix", "gmm"):
+            comps = [c.strip() for c in body.split(",")] if body.strip() else []
+            if not comps:
+                raise ValueError(f"spec {spec!r}: mixture needs at least one w:m:s component")
+            triples = []
+            for c in comps:
+                parts = c.split(":")
+                if len(parts) != 3:
+                    raise ValueError(f"spec {spec!r}: mixture component {c!r} is not weight:mean:sigma")
+                triples.append(_floats(",".join(parts), spec))
+            w, mu, s = zip(*triples)
+            return GaussianMixture(tuple(w), tuple(mu), tuple(s))
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith("spec ") else f"spec {spec!r}: {msg}") from None
+    raise ValueError(f"spec {spec!r}: unknown family {family!r}; families: {_FAMILIES}")

@@ -1,0 +1,223 @@
+r"""The f-divergence registry.
+
+An f-divergence is :math:`D_f(p, q) = \mathbb{E}_{x\sim q}[f(p(x)/q(x))]` for a
+convex :math:`f` with :math:`f(1) = 0`.  Near :math:`p = q` every smooth one is
+:math:`\tfrac{f''(1)}{2}\,\theta^\top F \theta + O(\theta^3)` along a path
+:math:`p_\theta` with Fisher information :math:`F`, which is why ``k2``
+(:math:`f''(1) = 1`) tracks KL for small distances.
+
+Each :class:`FDivergence` evaluates ``f`` through ``f_log(t) = f(e^t)`` so that
+it can be fed the log-ratio directly without overflow.
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; I. Csiszár, "Information-type measures
+of difference of probability distributions" (1967).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kl_core._validation import as_float_array
+
+__all__ = ["DIVERGENCES", "FDivergence", "get_divergence"]
+
+_LOG2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class FDivergence:
+    r"""One entry of the f-divergence registry.
+
+    Attributes
+    ----------
+    key : str
+        Registry key, e.g. ``"kl_pq"``.
+    name : str
+        Display name.
+    f_latex : str
+        :math:`f(u)` in LaTeX.
+    divergence_latex : str
+        What :math:`D_f(p,q) = \mathbb{E}_q[f(p/q)]` is, in LaTeX.
+    f_log : callable
+        :math:`t \mapsto f(e^t)`, vectorised, finite-safe at :math:`t = -\infty`.
+    fprime : callable
+        :math:`u \mapsto f'(u)`, vectorised.
+    fprime_at_1 : float or None
+        :math:`f'(1)`; None where f has a kink at 1 (total variation).
+    f2_at_1 : float or None
+        :math:`f''(1)`; None where it is undefined (total variation).
+    source : str
+        Where the divergence is defined.
+    """
+
+    key: str
+    name: str
+    f_latex: str
+    divergence_latex: str
+    f_log: Callable[[np.ndarray], np.ndarray]
+    fprime: Callable[[np.ndarray], np.ndarray]
+    fprime_at_1: float | None
+    f2_at_1: float | None
+    source: str
+
+    @property
+    def smooth(self) -> bool:
+        """True if :math:`f''(1)` exists, so the Fisher quadratic applies."""
+        return self.f2_at_1 is not None
+
+    def f(self, u: ArrayLike) -> np.ndarray:
+        r"""Evaluate :math:`f(u)` for :math:`u \ge 0`.
+
+        Parameters
+        ----------
+        u : array_like
+            Likelihood ratios, ≥ 0.
+
+        Returns
+        -------
+        numpy.ndarray
+            :math:`f(u)`; at :math:`u = 0` the limit :math:`f(0^+)`.
+        """
+        arr = as_float_array(u, "u")
+        if (arr < 0).any():
+            raise ValueError("u must be >= 0")
+        with np.errstate(divide="ignore"):
+            return self.f_log(np.log(arr))
+
+
+def _xlogx_of_log(t: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = t * np.exp(t)
+    return np.where(t == -np.inf, 0.0, out)
+
+
+def _js_of_log(t: np.ndarray) -> np.ndarray:
+    # f(u) = ½[u log u − (1+u) log((1+u)/2)], with log(1+u) = logaddexp(0, t).
+    with np.errstate(over="ignore", invalid="ignore"):
+        u = np.exp(t)
+        out = 0.5 * (_xlogx_of_log(t) - (1.0 + u) * (np.logaddexp(0.0, t) - _LOG2))
+    return np.where(np.isnan(out) & (t > 0), np.inf, out)
+
+
+def _as_t(t: ArrayLike) -> np.ndarray:
+    return np.asarray(t, dtype=np.float64)
+
+
+_CSISZAR = "I. Csiszár (1967); see also Schulman (2020), http://joschu.net/blog/kl-approx.html"
+
+DIVERGENCES: dict[str, FDivergence] = {
+    d.key: d
+    for d in (
+        FDivergence(
+            key="kl_pq",
+            name="KL[p,q]",
+            f_latex=r"u \log u",
+            divergence_latex=r"\mathrm{KL}[p,q]",
+            f_log=lambda t: _xlogx_of_log(_as_t(t)),
+            fprime=lambda u: np.log(u) + 1.0,
+            fprime_at_1=1.0,
+            f2_at_1=1.0,
+            source=_CSISZAR,
+        ),
+        FDivergence(
+            key="kl_qp",
+            name="KL[q,p]",
+            f_latex=r"-\log u",
+            divergence_latex=r"\mathrm{KL}[q,p]",
+            f_log=lambda t: -_as_t(t),
+            fprime=lambda u: -1.0 / np.asarray(u, dtype=np.float64),
+            fprime_at_1=-1.0,
+            f2_at_1=1.0,
+            source=_CSISZAR,
+        ),
+        FDivergence(
+            key="k2",
+            name="½ log² (the f of k2)",
+            f_latex=r"\tfrac12 \log^2 u",
+            divergence_latex=r"\mathbb{E}_q[\tfrac12 \log^2 r]",
+            f_log=lambda t: 0.5 * _as_t(t) ** 2,
+            fprime=lambda u: np.log(u) / np.asarray(u, dtype=np.float64),
+            fprime_at_1=0.0,
+            f2_at_1=1.0,
+            source="J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html",
+        ),
+        FDivergence(
+            key="pearson",
+            name="Pearson χ²",
+            f_latex=r"(u - 1)^2",
+            divergence_latex=r"\chi^2(p\,\|\,q)",
+            f_log=lambda t: np.expm1(_as_t(t)) ** 2,
+            fprime=lambda u: 2.0 * (np.asarray(u, dtype=np.float64) - 1.0),
+            fprime_at_1=0.0,
+            f2_at_1=2.0,
+            source=_CSISZAR,
+        ),
+        FDivergence(
+            key="hellinger",
+            name="squared Hellinger",
+            f_latex=r"(\sqrt{u} - 1)^2",
+            divergence_latex=r"H^2(p,q) = \int (\sqrt{p} - \sqrt{q})^2",
+            f_log=lambda t: np.expm1(0.5 * _as_t(t)) ** 2,
+            fprime=lambda u: 1.0 - 1.0 / np.sqrt(np.asarray(u, dtype=np.float64)),
+            fprime_at_1=0.0,
+            f2_at_1=0.5,
+            source=_CSISZAR,
+        ),
+        FDivergence(
+            key="js",
+            name="Jensen–Shannon",
+            f_latex=r"\tfrac12\left[u\log u - (1+u)\log\tfrac{1+u}{2}\right]",
+            divergence_latex=r"\mathrm{JS}(p,q)",
+            f_log=lambda t: _js_of_log(_as_t(t)),
+            fprime=lambda u: 0.5 * np.log(2.0 * np.asarray(u, dtype=np.float64) / (1.0 + np.asarray(u))),
+            fprime_at_1=0.0,
+            f2_at_1=0.25,
+            source="J. Lin, Divergence measures based on the Shannon entropy (1991); " + _CSISZAR,
+        ),
+        FDivergence(
+            key="tv",
+            name="total variation",
+            f_latex=r"\tfrac12 |u - 1|",
+            divergence_latex=r"\mathrm{TV}(p,q)",
+            f_log=lambda t: 0.5 * np.abs(np.expm1(_as_t(t))),
+            fprime=lambda u: 0.5 * np.sign(np.asarray(u, dtype=np.float64) - 1.0),
+            fprime_at_1=None,
+            f2_at_1=None,
+            source=_CSISZAR,
+        ),
+    )
+}
+
+
+def get_divergence(name: str) -> FDivergence:
+    """Return the registry entry ``name``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`DIVERGENCES`.
+
+    Returns
+    -------
+    FDivergence
+        The entry.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is not a registry key.
+
+    Examples
+    --------
+    >>> get_divergence("pearson").f2_at_1
+    2.0
+    """
+    if name not in DIVERGENCES:
+        raise ValueError(f"name must be one of {sorted(DIVERGENCES)}, got {name!r}")
+    return DIVERGENCES[name]
