@@ -320,13 +320,13 @@ class GaussianMixture(Distribution):
 
     @property
     def name(self) -> str:
-        parts = [f"{w:g}·{Gaussian(m, s).name}" for w, m, s in zip(self.weights, self.means, self.sigmas)]
+        parts = [f"{w:g}·{Gaussian(m, s).name}" for w, m, s in zip(self.weights, self.means, self.sigmas, strict=False)]
         return " + ".join(parts)
 
     @property
     def spec(self) -> str:
         comps = [
-            f"{_num(w)}:{_num(m)}:{_num(s)}" for w, m, s in zip(self.weights, self.means, self.sigmas)
+            f"{_num(w)}:{_num(m)}:{_num(s)}" for w, m, s in zip(self.weights, self.means, self.sigmas, strict=False)
         ]
         return f"mixture({','.join(comps)})"
 
@@ -334,7 +334,7 @@ class GaussianMixture(Distribution):
         xa = as_float_array(x, "x")
         comps = [
             math.log(w) + Gaussian(m, s).logpdf(xa)
-            for w, m, s in zip(self.weights, self.means, self.sigmas)
+            for w, m, s in zip(self.weights, self.means, self.sigmas, strict=False)
         ]
         return special.logsumexp(np.stack(comps), axis=0)
 
@@ -347,7 +347,7 @@ class GaussianMixture(Distribution):
 
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
         c = _check_coverage(coverage)
-        spans = [Gaussian(m, s).interval(c) for m, s in zip(self.means, self.sigmas)]
+        spans = [Gaussian(m, s).interval(c) for m, s in zip(self.means, self.sigmas, strict=False)]
         return (min(a for a, _ in spans), max(b for _, b in spans))
 
 
@@ -546,7 +546,7 @@ def parse(spec: str) -> Distribution:
                 if len(parts) != 3:
                     raise ValueError(f"spec {spec!r}: mixture component {c!r} is not weight:mean:sigma")
                 triples.append(_floats(",".join(parts), spec))
-            w, mu, s = zip(*triples)
+            w, mu, s = zip(*triples, strict=False)
             return GaussianMixture(tuple(w), tuple(mu), tuple(s))
     except ValueError as exc:
         msg = str(exc)

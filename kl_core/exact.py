@@ -140,6 +140,20 @@ def _f_terms(key: str) -> Terms:
     return table[key]
 
 
+def _sum_of(fns: list[Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda t: sum(fn(t) for fn in fns)
+
+
+def _minus(fn: Callable[[np.ndarray], np.ndarray], m: float) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda t: fn(t) - m
+
+
+def _product(
+    fa: Callable[[np.ndarray], np.ndarray], fb: Callable[[np.ndarray], np.ndarray]
+) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda t: fa(t) * fb(t)
+
+
 def _estimator_integrand(key: str, lam: float) -> _Integrand:
     return _Integrand(lambda t: est.evaluate(key, t, lam=lam), _poly_exp_terms(key, lam))
 
@@ -156,21 +170,17 @@ def _divergence_integrand(name: str) -> _Integrand:
         merged.setdefault(k, []).append(fn)
     merged.setdefault(0.0, []).append(lambda t: np.full_like(t, c))
     merged.setdefault(1.0, []).append(lambda t: np.full_like(t, -c))
-    summed = tuple(
-        (k, (lambda fns: lambda t: sum(fn(t) for fn in fns))(fns)) for k, fns in merged.items()
-    )
+    summed = tuple((k, _sum_of(fns)) for k, fns in merged.items())
     return _Integrand(lambda t: est.bregman(name, t), summed)
 
 
 def _squared_deviation(g: _Integrand, m: float) -> _Integrand:
     """(g − m)², with its exponential terms multiplied out."""
-    shifted = tuple((k, (lambda fn, k: (lambda t: fn(t) - m) if k == 0.0 else fn)(fn, k)) for k, fn in g.terms)
+    shifted = tuple((k, _minus(fn, m) if k == 0.0 else fn) for k, fn in g.terms)
     if not any(k == 0.0 for k, _ in shifted):
         shifted = ((0.0, lambda t: np.full_like(t, -m)), *shifted)
     products: Terms = tuple(
-        (ka + kb, (lambda fa, fb: lambda t: fa(t) * fb(t))(fa, fb))
-        for ka, fa in shifted
-        for kb, fb in shifted
+        (ka + kb, _product(fa, fb)) for ka, fa in shifted for kb, fb in shifted
     )
     return _Integrand(lambda t: (g.value(t) - m) ** 2, products)
 
