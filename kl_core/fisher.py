@@ -1,0 +1,180 @@
+r"""The second-order (Fisher) view of f-divergences along a path.
+
+Near :math:`\theta = 0` every smooth f-divergence between the base
+:math:`p_0` and :math:`p_\theta` is the same quadratic up to the factor
+:math:`f''(1)`:
+
+.. math:: D_f(p_\theta, p_0) = \mathbb{E}_{p_0}\!\left[f\!\left(\tfrac{p_\theta}{p_0}\right)\right]
+          = \tfrac12 f''(1)\, F\, \theta^2 + O(\theta^3).
+
+Because :math:`f(u) = -\log u` (KL[q,p]) and :math:`f(u) = \tfrac12\log^2 u`
+(the mean of k2) both have :math:`f''(1) = 1`, k2 is nearly unbiased for small
+:math:`\theta` and its bias :math:`\mathbb{E}[k_2] - \mathrm{KL}` is of third order.
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kl_core._validation import as_float_array
+from kl_core.divergences import DIVERGENCES, get_divergence
+from kl_core.exact import f_divergence
+from kl_core.paths import get_path
+
+__all__ = [
+    "K2Bias",
+    "divergence_along_path",
+    "k2_bias_along_path",
+    "quadratic_approximation",
+    "smooth_divergences",
+]
+
+
+def _thetas(thetas: ArrayLike) -> np.ndarray:
+    arr = np.atleast_1d(as_float_array(thetas, "thetas"))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError("thetas must be a non-empty 1-d array")
+    if not np.isfinite(arr).all():
+        raise ValueError("thetas must be finite")
+    return arr
+
+
+def quadratic_approximation(name: str, fisher: float, thetas: ArrayLike) -> np.ndarray:
+    r"""The Fisher quadratic :math:`\tfrac12 f''(1)\, F\, \theta^2`.
+
+    Parameters
+    ----------
+    name : str
+        A smooth entry of :data:`kl_core.divergences.DIVERGENCES`.
+    fisher : float
+        Fisher information :math:`F` at :math:`\theta = 0`.
+    thetas : array_like
+        Positions along the path.
+
+    Returns
+    -------
+    numpy.ndarray
+        The quadratic at each :math:`\theta`.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> quadratic_approximation("kl_qp", 1.0, [0.1]).tolist()
+    [0.005000000000000001]
+    """
+    div = get_divergence(name)
+    if div.f2_at_1 is None:
+        raise ValueError(f"name={name!r}: f''(1) is undefined, so there is no quadratic term")
+    return 0.5 * div.f2_at_1 * float(fisher) * _thetas(thetas) ** 2
+
+
+def divergence_along_path(path: str, name: str, thetas: ArrayLike) -> np.ndarray:
+    r"""Exact :math:`D_f(p_\theta, p_0) = \mathbb{E}_{p_0}[f(p_\theta / p_0)]` along a path.
+
+    Parameters
+    ----------
+    path : str
+        A key of :data:`kl_core.paths.PATHS`.
+    name : str
+        A key of :data:`kl_core.divergences.DIVERGENCES`.
+    thetas : array_like
+        Positions along the path.
+
+    Returns
+    -------
+    numpy.ndarray
+        The divergence at each :math:`\theta` (``inf`` where it diverges).
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> divergence_along_path("shift", "kl_qp", [1.0]).tolist()
+    [0.5]
+    """
+    pth = get_path(path)
+    get_divergence(name)
+    base = pth.base
+    return np.array([f_divergence(name, pth.at(t), base) for t in _thetas(thetas)])
+
+
+@dataclass(frozen=True)
+class K2Bias:
+    r"""How far :math:`\mathbb{E}_q[k_2]` departs from :math:`\mathrm{KL}[q,p]` along a path.
+
+    Attributes
+    ----------
+    thetas : numpy.ndarray
+        Positions along the path.
+    kl : numpy.ndarray
+        :math:`\mathrm{KL}[p_0, p_\theta]`, the target.
+    mean_k2 : numpy.ndarray
+        :math:`\mathbb{E}_{p_0}[k_2]`.
+    """
+
+    thetas: np.ndarray
+    kl: np.ndarray
+    mean_k2: np.ndarray
+
+    @property
+    def bias(self) -> np.ndarray:
+        r""":math:`\mathbb{E}[k_2] - \mathrm{KL}`."""
+        return self.mean_k2 - self.kl
+
+    @property
+    def relative_bias(self) -> np.ndarray:
+        r""":math:`(\mathbb{E}[k_2] - \mathrm{KL}) / \mathrm{KL}`; NaN where KL = 0."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.kl > 0, self.bias / self.kl, np.nan)
+
+
+def k2_bias_along_path(path: str, thetas: ArrayLike) -> K2Bias:
+    r"""The bias of k2 as a function of the distance along a path.
+
+    .. math:: \mathbb{E}_{p_0}[k_2] - \mathrm{KL}[p_0, p_\theta]
+              = D_{\frac12\log^2}(p_\theta, p_0) - D_{-\log}(p_\theta, p_0) = O(\theta^3)
+
+    Parameters
+    ----------
+    path : str
+        A key of :data:`kl_core.paths.PATHS`.
+    thetas : array_like
+        Positions along the path.
+
+    Returns
+    -------
+    K2Bias
+        KL, the mean of k2, and their difference.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> round(float(k2_bias_along_path("shift", [1.0]).relative_bias[0]), 12)
+    0.25
+    """
+    th = _thetas(thetas)
+    return K2Bias(
+        thetas=th,
+        kl=divergence_along_path(path, "kl_qp", th),
+        mean_k2=divergence_along_path(path, "k2", th),
+    )
+
+
+def smooth_divergences() -> Sequence[str]:
+    """Keys of the registry entries with a defined :math:`f''(1)`."""
+    return [k for k, d in DIVERGENCES.items() if d.smooth]
