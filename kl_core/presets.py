@@ -1,0 +1,129 @@
+"""Named (q, p) pairs that the lab opens with, each chosen to show one behaviour.
+
+The published numbers each preset reproduces live in :mod:`kl_core.published`
+where they exist; the exact values are always computed, never stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kl_core.distributions import Distribution, parse
+
+__all__ = ["PRESETS", "Preset", "get_preset"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named pair of distributions: ``q`` samples, ``p`` is the target.
+
+    Attributes
+    ----------
+    key : str
+        Short key, used in URLs.
+    title : str
+        Display title.
+    q_spec, p_spec : str
+        Specs read by :func:`kl_core.distributions.parse`.
+    blurb : str
+        One sentence on what the preset shows.
+    source : str
+        Where the setting comes from.
+    """
+
+    key: str
+    title: str
+    q_spec: str
+    p_spec: str
+    blurb: str
+    source: str
+
+    @property
+    def q(self) -> Distribution:
+        """The sampler."""
+        return parse(self.q_spec)
+
+    @property
+    def p(self) -> Distribution:
+        """The target."""
+        return parse(self.p_spec)
+
+
+_BLOG = "J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
+
+PRESETS: dict[str, Preset] = {
+    s.key: s
+    for s in (
+        Preset(
+            "schulman-small",
+            "Schulman's small-KL case (μ = 0.1)",
+            "normal(0,1)",
+            "normal(0.1,1)",
+            "True KL 0.005: k1's stdev is 20× the KL, k2 and k3 about 1.42×; k2's bias is tiny.",
+            _BLOG,
+        ),
+        Preset(
+            "schulman-large",
+            "Schulman's large-KL case (μ = 1)",
+            "normal(0,1)",
+            "normal(1,1)",
+            "True KL 0.5: k2 is now 25% too high, while k3 stays unbiased with stdev 1.70×.",
+            _BLOG,
+        ),
+        Preset(
+            "notes-example",
+            "Worked example from the notes (μ = 0.5)",
+            "normal(0,1)",
+            "normal(0.5,1)",
+            "True KL 0.125; k1 = (0.25 − x)/2 per sample, so any x > 0.25 gives a negative value.",
+            "Study notes on Schulman's blog (2025), worked example",
+        ),
+        Preset(
+            "heavy-tails",
+            "Heavy tails: p = N(0, 1.5²)",
+            "normal(0,1)",
+            "normal(0,1.5)",
+            "p is wider than √2·q, so E_q[r²] = ∞ and Var(k3) is infinite: its running mean jumps.",
+            "Variance condition σ_p² < 2σ_q² for E_q[r²] < ∞",
+        ),
+        Preset(
+            "laplace-gaussian",
+            "Laplace sampler, Gaussian target",
+            "laplace(0,1)",
+            "normal(0,1)",
+            "Different shapes, no closed form: the exact values come from quadrature.",
+            "This lab",
+        ),
+        Preset(
+            "next-token",
+            "Categorical next-token pair",
+            "categorical(2,1,0.5,0,-1)",
+            "categorical(1.6,1.2,0.7,0.2,-0.6)",
+            "Two next-token distributions over 5 tokens, as in an RLHF policy and its reference.",
+            "This lab",
+        ),
+    )
+}
+
+
+def get_preset(key: str) -> Preset:
+    """Return the preset ``key``.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`PRESETS`.
+
+    Returns
+    -------
+    Preset
+        The preset.
+
+    Examples
+    --------
+    >>> get_preset("schulman-large").p_spec
+    'normal(1,1)'
+    """
+    if key not in PRESETS:
+        raise ValueError(f"key must be one of {sorted(PRESETS)}, got {key!r}")
+    return PRESETS[key]
