@@ -1,0 +1,974 @@
+r"""Audit a user's own per-token log-probabilities: which KL, how large, how noisy.
+
+The input is what RL training code stores for each sampled token: its log-prob
+under the policy that sampled it and under one other policy.  Two roles name
+them (the same as :mod:`kl_core.crosswalk`):
+
+``logp_sampler``
+    :math:`\log q(x)`, the policy that generated the tokens (``q`` in
+    :mod:`kl_core.estimators`), e.g. the current policy in RLHF, or
+    :math:`\pi_{\mathrm{old}}` in a PPO update.
+``logp_other``
+    :math:`\log p(x)`, the policy it is compared with, e.g. the reference
+    model, or :math:`\pi_{\mathrm{new}}`.
+
+Throughout, :math:`\log r = \text{logp\_other} - \text{logp\_sampler}`: the
+ratio is *target / sampler*, because only then is :math:`\mathbb{E}_q[r-1] = 0`,
+the control variate behind ``k3`` (seed notes, section 3).
+
+Directions and estimators
+-------------------------
+``direction="sampler-other"`` audits :math:`\mathrm{KL}[q\|p] =
+\mathbb{E}_q[-\log r]`, with Schulman's estimators unchanged:
+
+==  =================================  ==========================================
+k1  :math:`-\log r`                    unbiased; single values can be < 0
+k2  :math:`\tfrac12(\log r)^2`         biased, ≥ 0; :math:`D_f` with :math:`f=\tfrac12\log^2u`
+k3  :math:`(r-1)-\log r`               unbiased, ≥ 0
+==  =================================  ==========================================
+
+``direction="other-sampler"`` audits :math:`\mathrm{KL}[p\|q] =
+\mathbb{E}_p[\log r] = \mathbb{E}_q[r\log r]`.  Each estimator is the one you
+would compute *if you had samples of p* (whose own log-ratio is
+:math:`\log(q/p) = -\log r`), carried back to samples of ``q`` by the
+importance weight :math:`r = p/q`, since :math:`\mathbb{E}_q[r\,g] = \mathbb{E}_p[g]`:
+
+==  =========================================================  ======================================
+k1  :math:`r\,k_1(-\log r) = r\log r`                          unbiased; single values can be < 0
+k2  :math:`r\,k_2(-\log r) = \tfrac12 r(\log r)^2`             biased, ≥ 0; :math:`\mathbb{E}_p[\tfrac12\log^2 r]`
+k3  :math:`r\,k_3(-\log r) = r\log r-(r-1)`                    unbiased, ≥ 0; this is ``k3_pq``
+==  =========================================================  ======================================
+
+Second-order check for the mirrored k2 (with :math:`t = \log r`):
+:math:`r\log r-(r-1) = \tfrac12t^2+\tfrac13t^3+O(t^4)` and
+:math:`\tfrac12 r t^2 = \tfrac12t^2+\tfrac12t^3+O(t^4)`, so its bias is
+:math:`+\mathbb{E}_q[t^3]/6 + O(t^4)`: third order, the mirror of the plain
+``k2`` whose bias for :math:`\mathrm{KL}[q\|p]` is :math:`-\mathbb{E}_q[t^3]/6`.
+As an f-divergence its :math:`f(u)=\tfrac12u\log^2u` has :math:`f''(1)=1`, the
+same Fisher curvature as KL.
+
+Rollout correction
+------------------
+When the tokens were drawn by a third policy :math:`\mu` (an asynchronous
+rollout engine, a replay buffer), pass ``logp_rollout``.  Every token then gets
+the weight :math:`w = e^{\text{logp\_sampler}-\text{logp\_rollout}} = q/\mu`,
+and every figure is the self-normalised importance-sampling (SNIS) estimate of
+the same figure under ``q``:
+
+.. math::
+
+    \hat m = \frac{\sum_i w_i k_i}{\sum_i w_i}, \quad
+    \widehat{\mathrm{se}}^2 = \frac{n}{n-1}\,\frac{\sum_i w_i^2 (k_i-\hat m)^2}{(\sum_i w_i)^2}, \quad
+    \mathrm{ESS} = \frac{(\sum_i w_i)^2}{\sum_i w_i^2}.
+
+The standard error is the delta-method variance of a ratio estimator (Owen,
+2013, §9.2), with the factor :math:`n/(n-1)` so that it equals
+:math:`s/\sqrt n` when every :math:`w_i = 1`.  The token weight corrects the
+next-token distribution only: the prefixes still come from :math:`\mu`, so the
+token-level figures estimate the mean over :math:`\mu`'s prefixes of the
+per-token KL of ``q``'s next-token distribution (the "token-level" correction
+RL libraries use).  Sequence-level figures use the product of the token
+weights of each sequence, which corrects whole sequences; their ESS is
+reported separately and is usually much smaller.
+
+References
+----------
+J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+A. B. Owen, *Monte Carlo theory, methods and examples* (2013), ch. 9,
+https://artowen.su.domains/mc/.
+A. Kong, "A note on importance sampling using standardized weights" (1992),
+for the effective sample size.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kl_core import estimators
+from kl_core._validation import check_finite
+
+__all__ = [
+    "DEFINITIONS",
+    "DIRECTIONS",
+    "ESTIMATOR_KEYS",
+    "LOGP_TOLERANCE",
+    "MAX_FILE_BYTES",
+    "MAX_POSITION_BUCKETS",
+    "TARGETS",
+    "AuditReport",
+    "AuditTable",
+    "EstimatorSummary",
+    "PositionBucket",
+    "SequenceSummary",
+    "audit",
+    "load_table",
+    "position_bucket",
+]
+
+DIRECTIONS = ("sampler-other", "other-sampler")
+"""Accepted values of ``direction``: ``"sampler-other"`` is KL[sampler‖other]."""
+
+ESTIMATOR_KEYS = ("k1", "k2", "k3")
+
+TARGETS = {"sampler-other": "KL[sampler||other]", "other-sampler": "KL[other||sampler]"}
+"""The KL each direction estimates, in plain text."""
+
+DEFINITIONS: dict[str, dict[str, dict[str, str]]] = {
+    "sampler-other": {
+        "k1": {
+            "formula": r"-\log r",
+            "meaning": "unbiased for KL[sampler||other]; single values can be negative",
+        },
+        "k2": {
+            "formula": r"\tfrac12 (\log r)^2",
+            "meaning": "biased (f = 1/2 log^2 u), >= 0; equals the KL to second order in log r",
+        },
+        "k3": {
+            "formula": r"(r - 1) - \log r",
+            "meaning": "unbiased for KL[sampler||other], every value >= 0",
+        },
+    },
+    "other-sampler": {
+        "k1": {
+            "formula": r"r \log r",
+            "meaning": "unbiased for KL[other||sampler]; single values can be negative",
+        },
+        "k2": {
+            "formula": r"\tfrac12\, r (\log r)^2",
+            "meaning": "biased (f = 1/2 u log^2 u), >= 0; equals the KL to second order in log r",
+        },
+        "k3": {
+            "formula": r"r \log r - (r - 1)",
+            "meaning": "unbiased for KL[other||sampler], every value >= 0 (k3_pq)",
+        },
+    },
+}
+"""Per direction, what ``k1``, ``k2`` and ``k3`` are, with :math:`\\log r` = other − sampler."""
+
+LOGP_TOLERANCE = 1e-6
+"""Largest log-prob accepted.  A float32 ``log_softmax`` of a near-certain token
+can come out at about +1e-7; anything above 1e-6 means a wrong column (logits,
+probabilities, a negated log-prob).  Accepted values are used unchanged."""
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""Largest file :func:`load_table` reads (50 MiB), checked before parsing."""
+
+MAX_POSITION_BUCKETS = 20
+"""Number of log2-width position buckets; the last one is open-ended."""
+
+_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class EstimatorSummary:
+    r"""Summary of one estimator's per-item values (tokens or sequences).
+
+    With importance weights every field except ``max`` is the self-normalised
+    weighted figure (see the module docstring); without, ``std`` uses
+    ``ddof=1``, ``se`` is :math:`s/\sqrt n` and the percentiles are the
+    inverse empirical CDF (``numpy.quantile(method="inverted_cdf")``).
+
+    Attributes
+    ----------
+    mean, std, se : float
+        Mean, standard deviation of one value, standard error of the mean.
+        ``nan`` when undefined (one item), ``inf`` if a value overflowed.
+    neg_fraction : float
+        Fraction of values < 0 (only ``k1`` can be negative).
+    p95, p99, max : float
+        95th and 99th percentiles and the largest value.
+    """
+
+    mean: float
+    std: float
+    se: float
+    neg_fraction: float
+    p95: float
+    p99: float
+    max: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict (``inf`` → ``"inf"``, ``nan`` → None)."""
+        return {k: _json_float(getattr(self, k)) for k in _SUMMARY_FIELDS}
+
+
+_SUMMARY_FIELDS = ("mean", "std", "se", "neg_fraction", "p95", "p99", "max")
+
+
+@dataclass(frozen=True)
+class PositionBucket:
+    """One row of the per-position table: tokens with ``lo <= position < hi``.
+
+    Attributes
+    ----------
+    lo : int
+        First position in the bucket.
+    hi : int or None
+        One past the last position; None for the open-ended last bucket.
+    count : int
+        Counted tokens in the bucket.
+    mean, se : dict of str to float
+        Per estimator key, the (weighted) mean and its standard error.
+    """
+
+    lo: int
+    hi: int | None
+    count: int
+    mean: dict[str, float]
+    se: dict[str, float]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat JSON-ready row: lo, hi, count, k1_mean, k1_se, …"""
+        row: dict[str, Any] = {"lo": self.lo, "hi": "inf" if self.hi is None else self.hi}
+        row["count"] = self.count
+        for k in self.mean:
+            row[f"{k}_mean"] = _json_float(self.mean[k])
+            row[f"{k}_se"] = _json_float(self.se[k])
+        return row
+
+
+@dataclass(frozen=True)
+class SequenceSummary:
+    """Per-sequence sums of each estimator and their summary over sequences.
+
+    Attributes
+    ----------
+    n_sequences : int
+        Sequences with at least one counted token.
+    ids : numpy.ndarray
+        The sequence ids, sorted.
+    tokens : numpy.ndarray
+        Counted tokens per sequence.
+    sums : dict of str to numpy.ndarray
+        Per estimator key, the sum over each sequence's counted tokens.
+    stats : dict of str to EstimatorSummary
+        Per estimator key, the summary of the sums over sequences (weighted by
+        the sequence importance weight when a rollout policy is given).
+    ess : float or None
+        Effective number of sequences under the rollout correction.
+    """
+
+    n_sequences: int
+    ids: np.ndarray = field(repr=False, compare=False)
+    tokens: np.ndarray = field(repr=False, compare=False)
+    sums: dict[str, np.ndarray] = field(repr=False, compare=False)
+    stats: dict[str, EstimatorSummary]
+    ess: float | None = None
+
+    def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
+        """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums."""
+        out: dict[str, Any] = {"n": self.n_sequences}
+        out.update({k: s.to_dict() for k, s in self.stats.items()})
+        out["ess"] = _json_float(self.ess) if self.ess is not None else None
+        if per_sequence:
+            out["ids"] = [i.item() if isinstance(i, np.generic) else i for i in self.ids]
+            out["tokens"] = [int(t) for t in self.tokens]
+            out["sums"] = {k: [_json_float(v) for v in s] for k, s in self.sums.items()}
+        return out
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The result of :func:`audit`.
+
+    Attributes
+    ----------
+    n : int
+        Tokens counted (after the mask).
+    n_total : int
+        Tokens given (before the mask).
+    direction : str
+        ``"sampler-other"`` or ``"other-sampler"``.
+    k1, k2, k3 : EstimatorSummary
+        Token-level summaries; :data:`DEFINITIONS` says what each is in ``direction``.
+    positions : tuple of PositionBucket, or None
+        Non-empty log2 position buckets, when positions were given.
+    sequences : SequenceSummary or None
+        Per-sequence sums, when sequence ids were given.
+    ess : float or None
+        Token-level effective sample size :math:`(\\sum w)^2/\\sum w^2`, when a
+        rollout policy was given.
+    ess_fraction : float or None
+        ``ess / n``.
+    values : dict of str to numpy.ndarray
+        Per counted token, each estimator's value (for histograms).
+    weights : numpy.ndarray or None
+        Per counted token, the importance weight scaled to a maximum of 1.
+    """
+
+    n: int
+    n_total: int
+    direction: str
+    k1: EstimatorSummary
+    k2: EstimatorSummary
+    k3: EstimatorSummary
+    positions: tuple[PositionBucket, ...] | None = None
+    sequences: SequenceSummary | None = None
+    ess: float | None = None
+    ess_fraction: float | None = None
+    values: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    weights: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def target(self) -> str:
+        """The KL being estimated, e.g. ``"KL[sampler||other]"``."""
+        return TARGETS[self.direction]
+
+    @property
+    def weighted(self) -> bool:
+        """True if a rollout policy's importance weights were applied."""
+        return self.ess is not None
+
+    @property
+    def summaries(self) -> dict[str, EstimatorSummary]:
+        """``{"k1": …, "k2": …, "k3": …}``."""
+        return {"k1": self.k1, "k2": self.k2, "k3": self.k3}
+
+    def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict with top-level keys ``n``, ``direction``, ``k1``, ``k2``, ``k3``.
+
+        Extra keys: ``n_total``, ``target``, ``definitions``, ``weighted``,
+        ``ess``, ``ess_fraction``, ``positions`` (list of rows or None) and
+        ``sequences`` (or None).  Floats are plain floats; ``inf`` is written
+        ``"inf"`` and an undefined figure (``nan``) is None, so the result
+        passes ``json.dumps(..., allow_nan=False)``.
+
+        Parameters
+        ----------
+        per_sequence : bool, default False
+            Also list every sequence's id, token count and sums.
+        """
+        out: dict[str, Any] = {"n": self.n, "direction": self.direction}
+        out.update({k: s.to_dict() for k, s in self.summaries.items()})
+        out["n_total"] = self.n_total
+        out["target"] = self.target
+        out["definitions"] = {k: dict(v) for k, v in DEFINITIONS[self.direction].items()}
+        out["weighted"] = self.weighted
+        out["ess"] = _json_float(self.ess) if self.ess is not None else None
+        out["ess_fraction"] = (
+            _json_float(self.ess_fraction) if self.ess_fraction is not None else None
+        )
+        out["positions"] = None if self.positions is None else [b.to_dict() for b in self.positions]
+        out["sequences"] = None if self.sequences is None else self.sequences.to_dict(per_sequence)
+        return out
+
+
+def _json_float(x: float) -> float | str | None:
+    x = float(x)
+    if math.isnan(x):
+        return None
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
+    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric log-probabilities, got {x!r:.60}") from exc
+    if arr.ndim != 1:
+        raise ValueError(
+            f"{name} must be 1-D (one value per token; flatten first), got shape {arr.shape}"
+        )
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(
+            f"{name} has {int(bad.sum())} NaN or infinite values (first at index {i}: {arr[i]})"
+        )
+    pos = arr > tol
+    if pos.any():
+        i = int(np.argmax(pos))
+        raise ValueError(
+            f"{name} has {int(pos.sum())} values > 0 (first at index {i}: {arr[i]:.6g}); "
+            "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)"
+        )
+    return arr
+
+
+def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr
+    try:
+        f = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be boolean or 0/1, got {x!r:.60}") from exc
+    bad = ~((f == 0) | (f == 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be boolean or 0/1, got {f[i]!r} at index {i}")
+    return f == 1
+
+
+def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
+    try:
+        f = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be integer token positions, got {x!r:.60}") from exc
+    if f.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {f.shape}")
+    bad = ~np.isfinite(f) | (f < 0) | (f != np.round(f)) | (f > 2.0**53)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be integers >= 0, got {f[i]!r} at index {i}")
+    return f.astype(np.int64)
+
+
+def _ids_array(x: ArrayLike, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if arr.dtype.kind == "f" and np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if arr.dtype.kind == "O" and any(v is None or v != v for v in arr):
+        raise ValueError(f"{name} contains missing values")
+    return arr
+
+
+def _check_length(arr: np.ndarray, name: str, n: int) -> None:
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]}, but logp_sampler has length {n}")
+
+
+# ---------------------------------------------------------------- statistics
+
+
+def _summarise(v: np.ndarray, w: np.ndarray | None) -> EstimatorSummary:
+    """Summary of values ``v``; with weights ``w`` (max 1) the SNIS versions."""
+    n = v.size
+    if w is None:
+        if not np.isfinite(v).all():  # an overflowed r: the mean is infinite too
+            mean = std = se = math.inf
+        else:
+            mean = float(np.mean(v))
+            std = float(np.std(v, ddof=1)) if n > 1 else math.nan
+            se = std / math.sqrt(n)
+        return EstimatorSummary(
+            mean=mean,
+            std=std,
+            se=se,
+            neg_fraction=float(np.mean(v < 0)),
+            p95=float(np.quantile(v, 0.95, method="inverted_cdf")),
+            p99=float(np.quantile(v, 0.99, method="inverted_cdf")),
+            max=float(np.max(v)),
+        )
+    live = w > 0  # a weight that underflowed to 0 must not turn an inf value into nan
+    vl, wl = v[live], w[live]
+    sw = wl.sum()
+    if not np.isfinite(vl).all():
+        mean = std = se = math.inf
+    else:
+        mean = float(np.dot(wl, vl) / sw)
+        d2 = (vl - mean) ** 2
+        sw2 = float(np.dot(wl, wl))
+        # Reliability-weights correction: equals n - 1 when every weight is 1.
+        denom = sw - sw2 / sw
+        std = math.sqrt(float(np.dot(wl, d2)) / denom) if n > 1 and denom > 0 else math.nan
+        se = math.sqrt(n / (n - 1) * float(np.dot(wl * wl, d2))) / sw if n > 1 else math.nan
+    return EstimatorSummary(
+        mean=mean,
+        std=std,
+        se=se,
+        neg_fraction=float(wl[vl < 0].sum() / sw),
+        p95=_weighted_quantile(vl, wl, 0.95),
+        p99=_weighted_quantile(vl, wl, 0.99),
+        max=float(np.max(v)),
+    )
+
+
+def _weighted_quantile(v: np.ndarray, w: np.ndarray, q: float) -> float:
+    """Smallest value whose weighted empirical CDF reaches ``q`` (inverted CDF)."""
+    order = np.argsort(v, kind="stable")
+    cw = np.cumsum(w[order])
+    i = int(np.searchsorted(cw, q * cw[-1], side="left"))
+    return float(v[order][min(i, v.size - 1)])
+
+
+def _ess(w: np.ndarray) -> float:
+    return float(w.sum() ** 2 / np.dot(w, w))
+
+
+def _scaled_weights(logw: np.ndarray) -> np.ndarray:
+    # SNIS figures and the ESS do not change when every weight is scaled, so
+    # scale the largest to 1 and never overflow.
+    return np.exp(logw - logw.max())
+
+
+def position_bucket(positions: ArrayLike) -> np.ndarray:
+    r"""The log2 position bucket of each token position.
+
+    Bucket 0 is position 0; bucket :math:`b \in [1, 18]` holds positions
+    :math:`[2^{b-1}, 2^b)`; bucket 19 holds every position :math:`\ge 2^{18}`.
+    Widths grow with position because early tokens are few per sequence but
+    many per batch, and late ones the reverse: log2 buckets keep the early,
+    fast-changing positions apart and the table short (≤ 20 rows).
+
+    Parameters
+    ----------
+    positions : array_like of int
+        Token index within its sequence, ≥ 0.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        Bucket index, 0 … :data:`MAX_POSITION_BUCKETS` − 1.
+
+    Examples
+    --------
+    >>> position_bucket([0, 1, 2, 3, 4, 127, 128]).tolist()
+    [0, 1, 2, 2, 3, 7, 8]
+    """
+    p = _positions_array(positions, "positions")
+    # frexp gives p = m * 2**e with m in [0.5, 1): e is p's bit length (0 for p = 0).
+    _, e = np.frexp(p.astype(np.float64))
+    return np.minimum(e, MAX_POSITION_BUCKETS - 1).astype(np.int64)
+
+
+def _bucket_edges(b: int) -> tuple[int, int | None]:
+    if b == 0:
+        return 0, 1
+    if b == MAX_POSITION_BUCKETS - 1:
+        return 2 ** (b - 1), None
+    return 2 ** (b - 1), 2**b
+
+
+def _per_token_values(direction: str, logr: np.ndarray) -> dict[str, np.ndarray]:
+    if direction == "sampler-other":
+        return {"k1": estimators.k1(logr), "k2": estimators.k2(logr), "k3": estimators.k3(logr)}
+    # KL[other||sampler]: the estimator seen from samples of `other` (whose
+    # log-ratio is -logr), importance-weighted back to the sampler by r.
+    with np.errstate(over="ignore"):
+        r = np.exp(logr)
+    return {
+        "k1": r * estimators.k1(-logr),
+        "k2": r * estimators.k2(-logr),
+        "k3": estimators.k3_pq(logr),  # = r * k3(-logr), without the cancellation
+    }
+
+
+# ---------------------------------------------------------------- audit
+
+
+def audit(
+    logp_sampler: ArrayLike,
+    logp_other: ArrayLike,
+    *,
+    direction: str = "sampler-other",
+    mask: ArrayLike | None = None,
+    positions: ArrayLike | None = None,
+    sequence_ids: ArrayLike | None = None,
+    logp_rollout: ArrayLike | None = None,
+    logp_tolerance: float = LOGP_TOLERANCE,
+) -> AuditReport:
+    r"""Estimate a KL divergence from per-token log-probs, with its error bars.
+
+    With :math:`\log r = \text{logp\_other} - \text{logp\_sampler}`:
+
+    .. math::
+
+        \mathrm{KL}[q\|p] = \mathbb{E}_q[-\log r] = \mathbb{E}_q[(r-1)-\log r], \qquad
+        \mathrm{KL}[p\|q] = \mathbb{E}_q[r\log r] = \mathbb{E}_q[r\log r-(r-1)],
+
+    where ``q`` is the sampler.  :data:`DEFINITIONS` and the module docstring
+    give ``k1``, ``k2`` and ``k3`` in each direction.
+
+    Parameters
+    ----------
+    logp_sampler : array_like, 1-D
+        Log-prob of each sampled token under the policy that sampled it.
+    logp_other : array_like, 1-D
+        Log-prob of the same tokens under the other policy.
+    direction : {"sampler-other", "other-sampler"}
+        ``"sampler-other"`` estimates KL[sampler‖other] (e.g. KL[policy‖ref]
+        on the policy's own samples, or PPO's KL[old‖new]);
+        ``"other-sampler"`` estimates KL[other‖sampler].
+    mask : array_like of bool or 0/1, optional
+        Which tokens count (e.g. response tokens, not prompt or padding).
+        Masked tokens must still hold valid numbers.
+    positions : array_like of int, optional
+        Token index within its sequence; gives the per-position table
+        (:func:`position_bucket`).
+    sequence_ids : array_like, optional
+        Sequence label of each token (any sortable values); gives per-sequence
+        sums and their summary.
+    logp_rollout : array_like, optional
+        Log-prob under the policy that actually drew the tokens, when that is
+        not the sampler; every figure is then importance-weighted to the
+        sampler with :math:`w = e^{\text{logp\_sampler} - \text{logp\_rollout}}`.
+    logp_tolerance : float, default :data:`LOGP_TOLERANCE`
+        Largest log-prob accepted as float noise.
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter: non-numeric, not 1-D, NaN or infinite values,
+        log-probs above ``logp_tolerance``, lengths that differ from
+        ``logp_sampler``, an empty input or a mask that keeps no token,
+        mask values other than 0/1, positions that are not integers ≥ 0, or
+        an unknown ``direction``.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html;
+    A. B. Owen, *Monte Carlo theory, methods and examples* (2013), ch. 9 (SNIS
+    standard error and ESS).
+
+    Examples
+    --------
+    >>> rep = audit([-1.0, -2.0, -0.5], [-1.5, -1.0, -0.5])
+    >>> rep.n, round(rep.k1.mean, 6), round(rep.k3.mean, 6)
+    (3, -0.166667, 0.274937)
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {list(DIRECTIONS)}, got {direction!r}")
+    tol = check_finite(logp_tolerance, "logp_tolerance")
+    if tol < 0:
+        raise ValueError(f"logp_tolerance must be >= 0, got {logp_tolerance!r}")
+    ls = _logp_array(logp_sampler, "logp_sampler", tol)
+    n_total = ls.size
+    if n_total == 0:
+        raise ValueError("logp_sampler is empty: nothing to audit")
+    lo = _logp_array(logp_other, "logp_other", tol)
+    _check_length(lo, "logp_other", n_total)
+
+    keep = np.ones(n_total, dtype=bool)
+    if mask is not None:
+        keep = _mask_array(mask, "mask")
+        _check_length(keep, "mask", n_total)
+    pos = None
+    if positions is not None:
+        pos = _positions_array(positions, "positions")
+        _check_length(pos, "positions", n_total)
+    ids = None
+    if sequence_ids is not None:
+        ids = _ids_array(sequence_ids, "sequence_ids")
+        _check_length(ids, "sequence_ids", n_total)
+    lr = None
+    if logp_rollout is not None:
+        lr = _logp_array(logp_rollout, "logp_rollout", tol)
+        _check_length(lr, "logp_rollout", n_total)
+
+    n = int(keep.sum())
+    if n == 0:
+        raise ValueError(f"mask keeps none of the {n_total} tokens: nothing to audit")
+
+    logr = lo[keep] - ls[keep]
+    values = _per_token_values(direction, logr)
+
+    w = ess = ess_fraction = None
+    logw = None
+    if lr is not None:
+        logw = ls[keep] - lr[keep]
+        w = _scaled_weights(logw)
+        ess = _ess(w)
+        ess_fraction = ess / n
+
+    summaries = {k: _summarise(v, w) for k, v in values.items()}
+
+    buckets = None
+    if pos is not None:
+        b = position_bucket(pos[keep])
+        rows = []
+        for bi in np.unique(b):
+            sel = b == bi
+            wb = None if logw is None else _scaled_weights(logw[sel])
+            stats = {k: _summarise(v[sel], wb) for k, v in values.items()}
+            lo_edge, hi_edge = _bucket_edges(int(bi))
+            rows.append(
+                PositionBucket(
+                    lo=lo_edge,
+                    hi=hi_edge,
+                    count=int(sel.sum()),
+                    mean={k: s.mean for k, s in stats.items()},
+                    se={k: s.se for k, s in stats.items()},
+                )
+            )
+        buckets = tuple(rows)
+
+    seqs = None
+    if ids is not None:
+        seqs = _sequence_summary(ids[keep], values, logw)
+
+    return AuditReport(
+        n=n,
+        n_total=n_total,
+        direction=direction,
+        k1=summaries["k1"],
+        k2=summaries["k2"],
+        k3=summaries["k3"],
+        positions=buckets,
+        sequences=seqs,
+        ess=ess,
+        ess_fraction=ess_fraction,
+        values=values,
+        weights=w,
+    )
+
+
+def _sequence_summary(
+    ids: np.ndarray, values: dict[str, np.ndarray], logw: np.ndarray | None
+) -> SequenceSummary:
+    try:
+        uniq, inv = np.unique(ids, return_inverse=True)
+    except TypeError as exc:
+        raise ValueError(f"sequence_ids must be mutually comparable values: {exc}") from exc
+    inv = inv.ravel()
+    m = uniq.size
+    tokens = np.bincount(inv, minlength=m)
+    sums = {k: np.bincount(inv, weights=v, minlength=m) for k, v in values.items()}
+    w = None
+    ess = None
+    if logw is not None:
+        # A whole sequence's weight is the product of its token weights.
+        w = _scaled_weights(np.bincount(inv, weights=logw, minlength=m))
+        ess = _ess(w)
+    stats = {k: _summarise(s, w) for k, s in sums.items()}
+    return SequenceSummary(n_sequences=m, ids=uniq, tokens=tokens, sums=sums, stats=stats, ess=ess)
+
+
+# ---------------------------------------------------------------- loading
+
+
+@dataclass(frozen=True)
+class AuditTable:
+    """Arrays read by :func:`load_table`, ready for :func:`audit`.
+
+    Attributes
+    ----------
+    logp_sampler, logp_other : numpy.ndarray
+        The two log-prob columns, float64.
+    mask, positions, sequence_ids, logp_rollout : numpy.ndarray or None
+        The optional columns, when named.
+    columns : dict of str to str
+        The column read for each role, e.g. ``{"logp_sampler": "logp_policy", …}``.
+    n_rows : int
+        Rows in the file.
+    """
+
+    logp_sampler: np.ndarray = field(repr=False)
+    logp_other: np.ndarray = field(repr=False)
+    mask: np.ndarray | None = field(default=None, repr=False)
+    positions: np.ndarray | None = field(default=None, repr=False)
+    sequence_ids: np.ndarray | None = field(default=None, repr=False)
+    logp_rollout: np.ndarray | None = field(default=None, repr=False)
+    columns: dict[str, str] = field(default_factory=dict)
+    n_rows: int = 0
+
+    def as_kwargs(self) -> dict[str, np.ndarray | None]:
+        """Keyword arguments for :func:`audit`: ``audit(**table.as_kwargs(), direction=…)``."""
+        return {
+            "logp_sampler": self.logp_sampler,
+            "logp_other": self.logp_other,
+            "mask": self.mask,
+            "positions": self.positions,
+            "sequence_ids": self.sequence_ids,
+            "logp_rollout": self.logp_rollout,
+        }
+
+
+def _read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int) -> tuple[bytes, str | None]:
+    """Read at most ``limit`` bytes of ``source``; return them and the file name."""
+    too_big = f"path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)"
+    if isinstance(source, str | os.PathLike):
+        path = os.fspath(source)
+        if not os.path.isfile(path):
+            raise ValueError(f"path_or_buffer {path!r} is not a file")
+        if os.path.getsize(path) > limit:  # refuse before reading anything
+            raise ValueError(too_big)
+        with open(path, "rb") as fh:
+            return fh.read(), path
+    if not hasattr(source, "read"):
+        raise ValueError(
+            f"path_or_buffer must be a path or a binary file-like object, got {type(source).__name__}"
+        )
+    size = getattr(source, "size", None)  # Streamlit's UploadedFile knows its size
+    if isinstance(size, int) and size > limit:
+        raise ValueError(too_big)
+    data = source.read(limit + 1)
+    if isinstance(data, str):
+        data = data.encode()
+    if len(data) > limit:
+        raise ValueError(too_big)
+    name = getattr(source, "name", None)
+    return data, name if isinstance(name, str) else None
+
+
+def _column(df: Any, col: str, role: str, numeric: bool = True) -> np.ndarray:
+    import pandas as pd
+
+    s = df[col]
+    if numeric and not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
+        raise ValueError(
+            f"{role}={col!r}: column is not numeric (dtype {s.dtype}); first value {s.iloc[0]!r}"
+        )
+    na = s.isna().to_numpy()
+    if na.any():
+        raise ValueError(
+            f"{role}={col!r}: column has {int(na.sum())} NaN/missing values "
+            f"(first at data row {int(np.argmax(na))})"
+        )
+    return s.to_numpy()
+
+
+def load_table(
+    path_or_buffer: str | os.PathLike[str] | BinaryIO,
+    sampler_col: str,
+    other_col: str,
+    *,
+    mask_col: str | None = None,
+    position_col: str | None = None,
+    sequence_col: str | None = None,
+    rollout_col: str | None = None,
+    fmt: str | None = None,
+    logp_tolerance: float = LOGP_TOLERANCE,
+    max_bytes: int | None = None,
+) -> AuditTable:
+    r"""Read a CSV or Parquet table of per-token log-probs for :func:`audit`.
+
+    Parsing lives here, free of any UI, so that the app page and the command
+    line read files the same way.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path or binary file-like
+        A ``.csv``, ``.parquet`` or ``.pq`` file, or an open binary file (an
+        upload); its ``name`` gives the format unless ``fmt`` is given.
+    sampler_col, other_col : str
+        Columns of log-probs under the sampler and the other policy.
+    mask_col, position_col, sequence_col, rollout_col : str, optional
+        Columns for ``mask``, ``positions``, ``sequence_ids`` and ``logp_rollout``.
+    fmt : {"csv", "parquet"}, optional
+        The format, overriding the file name.
+    logp_tolerance : float, default :data:`LOGP_TOLERANCE`
+        Largest log-prob accepted as float noise.
+    max_bytes : int, optional
+        Size limit; defaults to :data:`MAX_FILE_BYTES` (read at call time).
+
+    Returns
+    -------
+    AuditTable
+        ``audit(**table.as_kwargs(), direction=...)`` runs the audit.
+
+    Raises
+    ------
+    ValueError
+        If the file is not CSV/Parquet (by name or because it fails to parse),
+        is larger than the limit or has no rows; if a named column is missing
+        (the message lists the available ones), repeated, non-numeric or has
+        NaN; or if a log-prob column fails :func:`audit`'s checks.  The
+        message names the parameter and the column.
+
+    Examples
+    --------
+    >>> import io
+    >>> buf = io.BytesIO(b"lp,lq\n-1.0,-1.5\n-2.0,-1.0\n")
+    >>> load_table(buf, "lp", "lq", fmt="csv").logp_other.tolist()
+    [-1.5, -1.0]
+    """
+    import pandas as pd
+
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    tol = check_finite(logp_tolerance, "logp_tolerance")
+    if fmt is not None and fmt not in ("csv", "parquet"):
+        raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
+
+    if fmt is None:
+        name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+        name = name or getattr(path_or_buffer, "name", None)
+        ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
+        if ext not in _FORMATS:
+            raise ValueError(
+                f"path_or_buffer must be a .csv or .parquet file, got {name or 'an unnamed buffer'!r}"
+                + ("" if name else "; pass fmt='csv' or fmt='parquet'")
+            )
+        fmt = _FORMATS[ext]
+
+    data, name = _read_bytes(path_or_buffer, limit)
+    label = repr(name) if name else "the buffer"
+    try:
+        if fmt == "csv":
+            df = pd.read_csv(io.BytesIO(data))
+        else:
+            df = pd.read_parquet(io.BytesIO(data))
+    except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
+        raise ValueError(
+            f"path_or_buffer: {label} could not be parsed as {fmt.upper()}: {exc}"
+        ) from exc
+    if len(df) == 0:
+        raise ValueError(f"path_or_buffer: {label} has no data rows")
+
+    roles = {
+        "sampler_col": sampler_col,
+        "other_col": other_col,
+        "mask_col": mask_col,
+        "position_col": position_col,
+        "sequence_col": sequence_col,
+        "rollout_col": rollout_col,
+    }
+    named = {role: col for role, col in roles.items() if col is not None}
+    available = ", ".join(repr(str(c)) for c in df.columns)
+    for role, col in named.items():
+        if col not in df.columns:
+            raise ValueError(f"{role}={col!r} is not a column; available columns: {available}")
+    seen: dict[str, str] = {}
+    for role, col in named.items():
+        if col in seen:
+            raise ValueError(f"{role}={col!r} is the same column as {seen[col]}")
+        seen[col] = role
+
+    def logp(role: str) -> np.ndarray:
+        return _logp_array(_column(df, named[role], role), f"{role}={named[role]!r}", tol)
+
+    out = {
+        "logp_sampler": logp("sampler_col"),
+        "logp_other": logp("other_col"),
+        "logp_rollout": logp("rollout_col") if rollout_col is not None else None,
+        "mask": None,
+        "positions": None,
+        "sequence_ids": None,
+    }
+    if mask_col is not None:
+        out["mask"] = _mask_array(_column(df, mask_col, "mask_col"), f"mask_col={mask_col!r}")
+    if position_col is not None:
+        out["positions"] = _positions_array(
+            _column(df, position_col, "position_col"), f"position_col={position_col!r}"
+        )
+    if sequence_col is not None:
+        out["sequence_ids"] = _column(df, sequence_col, "sequence_col", numeric=False)
+    columns = {
+        "logp_sampler": sampler_col,
+        "logp_other": other_col,
+        "mask": mask_col,
+        "positions": position_col,
+        "sequence_ids": sequence_col,
+        "logp_rollout": rollout_col,
+    }
+    return AuditTable(
+        **out,
+        columns={k: v for k, v in columns.items() if v is not None},
+        n_rows=len(df),
+    )
