@@ -534,6 +534,8 @@ def parse(spec: str) -> Distribution:
             return StudentT(*args)
         if family in ("categorical", "cat"):
             args = _floats(body, spec)
+            if not args:
+                raise ValueError("logits must not be empty")
             _arity("categorical", args, 1, 10_000, spec)
             return Categorical(tuple(args))
         if family in ("mixture", "mix", "gmm"):

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core._validation import as_float_array
+from kl_core.estimators import k3_pq
 
 __all__ = ["DIVERGENCES", "FDivergence", "get_divergence"]
 
@@ -98,11 +99,15 @@ def _xlogx_of_log(t: np.ndarray) -> np.ndarray:
 
 
 def _js_of_log(t: np.ndarray) -> np.ndarray:
-    # f(u) = ½[u log u − (1+u) log((1+u)/2)], with log(1+u) = logaddexp(0, t).
-    with np.errstate(over="ignore", invalid="ignore"):
-        u = np.exp(t)
-        out = 0.5 * (_xlogx_of_log(t) - (1.0 + u) * (np.logaddexp(0.0, t) - _LOG2))
-    return np.where(np.isnan(out) & (t > 0), np.inf, out)
+    # f(u) = ½[u log(u/m) + log(1/m)] with m = (1+u)/2.  As (u − m) + (1 − m) = 0 this is
+    # ½·m·[g(log(u/m)) + g(−log m)] with g(a) = a·e^a − (e^a − 1) = k3_pq(a) ≥ 0: a sum of
+    # two non-negative terms, free of the cancellation that the direct form suffers near u = 1.
+    t = np.asarray(t, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        low = t < 1.0
+        log_m = np.where(low, np.log1p(0.5 * np.expm1(np.minimum(t, 1.0))), np.logaddexp(0.0, t) - _LOG2)
+        log_u_over_m = np.where(low, t - log_m, _LOG2 - np.log1p(np.exp(-np.maximum(t, 1.0))))
+        return 0.5 * np.exp(log_m) * (k3_pq(log_u_over_m) + k3_pq(-log_m))
 
 
 def _as_t(t: ArrayLike) -> np.ndarray:

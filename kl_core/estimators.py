@@ -163,7 +163,7 @@ def k3(logr: ArrayLike) -> np.ndarray:
     """
     t = _logr(logr)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = np.expm1(t) - t
+        out = np.asarray(np.expm1(t) - t)  # 0-d array, not a scalar, for scalar logr
     small = np.abs(t) < _SERIES_CUTOFF
     if small.any():
         out[small] = _t2_series(t[small], _K3_COEFS)
@@ -207,7 +207,7 @@ def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     if lam == 0.0:
         return -t
     with np.errstate(over="ignore", invalid="ignore"):
-        out = lam * np.expm1(t) - t
+        out = np.asarray(lam * np.expm1(t) - t)
     # r = inf: the lambda*(r-1) term wins; r = 0: -log r = +inf wins.
     out[t == np.inf] = np.copysign(np.inf, lam)
     out[t == -np.inf] = np.inf
@@ -247,7 +247,7 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     """
     t = _logr(logr)
     with np.errstate(over="ignore", invalid="ignore"):
-        out = t * np.exp(t) - np.expm1(t)
+        out = np.asarray(t * np.exp(t) - np.expm1(t))
     small = np.abs(t) < _SERIES_CUTOFF
     if small.any():
         out[small] = _t2_series(t[small], _K3PQ_COEFS)

@@ -276,7 +276,10 @@ def _expect(q: Distribution, p: Distribution, g: _Integrand) -> tuple[float, str
             hot = t > _LOG_SPACE_T
             if hot.any():
                 th, lq = t[hot], logq[hot]
-                big[hot] = sum(fn(th) * np.exp(lq + k * th) for k, fn in g.terms)
+                # log(q·r^k) as k·log p + (1−k)·log q: far out, log q + k·log r
+                # cancels two huge numbers (log p itself is moderate when p is heavy).
+                lp = p.logpdf(x[hot])
+                big[hot] = sum(fn(th) * np.exp(k * lp + (1.0 - k) * lq) for k, fn in g.terms)
         out = np.where(hot, big, direct)
         return np.where(np.isfinite(out), out, 0.0)
 
