@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special, stats
+from scipy import special
 
 from kl_core._validation import as_float_array, check_finite, check_positive, check_positive_int
 
@@ -148,7 +148,7 @@ class Gaussian(Distribution):
         return x
 
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        z = stats.norm.isf((1.0 - _check_coverage(coverage)) / 2.0)
+        z = float(-special.ndtri((1.0 - _check_coverage(coverage)) / 2.0))
         return (self.mu - z * self.sigma, self.mu + z * self.sigma)
 
 
@@ -267,7 +267,7 @@ class StudentT(Distribution):
         return self.loc + self.scale * rng.standard_t(self.df, n)
 
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        z = stats.t.isf((1.0 - _check_coverage(coverage)) / 2.0, self.df)
+        z = float(special.stdtrit(self.df, 0.5 + _check_coverage(coverage) / 2.0))
         return (self.loc - z * self.scale, self.loc + z * self.scale)
 
 

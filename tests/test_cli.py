@@ -1,0 +1,277 @@
+"""Tests for ``python -m kl_core``: JSON shapes, exact-only runs, errors as one line.
+
+Most tests call :func:`kl_core.cli.main` in-process; two run the module in a
+subprocess to check what a user sees (exit code, stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from kl_core import cli
+from kl_core.divergences import DIVERGENCES
+from kl_core.exact import estimator_moments, kl, optimal_lambda
+from kl_core.published import SCHULMAN_2020
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW_KEYS = {
+    "estimator",
+    "mc_mean",
+    "mc_bias_over_true",
+    "mc_std_over_true",
+    "exact_mean",
+    "exact_bias_over_true",
+    "exact_std_over_true",
+    "neg_fraction",
+}
+MC_KEYS = {"mc_mean", "mc_bias_over_true", "mc_std_over_true", "neg_fraction"}
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    code, out, err = _run(argv, capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+# ------------------------------------------------------------ table
+
+
+def test_table_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
+    n = 20_000
+    data = _json(["table", "--n", str(n), "--seed", "3", "--json"], capsys)
+    assert set(data) == {"true_kl", "rows", "optimal_lambda"}
+    assert [r["estimator"] for r in data["rows"]] == list(cli.TABLE_KEYS)
+    q, p = SCHULMAN_2020[0].q, SCHULMAN_2020[0].p  # the defaults are his first experiment
+    assert data["true_kl"] == kl(q, p)
+    assert data["optimal_lambda"] == optimal_lambda(q, p)
+    for r in data["rows"]:
+        assert set(r) == ROW_KEYS
+        assert all(isinstance(r[k], float) for k in ROW_KEYS - {"estimator"})
+        m = estimator_moments(
+            r["estimator"], q, p, lam=1.0 if r["estimator"] == "k_lambda" else None
+        )
+        assert r["exact_mean"] == m.mean
+        # the MC mean is within 4 standard errors of the exact mean
+        assert abs(r["mc_mean"] - m.mean) <= 4 * m.std / math.sqrt(n)
+        assert r["mc_bias_over_true"] == pytest.approx(
+            (r["mc_mean"] - data["true_kl"]) / data["true_kl"]
+        )
+    k1 = data["rows"][0]
+    assert 0.3 < k1["neg_fraction"] < 0.7  # k1 is negative about half the time when p ≈ q
+
+
+def test_table_exact_only_does_not_sample(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kl_core.montecarlo
+
+    def no_sampling(*args: object, **kwargs: object) -> None:
+        raise AssertionError("--exact-only must not sample")
+
+    monkeypatch.setattr(kl_core.montecarlo, "simulate", no_sampling)
+    data = _json(
+        ["table", "--q", "normal(0,1)", "--p", "normal(1,1)", "--exact-only", "--json"], capsys
+    )
+    assert data["true_kl"] == 0.5
+    assert data["optimal_lambda"] == pytest.approx(1 / (math.e - 1), rel=1e-10)
+    for r in data["rows"]:
+        assert set(r) == ROW_KEYS
+        assert all(r[k] is None for k in MC_KEYS)
+        assert isinstance(r["exact_mean"], float)
+    k2 = next(r for r in data["rows"] if r["estimator"] == "k2")
+    assert k2["exact_bias_over_true"] == pytest.approx(0.25, rel=1e-10)
+
+
+def test_table_json_writes_inf_as_a_string_and_nan_as_null(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # q = N(0,1), p = N(0,2²): E_q[r²] = ∞, so Var(k3) = ∞
+    data = _json(["table", "--p", "normal(0,2)", "--exact-only", "--json"], capsys)
+    k3 = next(r for r in data["rows"] if r["estimator"] == "k3")
+    assert k3["exact_std_over_true"] == "inf"
+    # p == q: the true KL is 0 and no ratio to it exists
+    data = _json(["table", "--p", "normal(0,1)", "--exact-only", "--json"], capsys)
+    assert data["true_kl"] == 0.0
+    assert all(r["exact_bias_over_true"] is None for r in data["rows"])
+
+
+def test_table_lam_reaches_k_lambda(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(
+        [
+            "table",
+            "--q",
+            "normal(0,1)",
+            "--p",
+            "normal(1,1)",
+            "--lam",
+            "0",
+            "--exact-only",
+            "--json",
+        ],
+        capsys,
+    )
+    rows = {r["estimator"]: r for r in data["rows"]}
+    assert rows["k_lambda"]["exact_std_over_true"] == pytest.approx(
+        rows["k1"]["exact_std_over_true"]
+    )
+
+
+@pytest.mark.parametrize("exp", SCHULMAN_2020, ids=lambda e: f"mu={e.p.mu:g}")
+def test_table_shows_schulmans_numbers_for_his_experiments(
+    exp, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = _run(["table", "--q", exp.q.spec, "--p", exp.p.spec, "--exact-only"], capsys)
+    assert code == 0
+    assert "Schulman" in out
+    lines = out.splitlines()
+    for row in exp.rows:
+        line = next(ln for ln in lines if ln.startswith(row.estimator + " "))
+        assert row.bias_text in line.split() and row.std_text in line.split()
+    # the table is aligned: every row of it has the header's width or less
+    header = next(ln for ln in lines if ln.startswith("estimator"))
+    rule = lines[lines.index(header) + 1]
+    assert set(rule.replace(" ", "")) == {"-"}
+
+
+def test_table_human_output_with_monte_carlo(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["table", "--n", "5000"], capsys)
+    assert code == 0
+    assert "n = 5,000" in out and "bias/true MC" in out and "P(k<0) MC" in out
+
+
+def test_table_without_a_published_experiment_has_no_schulman_column(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = _run(
+        ["table", "--q", "laplace(0,1)", "--p", "laplace(1,1)", "--exact-only"], capsys
+    )
+    assert code == 0
+    header = next(ln for ln in out.splitlines() if ln.startswith("estimator"))
+    assert "Schulman" not in header
+    assert "(Schulman:" not in out
+
+
+# ------------------------------------------------------------ kl
+
+
+def test_kl_json(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(["kl", "--q", "normal(0,1)", "--p", "normal(1,1)", "--json"], capsys)
+    assert set(data) == {"kl_qp", "kl_pq", "f_divergences"}
+    assert data["kl_qp"] == 0.5 and data["kl_pq"] == 0.5
+    assert set(data["f_divergences"]) == set(DIVERGENCES)
+    assert data["f_divergences"]["pearson"] == pytest.approx(math.e - 1, rel=1e-9)
+
+
+def test_kl_json_writes_inf_as_a_string(capsys: pytest.CaptureFixture[str]) -> None:
+    # KL[Cauchy ‖ N(0,1)] = ∞ because the Cauchy has no variance
+    data = _json(["kl", "--q", "normal(0,1)", "--p", "t(1,0,1)", "--json"], capsys)
+    assert data["kl_pq"] == "inf"
+    assert isinstance(data["kl_qp"], float)
+
+
+def test_kl_human_output(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["kl", "--q", "categorical(0,1,2)", "--p", "categorical(2,1,0)"], capsys)
+    assert code == 0
+    assert "KL[q‖p]" in out and "KL[p‖q]" in out
+    for key in DIVERGENCES:
+        assert any(ln.strip().startswith(key + " ") for ln in out.splitlines())
+
+
+# ------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (
+            ["table", "--q", "normal(0,-1)", "--exact-only"],
+            "spec 'normal(0,-1)': sigma must be > 0",
+        ),
+        (["table", "--p", "nonsense", "--exact-only"], "spec 'nonsense'"),
+        (["kl", "--p", "categorical(0,1)"], "both be continuous or both be categorical"),
+        (["table", "--n", "0"], "--n"),
+        (["table", "--n", "many"], "--n"),
+        (["table", "--seed", "x"], "--seed"),
+        (["table", "--seed", "-1", "--n", "10"], "seed"),
+        (["table", "--lam", "nan", "--n", "10"], "lam"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(argv, capsys)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    assert needle in err
+    assert "Traceback" not in err
+
+
+def test_bad_spec_in_a_subprocess() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kl_core", "table", "--q", "normal(0,-1)"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == "error: spec 'normal(0,-1)': sigma must be > 0, got -1.0"
+
+
+def test_json_in_a_subprocess() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kl_core", "kl", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) == {"kl_qp", "kl_pq", "f_divergences"}
+    assert data["kl_qp"] == pytest.approx(0.005)
+
+
+# ------------------------------------------------------------ extending
+
+
+def test_a_command_is_added_with_one_registration_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mod = types.ModuleType("kl_fake_command")
+
+    def register(subparsers) -> None:
+        sp = subparsers.add_parser("hello", help="say hello")
+        cli.add_pair_arguments(sp, "normal(0,1)", "normal(1,1)")
+        sp.set_defaults(handler=lambda args: print(cli.parse_pair(args)[1].spec) or 0)
+
+    mod.register = register
+    monkeypatch.setitem(sys.modules, "kl_fake_command", mod)
+    monkeypatch.setattr(cli, "SUBCOMMANDS", (*cli.SUBCOMMANDS, "kl_fake_command:register"))
+    code, out, _ = _run(["hello"], capsys)
+    assert (code, out.strip()) == (0, "normal(1,1)")
+    code, _, err = _run(["hello", "--p", "normal(0,0)"], capsys)
+    assert code == 2 and err.startswith("error: spec 'normal(0,0)'")
+
+
+def test_json_value() -> None:
+    assert cli.json_value({"a": [math.inf, -math.inf, math.nan, 1.5, "x", None]}) == {
+        "a": ["inf", "-inf", None, 1.5, "x", None]
+    }
