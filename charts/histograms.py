@@ -1,0 +1,342 @@
+"""Histograms of per-sample estimator values.
+
+The values are binned with ``np.histogram`` here, in Python, so the browser
+receives one row per bin (never the raw samples).  Every builder in
+``charts/`` passes its data frames through :func:`check_rows`, which enforces
+the app-wide limit of :data:`MAX_ROWS` rows per chart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+
+__all__ = [
+    "MAX_ROWS",
+    "Binned",
+    "bin_values",
+    "check_rows",
+    "common_domain",
+    "records",
+    "per_sample_histogram",
+]
+
+#: No chart ships more rows than this to the browser.
+MAX_ROWS = 5_000
+
+
+def check_rows(df: pd.DataFrame, limit: int = MAX_ROWS) -> pd.DataFrame:
+    """Return ``df`` unchanged, or raise ``AssertionError`` if it has more than ``limit`` rows.
+
+    Every chart builder calls this on each data frame it hands to Altair, so a
+    builder that forgot to bin or thin its data fails loudly in the tests
+    instead of shipping megabytes of JSON to the browser.
+    """
+    if len(df) > limit:
+        raise AssertionError(
+            f"a chart may ship at most {limit:,} rows to the browser, got {len(df):,}; "
+            "bin or thin the data before building the chart"
+        )
+    return df
+
+
+def common_domain(
+    arrays: Sequence[ArrayLike],
+    *,
+    coverage: float = 0.99,
+    include: Sequence[float] = (0.0,),
+) -> tuple[float, float]:
+    """An x-range that holds the central ``coverage`` of every array, plus ``include``.
+
+    Used to put several histograms on one shared axis, so that their spreads
+    can be compared by eye.  Non-finite values are ignored.
+
+    Parameters
+    ----------
+    arrays : sequence of array_like
+        The per-sample values of each estimator.
+    coverage : float, default 0.99
+        Central fraction of each array that must lie inside the range.
+    include : sequence of float
+        Points that must be inside the range (zero, the true KL, ...).
+
+    Returns
+    -------
+    (float, float)
+        ``(lo, hi)`` with ``lo < hi``, padded by 3 % of the span.
+    """
+    tail = (1.0 - coverage) / 2.0
+    lows = [float(v) for v in include if math.isfinite(v)]
+    highs = list(lows)
+    for a in arrays:
+        v = np.asarray(a, dtype=np.float64)
+        v = v[np.isfinite(v)]
+        if v.size:
+            lo, hi = np.quantile(v, [tail, 1.0 - tail])
+            lows.append(float(lo))
+            highs.append(float(hi))
+    if not lows:
+        return (-1.0, 1.0)
+    lo, hi = min(lows), max(highs)
+    span = hi - lo
+    if span <= 0.0:  # every value equal (e.g. p == q): a small window around it
+        half = max(abs(lo) * 0.1, 0.05)
+        return (lo - half, hi + half)
+    return (lo - 0.03 * span, hi + 0.03 * span)
+
+
+@dataclass(frozen=True)
+class Binned:
+    """Histogram rows plus what the bins leave out.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per bin: ``left``, ``right``, ``count``, ``share`` (of all samples).
+    n : int
+        Number of samples, including non-finite ones.
+    below, above : int
+        Finite samples left / right of the binned range.
+    nonfinite : int
+        Samples that are ``inf`` (e.g. where r overflows).
+    """
+
+    table: pd.DataFrame
+    n: int
+    below: int
+    above: int
+    nonfinite: int
+
+    @property
+    def outside_share(self) -> float:
+        """Share of samples not drawn in any bin."""
+        return (self.below + self.above + self.nonfinite) / self.n if self.n else 0.0
+
+
+def bin_values(
+    values: ArrayLike, *, bins: int = 60, domain: tuple[float, float] | None = None
+) -> Binned:
+    """Bin per-sample values with ``np.histogram``.
+
+    Parameters
+    ----------
+    values : array_like
+        Per-sample values (may contain ``inf``).
+    bins : int, default 60
+        Number of equal-width bins.
+    domain : (float, float), optional
+        Range to bin; default :func:`common_domain` of ``values`` alone.
+
+    Returns
+    -------
+    Binned
+        The rows and the counts left outside the range.
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    finite = v[np.isfinite(v)]
+    lo, hi = domain if domain is not None else common_domain([finite], include=())
+    counts, edges = np.histogram(finite, bins=bins, range=(lo, hi))
+    n = v.size
+    table = pd.DataFrame(
+        {
+            "left": edges[:-1],
+            "right": edges[1:],
+            "count": counts,
+            "share": counts / n if n else counts * 0.0,
+        }
+    )
+    return Binned(
+        table=check_rows(table),
+        n=n,
+        below=int(np.count_nonzero(finite < lo)),
+        above=int(np.count_nonzero(finite > hi)),
+        nonfinite=int(n - finite.size),
+    )
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """``df`` as a list of row dicts for a chart's ``datasets``, after :func:`check_rows`.
+
+    Builders put the data of all layers in the top-level chart's ``datasets``
+    and point each layer at it with ``{"name": ...}``: Altair then neither
+    sanitises a data frame nor deep-copies the rows when layering, which
+    keeps a chart to a few milliseconds per rerun.  Non-finite numbers become
+    nulls, since JSON has no ``inf``/``nan``.
+    """
+    check_rows(df)
+    clean = df.replace([np.inf, -np.inf], np.nan)
+    if clean.isna().to_numpy().any():
+        clean = clean.astype(object).where(clean.notna(), None)
+    return clean.to_dict("records")
+
+
+def _fmt(x: float) -> str:
+    if x == 0.0:
+        return "0"
+    if abs(x) >= 1e4 or abs(x) < 1e-3:
+        return f"{x:.3g}"
+    return f"{x:.4g}"
+
+
+def per_sample_histogram(
+    values: ArrayLike,
+    key: str,
+    *,
+    true_value: float | None = None,
+    true_label: str = "true KL",
+    mean: float | None = None,
+    neg_fraction: float | None = None,
+    domain: tuple[float, float] | None = None,
+    bins: int = 60,
+    height: int = 300,
+) -> alt.LayerChart:
+    """Histogram of one estimator's per-sample values, with the true value marked.
+
+    Parameters
+    ----------
+    values : array_like
+        Per-sample values of estimator ``key`` (one per draw of ``x ~ q``).
+    key : str
+        Estimator key of ``kl_core.estimators.ESTIMATORS``; sets colour and name.
+    true_value : float, optional
+        The exact quantity the estimator targets; drawn as a dashed black rule.
+    true_label : str, default "true KL"
+        Name of that quantity in the label.
+    mean, neg_fraction : float, optional
+        Sample mean and fraction of samples < 0, if already computed by the
+        core; otherwise computed here from ``values``.
+    domain : (float, float), optional
+        Shared x-range (see :func:`common_domain`); default: this array's own.
+    bins : int, default 60
+        Number of bins.
+    height : int, default 300
+        Total chart height in pixels, titles included; the width follows the
+        container.
+
+    Returns
+    -------
+    altair.LayerChart
+        A finished (configured) chart; the subtitle carries the share of
+        negative samples and the sample mean.
+    """
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if domain is None:
+        include = (0.0,) if true_value is None else (0.0, true_value)
+        domain = common_domain([v], include=include)
+    binned = bin_values(v, bins=bins, domain=domain)
+    if mean is None:
+        mean = float(np.mean(v)) if v.size else math.nan
+    if neg_fraction is None:
+        neg_fraction = float(np.mean(v < 0)) if v.size else math.nan
+
+    name = label(key)
+    subtitle = [f"{neg_fraction:.1%} of values < 0", f"sample mean {_fmt(mean)}"]
+    if binned.outside_share > 0:
+        subtitle[1] += f" · {binned.outside_share:.2%} off-axis"
+    lo, hi = domain
+    tallest = float(binned.table["share"].max())
+    y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)  # headroom for the label, ≤ 100 %
+
+    # Altair objects at the top, plain Vega-Lite dicts inside, rows in the
+    # top-level datasets: a few milliseconds per chart and rerun, where
+    # shorthand strings and chained calls cost tens (docs/app_conventions.md).
+    x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
+    x_value = {"field": "x", "type": "quantitative", "scale": x_scale}
+    datasets = {"bins": records(binned.table)}
+    layers: list[alt.Chart] = []
+    if lo < 0.0 < hi:  # shade the side of zero where no KL can lie
+        datasets["negative"] = records(pd.DataFrame({"x": [lo], "x2": [0.0]}))
+        layers.append(
+            alt.Chart(
+                {"name": "negative"},
+                mark={"type": "rect", "color": "#D55E00", "opacity": 0.07},
+                encoding=alt.FacetedEncoding(x=x_value, x2={"field": "x2"}),
+            )
+        )
+    layers.append(
+        alt.Chart(
+            {"name": "bins"},
+            mark={"type": "rect", "color": color(key)},
+            encoding=alt.FacetedEncoding(
+                x={
+                    "field": "left",
+                    "type": "quantitative",
+                    "scale": x_scale,
+                    "title": f"per-sample value of {name}",
+                    "axis": {"tickCount": 6},
+                },
+                x2={"field": "right"},
+                y={
+                    "field": "share",
+                    "type": "quantitative",
+                    "title": "share of samples",
+                    "axis": {"format": "%", "tickCount": 5},
+                    # headroom above the tallest bar for the true-value label
+                    "scale": {"domain": [0.0, y_top], "nice": False},
+                },
+                y2={"datum": 0},
+                tooltip=[
+                    {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
+                    {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
+                    {"field": "count", "type": "quantitative", "title": "samples"},
+                    {"field": "share", "type": "quantitative", "title": "share", "format": ".2%"},
+                ],
+            ),
+        )
+    )
+    if lo < 0.0 < hi:
+        datasets["zero"] = records(pd.DataFrame({"x": [0.0]}))
+        layers.append(
+            alt.Chart(
+                {"name": "zero"},
+                mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
+                encoding=alt.FacetedEncoding(x=x_value),
+            )
+        )
+    if true_value is not None and math.isfinite(true_value) and lo <= true_value <= hi:
+        datasets["reference"] = records(
+            pd.DataFrame({"x": [true_value], "text": [f"{true_label} = {_fmt(true_value)}"]})
+        )
+        right_side = true_value > lo + 0.6 * (hi - lo)  # keep the label inside the plot
+        layers.append(
+            alt.Chart(
+                {"name": "reference"},
+                mark={
+                    "type": "rule",
+                    "color": REFERENCE_COLOR,
+                    "strokeDash": [6, 4],
+                    "strokeWidth": 2,
+                },
+                encoding=alt.FacetedEncoding(x=x_value),
+            )
+        )
+        layers.append(
+            alt.Chart(
+                {"name": "reference"},
+                mark={
+                    "type": "text",
+                    "align": "right" if right_side else "left",
+                    "baseline": "top",
+                    "dx": -5 if right_side else 5,
+                    "dy": 4,
+                    "fontSize": 14,
+                    "color": REFERENCE_COLOR,
+                },
+                encoding=alt.FacetedEncoding(
+                    x=x_value, y={"value": 0}, text={"field": "text", "type": "nominal"}
+                ),
+            )
+        )
+
+    chart = alt.LayerChart(
+        layer=layers, datasets=datasets, title={"text": name, "subtitle": subtitle}
+    )
+    return finish(chart, height=height)

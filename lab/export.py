@@ -1,0 +1,107 @@
+"""Save charts as PNG or SVG and tables as CSV.
+
+Streamlit 1.67 draws Altair charts with vega-embed's own "…" action menu
+turned off (``actions: false``); its hover toolbar offers "Download as PNG",
+but no SVG.  So every chart also gets a small "Save" popover with PNG and SVG
+buttons.  The files are produced by ``vl-convert`` only when a button is
+clicked (Streamlit's deferred ``data=callable``), in a worker thread, so a
+page rerun pays nothing for them; conversions are memoised per spec.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+__all__ = ["chart_downloads", "csv_bytes", "csv_download", "slug", "to_png", "to_svg"]
+
+#: Width in pixels of exported charts (on screen the width follows the container).
+EXPORT_WIDTH = 900
+
+
+def slug(name: str) -> str:
+    """A file-name-safe version of ``name``: ``"k1 histogram"`` → ``"k1-histogram"``."""
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower()
+    return s or "chart"
+
+
+def _sized(chart: alt.TopLevelMixin, width: int) -> alt.TopLevelMixin:
+    """Give a single or layered chart a fixed width (exports cannot use the container's)."""
+    if isinstance(chart, (alt.Chart, alt.LayerChart)):
+        return chart.properties(width=width)
+    return chart
+
+
+@functools.lru_cache(maxsize=64)
+def _svg(spec_json: str) -> str:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_svg(spec_json)
+
+
+@functools.lru_cache(maxsize=64)
+def _png(spec_json: str, scale: float) -> bytes:
+    import vl_convert as vlc
+
+    return vlc.vegalite_to_png(spec_json, scale=scale)
+
+
+def to_svg(chart: alt.TopLevelMixin, width: int = EXPORT_WIDTH) -> str:
+    """The chart as an SVG document."""
+    return _svg(_sized(chart, width).to_json())
+
+
+def to_png(chart: alt.TopLevelMixin, width: int = EXPORT_WIDTH, scale: float = 2.0) -> bytes:
+    """The chart as a PNG image (``scale`` 2 gives a sharp image on a projector)."""
+    return _png(_sized(chart, width).to_json(), scale)
+
+
+def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
+    """A small "Save" popover with PNG and SVG download buttons for ``chart``.
+
+    ``name`` must be unique on the page; it is the file name and the widget key.
+    """
+    stem = slug(name)
+    with st.popover("Save", icon=":material/download:", type="tertiary"):
+        st.download_button(
+            "PNG image",
+            data=lambda: to_png(chart),
+            file_name=f"{stem}.png",
+            mime="image/png",
+            on_click="ignore",
+            key=f"_png_{stem}",
+            icon=":material/image:",
+        )
+        st.download_button(
+            "SVG (vector)",
+            data=lambda: to_svg(chart),
+            file_name=f"{stem}.svg",
+            mime="image/svg+xml",
+            on_click="ignore",
+            key=f"_svg_{stem}",
+            icon=":material/draw:",
+        )
+
+
+def csv_bytes(df: pd.DataFrame) -> bytes:
+    """``df`` as UTF-8 CSV without the index."""
+    return df.to_csv(index=False).encode("utf-8")
+
+
+def csv_download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+    """A download button that saves ``df`` as ``<name>.csv``."""
+    stem = slug(name)
+    st.download_button(
+        label,
+        data=lambda: csv_bytes(df),
+        file_name=f"{stem}.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key=f"_csv_{stem}",
+        icon=":material/download:",
+        type="tertiary",
+    )

@@ -1,0 +1,370 @@
+"""Widgets whose values live in the URL, so that a link reproduces the view.
+
+Every widget on every page is made with one of these helpers.  Each one calls
+the Streamlit widget with ``key=<url key>`` and ``bind="query-params"``
+(Streamlit ≥ 1.55), which gives:
+
+* the widget's value is the query parameter ``?<key>=<value>``; a value equal
+  to the widget's default is left out of the URL;
+* opening a URL seeds the widget from it;
+* Streamlit itself drops a URL value it cannot use (``?n=abc``, out of range,
+  unknown option) and falls back to the default.
+
+On top of that these helpers show a visible note under the widget when a link
+carried a value that was dropped or corrected, so a shared link that no longer
+fits the page never fails silently.
+
+Conventions (see ``docs/app_conventions.md``):
+
+* keys are short, URL-safe and unique on their page (``q``, ``p``, ``n``,
+  ``R``, ``seed``, ``lam``, ``mu``);
+* the same key on two pages with an identical widget (same helper, label,
+  range and default) shares its value when the user switches pages; a
+  different definition under the same key keeps its own value;
+* select-type widgets put the *displayed* option text in the URL, so keep
+  ``format_func`` labels short and stable;
+* to change a bound widget from code (presets), call :func:`set_values` from
+  an ``on_click``/``on_change`` callback; ``st.query_params`` cannot write a
+  bound parameter.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import streamlit as st
+
+__all__ = [
+    "BIND",
+    "checkbox",
+    "multiselect",
+    "number",
+    "radio",
+    "segmented",
+    "select",
+    "set_values",
+    "slider",
+    "text",
+    "toggle",
+]
+
+T = TypeVar("T")
+
+BIND = "query-params"
+_KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,11}$")
+_NOTES = "_lab_url_notes"  # session-state slot: {key: (message, fallback value)}
+
+
+def _check_key(key: str) -> str:
+    if not isinstance(key, str) or not _KEY.match(key):
+        raise ValueError(
+            f"URL key must be 1-12 characters [A-Za-z0-9_] starting with a letter, got {key!r}"
+        )
+    if key.lower() in ("embed", "embed_options"):
+        raise ValueError(f"URL key {key!r} is reserved by Streamlit")
+    return key
+
+
+def _raw_from_url(key: str) -> list[str] | None:
+    """The link's value for ``key`` on the widget's first run, else None.
+
+    Only the first registration is checked: afterwards the browser owns the
+    value and Streamlit's copy of the query string may lag behind it.
+    """
+    if key in st.session_state:
+        return None
+    raw = st.query_params.get_all(key)
+    return raw or None
+
+
+def _as_number(s: str) -> float | None:
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def _matches(raw: list[str], value: Any, fmt: Callable[[Any], str], options: Sequence[Any]) -> bool:
+    """True if the URL text ``raw`` is what the widget now shows as ``value``."""
+    last = raw[-1]
+    if isinstance(value, bool):
+        return last.strip().lower() == str(value).lower()
+    if isinstance(value, (int, float)) and not options:
+        x = _as_number(last)
+        return x is not None and x == float(value)
+    if isinstance(value, (list, tuple)):
+        return [fmt(v) for v in value] == raw
+    if last == fmt(value):
+        return True
+    # Select widgets also accept an option's index in the URL.
+    return last.isdigit() and int(last) < len(options) and options[int(last)] == value
+
+
+def _track(
+    key: str,
+    raw: list[str] | None,
+    value: Any,
+    *,
+    allowed: str,
+    fmt: Callable[[Any], str] = str,
+    options: Sequence[Any] = (),
+) -> None:
+    """Record and show a note if the link's value for ``key`` was not used as given."""
+    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_NOTES, {})
+    if raw is not None and not _matches(raw, value, fmt, options):
+        shown = ", ".join(fmt(v) for v in value) if isinstance(value, (list, tuple)) else fmt(value)
+        given = "&".join(f"{key}={r}" for r in raw)
+        notes[key] = (
+            f"The link set `{given}`, which this page can't use ({allowed}); "
+            f"showing **{shown}** instead.",
+            value,
+        )
+    if key in notes:
+        message, fallback = notes[key]
+        if value == fallback:
+            st.warning(message, icon=":material/link_off:")
+        else:  # the user has since changed the widget: the note is stale
+            del notes[key]
+
+
+def _num_text(x: float) -> str:
+    return f"{x:g}"
+
+
+def slider(
+    label: str,
+    key: str,
+    *,
+    min_value: float,
+    max_value: float,
+    value: float,
+    step: float,
+    format: str | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``st.slider`` bound to ``?key=``; ints stay ints if all numbers are ints."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.slider(
+        label,
+        min_value=min_value,
+        max_value=max_value,
+        value=value,
+        step=step,
+        format=format,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    kind = "a whole number" if isinstance(value, int) else "a number"
+    _track(key, raw, out, allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}",
+           fmt=_num_text)
+    return out
+
+
+def number(
+    label: str,
+    key: str,
+    *,
+    min_value: float,
+    max_value: float,
+    value: float,
+    step: float,
+    format: str | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``st.number_input`` bound to ``?key=``; ``min_value``/``max_value`` are required."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.number_input(
+        label,
+        min_value=min_value,
+        max_value=max_value,
+        value=value,
+        step=step,
+        format=format,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    kind = "a whole number" if isinstance(value, int) else "a number"
+    _track(key, raw, out, allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}",
+           fmt=_num_text)
+    return out
+
+
+def _index(options: Sequence[T], value: T | None) -> int:
+    if value is None:
+        return 0
+    if value not in options:
+        raise ValueError(f"default {value!r} is not one of the options {list(options)!r}")
+    return list(options).index(value)
+
+
+def _allowed(options: Sequence[Any], fmt: Callable[[Any], str]) -> str:
+    shown = [fmt(o) for o in options]
+    listed = ", ".join(shown[:8]) + (", …" if len(shown) > 8 else "")
+    return f"one of {listed}"
+
+
+def select(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T | None = None,
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """``st.selectbox`` bound to ``?key=<format_func(option)>``; ``value`` is the default option."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.selectbox(
+        label,
+        options,
+        index=_index(options, value),
+        format_func=format_func,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
+    return out
+
+
+def radio(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T | None = None,
+    format_func: Callable[[Any], str] = str,
+    horizontal: bool = True,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """``st.radio`` bound to ``?key=<format_func(option)>``."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.radio(
+        label,
+        options,
+        index=_index(options, value),
+        format_func=format_func,
+        horizontal=horizontal,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
+    return out
+
+
+def segmented(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T,
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """``st.segmented_control`` (one choice, always set) bound to ``?key=``."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.segmented_control(
+        label,
+        options,
+        default=value,
+        required=True,
+        format_func=format_func,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
+    return out
+
+
+def multiselect(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: Sequence[T] = (),
+    format_func: Callable[[Any], str] = str,
+    help: str | None = None,
+    **kwargs: Any,
+) -> list[T]:
+    """``st.multiselect`` bound to repeated parameters ``?key=a&key=b``."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.multiselect(
+        label,
+        options,
+        default=list(value),
+        format_func=format_func,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
+    return out
+
+
+def toggle(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
+    """``st.toggle`` bound to ``?key=true|false``."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.toggle(label, value=value, help=help, key=key, bind=BIND, **kwargs)
+    _track(key, raw, out, allowed="true or false", fmt=lambda b: str(b).lower())
+    return out
+
+
+def checkbox(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
+    """``st.checkbox`` bound to ``?key=true|false``."""
+    raw = _raw_from_url(_check_key(key))
+    out = st.checkbox(label, value=value, help=help, key=key, bind=BIND, **kwargs)
+    _track(key, raw, out, allowed="true or false", fmt=lambda b: str(b).lower())
+    return out
+
+
+def text(
+    label: str,
+    key: str,
+    *,
+    value: str,
+    help: str | None = None,
+    max_chars: int | None = None,
+    **kwargs: Any,
+) -> str:
+    """``st.text_input`` bound to ``?key=``.
+
+    Streamlit accepts any text from the URL; the caller validates it (see
+    :func:`lab.widgets.distribution_picker`).
+    """
+    raw = _raw_from_url(_check_key(key))
+    out = st.text_input(
+        label, value=value, help=help, max_chars=max_chars, key=key, bind=BIND, **kwargs
+    )
+    _track(key, raw, out, allowed=f"at most {max_chars} characters" if max_chars else "text",
+           fmt=str)
+    return out
+
+
+def set_values(**values: Any) -> None:
+    """Set bound widgets from code, e.g. a preset button's ``on_click``.
+
+    Call it from a callback (``st.button(..., on_click=set_values, kwargs={...})``):
+    callbacks run before the widgets are created, which is when Streamlit
+    allows writing a widget's value.  The URL follows.
+    """
+    notes: dict[str, Any] = st.session_state.get(_NOTES, {})
+    for key, v in values.items():
+        st.session_state[_check_key(key)] = v
+        notes.pop(key, None)

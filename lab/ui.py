@@ -1,0 +1,134 @@
+"""Page building blocks: a chart with its caption, formulas, and the core's source.
+
+A page reads like a short lesson: a question, a picture, the formula, what to
+notice.  These helpers keep every page's pictures and captions looking the
+same:
+
+* :func:`chart` – draw an Altair chart full width, the one-line "what to look
+  at" caption under it, and its PNG/SVG save menu;
+* :func:`table` – a data frame with its caption and a CSV download;
+* :func:`caption` – the "what to look at" line on its own;
+* :func:`formula`, :func:`estimator_formula`, :func:`estimator_name` – maths in
+  the estimator's chart colour;
+* :func:`show_source` – a ``kl_core`` function's code in an expander, so a
+  student sees the formula and the code that computes it side by side;
+* :func:`fail` – a clear error on the page, then stop (no traceback).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from charts.palette import color, label
+from kl_core.estimators import ESTIMATORS
+from lab.export import chart_downloads, csv_download
+
+__all__ = [
+    "caption",
+    "chart",
+    "estimator_formula",
+    "estimator_name",
+    "fail",
+    "formula",
+    "show_source",
+    "table",
+]
+
+
+def caption(text: str) -> None:
+    """The one-line "what to look at" under a chart, in normal reading size."""
+    st.markdown(f":material/visibility: {text}")
+
+
+def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None) -> None:
+    """Draw the Altair chart ``ch`` at container width, its caption and a Save menu.
+
+    ``name`` must be unique on the page (it keys the download buttons and
+    names the files).
+    """
+    # The spec goes to st.vega_lite_chart unvalidated: Altair's JSON-schema
+    # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
+    # validates every builder instead.  The element is the same one
+    # st.altair_chart draws (Streamlit theme, hover toolbar, full width).
+    st.vega_lite_chart(ch.to_dict(validate=False), width="stretch")
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        if caption:
+            st.markdown(f":material/visibility: {caption}", width="stretch")
+        chart_downloads(ch, name)
+
+
+def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:
+    """Show ``df`` (``st.dataframe``), its caption, and a CSV download."""
+    st.dataframe(df, hide_index=True, width="stretch", **kwargs)
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        if caption:
+            st.markdown(f":material/visibility: {caption}", width="stretch")
+        csv_download(df, name)
+
+
+def formula(latex: str) -> None:
+    """Display LaTeX as maths (KaTeX)."""
+    st.latex(latex)
+
+
+def estimator_name(key: str) -> str:
+    """Markdown for the estimator's display name, bold, in its chart colour."""
+    return f':color[**{label(key)}**]{{foreground="{color(key)}"}}'
+
+
+def estimator_formula(key: str) -> None:
+    """The estimator's per-sample formula, its symbol in its chart colour."""
+    tex = ESTIMATORS[key].latex
+    lhs, sep, rhs = tex.partition("=")
+    if sep:
+        tex = rf"\color{{{color(key)}}}{{{lhs.strip()}}} = {rhs.strip()}"
+    st.latex(tex)
+
+
+@functools.lru_cache(maxsize=256)
+def _without_docstring(func: Callable[..., Any]) -> str:
+    source = textwrap.dedent(inspect.getsource(func))
+    tree = ast.parse(source)
+    node = tree.body[0]
+    body = getattr(node, "body", [])
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
+        lines = source.splitlines()
+        start, end = body[0].lineno - 1, body[0].end_lineno or body[0].lineno
+        source = "\n".join(lines[:start] + lines[end:])
+    return source
+
+
+def show_source(func: Callable[..., Any], *, expanded: bool = False) -> None:
+    """Show the source of a ``kl_core`` function in an expander.
+
+    The docstring's first line is shown as text and the rest of the docstring
+    is dropped, so the code itself fits on a projector screen.
+    """
+    module = func.__module__
+    title = f"Code: `{module}.{func.__qualname__}`"
+    with st.expander(title, expanded=expanded, icon=":material/code:"):
+        doc = inspect.getdoc(func)
+        if doc:
+            st.markdown(doc.splitlines()[0])
+        st.code(_without_docstring(func), language="python")
+
+
+def fail(message: str) -> NoReturn:
+    """Show ``message`` as an error where the page currently is, then stop the run."""
+    st.error(message, icon=":material/error:")
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop raises; this keeps type checkers honest

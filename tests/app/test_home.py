@@ -1,0 +1,99 @@
+"""AppTest checks of the Home page: it runs, it reruns, and its numbers are the core's."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kl_core.distributions import Gaussian
+from kl_core.exact import estimator_moments, kl
+from kl_core.montecarlo import simulate
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+KEYS = ("k1", "k2", "k3")
+N, SEED = 20_000, 0
+
+
+def run_home(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update(query)
+    return at.run()
+
+
+def numbers(at: AppTest):
+    """The Home page's table of estimator numbers, indexed by estimator name."""
+    (table,) = at.dataframe
+    return table.value.set_index("estimator")
+
+
+def expected(mu: float):
+    sim = simulate("normal(0,1)", f"normal({mu},1)", N, seed=SEED, keys=KEYS, sample_size=N)
+    return sim, kl(Gaussian(0, 1), Gaussian(mu, 1))
+
+
+def test_default_run_has_no_exception_and_shows_the_core_numbers():
+    at = run_home()
+    assert not at.exception
+    assert at.title[0].value == "KL Estimator Lab"
+    assert at.slider(key="mu").value == 0.5
+    sim, true_kl = expected(0.5)
+    assert true_kl == 0.125
+    (exact_metric,) = at.metric
+    assert exact_metric.value == f"{true_kl:.4g}"
+    table = numbers(at)
+    for key in KEYS:
+        row = table.loc[key]
+        assert row["mean of 20,000 values"] == sim[key].mean
+        assert row["share of values < 0"] == sim[key].neg_fraction
+        assert row["exact KL[q,p]"] == true_kl
+        m = estimator_moments(key, Gaussian(0, 1), Gaussian(0.5, 1))
+        assert row["exact mean"] == m.mean
+        assert row["per-sample std (exact)"] == pytest.approx(math.sqrt(m.var), rel=1e-12)
+    # k1 really is negative on a large share of samples, k2 and k3 never are
+    assert table.loc["k1", "share of values < 0"] > 0.3
+    assert table.loc["k2", "share of values < 0"] == 0.0
+    assert table.loc["k3", "share of values < 0"] == 0.0
+    assert len(at.get("vega_lite_chart")) == 3
+
+
+def test_moving_the_slider_reruns_and_updates_the_numbers():
+    at = run_home()
+    at.slider(key="mu").set_value(1.0).run()
+    assert not at.exception
+    sim, true_kl = expected(1.0)
+    assert at.metric[0].value == "0.5"
+    table = numbers(at)
+    for key in KEYS:
+        assert table.loc[key, "mean of 20,000 values"] == sim[key].mean
+    # The URL itself is rewritten by the browser, not the server, so the
+    # shared-link round trip is checked in tests/browser/test_navigation.py.
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.05, 1.5, 3.0])
+def test_every_slider_position_runs_cleanly(mu):
+    at = run_home()
+    at.slider(key="mu").set_value(mu).run()
+    assert not at.exception
+    assert not at.error
+    assert at.metric[0].value == f"{kl(Gaussian(0, 1), Gaussian(mu, 1)):.4g}"
+
+
+def test_a_link_sets_the_slider():
+    at = run_home(mu="1")
+    assert not at.exception
+    assert at.slider(key="mu").value == 1.0
+    assert at.metric[0].value == "0.5"
+    assert not at.warning
+
+
+@pytest.mark.parametrize("bad", ["abc", "9", "-1", "nan", ""])
+def test_a_bad_link_value_falls_back_with_a_visible_note(bad):
+    at = run_home(mu=bad)
+    assert not at.exception
+    assert at.slider(key="mu").value == 0.5
+    if bad:  # an empty ?mu= is simply "not set"
+        assert any("mu=" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.metric[0].value == "0.125"

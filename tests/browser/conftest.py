@@ -1,0 +1,188 @@
+"""Real-browser fixtures: one Streamlit server per test session, headless Chromium.
+
+* ``app_url`` starts ``python -m streamlit run app.py`` on a free port, waits
+  for ``/_stcore/health`` and yields the base URL; the server is stopped at
+  the end of the session.
+* ``chromium`` launches Debian's ``chromium`` (``shutil.which("chromium")``)
+  through ``playwright.sync_api``; ``new_page()`` opens a page in a fresh
+  browser context (fresh cookies and storage: a "new browser" for a link);
+  ``wait_for_app(page)`` waits until the page's script run has finished.
+
+Skip rule: without a ``chromium`` executable (or the playwright package) the
+browser tests are skipped, but only when the environment variable ``CI`` is
+unset (or ``0``/``false``/``no``).  Under ``CI=true`` they fail instead, so CI
+can never pass by silently skipping them; ``.ci/run`` installs chromium.
+
+The fixtures use their own names (``chromium``, ``new_page``) so they do not
+collide with pytest-playwright's ``browser``/``page`` fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+VIEWPORT = {"width": 1280, "height": 800}  # the teacher's projector
+SERVER_START_TIMEOUT = 60.0
+#: Milliseconds Playwright waits for a page's script run to finish.
+RUN_TIMEOUT_MS = 30_000
+
+
+def in_ci() -> bool:
+    """True when the environment variable ``CI`` is set to a true-ish value."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _unavailable(reason: str) -> None:
+    if in_ci():
+        pytest.fail(f"{reason}; CI is set, so the browser tests must run (see .ci/run)")
+    pytest.skip(f"{reason} (browser tests skip outside CI; with CI=true this fails)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test in this folder with the ``browser`` marker."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Path of the system chromium; skip (outside CI) or fail (in CI) without it."""
+    path = shutil.which("chromium")
+    if path is None:
+        _unavailable("chromium is not installed")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _unavailable("the playwright package is not installed")
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def app_url(chromium_path: str) -> Iterator[str]:
+    """Base URL of a Streamlit server running ``app.py`` for the whole session."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless=true",
+        f"--server.port={port}",
+        "--server.address=127.0.0.1",
+        "--server.fileWatcherType=none",
+        "--browser.gatherUsageStats=false",
+    ]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                output = Path(log.name).read_text(errors="replace")[-3000:]
+                pytest.fail(f"streamlit did not become healthy at {url}:\n{output}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group only
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+        log.close()
+        Path(log.name).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def chromium(chromium_path: str):
+    """A headless Chromium browser for the session."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(chromium) -> Iterator[Callable[[], object]]:
+    """Factory: each call opens a page in a NEW browser context (no shared state)."""
+    contexts = []
+
+    def _open():
+        context = chromium.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(RUN_TIMEOUT_MS)
+        contexts.append(context)
+        return context.new_page()
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def _wait_for_app(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+    """Wait until Streamlit has connected and finished running the page script."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
+    page.wait_for_function(
+        """() => {
+            const app = document.querySelector("[data-testid='stApp']");
+            return app && app.getAttribute('data-test-script-state') === 'notRunning'
+                && !document.querySelector("[data-testid='stStatusWidget']")
+                && document.querySelector("[data-testid='stMain'] h1");
+        }""",
+        timeout=timeout_ms,
+    )
+
+
+@pytest.fixture(scope="session")
+def wait_for_app() -> Callable[..., None]:
+    """``wait_for_app(page)``: block until the page's script run has finished.
+
+    Checks Streamlit's own signals: the app's ``data-test-script-state`` is
+    ``notRunning``, the running indicator (``stStatusWidget``) is gone, and
+    the page's ``st.title`` (an ``h1``) has been drawn.
+    """
+    return _wait_for_app
