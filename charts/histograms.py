@@ -240,7 +240,7 @@ def per_sample_histogram(
     name = label(key)
     subtitle = [f"{neg_fraction:.1%} of values < 0", f"sample mean {_fmt(mean)}"]
     if binned.outside_share > 0:
-        subtitle[1] += f" · {binned.outside_share:.2%} off-axis"
+        subtitle[1] += f" · {binned.outside_share:.2%} beyond the x-range shown"
     lo, hi = domain
     tallest = float(binned.table["share"].max())
     y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)  # headroom for the label, ≤ 100 %
