@@ -109,6 +109,11 @@ def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
         The subcommand's parser.
     q, p : str
         Default specs of the sampler and the target.
+
+    Returns
+    -------
+    None
+        The arguments are added to ``parser`` in place.
     """
     specs = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
     parser.add_argument(
@@ -119,6 +124,11 @@ def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
 
 def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
     """Parse ``args.q`` and ``args.p``; ``ValueError`` with a one-line reason if they are bad.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments with ``q`` and ``p`` spec strings.
 
     Returns
     -------
@@ -135,6 +145,16 @@ def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
 
 def json_value(x: Any) -> Any:
     """A value as strict JSON: ``inf`` → ``"inf"``, ``-inf`` → ``"-inf"``, nan → None.
+
+    Parameters
+    ----------
+    x : Any
+        A float, or a dict, list or tuple of them (converted recursively).
+
+    Returns
+    -------
+    Any
+        The same structure with non-finite floats replaced.
 
     Examples
     --------
@@ -185,7 +205,18 @@ def _table(
 
 
 def register_table(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``table``: bias/true and stdev/true of each estimator, MC beside exact."""
+    """Register ``table``: bias/true and stdev/true of each estimator, MC beside exact.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``python -m kl_core`` subcommand collection.
+
+    Returns
+    -------
+    None
+        The subcommand is registered in place.
+    """
     sp = subparsers.add_parser(
         "table",
         help="Schulman's bias/true and stdev/true table, Monte Carlo beside exact",
@@ -384,7 +415,18 @@ def run_table(args: argparse.Namespace) -> int:
 
 
 def register_kl(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``kl``: both KL directions and every registry f-divergence, exactly."""
+    """Register ``kl``: both KL directions and every registry f-divergence, exactly.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``python -m kl_core`` subcommand collection.
+
+    Returns
+    -------
+    None
+        The subcommand is registered in place.
+    """
     sp = subparsers.add_parser(
         "kl",
         help="KL[q‖p], KL[p‖q] and every f-divergence E_q[f(p/q)], exactly",
@@ -427,7 +469,13 @@ def run_kl(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser with every command of :data:`SUBCOMMANDS` registered."""
+    """The parser with every command of :data:`SUBCOMMANDS` registered.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``python -m kl_core`` parser.
+    """
     parser = _Parser(
         prog=PROG,
         description="KL Estimator Lab: Monte Carlo and exact figures for Schulman's KL estimators.",
