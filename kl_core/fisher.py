@@ -176,5 +176,14 @@ def k2_bias_along_path(path: str, thetas: ArrayLike) -> K2Bias:
 
 
 def smooth_divergences() -> Sequence[str]:
-    """Keys of the registry entries with a defined :math:`f''(1)`."""
+    r"""Keys of the registry entries with a defined :math:`f''(1)`.
+
+    Only these have the Fisher quadratic :math:`\tfrac12 f''(1) F \theta^2`;
+    total variation, :math:`\tfrac12|u-1|`, has a kink at 1.
+
+    Returns
+    -------
+    list of str
+        Keys of :data:`kl_core.divergences.DIVERGENCES`.
+    """
     return [k for k, d in DIVERGENCES.items() if d.smooth]
