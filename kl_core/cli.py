@@ -57,6 +57,7 @@ PROG = "python -m kl_core"
 SUBCOMMANDS: tuple[str, ...] = (
     "kl_core.cli:register_table",
     "kl_core.cli:register_kl",
+    "kl_core.cli_audit:register",
 )
 
 TABLE_KEYS: tuple[str, ...] = ("k1", "k2", "k3", "k_lambda", "k3_pq")

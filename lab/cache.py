@@ -12,12 +12,28 @@ memory without limit.
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from kl_core import exact, montecarlo
 from kl_core.distributions import parse
 
-__all__ = ["estimator_moments", "exact_kl", "simulate"]
+__all__ = [
+    "audit_file",
+    "clamp_curve",
+    "json_file",
+    "table_columns",
+    "draw_log_ratios",
+    "estimator_moments",
+    "exact_kl",
+    "f_divergence",
+    "fisher_curve",
+    "gain_along_path",
+    "k2_bias",
+    "lambda_parabola",
+    "optimal_lambda",
+    "simulate",
+]
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -56,3 +72,133 @@ def estimator_moments(
 ) -> exact.Moments:
     """``kl_core.exact.estimator_moments`` on spec strings: exact mean and variance."""
     return exact.estimator_moments(key, parse(q_spec), parse(p_spec), lam=lam)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def fisher_curve(path: str, name: str, thetas: np.ndarray):  # -> fisher.FisherCurve
+    """``kl_core.fisher.fisher_curve``: D_f along a path and ½ f″(1) F θ² (~1-2 ms per θ).
+
+    ``thetas`` is a numpy array: Streamlit hashes its bytes at once, where a tuple
+    of floats is hashed element by element (~1 ms per 100 floats on every rerun).
+    """
+    from kl_core import fisher
+
+    return fisher.fisher_curve(path, name, thetas)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
+    """``kl_core.fisher.k2_bias_along_path``: E[k2] and KL[q,p] along a path."""
+    from kl_core import fisher
+
+    return fisher.k2_bias_along_path(path, thetas)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def optimal_lambda(q_spec: str, p_spec: str) -> float:
+    """``kl_core.exact.optimal_lambda`` on spec strings: the variance-optimal λ of kλ."""
+    return exact.optimal_lambda(parse(q_spec), parse(p_spec))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def lambda_parabola(q_spec: str, p_spec: str):  # -> control_variates.LambdaParabola
+    """``kl_core.control_variates.lambda_parabola``: exact Var(kλ) as a parabola in λ."""
+    from kl_core import control_variates
+
+    return control_variates.lambda_parabola(parse(q_spec), parse(p_spec))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def gain_along_path(path: str, thetas: tuple[float, ...]):  # -> control_variates.GainCurve
+    """``kl_core.control_variates.gain_along_path``: Var(k3)/Var(kλ*) along a path (~2-4 ms per θ)."""
+    from kl_core import control_variates
+
+    return control_variates.gain_along_path(path, thetas)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def draw_log_ratios(q_spec: str, p_spec: str, n: int, seed: int = 0):  # -> numpy.ndarray
+    """``kl_core.bregman.draw_log_ratios``: log r of n seeded draws x ~ q."""
+    from kl_core import bregman
+
+    return bregman.draw_log_ratios(parse(q_spec), parse(p_spec), n, seed)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def f_divergence(name: str, p_spec: str, q_spec: str) -> float:
+    """``kl_core.exact.f_divergence``: exact D_f(p, q) = E_q[f(p/q)] (``inf`` if it diverges)."""
+    return exact.f_divergence(name, parse(p_spec), parse(q_spec))
+
+
+# ---------------------------------------------------------------- approx_kl page
+# (imports inside the functions: kl_core.audit pulls in pandas only when used)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def clamp_curve(entry_id: str, path: str, n: int = 121):  # -> kl_core.clamps.ClampCurve
+    """``kl_core.clamps.clamp_curve``: exact clamped and unclamped means, KL and clamp hits along a path."""
+    from kl_core import clamps
+
+    return clamps.clamp_curve(entry_id, path, n=n)
+
+
+def _source(data: bytes, name: str):
+    """Uploaded bytes as a binary buffer named ``name`` (the name gives the format)."""
+    import io
+
+    buf = io.BytesIO(data)
+    buf.name = name
+    return buf
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def table_columns(key: str, name: str, _data: bytes | None = None) -> list[str]:
+    """``kl_core.cli_audit.table_columns`` of the file at path ``key``, or of uploaded bytes.
+
+    With ``_data`` (an upload's bytes, named ``name``), ``key`` only identifies
+    the upload (its ``file_id``), so a large upload's bytes are not hashed
+    again on every rerun.
+    """
+    from kl_core.cli_audit import table_columns as columns
+
+    return columns(key if _data is None else _source(_data, name))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def audit_file(
+    key: str,
+    name: str,
+    sampler_col: str,
+    other_col: str,
+    mask_col: str | None = None,
+    position_col: str | None = None,
+    sequence_col: str | None = None,
+    rollout_col: str | None = None,
+    direction: str = "sampler-other",
+    _data: bytes | None = None,
+):  # -> kl_core.audit.AuditReport
+    """``kl_core.audit.load_table`` then ``kl_core.audit.audit``; ``ValueError`` on a bad file.
+
+    ``key`` is a path, or with ``_data`` the upload's ``file_id`` (as in :func:`table_columns`).
+    """
+    from kl_core import audit
+
+    table = audit.load_table(
+        key if _data is None else _source(_data, name),
+        sampler_col,
+        other_col,
+        mask_col=mask_col,
+        position_col=position_col,
+        sequence_col=sequence_col,
+        rollout_col=rollout_col,
+    )
+    return audit.audit(**table.as_kwargs(), direction=direction)
+
+
+@st.cache_data(max_entries=4, show_spinner=False)
+def json_file(path: str) -> dict:
+    """The parsed JSON file at ``path`` (e.g. the bundled example's exact KLs)."""
+    import json
+    from pathlib import Path
+
+    return json.loads(Path(path).read_text())
