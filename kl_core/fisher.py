@@ -29,8 +29,10 @@ from kl_core.exact import f_divergence
 from kl_core.paths import get_path
 
 __all__ = [
+    "FisherCurve",
     "K2Bias",
     "divergence_along_path",
+    "fisher_curve",
     "k2_bias_along_path",
     "quadratic_approximation",
     "smooth_divergences",
@@ -108,6 +110,105 @@ def divergence_along_path(path: str, name: str, thetas: ArrayLike) -> np.ndarray
     get_divergence(name)
     base = pth.base
     return np.array([f_divergence(name, pth.at(t), base) for t in _thetas(thetas)])
+
+
+@dataclass(frozen=True)
+class FisherCurve:
+    r"""An f-divergence along a path, next to its Fisher quadratic.
+
+    Attributes
+    ----------
+    path : str
+        Key of :data:`kl_core.paths.PATHS`.
+    name : str
+        Key of :data:`kl_core.divergences.DIVERGENCES` (a smooth entry).
+    fisher : float
+        The path's Fisher information :math:`F` at :math:`\theta = 0`.
+    f2_at_1 : float
+        :math:`f''(1)`.
+    thetas : numpy.ndarray
+        Positions along the path.
+    exact : numpy.ndarray
+        :math:`D_f(p_\theta, p_0)` (``inf`` where it diverges).
+    quadratic : numpy.ndarray
+        :math:`\tfrac12 f''(1)\, F\, \theta^2`.
+    """
+
+    path: str
+    name: str
+    fisher: float
+    f2_at_1: float
+    thetas: np.ndarray
+    exact: np.ndarray
+    quadratic: np.ndarray
+
+    @property
+    def ratio(self) -> np.ndarray:
+        r""":math:`D_f(p_\theta, p_0) \,/\, \tfrac12 f''(1) F \theta^2`, which tends to 1 as :math:`\theta \to 0`.
+
+        At :math:`\theta = 0` both are 0 and the ratio is its limit, 1; where
+        :math:`D_f` is infinite the ratio is ``inf``.
+        """
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.quadratic > 0, self.exact / self.quadratic, 1.0)
+
+
+def fisher_curve(path: str, name: str, thetas: ArrayLike) -> FisherCurve:
+    r"""An f-divergence along a path and the quadratic it starts as.
+
+    .. math:: D_f(p_\theta, p_0) = \mathbb{E}_{p_0}\!\left[f\!\left(\tfrac{p_\theta}{p_0}\right)\right]
+              \quad\text{and}\quad \tfrac12 f''(1)\, F\, \theta^2,
+
+    whose ratio tends to 1 as :math:`\theta \to 0`: with the score
+    :math:`s = \partial_\theta \log p_\theta|_0`, :math:`r = p_\theta/p_0 = 1 + \theta s + O(\theta^2)`,
+    and :math:`f(r) = f'(1)(r-1) + \tfrac12 f''(1)(r-1)^2 + O((r-1)^3)` with
+    :math:`\mathbb{E}_{p_0}[r - 1] = 0` and :math:`\mathbb{E}_{p_0}[s^2] = F`.
+
+    Parameters
+    ----------
+    path : str
+        A key of :data:`kl_core.paths.PATHS`.
+    name : str
+        A smooth entry of :data:`kl_core.divergences.DIVERGENCES` (not ``"tv"``).
+    thetas : array_like
+        Positions along the path.
+
+    Returns
+    -------
+    FisherCurve
+        Exact values, the quadratic, and their ratio.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` has no :math:`f''(1)` (total variation), or ``path``/``name`` is unknown.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html;
+    I. Csiszár, "Information-type measures of difference of probability distributions" (1967).
+
+    Examples
+    --------
+    >>> curve = fisher_curve("shift", "pearson", [0.0, 1.0])
+    >>> curve.quadratic.tolist()
+    [0.0, 1.0]
+    >>> round(float(curve.ratio[1]), 6)  # chi^2 = e - 1 at theta = 1
+    1.718282
+    """
+    pth = get_path(path)
+    div = get_divergence(name)
+    th = _thetas(thetas)
+    quadratic = quadratic_approximation(name, pth.fisher, th)  # raises for TV
+    return FisherCurve(
+        path=pth.key,
+        name=div.key,
+        fisher=pth.fisher,
+        f2_at_1=float(div.f2_at_1),
+        thetas=th,
+        exact=divergence_along_path(path, name, th),
+        quadratic=quadratic,
+    )
 
 
 @dataclass(frozen=True)
