@@ -39,18 +39,24 @@ from lab.pages import PAGES  # noqa: E402
 
 
 def _first_numeric_widget(at: AppTest):
+    """The first slider or number input; a range slider only if there is nothing else."""
     for kind in ("slider", "number_input"):
         widgets = [w for w in getattr(at, kind) if isinstance(w.value, (int, float))]
         if widgets:
             return kind, widgets[0]
+    ranges = [w for w in at.slider if isinstance(w.value, tuple)]
+    if ranges:
+        return "slider", ranges[0]
     return None, None
 
 
-def _other_value(widget) -> float | int:
+def _other_value(widget) -> float | int | tuple:
     lo = getattr(widget, "min", None)
     hi = getattr(widget, "max", None)
     step = getattr(widget, "step", None) or 1
     v = widget.value
+    if isinstance(v, tuple):  # a range slider: pull its upper end in by one step
+        return (v[0], max(v[0], v[1] - step))
     candidate = v + step
     if hi is not None and candidate > hi:
         candidate = v - step
