@@ -1,0 +1,482 @@
+"""Charts of the Estimator Lab: repeated estimates and the running mean of one estimate.
+
+* :func:`batch_means_histogram` – the R estimates (each the mean of N values)
+  as a histogram, with the normal approximation
+  :math:`\\mathcal N(\\mu, \\sigma^2/N)` from the exact moments laid over it;
+* :func:`running_means_chart` – for each estimator, the mean of the first n
+  values of one estimate against n (log axis), with a ±2 standard-error band,
+  on one pair of axes, and the true values.
+
+Per-sample histograms are :func:`charts.histograms.per_sample_histogram`.
+Same fast style as there: Altair objects at the top, plain Vega-Lite dicts
+inside, rows in the top-level ``datasets`` (``docs/app_conventions.md``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from charts.histograms import bin_values, check_rows, common_domain
+from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from kl_core.sampling import NormalApproximation
+
+__all__ = [
+    "batch_means_domain",
+    "batch_means_histogram",
+    "records",
+    "running_domain",
+    "running_means_chart",
+    "usable_domain",
+    "with_numpy_rows",
+]
+
+#: Points of the normal-approximation curve.
+CURVE_POINTS = 100
+#: The running-mean band is ± this many standard errors.
+BAND_SE = 2.0
+#: Running-mean y-ranges ignore the first values, where the band is still huge.
+RUNNING_FROM = 10
+
+
+def records(df: pd.DataFrame) -> list[dict]:
+    """``df`` as row dicts for a chart's ``datasets``, after :func:`check_rows`.
+
+    Like :func:`charts.histograms.records` (non-finite numbers become nulls),
+    but numbers stay numpy scalars: Altair's ``to_dict`` returns those at once,
+    where every Python float goes through a slow protocol ``isinstance`` check
+    (~8x faster for a few hundred rows; the JSON is the same).
+    """
+    check_rows(df)
+    columns = []
+    for name in df.columns:
+        a = df[name].to_numpy()
+        if a.dtype.kind in "fiu":
+            values = list(a.astype(np.float64) if a.dtype.kind == "f" else a)
+            if a.dtype.kind == "f":
+                for i in np.flatnonzero(~np.isfinite(a)):
+                    values[i] = None
+        else:
+            values = a.tolist()
+        columns.append(values)
+    names = list(df.columns)
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def with_numpy_rows(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
+    """Give an existing chart's ``datasets`` the fast rows of :func:`records`, in place.
+
+    For charts from builders that emit Python floats (e.g.
+    :func:`charts.histograms.per_sample_histogram`): the JSON is unchanged,
+    ``to_dict`` is several times faster.  Returns ``chart``.
+    """
+    datasets = chart._get("datasets")
+    if isinstance(datasets, dict):
+        for name, rows in datasets.items():
+            if isinstance(rows, list):
+                datasets[name] = [
+                    {k: np.float64(v) if type(v) is float else v for k, v in row.items()}
+                    for row in rows
+                ]
+    return chart
+
+
+def fmt(x: float) -> str:
+    """A number for a chart label: 4 significant digits (as on the page), ``∞`` spelled out."""
+    if not math.isfinite(x):
+        return "∞" if x == math.inf else ("−∞" if x == -math.inf else "undefined")
+    return f"{x:.4g}"
+
+
+# Guides (zero line, true value, its label) are drawn from the chart's main
+# dataset reduced to one row by an aggregate transform, with the position as a
+# datum: no extra dataset, so Streamlit has fewer tables to convert per chart.
+_ONE_ROW = [{"aggregate": [{"op": "count", "as": "rows"}]}]
+
+
+def _guide(dataset: str, mark: dict, encoding: dict) -> alt.Chart:
+    return alt.Chart(
+        {"name": dataset}, mark=mark, encoding=alt.FacetedEncoding(**encoding), transform=_ONE_ROW
+    )
+
+
+def _reference_rule(dataset: str, channel: str, value: float, scale: dict) -> alt.Chart:
+    """The exact value: a black dashed rule at ``channel`` = ``value``."""
+    return _guide(
+        dataset,
+        {"type": "rule", "color": REFERENCE_COLOR, "strokeDash": [6, 4], "strokeWidth": 2},
+        {channel: {"datum": value, "type": "quantitative", "scale": scale}},
+    )
+
+
+def _zero_rule(dataset: str, scale: dict) -> alt.Chart:
+    return _guide(
+        dataset,
+        {"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
+        {"x": {"datum": 0.0, "type": "quantitative", "scale": scale}},
+    )
+
+
+def _x_label(dataset: str, value: float, scale: dict, text: str, right_side: bool) -> alt.Chart:
+    """``text`` at the top of the plot, beside the vertical rule at ``value``."""
+    return _guide(
+        dataset,
+        {
+            "type": "text",
+            "align": "right" if right_side else "left",
+            "baseline": "top",
+            "dx": -5 if right_side else 5,
+            "dy": 4,
+            "fontSize": 14,
+            "color": REFERENCE_COLOR,
+            "text": text,
+        },
+        {"x": {"datum": value, "type": "quantitative", "scale": scale}, "y": {"value": 0}},
+    )
+
+
+def usable_domain(domain: tuple[float, float]) -> tuple[float, float]:
+    """``domain``, or a small window around it if it is too narrow to bin.
+
+    Values equal up to rounding (e.g. ``p`` = ``q`` written with shifted
+    logits, where every log-ratio is ~1e-16) give a span that ``np.histogram``
+    cannot cut into bins; they get the window that
+    :func:`charts.histograms.common_domain` gives equal values.
+    """
+    lo, hi = domain
+    span = hi - lo
+    if math.isfinite(span) and span > 1e-6 * max(abs(lo), abs(hi)) and span > 1e-200:
+        return domain
+    centre = 0.5 * (lo + hi) if math.isfinite(lo + hi) else 0.0
+    half = max(abs(centre) * 0.1, 0.05)
+    return (centre - half, centre + half)
+
+
+def batch_means_domain(
+    batch_means: ArrayLike,
+    approx: NormalApproximation | None = None,
+    include: Sequence[float] = (),
+) -> tuple[float, float]:
+    """An x-range for one estimator's histogram of estimates.
+
+    Holds the central 99.5 % of the estimates, the normal approximation's
+    mean ± 4 SE (when it has a density) and the points in ``include`` (the
+    true value), padded by 3 %.
+    """
+    points = [float(v) for v in include if math.isfinite(v)]
+    if approx is not None and approx.has_density:
+        points += [approx.mean - 4.0 * approx.se, approx.mean + 4.0 * approx.se]
+    return usable_domain(common_domain([batch_means], coverage=0.995, include=points))
+
+
+def batch_means_histogram(
+    batch_means: ArrayLike,
+    key: str,
+    *,
+    n: int,
+    approx: NormalApproximation | None,
+    true_value: float | None = None,
+    true_label: str = "KL[q,p]",
+    domain: tuple[float, float] | None = None,
+    bins: int = 40,
+    height: int = 300,
+) -> alt.LayerChart:
+    """Histogram of R estimates (batch means of ``n`` values), with the normal approximation.
+
+    Parameters
+    ----------
+    batch_means : array_like
+        The R estimates of estimator ``key``, e.g. ``EstimatorSummary.batch_means``.
+    key : str
+        Estimator key; sets the bar colour and the name.
+    n : int
+        Values per estimate (for the labels).
+    approx : NormalApproximation or None
+        :func:`kl_core.sampling.batch_mean_normal` of the exact moments; drawn as
+        a black curve, scaled to the expected share of estimates per bin, when
+        it has a density.  None (or no density): no curve.
+    true_value : float, optional
+        The estimator's target, drawn as a dashed black rule.
+    true_label : str, default "KL[q,p]"
+        The target's name, for the x-axis title (the rule is labelled "true").
+    domain : (float, float), optional
+        x-range; default :func:`batch_means_domain`.
+    bins : int, default 40
+        Number of bins.
+    height : int, default 300
+        Chart height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        A finished chart; the subtitle gives the mean and standard deviation
+        of the R estimates beside the curve's mean and standard error.
+    """
+    v = np.asarray(batch_means, dtype=np.float64).ravel()
+    drawable = approx is not None and approx.has_density
+    if domain is None:
+        include = () if true_value is None else (true_value,)
+        domain = batch_means_domain(v, approx if drawable else None, include)
+    lo, hi = domain = usable_domain(domain)
+    binned = bin_values(v, bins=bins, domain=domain)
+    width = (hi - lo) / bins
+    finite = v[np.isfinite(v)]
+    spread = float(np.std(finite, ddof=1)) if finite.size > 1 else math.nan
+    centre = float(np.mean(finite)) if finite.size else math.nan
+
+    name = label(key)
+    if drawable:
+        subtitle = [
+            f"mean {fmt(centre)} · curve {fmt(approx.mean)}",
+            f"sd {fmt(spread)} · curve {fmt(approx.se)}",
+        ]
+    else:
+        subtitle = [f"mean {fmt(centre)}", f"sd {fmt(spread)}"]
+        if approx is not None and math.isinf(approx.var):
+            subtitle[1] += " · no curve: Var = ∞"
+    if binned.outside_share > 0:
+        subtitle.append(f"{binned.outside_share:.1%} of the {v.size:,} off-axis")
+    x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
+    tallest = float(binned.table["share"].max())
+    datasets: dict[str, list[dict]] = {"bins": records(binned.table)}
+    if drawable:
+        xs = np.linspace(lo, hi, CURVE_POINTS)
+        curve = pd.DataFrame({"x": xs, "share": approx.pdf(xs) * width})
+        datasets["curve"] = records(curve)
+        tallest = max(tallest, float(curve["share"].max()))
+    y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)
+
+    layers: list[alt.Chart] = [
+        alt.Chart(
+            {"name": "bins"},
+            mark={"type": "rect", "color": color(key), "opacity": 0.85},
+            encoding=alt.FacetedEncoding(
+                x={
+                    "field": "left",
+                    "type": "quantitative",
+                    "scale": x_scale,
+                    "title": f"estimate of {true_label}",
+                    "axis": {"tickCount": 5},
+                },
+                x2={"field": "right"},
+                y={
+                    "field": "share",
+                    "type": "quantitative",
+                    "title": "share of the estimates",
+                    "axis": {"format": "%", "tickCount": 5},
+                    "scale": {"domain": [0.0, y_top], "nice": False},
+                },
+                y2={"datum": 0},
+                tooltip=[
+                    {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
+                    {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
+                    {"field": "count", "type": "quantitative", "title": "estimates"},
+                    {"field": "share", "type": "quantitative", "title": "share", "format": ".1%"},
+                ],
+            ),
+        )
+    ]
+    if drawable:
+        layers.append(
+            alt.Chart(
+                {"name": "curve"},
+                mark={"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 2},
+                encoding=alt.FacetedEncoding(
+                    x={"field": "x", "type": "quantitative", "scale": x_scale},
+                    y={"field": "share", "type": "quantitative"},
+                ),
+            )
+        )
+    if lo < 0.0 < hi:
+        layers.append(_zero_rule("bins", x_scale))
+    if true_value is not None and math.isfinite(true_value) and lo <= true_value <= hi:
+        # a short label, on the roomier side of the rule: it must fit a third of the page
+        right_side = true_value > lo + 0.5 * (hi - lo)
+        layers.append(_reference_rule("bins", "x", true_value, x_scale))
+        layers.append(_x_label("bins", true_value, x_scale, f"true = {fmt(true_value)}", right_side))
+    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": name, "subtitle": subtitle})
+    return finish(chart, height=height)
+
+
+def running_domain(
+    runs: Sequence[tuple[ArrayLike, ArrayLike, ArrayLike]],
+    include: Sequence[float] = (),
+    *,
+    start: int = RUNNING_FROM,
+) -> tuple[float, float]:
+    """One y-range for several running-mean charts.
+
+    Parameters
+    ----------
+    runs : sequence of (running_n, running_mean, running_se)
+        One triple per estimator (``EstimatorSummary`` fields).
+    include : sequence of float
+        Values that must be inside (the true values).
+    start : int, default 10
+        Checkpoints before this n are ignored (their band is still huge);
+        they are clipped in the chart.
+
+    Returns
+    -------
+    (float, float)
+        ``(lo, hi)`` holding every band from ``start`` on, padded by 5 %.
+    """
+    lows = [float(v) for v in include if math.isfinite(v)]
+    highs = list(lows)
+    for ns, means, ses in runs:
+        ns, means, ses = (np.asarray(a, dtype=np.float64) for a in (ns, means, ses))
+        keep = (ns >= min(start, ns.max(initial=1.0))) & np.isfinite(means)
+        band = np.where(np.isfinite(ses), BAND_SE * ses, 0.0)
+        if keep.any():
+            lows.append(float(np.min(means[keep] - band[keep])))
+            highs.append(float(np.max(means[keep] + band[keep])))
+    if not lows:
+        return (-1.0, 1.0)
+    lo, hi = min(lows), max(highs)
+    span = hi - lo
+    if span <= 0.0:
+        half = max(abs(lo) * 0.1, 0.05)
+        return (lo - half, hi + half)
+    return (lo - 0.05 * span, hi + 0.05 * span)
+
+
+def running_means_chart(
+    runs: Sequence[tuple[str, ArrayLike, ArrayLike, ArrayLike]],
+    *,
+    targets: Sequence[tuple[str, float]] = (),
+    y_domain: tuple[float, float] | None = None,
+    height: int = 380,
+) -> alt.LayerChart:
+    """Running means of several estimators against n (log axis), each with a ±2 SE band.
+
+    Parameters
+    ----------
+    runs : sequence of (key, running_n, running_mean, running_se)
+        Per estimator: its key and the checkpoints n, the mean of the first n
+        values and its standard error :math:`s_n/\\sqrt n` (``EstimatorSummary``
+        fields, at most a few hundred points each).  Drawn in this order, so
+        put the widest band first.
+    targets : sequence of (name, value)
+        True values to mark as dashed black lines, e.g. ``[("KL[q,p]", 0.5)]``.
+    y_domain : (float, float), optional
+        y-range; default :func:`running_domain` of the runs and targets.
+        Values outside are clipped.
+    height : int, default 380
+        Chart height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        A finished chart, coloured by estimator with a legend on top.
+    """
+    frames = []
+    for key, ns, means, ses in runs:
+        ns, means, ses = (np.asarray(a, dtype=np.float64) for a in (ns, means, ses))
+        keep = np.isfinite(means)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "estimator": label(key),
+                    "n": ns[keep],
+                    "mean": means[keep],
+                    # null where the SE is (n = 1): Vega-Lite skips those band points
+                    "lo": (means - BAND_SE * ses)[keep],
+                    "hi": (means + BAND_SE * ses)[keep],
+                }
+            )
+        )
+    df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        {"estimator": [], "n": [], "mean": [], "lo": [], "hi": []}
+    )
+    if y_domain is None:
+        y_domain = running_domain(
+            [(ns, means, ses) for _, ns, means, ses in runs], [v for _, v in targets]
+        )
+    lo, hi = y_domain
+    keys = [key for key, *_ in runs]
+    colour = {
+        "field": "estimator",
+        "type": "nominal",
+        "scale": {"domain": [label(k) for k in keys], "range": [color(k) for k in keys]},
+        "legend": {
+            "orient": "top",
+            "title": None,
+            "symbolType": "stroke",
+            "symbolStrokeWidth": 4,
+            "symbolOpacity": 1,
+            "symbolSize": 300,
+        },
+    }
+    x_max = float(df["n"].max()) if len(df) else 10.0
+    x_value = {
+        "field": "n",
+        "type": "quantitative",
+        "scale": {"type": "log", "domain": [1.0, max(x_max, 10.0)], "nice": False},
+        "title": "n, values averaged so far (log scale)",
+        "axis": {"format": "~s"},
+    }
+    y_scale = {"domain": [lo, hi], "nice": False, "zero": False}
+    layers = [
+        alt.Chart(
+            {"name": "run"},
+            mark={"type": "area", "opacity": 0.15, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x_value,
+                y={
+                    "field": "lo",
+                    "type": "quantitative",
+                    "scale": y_scale,
+                    "title": "mean of the first n values",
+                },
+                y2={"field": "hi"},
+                color=colour,
+            ),
+        ),
+        alt.Chart(
+            {"name": "run"},
+            mark={"type": "line", "strokeWidth": 2, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x_value,
+                y={"field": "mean", "type": "quantitative", "scale": y_scale},
+                color=colour,
+                tooltip=[
+                    {"field": "estimator", "type": "nominal"},
+                    {"field": "n", "type": "quantitative", "title": "n", "format": ","},
+                    {"field": "mean", "type": "quantitative", "title": "running mean", "format": ".4g"},
+                    {"field": "lo", "type": "quantitative", "title": "− 2 SE", "format": ".4g"},
+                    {"field": "hi", "type": "quantitative", "title": "+ 2 SE", "format": ".4g"},
+                ],
+            ),
+        ),
+    ]
+    merged: dict[float, list[str]] = {}  # equal true values share one rule and label
+    for name, value in targets:
+        if math.isfinite(value) and lo <= value <= hi:
+            merged.setdefault(value, []).append(name)
+    for value, names in merged.items():
+        layers.append(_reference_rule("run", "y", value, y_scale))
+        layers.append(  # in the right margin, clear of the lines
+            _guide(
+                "run",
+                {
+                    "type": "text",
+                    "align": "left",
+                    "baseline": "middle",
+                    "dx": 6,
+                    "fontSize": 14,
+                    "color": REFERENCE_COLOR,
+                    "text": f"{' = '.join(names)} = {fmt(value)}",
+                },
+                {
+                    "y": {"datum": value, "type": "quantitative", "scale": y_scale},
+                    "x": {"value": {"expr": "width"}},
+                },
+            )
+        )
+    chart = alt.LayerChart(layer=layers, datasets={"run": records(df)})
+    return finish(chart, height=height)
