@@ -1,6 +1,269 @@
-"""Placeholder: the "Bregman gap" page is being built (see issue 3)."""
+"""Bregman gap: k3 is the vertical gap between log r and its tangent r − 1 at r = 1.
 
+Seeded draws of r (``kl_core.bregman.draw_log_ratios``) become points on the
+curve, each with its gap (``kl_core.bregman.tangent_picture``); one r moves by
+hand.  The same picture follows for KL[p, q] (u log u, gap k3_pq) and any f of
+the core's registry.  URL keys: ``q``, ``p``, ``draws``, ``seed``, ``r``, ``f``.
+"""
+
+import math
+
+import numpy as np
 import streamlit as st
 
+from charts.bregman import tangent_gap_chart
+from kl_core import estimators
+from kl_core._quadrature import QuadratureError
+from kl_core.bregman import tangent_picture
+from kl_core.divergences import DIVERGENCES
+from lab import cache, state, ui
+from lab.widgets import distribution_pair
+
+R_MIN, R_MAX = 0.05, 5.0
+# The x-range of every picture: dense where log u bends near 0, 121 points in all
+# (each chart row costs the browser payload and Altair's to_dict time on every rerun).
+U_GRID = np.concatenate([np.geomspace(R_MIN, 1.0, 41), np.linspace(1.0, R_MAX, 81)[1:]])
+F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q,p] first above
+
+
+def fmt(x: float) -> str:
+    """A number as the page shows it: 4 significant digits, ∞ for infinity."""
+    if math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.4g}"
+
+
 st.title("Bregman gap")
-st.info("This page is being built.", icon=":material/construction:")
+st.markdown(
+    "Why is k3 = (r − 1) − log r never negative? Draw the curve **log r** and its **tangent line "
+    "r − 1** at r = 1. log is concave, so the curve never rises above its tangent, and k3 is "
+    "exactly the **vertical gap** between the two at the sample's r. Every sample's k3 is a "
+    "length: it can be small, never negative."
+)
+
+q, p = distribution_pair("normal(0,1)", "normal(1,1)")
+c_draws, c_seed = st.columns(2, gap="medium")
+with c_draws:
+    draws = state.slider(
+        "Draws x ~ q shown",
+        "draws",
+        min_value=10,
+        max_value=1_000,
+        value=200,
+        step=10,
+        help="Each draw x gives one ratio r = p(x)/q(x): one point on the curve and one gap.",
+    )
+with c_seed:
+    seed = state.number(
+        "Seed",
+        "seed",
+        min_value=0,
+        max_value=2**31 - 1,
+        value=0,
+        step=1,
+        help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
+    )
+
+st.header("KL[q, p]: the curve log r under its tangent r − 1")
+chart_col, num_col = st.columns([3.2, 1], gap="medium")
+with num_col:
+    r = state.slider(
+        "Move one r by hand",
+        "r",
+        min_value=R_MIN,
+        max_value=R_MAX,
+        value=2.5,
+        step=0.05,
+        format="%.2f",
+        help="A single ratio r = p(x)/q(x); its gap is the thick segment.",
+    )
+logr = cache.draw_log_ratios(q.spec, p.spec, draws, seed)
+grid = tangent_picture("kl_qp", u=U_GRID)
+drawn = tangent_picture("kl_qp", logu=logr)
+hand = tangent_picture("kl_qp", u=[r])
+k3_hand = float(estimators.k3(hand.logu)[0])
+try:
+    true_kl = cache.exact_kl(q.spec, p.spec)
+except QuadratureError:  # the integrand overflows: q and p are extremely far apart
+    true_kl = math.nan
+
+# ------------------------------------------------------------ KL[q, p]: log r under r − 1
+with num_col:
+    st.metric("tangent r − 1", fmt(float(hand.tangent[0])))
+    st.metric("curve log r", fmt(float(hand.curve[0])))
+    st.metric(
+        "gap = tangent − curve",
+        fmt(float(hand.gap[0])),
+        help="kl_core.bregman.tangent_picture('kl_qp', u=[r]).gap",
+    )
+    st.metric(
+        "k3 at this log r",
+        fmt(k3_hand),
+        help="kl_core.estimators.k3(log r): the same number, computed as the estimator.",
+    )
+if true_kl == 0.0:
+    qp_caption = (
+        "With p = q every draw has r = 1, where the tangent touches the curve: every gap, and "
+        "so every sample of k3, is 0."
+    )
+else:
+    qp_caption = (
+        "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
+        "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick one is "
+        f"your r. Their average, {fmt(drawn.mean_gap)}, estimates KL[q,p] = {fmt(true_kl)} "
+        "(raise the draws and it settles)."
+    )
+if q.discrete:
+    qp_caption += (
+        f" With {q.k} categories only {q.k} ratios can occur: the draws pile up on them "
+        "(bigger dot = more draws)."
+    )
+with chart_col:
+    ui.chart(
+        tangent_gap_chart(
+            grid,
+            samples=drawn,
+            hand=hand,
+            curve_label="log r (the curve)",
+            tangent_label="r − 1 (its tangent at r = 1)",
+            gap_label="gap at each draw = k3",
+            x_title="r = p(x)/q(x)",
+            y_title="log r and r − 1",
+            title=(
+                f"{draws:,} draws: mean gap {fmt(drawn.mean_gap)}, exact KL[q,p] = {fmt(true_kl)}"
+            ),
+            subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
+            height=440,
+        ),
+        name=f"bregman-gap-kl-qp-r-{r:g}",
+        caption=qp_caption,
+    )
+ui.formula(
+    r"k_3 = \underbrace{(r - 1)}_{\text{tangent}} - \underbrace{\log r}_{\text{curve}} \;\ge\; 0,"
+    r"\qquad \mathbb{E}_q[k_3] = \underbrace{\mathbb{E}_q[r - 1]}_{=\,0} "
+    r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q,p]"
+)
+st.markdown(
+    "The tangent term averages to zero under q, so it adds no bias; it only cancels the noise "
+    "of −log r. That is the control variate of the *Control variates* page with λ = 1, and the "
+    "picture shows why no other λ keeps every gap ≥ 0: tilt the line and it crosses the curve."
+)
+
+# ------------------------------------------------------------ any f
+st.header("The same picture for KL[p, q] and any f-divergence")
+st.markdown(
+    "An f-divergence is D_f(p, q) = E_q[f(r)] for a convex f with f(1) = 0. The gap between f "
+    "and its tangent at u = 1 is again ≥ 0, and its mean under q is again D_f(p, q), because the "
+    "tangent's part f′(1)(r − 1) averages to zero. With f(u) = u log u this is the estimator of "
+    "KL[p, q] from samples of q."
+)
+f_key = state.segmented(
+    "f (from kl_core.divergences)",
+    "f",
+    list(F_ORDER),
+    value="kl_pq",
+    format_func=lambda k: DIVERGENCES[k].name,
+    help="The registry's f-divergences; KL[q, p] itself is the picture above.",
+)
+f_grid = tangent_picture(f_key, u=U_GRID)
+f_drawn = tangent_picture(f_key, logu=logr)
+f_hand = tangent_picture(f_key, u=[r])
+try:
+    exact_f = cache.f_divergence(f_key, p.spec, q.spec)
+except QuadratureError:  # the integrand overflows: q and p are extremely far apart
+    exact_f = math.nan
+div = DIVERGENCES[f_key]
+
+if f_grid.smooth:
+    ui.formula(
+        rf"f(u) = {f_grid.curve_latex}, \qquad \text{{tangent at }} u = 1:\ {f_grid.tangent_latex},"
+        rf"\qquad {f_grid.gap_latex} \;\ge\; 0"
+    )
+    gap_label = (
+        f"gap at each draw = {estimators.ESTIMATORS[f_grid.estimator].name}"
+        if f_grid.estimator
+        else "gap at each draw"
+    )
+    f_caption = (
+        f"The curve lies above its tangent this time (f is convex), so each gap is f minus the "
+        f"line; the {draws:,} gaps average {fmt(f_drawn.mean_gap)}, an estimate of the exact "
+        f"{div.name} = {fmt(exact_f)}."
+    )
+    if f_key == "k2":
+        f_caption += (
+            " (½ log² u is not convex below u = 1/e, so this f bends the rule; its gap is still "
+            "≥ 0 because its tangent at 1 is the line 0 and ½ log² u ≥ 0.)"
+        )
+    if math.isnan(exact_f):
+        f_caption += (
+            " (The exact value could not be computed: the integrand overflows double precision "
+            "for a pair this far apart.)"
+        )
+    if math.isinf(exact_f):
+        f_caption += (
+            " The exact value is infinite for this pair: rare, huge r (beyond the chart) carry "
+            "the mean, and a finite sample's average cannot show that."
+        )
+    f_chart_col, f_num_col = st.columns([3.2, 1], gap="medium")
+    with f_num_col:
+        st.metric("your r", f"{r:g}")
+        st.metric("tangent at your r", fmt(float(f_hand.tangent[0])))
+        st.metric("f(r)", fmt(float(f_hand.curve[0])))
+        st.metric(
+            "gap = f(r) − tangent",
+            fmt(float(f_hand.gap[0])),
+            help=f"kl_core.estimators.bregman({f_key!r}, log r)",
+        )
+        if f_grid.estimator:
+            est_name = estimators.ESTIMATORS[f_grid.estimator].name
+            st.metric(
+                f"{est_name} at this log r",
+                fmt(float(estimators.evaluate(f_grid.estimator, f_hand.logu)[0])),
+                help=f"kl_core.estimators.{f_grid.estimator}(log r): the same number.",
+            )
+    with f_chart_col:
+        ui.chart(
+            tangent_gap_chart(
+                f_grid,
+                samples=f_drawn,
+                hand=f_hand,
+                curve_label=f"f(u), {div.name}",
+                tangent_label="its tangent at u = 1",
+                gap_label=gap_label,
+                x_title="u = r = p(x)/q(x)",
+                y_title="f(u) and its tangent",
+                title=(
+                    f"The same {draws:,} draws: mean gap {fmt(f_drawn.mean_gap)}, "
+                    f"exact {div.name} = {fmt(exact_f)}"
+                ),
+                subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
+                height=440,
+            ),
+            name=f"bregman-gap-{f_key}-r-{r:g}",
+            caption=f_caption,
+        )
+else:
+    st.info(f_grid.note + " TV is the one entry of the registry without a gap estimator.",
+            icon=":material/info:")
+    ui.formula(rf"f(u) = {f_grid.curve_latex}")
+    ui.chart(
+        tangent_gap_chart(
+            f_grid,
+            samples=f_drawn,
+            hand=f_hand,
+            curve_label=f"f(u), {div.name}",
+            tangent_label=None,
+            gap_label="",
+            x_title="u = r = p(x)/q(x)",
+            y_title="f(u)",
+            title=f"{div.name}: the kink at u = 1",
+        ),
+        name=f"bregman-curve-{f_key}",
+        caption=(
+            "The V has two slopes at u = 1 (−½ and +½), so no single line touches it there: "
+            "every line with a slope between them stays below, and none is 'the' tangent."
+        ),
+    )
+ui.show_source(estimators.bregman)

@@ -1,0 +1,631 @@
+"""Charts of the control-variate family kλ = −log r + λ(r − 1).
+
+Pure builders: arrays computed by ``kl_core`` come in, an Altair chart goes
+out (plain Vega-Lite dicts inside, rows in the top-level ``datasets``; see
+"Fast charts" in ``docs/app_conventions.md``).  Nothing here computes an
+estimator or a variance.
+
+* :func:`variance_parabola` – the exact Var(kλ) against λ, with λ = 0 (k1),
+  λ = 1 (k3), λ* and the reader's λ marked;
+* :func:`k_lambda_histogram` – the per-sample histogram of kλ, titled with λ;
+* :func:`k_lambda_profile` – kλ as a function of log r, for the reader's λ
+  against λ = 1 (and λ = 0), with the interval where kλ < 0 shaded;
+* :func:`gain_chart`, :func:`lambda_star_chart` – how Var(k3)/Var(kλ*) and λ*
+  change along a path away from q.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from charts.histograms import per_sample_histogram, records
+from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+
+__all__ = [
+    "LambdaMark",
+    "gain_chart",
+    "k_lambda_histogram",
+    "k_lambda_profile",
+    "lambda_star_chart",
+    "nonfinite_runs",
+    "variance_parabola",
+]
+
+#: Shade for "a KL can't be here" (values < 0), as on the histograms.
+NEGATIVE_SHADE = "#D55E00"
+#: Tick values of the log-scale gain axis.
+_LOG_TICKS = (1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 100_000, 1_000_000)
+#: Shade for "infinite variance here".
+INFINITE_SHADE = "#8C8C8C"
+
+
+@dataclass(frozen=True)
+class LambdaMark:
+    """One marked λ on the variance parabola.
+
+    Attributes
+    ----------
+    label : str
+        Legend text, e.g. ``"λ = 1 (k3)"``.
+    lam : float
+        The λ.
+    var : float
+        Exact Var(kλ) there (``inf`` allowed: the point is then not drawn).
+    color : str
+        Hex colour, from :mod:`charts.palette`.
+    """
+
+    label: str
+    lam: float
+    var: float
+    color: str
+
+
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "∞" if x > 0 else ("−∞" if x < 0 else "undefined")
+    return f"{x:.4g}"
+
+
+def _legend(orient: str = "top") -> dict:
+    return {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3}
+
+
+def variance_parabola(
+    lams: ArrayLike,
+    variances: ArrayLike,
+    marks: Sequence[LambdaMark],
+    *,
+    infinite_note: str | None = None,
+    height: int = 330,
+) -> alt.LayerChart:
+    """The exact variance of kλ against λ, with some λ marked.
+
+    Parameters
+    ----------
+    lams, variances : array_like
+        A grid of λ and the exact Var(kλ) there (from
+        ``LambdaParabola.variance``); ``inf`` is left out of the line.
+    marks : sequence of LambdaMark
+        The λ to mark with a vertical rule and a point, in legend order.
+    infinite_note : str, optional
+        The chart's title when the variance is infinite (e.g. for every
+        λ ≠ 0 when χ²(p‖q) = ∞), where the curve cannot be drawn.
+    height : int, default 330
+        Chart height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        A finished chart.
+    """
+    lam_arr = np.asarray(lams, dtype=np.float64).ravel()
+    var_arr = np.asarray(variances, dtype=np.float64).ravel()
+    if lam_arr.shape != var_arr.shape:
+        raise ValueError("lams and variances must have the same length")
+    curve = pd.DataFrame({"lam": lam_arr, "var": var_arr})
+    marks_df = pd.DataFrame(
+        {
+            "label": [m.label for m in marks],
+            "lam": [m.lam for m in marks],
+            "var": [m.var for m in marks],
+            "var_text": [_fmt(m.var) for m in marks],
+        }
+    )
+    finite = var_arr[np.isfinite(var_arr)]
+    mark_finite = [m.var for m in marks if math.isfinite(m.var)]
+    # Up to 2.5 times the largest marked variance: the minimum stays readable and
+    # the parabola leaves through the top (clipped) instead of squashing it.
+    top = max([*finite.tolist(), 0.0])
+    if mark_finite and max(mark_finite) > 0:
+        top = min(top, 2.5 * max(mark_finite))
+        top = max(top, 1.5 * max(mark_finite))  # headroom above every marked point
+    top = top * 1.08 if top > 0 else 1.0
+    lo = float(min(lam_arr.min(), *(m.lam for m in marks)))
+    hi = float(max(lam_arr.max(), *(m.lam for m in marks)))
+    x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
+    y_scale = {"domain": [0.0, top], "nice": False, "zero": True}
+    color_scale = {
+        "domain": [m.label for m in marks],
+        "range": [m.color for m in marks],
+    }
+    tooltip = [
+        {"field": "label", "type": "nominal", "title": "where"},
+        {"field": "lam", "type": "quantitative", "title": "λ", "format": ".4g"},
+        {"field": "var_text", "type": "nominal", "title": "Var(kλ), exact"},
+    ]
+    datasets = {"curve": records(curve), "marks": records(marks_df)}
+    layers = [
+        alt.Chart(
+            {"name": "curve"},
+            mark={"type": "line", "color": color("k_lambda"), "strokeWidth": 3, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x={
+                    "field": "lam",
+                    "type": "quantitative",
+                    "scale": x_scale,
+                    "title": "λ, the coefficient of the control variate r − 1",
+                },
+                y={
+                    "field": "var",
+                    "type": "quantitative",
+                    "scale": y_scale,
+                    "title": "Var(kλ) per sample, exact",
+                },
+                tooltip=[
+                    {"field": "lam", "type": "quantitative", "title": "λ", "format": ".3f"},
+                    {"field": "var", "type": "quantitative", "title": "Var(kλ)", "format": ".4g"},
+                ],
+            ),
+        ),
+        alt.Chart(
+            {"name": "marks"},
+            mark={"type": "rule", "strokeDash": [5, 4], "strokeWidth": 2},
+            encoding=alt.FacetedEncoding(
+                x={"field": "lam", "type": "quantitative", "scale": x_scale},
+                color={
+                    "field": "label",
+                    "type": "nominal",
+                    "scale": color_scale,
+                    "legend": _legend(),
+                    "sort": None,
+                },
+                tooltip=tooltip,
+            ),
+        ),
+        alt.Chart(
+            {"name": "marks"},
+            mark={"type": "point", "filled": True, "size": 140, "opacity": 1, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x={"field": "lam", "type": "quantitative", "scale": x_scale},
+                y={"field": "var", "type": "quantitative", "scale": y_scale},
+                color={"field": "label", "type": "nominal", "scale": color_scale, "sort": None},
+                tooltip=tooltip,
+            ),
+        ),
+    ]
+    chart = alt.LayerChart(layer=layers, datasets=datasets)
+    if infinite_note:
+        chart.title = {"text": infinite_note, "color": "#8A4B00"}
+    return finish(chart, height=height)
+
+
+def k_lambda_histogram(
+    values: ArrayLike,
+    lam: float,
+    *,
+    key: str = "k_lambda",
+    true_value: float | None = None,
+    mean: float | None = None,
+    neg_fraction: float | None = None,
+    domain: tuple[float, float] | None = None,
+    height: int = 300,
+) -> alt.LayerChart:
+    """:func:`charts.histograms.per_sample_histogram` of kλ, titled with its λ.
+
+    ``key`` sets the colour (``"k_lambda"``, or ``"k3"`` for λ = 1).
+    """
+    chart = per_sample_histogram(
+        values,
+        key,
+        true_value=true_value,
+        mean=mean,
+        neg_fraction=neg_fraction,
+        domain=domain,
+        height=height,
+    )
+    name = "k3 = kλ at λ = 1" if key == "k3" else f"kλ at λ = {lam:.4g}"
+    title = chart.title
+    subtitle = title["subtitle"] if isinstance(title, dict) else None
+    chart.title = {"text": name, "subtitle": subtitle} if subtitle else {"text": name}
+    return chart
+
+
+def k_lambda_profile(
+    logr: ArrayLike,
+    curves: Sequence[tuple[str, ArrayLike, str, bool]],
+    *,
+    negative: tuple[float, float] | None = None,
+    negative_label: str = "kλ < 0 here",
+    y_domain: tuple[float, float] = (-1.5, 3.0),
+    height: int = 330,
+) -> alt.LayerChart:
+    """Estimators as functions of log r, with the region below 0 shaded.
+
+    Parameters
+    ----------
+    logr : array_like
+        The grid of log r (x-axis).
+    curves : sequence of (label, values, colour, dashed)
+        One line per estimator, values on the ``logr`` grid (from
+        ``kl_core.estimators``).
+    negative : (float, float), optional
+        An interval of log r where the first curve is < 0 (from
+        ``kl_core.bregman.k_lambda_negative_interval``); drawn as a band.
+        Infinite ends are clipped to the grid.
+    negative_label : str
+        Label of that band.
+    y_domain : (float, float), default (-1.5, 3)
+        The y-range shown; lines leaving it are clipped.
+    height : int, default 330
+        Chart height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        A finished chart.
+    """
+    x = np.asarray(logr, dtype=np.float64).ravel()
+    rows = []
+    for label_, values, _, _ in curves:
+        v = np.asarray(values, dtype=np.float64).ravel()
+        if v.shape != x.shape:
+            raise ValueError(f"curve {label_!r} has {v.size} values for {x.size} points")
+        rows.append(pd.DataFrame({"logr": x, "value": v, "curve": label_}))
+    lines = pd.concat(rows, ignore_index=True)
+    lo_x, hi_x = float(x.min()), float(x.max())
+    y_lo, y_hi = y_domain
+    x_scale = {"domain": [lo_x, hi_x], "nice": False, "zero": False}
+    y_scale = {"domain": [y_lo, y_hi], "nice": False, "zero": False}
+    x_enc = {
+        "field": "logr",
+        "type": "quantitative",
+        "scale": x_scale,
+        "title": "log r = log p(x) − log q(x) of one sample",
+        "axis": {"tickCount": 10},
+    }
+    datasets = {
+        "lines": records(lines),
+        "below": records(pd.DataFrame({"logr": [lo_x], "logr2": [hi_x], "y": [y_lo], "y2": [0.0]})),
+    }
+    layers = [
+        alt.Chart(
+            {"name": "below"},
+            mark={"type": "rect", "color": NEGATIVE_SHADE, "opacity": 0.06},
+            encoding=alt.FacetedEncoding(
+                x={"field": "logr", "type": "quantitative", "scale": x_scale},
+                x2={"field": "logr2"},
+                y={"field": "y", "type": "quantitative", "scale": y_scale},
+                y2={"field": "y2"},
+            ),
+        )
+    ]
+    if negative is not None:
+        a, b = max(negative[0], lo_x), min(negative[1], hi_x)
+        if a < b:
+            datasets["negative"] = records(
+                pd.DataFrame(
+                    {"logr": [a], "logr2": [b], "y": [y_lo], "y2": [0.0], "text": [negative_label]}
+                )
+            )
+            layers.append(
+                alt.Chart(
+                    {"name": "negative"},
+                    mark={"type": "rect", "color": color("k_lambda"), "opacity": 0.22},
+                    encoding=alt.FacetedEncoding(
+                        x={"field": "logr", "type": "quantitative", "scale": x_scale},
+                        x2={"field": "logr2"},
+                        y={"field": "y", "type": "quantitative", "scale": y_scale},
+                        y2={"field": "y2"},
+                    ),
+                )
+            )
+            right = b > lo_x + 0.6 * (hi_x - lo_x)
+            layers.append(
+                alt.Chart(
+                    {"name": "negative"},
+                    mark={
+                        "type": "text",
+                        "align": "right" if right else "left",
+                        "baseline": "bottom",
+                        "dx": -4 if right else 4,
+                        "dy": -4,
+                        "fontSize": 14,
+                        "color": "#6B2D57",
+                    },
+                    encoding=alt.FacetedEncoding(
+                        x={"field": "logr2" if right else "logr", "type": "quantitative",
+                           "scale": x_scale},
+                        y={"field": "y", "type": "quantitative", "scale": y_scale},
+                        text={"field": "text", "type": "nominal"},
+                    ),
+                )
+            )
+    datasets["zero"] = records(pd.DataFrame({"value": [0.0]}))
+    layers.append(
+        alt.Chart(
+            {"name": "zero"},
+            mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1.5},
+            encoding=alt.FacetedEncoding(
+                y={"field": "value", "type": "quantitative", "scale": y_scale}
+            ),
+        )
+    )
+    labels = [c[0] for c in curves]
+    layers.append(
+        alt.Chart(
+            {"name": "lines"},
+            mark={"type": "line", "strokeWidth": 3, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x_enc,
+                y={
+                    "field": "value",
+                    "type": "quantitative",
+                    "scale": y_scale,
+                    "title": "per-sample value",
+                },
+                color={
+                    "field": "curve",
+                    "type": "nominal",
+                    "scale": {"domain": labels, "range": [c[2] for c in curves]},
+                    "legend": _legend(),
+                    "sort": None,
+                },
+                strokeDash={
+                    "field": "curve",
+                    "type": "nominal",
+                    "scale": {"domain": labels, "range": [[6, 4] if c[3] else [1, 0] for c in curves]},
+                    "legend": None,
+                },
+                tooltip=[
+                    {"field": "curve", "type": "nominal", "title": "estimator"},
+                    {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3f"},
+                    {"field": "value", "type": "quantitative", "title": "value", "format": ".4g"},
+                ],
+            ),
+        )
+    )
+    chart = alt.LayerChart(layer=layers, datasets=datasets)
+    return finish(chart, height=height)
+
+
+def nonfinite_runs(x: ArrayLike, y: ArrayLike) -> list[tuple[float, float]]:
+    """The x-intervals over which ``y`` is not finite (each run of grid points, widened
+    half a grid step on each side so single points show)."""
+    xa = np.asarray(x, dtype=np.float64).ravel()
+    bad = ~np.isfinite(np.asarray(y, dtype=np.float64).ravel())
+    runs: list[tuple[float, float]] = []
+    if not bad.any():
+        return runs
+    half = 0.5 * float(np.min(np.diff(xa))) if xa.size > 1 else 0.5
+    i = 0
+    while i < xa.size:
+        if bad[i]:
+            j = i
+            while j + 1 < xa.size and bad[j + 1]:
+                j += 1
+            runs.append((max(float(xa[i]) - half, float(xa[0])), min(float(xa[j]) + half, float(xa[-1]))))
+            i = j + 1
+        else:
+            i += 1
+    return runs
+
+
+def _infinite_band(runs: list[tuple[float, float]], x_scale: dict, text: str) -> tuple[list, list]:
+    """Rows and layers of grey bands over ``runs``, each labelled ``text`` up its middle."""
+    rows = pd.DataFrame(
+        {
+            "a": [r[0] for r in runs],
+            "b": [r[1] for r in runs],
+            "mid": [0.5 * (r[0] + r[1]) for r in runs],
+            "text": [text] * len(runs),
+        }
+    )
+    layers = [
+        alt.Chart(
+            {"name": "infinite"},
+            mark={"type": "rect", "color": INFINITE_SHADE, "opacity": 0.18},
+            encoding=alt.FacetedEncoding(
+                x={"field": "a", "type": "quantitative", "scale": x_scale},
+                x2={"field": "b"},
+            ),
+        ),
+        alt.Chart(
+            {"name": "infinite"},
+            mark={
+                "type": "text",
+                "angle": 270,
+                "align": "right",
+                "baseline": "middle",
+                "dx": -10,
+                "fontSize": 14,
+                "color": "#31333F",
+            },
+            encoding=alt.FacetedEncoding(
+                x={"field": "mid", "type": "quantitative", "scale": x_scale},
+                y={"value": 0},
+                text={"field": "text", "type": "nominal"},
+            ),
+        ),
+    ]
+    return records(rows), layers
+
+
+def gain_chart(
+    thetas: ArrayLike,
+    gain: ArrayLike,
+    *,
+    theta_title: str,
+    true_kl: ArrayLike | None = None,
+    lam_star: ArrayLike | None = None,
+    current: tuple[float, float] | None = None,
+    infinite_text: str = "Var(k3) = ∞ here",
+    height: int = 330,
+) -> alt.LayerChart:
+    """Var(k3)/Var(kλ*) along a path, on a log scale, with infinite stretches shaded.
+
+    Parameters
+    ----------
+    thetas, gain : array_like
+        Positions θ along the path and the gain there (``GainCurve.gain``);
+        ``inf``/``nan`` where Var(k3) is infinite.
+    theta_title : str
+        The x-axis title: what θ is.
+    true_kl, lam_star : array_like, optional
+        KL[q, p_θ] and λ*, shown in the tooltip.
+    current : (float, float), optional
+        A (θ, gain) point to mark, e.g. Schulman's μ = 1.
+    infinite_text : str
+        Label of the shaded stretches where the gain is not finite.
+    height : int, default 330
+        Chart height in pixels.
+    """
+    th = np.asarray(thetas, dtype=np.float64).ravel()
+    g = np.asarray(gain, dtype=np.float64).ravel()
+    df = pd.DataFrame({"theta": th, "gain": np.where(np.isfinite(g), g, np.nan)})
+    tooltip = [
+        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
+        {"field": "gain", "type": "quantitative", "title": "Var(k3)/Var(kλ*)", "format": ".4g"},
+    ]
+    if true_kl is not None:
+        df["kl"] = np.asarray(true_kl, dtype=np.float64).ravel()
+        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q,p]", "format": ".4g"})
+    if lam_star is not None:
+        df["lam_star"] = np.asarray(lam_star, dtype=np.float64).ravel()
+        tooltip.append({"field": "lam_star", "type": "quantitative", "title": "λ*", "format": ".4g"})
+    finite = df["gain"].dropna()
+    top = max(float(finite.max()) if len(finite) else 2.0, 2.0)
+    x_scale = {"domain": [float(th.min()), float(th.max())], "nice": False, "zero": False}
+    y_scale = {"type": "log", "domain": [1.0, top * 1.15], "nice": False}
+    ticks = [v for v in _LOG_TICKS if v <= top * 1.15]
+    datasets = {"gain": records(df), "one": records(pd.DataFrame({"gain": [1.0]}))}
+    layers = []
+    runs = nonfinite_runs(th, g)
+    if runs:
+        datasets["infinite"], band = _infinite_band(runs, x_scale, infinite_text)
+        layers.extend(band)
+    layers.append(
+        alt.Chart(
+            {"name": "gain"},
+            mark={"type": "line", "color": color("k_lambda"), "strokeWidth": 3,
+                  "point": {"filled": True, "size": 60, "opacity": 0}},
+            encoding=alt.FacetedEncoding(
+                x={"field": "theta", "type": "quantitative", "scale": x_scale, "title": theta_title},
+                y={
+                    "field": "gain",
+                    "type": "quantitative",
+                    "scale": y_scale,
+                    "title": "Var(k3) / Var(kλ*)  (log scale)",
+                    "axis": {"values": ticks, "format": "~g"},
+                },
+                tooltip=tooltip,
+            ),
+        )
+    )
+    if current is not None and math.isfinite(current[1]):
+        datasets["current"] = records(
+            pd.DataFrame(
+                {"theta": [current[0]], "gain": [current[1]], "text": [f"×{current[1]:.3g}"]}
+            )
+        )
+        layers.append(
+            alt.Chart(
+                {"name": "current"},
+                mark={"type": "point", "color": REFERENCE_COLOR, "filled": True, "size": 110},
+                encoding=alt.FacetedEncoding(
+                    x={"field": "theta", "type": "quantitative", "scale": x_scale},
+                    y={"field": "gain", "type": "quantitative", "scale": y_scale},
+                ),
+            )
+        )
+        layers.append(
+            alt.Chart(
+                {"name": "current"},
+                mark={"type": "text", "align": "left", "dx": 8, "dy": -10, "fontSize": 14,
+                      "color": REFERENCE_COLOR},
+                encoding=alt.FacetedEncoding(
+                    x={"field": "theta", "type": "quantitative", "scale": x_scale},
+                    y={"field": "gain", "type": "quantitative", "scale": y_scale},
+                    text={"field": "text", "type": "nominal"},
+                ),
+            )
+        )
+    chart = alt.LayerChart(layer=layers, datasets=datasets)
+    return finish(chart, height=height)
+
+
+def lambda_star_chart(
+    thetas: ArrayLike,
+    lam_star: ArrayLike,
+    *,
+    theta_title: str,
+    infinite: ArrayLike | None = None,
+    infinite_text: str = "χ² = ∞: λ* = 0",
+    height: int = 330,
+) -> alt.LayerChart:
+    """λ* along a path, with λ = 1 (k3) as a reference line.
+
+    Parameters
+    ----------
+    thetas, lam_star : array_like
+        Positions θ and λ* there (``GainCurve.lam_star``).
+    theta_title : str
+        The x-axis title.
+    infinite : array_like, optional
+        Values that are non-finite where the band should be shaded (e.g. the
+        variance of k3 along the path).
+    height : int, default 330
+        Chart height in pixels.
+    """
+    th = np.asarray(thetas, dtype=np.float64).ravel()
+    ls = np.asarray(lam_star, dtype=np.float64).ravel()
+    df = pd.DataFrame({"theta": th, "lam_star": ls})
+    top = max(1.1, float(np.nanmax(np.where(np.isfinite(ls), ls, np.nan))) * 1.08)
+    bottom = min(0.0, float(np.nanmin(np.where(np.isfinite(ls), ls, np.nan))))
+    x_scale = {"domain": [float(th.min()), float(th.max())], "nice": False, "zero": False}
+    y_scale = {"domain": [bottom, top], "nice": False, "zero": True}
+    datasets = {
+        "lam": records(df),
+        "ref": records(pd.DataFrame({"y": [1.0], "text": ["λ = 1 (k3)"]})),
+    }
+    layers = []
+    if infinite is not None:
+        runs = nonfinite_runs(th, infinite)
+        if runs:
+            datasets["infinite"], band = _infinite_band(runs, x_scale, infinite_text)
+            layers.extend(band)
+    layers.extend(
+        [
+            alt.Chart(
+                {"name": "ref"},
+                mark={"type": "rule", "color": color("k3"), "strokeDash": [6, 4], "strokeWidth": 2},
+                encoding=alt.FacetedEncoding(
+                    y={"field": "y", "type": "quantitative", "scale": y_scale}
+                ),
+            ),
+            alt.Chart(
+                {"name": "ref"},
+                mark={"type": "text", "align": "right", "baseline": "bottom", "dy": -4,
+                      "fontSize": 14, "color": color("k3")},
+                encoding=alt.FacetedEncoding(
+                    x={"value": {"expr": "width - 4"}},
+                    y={"field": "y", "type": "quantitative", "scale": y_scale},
+                    text={"field": "text", "type": "nominal"},
+                ),
+            ),
+            alt.Chart(
+                {"name": "lam"},
+                mark={"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 3},
+                encoding=alt.FacetedEncoding(
+                    x={"field": "theta", "type": "quantitative", "scale": x_scale,
+                       "title": theta_title},
+                    y={"field": "lam_star", "type": "quantitative", "scale": y_scale,
+                       "title": "λ*, the variance-optimal λ"},
+                    tooltip=[
+                        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
+                        {"field": "lam_star", "type": "quantitative", "title": "λ*",
+                         "format": ".4g"},
+                    ],
+                ),
+            ),
+        ]
+    )
+    chart = alt.LayerChart(layer=layers, datasets=datasets)
+    return finish(chart, height=height)
