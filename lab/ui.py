@@ -25,8 +25,10 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
+from altair.utils.schemapi import SchemaBase
 
 from charts.palette import color, label
 from kl_core.estimators import ESTIMATORS
@@ -49,6 +51,79 @@ def caption(text: str) -> None:
     st.markdown(f":material/visibility: {text}")
 
 
+def _inline(node: Any, datasets: dict[str, list]) -> Any:
+    """Replace every ``{"name": d}`` data reference by ``{"values": rows}``."""
+    if isinstance(node, dict):
+        if set(node) == {"name"} and node["name"] in datasets:
+            return {"values": datasets[node["name"]]}
+        return {k: _inline(v, datasets) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_inline(v, datasets) for v in node]
+    return node
+
+
+def _spec(ch: alt.TopLevelMixin) -> dict[str, Any]:
+    """The chart's Vega-Lite spec, built the fast way.
+
+    Altair's ``to_dict`` deep-copies the chart and every data row (~7 ms per
+    chart), and Streamlit turns each top-level dataset into an Arrow table on
+    every rerun; together that was most of a page's rerun time.  Our builders
+    are Altair objects whose insides are plain Vega-Lite dicts, so for them the
+    spec is just those dicts (:func:`_raw`), plus the ``$schema`` and theme
+    config that ``to_dict`` adds; the rows (≤ 5,000, checked by the builders)
+    are written inline where each layer names its dataset.  Charts with
+    ``params`` (selections) take Altair's own path, which lifts them.
+    ``tests/app/test_chart_spec.py`` checks both paths agree on every chart
+    of every page.
+    """
+    datasets = ch.datasets if isinstance(ch.datasets, dict) else {}
+    bare = ch.copy(deep=False)
+    bare.datasets = alt.Undefined
+    spec = _raw(bare)
+    if _has_params(spec):
+        spec = bare.to_dict(validate=False)
+    else:
+        theme = alt.theme.get()() if alt.theme.get() else {}
+        config = _merge(theme.get("config", {}), spec.get("config", {}))
+        spec = {"$schema": alt.SCHEMA_URL, **spec}
+        if config:
+            spec["config"] = config
+    native = {name: [_native_row(r) for r in rows] for name, rows in datasets.items()}
+    return _inline(spec, native)
+
+
+def _raw(node: Any) -> Any:
+    """Altair objects and dicts as plain dicts, ``Undefined`` dropped."""
+    if isinstance(node, SchemaBase):
+        node = node._kwds
+    if isinstance(node, dict):
+        return {k: _raw(v) for k, v in node.items() if v is not alt.Undefined}
+    if isinstance(node, (list, tuple)):
+        return [_raw(v) for v in node]
+    return node
+
+
+def _has_params(node: Any) -> bool:
+    if isinstance(node, dict):
+        return "params" in node or any(_has_params(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_has_params(v) for v in node)
+    return False
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """``top`` over ``base``, recursively (Altair's theme merge)."""
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _native_row(row: dict[str, Any]) -> dict[str, Any]:
+    # Builders may hand numpy scalars (np.int64 is not JSON-serialisable).
+    return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
+
+
 def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None) -> None:
     """Draw the Altair chart ``ch`` at container width, its caption and a Save menu.
 
@@ -59,7 +134,7 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None) -> No
     # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
     # validates every builder instead.  The element is the same one
     # st.altair_chart draws (Streamlit theme, hover toolbar, full width).
-    st.vega_lite_chart(ch.to_dict(validate=False), width="stretch")
+    st.vega_lite_chart(_spec(ch), width="stretch")
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
             st.markdown(f":material/visibility: {caption}", width="stretch")
