@@ -172,10 +172,19 @@ def records(df: pd.DataFrame) -> list[dict]:
     nulls, since JSON has no ``inf``/``nan``.
     """
     check_rows(df)
-    clean = df.replace([np.inf, -np.inf], np.nan)
-    if clean.isna().to_numpy().any():
-        clean = clean.astype(object).where(clean.notna(), None)
-    return clean.to_dict("records")
+    # Column by column with .tolist() (plain Python values): pandas' own
+    # to_dict("records") costs ~1-2 ms even for a one-row frame.
+    columns = []
+    for name in df.columns:
+        col = df[name]
+        values = col.tolist()
+        if col.dtype.kind == "f" and not np.isfinite(col.to_numpy()).all():
+            values = [v if math.isfinite(v) else None for v in values]
+        elif col.dtype.kind == "O":
+            values = [None if isinstance(v, float) and not math.isfinite(v) else v for v in values]
+        columns.append(values)
+    names = [str(c) for c in df.columns]
+    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 def _fmt(x: float) -> str:
