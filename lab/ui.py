@@ -52,10 +52,10 @@ def caption(text: str) -> None:
 
 
 def _inline(node: Any, datasets: dict[str, list]) -> Any:
-    """Replace every ``{"name": d}`` data reference by ``{"values": rows}``."""
+    """Write the rows inline wherever a layer names a dataset: ``{"name": d, "values": rows}``."""
     if isinstance(node, dict):
         if set(node) == {"name"} and node["name"] in datasets:
-            return {"values": datasets[node["name"]]}
+            return {"name": node["name"], "values": datasets[node["name"]]}
         return {k: _inline(v, datasets) for k, v in node.items()}
     if isinstance(node, list):
         return [_inline(v, datasets) for v in node]

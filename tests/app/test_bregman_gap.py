@@ -68,8 +68,20 @@ def specs(at: AppTest) -> list[dict]:
             d.name: pa.ipc.open_stream(d.data.data).read_pandas().to_dict("records")
             for d in c.proto.datasets
         }
+        _inline_datasets(spec, spec["datasets"])  # lab.ui writes rows inline, named
         out.append(spec)
     return out
+
+
+def _inline_datasets(node, found: dict) -> None:
+    if isinstance(node, dict):
+        if "name" in node and isinstance(node.get("values"), list):
+            found.setdefault(node["name"], node["values"])
+        for v in list(node.values()):
+            _inline_datasets(v, found)
+    elif isinstance(node, list):
+        for v in node:
+            _inline_datasets(v, found)
 
 
 def captions(at: AppTest) -> str:
