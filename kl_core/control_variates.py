@@ -88,9 +88,14 @@ class LambdaParabola:
 
     @property
     def gain(self) -> float:
-        r""":math:`\mathrm{Var}(k_3) / \mathrm{Var}(k_{\lambda^*}) \ge 1`: how much λ* beats λ = 1."""
+        r""":math:`\mathrm{Var}(k_3) / \mathrm{Var}(k_{\lambda^*}) \ge 1`: how much λ* beats λ = 1.
+
+        NaN when ``p == q``: both variances vanish, and the limit as ``p → q``
+        depends on the direction of approach (1 for a mean shift, about 2.3
+        for a Gaussian scale change).
+        """
         if self.var_optimal == 0.0:
-            return 1.0 if self.var_k3 == 0.0 else math.inf
+            return math.nan if self.var_k3 == 0.0 else math.inf
         return self.var_k3 / self.var_optimal
 
 
@@ -144,8 +149,9 @@ class GainCurve:
     @property
     def gain(self) -> np.ndarray:
         r""":math:`\mathrm{Var}(k_3)/\mathrm{Var}(k_{\lambda^*})` at each :math:`\theta`."""
+        # 0/0 at θ = 0 is NaN on purpose: the limit depends on the path.
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.var_optimal > 0, self.var_k3 / self.var_optimal, 1.0)
+            return self.var_k3 / self.var_optimal
 
 
 def gain_along_path(path: str, thetas: ArrayLike) -> GainCurve:
@@ -158,7 +164,7 @@ def gain_along_path(path: str, thetas: ArrayLike) -> GainCurve:
     path : str
         A key of :data:`kl_core.paths.PATHS`.
     thetas : array_like
-        Positions along the path; :math:`\theta = 0` gives gain 1.
+        Positions along the path; at :math:`\theta = 0` the gain is 0/0 (NaN).
 
     Returns
     -------

@@ -387,7 +387,10 @@ class Categorical(Distribution):
     @property
     def log_probs(self) -> np.ndarray:
         """Normalised log-probabilities of categories 0 … K−1."""
+        # Shift by the maximum first: logits that differ by a constant then give
+        # bit-identical log-probabilities, so KL between them is exactly 0.
         lg = np.asarray(self.logits)
+        lg = lg - lg.max()
         return lg - special.logsumexp(lg)
 
     @property

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kl_core import estimators as est
-from kl_core._quadrature import integrate_real_line
+from kl_core._quadrature import QuadratureError, integrate_real_line
 from kl_core._validation import check_finite
 from kl_core.distributions import (
     Categorical,
@@ -254,6 +254,16 @@ def _tail_note(q: Distribution, p: Distribution, g: _Integrand) -> str:
     return ""
 
 
+class _Overflow(ArithmeticError):
+    """The integrand exceeds the largest double somewhere in the bulk."""
+
+
+_OVERFLOW_NOTE = (
+    "it is finite in exact arithmetic but larger than the largest double (about 1.8e308), "
+    "e.g. E_q[r²] = e^{μ²} for Gaussians μ apart"
+)
+
+
 def _expect(q: Distribution, p: Distribution, g: _Integrand) -> tuple[float, str]:
     """E_q[g(log r)] and, if it is infinite, the reason."""
     if isinstance(q, Categorical):
@@ -281,10 +291,19 @@ def _expect(q: Distribution, p: Distribution, g: _Integrand) -> tuple[float, str
                 lp = p.logpdf(x[hot])
                 big[hot] = sum(fn(th) * np.exp(k * lp + (1.0 - k) * lq) for k, fn in g.terms)
         out = np.where(hot, big, direct)
-        return np.where(np.isfinite(out), out, 0.0)
+        if np.isposinf(out).any():
+            raise _Overflow
+        return np.where(np.isnan(out), 0.0, out)  # 0·inf where q underflows
 
     c, s, marks = _bulk(q, p)
-    value, _ = integrate_real_line(integrand, c, s, breakpoints=marks)
+    try:
+        value, _ = integrate_real_line(integrand, c, s, breakpoints=marks)
+    except (_Overflow, QuadratureError) as exc:
+        if isinstance(exc, QuadratureError) and math.isfinite(exc.value):
+            raise
+        return math.inf, _OVERFLOW_NOTE
+    if not math.isfinite(value):
+        return math.inf, _OVERFLOW_NOTE
     return value, ""
 
 
@@ -435,7 +454,9 @@ def estimator_moments(
         what = DIVERGENCES[info.divergence].name if info.divergence else f"E_q[{info.name}]"
         return Moments(mean, math.inf, f"{what} is infinite: {note}" if note else "")
     var, vnote = _expect(q, p, _squared_deviation(g, mean))
-    if vnote:
+    if vnote == _OVERFLOW_NOTE:
+        vnote = f"Var({info.name}) is reported as inf: {vnote}"
+    elif vnote:
         vnote = f"Var({info.name}) is infinite: {vnote}"
     return Moments(mean, max(var, 0.0), vnote)
 

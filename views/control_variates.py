@@ -173,8 +173,9 @@ elif all_infinite:
 elif chi2_infinite:
     st.warning(
         "**χ²(p‖q) = Var_q(r) is infinite for this pair**: the control variate r − 1 itself has "
-        "infinite variance (p's tails are too heavy for q's: E_q[r²] = ∫ p²/q "
-        "diverges). Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 included — and the best one "
+        "infinite variance: E_q[r²] = ∫ p²/q diverges when p's tails are too heavy for "
+        "q's, and exceeds the largest double (≈1.8e308) when q and p are very far apart, "
+        "as e^{μ²} does for Gaussians μ > 26.6 apart. Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 included — and the best one "
         "can do is λ* = 0, plain k1. The histograms can still look tame: the variance lives in "
         "rare, huge values of r that a finite sample seldom contains.",
         icon=":material/warning:",

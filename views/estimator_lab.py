@@ -253,7 +253,9 @@ zero_kl = true_kl == 0.0
 
 def reason(note: str) -> str:
     """A core note without its "X is infinite: " head."""
-    return note.split(" is infinite: ", 1)[-1]
+    for head in (" is infinite: ", " is reported as inf: "):
+        note = note.split(head, 1)[-1]
+    return note
 
 
 def names(ks) -> str:
@@ -285,7 +287,9 @@ for why, ks in infinite_var.items():
     st.warning(
         f"**{', '.join(f'Var({ESTIMATORS[k].name})' for k in ks[:-1])}"
         f"{' and ' if len(ks) > 1 else ''}Var({ESTIMATORS[ks[-1]].name}) "
-        f"{'is' if len(ks) == 1 else 'are'} infinite**: {why}.{hint} Their means are still "
+        f"{'is' if len(ks) == 1 else 'are'} "
+        f"{'too large for a double (shown as ∞)' if 'largest double' in why else 'infinite'}**: "
+        f"{why}.{hint} Their means are still "
         "finite, but their estimates do not settle into a normal shape: no normal curve is "
         "drawn, and the ±2 SE bands and SE columns understate the uncertainty (a rare huge "
         "value can move an estimate far at any N).",

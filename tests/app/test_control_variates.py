@@ -167,7 +167,7 @@ def test_p_equal_q_is_explained():
     clean(at)
     assert any("p = q" in i.value for i in at.info)
     assert metric(at, "Var(k3)") == "0"
-    assert metric(at, "gain") == "×1"
+    assert metric(at, "gain") == "—"  # 0/0: undefined at p = q (the limit depends on the path)
 
 
 def test_categorical_pair_runs_with_the_core_numbers():
@@ -202,7 +202,8 @@ def test_extreme_pairs_run_cleanly(q, p):
 def test_a_pair_too_far_apart_for_the_exact_variances_says_so():
     at = open_page(p="normal(30,1)")
     assert not at.exception
-    assert any("extremely far apart" in e.value for e in at.error)
+    # χ² = e^900 − 1 overflows a double: the core reports inf and the page explains it.
+    assert any("exceeds the largest double" in w.value for w in at.warning)
 
 
 def test_changing_every_widget_reruns_cleanly():

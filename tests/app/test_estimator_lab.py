@@ -307,7 +307,7 @@ def test_too_many_draws_are_refused_with_a_message():
     [
         ("t(1,0,1)", "normal(0,1)", "KL[q,p] is infinite"),  # Cauchy sampler
         ("normal(0,1)", "t(2,0,1)", "KL[p,q] is infinite"),
-        ("normal(0,1)", "normal(30,1)", "could not compute the exact moments"),
+        ("normal(0,1)", "normal(30,1)", "larger than the largest double"),
         ("categorical(0,0,0)", "categorical(1,1,1)", None),  # p = q up to rounding
         ("normal(0,1)", "normal(0,0.001)", None),
         ("mixture(0.5:-1:1,0.5:1:1)", "laplace(0,1)", None),
