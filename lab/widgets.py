@@ -15,7 +15,7 @@ from kl_core.distributions import Distribution, parse
 from lab import state
 from lab.ui import fail
 
-__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker"]
+__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker", "seed_picker"]
 
 SPEC_HELP = (
     "Type a distribution as `family(parameters)`:\n\n"
@@ -74,3 +74,18 @@ def distribution_pair(
     if q.discrete and getattr(q, "k", None) != getattr(p, "k", None):
         fail(f"q has {q.k} categories but p has {p.k}; give both the same number of logits.")
     return q, p
+
+
+def seed_picker() -> int:
+    """The seed field, ``?seed=``: one definition, so the seed carries from page to page."""
+    return int(
+        state.number(
+            "Seed",
+            "seed",
+            min_value=0,
+            max_value=2**31 - 1,
+            value=0,
+            step=1,
+            help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
+        )
+    )

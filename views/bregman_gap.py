@@ -17,7 +17,7 @@ from kl_core._quadrature import QuadratureError
 from kl_core.bregman import tangent_picture
 from kl_core.divergences import DIVERGENCES
 from lab import cache, state, ui
-from lab.widgets import distribution_pair
+from lab.widgets import distribution_pair, seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
 # The x-range of every picture: dense where log u bends near 0, 121 points in all
@@ -56,15 +56,7 @@ with c_draws:
         help="Each draw x gives one ratio r = p(x)/q(x): one point on the curve and one gap.",
     )
 with c_seed:
-    seed = state.number(
-        "Seed",
-        "seed",
-        min_value=0,
-        max_value=2**31 - 1,
-        value=0,
-        step=1,
-        help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
-    )
+    seed = seed_picker()
 
 st.header("KL[q, p]: the curve log r under its tangent r − 1")
 chart_col, num_col = st.columns([3.2, 1], gap="medium")

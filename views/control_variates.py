@@ -28,7 +28,7 @@ from kl_core._quadrature import QuadratureError
 from kl_core.bregman import k_lambda_negative_interval
 from kl_core.paths import PATHS
 from lab import cache, state, ui
-from lab.widgets import distribution_pair
+from lab.widgets import distribution_pair, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
 # The θ grid of each path's gain curve.  θ = 0 (p = q, gain 0/0) is left out: the gain
@@ -121,15 +121,7 @@ with c_n:
         help="How many samples the per-sample histograms below are made of.",
     )
 with c_seed:
-    seed = state.number(
-        "Seed",
-        "seed",
-        min_value=0,
-        max_value=2**31 - 1,
-        value=0,
-        step=1,
-        help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
-    )
+    seed = seed_picker()
 
 # ------------------------------------------------------------ the exact numbers
 var_lam = float(par.variance(lam))

@@ -30,7 +30,7 @@ from kl_core.exact import Moments
 from kl_core.presets import PRESETS
 from kl_core.published import match_published
 from lab import cache, state, ui
-from lab.widgets import distribution_pair
+from lab.widgets import distribution_pair, seed_picker
 
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
 DEFAULT_KEYS = ("k1", "k2", "k3")
@@ -157,15 +157,7 @@ with c_r:
         help="Repeated estimates: how many independent estimates, each from N fresh draws.",
     )
 with c_seed:
-    seed = state.number(
-        "Seed",
-        "seed",
-        min_value=0,
-        max_value=2**31 - 1,
-        value=0,
-        step=1,
-        help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
-    )
+    seed = seed_picker()
 c_keys, c_lam = st.columns([1.25, 1], gap="medium")
 with c_keys:
     chosen = state.multiselect(
