@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.histograms import bin_values, check_rows, common_domain
+from charts.histograms import bars_layer, bin_values, check_rows, common_domain
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from kl_core.sampling import NormalApproximation
 
@@ -240,7 +240,7 @@ def batch_means_histogram(
         if approx is not None and math.isinf(approx.var):
             subtitle[1] += " · no curve: Var = ∞"
     if binned.outside_share > 0:
-        subtitle.append(f"{binned.outside_share:.1%} of the {v.size:,} off-axis")
+        subtitle.append(f"{binned.outside_share:.1%} of the {v.size:,} beyond the x-range shown")
     x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
     tallest = float(binned.table["share"].max())
     datasets: dict[str, list[dict]] = {"bins": records(binned.table)}
@@ -252,33 +252,15 @@ def batch_means_histogram(
     y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)
 
     layers: list[alt.Chart] = [
-        alt.Chart(
-            {"name": "bins"},
-            mark={"type": "rect", "color": color(key), "opacity": 0.85},
-            encoding=alt.FacetedEncoding(
-                x={
-                    "field": "left",
-                    "type": "quantitative",
-                    "scale": x_scale,
-                    "title": f"estimate of {true_label}",
-                    "axis": {"tickCount": 5},
-                },
-                x2={"field": "right"},
-                y={
-                    "field": "share",
-                    "type": "quantitative",
-                    "title": "share of the estimates",
-                    "axis": {"format": "%", "tickCount": 5},
-                    "scale": {"domain": [0.0, y_top], "nice": False},
-                },
-                y2={"datum": 0},
-                tooltip=[
-                    {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
-                    {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
-                    {"field": "count", "type": "quantitative", "title": "estimates"},
-                    {"field": "share", "type": "quantitative", "title": "share", "format": ".1%"},
-                ],
-            ),
+        bars_layer(
+            key,
+            x_scale=x_scale,
+            x_title=f"estimate of {true_label}",
+            y_title="share of the estimates",
+            y_top=y_top,
+            noun="estimates",
+            share_format=".1%",
+            opacity=0.85,
         )
     ]
     if drawable:

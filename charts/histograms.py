@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 
 __all__ = [
+    "bars_layer",
     "MAX_ROWS",
     "Binned",
     "bin_values",
@@ -195,6 +196,57 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def bars_layer(
+    key: str,
+    *,
+    x_scale: dict,
+    x_title: str,
+    y_title: str,
+    y_top: float,
+    noun: str,
+    share_format: str,
+    tick_count: int = 5,
+    opacity: float | None = None,
+) -> alt.Chart:
+    """The histogram bars of a binned table (``left``, ``right``, ``count``, ``share``).
+
+    Drawn from the dataset named ``"bins"``, in the estimator's colour, with a
+    tooltip giving the bin, its count of ``noun`` and its share.
+    """
+    mark: dict = {"type": "rect", "color": color(key)}
+    if opacity is not None:
+        mark["opacity"] = opacity
+    return alt.Chart(
+        {"name": "bins"},
+        mark=mark,
+        encoding=alt.FacetedEncoding(
+            x={
+                "field": "left",
+                "type": "quantitative",
+                "scale": x_scale,
+                "title": x_title,
+                "axis": {"tickCount": tick_count},
+            },
+            x2={"field": "right"},
+            y={
+                "field": "share",
+                "type": "quantitative",
+                "title": y_title,
+                "axis": {"format": "%", "tickCount": 5},
+                # headroom above the tallest bar for the true-value label
+                "scale": {"domain": [0.0, y_top], "nice": False},
+            },
+            y2={"datum": 0},
+            tooltip=[
+                {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
+                {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
+                {"field": "count", "type": "quantitative", "title": noun},
+                {"field": "share", "type": "quantitative", "title": "share", "format": share_format},
+            ],
+        ),
+    )
+
+
 def per_sample_histogram(
     values: ArrayLike,
     key: str,
@@ -271,34 +323,15 @@ def per_sample_histogram(
             )
         )
     layers.append(
-        alt.Chart(
-            {"name": "bins"},
-            mark={"type": "rect", "color": color(key)},
-            encoding=alt.FacetedEncoding(
-                x={
-                    "field": "left",
-                    "type": "quantitative",
-                    "scale": x_scale,
-                    "title": f"per-sample value of {name}",
-                    "axis": {"tickCount": 6},
-                },
-                x2={"field": "right"},
-                y={
-                    "field": "share",
-                    "type": "quantitative",
-                    "title": "share of samples",
-                    "axis": {"format": "%", "tickCount": 5},
-                    # headroom above the tallest bar for the true-value label
-                    "scale": {"domain": [0.0, y_top], "nice": False},
-                },
-                y2={"datum": 0},
-                tooltip=[
-                    {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
-                    {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
-                    {"field": "count", "type": "quantitative", "title": "samples"},
-                    {"field": "share", "type": "quantitative", "title": "share", "format": ".2%"},
-                ],
-            ),
+        bars_layer(
+            key,
+            x_scale=x_scale,
+            x_title=f"per-sample value of {name}",
+            y_title="share of samples",
+            y_top=y_top,
+            noun="samples",
+            share_format=".2%",
+            tick_count=6,
         )
     )
     if lo < 0.0 < hi:
