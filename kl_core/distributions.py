@@ -38,6 +38,7 @@ __all__ = [
     "StudentT",
     "log_ratio",
     "parse",
+    "practical_issue",
 ]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -466,6 +467,65 @@ def log_ratio(p: Distribution, q: Distribution, x: ArrayLike) -> np.ndarray:
     if p.discrete != q.discrete:
         raise ValueError("p and q must both be continuous or both be categorical")
     return p.logpdf(x) - q.logpdf(x)
+
+
+# ---------------------------------------------------------------- practical range
+
+#: Parameter ranges inside which double precision can still compare two
+#: distributions (``log_ratio`` squares 1/σ and μ/σ; a t sampler with tiny df
+#: draws values whose squares overflow).
+PRACTICAL = {"scale": (1e-6, 1e6), "location": 1e6, "df": 0.1, "logit": 1e4}
+
+
+def practical_issue(d: Distribution) -> str:
+    r"""Why ``d`` is outside the range where the lab's numbers stay meaningful, or ``""``.
+
+    The families accept any finite parameters, but in double precision
+    :func:`log_ratio` and the exact integrals overflow for scales outside
+    :math:`[10^{-6}, 10^{6}]`, locations beyond :math:`\pm 10^{6}`, Student t
+    with :math:`\nu < 0.1` or logits beyond :math:`\pm 10^{4}`.
+
+    Parameters
+    ----------
+    d : Distribution
+        A distribution.
+
+    Returns
+    -------
+    str
+        One sentence naming the parameter, or an empty string.
+
+    Examples
+    --------
+    >>> practical_issue(Gaussian(0, 1e-9))
+    'sigma = 1e-09 is outside [1e-06, 1e+06]'
+    """
+    lo, hi = PRACTICAL["scale"]
+    loc_max = PRACTICAL["location"]
+    scales: list[tuple[str, float]] = []
+    locations: list[tuple[str, float]] = []
+    if isinstance(d, Gaussian):
+        scales, locations = [("sigma", d.sigma)], [("mu", d.mu)]
+    elif isinstance(d, Laplace):
+        scales, locations = [("scale", d.scale)], [("loc", d.loc)]
+    elif isinstance(d, StudentT):
+        scales, locations = [("scale", d.scale)], [("loc", d.loc)]
+        if d.df < PRACTICAL["df"]:
+            return f"df = {d.df:g} is below {PRACTICAL['df']:g}"
+    elif isinstance(d, GaussianMixture):
+        scales = [("sigmas", s) for s in d.sigmas]
+        locations = [("means", m) for m in d.means]
+    elif isinstance(d, Categorical):
+        worst = max(abs(v) for v in d.logits)
+        if worst > PRACTICAL["logit"]:
+            return f"logits = {worst:g} is beyond ±{PRACTICAL['logit']:g}"
+    for name, v in scales:
+        if not lo <= v <= hi:
+            return f"{name} = {v:g} is outside [{lo:g}, {hi:g}]"
+    for name, v in locations:
+        if abs(v) > loc_max:
+            return f"{name} = {v:g} is beyond ±{loc_max:g}"
+    return ""
 
 
 # ---------------------------------------------------------------- parsing

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from kl_core.distributions import Distribution, parse
+from kl_core.distributions import Distribution, parse, practical_issue
 from lab import state
 from lab.ui import fail
 
@@ -50,6 +50,13 @@ def distribution_picker(label: str, key: str, default_spec: str, *, help: str | 
         dist = parse(spec)
     except ValueError as exc:
         fail(f"**{label}**: {exc}")
+    issue = practical_issue(dist)
+    if issue:
+        fail(
+            f"**{label}**: {issue}. The lab keeps scales within [1e-6, 1e6], locations within "
+            "±1e6, Student t's df ≥ 0.1 and logits within ±1e4: beyond that, double precision "
+            "can no longer tell the two distributions apart reliably."
+        )
     st.caption(f"= {dist.name}")
     return dist
 
