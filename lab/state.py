@@ -133,21 +133,22 @@ def _num_text(x: float) -> str:
     return f"{x:g}"
 
 
-def slider(
+def _numeric(
+    widget: Callable[..., Any],
     label: str,
     key: str,
     *,
     min_value: float,
     max_value: float,
-    value: float,
+    value: Any,
     step: float,
-    format: str | None = None,
-    help: str | None = None,
+    format: str | None,
+    help: str | None,
     **kwargs: Any,
 ) -> Any:
-    """``st.slider`` bound to ``?key=``; ints stay ints if all numbers are ints."""
+    """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped."""
     raw = _raw_from_url(_check_key(key))
-    out = st.slider(
+    out = widget(
         label,
         min_value=min_value,
         max_value=max_value,
@@ -163,6 +164,23 @@ def slider(
     _track(key, raw, out, allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}",
            fmt=_num_text)
     return out
+
+
+def slider(
+    label: str,
+    key: str,
+    *,
+    min_value: float,
+    max_value: float,
+    value: float,
+    step: float,
+    format: str | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """``st.slider`` bound to ``?key=``; ints stay ints if all numbers are ints."""
+    return _numeric(st.slider, label, key, min_value=min_value, max_value=max_value,
+                    value=value, step=step, format=format, help=help, **kwargs)
 
 
 def number(
@@ -178,23 +196,8 @@ def number(
     **kwargs: Any,
 ) -> Any:
     """``st.number_input`` bound to ``?key=``; ``min_value``/``max_value`` are required."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.number_input(
-        label,
-        min_value=min_value,
-        max_value=max_value,
-        value=value,
-        step=step,
-        format=format,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
-    )
-    kind = "a whole number" if isinstance(value, int) else "a number"
-    _track(key, raw, out, allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}",
-           fmt=_num_text)
-    return out
+    return _numeric(st.number_input, label, key, min_value=min_value, max_value=max_value,
+                    value=value, step=step, format=format, help=help, **kwargs)
 
 
 def _index(options: Sequence[T], value: T | None) -> int:
