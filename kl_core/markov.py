@@ -374,7 +374,7 @@ def _token_array(x: ArrayLike, k: int) -> np.ndarray:
 
 
 def check_length(length: int) -> int:
-    """Validate a sequence length T: a whole number in 1 … :data:`MAX_LENGTH`.
+    r"""Validate a sequence length: a whole number :math:`1 \le T \le T_{\max}` (:data:`MAX_LENGTH`).
 
     Parameters
     ----------
@@ -395,7 +395,7 @@ def check_length(length: int) -> int:
 def check_pair(
     policy: MarkovChain | str, ref: MarkovChain | str
 ) -> tuple[MarkovChain, MarkovChain]:
-    """Read ``policy`` and ``ref`` (chains or ``markov(...)`` specs) and check they share K.
+    r"""Read ``policy`` and ``ref`` (chains or ``markov(...)`` specs); check :math:`K_\theta = K_{\mathrm{ref}}`.
 
     Parameters
     ----------
@@ -428,7 +428,10 @@ def check_pair(
 
 
 def parse_markov(spec: str) -> MarkovChain:
-    """Read ``markov(a1,...,aK; b11,...,b1K; ...; bK1,...,bKK)`` into a chain.
+    r"""Read ``markov(a1,...,aK; b11,...,b1K; ...; bK1,...,bKK)`` into a chain.
+
+    Row 1 holds the first-token logits :math:`a`, row :math:`i + 1` the
+    next-token logits :math:`B_{i\cdot}` after token :math:`i` (see :class:`MarkovChain`).
 
     Parameters
     ----------
