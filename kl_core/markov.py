@@ -84,8 +84,9 @@ _ZIPF = 1.0
 
 
 def _num(x: float) -> str:
-    """A float as the shortest text that reads back to the same value."""
-    return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
+    """A float as the shortest text that reads back to the same value (-0 written as 0)."""
+    x = float(x) + 0.0
+    return repr(x).removesuffix(".0") if x.is_integer() else repr(x)
 
 
 def _log_softmax(logits: np.ndarray) -> np.ndarray:

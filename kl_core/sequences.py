@@ -137,7 +137,7 @@ class SequenceEstimatorInfo:
     latex : str
         The per-sequence value in LaTeX.
     target : str
-        ``"KL"`` (the sequence KL), ``"KL/T"`` or ``"E[sum k2]"`` (biased).
+        ``"KL"`` (the sequence KL), ``"KL/T"`` or ``"E[sum_k2]"`` (biased).
     unbiased : bool
         True if its mean equals its target exactly.
     summary : str
@@ -189,7 +189,7 @@ SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = {
             "sum_k2",
             "Σ k2",
             r"\sum_t \tfrac12 (\log r_t)^2",
-            "E[sum k2]",
+            "E[sum_k2]",
             False,
             "Biased: its mean is the sum of each position's E[½ log² r], not the KL.",
             est.BLOG,
