@@ -249,13 +249,24 @@ class SequenceCurves:
     per_position_kl_reverse: np.ndarray
 
     def relative_std(self, key: str) -> np.ndarray:
-        """Standard deviation over the estimator's target (KL, or KL/T for ``mean_k3``).
+        """Standard deviation per sequence over the KL it is compared with, for every T.
 
-        ``nan`` where the target is 0 (identical chains).
+        As in Schulman's table (stdev/true): the sequence KL for every
+        estimator (the biased ``sum_k2`` included), KL / T for ``mean_k3``.
+
+        Parameters
+        ----------
+        key : str
+            A key of :data:`SEQUENCE_KEYS`.
+
+        Returns
+        -------
+        numpy.ndarray
+            One ratio per T; ``nan`` where the KL is 0 (identical chains).
         """
+        if key not in self.std:
+            raise ValueError(f"key must be one of {list(self.std)}, got {key!r}")
         target = self.true_kl / self.lengths if key == "mean_k3" else self.true_kl
-        if key == "sum_k2":
-            target = self.mean["sum_k2"]
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(target > 0, self.std[key] / target, np.nan)
 

@@ -124,6 +124,17 @@ def test_unbiased_estimators_have_the_kl_as_mean_and_mean_k3_a_tth_of_it() -> No
     assert set(ADDITIVE_KEYS) < set(SEQUENCE_KEYS)
 
 
+def test_relative_std_divides_by_the_kl_as_schulman_does() -> None:
+    curves = exact_curves(*drift_pair(6, 0.4), 20)
+    for key in ("sum_k1", "sum_k2", "seq_k3", "rb"):
+        np.testing.assert_allclose(curves.relative_std(key), curves.std[key] / curves.true_kl)
+    np.testing.assert_allclose(
+        curves.relative_std("mean_k3"), curves.std["mean_k3"] * curves.lengths / curves.true_kl
+    )
+    with pytest.raises(ValueError, match=r"key must be one of"):
+        curves.relative_std("k3")
+
+
 # ---------------------------------------------------------------- i.i.d. closed form
 
 
