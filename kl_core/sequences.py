@@ -57,10 +57,13 @@ Per position, :math:`\mathrm{rb}_t = \mathbb{E}[k_{1,t} \mid x_{<t}]`, so
 total variance).  For the *sums*, the covariances between positions also
 count: :math:`\mathrm{Var}(\sum k_1) - \mathrm{Var}(\sum \mathrm{rb}) = \sum_t
 \mathbb{E}\,[\mathrm{Var}(k_{1,t} \mid x_{<t}) + 2\,\mathrm{Cov}(k_{1,t}, V_t \mid x_{<t})]`,
-with :math:`V_t` the KL still to come after :math:`x_t`.  It is ≥ 0 in the
-drift family and in typical chains, but a token whose log-ratio is high
-exactly when the remaining KL is low can make it negative
-(:data:`RB_COUNTEREXAMPLE`).
+with :math:`V_t` the KL still to come after :math:`x_t`.  A token whose
+log-ratio is high exactly when the remaining KL is low makes it negative:
+:data:`RB_COUNTEREXAMPLE` is built that way, and the drift family shows it
+with a steep tilt (K = 50, :math:`\delta = 10`, T = 256: std 7.108 for ``rb``
+against 7.048 for ``sum_k1``, confirmed by Monte Carlo).  For
+:math:`|\delta| \le 5`, K ≤ 50 and T ≤ 256, ``rb`` has the lower variance
+everywhere (tested), usually by one or two orders of magnitude.
 
 Source: A. Amini, T. Vieira and R. Cotterell, "Better Estimation of the KL
 Divergence Between Language Models" (2025), arXiv:2504.10637 (the
