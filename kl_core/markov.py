@@ -146,23 +146,23 @@ class MarkovChain:
         table = []
         for i, row in enumerate(rows):
             vals = tuple(
-                check_finite(v, f"transitions row {i + 1}")
+                check_finite(v, f"transitions[{i}] (after token {i})")
                 for v in np.atleast_1d(np.asarray(row, dtype=object))
             )
             if len(vals) != k:
                 raise ValueError(
-                    f"transitions row {i + 1} has {len(vals)} logits, expected K = {k}"
+                    f"transitions[{i}] (after token {i}) has {len(vals)} logits, expected K = {k}"
                 )
             table.append(vals)
         for label, vals in (
             ("first", first),
-            *((f"transitions row {i + 1}", r) for i, r in enumerate(table)),
+            *((f"transitions[{i}] (after token {i})", r) for i, r in enumerate(table)),
         ):
             spread = max(vals) - min(vals)
             if spread > MAX_LOGIT_SPREAD:
                 raise ValueError(
                     f"{label}: logits spread over {spread:.6g}, more than {MAX_LOGIT_SPREAD:g} "
-                    "(a probability below e^-300 is not representable in the exact programmes)"
+                    "(so that every ratio of probabilities, and its square, stays a finite double)"
                 )
         object.__setattr__(self, "first", first)
         object.__setattr__(self, "transitions", tuple(table))
@@ -468,7 +468,7 @@ def parse_markov(spec: str) -> MarkovChain:
     rows_text = [r.strip() for r in m.group(1).split(";")]
     rows: list[list[float]] = []
     for i, text in enumerate(rows_text):
-        where = "first row" if i == 0 else f"row {i + 1}"
+        where = "first row" if i == 0 else f"row {i + 1} (after token {i - 1})"
         if not text:
             raise ValueError(f"spec {label!r}: the {where} is empty")
         vals = []
@@ -488,9 +488,11 @@ def parse_markov(spec: str) -> MarkovChain:
             f"spec {label!r}: the first row has K = {k} logits, so K + 1 = {k + 1} rows are "
             f"needed (first-token logits, then one row per token), got {len(rows)}"
         )
-    for i, r in enumerate(rows[1:], start=2):
+    for i, r in enumerate(rows[1:]):
         if len(r) != k:
-            raise ValueError(f"spec {label!r}: row {i} has {len(r)} numbers, expected K = {k}")
+            raise ValueError(
+                f"spec {label!r}: row {i + 2} (after token {i}) has {len(r)} numbers, expected K = {k}"
+            )
     try:
         return MarkovChain(tuple(rows[0]), tuple(tuple(r) for r in rows[1:]))
     except ValueError as exc:

@@ -82,19 +82,19 @@ def test_spec_reads_spaces_case_and_exponents() -> None:
     [
         ("markov(0,0; 0,0)", r"K \+ 1 = 3 rows are needed .* got 2"),
         ("markov(0,0; 0,0; 0,0; 0,0)", r"K \+ 1 = 3 rows are needed .* got 4"),
-        ("markov(0,0; 0,0; 0)", r"row 3 has 1 numbers, expected K = 2"),
-        ("markov(0,0; 0,0,0; 0,0)", r"row 2 has 3 numbers, expected K = 2"),
+        ("markov(0,0; 0,0; 0)", r"row 3 \(after token 1\) has 1 numbers, expected K = 2"),
+        ("markov(0,0; 0,0,0; 0,0)", r"row 2 \(after token 0\) has 3 numbers, expected K = 2"),
         ("markov(0,inf; 0,0; 0,0)", r"first row: 'inf' is not a finite number"),
-        ("markov(0,0; nan,0; 0,0)", r"row 2: 'nan' is not a finite number"),
-        ("markov(0,0; 0,1e999; 0,0)", r"row 2: '1e999' is not a finite number"),
+        ("markov(0,0; nan,0; 0,0)", r"row 2 \(after token 0\): 'nan' is not a finite number"),
+        ("markov(0,0; 0,1e999; 0,0)", r"row 2 \(after token 0\): '1e999' is not a finite number"),
         ("markov(0,x; 0,0; 0,0)", r"first row: 'x' is not a number"),
-        ("markov(0,0; ; 0,0)", r"row 2 is empty"),
+        ("markov(0,0; ; 0,0)", r"row 2 \(after token 0\) is empty"),
         ("markov(0,,0; 0,0,0; 0,0,0; 0,0,0)", r"'' is not a number"),
         ("markov()", r"first row is empty"),
         ("categorical(0,0)", r"is not of the form markov\("),
         ("markov(0,0; 0,0; 0,0", r"is not of the form markov\("),
         ("markov(0,301; 0,0; 0,0)", r"first: logits spread over 301"),
-        ("markov(0,0; 0,0; -400,0)", r"transitions row 2: logits spread over 400"),
+        ("markov(0,0; 0,0; -400,0)", r"transitions\[1\] \(after token 1\): logits spread over 400"),
     ],
 )
 def test_bad_specs_give_one_line(spec: str, match: str) -> None:
@@ -125,9 +125,9 @@ def test_one_dimensional_parse_refuses_markov_with_a_pointer() -> None:
 def test_constructor_checks_shapes() -> None:
     with pytest.raises(ValueError, match=r"transitions has 1 rows, expected K = 2"):
         MarkovChain((0.0, 0.0), ((0.0, 0.0),))
-    with pytest.raises(ValueError, match=r"transitions row 2 has 1 logits"):
+    with pytest.raises(ValueError, match=r"transitions\[1\] \(after token 1\) has 1 logits"):
         MarkovChain((0.0, 0.0), ((0.0, 0.0), (0.0,)))
-    with pytest.raises(ValueError, match=r"transitions row 1 must be finite"):
+    with pytest.raises(ValueError, match=r"transitions\[0\] \(after token 0\) must be finite"):
         MarkovChain((0.0, 0.0), ((0.0, math.inf), (0.0, 0.0)))
     with pytest.raises(ValueError, match=r"first must hold at least one"):
         MarkovChain((), ())
