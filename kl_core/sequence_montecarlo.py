@@ -19,6 +19,7 @@ arXiv:2504.10637 (the Rao–Blackwellized ``rb``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -74,6 +75,10 @@ class SequenceSample:
     position_mean, position_se : dict of str to numpy.ndarray
         Per key of :data:`POSITION_KEYS`, the mean of the per-token term at each
         position over the n sequences, and its standard error (T floats each).
+    checkpoints : dict of int to dict of str to SampleSummary
+        For each length asked for in ``checkpoints``, the summary of every
+        estimator over the sequences' first T′ tokens, which are n sequences of
+        length T′ (one run gives Monte Carlo points for many T).
     """
 
     length: int
@@ -82,6 +87,7 @@ class SequenceSample:
     values: dict[str, np.ndarray] = field(repr=False)
     position_mean: dict[str, np.ndarray] = field(repr=False)
     position_se: dict[str, np.ndarray] = field(repr=False)
+    checkpoints: dict[int, dict[str, SampleSummary]] = field(default_factory=dict, repr=False)
 
     def summary(self, key: str) -> SampleSummary:
         """Mean, std and SE of one estimator's per-sequence values.
@@ -97,11 +103,26 @@ class SequenceSample:
         """
         if key not in self.values:
             raise ValueError(f"key must be one of {list(self.values)}, got {key!r}")
-        v = self.values[key]
-        if not np.isfinite(v).all():
-            return SampleSummary(math.inf, math.inf, math.inf)
-        std = float(np.std(v, ddof=1)) if v.size > 1 else math.nan
-        return SampleSummary(float(np.mean(v)), std, std / math.sqrt(v.size))
+        return _summarise(self.values[key])
+
+
+def _summarise(v: np.ndarray) -> SampleSummary:
+    if not np.isfinite(v).all():
+        return SampleSummary(math.inf, math.inf, math.inf)
+    std = float(np.std(v, ddof=1)) if v.size > 1 else math.nan
+    return SampleSummary(float(np.mean(v)), std, std / math.sqrt(v.size))
+
+
+def _estimates(sums: dict[str, np.ndarray], length: int) -> dict[str, np.ndarray]:
+    """The six per-sequence values from the running sums after ``length`` tokens."""
+    return {
+        "sum_k1": sums["k1"],
+        "sum_k3": sums["k3"],
+        "seq_k3": est.k3(-sums["k1"]),  # log R = sum of log r_t = -sum_k1
+        "sum_k2": sums["k2"],
+        "rb": sums["rb"],
+        "mean_k3": sums["k3"] / length,
+    }
 
 
 def _check_seed(seed: int) -> int:
@@ -116,6 +137,7 @@ def simulate_sequences(
     length: int,
     n: int,
     seed: int = 0,
+    checkpoints: Sequence[int] = (),
 ) -> SequenceSample:
     r"""Draw n sequences from the policy and evaluate the six estimators on each.
 
@@ -141,6 +163,9 @@ def simulate_sequences(
         Sequences, 1 … :data:`MAX_SEQUENCES`, with n · T ≤ :data:`MAX_SAMPLED_TOKENS`.
     seed : int, default 0
         Seed of ``np.random.default_rng``.
+    checkpoints : sequence of int, optional
+        Lengths T′ ≤ T at which to summarise the estimators of the first T′
+        tokens as well (:attr:`SequenceSample.checkpoints`).
 
     Returns
     -------
@@ -169,6 +194,7 @@ def simulate_sequences(
             f"{MAX_SAMPLED_TOKENS:,}; lower n or the length"
         )
     seed = _check_seed(seed)
+    marks = sorted({_check_checkpoint(c, length) for c in checkpoints})
     rng = np.random.default_rng(seed)
     k = policy.k
     logr_first = ref.log_first - policy.log_first
@@ -192,12 +218,19 @@ def simulate_sequences(
                 pos_mean[key][t] = v.mean()
                 pos_se[key][t] = v.std(ddof=1) / math.sqrt(n) if n > 1 else math.nan
 
+    summaries: dict[int, dict[str, SampleSummary]] = {}
+
+    def mark(t: int) -> None:
+        if t in marks:
+            summaries[t] = {key: _summarise(v) for key, v in _estimates(sums, t).items()}
+
     x = sampler.first(rng.random(n))
     terms: dict[str, np.ndarray | float] = {key: tab[x] for key, tab in tables_first.items()}
     terms["rb"] = k0
     for key in sums:
         sums[key] += terms[key]
     record(0, terms)
+    mark(1)
     for t in range(1, length):
         nxt = sampler.next(x, rng.random(n))
         flat = x * k + nxt
@@ -206,21 +239,22 @@ def simulate_sequences(
         for key in sums:
             sums[key] += terms[key]
         record(t, terms)
+        mark(t + 1)
         x = nxt
 
-    values = {
-        "sum_k1": sums["k1"],
-        "sum_k3": sums["k3"],
-        "seq_k3": est.k3(-sums["k1"]),  # log R = sum of log r_t = -sum_k1
-        "sum_k2": sums["k2"],
-        "rb": sums["rb"],
-        "mean_k3": sums["k3"] / length,
-    }
     return SequenceSample(
         length=length,
         n=n,
         seed=seed,
-        values=values,
+        values=_estimates(sums, length),
         position_mean=pos_mean,
         position_se=pos_se,
+        checkpoints=summaries,
     )
+
+
+def _check_checkpoint(c: int, length: int) -> int:
+    t = check_positive_int(c, "checkpoints")
+    if t > length:
+        raise ValueError(f"checkpoints must be <= length = {length}, got {t}")
+    return t

@@ -98,6 +98,24 @@ def test_same_seed_same_values_other_seed_other_values() -> None:
     assert set(a.position_mean) == set(POSITION_KEYS)
 
 
+def test_checkpoints_summarise_the_prefixes_as_shorter_runs_would() -> None:
+    # The first T' tokens of the run are the sequences a run of length T' draws
+    # (the same uniforms, position by position): the summaries must agree.
+    pair = drift_pair(5, 0.7)
+    long = simulate_sequences(*pair, 12, 800, seed=6, checkpoints=[1, 5, 12, 5])
+    assert sorted(long.checkpoints) == [1, 5, 12]
+    for t in (1, 5, 12):
+        short = simulate_sequences(*pair, t, 800, seed=6)
+        for key in SEQUENCE_KEYS:
+            got, want = long.checkpoints[t][key], short.summary(key)
+            assert got.mean == pytest.approx(want.mean, rel=1e-12, abs=1e-15), (t, key)
+            assert got.std == pytest.approx(want.std, rel=1e-9, abs=1e-15), (t, key)
+    with pytest.raises(ValueError, match=r"checkpoints must be <= length = 12"):
+        simulate_sequences(*pair, 12, 10, checkpoints=[13])
+    with pytest.raises(ValueError, match=r"checkpoints must be >= 1"):
+        simulate_sequences(*pair, 12, 10, checkpoints=[0])
+
+
 def test_single_sequence_has_undefined_spread() -> None:
     s = simulate_sequences(*drift_pair(3, 0.3), 5, 1)
     summ = s.summary("sum_k3")
