@@ -71,9 +71,26 @@ RL libraries use).  Sequence-level figures use the product of the token
 weights of each sequence, which corrects whole sequences; their ESS is
 reported separately and is usually much smaller.
 
+Rao–Blackwellized column
+------------------------
+A trainer that has the full next-token logits of both policies can store, for
+every sampled token, the exact KL of the next-token distributions at that
+token's prefix (``exact_kl``, ``--kl-col``): :math:`\mathrm{KL}[q(\cdot\mid
+x_{<t})\|p(\cdot\mid x_{<t})]` for ``"sampler-other"``, the other order for
+``"other-sampler"``.  It is the conditional mean of ``k1`` (and of ``k3``)
+given the prefix, so its average estimates the same KL with a variance no
+larger, token by token (Rao–Blackwell; Amini, Vieira & Cotterell 2025).  The
+audit then reports it as ``rb``, beside ``k1`` and ``k3``, and the variance
+reduction :math:`\mathrm{Var}(k_1)/\mathrm{Var}(\mathrm{rb})` and
+:math:`\mathrm{Var}(k_3)/\mathrm{Var}(\mathrm{rb})`, per token and for the
+sequence sums.  For sums over sequences the reduction is typical but not
+guaranteed (see :mod:`kl_core.sequences`).
+
 References
 ----------
 J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+A. Amini, T. Vieira, R. Cotterell, "Better Estimation of the KL Divergence
+Between Language Models" (2025), arXiv:2504.10637 (the Rao–Blackwellized ``rb``).
 A. B. Owen, *Monte Carlo theory, methods and examples* (2013), ch. 9,
 https://artowen.su.domains/mc/.
 A. Kong, "A note on importance sampling using standardized weights" (1992),
@@ -98,9 +115,12 @@ __all__ = [
     "DEFINITIONS",
     "DIRECTIONS",
     "ESTIMATOR_KEYS",
+    "KL_TOLERANCE",
     "LOGP_TOLERANCE",
     "MAX_FILE_BYTES",
     "MAX_POSITION_BUCKETS",
+    "RB_DEFINITIONS",
+    "RB_KEY",
     "TARGETS",
     "AuditReport",
     "AuditTable",
@@ -116,6 +136,31 @@ DIRECTIONS = ("sampler-other", "other-sampler")
 """Accepted values of ``direction``: ``"sampler-other"`` is KL[sampler‖other]."""
 
 ESTIMATOR_KEYS = ("k1", "k2", "k3")
+
+RB_KEY = "rb"
+"""The key of the Rao–Blackwellized estimate, present when an exact-KL column is given."""
+
+RB_DEFINITIONS: dict[str, dict[str, str]] = {
+    "sampler-other": {
+        "formula": r"\mathrm{KL}[\text{sampler}(\cdot \mid x_{<t}) \,\|\, \text{other}(\cdot \mid x_{<t})]",
+        "meaning": (
+            "Rao-Blackwellized: the exact next-token KL at each prefix; unbiased for "
+            "KL[sampler||other], with a per-token variance at most k1's and k3's"
+        ),
+    },
+    "other-sampler": {
+        "formula": r"\mathrm{KL}[\text{other}(\cdot \mid x_{<t}) \,\|\, \text{sampler}(\cdot \mid x_{<t})]",
+        "meaning": (
+            "Rao-Blackwellized: the exact next-token KL at each prefix; unbiased for "
+            "KL[other||sampler], with a per-token variance at most k1's and k3's"
+        ),
+    },
+}
+"""Per direction, what the ``rb`` column must hold and what it estimates."""
+
+KL_TOLERANCE = 1e-6
+"""Most negative exact-KL value accepted as float noise (a float32 KL of two
+nearly equal distributions can come out at about -1e-7)."""
 
 TARGETS = {"sampler-other": "KL[sampler||other]", "other-sampler": "KL[other||sampler]"}
 """The KL each direction estimates, in plain text."""
@@ -239,7 +284,7 @@ class PositionBucket:
 
 @dataclass(frozen=True)
 class SequenceSummary:
-    """Per-sequence sums of each estimator and their summary over sequences.
+    r"""Per-sequence sums of each estimator and their summary over sequences.
 
     Attributes
     ----------
@@ -256,6 +301,9 @@ class SequenceSummary:
         the sequence importance weight when a rollout policy is given).
     ess : float or None
         Effective number of sequences under the rollout correction.
+    variance_ratio : dict of str to float, or None
+        With an exact-KL column, :math:`\mathrm{Var}(k)/\mathrm{Var}(\mathrm{rb})`
+        of the sums, for ``k1`` and ``k3``.
     """
 
     n_sequences: int
@@ -264,12 +312,15 @@ class SequenceSummary:
     sums: dict[str, np.ndarray] = field(repr=False, compare=False)
     stats: dict[str, EstimatorSummary]
     ess: float | None = None
+    variance_ratio: dict[str, float] | None = None
 
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
         """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums."""
         out: dict[str, Any] = {"n": self.n_sequences}
         out.update({k: s.to_dict() for k, s in self.stats.items()})
         out["ess"] = _json_float(self.ess) if self.ess is not None else None
+        if self.variance_ratio is not None:
+            out["variance_ratio"] = {k: _json_float(v) for k, v in self.variance_ratio.items()}
         if per_sequence:
             out["ids"] = [i.item() if isinstance(i, np.generic) else i for i in self.ids]
             out["tokens"] = [int(t) for t in self.tokens]
@@ -301,9 +352,16 @@ class AuditReport:
     ess_fraction : float or None
         ``ess / n``.
     values : dict of str to numpy.ndarray
-        Per counted token, each estimator's value (for histograms).
+        Per counted token, each estimator's value (for histograms); with an
+        exact-KL column also ``"rb"``.
     weights : numpy.ndarray or None
         Per counted token, the importance weight scaled to a maximum of 1.
+    rb : EstimatorSummary or None
+        The Rao–Blackwellized estimate (the exact-KL column), when given.
+    variance_ratio : dict of str to float, or None
+        With ``rb``: :math:`\\mathrm{Var}(k_1)/\\mathrm{Var}(\\mathrm{rb})` and
+        :math:`\\mathrm{Var}(k_3)/\\mathrm{Var}(\\mathrm{rb})` per token, keys
+        ``"k1"`` and ``"k3"`` (``inf`` when rb's variance is 0).
     """
 
     n: int
@@ -318,6 +376,8 @@ class AuditReport:
     ess_fraction: float | None = None
     values: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     weights: np.ndarray | None = field(default=None, repr=False, compare=False)
+    rb: EstimatorSummary | None = None
+    variance_ratio: dict[str, float] | None = None
 
     @property
     def target(self) -> str:
@@ -334,12 +394,22 @@ class AuditReport:
         """``{"k1": …, "k2": …, "k3": …}``."""
         return {"k1": self.k1, "k2": self.k2, "k3": self.k3}
 
+    @property
+    def all_summaries(self) -> dict[str, EstimatorSummary]:
+        """:attr:`summaries` plus ``"rb"`` when an exact-KL column was given."""
+        out = self.summaries
+        if self.rb is not None:
+            out[RB_KEY] = self.rb
+        return out
+
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
         """A JSON-ready dict with top-level keys ``n``, ``direction``, ``k1``, ``k2``, ``k3``.
 
         Extra keys: ``n_total``, ``target``, ``definitions``, ``weighted``,
-        ``ess``, ``ess_fraction``, ``positions`` (list of rows or None) and
-        ``sequences`` (or None).  Floats are plain floats; ``inf`` is written
+        ``ess``, ``ess_fraction``, ``positions`` (list of rows or None),
+        ``sequences`` (or None), ``rb`` (a summary, or None without an
+        exact-KL column) and ``variance_ratio`` (or None); with ``rb`` the
+        definitions, positions and sequences include it too.  Floats are plain floats; ``inf`` is written
         ``"inf"`` and an undefined figure (``nan``) is None, so the result
         passes ``json.dumps(..., allow_nan=False)``.
 
@@ -353,6 +423,8 @@ class AuditReport:
         out["n_total"] = self.n_total
         out["target"] = self.target
         out["definitions"] = {k: dict(v) for k, v in DEFINITIONS[self.direction].items()}
+        if self.rb is not None:
+            out["definitions"][RB_KEY] = dict(RB_DEFINITIONS[self.direction])
         out["weighted"] = self.weighted
         out["ess"] = _json_float(self.ess) if self.ess is not None else None
         out["ess_fraction"] = (
@@ -360,6 +432,12 @@ class AuditReport:
         )
         out["positions"] = None if self.positions is None else [b.to_dict() for b in self.positions]
         out["sequences"] = None if self.sequences is None else self.sequences.to_dict(per_sequence)
+        out["rb"] = None if self.rb is None else self.rb.to_dict()
+        out["variance_ratio"] = (
+            None
+            if self.variance_ratio is None
+            else {k: _json_float(v) for k, v in self.variance_ratio.items()}
+        )
         return out
 
 
@@ -397,6 +475,37 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
         raise ValueError(
             f"{name} has {int(pos.sum())} values > 0 (first at index {i}: {arr[i]:.6g}); "
             "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)"
+        )
+    return arr
+
+
+def _rows(idx: np.ndarray, what: str) -> str:
+    """``"rows 3, 8 and 12"`` or ``"rows 3, 8, 12, 20, 31, … (40 in all)"``."""
+    shown = ", ".join(str(int(i)) for i in idx[:5])
+    more = f", … ({idx.size} in all)" if idx.size > 5 else ""
+    return f"{what} {shown}{more}" if idx.size > 1 else f"{what[:-1]} {shown}"
+
+
+def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.ndarray:
+    """Validate exact per-token KLs: numeric, 1-D, finite, ≥ -tol; name the bad rows."""
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric KL values, got {x!r:.60}") from exc
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one value per token), got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise ValueError(
+            f"{name} has {bad.size} NaN or infinite values ({_rows(bad, what)}); "
+            "an exact KL of two next-token distributions is finite"
+        )
+    neg = np.flatnonzero(arr < -tol)
+    if neg.size:
+        raise ValueError(
+            f"{name} has {neg.size} negative values ({_rows(neg, what)}, e.g. {arr[neg[0]]:.6g}); "
+            "a KL is >= 0 (is this a per-token log-ratio rather than the KL of the full "
+            "next-token distributions?)"
         )
     return arr
 
@@ -577,6 +686,7 @@ def audit(
     sequence_ids: ArrayLike | None = None,
     logp_rollout: ArrayLike | None = None,
     logp_tolerance: float = LOGP_TOLERANCE,
+    exact_kl: ArrayLike | None = None,
 ) -> AuditReport:
     r"""Estimate a KL divergence from per-token log-probs, with its error bars.
 
@@ -615,6 +725,12 @@ def audit(
         sampler with :math:`w = e^{\text{logp\_sampler} - \text{logp\_rollout}}`.
     logp_tolerance : float, default :data:`LOGP_TOLERANCE`
         Largest log-prob accepted as float noise.
+    exact_kl : array_like, optional
+        Per token, the exact KL of the two next-token distributions at its
+        prefix, in the audited direction (:data:`RB_DEFINITIONS`), computed
+        from full logits; adds the Rao–Blackwellized ``rb`` and the variance
+        reductions.  Finite and ≥ 0 (down to −:data:`KL_TOLERANCE`), masked
+        tokens included.
 
     Returns
     -------
@@ -626,14 +742,16 @@ def audit(
         Naming the parameter: non-numeric, not 1-D, NaN or infinite values,
         log-probs above ``logp_tolerance``, lengths that differ from
         ``logp_sampler``, an empty input or a mask that keeps no token,
-        mask values other than 0/1, positions that are not integers ≥ 0, or
-        an unknown ``direction``.
+        mask values other than 0/1, positions that are not integers ≥ 0,
+        an ``exact_kl`` that is negative or not finite (the message lists the
+        rows), or an unknown ``direction``.
 
     References
     ----------
     J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html;
     A. B. Owen, *Monte Carlo theory, methods and examples* (2013), ch. 9 (SNIS
-    standard error and ESS).
+    standard error and ESS); A. Amini, T. Vieira, R. Cotterell (2025),
+    arXiv:2504.10637 (``rb``).
 
     Examples
     --------
@@ -670,12 +788,19 @@ def audit(
         lr = _logp_array(logp_rollout, "logp_rollout", tol)
         _check_length(lr, "logp_rollout", n_total)
 
+    kl_tok = None
+    if exact_kl is not None:
+        kl_tok = _kl_array(exact_kl, "exact_kl", KL_TOLERANCE)
+        _check_length(kl_tok, "exact_kl", n_total)
+
     n = int(keep.sum())
     if n == 0:
         raise ValueError(f"mask keeps none of the {n_total} tokens: nothing to audit")
 
     logr = lo[keep] - ls[keep]
     values = _per_token_values(direction, logr)
+    if kl_tok is not None:
+        values[RB_KEY] = kl_tok[keep]
 
     w = ess = ess_fraction = None
     logw = None
@@ -724,7 +849,33 @@ def audit(
         ess_fraction=ess_fraction,
         values=values,
         weights=w,
+        rb=summaries.get(RB_KEY),
+        variance_ratio=_variance_ratio(summaries),
     )
+
+
+def _variance_ratio(stats: dict[str, EstimatorSummary]) -> dict[str, float] | None:
+    """Var(k)/Var(rb) for k1 and k3, from the summaries' standard deviations.
+
+    A spread below 1e-12 of the mean is the rounding of a constant column and counts as 0.
+    """
+    if RB_KEY not in stats:
+        return None
+
+    def var(s: EstimatorSummary) -> float:
+        return 0.0 if s.std <= 1e-12 * abs(s.mean) else s.std**2
+
+    v_rb = var(stats[RB_KEY])
+    out = {}
+    for k in ("k1", "k3"):
+        v = var(stats[k])
+        if math.isnan(v) or math.isnan(v_rb):
+            out[k] = math.nan
+        elif v_rb > 0:
+            out[k] = v / v_rb
+        else:
+            out[k] = math.nan if v == 0 else math.inf
+    return out
 
 
 def _sequence_summary(
@@ -745,7 +896,15 @@ def _sequence_summary(
         w = _scaled_weights(np.bincount(inv, weights=logw, minlength=m))
         ess = _ess(w)
     stats = {k: _summarise(s, w) for k, s in sums.items()}
-    return SequenceSummary(n_sequences=m, ids=uniq, tokens=tokens, sums=sums, stats=stats, ess=ess)
+    return SequenceSummary(
+        n_sequences=m,
+        ids=uniq,
+        tokens=tokens,
+        sums=sums,
+        stats=stats,
+        ess=ess,
+        variance_ratio=_variance_ratio(stats),
+    )
 
 
 # ---------------------------------------------------------------- loading
@@ -765,6 +924,8 @@ class AuditTable:
         The column read for each role, e.g. ``{"logp_sampler": "logp_policy", …}``.
     n_rows : int
         Rows in the file.
+    exact_kl : numpy.ndarray or None
+        The exact per-token KL column, when named.
     """
 
     logp_sampler: np.ndarray = field(repr=False)
@@ -775,6 +936,7 @@ class AuditTable:
     logp_rollout: np.ndarray | None = field(default=None, repr=False)
     columns: dict[str, str] = field(default_factory=dict)
     n_rows: int = 0
+    exact_kl: np.ndarray | None = field(default=None, repr=False)
 
     def as_kwargs(self) -> dict[str, np.ndarray | None]:
         """Keyword arguments for :func:`audit`: ``audit(**table.as_kwargs(), direction=…)``."""
@@ -785,6 +947,7 @@ class AuditTable:
             "positions": self.positions,
             "sequence_ids": self.sequence_ids,
             "logp_rollout": self.logp_rollout,
+            "exact_kl": self.exact_kl,
         }
 
 
@@ -841,6 +1004,7 @@ def load_table(
     position_col: str | None = None,
     sequence_col: str | None = None,
     rollout_col: str | None = None,
+    kl_col: str | None = None,
     fmt: str | None = None,
     logp_tolerance: float = LOGP_TOLERANCE,
     max_bytes: int | None = None,
@@ -859,6 +1023,8 @@ def load_table(
         Columns of log-probs under the sampler and the other policy.
     mask_col, position_col, sequence_col, rollout_col : str, optional
         Columns for ``mask``, ``positions``, ``sequence_ids`` and ``logp_rollout``.
+    kl_col : str, optional
+        Column of exact per-token KLs for ``exact_kl`` (the Rao–Blackwellized ``rb``).
     fmt : {"csv", "parquet"}, optional
         The format, overriding the file name.
     logp_tolerance : float, default :data:`LOGP_TOLERANCE`
@@ -877,8 +1043,9 @@ def load_table(
         If the file is not CSV/Parquet (by name or because it fails to parse),
         is larger than the limit or has no rows; if a named column is missing
         (the message lists the available ones), repeated, non-numeric or has
-        NaN; or if a log-prob column fails :func:`audit`'s checks.  The
-        message names the parameter and the column.
+        NaN; if a log-prob column fails :func:`audit`'s checks, or the KL
+        column has negative or infinite values (the message gives their data
+        rows).  The message names the parameter and the column.
 
     Examples
     --------
@@ -928,6 +1095,7 @@ def load_table(
         "position_col": position_col,
         "sequence_col": sequence_col,
         "rollout_col": rollout_col,
+        "kl_col": kl_col,
     }
     named = {role: col for role, col in roles.items() if col is not None}
     available = ", ".join(repr(str(c)) for c in df.columns)
@@ -959,6 +1127,10 @@ def load_table(
         )
     if sequence_col is not None:
         out["sequence_ids"] = _column(df, sequence_col, "sequence_col", numeric=False)
+    if kl_col is not None:
+        out["exact_kl"] = _kl_array(
+            _column(df, kl_col, "kl_col"), f"kl_col={kl_col!r}", KL_TOLERANCE, what="data rows"
+        )
     columns = {
         "logp_sampler": sampler_col,
         "logp_other": other_col,
@@ -966,6 +1138,7 @@ def load_table(
         "positions": position_col,
         "sequence_ids": sequence_col,
         "logp_rollout": rollout_col,
+        "exact_kl": kl_col,
     }
     return AuditTable(
         **out,

@@ -6,18 +6,23 @@ the app's "approx_kl in practice" page), runs :func:`kl_core.audit.audit` and
 prints the same summary as the page: for k1, k2 and k3 the mean, standard
 deviation, standard error, share of negative values, p95, p99 and max; the
 per-position buckets and the sequence sums when those columns are named; the
-effective sample size when a rollout column is named.
+effective sample size when a rollout column is named; with ``--kl-col`` (the
+exact next-token KL at each token's prefix, from full logits) the
+Rao–Blackwellized ``rb`` beside them and its variance reduction
+Var(k1)/Var(rb), Var(k3)/Var(rb), per token and per sequence.
 
 ``--json`` prints :meth:`kl_core.audit.AuditReport.to_dict` plus ``file`` and
 ``columns``: top-level keys ``n``, ``direction``, ``k1``, ``k2``, ``k3`` (each with
-``mean``, ``std``, ``se``, ``neg_fraction``, ``p95``, ``p99``, ``max``) and more.
+``mean``, ``std``, ``se``, ``neg_fraction``, ``p95``, ``p99``, ``max``) and more;
+``rb`` and ``variance_ratio`` are null without ``--kl-col``.
 ``--list-columns`` prints the file's columns, one per line.
 
 A bad file or bad columns raise ``ValueError``, which :func:`kl_core.cli.main`
 prints as one ``error: ...`` line on stderr with exit code 2.
 
 Source of the estimators: J. Schulman, "Approximating KL Divergence" (2020),
-http://joschu.net/blog/kl-approx.html.
+http://joschu.net/blog/kl-approx.html; of ``rb``: A. Amini, T. Vieira,
+R. Cotterell (2025), arXiv:2504.10637.
 """
 
 from __future__ import annotations
@@ -157,6 +162,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="COL",
         help="log-probs under a third policy that actually drew the tokens (importance weights, ESS)",
     )
+    sp.add_argument(
+        "--kl-col",
+        metavar="COL",
+        help=(
+            "exact KL of the two next-token distributions at each token's prefix, in the audited "
+            "direction, computed from full logits: adds the Rao-Blackwellized rb and its variance "
+            "reduction"
+        ),
+    )
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.add_argument("--list-columns", action="store_true", help="print the file's columns and exit")
     sp.set_defaults(handler=run_audit)
@@ -197,6 +211,7 @@ def run_audit(args: argparse.Namespace) -> int:
         position_col=args.position_col,
         sequence_col=args.sequence_col,
         rollout_col=args.rollout_col,
+        kl_col=args.kl_col,
     )
     report = audit.audit(**table.as_kwargs(), direction=args.direction)
     if args.json:
@@ -235,10 +250,20 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 PLAIN_FORMULAS = {
-    "sampler-other": {"k1": "-log r", "k2": "(log r)^2 / 2", "k3": "(r - 1) - log r"},
-    "other-sampler": {"k1": "r log r", "k2": "r (log r)^2 / 2", "k3": "r log r - (r - 1)"},
+    "sampler-other": {
+        "k1": "-log r",
+        "k2": "(log r)^2 / 2",
+        "k3": "(r - 1) - log r",
+        "rb": "KL[sampler(.|prefix) || other(.|prefix)]",
+    },
+    "other-sampler": {
+        "k1": "r log r",
+        "k2": "r (log r)^2 / 2",
+        "k3": "r log r - (r - 1)",
+        "rb": "KL[other(.|prefix) || sampler(.|prefix)]",
+    },
 }
-"""The formulas of :data:`kl_core.audit.DEFINITIONS` in plain text, for a terminal."""
+"""The formulas of :data:`kl_core.audit.DEFINITIONS` (and ``rb``) in plain text, for a terminal."""
 
 SUMMARY_HEADER = ["estimator", "mean", "std", "SE", "neg fraction", "p95", "p99", "max"]
 
@@ -257,6 +282,13 @@ def _summary_rows(stats: dict[str, audit.EstimatorSummary]) -> list[list[str]]:
         ]
         for k, s in stats.items()
     ]
+
+
+def _ratio_line(ratio: dict[str, float]) -> str:
+    return (
+        f"variance reduction of rb: Var(k1)/Var(rb) = {_fmt(ratio['k1'], '.4g')}, "
+        f"Var(k3)/Var(rb) = {_fmt(ratio['k3'], '.4g')}"
+    )
 
 
 def report_lines(
@@ -301,6 +333,10 @@ def report_lines(
     defs = audit.DEFINITIONS[report.direction]
     for k in audit.ESTIMATOR_KEYS:
         out.append(f"  {k} = {PLAIN_FORMULAS[report.direction][k]}: {defs[k]['meaning']}")
+    keys = list(report.all_summaries)
+    if report.rb is not None:
+        meaning = audit.RB_DEFINITIONS[report.direction]["meaning"]
+        out.append(f"  rb = {PLAIN_FORMULAS[report.direction]['rb']}: {meaning}")
     if report.weighted:
         out.append(
             f"rollout importance weights: ESS = {_fmt(report.ess, ',.1f')} tokens "
@@ -308,11 +344,13 @@ def report_lines(
         )
     out.append("")
     out.append(f"per token (n = {report.n:,}):")
-    out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(report.summaries)))
+    out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(report.all_summaries)))
+    if report.variance_ratio is not None:
+        out.append("  " + _ratio_line(report.variance_ratio))
     if report.positions is not None:
         out.append("")
         out.append("per position (log2 buckets): mean ± SE")
-        header = ["positions", "tokens"] + [f"{k} mean ± SE" for k in audit.ESTIMATOR_KEYS]
+        header = ["positions", "tokens"] + [f"{k} mean ± SE" for k in keys]
         rows = []
         for b in report.positions:
             span = (
@@ -322,10 +360,7 @@ def report_lines(
             )
             rows.append(
                 [span, f"{b.count:,}"]
-                + [
-                    f"{_fmt(b.mean[k], '.4g')} ± {_fmt(b.se[k], '.2g')}"
-                    for k in audit.ESTIMATOR_KEYS
-                ]
+                + [f"{_fmt(b.mean[k], '.4g')} ± {_fmt(b.se[k], '.2g')}" for k in keys]
             )
         out.extend("  " + line for line in _table(header, rows))
     if report.sequences is not None:
@@ -334,6 +369,8 @@ def report_lines(
         extra = f", ESS = {_fmt(seq.ess, ',.1f')} sequences" if seq.ess is not None else ""
         out.append(f"per-sequence sums (n = {seq.n_sequences:,} sequences{extra}):")
         out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(seq.stats)))
+        if seq.variance_ratio is not None:
+            out.append("  " + _ratio_line(seq.variance_ratio))
     out.append("")
     out.append(
         "SE = standard error of the mean; neg fraction = share of values < 0 (a KL never is). "

@@ -582,6 +582,12 @@ def parse(spec: str) -> Distribution:
     if not m:
         raise ValueError(f"spec {spec!r} is not of the form family(args); families: {_FAMILIES}")
     family, body = m.group(1).lower(), m.group(2)
+    if family == "markov":
+        raise ValueError(
+            f"spec {spec[:60]!r}: markov(...) is a sequence model, not a one-dimensional "
+            "distribution; use it with the sequence tools (kl_core.markov.parse_markov, "
+            "python -m kl_core sequence)"
+        )
     try:
         if family in ("normal", "gaussian", "n"):
             args = _floats(body, spec)

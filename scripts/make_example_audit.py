@@ -22,6 +22,13 @@ CSV columns
 column) and ``mask``.  So ``direction="sampler-other"`` audits
 KL[policy‖ref], the RLHF penalty on the policy's own samples.
 
+Two more columns hold what a trainer can compute from full logits: the exact
+KL of the two next-token distributions at each token's prefix,
+``kl_policy_ref`` (KL[policy‖ref], for ``direction="sampler-other"``) and
+``kl_ref_policy`` (KL[ref‖policy], for ``"other-sampler"``).  Given as
+``kl_col`` they add the Rao–Blackwellized ``rb`` to the audit.  Here the
+distributions depend on the position only, so each is the per-position KL.
+
 JSON metadata
 -------------
 ``exact`` holds, for the counted tokens of this very file, the expected value
@@ -48,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-__all__ = ["MAX_LEN", "N_SEQUENCES", "SEED", "VOCAB", "build_example", "write_example"]
+__all__ = ["KL_COLS", "MAX_LEN", "N_SEQUENCES", "SEED", "VOCAB", "build_example", "write_example"]
 
 SEED = 20200307  # the blog post's date
 VOCAB = 50
@@ -56,6 +63,8 @@ N_SEQUENCES = 64
 MAX_LEN = 128
 SAMPLER_COL = "logp_policy"
 OTHER_COL = "logp_ref"
+# The exact-KL column for each audit direction (kl_core.audit.RB_DEFINITIONS).
+KL_COLS = {"sampler-other": "kl_policy_ref", "other-sampler": "kl_ref_policy"}
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -109,6 +118,11 @@ def build_example(seed: int = SEED) -> tuple[pd.DataFrame, dict]:
         "k2_sampler_other": (p_pol * 0.5 * d**2).sum(axis=1),  # E_policy[k2]
         "k2_other_sampler": (p_ref * 0.5 * d**2).sum(axis=1),  # E_policy[r k2] = E_ref[k2]
     }
+    # The exact next-token KL at each token's prefix: with position-only
+    # distributions, the KL at the token's position.
+    position = df["position"].to_numpy()
+    df[KL_COLS["sampler-other"]] = per_pos["kl_sampler_other"][position]
+    df[KL_COLS["other-sampler"]] = per_pos["kl_other_sampler"][position]
     counted = df[df["mask"] == 1]
     pos = counted["position"].to_numpy()
     seq = counted["sequence_id"].to_numpy()
@@ -137,6 +151,14 @@ def build_example(seed: int = SEED) -> tuple[pd.DataFrame, dict]:
             SAMPLER_COL: "log-prob of the token under the policy that sampled it (sampler)",
             OTHER_COL: "log-prob of the token under the reference model (other)",
             "mask": "1 = response token (counted), 0 = prompt token",
+            KL_COLS["sampler-other"]: (
+                "exact KL[policy||ref] of the next-token distributions at the token's prefix "
+                "(the kl_col for direction sampler-other)"
+            ),
+            KL_COLS["other-sampler"]: (
+                "exact KL[ref||policy] of the next-token distributions at the token's prefix "
+                "(the kl_col for direction other-sampler)"
+            ),
         },
         "audit_args": {
             "sampler_col": SAMPLER_COL,
@@ -145,6 +167,7 @@ def build_example(seed: int = SEED) -> tuple[pd.DataFrame, dict]:
             "position_col": "position",
             "sequence_col": "sequence_id",
         },
+        "kl_cols": dict(KL_COLS),
         "exact": exact,
     }
     return df, meta

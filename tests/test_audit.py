@@ -569,3 +569,149 @@ def test_loader_rejects_oversize_files(tmp_path: Path, monkeypatch: pytest.Monke
     assert load_table(path, "lp_old", "lp_new", max_bytes=10**6).n_rows == 40
     with pytest.raises(ValueError, match=r"max_bytes must be a positive integer"):
         load_table(path, "lp_old", "lp_new", max_bytes=0)
+
+
+# ---------------------------------------------------------------- the exact-KL column (rb)
+
+
+def _markov_tokens(n_seq: int, length: int, seed: int):
+    """Tokens of a Markov-chain policy, flattened: log-probs, exact next-token KLs, ids, positions."""
+    from kl_core.markov import drift_pair, next_token_kl
+
+    policy, ref = drift_pair(6, 0.6)
+    x = policy.sample(np.random.default_rng(seed), n_seq, length)
+    prev = np.concatenate([np.full((n_seq, 1), -1), x[:, :-1]], axis=1)
+    first = prev < 0
+    pp = prev.clip(0)
+    ls = np.where(first, policy.log_first[x], policy.log_transitions[pp, x])
+    lo = np.where(first, ref.log_first[x], ref.log_transitions[pp, x])
+    k0, kap = next_token_kl(policy, ref)
+    kl_tok = np.where(first, k0, kap[pp])
+    ids = np.repeat(np.arange(n_seq), length)
+    pos = np.tile(np.arange(length), n_seq)
+    return policy, ref, ls.ravel(), lo.ravel(), kl_tok.ravel(), ids, pos
+
+
+def test_rb_figures_match_numpy_and_reduce_the_variance() -> None:
+    from kl_core.markov import sequence_kl
+
+    policy, ref, ls, lo, kl_tok, ids, pos = _markov_tokens(400, 12, seed=40)
+    rep = audit(ls, lo, exact_kl=kl_tok, sequence_ids=ids, positions=pos)
+    v = kl_tok
+    assert rep.rb.mean == pytest.approx(v.mean(), rel=1e-12)
+    assert rep.rb.std == pytest.approx(v.std(ddof=1), rel=1e-10)
+    assert rep.rb.se == pytest.approx(v.std(ddof=1) / math.sqrt(v.size), rel=1e-10)
+    np.testing.assert_array_equal(rep.values["rb"], v)
+    assert rep.all_summaries["rb"] is rep.rb and list(rep.summaries) == ["k1", "k2", "k3"]
+    for k in ("k1", "k3"):
+        assert rep.variance_ratio[k] == pytest.approx(
+            np.var(rep.values[k], ddof=1) / np.var(v, ddof=1), rel=1e-9
+        )
+    # Per token rb = E[k1 | prefix] = E[k3 | prefix]: a smaller spread, the same mean.
+    assert rep.variance_ratio["k1"] > 10 and rep.variance_ratio["k3"] > 1
+    truth = sequence_kl(policy, ref, 12) / 12
+    assert abs(rep.rb.mean - truth) < 4 * rep.rb.se
+    assert abs(rep.k1.mean - truth) < 4 * rep.k1.se
+    # per sequence: sums of rb estimate the sequence KL, with their own variance ratio
+    seq = rep.sequences
+    sums = np.bincount(ids, weights=v)
+    np.testing.assert_allclose(seq.sums["rb"], sums, rtol=1e-12)
+    assert seq.variance_ratio["k1"] == pytest.approx(
+        np.var(seq.sums["k1"], ddof=1) / np.var(sums, ddof=1), rel=1e-9
+    )
+    assert abs(seq.stats["rb"].mean - sequence_kl(policy, ref, 12)) < 4 * seq.stats["rb"].se
+    # per position: rb beside k1..k3
+    b0 = rep.positions[0]
+    assert (
+        b0.lo == 0 and b0.se["rb"] < 1e-15 and "rb_mean" in b0.to_dict()
+    )  # one value: rb_1 = KL_1
+
+
+def test_rb_in_the_json_report() -> None:
+    ls, lo = _logps(50, seed=41)
+    kl_tok = np.random.default_rng(42).exponential(0.05, 50)
+    d = audit(ls, lo, exact_kl=kl_tok, sequence_ids=np.arange(50) // 5).to_dict()
+    assert set(d["rb"]) == {"mean", "std", "se", "neg_fraction", "p95", "p99", "max"}
+    assert set(d["variance_ratio"]) == {"k1", "k3"}
+    assert d["definitions"]["rb"] == audit_mod.RB_DEFINITIONS["sampler-other"]
+    assert "rb" in d["sequences"] and set(d["sequences"]["variance_ratio"]) == {"k1", "k3"}
+    json.dumps(d, allow_nan=False)
+    plain = audit(ls, lo).to_dict()
+    assert plain["rb"] is None and plain["variance_ratio"] is None
+    assert "rb" not in plain["definitions"]
+
+
+def test_rb_with_rollout_weights_and_mask() -> None:
+    ls, lo = _logps(600, seed=43)
+    rng = np.random.default_rng(44)
+    lr = np.minimum(ls + rng.normal(0.0, 0.3, ls.size), 0.0)
+    kl_tok = rng.exponential(0.05, ls.size)
+    keep = rng.random(ls.size) < 0.7
+    rep = audit(ls, lo, exact_kl=kl_tok, logp_rollout=lr, mask=keep)
+    w = np.exp(ls - lr)[keep]
+    assert rep.rb.mean == pytest.approx(np.average(kl_tok[keep], weights=w), rel=1e-10)
+
+
+def test_rb_of_a_constant_column_has_an_infinite_variance_ratio() -> None:
+    ls, lo = _logps(30, seed=45)
+    rep = audit(ls, lo, exact_kl=np.full(30, 0.1))
+    assert rep.rb.std < 1e-15 and rep.variance_ratio["k1"] == math.inf
+
+
+@pytest.mark.parametrize(
+    ("kl", "match"),
+    [
+        ([0.1, -0.5, 0.2, -0.01], r"exact_kl has 2 negative values \(rows 1, 3, e\.g\. -0\.5\)"),
+        ([0.1, np.nan, 0.2, 0.3], r"exact_kl has 1 NaN or infinite values \(row 1\)"),
+        ([0.1, np.inf, 0.2, 0.3], r"exact_kl has 1 NaN or infinite"),
+        ([0.1, 0.2], r"exact_kl has length 2, but logp_sampler has length 4"),
+        ([[0.1, 0.2, 0.3, 0.4]], r"exact_kl must be 1-D"),
+        (["a", "b", "c", "d"], r"exact_kl must be numeric"),
+    ],
+)
+def test_rb_column_rejects_bad_values(kl: list, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        audit([-1.0, -2.0, -0.5, -0.7], [-1.5, -0.5, -0.6, -0.7], exact_kl=kl)
+
+
+def test_rb_column_lists_at_most_five_rows_and_accepts_float_noise() -> None:
+    kl = -np.ones(12)
+    with pytest.raises(ValueError, match=r"rows 0, 1, 2, 3, 4, … \(12 in all\)"):
+        audit(np.full(12, -1.0), np.full(12, -1.2), exact_kl=kl)
+    rep = audit([-1.0, -2.0], [-1.5, -0.5], exact_kl=[-1e-7, 0.3])
+    assert rep.rb.mean == pytest.approx(0.15 - 0.5e-7)
+
+
+def test_loader_reads_the_kl_column_and_names_bad_data_rows(tmp_path: Path) -> None:
+    df = _frame()
+    df["kl"] = np.linspace(0.0, 0.2, len(df))
+    path = tmp_path / "t.csv"
+    df.to_csv(path, index=False, float_format="%.17g")
+    t = load_table(path, "lp_old", "lp_new", kl_col="kl")
+    np.testing.assert_array_equal(t.exact_kl, df["kl"].to_numpy())
+    assert t.columns["exact_kl"] == "kl"
+    assert audit(**t.as_kwargs()).rb is not None
+    df.loc[[3, 9], "kl"] = -0.5
+    df.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"kl_col='kl' has 2 negative values \(data rows 3, 9"):
+        load_table(path, "lp_old", "lp_new", kl_col="kl")
+    with pytest.raises(ValueError, match=r"kl_col='lp_new' is the same column as other_col"):
+        load_table(path, "lp_old", "lp_new", kl_col="lp_new")
+    assert load_table(path, "lp_old", "lp_new").exact_kl is None
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_example_rb_column_gives_the_exact_kl(example, direction: str) -> None:
+    table, meta = example
+    col = meta["kl_cols"][direction]
+    t = load_table(EXAMPLE_CSV, **meta["audit_args"], kl_col=col)
+    rep = audit(**t.as_kwargs(), direction=direction)
+    d = direction.replace("-", "_")
+    # Positions only: each rb value is the exact KL at its position, so the mean
+    # is the exact expectation up to the file's 10 significant digits.
+    assert rep.rb.mean == pytest.approx(meta["exact"][f"kl_{d}_per_token"], rel=1e-9)
+    assert rep.sequences.stats["rb"].mean == pytest.approx(
+        meta["exact"][f"kl_{d}_per_sequence"], rel=1e-9
+    )
+    assert rep.variance_ratio["k1"] > 1 and rep.variance_ratio["k3"] > 1
+    assert rep.sequences.variance_ratio["k1"] > 1

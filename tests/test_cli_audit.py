@@ -166,8 +166,82 @@ def test_text_summary_has_every_figure(capsys):
 def test_list_columns(capsys):
     code, out, _ = run(["audit", str(EXAMPLE), "--list-columns"], capsys)
     assert code == 0
-    assert out.split() == ["sequence_id", "position", "token", "logp_policy", "logp_ref", "mask"]
+    assert out.split() == [
+        "sequence_id",
+        "position",
+        "token",
+        "logp_policy",
+        "logp_ref",
+        "mask",
+        "kl_policy_ref",
+        "kl_ref_policy",
+    ]
     assert table_columns(EXAMPLE) == out.split()
+
+
+# ------------------------------------------------------------ the exact-KL column
+
+
+def test_kl_column_adds_rb_to_json_and_text(capsys):
+    cols = ["--mask-col", "mask", "--sequence-col", "sequence_id", "--position-col", "position"]
+    argv = [*BASE, *cols, "--kl-col", "kl_policy_ref"]
+    code, out, err = run([*argv, "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    rep = example(
+        mask_col="mask",
+        sequence_col="sequence_id",
+        position_col="position",
+        kl_col="kl_policy_ref",
+    )
+    assert data["rb"] == rep.rb.to_dict()
+    assert data["variance_ratio"] == rep.variance_ratio
+    assert data["columns"]["exact_kl"] == "kl_policy_ref"
+    assert data["sequences"]["rb"] == rep.sequences.stats["rb"].to_dict()
+    assert data["rb"]["mean"] == pytest.approx(
+        EXAMPLE_META["exact"]["kl_sampler_other_per_token"], rel=1e-9
+    )
+    code, out, err = run(argv, capsys)
+    assert code == 0 and err == ""
+    row = next(ln.split() for ln in out.splitlines() if ln.strip().startswith("rb ") and "%" in ln)
+    assert row[1:4] == [
+        format(rep.rb.mean, ".6g"),
+        format(rep.rb.std, ".6g"),
+        format(rep.rb.se, ".3g"),
+    ]
+    assert f"Var(k1)/Var(rb) = {rep.variance_ratio['k1']:.4g}" in out
+    assert f"Var(k1)/Var(rb) = {rep.sequences.variance_ratio['k1']:.4g}" in out
+    assert "rb mean ± SE" in out and "rb = KL[sampler(.|prefix) || other(.|prefix)]" in out
+
+
+def test_without_kl_column_json_has_null_rb(capsys):
+    code, out, _ = run([*BASE, "--json"], capsys)
+    data = json.loads(out)
+    assert data["rb"] is None and data["variance_ratio"] is None
+    code, out, _ = run(BASE, capsys)
+    assert "rb" not in out.split()
+
+
+def test_bad_kl_column_names_its_rows(tmp_path, capsys):
+    df = pd.read_csv(EXAMPLE).head(20)
+    df.loc[[4, 11], "kl_policy_ref"] = -0.25
+    path = tmp_path / "neg.csv"
+    df.to_csv(path, index=False)
+    code, out, err = run(
+        [
+            "audit",
+            str(path),
+            "--sampler-col",
+            "logp_policy",
+            "--other-col",
+            "logp_ref",
+            "--kl-col",
+            "kl_policy_ref",
+        ],
+        capsys,
+    )
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "kl_col='kl_policy_ref' has 2 negative values (data rows 4, 11" in err
 
 
 # ------------------------------------------------------------ bad input
