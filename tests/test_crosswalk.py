@@ -219,7 +219,9 @@ def test_verl_ppo_kl_logr_clamp():
 @pytest.mark.parametrize("acts_on", ["reward", "loss"])
 def test_openrlhf_value_clamp(estimator, acts_on):
     e = lookup("OpenRLHF", estimator, acts_on=acts_on)
-    assert e.logr_clamp is None and e.value_clamp == (-10.0, 10.0)
+    # 0.11.2 bounds k3's log-ratio before the exponential: log_ratio >= -10 in its sign, logr <= 10 here
+    want_logr = (-np.inf, 10.0) if estimator == "k3" else None
+    assert e.logr_clamp == want_logr and e.value_clamp == (-10.0, 10.0)
     big = evaluate(e, [-50.0], [0.0])  # logr = +50
     small = evaluate(e, [0.0], [-50.0])  # logr = -50
     expected = {"k1": ([-10.0], [10.0]), "k2": ([10.0], [10.0]), "k3": ([10.0], [10.0])}[estimator]
@@ -239,7 +241,7 @@ def test_unclamped_entries_are_not_clamped():
     ("plus", "base"), [("k1+", "kl"), ("abs+", "abs"), ("k2+", "mse"), ("k3+", "low_var_kl")]
 )
 def test_straight_through_forward_equals_base(plus, base, pols):
-    st, b = lookup("verl", plus), lookup("verl", base, acts_on="loss")
+    st, b = lookup("verl", plus, acts_on="loss"), lookup("verl", base, acts_on="loss")
     assert st.straight_through and not b.straight_through
     assert (st.estimator, st.logr_clamp, st.value_clamp) == (
         b.estimator,
@@ -280,8 +282,12 @@ def test_full_entry_refuses_sampled_logprobs(pols):
 def test_lookup_by_alias():
     assert lookup("verl", "k3", acts_on="loss") is lookup("verl", "low_var_kl", acts_on="loss")
     assert lookup("verl", "k1", acts_on="reward") is lookup("verl", "kl", acts_on="reward")
-    assert lookup("verl", "mse+") is lookup("verl", "k2+")
-    assert lookup("verl", "low_var_kl+") is lookup("verl", "k3+")
+    assert lookup("verl", "mse+", acts_on="loss") is lookup("verl", "k2+", acts_on="loss")
+    assert lookup("verl", "low_var_kl+", acts_on="loss") is lookup("verl", "k3+", acts_on="loss")
+    # verl's reward accepts the '+' spellings too (the same detached value as the base option)
+    assert lookup("verl", "k3+", acts_on="reward") is lookup("verl", "low_var_kl", acts_on="reward")
+    assert lookup("verl", "distillation/low_var_kl", acts_on="loss").option == "distillation/k3"
+    assert lookup("OpenRLHF", "k3+unbiased_gradient").grad_mode == "k2_is"
     assert lookup("verl", "ppo_kl") is lookup("verl", "actor/ppo_kl")
     assert lookup("sb3", "approx_kl") is lookup("Stable-Baselines3", "approx_kl_div")
     assert lookup("CLEANRL", "losses/approx_kl") is lookup("CleanRL", "approx_kl")
@@ -385,6 +391,9 @@ class _T(np.ndarray):
     def clamp(self, min=None, max=None):  # noqa: A002 - torch's keyword names
         return np.clip(self, min, max)
 
+    def sum(self, axis=None, **kwargs):  # torch's positional dim, as in .sum(-1)
+        return np.asarray(self).sum(axis=axis, **kwargs)
+
     def float(self):
         return self
 
@@ -420,9 +429,13 @@ _OUTPUT = {
     ("TRL", "beta"): "per_token_kl",
     ("TRL", "use_bias_correction_kl"): "per_token_kl",
     ("verl", "actor/ppo_kl"): "ppo_kl",
-    ("OpenRLHF", "k1"): "log_ratio",
-    ("OpenRLHF", "k2"): "log_ratio",
-    ("OpenRLHF", "k3"): "log_ratio",
+    ("TRL", "RLOOConfig.beta"): "per_token_kl",
+    ("OpenRLHF", "k1"): "value",
+    ("OpenRLHF", "k2"): "value",
+    ("OpenRLHF", "k3"): "value",
+    ("verl", "distillation/k1"): "distillation_losses",
+    ("verl", "distillation/k2"): "distillation_losses",
+    ("verl", "distillation/k3"): "distillation_losses",
     ("CleanRL", "old_approx_kl"): "old_approx_kl",
     ("CleanRL", "approx_kl"): "approx_kl",
     ("Stable-Baselines3", "approx_kl_div"): "approx_kl_div",
@@ -443,7 +456,20 @@ def run_library_formula(entry: CrosswalkEntry, arrays: dict[str, np.ndarray]):
         "per_token_loss": 0.0,
         "self": SimpleNamespace(beta=0.1, args=SimpleNamespace(use_bias_correction_kl=True)),
         "kl_penalty": entry.option,
+        "completion_mask": ones,
+        "rewards": 0.0,
+        "KL_IS_WEIGHT_CLIP": 10.0,
     }
+    settings = dict(entry.config)
+    if "distillation.distillation_loss.loss_mode" in settings:
+        # verl's distillation calls kl_penalty(student, teacher) with the configured loss_mode
+
+        def kl_penalty(logprob, ref_logprob, kl_penalty):
+            base = lookup("verl", kl_penalty, acts_on="loss")
+            return run_library_formula(base, {"sampler": logprob, "other": ref_logprob})
+
+        ns["kl_penalty"] = kl_penalty
+        ns["loss_config"] = SimpleNamespace(loss_mode=settings["distillation.distillation_loss.loss_mode"])
     if entry.straight_through:
 
         def kl_penalty_forward(logprob, ref_logprob, name):
@@ -475,7 +501,7 @@ def test_library_formula_agrees_with_evaluate(entry, pols, extreme):
     if extreme:  # two more tokens with logr = +50 and -50, where the clamps are active
         ls, lo, lc = np.r_[ls, -50.0, 0.0], np.r_[lo, 0.0, -50.0], np.r_[lc, -1.0, -1.0]
     arrays = {"sampler": ls, "other": lo, "current": lc}
-    kwargs = {"logp_current": lc} if entry.importance_weighted else {}
+    kwargs = {"logp_current": lc} if entry.uses_current else {}
     ours = evaluate(entry, ls, lo, **kwargs)
     with np.errstate(over="ignore"):
         theirs = np.asarray(run_library_formula(entry, arrays), dtype=float)
