@@ -796,6 +796,7 @@ def evaluate(
     logp_other: ArrayLike,
     *,
     logp_current: ArrayLike | None = None,
+    check: bool = True,
 ) -> np.ndarray:
     r"""Compute the per-token value the library produces for ``entry``.
 
@@ -824,6 +825,9 @@ def evaluate(
         ``unbiased_gradient``): log-probs under the policy being updated,
         :math:`\pi_\theta`.  Defaults to ``logp_sampler`` (on-policy, weight 1),
         which is what TRL uses when no old log-probs are stored.
+    check : bool, default True
+        Validate the arrays.  :mod:`kl_core.gradients` passes False from its
+        inner loops, on float arrays it has already checked.
 
     Returns
     -------
@@ -853,6 +857,10 @@ def evaluate(
             f"{entry.library} option {entry.option!r} is the exact 'full' KL: it needs the full "
             "distributions over the vocabulary, not log-probs of sampled tokens"
         )
+    if not check:
+        ls, lo = np.asarray(logp_sampler), np.asarray(logp_other)
+        lc = ls if logp_current is None or not entry.uses_current else np.asarray(logp_current)
+        return _value(entry, ls, lo, lc)
     ls = _logp(logp_sampler, "logp_sampler")
     lo = _logp(logp_other, "logp_other")
     if lo.shape != ls.shape:
@@ -865,7 +873,6 @@ def evaluate(
             raise ValueError(
                 f"logp_current must have the shape of logp_sampler {ls.shape}, got {lc.shape}"
             )
-        logr = lo - lc
     else:
         if logp_current is not None:
             raise ValueError(
@@ -873,7 +880,12 @@ def evaluate(
                 f"option {entry.option!r}"
             )
         lc = ls
-        logr = lo - ls
+    return _value(entry, ls, lo, lc)
+
+
+def _value(entry: CrosswalkEntry, ls: np.ndarray, lo: np.ndarray, lc: np.ndarray) -> np.ndarray:
+    """The steps of :func:`evaluate` on arrays it has checked (``lc`` is ``ls`` without a current role)."""
+    logr = lo - (lc if entry.uses_current else ls)
     if entry.logr_clamp is not None:
         logr = np.clip(logr, *entry.logr_clamp)
     value = estimators.evaluate(entry.estimator, logr)

@@ -148,9 +148,9 @@ def analytic_optima(ref: Policy, reward: ArrayLike, beta: float) -> tuple[np.nda
         \pi^{\mathrm{fwd}}_i = \frac{\beta\,\pi_{\mathrm{ref},i}}{c - R_i},\ c > \max R,\ \sum_i \pi^{\mathrm{fwd}}_i = 1
         \quad\text{for } \mathrm{KL}[\pi_{\mathrm{ref}}\|\pi].
 
-    :math:`c` is found by bracketing :math:`d = c - \max R` in
+    :math:`c` is found by bisecting :math:`d = c - \max R` in
     :math:`[\beta\pi_{\mathrm{ref},j}/2,\ \beta]`, :math:`j = \arg\max R`, on
-    which the normalising sum falls from above 1 to at most 1.
+    which the normalising sum falls strictly from above 1 to at most 1.
 
     Parameters
     ----------
@@ -192,8 +192,6 @@ def _reward(reward: ArrayLike, k: int) -> np.ndarray:
 
 
 def _optima(lr: np.ndarray, r: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
-    from scipy.optimize import brentq
-
     rev = np.exp(_log_softmax(lr + r / beta))
     ref_p = np.exp(lr)
     gap = r.max() - r  # >= 0
@@ -201,9 +199,14 @@ def _optima(lr: np.ndarray, r: np.ndarray, beta: float) -> tuple[np.ndarray, np.
     def excess(d: float) -> float:
         return math.fsum((beta * ref_p / (d + gap)).tolist()) - 1.0
 
+    # excess falls strictly from > 0 at lo to <= 0 at hi: bisect to the last bit.
     lo, hi = beta * ref_p[int(np.argmax(r))] / 2.0, beta
-    d = hi if excess(hi) >= 0.0 else brentq(excess, lo, hi, xtol=1e-300, rtol=4 * np.finfo(float).eps)
-    fwd = beta * ref_p / (d + gap)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if not lo < mid < hi:
+            break
+        lo, hi = (mid, hi) if excess(mid) > 0.0 else (lo, mid)
+    fwd = beta * ref_p / (hi + gap)
     return rev, fwd / fwd.sum()
 
 
@@ -409,7 +412,7 @@ def training_run(
     lam : float, default 1.0
         :math:`\lambda` of ``k_lambda``.
     max_steps : int, default 600
-        Cap on the per-token steps after the recorded ones (four times as many
+        Cap on the per-token steps after the recorded ones (twice as many
         for the continuation that follows when those do not settle).
 
     Returns
@@ -463,7 +466,7 @@ def training_run(
         ell = _per_token(a, _log_softmax(theta), eta, max_steps)
         _, slope, dev, residual = a.state(ell)
         if not residual <= a.tol:
-            other = _newton(a, _continue(a, theta, eta, 4 * max_steps), 200)
+            other = _newton(a, _continue(a, theta, eta, 2 * max_steps), 200)
             o_slope, o_dev, o_res = a.state(other)[1:]
             if o_res < residual:
                 ell, slope, dev, residual = other, o_slope, o_dev, o_res

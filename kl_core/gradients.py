@@ -239,8 +239,9 @@ def _entry_coef(
                 base = ls if mode == "score" else lp
                 kl = float(np.sum(np.exp(base) * (base - lr)))
                 return w * kl, np.zeros(t.shape, dtype=bool)
-            value = evaluate(e, ls, lr) if mode == "score" else evaluate(e, lp, lr)
-            raw = evaluate(_unclamped(e), ls if mode == "score" else lp, lr)
+            base = ls if mode == "score" else lp
+            value = evaluate(e, base, lr, check=False)
+            raw = evaluate(_unclamped(e), base, lr, check=False) if e.clamped else value
             return w * value, value != raw
         if mode != "autograd" or e.estimator == "full":
             raise ValueError(f"entry {e.library}:{e.option} ({e.acts_on}) has no gradient to take")
@@ -252,7 +253,7 @@ def _entry_coef(
             return -dvalue_dt, ~passes
         # d/dℓ [w·V] = w·(V − dV/dt): the clamped value where a clamp is active (its
         # derivative is 0), else k − k' in closed form, which does not cancel.
-        value = evaluate(e, ls, lr, logp_current=lp) / w
+        value = evaluate(e, ls, lr, logp_current=lp, check=False) / w
         return w * np.where(passes, _k_minus_dk(e.estimator, tt), value), ~passes
 
 
