@@ -94,6 +94,7 @@ from kl_core.distributions import Categorical
 __all__ = [
     "BASIC_CLAIMS",
     "BASIC_OPTIONS",
+    "MAX_TOKENS",
     "GradientRow",
     "GradientTable",
     "classify",
@@ -112,6 +113,9 @@ __all__ = [
 
 BASIC_OPTIONS: tuple[str, ...] = ("k1", "k2", "k3", "k3_pq", "k1_score", "k_lambda")
 """The options that are not a library's: four estimators as a loss, and two score-function forms."""
+
+MAX_TOKENS = 1024
+"""Largest vocabulary accepted: the exact spread sums a K × K matrix per option."""
 
 BASIC_CLAIMS: dict[str, str] = {
     "k1": "zero",
@@ -136,12 +140,16 @@ Policy = Categorical | ArrayLike
 def _log_probs(d: Policy, name: str) -> np.ndarray:
     """Normalised log-probabilities of a Categorical, or of a vector of logits."""
     if isinstance(d, Categorical):
+        if not 2 <= d.k <= MAX_TOKENS:
+            raise ValueError(f"{name} must have between 2 and {MAX_TOKENS} tokens, got {d.k}")
         return d.log_probs
     if hasattr(d, "discrete"):
         raise ValueError(f"{name} must be a categorical distribution, got {d!r}")
     lg = np.atleast_1d(as_float_array(d, name))
-    if lg.ndim != 1 or lg.size < 2:
-        raise ValueError(f"{name} must be a 1-D vector of at least 2 logits, got shape {lg.shape}")
+    if lg.ndim != 1 or not 2 <= lg.size <= MAX_TOKENS:
+        raise ValueError(
+            f"{name} must be a 1-D vector of 2 to {MAX_TOKENS} logits, got shape {lg.shape}"
+        )
     if not np.isfinite(lg).all():
         raise ValueError(f"{name} must have finite logits")
     return Categorical(tuple(lg.tolist())).log_probs
@@ -171,38 +179,36 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 # Coefficients c(x)
 # --------------------------------------------------------------------------- #
 def _dk_dt(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
-    """Derivative in t = log r of the estimator ``key`` of :mod:`kl_core.estimators`."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if key == "k1":
-            return np.full_like(t, -1.0)
-        if key == "k2":
-            return t.copy()
-        if key == "k3":
-            return np.expm1(t)
-        if key == "k3_pq":
-            return t * np.exp(t)
-        if key == "abs":
-            return np.sign(t)
-        if key == "k_lambda":
-            return lam * np.exp(t) - 1.0
+    """Derivative in t = log r of the estimator ``key`` of :mod:`kl_core.estimators` (overflow gives inf)."""
+    if key == "k1":
+        return np.full_like(t, -1.0)
+    if key == "k2":
+        return t.copy()
+    if key == "k3":
+        return np.expm1(t)
+    if key == "k3_pq":
+        return t * np.exp(t)
+    if key == "abs":
+        return np.sign(t)
+    if key == "k_lambda":
+        return lam * np.exp(t) - 1.0
     raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
 
 
 def _k_minus_dk(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
     """k(t) − k'(t) in closed form: the difference of the two cancels for large t (k3: e^t − 1 − t − (e^t − 1) = −t)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if key == "k1":
-            return 1.0 - t
-        if key == "k2":
-            return 0.5 * t * t - t
-        if key == "k3":
-            return -t
-        if key == "k3_pq":
-            return -np.expm1(t)
-        if key == "abs":
-            return np.abs(t) - np.sign(t)
-        if key == "k_lambda":
-            return (1.0 - lam) - t
+    if key == "k1":
+        return 1.0 - t
+    if key == "k2":
+        return 0.5 * t * t - t
+    if key == "k3":
+        return -t
+    if key == "k3_pq":
+        return -np.expm1(t)
+    if key == "abs":
+        return np.abs(t) - np.sign(t)
+    if key == "k_lambda":
+        return (1.0 - lam) - t
     raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
 
 
@@ -227,34 +233,34 @@ def _entry_coef(
     """c(x) of a crosswalk entry, and where a clamp changes it (policy lp, reference lr, sampler ls)."""
     t = lr - lp
     mode = e.grad_mode
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = np.exp(lp - ls)  # π_θ/π_old; 1 on-policy
-        if mode == "k2":
-            return -t, np.zeros(t.shape, dtype=bool)
-        if mode == "k2_is":
-            clip = float(e.grad_is_clip)  # type: ignore[arg-type]
-            return np.minimum(w, clip) * -t, w > clip
-        if mode in ("score", "score_current"):
-            if e.estimator == "full":
-                base = ls if mode == "score" else lp
-                kl = float(np.sum(np.exp(base) * (base - lr)))
-                return w * kl, np.zeros(t.shape, dtype=bool)
+    # The caller, _coef, has silenced overflow warnings: an overflow gives inf, not a warning.
+    w = np.exp(lp - ls)  # π_θ/π_old; 1 on-policy
+    if mode == "k2":
+        return -t, np.zeros(t.shape, dtype=bool)
+    if mode == "k2_is":
+        clip = float(e.grad_is_clip)  # type: ignore[arg-type]
+        return np.minimum(w, clip) * -t, w > clip
+    if mode in ("score", "score_current"):
+        if e.estimator == "full":
             base = ls if mode == "score" else lp
-            value = evaluate(e, base, lr, check=False)
-            raw = evaluate(_unclamped(e), base, lr, check=False) if e.clamped else value
-            return w * value, value != raw
-        if mode != "autograd" or e.estimator == "full":
-            raise ValueError(f"entry {e.library}:{e.option} ({e.acts_on}) has no gradient to take")
-        tt = np.clip(t, *e.logr_clamp) if e.logr_clamp is not None else t
-        raw = estimators.evaluate(e.estimator, tt)
-        passes = _inside(t, e.logr_clamp) & _inside(raw, e.value_clamp)
-        dvalue_dt = np.where(passes, _dk_dt(e.estimator, tt), 0.0)
-        if not e.importance_weighted:
-            return -dvalue_dt, ~passes
-        # d/dℓ [w·V] = w·(V − dV/dt): the clamped value where a clamp is active (its
-        # derivative is 0), else k − k' in closed form, which does not cancel.
-        value = evaluate(e, ls, lr, logp_current=lp, check=False) / w
-        return w * np.where(passes, _k_minus_dk(e.estimator, tt), value), ~passes
+            kl = float(np.sum(np.exp(base) * (base - lr)))
+            return w * kl, np.zeros(t.shape, dtype=bool)
+        base = ls if mode == "score" else lp
+        value = evaluate(e, base, lr, check=False)
+        raw = evaluate(_unclamped(e), base, lr, check=False) if e.clamped else value
+        return w * value, value != raw
+    if mode != "autograd" or e.estimator == "full":
+        raise ValueError(f"entry {e.library}:{e.option} ({e.acts_on}) has no gradient to take")
+    tt = np.clip(t, *e.logr_clamp) if e.logr_clamp is not None else t
+    raw = estimators.evaluate(e.estimator, tt)
+    passes = _inside(t, e.logr_clamp) & _inside(raw, e.value_clamp)
+    dvalue_dt = np.where(passes, _dk_dt(e.estimator, tt), 0.0)
+    if not e.importance_weighted:
+        return -dvalue_dt, ~passes
+    # d/dℓ [w·V] = w·(V − dV/dt): the clamped value where a clamp is active (its
+    # derivative is 0), else k − k' in closed form, which does not cancel.
+    value = evaluate(e, ls, lr, logp_current=lp, check=False) / w
+    return w * np.where(passes, _k_minus_dk(e.estimator, tt), value), ~passes
 
 
 _UNCLAMPED: dict[int, CrosswalkEntry] = {}
@@ -293,9 +299,10 @@ def _option(option: str | CrosswalkEntry) -> str | CrosswalkEntry:
 def _coef(
     option: str | CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    if isinstance(option, CrosswalkEntry):
-        return _entry_coef(option, lp, lr, ls)
-    return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(option, CrosswalkEntry):
+            return _entry_coef(option, lp, lr, ls)
+        return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
 
 
 def gradient_coefficients(

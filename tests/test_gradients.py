@@ -441,7 +441,9 @@ def test_classify():
     ("call", "match"),
     [
         (lambda: gradient_table([0.0, 1.0], [0.0, 1.0, 2.0]), "ref must have the policy's 2 tokens"),
-        (lambda: gradient_table([0.0, 1.0], [0.0, 1.0], sampler=[0.0]), "sampler must be a 1-D vector"),
+        (lambda: gradient_table([0.0, 1.0], [0.0, 1.0], sampler=[0.0]), "sampler must be a 1-D vector of 2 to"),
+        (lambda: gradient_table(Categorical((0.0,)), [0.0, 1.0]), "policy must have between 2 and"),
+        (lambda: gradient_table(np.zeros(2000), np.zeros(2000)), "policy must be a 1-D vector of 2 to 1024"),
         (lambda: gradient_table([0.0, 1.0], [0.0, 1.0], sampler=[0.0, 1.0, 2.0]), "sampler must have"),
         (lambda: gradient_table(Gaussian(0, 1), [0.0, 1.0]), "policy must be a categorical"),
         (lambda: gradient_table([0.0, float("nan")], [0.0, 1.0]), "policy contains NaN"),
