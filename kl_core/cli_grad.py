@@ -197,7 +197,18 @@ def _vec(v: list[float]) -> str:
 
 
 def run_grad(args: argparse.Namespace) -> int:
-    """Handler of ``grad``."""
+    """Handler of ``grad``: print :func:`grad_report` as JSON or as a table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``policy``, ``ref``, ``sampler``, ``lam``, ``reward``, ``beta`` and ``json``.
+
+    Returns
+    -------
+    int
+        0; bad input raises ``ValueError``, which :func:`kl_core.cli.main` turns into exit code 2.
+    """
     from kl_core.cli import json_value
 
     rep = grad_report(args.policy, args.ref, args.sampler, args.lam, args.reward, args.beta)

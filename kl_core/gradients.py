@@ -81,7 +81,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -263,19 +264,10 @@ def _entry_coef(
     return w * np.where(passes, _k_minus_dk(e.estimator, tt), value), ~passes
 
 
-_UNCLAMPED: dict[int, CrosswalkEntry] = {}
-
-
+@cache
 def _unclamped(e: CrosswalkEntry) -> CrosswalkEntry:
     """The same entry without its clamps (to see which tokens a clamp changes)."""
-    if not e.clamped:
-        return e
-    key = id(e)
-    if key not in _UNCLAMPED:
-        from dataclasses import replace
-
-        _UNCLAMPED[key] = replace(e, logr_clamp=None, value_clamp=None)
-    return _UNCLAMPED[key]
+    return replace(e, logr_clamp=None, value_clamp=None) if e.clamped else e
 
 
 def _option(option: str | CrosswalkEntry) -> str | CrosswalkEntry:
