@@ -22,7 +22,8 @@ the two analytic optima (:mod:`kl_core.gradient_flow`).
     The λ minimising the gradient's spread, and the value's λ*.
 ``optimum``, ``fixed_points``, ``fixed_point_notes`` (with ``--reward``)
     ``{"reverse_kl": [K], "forward_kl": [K]}``; ``{name: [K] or null}``; and,
-    for each null, why.
+    for each null, why.  Training starts from the policy and is on-policy at
+    every step (``--sampler`` does not apply to it).
 
 A bad spec, mismatched K, a reward of the wrong length or β ≤ 0 raise
 ``ValueError``, which :func:`kl_core.cli.main` prints as one line on stderr with
@@ -66,7 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
             "used as a loss, of the score-function forms k1_score and k_lambda, and of every library "
             "KL loss in the crosswalk, beside the true gradients of KL[π_θ‖π_ref] (reverse_kl) and "
             "KL[π_ref‖π_θ] (forward_kl). With --reward and --beta: where exact expected-gradient "
-            "ascent on E[R] − β·loss ends for each option."
+            "ascent on E[R] − β·loss, started from the policy and on-policy at every step, ends for "
+            "each option."
         ),
     )
     sp.add_argument("--policy", required=True, metavar="SPEC", help=f"π_θ, a {_SPECS} spec")

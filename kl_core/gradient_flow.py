@@ -120,6 +120,10 @@ class TrainingRun:
         Tokens the ascent drives to probability 0.
     note : str
         How it ended, in a sentence.
+    limit : numpy.ndarray
+        Where the run ends: the fixed point; or, without one, the point the
+        ascent approaches with the ``vanished`` tokens at 0 (e.g. the best-reward
+        token for ``k1`` as a loss), or its last iterate if it did not settle.
     """
 
     name: str
@@ -130,6 +134,7 @@ class TrainingRun:
     residual: float
     vanished: tuple[int, ...]
     note: str
+    limit: np.ndarray
 
     @property
     def end(self) -> np.ndarray:
@@ -496,22 +501,24 @@ def _verdict(
     gone = (ell < _LOG_FLOOR) & (dev < 0)
     vanished = tuple(int(i) for i in np.flatnonzero(gone))
     kept = np.flatnonzero(~gone).tolist()
+    limit = np.where(gone, 0.0, np.exp(ell))
+    limit = limit / limit.sum()
     if residual <= tol and not vanished:
         note = "interior fixed point: h = R − βc is the same on every token"
-        return TrainingRun(name, record, probs, eta, np.exp(ell), residual, (), note)
+        return TrainingRun(name, record, probs, eta, limit, residual, (), note, limit)
     if residual <= tol:
         note = (
             f"no interior fixed point: the ascent drives token(s) {list(vanished)} to probability 0 "
             f"(nothing in this option's KL gradient holds them up), and the mass ends on token(s) {kept}"
         )
-        return TrainingRun(name, record, probs, eta, None, residual, vanished, note)
+        return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
     stuck = np.flatnonzero(~gone & (np.abs(dev) > tol)).tolist()
     note = (
         f"no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual:.3g}) "
         "within the step budget; with a kink (|log r|) or a clamp in the loss, a token can keep "
         "crossing the point where its gradient jumps instead of stopping"
     )
-    return TrainingRun(name, record, probs, eta, None, residual, vanished, note)
+    return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
 
 
 def training_runs(

@@ -89,6 +89,7 @@ def test_reverse_kl_options_end_at_the_reverse_optimum(name):
     assert run.fixed_point is not None, run.note
     np.testing.assert_allclose(run.fixed_point, rev, rtol=1e-8)
     assert run.vanished == () and "interior" in run.note
+    np.testing.assert_array_equal(run.limit, run.fixed_point)
 
 
 @pytest.mark.parametrize("name", FORWARD)
@@ -106,6 +107,7 @@ def test_k1_as_a_loss_drifts_to_the_best_reward_token(name):
     assert run.fixed_point is None
     assert run.vanished == tuple(i for i in range(6) if i != best)
     assert "no interior fixed point" in run.note and f"[{best}]" in run.note
+    np.testing.assert_array_equal(run.limit, np.eye(6)[best])  # it ends on the best-reward token
     # Along the recorded ascent the best token only gains.
     assert np.all(np.diff(run.probs[:, best]) > 0)
 
