@@ -28,13 +28,17 @@ How the end is found (:func:`training_run`):
 1. ``steps`` recorded steps :math:`\theta \leftarrow \theta + \eta F(\theta)`, each
    coordinate damped by :math:`1/(1 + \eta\beta\pi_x\max(\partial c/\partial\ell_x, 0))`
    so that stiff coordinates do not overshoot (the fixed points are unchanged);
-2. the same semi-implicit steps continued with a step size doubled or cut by
+2. from their end, per-token Newton steps towards a common level of :math:`h`
+   for the tokens that something pulls back (:math:`\partial c/\partial\ell > 0`),
+   trust-region steps in the ascent's direction for the others, and a fast fall
+   towards 0 for a token below :math:`e^{-30}` that is pushed down with nothing
+   pulling it back (its mass no longer moves anything);
+3. only if that does not settle (a heavy token held by the others' mass, a
+   kink): the damped steps of 1. continued with a step size doubled or cut by
    step doubling (one step against two half steps, agreeing to :math:`10^{-4}`
-   in every probability), so the run follows the same path, faster; a token
-   below :math:`e^{-30}` that is pushed down with nothing pulling it back is
-   moved straight towards 0 (its mass no longer moves anything);
-3. Newton's method on :math:`h(x) = \mathbb{E}_\pi h` from there, with
-   backtracking, to the rounding level.
+   in every probability), so the run follows the same path faster, then
+   Newton's method on the coupled system :math:`h(x) = \mathbb{E}_\pi h` with
+   backtracking; the better of 2. and 3. is kept.
 
 The run reports an interior fixed point when :math:`\max_x|h(x) - \mathbb{E}_\pi h|`
 reaches :math:`10^{-10}(1 + \max|R| + \beta)`; no fixed point, and which tokens
