@@ -703,7 +703,7 @@ def lookup(library: str, option: str, *, acts_on: str | None = None) -> Crosswal
     acts_on : {"reward", "loss", "metric"}, optional
         Needed when the same option name exists in two placements, as in verl
         (``algorithm.kl_penalty`` for the reward, ``actor.kl_loss_type`` for the
-        loss) and OpenRLHF (``--use_kl_loss``).
+        loss) and OpenRLHF (``--algo.kl.use_loss``).
 
     Returns
     -------
