@@ -14,7 +14,20 @@ from scipy.special import log_softmax
 
 from kl_core import crosswalk as cw
 from kl_core import estimators
-from kl_core.crosswalk import CROSSWALK, CrosswalkEntry, evaluate, libraries, lookup, options
+from kl_core.crosswalk import (
+    CROSSWALK,
+    CROSSWALK_FILE,
+    GRAD_MODES,
+    GRADIENT_TARGETS,
+    RELEASES,
+    CrosswalkEntry,
+    evaluate,
+    libraries,
+    load_crosswalk,
+    lookup,
+    options,
+    releases,
+)
 
 K = 6
 SEED = 20240611
@@ -219,7 +232,9 @@ def test_verl_ppo_kl_logr_clamp():
 @pytest.mark.parametrize("acts_on", ["reward", "loss"])
 def test_openrlhf_value_clamp(estimator, acts_on):
     e = lookup("OpenRLHF", estimator, acts_on=acts_on)
-    assert e.logr_clamp is None and e.value_clamp == (-10.0, 10.0)
+    # 0.11.2 bounds k3's log-ratio before the exponential: log_ratio >= -10 in its sign, logr <= 10 here
+    want_logr = (-np.inf, 10.0) if estimator == "k3" else None
+    assert e.logr_clamp == want_logr and e.value_clamp == (-10.0, 10.0)
     big = evaluate(e, [-50.0], [0.0])  # logr = +50
     small = evaluate(e, [0.0], [-50.0])  # logr = -50
     expected = {"k1": ([-10.0], [10.0]), "k2": ([10.0], [10.0]), "k3": ([10.0], [10.0])}[estimator]
@@ -239,7 +254,7 @@ def test_unclamped_entries_are_not_clamped():
     ("plus", "base"), [("k1+", "kl"), ("abs+", "abs"), ("k2+", "mse"), ("k3+", "low_var_kl")]
 )
 def test_straight_through_forward_equals_base(plus, base, pols):
-    st, b = lookup("verl", plus), lookup("verl", base, acts_on="loss")
+    st, b = lookup("verl", plus, acts_on="loss"), lookup("verl", base, acts_on="loss")
     assert st.straight_through and not b.straight_through
     assert (st.estimator, st.logr_clamp, st.value_clamp) == (
         b.estimator,
@@ -280,8 +295,12 @@ def test_full_entry_refuses_sampled_logprobs(pols):
 def test_lookup_by_alias():
     assert lookup("verl", "k3", acts_on="loss") is lookup("verl", "low_var_kl", acts_on="loss")
     assert lookup("verl", "k1", acts_on="reward") is lookup("verl", "kl", acts_on="reward")
-    assert lookup("verl", "mse+") is lookup("verl", "k2+")
-    assert lookup("verl", "low_var_kl+") is lookup("verl", "k3+")
+    assert lookup("verl", "mse+", acts_on="loss") is lookup("verl", "k2+", acts_on="loss")
+    assert lookup("verl", "low_var_kl+", acts_on="loss") is lookup("verl", "k3+", acts_on="loss")
+    # verl's reward accepts the '+' spellings too (the same detached value as the base option)
+    assert lookup("verl", "k3+", acts_on="reward") is lookup("verl", "low_var_kl", acts_on="reward")
+    assert lookup("verl", "distillation/low_var_kl", acts_on="loss").option == "distillation/k3"
+    assert lookup("OpenRLHF", "k3+unbiased_gradient").grad_mode == "k2_is"
     assert lookup("verl", "ppo_kl") is lookup("verl", "actor/ppo_kl")
     assert lookup("sb3", "approx_kl") is lookup("Stable-Baselines3", "approx_kl_div")
     assert lookup("CLEANRL", "losses/approx_kl") is lookup("CleanRL", "approx_kl")
@@ -385,6 +404,9 @@ class _T(np.ndarray):
     def clamp(self, min=None, max=None):  # noqa: A002 - torch's keyword names
         return np.clip(self, min, max)
 
+    def sum(self, axis=None, **kwargs):  # torch's positional dim, as in .sum(-1)
+        return np.asarray(self).sum(axis=axis, **kwargs)
+
     def float(self):
         return self
 
@@ -420,9 +442,13 @@ _OUTPUT = {
     ("TRL", "beta"): "per_token_kl",
     ("TRL", "use_bias_correction_kl"): "per_token_kl",
     ("verl", "actor/ppo_kl"): "ppo_kl",
-    ("OpenRLHF", "k1"): "log_ratio",
-    ("OpenRLHF", "k2"): "log_ratio",
-    ("OpenRLHF", "k3"): "log_ratio",
+    ("TRL", "RLOOConfig.beta"): "per_token_kl",
+    ("OpenRLHF", "k1"): "value",
+    ("OpenRLHF", "k2"): "value",
+    ("OpenRLHF", "k3"): "value",
+    ("verl", "distillation/k1"): "distillation_losses",
+    ("verl", "distillation/k2"): "distillation_losses",
+    ("verl", "distillation/k3"): "distillation_losses",
     ("CleanRL", "old_approx_kl"): "old_approx_kl",
     ("CleanRL", "approx_kl"): "approx_kl",
     ("Stable-Baselines3", "approx_kl_div"): "approx_kl_div",
@@ -443,7 +469,20 @@ def run_library_formula(entry: CrosswalkEntry, arrays: dict[str, np.ndarray]):
         "per_token_loss": 0.0,
         "self": SimpleNamespace(beta=0.1, args=SimpleNamespace(use_bias_correction_kl=True)),
         "kl_penalty": entry.option,
+        "completion_mask": ones,
+        "rewards": 0.0,
+        "KL_IS_WEIGHT_CLIP": 10.0,
     }
+    settings = dict(entry.config)
+    if "distillation.distillation_loss.loss_mode" in settings:
+        # verl's distillation calls kl_penalty(student, teacher) with the configured loss_mode
+
+        def kl_penalty(logprob, ref_logprob, kl_penalty):
+            base = lookup("verl", kl_penalty, acts_on="loss")
+            return run_library_formula(base, {"sampler": logprob, "other": ref_logprob})
+
+        ns["kl_penalty"] = kl_penalty
+        ns["loss_config"] = SimpleNamespace(loss_mode=settings["distillation.distillation_loss.loss_mode"])
     if entry.straight_through:
 
         def kl_penalty_forward(logprob, ref_logprob, name):
@@ -475,7 +514,7 @@ def test_library_formula_agrees_with_evaluate(entry, pols, extreme):
     if extreme:  # two more tokens with logr = +50 and -50, where the clamps are active
         ls, lo, lc = np.r_[ls, -50.0, 0.0], np.r_[lo, 0.0, -50.0], np.r_[lc, -1.0, -1.0]
     arrays = {"sampler": ls, "other": lo, "current": lc}
-    kwargs = {"logp_current": lc} if entry.importance_weighted else {}
+    kwargs = {"logp_current": lc} if entry.uses_current else {}
     ours = evaluate(entry, ls, lo, **kwargs)
     with np.errstate(over="ignore"):
         theirs = np.asarray(run_library_formula(entry, arrays), dtype=float)
@@ -561,3 +600,196 @@ def test_preserves_shape_and_accepts_scalars(k3_entry):
     lo = np.full((2, 3), -1.5)
     assert evaluate(k3_entry, ls, lo).shape == (2, 3)
     assert evaluate(k3_entry, -1.0, -1.5).shape == (1,)
+
+
+# --------------------------------------------------------------------------- #
+# The data file, its loader, and what the releases say
+# --------------------------------------------------------------------------- #
+MINIMAL = """
+[snippets]
+a = "alpha"
+b = "@{a} beta"
+
+[templates.t]
+library = "X"
+component = "c"
+setting = "s"
+estimator = "k1"
+library_formula = "return 1"
+formula_latex = "x"
+sampler = "s"
+other = "o"
+variables = [["lp", "sampler"], ["ref", "other"]]
+direction = "KL"
+kl_roles = ["sampler", "other"]
+sign = 1
+straight_through = false
+importance_weighted = false
+acts_on = "reward"
+source = "here"
+verified_in = "there"
+aliases = []
+grad_target = "reverse_kl"
+
+[[entries]]
+template = "t"
+option = "one"
+caveat = "@{b}: {braces} stay, \\\\LaTeX too"
+"""
+
+
+def _write(tmp_path, text: str):
+    p = tmp_path / "cw.toml"
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_loader_reads_the_shipped_file():
+    data = load_crosswalk(CROSSWALK_FILE)
+    assert data.entries == CROSSWALK and data.releases == RELEASES
+    assert len(CROSSWALK) == 41
+
+
+def test_loader_expands_snippets_and_templates(tmp_path):
+    (e,) = load_crosswalk(_write(tmp_path, MINIMAL)).entries
+    assert e.caveat == "alpha beta: {braces} stay, \\LaTeX too"
+    assert (e.library, e.option, e.weight, e.release, e.grad_mode) == ("X", "one", None, None, "score")
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda t: t.replace('template = "t"\noption', 'template = "u"\noption'), "unknown template 'u'"),
+        (lambda t: t.replace("@{b}:", "@{nope}:"), r"unknown snippet @\{nope\}"),
+        (lambda t: t.replace('a = "alpha"', 'a = "@{b}"'), "refers to itself"),
+        (lambda t: t + 'colour = "red"\n', r"unknown field\(s\) \['colour'\]"),
+        (lambda t: t.replace('source = "here"\n', ""), "missing field 'source'"),
+        (lambda t: t.replace('grad_target = "reverse_kl"', 'grad_target = "sideways"'), "grad_target must be one of"),
+        (lambda t: t + 'release = "9.9"\n', "release '9.9' is not among the"),
+        (lambda t: t + "legacy = true\n", "release must name the last release"),
+        (lambda t: t.replace("[[entries]]", "[[entries]]\n= broken"), "is not valid TOML"),
+        (lambda t: t.split("[[entries]]")[0], "has no"),
+    ],
+)
+def test_loader_names_what_is_wrong(tmp_path, edit, match):
+    with pytest.raises(ValueError, match=match):
+        load_crosswalk(_write(tmp_path, edit(MINIMAL)))
+
+
+def test_releases_read():
+    current = {r.library: r for r in RELEASES if r.current}
+    assert {k: r.version for k, r in current.items()} == {"verl": "0.9.1", "OpenRLHF": "0.11.2", "TRL": "1.16.0"}
+    for r in current.values():
+        assert r.source.startswith("PyPI wheel") and len(r.sha256 or "") == 64 and r.commit is None
+    assert [(r.version, r.current) for r in releases("TRL")] == [("1.16.0", True), ("1.12.0", False), ("0.11.4", False)]
+    assert releases("trl")[2].commit == "1f8ba929fbb6962249386f7dce20155da8a26cda"
+    assert releases() == list(RELEASES)
+    with pytest.raises(ValueError, match="library must be one of"):
+        releases("rllib")
+
+
+def test_release_defaults_that_select_entries():
+    verl, orlhf, trl = (releases(n)[0] for n in ("verl", "OpenRLHF", "TRL"))
+    assert verl.default("algorithm.use_kl_in_reward") == "False"
+    assert verl.default("algorithm.kl_penalty") == "kl"
+    assert verl.default("actor_rollout_ref.actor.kl_loss_type") == "low_var_kl"
+    assert orlhf.default("--algo.kl.estimator") == "k1" and orlhf.default("--algo.kl.use_loss") == "False"
+    assert trl.default("GRPOConfig.use_bias_correction_kl") == "True"
+    assert trl.default("GRPOConfig.beta").startswith("0.0")
+    assert trl.default("RLOOConfig.beta") == "0.05"
+    for r in RELEASES:
+        assert r.defaults and all(d.file for d in r.defaults)
+    with pytest.raises(ValueError, match="key must be one of"):
+        verl.default("algorithm.nope")
+
+
+def test_every_entry_of_the_three_libraries_names_its_release():
+    current = {r.library: r.version for r in RELEASES if r.current}
+    for e in CROSSWALK:
+        if e.library not in current:
+            assert e.release is None  # CleanRL, Stable-Baselines3: read at a commit
+            continue
+        assert e.release is not None
+        if e.legacy:
+            assert e.release != current[e.library] and "Legacy" in e.caveat
+        else:
+            assert e.release == current[e.library]
+    legacy = {e.option for e in CROSSWALK if e.legacy}
+    assert legacy == {"kl", "abs", "mse", "full", "policy/policykl", "policy/approxkl", "k1", "k3", "policy/approxkl_avg"}
+    assert all(e.library == "TRL" for e in CROSSWALK if e.legacy)
+
+
+def test_every_gradient_entry_records_its_settings_and_claims():
+    for e in CROSSWALK:
+        assert e.grad_mode in GRAD_MODES and e.grad_target in GRADIENT_TARGETS
+        assert e.grad_expected.strip(), e.option
+        if e.acts_on != "metric":
+            assert e.config, f"{e.library} {e.option}: no config recorded"
+            assert e.grad_target_off_policy is not None
+            assert e.grad_target != "none"
+        else:
+            assert e.grad_target == "none" and e.grad_mode == "none"
+        if e.grad_target in ("forward_kl", "mixed", "zero") and e.acts_on == "loss" and e.library in ("verl", "OpenRLHF", "TRL"):
+            # a library loss whose gradient is not the reverse KL's names the library's fix, unless intended
+            assert e.grad_fix or e.option.startswith("distillation/") or e.option in ("k2", "mse"), e.option
+
+
+def test_key_facts_of_the_refreshed_releases():
+    grpo_default = lookup("TRL", "use_bias_correction_kl")
+    assert ("GRPOConfig.use_bias_correction_kl", "True") in grpo_default.config
+    assert grpo_default.grad_target == "reverse_kl" and lookup("TRL", "beta").grad_target == "forward_kl"
+    rloo = lookup("TRL", "RLOOConfig.beta")
+    assert (rloo.estimator, rloo.acts_on, rloo.grad_target) == ("k1", "reward", "reverse_kl")
+    assert "sum(-1)" in rloo.library_formula
+    k3 = lookup("OpenRLHF", "k3", acts_on="loss")
+    assert k3.logr_clamp == (-np.inf, 10.0) and "k3_log_ratio = log_ratio.clamp(min=-10)" in k3.library_formula
+    ub = lookup("OpenRLHF", "k3+unbiased_gradient")
+    assert (ub.grad_mode, ub.grad_is_clip, ub.straight_through) == ("k2_is", 10.0, True)
+    assert ("--algo.kl.unbiased_gradient", "set") in ub.config
+    assert "--algo.kl.estimator" in lookup("OpenRLHF", "k1", acts_on="reward").setting
+    for name in ("k1+", "k3+", "low_var_kl+", "mse+"):
+        assert lookup("verl", name, acts_on="reward").acts_on == "reward"
+    assert "verl/workers/utils/losses.py" in lookup("verl", "low_var_kl", acts_on="loss").source
+    distill = lookup("verl", "distillation/k3", acts_on="loss")
+    assert distill.grad_target == "forward_kl" and "teacher" in distill.other
+    assert lookup("verl", "distillation/k1", acts_on="reward").grad_mode == "score_current"
+    for e in options("TRL"):
+        if e.component.startswith("PPOTrainer"):
+            assert e.legacy
+
+
+def test_gradient_field_validation():
+    base = lookup("verl", "k3+", acts_on="loss")
+    fields = {f: getattr(base, f) for f in base.__dataclass_fields__}
+    with pytest.raises(ValueError, match="grad_mode must be one of"):
+        CrosswalkEntry(**{**fields, "grad_mode": "magic"})
+    with pytest.raises(ValueError, match="straight_through must be True exactly"):
+        CrosswalkEntry(**{**fields, "grad_mode": "autograd"})
+    with pytest.raises(ValueError, match="grad_is_clip is required exactly"):
+        CrosswalkEntry(**{**fields, "grad_is_clip": 5.0})
+    with pytest.raises(ValueError, match="for acts_on='loss'"):
+        CrosswalkEntry(**{**fields, "grad_mode": "score"})
+    with pytest.raises(ValueError, match="grad_target is 'none' exactly for metrics"):
+        CrosswalkEntry(**{**fields, "grad_target": "none"})
+    with pytest.raises(ValueError, match="grad_target_off_policy"):
+        CrosswalkEntry(**{**fields, "grad_target_off_policy": "none"})
+    ub = lookup("OpenRLHF", "k3+unbiased_gradient")
+    ub_fields = {f: getattr(ub, f) for f in ub.__dataclass_fields__}
+    with pytest.raises(ValueError, match="kl_roles uses 'current'"):
+        CrosswalkEntry(**{**ub_fields, "kl_roles": ("sampler", "other")})
+
+
+def test_unbiased_gradient_entry_evaluates_the_current_policy(pols):
+    # OpenRLHF's unbiased_gradient keeps the value of k3 on π_θ (current), tokens from π_old (sampler).
+    ub, plain = lookup("OpenRLHF", "k3+unbiased_gradient"), lookup("OpenRLHF", "k3", acts_on="loss")
+    old, theta, ref = pols["a"], pols["b"], pols["c"]
+    np.testing.assert_array_equal(evaluate(ub, old, ref, logp_current=theta), evaluate(plain, theta, ref))
+    np.testing.assert_array_equal(evaluate(ub, theta, ref), evaluate(plain, theta, ref))  # on-policy default
+
+
+def test_evaluate_without_checks_gives_the_same_values(pols):
+    for e in NON_FULL:
+        kwargs = {"logp_current": pols["c"]} if e.uses_current else {}
+        np.testing.assert_array_equal(
+            evaluate(e, pols["a"], pols["b"], check=False, **kwargs), evaluate(e, pols["a"], pols["b"], **kwargs)
+        )
