@@ -1,4 +1,4 @@
-"""The thin UI layer between ``kl_core`` and the pages in ``views/``.
+"""The thin UI layer between ``kl_core`` and the pages in ``pages/``.
 
 * :mod:`lab.state`   – widgets bound to the URL (``bind="query-params"``);
 * :mod:`lab.widgets` – composite pickers (a distribution from its spec string);

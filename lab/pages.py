@@ -1,7 +1,7 @@
 """The app's pages: one registry for the menu (``app.py``) and the links (Home).
 
 Titles and URL paths are fixed: links shared by users point at them.
-Page files live in ``views/`` (not ``pages/``: Streamlit treats a ``pages/``
+Page files live in ``pages/`` (not ``pages/``: Streamlit treats a ``pages/``
 folder next to the entry script as a legacy page folder, and deep links then
 showed the file-name menu).
 """
@@ -9,6 +9,7 @@ showed the file-name menu).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 __all__ = ["PAGES", "PageInfo", "page_by_path"]
 
@@ -37,45 +38,50 @@ class PageInfo:
     icon: str
     blurb: str
 
+    @property
+    def stem(self) -> str:
+        """The file's stem (``estimator_lab``): the URL Streamlit's file-name pages would use."""
+        return PurePosixPath(self.path).stem
+
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
-        "views/home.py",
+        "pages/home.py",
         "Home",
         "",
         ":material/home:",
         "The question, the three estimators, and the four questions to ask of any KL number.",
     ),
     PageInfo(
-        "views/estimator_lab.py",
+        "pages/estimator_lab.py",
         "Estimator Lab",
         "estimator-lab",
         ":material/science:",
         "Choose q, p, N, R, the seed and λ; watch bias, spread and negative values live.",
     ),
     PageInfo(
-        "views/control_variates.py",
+        "pages/control_variates.py",
         "Control variates",
         "control-variates",
         ":material/tune:",
         "kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0.",
     ),
     PageInfo(
-        "views/bregman_gap.py",
+        "pages/bregman_gap.py",
         "Bregman gap",
         "bregman-gap",
         ":material/show_chart:",
         "k3 as the gap between log r and its tangent r − 1, sample by sample.",
     ),
     PageInfo(
-        "views/f_divergences.py",
+        "pages/f_divergences.py",
         "f-divergences & Fisher",
         "f-divergences",
         ":material/functions:",
         "Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there.",
     ),
     PageInfo(
-        "views/approx_kl.py",
+        "pages/approx_kl.py",
         "approx_kl in practice",
         "approx-kl",
         ":material/monitoring:",
@@ -85,7 +91,7 @@ PAGES: tuple[PageInfo, ...] = (
 
 
 def page_by_path(path: str) -> PageInfo:
-    """The page whose file is ``path`` (e.g. ``"views/home.py"``)."""
+    """The page whose file is ``path`` (e.g. ``"pages/home.py"``)."""
     for page in PAGES:
         if page.path == path:
             return page

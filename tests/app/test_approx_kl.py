@@ -24,7 +24,7 @@ from kl_core.paths import PATHS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "views/approx_kl.py"
+PAGE = "pages/approx_kl.py"
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
 EXAMPLE_META = json.loads((ROOT / "data" / "example_audit.json").read_text())
 EXAMPLE_COLS = {

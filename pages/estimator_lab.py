@@ -30,6 +30,7 @@ from kl_core.exact import Moments
 from kl_core.presets import PRESETS
 from kl_core.published import match_published
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
 from lab.widgets import distribution_pair, seed_picker
 
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
@@ -92,6 +93,8 @@ def fmt(x: float) -> str:
         return "undefined"
     return f"{x:.4g}"
 
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("Estimator Lab")
 st.markdown(

@@ -27,6 +27,7 @@ from kl_core.crosswalk import CROSSWALK, CrosswalkEntry, evaluate, libraries, op
 from kl_core.estimators import ESTIMATORS
 from kl_core.paths import PATHS
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
@@ -34,6 +35,8 @@ EXAMPLE_JSON = ROOT / "data" / "example_audit.json"
 KEYS = audit.ESTIMATOR_KEYS
 NONE = "(none)"
 TANG_MUNOS = "Tang & Munos, [arXiv:2506.09477](https://arxiv.org/abs/2506.09477)"
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("approx_kl in practice")
 st.markdown(

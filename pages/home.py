@@ -13,12 +13,15 @@ from kl_core import estimators
 from kl_core.distributions import Gaussian
 from kl_core.estimators import ESTIMATORS
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
 from lab.pages import PAGES
 
 KEYS = ("k1", "k2", "k3")
 N = 20_000
 SEED = 0
 Q = Gaussian(0.0, 1.0)
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("KL Estimator Lab")
 st.markdown(

@@ -28,6 +28,7 @@ from kl_core.paths import PATHS
 from kl_core.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
+from lab.navigation import leave_legacy_wrapper
 
 #: Slider step of the θ range on each path (a path added to the core later gets θ_max / 60).
 STEPS = {"shift": 0.05, "scale": 0.01, "logit": 0.05}
@@ -75,6 +76,8 @@ def swatch(key: str) -> str:
     """A square in the f's chart colour, for the table."""
     return f':color[■]{{foreground="{F_COLORS[key]}"}}'
 
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("f-divergences & Fisher")
 st.markdown(

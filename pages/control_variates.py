@@ -28,6 +28,7 @@ from kl_core._quadrature import QuadratureError
 from kl_core.bregman import k_lambda_negative_interval
 from kl_core.paths import PATHS
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
 from lab.widgets import distribution_pair, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
@@ -53,6 +54,8 @@ def fmt(x: float) -> str:
         return "∞" if x > 0 else "−∞"
     return f"{x:.4g}"
 
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("Control variates")
 st.markdown(

@@ -17,6 +17,7 @@ from kl_core._quadrature import QuadratureError
 from kl_core.bregman import tangent_picture
 from kl_core.divergences import DIVERGENCES
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
 from lab.widgets import distribution_pair, seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
@@ -34,6 +35,8 @@ def fmt(x: float) -> str:
         return "∞" if x > 0 else "−∞"
     return f"{x:.4g}"
 
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("Bregman gap")
 st.markdown(
