@@ -44,6 +44,7 @@ __all__ = [
     "radio",
     "segmented",
     "select",
+    "select_slider",
     "set_values",
     "slider",
     "text",
@@ -237,6 +238,49 @@ def select(
         **kwargs,
     )
     _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
+    return out
+
+
+def select_slider(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T,
+    format_func: Callable[[Any], str] = str,
+    off_grid: Callable[[str], T | None] | None = None,
+    allowed: str | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """``st.select_slider`` bound to ``?key=<format_func(option)>``.
+
+    ``off_grid`` reads a link's text into a value the page accepts although it
+    is not one of ``options`` (``n=1234`` on a 1–2–5 grid), or ``None``; such a
+    value is added to the options in order, so the link reproduces exactly.
+    The value the widget holds stays among the options on later runs too.
+    ``allowed`` describes the usable values in the note on a dropped link value.
+    """
+    raw = _raw_from_url(_check_key(key))
+    opts = list(options)
+    extra = [st.session_state.get(key)]
+    if raw is not None and off_grid is not None:
+        extra.append(off_grid(raw[-1]))
+    for x in extra:
+        if x is not None and x not in opts:
+            opts = sorted([*opts, x])
+    out = st.select_slider(
+        label,
+        opts,
+        value=value,
+        format_func=format_func,
+        help=help,
+        key=key,
+        bind=BIND,
+        **kwargs,
+    )
+    _track(key, raw, out, allowed=allowed or _allowed(opts, format_func), fmt=format_func,
+           options=opts)
     return out
 
 

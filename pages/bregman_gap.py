@@ -18,7 +18,8 @@ from kl_core.bregman import tangent_picture
 from kl_core.divergences import DIVERGENCES
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
-from lab.widgets import distribution_pair, seed_picker
+from lab.picker import distribution_pair
+from lab.widgets import seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
 # The x-range of every picture: dense where log u bends near 0, 121 points in all

@@ -29,7 +29,8 @@ from kl_core.bregman import k_lambda_negative_interval
 from kl_core.paths import PATHS
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
-from lab.widgets import distribution_pair, seed_picker
+from lab.picker import distribution_pair
+from lab.widgets import seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
 # The θ grid of each path's gain curve.  θ = 0 (p = q, gain 0/0) is left out: the gain
