@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from kl_core import sampling
 from kl_core.estimators import ESTIMATORS
@@ -16,10 +15,10 @@ from kl_core.exact import Moments
 from kl_core.montecarlo import EstimatorSummary
 from kl_core.published import PublishedExperiment
 from lab.format import number
+from lab.notes import Note
 
 __all__ = [
     "NOT_PUBLISHED",
-    "Note",
     "estimate_caption",
     "estimator_mean_line",
     "notes",
@@ -30,15 +29,6 @@ __all__ = [
     "table_rows",
     "too_many_draws",
 ]
-
-
-@dataclass(frozen=True)
-class Note:
-    """A message above the charts: ``kind`` is ``"warning"`` or ``"info"``; ``icon`` a Material icon."""
-
-    kind: str
-    text: str
-    icon: str
 
 
 def _names(keys: Sequence[str]) -> str:
