@@ -1,9 +1,8 @@
 """The app's pages: one registry for the menu (``app.py``) and the links (Home).
 
 Titles and URL paths are fixed: links shared by users point at them.
-Page files live in ``pages/`` (not ``pages/``: Streamlit treats a ``pages/``
-folder next to the entry script as a legacy page folder, and deep links then
-showed the file-name menu).
+Page files live in ``pages/``; a link to a file's stem (``/estimator_lab``)
+is sent on to the page's URL (``/estimator-lab``) by :mod:`lab.navigation`.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-__all__ = ["PAGES", "PageInfo", "page_by_path"]
+__all__ = ["PAGES", "PageInfo", "page_by_path", "page_by_url"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +84,15 @@ PAGES: tuple[PageInfo, ...] = (
         "approx_kl in practice",
         "approx-kl",
         ":material/monitoring:",
-        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl.",
+        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
+        "their clamps bias it.",
+    ),
+    PageInfo(
+        "pages/audit.py",
+        "Audit your log-probs",
+        "audit",
+        ":material/fact_check:",
+        "Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence.",
     ),
 )
 
@@ -96,3 +103,11 @@ def page_by_path(path: str) -> PageInfo:
         if page.path == path:
             return page
     raise ValueError(f"no page with path {path!r}; pages: {[p.path for p in PAGES]}")
+
+
+def page_by_url(url_path: str) -> PageInfo:
+    """The page served at ``/<url_path>`` (``""`` for Home)."""
+    for page in PAGES:
+        if page.url_path == url_path:
+            return page
+    raise ValueError(f"no page at /{url_path}; pages: {[p.url_path for p in PAGES]}")
