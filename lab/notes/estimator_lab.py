@@ -66,7 +66,9 @@ def _infinite_target(target_name: str, users: Sequence[str], moments: Mapping[st
 
 
 def _infinite_variance(why: str, keys: Sequence[str]) -> str:
-    variances = ", ".join("Var({name})".format(name=ESTIMATORS[k].name) for k in keys)
+    names = ["Var({name})".format(name=ESTIMATORS[k].name) for k in keys]
+    variances = names[0] if len(names) == 1 else "{most} and {last}".format(
+        most=", ".join(names[:-1]), last=names[-1])
     overflow = "largest double" in why
     if len(keys) == 1:
         head = "**{v} is too large for a double (shown as ∞)**" if overflow else "**{v} is infinite**"
