@@ -45,9 +45,9 @@ def leave_legacy_wrapper() -> None:
         st.rerun()
 
 
-def _link_params() -> list[tuple[str, str]]:
+def _link_params() -> dict[str, list[str]]:
     """The current query parameters, repeated keys kept (``?keys=k1&keys=k3``)."""
-    return [(key, value) for key in st.query_params for value in st.query_params.get_all(key)]
+    return {key: st.query_params.get_all(key) for key in st.query_params}
 
 
 def _redirect(target: st.Page) -> Callable[[], None]:
