@@ -1,22 +1,31 @@
-"""The app's navigation: the six pages of :data:`lab.pages.PAGES`, and the legacy-folder trap.
+"""The app's navigation: the pages of :data:`lab.pages.PAGES`, and Streamlit's legacy ``pages/`` mode.
 
-Streamlit 1.67 still has its first multipage mechanism: when the entry script
-has a ``pages/`` folder beside it, the *first* session of a fresh server runs
-``app.py`` and each ``pages/*.py`` under a wrapper that names every page after
-its file (``PagesManager.uses_pages_directory``).  A first request to
-``/estimator-lab`` is harmless (the wrapper finds no such file, runs ``app.py``,
-and ``st.navigation`` switches the server to our pages for good), but a first
-request to a file-stem path such as ``/estimator_lab`` made the wrapper run
-``pages/estimator_lab.py`` on its own, with the file-name menu and tab title,
-and the server stayed in that mode.  Two pieces undo it:
+Streamlit 1.67 still has its first multipage mechanism.  When the entry
+script has a ``pages/`` folder beside it, the *first* session of a fresh
+server runs under a wrapper (``PagesManager.uses_pages_directory``) that
+makes one page per file of ``pages/``, named and addressed by the file's stem,
+until ``st.navigation`` is first called.  Left alone, that first session
+
+* ran ``pages/<stem>.py`` on its own for a request to ``/<stem>``, with the
+  file-name menu (``app | approx kl | …``) and the tab title ``<stem>``, and
+  the server stayed in that mode;
+* showed a "Page not found" dialog for a request to any other path (a
+  canonical URL such as ``/estimator-lab`` when the file was
+  ``estimator_lab.py``), and that dialog swallowed the first slider move.
+
+So each page file is named after its URL (``pages/estimator-lab.py`` for
+``/estimator-lab``; Home, the default page, is ``home.py``), which the wrapper
+then finds, and two calls hand the session over to ``st.navigation``:
 
 * :func:`leave_legacy_wrapper`, the first call of every page file: if the
-  wrapper is running the page, it does what ``st.navigation`` would have done
-  (switch the server to ``st.navigation``) and reruns, so ``app.py`` runs;
-* :func:`navigation` registers, beside the six pages, one hidden page per file
-  stem (``/estimator_lab``, ``/home``, …) that only switches to the canonical
-  URL and keeps the link's query parameters.  That rerun lands there, and so
-  does any later request to a file-stem path.
+  wrapper is running the page directly, switch the server to ``st.navigation``
+  (as ``st.navigation`` itself does) and rerun; page hashes come from URL
+  paths only, so the rerun lands on the same page, now through ``app.py``;
+* :func:`navigation`, in ``app.py``: when the wrapper ran ``app.py`` (a request
+  to ``/``), rerun once more so the session's first run is a plain one.
+
+Links to the old underscore stems (``/estimator_lab``) are hidden alias pages
+that switch to the canonical URL, keeping the link's query parameters.
 """
 
 from __future__ import annotations
@@ -30,13 +39,19 @@ from lab.pages import PAGES, PageInfo
 __all__ = ["leave_legacy_wrapper", "navigation"]
 
 
+def _under_legacy_wrapper() -> bool:
+    from streamlit.runtime.pages_manager import PagesManager
+
+    return bool(PagesManager.uses_pages_directory)
+
+
 def leave_legacy_wrapper() -> None:
     """Rerun through ``app.py`` if Streamlit's ``pages/`` wrapper started this page directly.
 
-    ``st.navigation`` itself sets ``PagesManager.uses_pages_directory = False``
-    on its first call; the wrapper only runs a page without ``app.py`` while
-    that flag is still true.  Setting it as ``st.navigation`` does and
-    rerunning (same page hash: the file-stem alias) lets ``app.py`` take over.
+    ``st.navigation`` sets ``PagesManager.uses_pages_directory = False`` on its
+    first call; the wrapper only runs a page without ``app.py`` while that flag
+    is still true.  Setting it as ``st.navigation`` does and rerunning (same
+    page hash) lets ``app.py`` take over.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
@@ -67,13 +82,21 @@ def _page(info: PageInfo, *, default: bool) -> st.Page:
     )
 
 
+def _old_stem(info: PageInfo) -> str:
+    """The URL of the page's file before the files were named after their URLs."""
+    return info.url_path.replace("-", "_")
+
+
 def navigation() -> st.Page:
-    """``st.navigation`` over the six pages plus a hidden alias per file stem; returns the page to run."""
+    """``st.navigation`` over the pages (plus hidden aliases of old stems); returns the page to run."""
+    under_wrapper = _under_legacy_wrapper()
     pages = [_page(info, default=(i == 0)) for i, info in enumerate(PAGES)]
     aliases = [
-        st.Page(_redirect(page), title=info.title, url_path=info.stem, visibility="hidden")
+        st.Page(_redirect(page), title=info.title, url_path=_old_stem(info), visibility="hidden")
         for info, page in zip(PAGES, pages, strict=True)
-        # Home, the default page, already answers to its stem (/home).
-        if info.url_path and info.stem != info.url_path
+        if _old_stem(info) != info.url_path
     ]
-    return st.navigation(pages + aliases)
+    page = st.navigation(pages + aliases)
+    if under_wrapper:  # st.navigation has just left the legacy mode: start this session cleanly
+        st.rerun()
+    return page

@@ -1,8 +1,10 @@
 """The app's pages: one registry for the menu (``app.py``) and the links (Home).
 
 Titles and URL paths are fixed: links shared by users point at them.
-Page files live in ``pages/``; a link to a file's stem (``/estimator_lab``)
-is sent on to the page's URL (``/estimator-lab``) by :mod:`lab.navigation`.
+Page files live in ``pages/`` and are named after their URL path
+(``pages/estimator-lab.py`` is ``/estimator-lab``; Home, served at ``/``, is
+``pages/home.py``): Streamlit's legacy ``pages/`` mode then finds every page
+by its URL (see :mod:`lab.navigation`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class PageInfo:
 
     @property
     def stem(self) -> str:
-        """The file's stem (``estimator_lab``): the URL Streamlit's file-name pages would use."""
+        """The file's stem, the path Streamlit's legacy ``pages/`` mode serves it at."""
         return PurePosixPath(self.path).stem
 
 
@@ -52,35 +54,35 @@ PAGES: tuple[PageInfo, ...] = (
         "The question, the three estimators, and the four questions to ask of any KL number.",
     ),
     PageInfo(
-        "pages/estimator_lab.py",
+        "pages/estimator-lab.py",
         "Estimator Lab",
         "estimator-lab",
         ":material/science:",
         "Choose q, p, N, R, the seed and λ; watch bias, spread and negative values live.",
     ),
     PageInfo(
-        "pages/control_variates.py",
+        "pages/control-variates.py",
         "Control variates",
         "control-variates",
         ":material/tune:",
         "kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0.",
     ),
     PageInfo(
-        "pages/bregman_gap.py",
+        "pages/bregman-gap.py",
         "Bregman gap",
         "bregman-gap",
         ":material/show_chart:",
         "k3 as the gap between log r and its tangent r − 1, sample by sample.",
     ),
     PageInfo(
-        "pages/f_divergences.py",
+        "pages/f-divergences.py",
         "f-divergences & Fisher",
         "f-divergences",
         ":material/functions:",
         "Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there.",
     ),
     PageInfo(
-        "pages/approx_kl.py",
+        "pages/approx-kl.py",
         "approx_kl in practice",
         "approx-kl",
         ":material/monitoring:",

@@ -17,6 +17,7 @@ always agree, and a spec typed by hand re-seeds the sliders.
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -119,9 +120,20 @@ def _on_row(key: str, editor: str) -> None:
         state.set_values(**{key: new.spec})
 
 
+def _show(widget_key: str, value: Any) -> None:
+    """Make the derived widget ``widget_key`` show ``value`` (the spec decides).
+
+    Written only when it differs: a write from code is echoed to the browser,
+    and an echo of the value a slider is being dragged from would pull the
+    thumb back mid-drag.
+    """
+    if widget_key not in st.session_state or st.session_state[widget_key] != value:
+        st.session_state[widget_key] = value
+
+
 def _knob_widget(key: str, knob: spec_params.Knob) -> None:
     wkey = f"{key}.{knob.id}"
-    st.session_state[wkey] = knob.value  # the spec decides what the slider shows
+    _show(wkey, knob.value)
     if knob.log:
         st.select_slider(knob.label, knob.steps, format_func=_g, key=wkey,
                          on_change=_on_knob, args=(key, knob.id))
@@ -133,7 +145,7 @@ def _knob_widget(key: str, knob: spec_params.Knob) -> None:
 def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted: bool) -> None:
     vocab = spec_params.vocabulary_of(d)
     labels = {**VOCABULARY_LABELS, "own": OWN_VOCABULARY.format(k=d.k)}
-    st.session_state[f"{key}.vocab"] = vocab or "own"
+    _show(f"{key}.vocab", vocab or "own")
     st.selectbox(
         "Vocabulary",
         [*VOCABULARIES, *(["own"] if vocab is None else [])],
@@ -214,7 +226,7 @@ def distribution_picker(
         dist = None
         error = str(exc)
     family_key = f"{key}.family"
-    st.session_state[family_key] = spec_params.family_of(dist) if dist is not None else None
+    _show(family_key, spec_params.family_of(dist) if dist is not None else None)
     with sliders:
         st.selectbox(
             "Family",

@@ -22,7 +22,7 @@ from kl_core.paths import PATHS
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "pages/approx_kl.py"
+PAGE = "pages/approx-kl.py"
 
 
 @pytest.fixture(autouse=True)

@@ -27,7 +27,7 @@ from kl_core.exact import f_divergence, kl
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "pages/bregman_gap.py"
+PAGE = "pages/bregman-gap.py"
 CATEGORICAL = {"q": "categorical(2,1,0.5,0,-1)", "p": "categorical(1,0.5,0.5,0.5,0)"}
 
 

@@ -34,7 +34,7 @@ from kl_core.montecarlo import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "pages/control_variates.py"
+PAGE = "pages/control-variates.py"
 CATEGORICAL = {"q": "categorical(2,1,0.5,0,-1)", "p": "categorical(1,0.5,0.5,0.5,0)"}
 
 

@@ -37,7 +37,7 @@ from kl_core.sampling import (
 )
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "pages/estimator_lab.py"
+PAGE = "pages/estimator-lab.py"
 DEFAULTS = {"q": "normal(0,1)", "p": "normal(0.1,1)", "n": 1000, "R": 200, "seed": 0}
 DEFAULT_KEYS = ("k1", "k2", "k3")
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
