@@ -42,10 +42,7 @@ RANGE_NOTE = (
     "and logits within ±1e4: beyond that, double precision can no longer tell the two "
     "distributions apart reliably."
 )
-VOCABULARY_LABELS = {
-    "peaked": "Rare token: 8 tokens, the last one all but impossible",
-    "logit": "Mild drift: 5 tokens",
-}
+VOCABULARY_LABELS = {"peaked": "Rare token (8 tokens)", "logit": "Mild drift (5 tokens)"}
 OWN_VOCABULARY = "{k} tokens, as typed"
 
 
@@ -112,12 +109,12 @@ def _on_knob(key: str, knob_id: str) -> None:
         state.set_values(**{key: new.spec})
 
 
-def _on_row(key: str, editor: str) -> None:
+def _on_table(key: str, editor: str) -> None:
     cur = _current(key)
-    edited = st.session_state[editor].get("edited_rows", {}).get(0, {})
-    if isinstance(cur, Categorical) and edited:
-        new = spec_params.with_logits(cur, {int(col): v for col, v in edited.items()})
-        state.set_values(**{key: new.spec})
+    edited = st.session_state[editor].get("edited_rows", {})
+    edits = {int(row): cells["logit"] for row, cells in edited.items() if "logit" in cells}
+    if isinstance(cur, Categorical) and edits:
+        state.set_values(**{key: spec_params.with_logits(cur, edits).spec})
 
 
 def _show(widget_key: str, value: Any) -> None:
@@ -153,8 +150,10 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
         key=f"{key}.vocab",
         on_change=_on_vocabulary,
         args=(key, partner, drifted),
-        help="A preset vocabulary starts from the base of one of the lab's drift paths "
-        "(kl_core.clamps.CLAMP_PATHS); then move any token's logit.",
+        help="Rare token: token 7 is all but impossible (log-prob −22); raise its logit to make it "
+        "likely, as fine-tuning can. Mild drift: 5 tokens, the last ones gaining mass. Both are "
+        "the start of the lab's drift paths (kl_core.clamps.CLAMP_PATHS); then move any token's "
+        "logit, or type one in the table.",
     )
     token_key = f"{key}.token"
     if st.session_state.get(token_key) not in range(d.k):
@@ -165,19 +164,22 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
     with c_logit:
         _knob_widget(key, spec_params.logit_knob(d, token))
     digest = hashlib.blake2s(d.spec.encode(), digest_size=6).hexdigest()
-    editor = f"{key}.row.{digest}"  # a new spec gives a fresh editor
+    editor = f"{key}.logits.{digest}"  # a new spec gives a fresh table
     st.data_editor(
-        pd.DataFrame([d.logits], columns=[str(i) for i in range(d.k)]),
+        pd.DataFrame({"token": range(d.k), "logit": d.logits, "probability": d.probs}),
         key=editor,
         hide_index=True,
         num_rows="fixed",
-        on_change=_on_row,
+        disabled=["token", "probability"],
+        on_change=_on_table,
         args=(key, editor),
         column_config={
-            str(i): st.column_config.NumberColumn(format="%g", required=True) for i in range(d.k)
+            "token": st.column_config.NumberColumn(width="small"),
+            "logit": st.column_config.NumberColumn(format="%g", required=True,
+                                                   help="Click to type a logit."),
+            "probability": st.column_config.NumberColumn(format="%.3g"),
         },
     )
-    st.caption("The logits of tokens 0 … {last}: click a cell to type a value.".format(last=d.k - 1))
 
 
 def distribution_picker(
@@ -244,7 +246,10 @@ def distribution_picker(
         for knob in spec_params.knobs(dist):
             _knob_widget(key, knob)
     with shown:
-        st.caption("= {name}, written `{spec}` in the link".format(name=dist.name, spec=dist.spec))
+        if dist.discrete:  # the table above already lists the probabilities
+            st.caption("Written `{spec}` in the link.".format(spec=dist.spec))
+        else:
+            st.caption("= {name}, written `{spec}` in the link".format(name=dist.name, spec=dist.spec))
         issue = practical_issue(dist)
         if issue:
             fail("**{label}**: {issue}. {note}".format(label=label, issue=issue, note=RANGE_NOTE))

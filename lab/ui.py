@@ -40,6 +40,7 @@ __all__ = [
     "caption",
     "chart",
     "grid",
+    "metric_row",
     "note",
     "estimator_formula",
     "estimator_name",
@@ -159,6 +160,15 @@ def grid(items: Sequence[T], per_row: int = 3) -> Iterator[tuple[T, Any]]:
     for start in range(0, len(items), per_row):
         row = items[start : start + per_row]
         yield from zip(row, st.columns(per_row, gap="medium"), strict=False)
+
+
+def metric_row() -> Any:
+    """A row for ``st.metric``'s that wraps onto more lines where the page is narrow.
+
+    Use as ``with ui.metric_row(): st.metric(...)``: numbers are never cut to
+    "4.633…" on a small screen, as they are in fixed columns.
+    """
+    return st.container(horizontal=True, gap="large", wrap=True)
 
 
 def note(kind: str, text: str, icon: str) -> None:

@@ -142,17 +142,17 @@ curve = cache.clamp_curve(demo_id, path_key)
 point = clamps.clamp_point(demo_id, path_key, theta)
 kl_name = demo.direction.split(" (")[0]
 rel = " ({b:+.0%})".format(b=point.relative_bias) if point.kl > 0 else ""
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Exact {kl}".format(kl=kl_name), f"{point.kl:.4g}", help="Exact sum over the tokens.")
-m2.metric(
-    "Library's mean", f"{point.mean:.4g}",
-    delta="{b:+.3g} vs the KL{rel}".format(b=point.bias, rel=rel) if point.bias != 0 else None,
-    help="Exact mean over the sampler's tokens of the library's clamped per-token value.",
-)
-m3.metric("Same estimator, no clamps", f"{point.unclamped_mean:.4g}",
-          help="k1 and k3 are unbiased without clamps; k2 is biased with or without.")
-m4.metric("P(sampled token is clamped)", f"{point.hit_prob:.3g}",
-          help="Probability, under the sampler, that the token's log-ratio or value is outside a clamp.")
+with ui.metric_row():
+    st.metric("Exact {kl}".format(kl=kl_name), f"{point.kl:.4g}", help="Exact sum over the tokens.")
+    st.metric(
+        "Library's mean", f"{point.mean:.4g}",
+        delta="{b:+.3g} vs the KL{rel}".format(b=point.bias, rel=rel) if point.bias != 0 else None,
+        help="Exact mean over the sampler's tokens of the library's clamped per-token value.",
+    )
+    st.metric("Same estimator, no clamps", f"{point.unclamped_mean:.4g}",
+              help="k1 and k3 are unbiased without clamps; k2 is biased with or without.")
+    st.metric("P(sampled token is clamped)", f"{point.hit_prob:.3g}",
+              help="Probability, under the sampler, that the token's log-ratio or value is outside a clamp.")
 chart_col, hit_col = st.columns([3, 2], gap="medium")
 with chart_col:
     ui.chart(

@@ -114,27 +114,27 @@ for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
     with col:
         ui.formula(rf"\color{{{color(k)}}}{{k_{k[1]}}} = {defs[k]['formula']}")
         st.caption(defs[k]["meaning"])
-cols = st.columns(5 if exact is not None else 4)
-cols[0].metric("Tokens counted", f"{report.n:,}")
-for k, col in zip(KEYS, cols[1:4], strict=True):
-    s = report.summaries[k]
-    col.metric(
-        "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se),
-        delta_color="off", delta_arrow="off",
-        help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
-    )
-if exact is not None:
-    cols[4].metric(
-        "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
-        help="From the generator (data/example_audit.json): the exact expectation for these tokens.",
-    )
+with ui.metric_row():
+    st.metric("Tokens counted", f"{report.n:,}")
+    for k in KEYS:
+        s = report.summaries[k]
+        st.metric(
+            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se),
+            delta_color="off", delta_arrow="off",
+            help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
+        )
+    if exact is not None:
+        st.metric(
+            "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
+            help="From the generator (data/example_audit.json): the exact expectation for these tokens.",
+        )
 if report.weighted:
-    e1, e2, e3 = st.columns(3)
-    e1.metric("Effective sample size (tokens)", f"{report.ess:,.0f}",
-              help="(Σw)² / Σw², w = π_sampler / π_rollout per token.")
-    e2.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
-    if report.sequences is not None and report.sequences.ess is not None:
-        e3.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
+    with ui.metric_row():
+        st.metric("Effective sample size (tokens)", f"{report.ess:,.0f}",
+                  help="(Σw)² / Σw², w = π_sampler / π_rollout per token.")
+        st.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
+        if report.sequences is not None and report.sequences.ess is not None:
+            st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
 ui.table(
     notes.summary_frame(report.summaries, exact), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,

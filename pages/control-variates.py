@@ -83,17 +83,17 @@ with c_seed:
 
 # ------------------------------------------------------------ the exact numbers
 var_lam = float(par.variance(lam))
-m = st.columns(5, gap="small")
-m[0].metric(
-    "λ*, least variance", "—" if all_infinite else number(par.lam_star),
-    help="λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from kl_core.control_variates.lambda_parabola. "
-    "Undefined (—) when every λ has infinite variance.",
-)
-m[1].metric("Var(kλ) at your λ = {lam:.3g}".format(lam=lam), number(var_lam), help="Exact, per sample.")
-m[2].metric("Var(k3), λ = 1", number(par.var_k3), help="Exact, per sample.")
-m[3].metric("Var(kλ*), λ = λ*", "—" if all_infinite else number(par.var_optimal), help="Exact, per sample.")
-m[4].metric("gain Var(k3) / Var(kλ*)", notes.gain_text(par),
-            help="How many times more samples k3 needs than kλ* for the same standard error.")
+with ui.metric_row():
+    st.metric(
+        "λ*, least variance", "—" if all_infinite else number(par.lam_star),
+        help="λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from kl_core.control_variates.lambda_parabola. "
+        "Undefined (—) when every λ has infinite variance.",
+    )
+    st.metric("Var(kλ) at your λ = {lam:.3g}".format(lam=lam), number(var_lam), help="Exact, per sample.")
+    st.metric("Var(k3), λ = 1", number(par.var_k3), help="Exact, per sample.")
+    st.metric("Var(kλ*), λ = λ*", "—" if all_infinite else number(par.var_optimal), help="Exact, per sample.")
+    st.metric("gain Var(k3) / Var(kλ*)", notes.gain_text(par),
+              help="How many times more samples k3 needs than kλ* for the same standard error.")
 why = cache.estimator_moments("k1", q.spec, p.spec).note if all_infinite else ""
 if (note := notes.pair_note(par, why)) is not None:
     ui.note(note.kind, note.text, note.icon)

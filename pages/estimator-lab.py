@@ -120,11 +120,11 @@ except cache.CORE_ERRORS as exc:
 targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
 zero_kl = true_kl == 0.0
 
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Exact KL[q, p]", number(true_kl), help="kl_core.exact.kl(q, p): what k1, k3 and kλ estimate.")
-m2.metric("Exact KL[p, q]", number(true_kl_pq), help="kl_core.exact.kl(p, q): what k3_pq estimates.")
-m3.metric("λ*, least-variance λ", number(lam_star), help="kl_core.exact.optimal_lambda(q, p)")
-m4.metric("Draws, N · R", f"{n * repeats:,}", help=f"seed {seed}; the same seed gives the same draws")
+with ui.metric_row():
+    st.metric("Exact KL[q, p]", number(true_kl), help="kl_core.exact.kl(q, p): what k1, k3 and kλ estimate.")
+    st.metric("Exact KL[p, q]", number(true_kl_pq), help="kl_core.exact.kl(p, q): what k3_pq estimates.")
+    st.metric("λ*, least-variance λ", number(lam_star), help="kl_core.exact.optimal_lambda(q, p)")
+    st.metric("Draws, N · R", f"{n * repeats:,}", help=f"seed {seed}; the same seed gives the same draws")
 for note in notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq):
     ui.note(note.kind, note.text, note.icon)
 

@@ -56,20 +56,20 @@ def test_dragging_p_moves_the_spec_the_url_and_the_numbers(app_url, new_page, wa
     thumb.focus()
     thumb.press("ArrowRight")  # one step of 0.05 first: the page answers
     page.wait_for_url(re.compile(r"[?&]p=normal%280\.15%2C1%29(&|$)"))
-    for _ in range(17):  # 17 more: μ = 0.15 → 1.0
+    for _ in range(7):  # 7 more: μ = 0.15 → 0.5
         thumb.press("ArrowRight")
-    page.wait_for_url(re.compile(r"[?&]p=normal%281%2C1%29(&|$)"))
+    page.wait_for_url(re.compile(r"[?&]p=normal%280\.5%2C1%29(&|$)"))
     wait_for_app(page)
     page.wait_for_function(
         """() => [...document.querySelectorAll("[data-testid='stMetricValue']")]
-            .some(m => m.innerText.trim() === '0.5')"""
+            .some(m => m.innerText.trim() === '0.125')"""
     )
     shown = lab_numbers(page)
-    assert shown["metrics"]["Exact KL[q, p]"] == "0.5"
-    assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(1,1)", 1000, 200, 0))
-    assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(1,1)"
+    assert shown["metrics"]["Exact KL[q, p]"] == "0.125"  # μ²/2
+    assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0))
+    assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(0.5,1)"
     # the preset that is exactly this pair lights up
-    assert page.get_by_role("button", name="Schulman μ = 1").get_attribute("kind") == "primary"
+    assert page.get_by_role("button", name="Notes μ = 0.5").get_attribute("kind") == "primary"
 
 
 def open_lab(page, wait_for_app, url: str) -> dict[str, object]:
