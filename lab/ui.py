@@ -168,7 +168,7 @@ def metric_row() -> Any:
     Use as ``with ui.metric_row(): st.metric(...)``: numbers are never cut to
     "4.633…" on a small screen, as they are in fixed columns.
     """
-    return st.container(horizontal=True, gap="large", wrap=True)
+    return st.container(horizontal=True, gap="medium", wrap=True)
 
 
 def note(kind: str, text: str, icon: str) -> None:

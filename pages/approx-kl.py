@@ -38,12 +38,14 @@ st.markdown(
 )
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
 audit_page = page_by_url("audit")
-with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-    if audit_link:  # an old link from when the audit was part of this page
-        st.info("This link carries settings for the log-prob audit, which now has its own page.",
-                icon=":material/move_item:", width="stretch")
-    st.page_link(audit_page.path, label="Audit your own log-probs: {t}".format(t=audit_page.title),
-                 icon=audit_page.icon, query_params=audit_link or None)
+if audit_link:  # an old link from when the audit was part of this page
+    st.info("This link carries settings for the log-prob audit, which now has its own page.",
+            icon=":material/move_item:")
+st.page_link(
+    audit_page.path, icon=audit_page.icon, query_params=audit_link or None,
+    label="Open {title}, with this link's settings".format(title=audit_page.title) if audit_link
+    else "Audit your own per-token log-probs: {title}".format(title=audit_page.title),
+)
 
 # =================================================================== 1. checklist
 st.header("Four questions, four common mistakes")

@@ -124,7 +124,7 @@ def test_an_old_approx_kl_link_with_audit_settings_leads_to_the_audit(app_url, n
     page.goto(f"{app_url}/approx-kl?{query}")
     wait_for_app(page)
     wait_for_text(page, "now has its own page")
-    page.locator("[data-testid='stPageLink'] a", has_text="Audit your own log-probs").click()
+    page.locator("[data-testid='stPageLink'] a", has_text="with this link's settings").click()
     page.wait_for_url(re.compile(r"/audit\?"))
     wait_for_app(page)
     wait_for_metric(page, "k3 mean")
