@@ -143,6 +143,10 @@ try:
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     exact_f = math.nan
 div = DIVERGENCES[f_key]
+f_picture = {  # what both f pictures share
+    "samples": f_drawn, "hand": f_hand, "curve_label": f"f(u), {div.name}",
+    "x_title": "u = r = p(x)/q(x)",
+}
 
 if f_grid.smooth:
     ui.formula(
@@ -176,12 +180,9 @@ if f_grid.smooth:
         ui.chart(
             tangent_gap_chart(
                 f_grid,
-                samples=f_drawn,
-                hand=f_hand,
-                curve_label=f"f(u), {div.name}",
+                **f_picture,
                 tangent_label="its tangent at u = 1",
                 gap_label=gap_label,
-                x_title="u = r = p(x)/q(x)",
                 y_title="f(u) and its tangent",
                 title=(
                     f"The same {draws:,} draws: mean gap {number(f_drawn.mean_gap)}, "
@@ -200,12 +201,9 @@ else:
     ui.chart(
         tangent_gap_chart(
             f_grid,
-            samples=f_drawn,
-            hand=f_hand,
-            curve_label=f"f(u), {div.name}",
+            **f_picture,
             tangent_label=None,
             gap_label="",
-            x_title="u = r = p(x)/q(x)",
             y_title="f(u)",
             title=f"{div.name}: the kink at u = 1",
         ),
