@@ -112,15 +112,18 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
     box.fill("9")
     box.press("Enter")
     page.wait_for_url(re.compile(r"[?&]seed=9(&|$)"))
-    wait_for_app(page)
+    # the URL changes as the value does, before the rerun: wait for the rerun's caption
+    caption = expected_running_caption("normal(0,1)", "normal(1,1)", 200, 200, 9)
     page.wait_for_function(
-        """() => [...document.querySelectorAll("[data-testid='stMetricValue']")]
-            .some(m => m.innerText.trim() === '40,000')"""
+        """(caption) => [...document.querySelectorAll("[data-testid='stMarkdownContainer']")]
+            .some(m => m.innerText.trim().endsWith(caption))""",
+        arg=caption,
     )
+    wait_for_app(page)
     after = lab_numbers(page)
     assert after["metrics"]["Exact KL[q, p]"] == "0.5"
     assert after["metrics"]["Draws, N · R"] == "40,000"
-    assert after["running"].endswith(expected_running_caption("normal(0,1)", "normal(1,1)", 200, 200, 9))
+    assert after["running"].endswith(caption)
     assert after != before
 
     shared = page.url
