@@ -146,8 +146,7 @@ for row in (QUESTIONS[:2], QUESTIONS[2:]):
 # ------------------------------------------------------------ where to go next
 st.divider()
 st.header("Explore")
-links = st.columns(3, gap="medium")
-for i, page in enumerate(PAGES[1:]):
-    with links[i % 3]:
+for page, col in ui.grid(PAGES[1:]):  # row by row, so each row's links line up
+    with col:
         st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
         st.markdown(page.blurb)
