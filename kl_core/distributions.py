@@ -13,6 +13,11 @@ spec                   family                                        support
 ``mixture(w:m:s,...)`` :class:`GaussianMixture`                      real line
 ``categorical(l,...)`` :class:`Categorical` (logits, the token case)  0 … K−1
 =====================  ===========================================  ==================
+
+``scipy.special`` is imported inside the methods that need it (t densities and
+quantiles, mixtures, categorical normalisation, Gaussian intervals): importing
+it costs a few tenths of a second, and the command line's Gaussian pairs never
+need it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,6 @@ from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 from kl_core._validation import as_float_array, check_finite, check_positive, check_positive_int
 
@@ -149,6 +153,8 @@ class Gaussian(Distribution):
         return x
 
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        from scipy import special
+
         z = float(-special.ndtri((1.0 - _check_coverage(coverage)) / 2.0))
         return (self.mu - z * self.sigma, self.mu + z * self.sigma)
 
@@ -253,6 +259,8 @@ class StudentT(Distribution):
         return f"t({_num(self.df)},{_num(self.loc)},{_num(self.scale)})"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
+        from scipy import special
+
         nu = self.df
         z = (as_float_array(x, "x") - self.loc) / self.scale
         const = (
@@ -268,6 +276,8 @@ class StudentT(Distribution):
         return self.loc + self.scale * rng.standard_t(self.df, n)
 
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+        from scipy import special
+
         z = float(special.stdtrit(self.df, 0.5 + _check_coverage(coverage) / 2.0))
         return (self.loc - z * self.scale, self.loc + z * self.scale)
 
@@ -332,6 +342,8 @@ class GaussianMixture(Distribution):
         return f"mixture({','.join(comps)})"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
+        from scipy import special
+
         xa = as_float_array(x, "x")
         comps = [
             math.log(w) + Gaussian(m, s).logpdf(xa)
@@ -390,6 +402,8 @@ class Categorical(Distribution):
         """Normalised log-probabilities of categories 0 … K−1."""
         # Shift by the maximum first: logits that differ by a constant then give
         # bit-identical log-probabilities, so KL between them is exactly 0.
+        from scipy import special
+
         lg = np.asarray(self.logits)
         lg = lg - lg.max()
         return lg - special.logsumexp(lg)
