@@ -92,7 +92,8 @@ class _Moments:
     m2: float = 0.0
 
     @classmethod
-    def of(cls, v: np.ndarray) -> _Moments:
+    def of(cls, v: np.ndarray, scratch: np.ndarray | None = None) -> _Moments:
+        """Moments of ``v``; ``scratch`` (at least ``v.size`` floats) saves an allocation."""
         m = v.size
         if m == 0:
             return cls()
@@ -103,7 +104,7 @@ class _Moments:
             mean = total / m
             return cls(m, mean, math.nan if math.isnan(mean) else math.inf)
         mean = total / m
-        d = v - mean
+        d = v - mean if scratch is None else np.subtract(v, mean, out=scratch[:m])
         # einsum, not np.dot: BLAS may start threads that fight over the cores.
         return cls(m, mean, float(np.einsum("i,i->", d, d)))
 
@@ -690,6 +691,7 @@ def _reduce_chunk(plan: _Plan, ch: _Chunk, x: np.ndarray) -> list[_KeyChunk]:
     # evaluate_many shares expm1 and the series samples between the keys, and
     # gives k_lambda at lambda = 1 (or 0) the very array of k3 (or k1).
     values = est.evaluate_many(plan.keys, log_ratio(plan.p, plan.q, x), plan.lam)
+    scratch = np.empty(x.size)  # the deviations of every moment below
     out: list[_KeyChunk] = []
     for i, key in enumerate(plan.keys):
         v = values[key]
@@ -712,21 +714,22 @@ def _reduce_chunk(plan: _Plan, ch: _Chunk, x: np.ndarray) -> list[_KeyChunk]:
             pos = 0
             for cut in (*cuts.tolist(), head.size):
                 if cut > pos:
-                    piece = _Moments.of(head[pos:cut])
+                    piece = _Moments.of(head[pos:cut], scratch)
                     pieces.append(piece)
                     marks.append(cut in cuts)
                     moments.merge(piece)
                     pos = cut
             if ch.rows > 1:
-                moments.merge(_Moments.of(v[plan.n :]))
+                moments.merge(_Moments.of(v[plan.n :], scratch))
         else:
-            moments = _Moments.of(v)
+            moments = _Moments.of(v, scratch)
         # views: the copy happens once, into the accumulator's buffer
         q_part = _strided(v, ch.start, plan.q_stride) if plan.q_stride else v[:0]
         out.append(
             _KeyChunk(
                 moments=moments,
-                negatives=int(np.count_nonzero(v < 0)),
+                # the registry's non-negative estimators (tested on every float) need no count
+                negatives=0 if est.ESTIMATORS[key].nonnegative else int(np.count_nonzero(v < 0)),
                 quantile=q_part,
                 sample=_strided(v, ch.start, plan.s_stride),
                 batch_means=batch_means,
