@@ -257,8 +257,16 @@ HEAVY = ("scipy", "pandas", "pyarrow", "streamlit", "altair")
 
 # Runs the package as `python -m kl_core ARGS` does, then lists sys.modules.
 # (-X importtime cannot: it does not see modules loaded by importlib.import_module.)
+# kl_core/__main__.py ends with os._exit, which here must come back to the probe.
 _PROBE = """
-import json, runpy, sys
+import json, os, runpy, sys
+
+
+def back_to_the_probe(code):
+    raise SystemExit(code)
+
+
+os._exit = back_to_the_probe
 sys.argv = ["kl_core", *json.loads(sys.argv[1])]
 code = 0
 try:
