@@ -600,6 +600,8 @@ def simulate(
     running_points = check_positive_int(running_points, "running_points")
     chunk_size = check_positive_int(chunk_size, "chunk_size")
     workers = _default_workers() if workers is None else check_positive_int(workers, "workers")
+    if not isinstance(percentiles, (bool, np.bool_)):
+        raise ValueError(f"percentiles must be True or False, got {percentiles!r}")
 
     true_kl = kl(q, p)
     true_kl_pq = kl(p, q)

@@ -415,6 +415,7 @@ def test_to_rows_is_plain_and_complete() -> None:
         ({"running_points": 0}, "running_points"),
         ({"chunk_size": 0}, "chunk_size"),
         ({"workers": 0}, "workers"),
+        ({"percentiles": "no"}, "percentiles"),
         ({"p": "categorical(0,1)"}, "p must"),
         ({"q": 3}, "q must"),
         ({"q": "normal(0,-1)"}, "sigma"),
