@@ -161,7 +161,7 @@ def _spread(xs: list[float], scale: float = 1.0, fmt: str = ".3f") -> str:
 
 
 def _paired(
-    name_a: str, argv_a: list[str], name_b: str, argv_b: list[str], runs: int, env: dict[str, str]
+    argv_a: list[str], argv_b: list[str], runs: int, env: dict[str, str]
 ) -> tuple[list[tuple[float, float, float]], list[tuple[float, float, float]]]:
     """Alternate two commands ``runs`` times after one untimed run each (caches, .pyc)."""
     _run(argv_a, env)
@@ -238,17 +238,19 @@ def full_table(env: dict[str, str]) -> None:
     print()
 
 
-def whole_process(runs: int, env: dict[str, str]) -> None:
-    print(f"== 2. whole process, {runs} alternating runs each")
-    print("table = python -m kl_core table; blog = the blog's script in plain numpy")
-    a, b = _paired("table", TABLE, "blog", BLOG, runs, env)
-    _report_pair("table / blog", "table", a, "blog", b, "≤ 0.6")
-    print(f"peak RSS of the table: {max(r[2] for r in a):.0f} MB (target < 150 MB)")
-    print()
-    print(f"== 3. start-up, whole process, {runs} alternating runs each")
-    a, b = _paired("--help", HELP, "import numpy", IMPORT_NUMPY, 2 * runs, env)
-    _report_pair("--help / import numpy", "kl_core --help", a, "import numpy", b, "≤ 1.5")
-    print()
+def whole_process(runs: int, env: dict[str, str], parts: set[int]) -> None:
+    if 2 in parts:
+        print(f"== 2. whole process, {runs} alternating runs each")
+        print("table = python -m kl_core table; blog = the blog's script in plain numpy")
+        a, b = _paired(TABLE, BLOG, runs, env)
+        _report_pair("table / blog", "table", a, "blog", b, "≤ 0.6")
+        print(f"peak RSS of the table: {max(r[2] for r in a):.0f} MB (target < 150 MB)")
+        print()
+    if 3 in parts:
+        print(f"== 3. start-up, whole process, {2 * runs} alternating runs each")
+        a, b = _paired(HELP, IMPORT_NUMPY, 2 * runs, env)
+        _report_pair("--help / import numpy", "kl_core --help", a, "import numpy", b, "≤ 1.5")
+        print()
 
 
 def in_process(repeats: int, cold: float) -> None:
@@ -347,7 +349,11 @@ def main() -> None:
     ap.add_argument(
         "--keep-env", action="store_true", help="children keep PYTHONDONTWRITEBYTECODE if set"
     )
+    ap.add_argument(
+        "--parts", default="1,2,3,4,5,6", help="which parts to run, e.g. 2 (default: all)"
+    )
     args = ap.parse_args()
+    parts = {int(x) for x in args.parts.split(",")}
     runs = args.runs or (5 if args.quick else 11)
     reps = 3 if args.quick else 5
     env = _child_env(args.keep_env)
@@ -355,11 +361,16 @@ def main() -> None:
     # later ones reuse the allocator's memory.  Time it before anything else.
     cold = _timed(lambda: np.random.default_rng(0).standard_normal(N_TABLE), 1)[0][0]
     machine(env)
-    full_table(env)
-    whole_process(runs, env)
-    in_process(reps, cold)
-    exact_only(9, env)
-    bench_1e8(1_000_000, 10 if args.quick else 100, env)
+    if 1 in parts:
+        full_table(env)
+    if 2 in parts or 3 in parts:
+        whole_process(runs, env, parts)
+    if 4 in parts:
+        in_process(reps, cold)
+    if 5 in parts:
+        exact_only(9, env)
+    if 6 in parts:
+        bench_1e8(1_000_000, 10 if args.quick else 100, env)
 
 
 if __name__ == "__main__":
