@@ -27,7 +27,7 @@ stays below 1e-12 for every float ``logr`` in [-700, 700].  Overflow gives
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +41,6 @@ __all__ = [
     "EstimatorInfo",
     "bregman",
     "evaluate",
-    "evaluate_many",
     "k1",
     "k2",
     "k3",
@@ -76,91 +75,19 @@ def _t2_series(t: np.ndarray, coefs: tuple[float, ...]) -> np.ndarray:
     return t * t * acc
 
 
-# Above this |logr|, r = e^logr or r·log r may overflow (e^709.8 is the largest
-# double), so the infinite and NaN cases need fixing up; below it they cannot occur.
+# Only beyond this |logr| can r = e^logr or r·log r overflow (e^709.8 is the
+# largest double), so the fix-ups for inf and NaN are skipped below it.
 _OVERFLOW_LOGR = 700.0
 
 
-class _Shared:
-    """``logr`` with the intermediates several estimators need, each computed once.
-
-    Evaluating k3, k_lambda and k3_pq on the same samples shares one ``expm1``
-    pass, one search for the series samples and one check for overflow; the
-    values are exactly those of the single-estimator functions, which use it too.
-    """
-
-    __slots__ = ("_abs_max", "_exp", "_expm1", "_small", "t")
-
-    def __init__(self, t: np.ndarray) -> None:
-        self.t = t
-        self._expm1: np.ndarray | None = None
-        self._exp: np.ndarray | None = None
-        self._small: np.ndarray | None = None
-        self._abs_max = 0.0
-
-    def expm1(self) -> np.ndarray:
-        if self._expm1 is None:
-            with np.errstate(over="ignore"):
-                self._expm1 = np.expm1(self.t)
-        return self._expm1
-
-    def exp(self) -> np.ndarray:
-        if self._exp is None:
-            with np.errstate(over="ignore"):
-                self._exp = np.exp(self.t)
-        return self._exp
-
-    def small(self) -> np.ndarray:
-        """Flat (C-order) indices of the samples with |logr| < the series cutoff."""
-        if self._small is None:
-            a = np.abs(self.t)
-            self._small = np.flatnonzero(a < _SERIES_CUTOFF)
-            self._abs_max = float(a.max()) if a.size else 0.0
-        return self._small
-
-    def may_overflow(self) -> bool:
-        """True if some |logr| is large enough for r or r·log r to overflow (or is inf)."""
-        self.small()
-        return self._abs_max >= _OVERFLOW_LOGR
-
-    def patch_series(self, out: np.ndarray, coefs: tuple[float, ...]) -> None:
-        """Overwrite ``out`` by the series ``t²·Σ coefs[m] tᵐ`` where |logr| is small."""
-        idx = self.small()
-        if idx.size:
-            # integer indices: far faster than a boolean mask when few samples are small
-            np.put(out, idx, _t2_series(np.take(self.t, idx), coefs))
-
-
-def _k3(s: _Shared) -> np.ndarray:
-    t = s.t
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.asarray(s.expm1() - t)  # 0-d array, not a scalar, for scalar logr
-    s.patch_series(out, _K3_COEFS)
-    if s.may_overflow():
-        out[np.isinf(t)] = np.inf  # r = 0 or r = inf: the gap is infinite
-    return out
-
-
-def _k_lambda(s: _Shared, lam: float) -> np.ndarray:
-    t = s.t
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.asarray(lam * s.expm1() - t)
-    if s.may_overflow():
-        # r = inf: the lambda*(r-1) term wins; r = 0: -log r = +inf wins.
-        out[t == np.inf] = np.copysign(np.inf, lam)
-        out[t == -np.inf] = np.inf
-    return out
-
-
-def _k3_pq(s: _Shared) -> np.ndarray:
-    t = s.t
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.asarray(t * s.exp() - s.expm1())
-    s.patch_series(out, _K3PQ_COEFS)
-    if s.may_overflow():
-        out[np.isnan(out) & (t > 0)] = np.inf  # inf - inf once exp(logr) overflows
-        out[t == -np.inf] = 1.0  # r log r -> 0 and -(r - 1) -> 1 as r -> 0
-    return out
+def _series_where_small(out: np.ndarray, t: np.ndarray, coefs: tuple[float, ...]) -> float:
+    """Put the series t²·Σ coefs[m] tᵐ into ``out`` where |t| < the cutoff; return max |t|."""
+    a = np.abs(t)
+    # integer indices, not a boolean mask: several times faster when few are small
+    small = np.flatnonzero(a < _SERIES_CUTOFF)
+    if small.size:
+        np.put(out, small, _t2_series(np.take(t, small), coefs))
+    return float(a.max()) if a.size else 0.0
 
 
 def k1(logr: ArrayLike) -> np.ndarray:
@@ -250,7 +177,13 @@ def k3(logr: ArrayLike) -> np.ndarray:
     >>> float(k3([1e-9])[0])  # 1e-18 / 2, with no cancellation
     5.000000001666667e-19
     """
-    return _k3(_Shared(_logr(logr)))
+    t = _logr(logr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(np.expm1(t) - t)  # 0-d array, not a scalar, for scalar logr
+    largest = _series_where_small(out, t, _K3_COEFS)
+    if largest == np.inf:
+        out[np.isinf(t)] = np.inf  # r = 0 or r = inf: the gap is infinite
+    return out
 
 
 def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
@@ -288,7 +221,12 @@ def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     t = _logr(logr)
     if lam == 0.0:
         return -t
-    return _k_lambda(_Shared(t), lam)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(lam * np.expm1(t) - t)
+    # r = inf: the lambda*(r-1) term wins; r = 0: -log r = +inf wins.
+    out[t == np.inf] = np.copysign(np.inf, lam)
+    out[t == -np.inf] = np.inf
+    return out
 
 
 def k3_pq(logr: ArrayLike) -> np.ndarray:
@@ -322,7 +260,14 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     >>> float(k3_pq([0.0])[0])
     0.0
     """
-    return _k3_pq(_Shared(_logr(logr)))
+    t = _logr(logr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(t * np.exp(t) - np.expm1(t))
+    largest = _series_where_small(out, t, _K3PQ_COEFS)
+    if largest > _OVERFLOW_LOGR:
+        out[np.isnan(out) & (t > 0)] = np.inf  # inf - inf once exp(logr) overflows
+        out[t == -np.inf] = 1.0  # r log r -> 0 and -(r - 1) -> 1 as r -> 0
+    return out
 
 
 def k_abs(logr: ArrayLike) -> np.ndarray:
@@ -570,66 +515,3 @@ def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
     if key == "k_lambda":
         return k_lambda(logr, lam)
     return _FUNCS[key](logr)
-
-
-def evaluate_many(keys: Sequence[str], logr: ArrayLike, lam: float = 1.0) -> dict[str, np.ndarray]:
-    r"""Evaluate several estimators on the same ``logr``, sharing the work they have in common.
-
-    With :math:`t = \log r`: :math:`k_1 = -t`, :math:`k_2 = \tfrac12 t^2`,
-    :math:`k_3 = (e^t - 1) - t`, :math:`k_\lambda = -t + \lambda (e^t - 1)`,
-    :math:`k_3^{pq} = t e^t - (e^t - 1)`, :math:`|t|`.  The values are exactly
-    those of :func:`evaluate` key by key; ``expm1(t)``, the small-:math:`|t|`
-    series samples and the overflow check are computed once for all keys.
-    Estimators that are the same function of ``logr`` (``k_lambda`` with
-    :math:`\lambda = 1` and ``k3``; :math:`\lambda = 0` and ``k1``) share one
-    array object.
-
-    Parameters
-    ----------
-    keys : sequence of str
-        Keys of :data:`ESTIMATORS`.
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
-    lam : float, default 1.0
-        :math:`\lambda` for ``k_lambda``; ignored by the others.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        Per-sample values of each key, in the order of ``keys``.
-
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
-
-    Examples
-    --------
-    >>> v = evaluate_many(["k1", "k3", "k_lambda"], [0.5])
-    >>> v["k1"].tolist(), v["k_lambda"] is v["k3"]
-    ([-0.5], True)
-    """
-    if isinstance(keys, str):
-        keys = (keys,)
-    bad = [k for k in keys if k not in ESTIMATORS]
-    if bad:
-        raise ValueError(f"keys must be keys of ESTIMATORS {sorted(ESTIMATORS)}, got {bad!r}")
-    t = _logr(logr)
-    shared = _Shared(t)
-    lam = check_finite(lam, "lam") if "k_lambda" in keys else 1.0
-    # k_lambda IS k3 at lambda = 1 and k1 at lambda = 0 (as k_lambda() returns them)
-    alias = {"k_lambda": "k3" if lam == 1.0 else "k1" if lam == 0.0 else "k_lambda"}
-    made: dict[str, np.ndarray] = {}
-    out: dict[str, np.ndarray] = {}
-    for key in keys:
-        formula = alias.get(key, key)
-        if formula not in made:
-            if formula == "k3":
-                made[formula] = _k3(shared)
-            elif formula == "k3_pq":
-                made[formula] = _k3_pq(shared)
-            elif formula == "k_lambda":
-                made[formula] = _k_lambda(shared, lam)
-            else:
-                made[formula] = _FUNCS[formula](t)
-        out[key] = made[formula]
-    return out

@@ -674,6 +674,17 @@ def simulate(
     )
 
 
+def _evaluate(key: str, logr: np.ndarray, lam: float, done: dict[str, np.ndarray]) -> np.ndarray:
+    """Per-sample values of ``key``, reusing an identical array of this chunk."""
+    # k_lambda(lam=1) IS k3 and k_lambda(lam=0) IS k1 (estimators.k_lambda
+    # returns exactly those), so the expm1 pass is not paid twice.
+    if key == "k_lambda" and lam == 1.0 and "k3" in done:
+        return done["k3"]
+    if key == "k_lambda" and lam == 0.0 and "k1" in done:
+        return done["k1"]
+    return est.evaluate(key, logr, lam=lam)
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What every chunk needs to know; shared read-only by the worker threads."""
@@ -690,14 +701,14 @@ class _Plan:
 
 def _reduce_chunk(plan: _Plan, ch: _Chunk, x: np.ndarray) -> list[_KeyChunk]:
     """Evaluate every estimator on one chunk of draws and reduce it (pure; thread-safe)."""
-    # evaluate_many shares expm1 and the series samples between the keys, and
-    # gives k_lambda at lambda = 1 (or 0) the very array of k3 (or k1).
-    values = est.evaluate_many(plan.keys, log_ratio(plan.p, plan.q, x), plan.lam)
+    logr = log_ratio(plan.p, plan.q, x)
     scratch = np.empty(x.size)  # the deviations of every moment below
+    done: dict[str, np.ndarray] = {}
     out: list[_KeyChunk] = []
-    for i, key in enumerate(plan.keys):
-        v = values[key]
-        same = next((j for j in range(i) if values[plan.keys[j]] is v), None)
+    for key in plan.keys:
+        v = _evaluate(key, logr, plan.lam, done)
+        same = next((i for i, k in enumerate(done) if done[k] is v), None)
+        done[key] = v
         if same is not None:  # the very same values: the same reductions
             out.append(out[same])
             continue

@@ -166,6 +166,18 @@ def test_shapes_are_preserved_and_input_is_not_modified(func):
     assert func([]).shape == (0,)
 
 
+@pytest.mark.parametrize("func", [k3, k3_pq])
+def test_memory_layout_does_not_change_the_values(func):
+    """The series samples are found by flat index, so every layout must give the C-order result."""
+    c = GRID[:600].reshape(20, 30)
+    assert (np.abs(c) < 0.01).sum() > 50  # the series is used
+    strided = np.zeros((20, 60))
+    strided[:, ::2] = c
+    expected = func(c)
+    for x in (np.asfortranarray(c), strided[:, ::2], c.T.copy().T):
+        np.testing.assert_array_equal(func(x), expected)
+
+
 # ------------------------------------------------------------ numerics
 
 
@@ -392,52 +404,6 @@ def test_unbiased_flags_are_the_schulman_ones():
         "abs": (None, True),
     }
     assert ESTIMATORS["k2"].divergence == "k2"
-
-
-# ------------------------------------------------------------ several estimators at once
-
-MANY_INPUTS = {
-    "grid": GRID,
-    "overflow": np.array([*OVERFLOW_CASES, 0.0, 0.005, -0.005]),
-    "2d": GRID[:60].reshape(6, 10),
-    "fortran": np.asfortranarray(GRID[:60].reshape(6, 10)),
-    "scalar-small": 0.004,
-    "scalar-inf": np.array(-np.inf),
-    "empty": [],
-}
-
-
-@pytest.mark.parametrize("lam", [1.0, 0.0, 0.4, -2.0])
-@pytest.mark.parametrize("logr", MANY_INPUTS.values(), ids=MANY_INPUTS.keys())
-def test_evaluate_many_gives_exactly_the_single_values(logr, lam):
-    """Sharing expm1 and the series samples changes no value: same operations, same numbers."""
-    with np.errstate(over="ignore"):
-        many = est.evaluate_many(list(ESTIMATORS), logr, lam)
-        assert list(many) == list(ESTIMATORS)
-        for key, values in many.items():
-            single = evaluate(key, logr, lam=lam)
-            assert np.shape(values) == np.shape(single)
-            np.testing.assert_array_equal(values, single, err_msg=key)
-
-
-def test_evaluate_many_gives_equal_formulas_one_array():
-    t = [0.3, -0.2, 0.001]
-    v = est.evaluate_many(["k3", "k_lambda", "k1"], t, lam=1.0)
-    assert v["k_lambda"] is v["k3"]
-    v = est.evaluate_many(["k1", "k_lambda"], t, lam=0.0)
-    assert v["k_lambda"] is v["k1"]
-    v = est.evaluate_many(["k3", "k_lambda"], t, lam=0.5)
-    assert v["k_lambda"] is not v["k3"]
-    np.testing.assert_array_equal(est.evaluate_many("k3", t)["k3"], k3(t))
-
-
-def test_evaluate_many_rejects_bad_arguments():
-    with pytest.raises(ValueError, match="keys must be keys of ESTIMATORS .*'k9'"):
-        est.evaluate_many(["k1", "k9"], [0.0])
-    with pytest.raises(ValueError, match="lam must be finite"):
-        est.evaluate_many(["k_lambda"], [0.0], lam=math.nan)
-    with pytest.raises(ValueError, match="logr contains NaN"):
-        est.evaluate_many(["k1"], [math.nan])
 
 
 # ------------------------------------------------------------ bad input
