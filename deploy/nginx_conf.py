@@ -1,0 +1,167 @@
+"""The nginx configuration that puts N app processes behind one address.
+
+Streamlit keeps a user's session (widget values, caches of that process) in the
+one process that holds the user's WebSocket.  Every request of that browser —
+the page, ``/_stcore/stream``, uploads to ``/_stcore/upload_file`` and files
+under ``/media/`` — must therefore reach the same process.  Keying on the
+client address (``ip_hash``) would send a whole classroom behind one NAT, or a
+load test from one machine, to a single process, so the key is a cookie that
+nginx sets itself on the first response to a browser that has none:
+
+* ``map $cookie_kllab``: the cookie's value, or this request's ``$request_id``
+  when the browser has none yet;
+* ``hash ... consistent``: the process for that key (a process that is down
+  moves only its own users);
+* ``add_header Set-Cookie``: only when the cookie was absent, so the browser
+  keeps the key for every later request.
+
+Upload size is left to Streamlit (``server.maxUploadSize``, checked while the
+body streams in): nginx passes bodies through unbuffered and unlimited, so the
+limit is configured in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["BACKEND_HEADER", "COOKIE", "render"]
+
+#: The affinity cookie nginx sets (a random id; it carries no user data).
+COOKIE = "kllab"
+#: Response header naming the app process that answered (only with ``expose_backend``).
+BACKEND_HEADER = "X-KL-Backend"
+
+
+def _proxy_headers(indent: str) -> str:
+    lines = [
+        "proxy_http_version 1.1;",
+        # Streamlit compares the WebSocket's Origin with Host: keep the browser's Host.
+        "proxy_set_header Host $http_host;",
+        "proxy_set_header X-Real-IP $remote_addr;",
+        "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;",
+        "proxy_set_header X-Forwarded-Proto $scheme;",
+    ]
+    return "\n".join(indent + line for line in lines)
+
+
+def render(
+    backends: Sequence[tuple[str, int]],
+    *,
+    listen: tuple[str, int],
+    prefix: Path | None = None,
+    expose_backend: bool = False,
+    base_path: str = "",
+) -> str:
+    """The text of ``nginx.conf`` for the given app processes.
+
+    Parameters
+    ----------
+    backends : sequence of (host, port)
+        The Streamlit processes, e.g. ``[("127.0.0.1", 8501), ("127.0.0.1", 8502)]``.
+    listen : (host, port)
+        Where nginx listens, e.g. ``("0.0.0.0", 8080)``.
+    prefix : Path, optional
+        A private directory for nginx's pid file and temporary files, so it runs
+        without touching ``/etc/nginx`` or ``/var``.  Without it the output is an
+        ``http``-level snippet (``map``, ``upstream``, ``server``) to include in
+        an existing nginx configuration.
+    expose_backend : bool
+        Add a ``X-KL-Backend`` response header with the answering process's
+        address (used by the benchmark and tests to check affinity).
+    base_path : str
+        Streamlit's ``server.baseUrlPath`` (without slashes) when the app is
+        served under a sub-path; ``""`` for the root.
+
+    Returns
+    -------
+    str
+        The configuration text.
+    """
+    if not backends:
+        raise ValueError("backends must name at least one (host, port)")
+    for host, port in [*backends, listen]:
+        if not host or not 0 < int(port) < 65536:
+            raise ValueError(f"backends/listen: bad address {host!r}:{port!r}")
+    base = "/" + base_path.strip("/") if base_path.strip("/") else ""
+    servers = "\n".join(
+        f"        server {host}:{port} max_fails=1 fail_timeout=5s;" for host, port in backends
+    )
+    headers = _proxy_headers(" " * 12)
+    backend_header = (
+        f"        add_header {BACKEND_HEADER} $upstream_addr always;\n" if expose_backend else ""
+    )
+    http_block = f"""\
+    # Affinity key: the browser's {COOKIE} cookie, or a new random id for its first request.
+    map $cookie_{COOKIE} $kllab_key {{
+        ""      $request_id;
+        default $cookie_{COOKIE};
+    }}
+    map $cookie_{COOKIE} $kllab_set_cookie {{
+        ""      "{COOKIE}=$request_id; Path=/; HttpOnly; SameSite=Lax";
+        default "";
+    }}
+    # Keep-alive to the app for plain requests, "upgrade" for the WebSocket.
+    map $http_upgrade $kllab_connection {{
+        default upgrade;
+        ""      "";
+    }}
+
+    upstream kllab_app {{
+        hash $kllab_key consistent;
+{servers}
+        keepalive 32;
+    }}
+
+    server {{
+        listen {listen[0]}:{listen[1]};
+        server_name _;
+        server_tokens off;
+        # Sent only when the browser had no cookie: an empty value adds no header.
+        add_header Set-Cookie $kllab_set_cookie always;
+{backend_header}        # Streamlit checks server.maxUploadSize itself while the upload streams in.
+        client_max_body_size 0;
+
+        location = {base}/_stcore/stream {{
+            proxy_pass http://kllab_app;
+{headers}
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection "upgrade";
+            # A student may leave a tab open through a whole lecture.
+            proxy_read_timeout 1d;
+            proxy_send_timeout 1d;
+            proxy_buffering off;
+        }}
+
+        location {base}/ {{
+            proxy_pass http://kllab_app;
+{headers}
+            proxy_set_header Connection $kllab_connection;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+        }}
+    }}
+"""
+    if prefix is None:
+        return "# KL Estimator Lab behind nginx: put this in the http { } block.\n" + http_block
+    prefix = Path(prefix)
+    temp_paths = "\n".join(
+        f"    {name}_temp_path {prefix / name};"
+        for name in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    )
+    return f"""\
+# KL Estimator Lab: {len(backends)} app process(es) behind nginx, generated by deploy.serve.
+worker_processes 1;
+pid {prefix / "nginx.pid"};
+error_log {prefix / "nginx-error.log"} warn;
+
+events {{
+    worker_connections 1024;
+}}
+
+http {{
+    access_log off;
+{temp_paths}
+
+{http_block}}}
+"""
