@@ -47,9 +47,15 @@ class NginxMissing(RuntimeError):
     """nginx is not installed."""
 
 
-def find_nginx() -> str:
-    """Path of the nginx binary (also looks in /usr/sbin, which a user's PATH may lack)."""
-    found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
+def find_nginx(search_path: str | None = None) -> str:
+    """Path of the nginx binary, or NginxMissing naming the install command.
+
+    Looks in ``search_path`` (default: ``$PATH``, then /usr/sbin and
+    /usr/local/sbin, which a non-root user's PATH often lacks).
+    """
+    if search_path is None:
+        search_path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/usr/local/sbin"])
+    found = shutil.which("nginx", path=search_path)
     if found is None:
         raise NginxMissing(f"nginx is not installed. Install it with:\n    {NGINX_INSTALL_HINT}")
     return found

@@ -1,0 +1,138 @@
+"""The classroom deployment (``deploy.serve``) and its benchmark, for real.
+
+A short benchmark run (3 students, 2 widget changes each) through nginx in
+front of two app processes proves that the deployment starts, that
+Streamlit's WebSocket protocol works through the proxy with cookie affinity,
+and that the benchmark stops everything it started.  No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from deploy import nginx_conf
+from deploy.serve import NginxMissing, find_nginx
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks" / "bench_classroom.py"
+
+
+def _request(url: str, *, cookie: str | None = None, method: str = "GET"):
+    """(status, headers) of one request; HTTP errors are answers too."""
+    req = urllib.request.Request(url, method=method, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            resp.read()
+            return resp.status, resp.headers
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_short_benchmark_through_nginx_runs_clean_and_stops_everything(nginx_path):
+    cmd = [sys.executable, str(BENCH), "--processes", "2", "--sessions", "3", "--actions", "2",
+           "--pause", "0.2", "--ramp", "0.5", "--no-warmup", "--json"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+
+    assert report["setup"]["proxy"] == "nginx"
+    assert report["errors"] == 0, report["error_examples"]
+    assert report["runs_finished"] == report["runs_expected"] == 3 * (1 + 2)
+    assert report["change"]["n"] == 6 and report["open"]["n"] == 3
+    for session in report["sessions"]:
+        # The page and its WebSocket were served by the same process.
+        assert session["backends"]["page"] is not None
+        assert session["backends"]["page"] == session["backends"]["stream"]
+        assert session["key"] is not None
+    assert report["cpu_per_run_s"] > 0 and report["rss_peak_sum_mb"] > 0
+
+    started = report["pids"]["app"] + report["pids"]["nginx"]
+    assert len(report["pids"]["app"]) == 2 and report["pids"]["nginx"]
+    deadline = time.monotonic() + 15
+    while any(_alive(p) for p in started) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in started if _alive(p)], "the benchmark left processes running"
+
+
+def test_a_browser_stays_on_one_process_and_a_class_spreads_over_both(classroom):
+    header = nginx_conf.BACKEND_HEADER
+    first_visits = [_request(f"{classroom.url}/_stcore/health") for _ in range(24)]
+    assert all(status == 200 for status, _ in first_visits)
+    assert {h[header] for _, h in first_visits} == {
+        f"127.0.0.1:{p}" for p in classroom.backend_ports
+    }
+    cookies = {c.split(";")[0] for _, h in first_visits for c in h.get_all("Set-Cookie")
+               if c.startswith(f"{nginx_conf.COOKIE}=")}
+    assert len(cookies) == 24  # each new browser gets its own affinity cookie
+
+    status, headers = _request(f"{classroom.url}/estimator-lab")
+    assert status == 200
+    (cookie,) = [c.split(";")[0] for c in headers.get_all("Set-Cookie")
+                 if c.startswith(f"{nginx_conf.COOKIE}=")]
+    home = headers[header]
+    # Every later request of that browser — page, health, uploads, media — reaches
+    # the same process (upload and media answers are refusals here, but from it).
+    for path, method in [("/", "GET"), ("/_stcore/health", "GET"), ("/_stcore/host-config", "GET"),
+                         ("/_stcore/upload_file/s/f", "PUT"), ("/media/none.png", "GET")]:
+        status, headers = _request(classroom.url + path, cookie=cookie, method=method)
+        assert headers[header] == home, path
+        assert not any(c.startswith(nginx_conf.COOKIE) for c in headers.get_all("Set-Cookie") or [])
+
+
+def test_nginx_accepts_the_generated_configuration(nginx_path, tmp_path):
+    full = tmp_path / "full"
+    full.mkdir()
+    conf = full / "nginx.conf"
+    conf.write_text(nginx_conf.render([("127.0.0.1", 8501), ("127.0.0.1", 8502)],
+                                      listen=("127.0.0.1", 8080), prefix=full, base_path="lab"))
+    checked = subprocess.run([nginx_path, "-t", "-p", str(full), "-c", str(conf)],
+                             capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+
+    # The --print-config snippet, inside an existing nginx's http block.
+    snippet = nginx_conf.render([("127.0.0.1", 8501)], listen=("0.0.0.0", 80))
+    conf = tmp_path / "with-snippet.conf"
+    conf.write_text(f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\n"
+                    f"events {{}}\nhttp {{\n{snippet}\n}}\n")
+    checked = subprocess.run([nginx_path, "-t", "-p", str(tmp_path), "-c", str(conf)],
+                             capture_output=True, text=True, timeout=30)
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_bad_configuration_arguments_name_the_parameter():
+    with pytest.raises(ValueError, match="backends"):
+        nginx_conf.render([], listen=("127.0.0.1", 8080))
+    with pytest.raises(ValueError, match="backends/listen"):
+        nginx_conf.render([("127.0.0.1", 70000)], listen=("127.0.0.1", 8080))
+
+
+def test_serve_names_the_install_command_when_nginx_is_missing(tmp_path):
+    with pytest.raises(NginxMissing, match="apt-get install -y nginx"):
+        find_nginx(search_path=str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["--processes", "0"], "--processes must be at least 1"),
+     (["--port", "70000"], "--port must be in 1..65535")],
+)
+def test_serve_refuses_bad_arguments_clearly(args, message):
+    done = subprocess.run([sys.executable, "-m", "deploy.serve", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and message in done.stderr
