@@ -272,7 +272,12 @@ def _network_addresses() -> list[str]:
 
 
 def _default_processes() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
+    """One process per CPU this process may run on (a container's cpuset), at most 8."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 8))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -283,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--processes", type=int, default=_default_processes(),
-        help="app processes, about one per CPU core (default: %(default)s, the cores here)",
+        help="app processes, about one per CPU core (default: %(default)s, the CPUs here, at most 8)",
     )
     parser.add_argument("--port", type=int, default=8080, help="public port (default 8080)")
     parser.add_argument(
