@@ -5,15 +5,16 @@ one process that holds the user's WebSocket.  Every request of that browser —
 the page, ``/_stcore/stream``, uploads to ``/_stcore/upload_file`` and files
 under ``/media/`` — must therefore reach the same process.  Keying on the
 client address (``ip_hash``) would send a whole classroom behind one NAT, or a
-load test from one machine, to a single process, so the key is a cookie that
-nginx sets itself on the first response to a browser that has none:
+load test from one machine, to a single process, so affinity rides on a cookie
+that nginx sets itself:
 
-* ``map $cookie_kllab``: the cookie's value, or this request's ``$request_id``
-  when the browser has none yet;
-* ``hash ... consistent``: the process for that key (a process that is down
-  moves only its own users);
-* ``add_header Set-Cookie``: only when the cookie was absent, so the browser
-  keeps the key for every later request.
+* a browser without the cookie goes to the process with the fewest open
+  connections (``least_conn``: each student's WebSocket is one long
+  connection, so new students go where fewer are working; ties take turns).
+  Hashing a random id instead split 30 students 10/20 in a trial;
+* the response sets ``kllab=<process number>`` (from ``$upstream_addr``);
+* a browser with the cookie goes to that process, or to the next one if it
+  is down (``backup``); an unknown value counts as no cookie.
 
 Upload size is left to Streamlit (``server.maxUploadSize``, checked while the
 body streams in): nginx passes bodies through unbuffered and unlimited, so the
@@ -84,22 +85,38 @@ def render(
         if not host or not 0 < int(port) < 65536:
             raise ValueError(f"backends/listen: bad address {host!r}:{port!r}")
     base = "/" + base_path.strip("/") if base_path.strip("/") else ""
-    servers = "\n".join(
-        f"        server {host}:{port} max_fails=1 fail_timeout=5s;" for host, port in backends
+    addresses = [f"{host}:{port}" for host, port in backends]
+    n = len(addresses)
+    route_groups = "\n".join(
+        f"    upstream kllab_{i} {{\n"
+        f"        server {addresses[i]} max_fails=1 fail_timeout=5s;\n"
+        + (f"        server {addresses[(i + 1) % n]} backup;\n" if n > 1 else "")
+        + "        keepalive 16;\n    }"
+        for i in range(n)
     )
+    new_group = "\n".join(
+        f"        server {a} max_fails=1 fail_timeout=5s;" for a in addresses
+    )
+    cookie_routes = "\n".join(f'        "{i}" kllab_{i};' for i in range(n))
+    addr_routes = "\n".join(f'        "{a}" {i};' for i, a in enumerate(addresses))
     headers = _proxy_headers(" " * 12)
     backend_header = (
         f"        add_header {BACKEND_HEADER} $upstream_addr always;\n" if expose_backend else ""
     )
     http_block = f"""\
-    # Affinity key: the browser's {COOKIE} cookie, or a new random id for its first request.
-    map $cookie_{COOKIE} $kllab_key {{
-        ""      $request_id;
-        default $cookie_{COOKIE};
+    # Affinity: the {COOKIE} cookie names a process; without it, the least busy one.
+    map $cookie_{COOKIE} $kllab_upstream {{
+{cookie_routes}
+        default kllab_new;
     }}
-    map $cookie_{COOKIE} $kllab_set_cookie {{
-        ""      "{COOKIE}=$request_id; Path=/; HttpOnly; SameSite=Lax";
+    # The process that answered, as the cookie's value ("" if nginx had to try two).
+    map $upstream_addr $kllab_route {{
+{addr_routes}
         default "";
+    }}
+    map $kllab_upstream $kllab_set_cookie {{
+        kllab_new "{COOKIE}=$kllab_route; Path=/; HttpOnly; SameSite=Lax";
+        default   "";
     }}
     # Keep-alive to the app for plain requests, "upgrade" for the WebSocket.
     map $http_upgrade $kllab_connection {{
@@ -107,23 +124,24 @@ def render(
         ""      "";
     }}
 
-    upstream kllab_app {{
-        hash $kllab_key consistent;
-{servers}
-        keepalive 32;
+    upstream kllab_new {{
+        least_conn;
+{new_group}
+        keepalive 16;
     }}
+{route_groups}
 
     server {{
         listen {listen[0]}:{listen[1]};
         server_name _;
         server_tokens off;
-        # Sent only when the browser had no cookie: an empty value adds no header.
+        # Sent only to a browser that came without a usable cookie (empty: no header).
         add_header Set-Cookie $kllab_set_cookie always;
 {backend_header}        # Streamlit checks server.maxUploadSize itself while the upload streams in.
         client_max_body_size 0;
 
         location = {base}/_stcore/stream {{
-            proxy_pass http://kllab_app;
+            proxy_pass http://$kllab_upstream;
 {headers}
             proxy_set_header Upgrade $http_upgrade;
             proxy_set_header Connection "upgrade";
@@ -134,7 +152,7 @@ def render(
         }}
 
         location {base}/ {{
-            proxy_pass http://kllab_app;
+            proxy_pass http://$kllab_upstream;
 {headers}
             proxy_set_header Connection $kllab_connection;
             proxy_request_buffering off;

@@ -36,14 +36,15 @@ def wait_for_app(page) -> None:
 
 
 @pytest.fixture
-def page(chromium_browser):
+def student_page(chromium_browser):
     context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(TIMEOUT_MS)
     yield context.new_page()
     context.close()
 
 
-def test_a_student_uploads_and_moves_a_slider_through_nginx(classroom, page):
+def test_a_student_uploads_and_moves_a_slider_through_nginx(classroom, student_page):
+    page = student_page
     answered_by: dict[str, set[str]] = {"upload": set(), "other": set()}
     upload_statuses: list[int] = []
 

@@ -70,21 +70,24 @@ def test_short_benchmark_through_nginx_runs_clean_and_stops_everything(nginx_pat
     assert not [p for p in started if _alive(p)], "the benchmark left processes running"
 
 
-def test_a_browser_stays_on_one_process_and_a_class_spreads_over_both(classroom):
+def _kllab_cookies(headers) -> list[str]:
+    return [c.split(";")[0] for c in headers.get_all("Set-Cookie") or []
+            if c.startswith(f"{nginx_conf.COOKIE}=")]
+
+
+def test_new_browsers_spread_over_the_processes_and_each_keeps_its_own(classroom):
     header = nginx_conf.BACKEND_HEADER
+    addresses = [f"127.0.0.1:{p}" for p in classroom.backend_ports]
     first_visits = [_request(f"{classroom.url}/_stcore/health") for _ in range(24)]
     assert all(status == 200 for status, _ in first_visits)
-    assert {h[header] for _, h in first_visits} == {
-        f"127.0.0.1:{p}" for p in classroom.backend_ports
-    }
-    cookies = {c.split(";")[0] for _, h in first_visits for c in h.get_all("Set-Cookie")
-               if c.startswith(f"{nginx_conf.COOKIE}=")}
-    assert len(cookies) == 24  # each new browser gets its own affinity cookie
+    answered = [h[header] for _, h in first_visits]
+    assert all(answered.count(a) >= 8 for a in addresses)  # least_conn: the class is shared out
+    for _, h in first_visits:  # each new browser is told which process it has
+        assert _kllab_cookies(h) == [f"{nginx_conf.COOKIE}={addresses.index(h[header])}"]
 
     status, headers = _request(f"{classroom.url}/estimator-lab")
     assert status == 200
-    (cookie,) = [c.split(";")[0] for c in headers.get_all("Set-Cookie")
-                 if c.startswith(f"{nginx_conf.COOKIE}=")]
+    (cookie,) = _kllab_cookies(headers)
     home = headers[header]
     # Every later request of that browser — page, health, uploads, media — reaches
     # the same process (upload and media answers are refusals here, but from it).
@@ -92,7 +95,14 @@ def test_a_browser_stays_on_one_process_and_a_class_spreads_over_both(classroom)
                          ("/_stcore/upload_file/s/f", "PUT"), ("/media/none.png", "GET")]:
         status, headers = _request(classroom.url + path, cookie=cookie, method=method)
         assert headers[header] == home, path
-        assert not any(c.startswith(nginx_conf.COOKIE) for c in headers.get_all("Set-Cookie") or [])
+        assert _kllab_cookies(headers) == []
+
+
+def test_an_unknown_cookie_is_replaced(classroom):
+    status, headers = _request(f"{classroom.url}/_stcore/health",
+                               cookie=f"{nginx_conf.COOKIE}=99")
+    assert status == 200
+    assert len(_kllab_cookies(headers)) == 1
 
 
 def test_nginx_accepts_the_generated_configuration(nginx_path, tmp_path):
@@ -136,3 +146,25 @@ def test_serve_refuses_bad_arguments_clearly(args, message):
     done = subprocess.run([sys.executable, "-m", "deploy.serve", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and message in done.stderr
+
+
+def test_a_browser_whose_process_died_is_served_by_another_until_it_is_back(classroom):
+    """Runs last in this file: it kills process 1 and lets the deployment restart it."""
+    cookie = f"{nginx_conf.COOKIE}=1"
+    classroom.apps[1].kill()
+    classroom.apps[1].wait(timeout=10)
+    status, headers = _request(f"{classroom.url}/_stcore/health", cookie=cookie)
+    assert status == 200
+    # $upstream_addr lists every process nginx tried: the dead one, then its backup.
+    assert headers[nginx_conf.BACKEND_HEADER].split(", ")[-1] == f"127.0.0.1:{classroom.backend_ports[0]}"
+    assert "restarted" in classroom.supervise()
+    # nginx retries a failed process after fail_timeout (5 s); then the cookie leads home.
+    home = f"127.0.0.1:{classroom.backend_ports[1]}"
+    deadline = time.monotonic() + 20
+    while True:
+        status, headers = _request(f"{classroom.url}/_stcore/health", cookie=cookie)
+        assert status == 200
+        if headers[nginx_conf.BACKEND_HEADER] == home or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert headers[nginx_conf.BACKEND_HEADER] == home
