@@ -8,10 +8,10 @@ client address (``ip_hash``) would send a whole classroom behind one NAT, or a
 load test from one machine, to a single process, so affinity rides on a cookie
 that nginx sets itself:
 
-* a browser without the cookie goes to the process with the fewest open
-  connections (``least_conn``: each student's WebSocket is one long
-  connection, so new students go where fewer are working; ties take turns).
-  Hashing a random id instead split 30 students 10/20 in a trial;
+* a browser without the cookie goes to the next process in turn, skipping
+  one that is still busy answering an earlier newcomer (``least_conn`` over
+  first requests), so arrivals are shared out evenly; hashing a random id
+  instead split 30 students 10/20 in a trial;
 * the response sets ``kllab=<process number>`` (from ``$upstream_addr``);
 * a browser with the cookie goes to that process, or to the next one if it
   is down (``backup``); an unknown value counts as no cookie.
@@ -104,7 +104,7 @@ def render(
         f"        add_header {BACKEND_HEADER} $upstream_addr always;\n" if expose_backend else ""
     )
     http_block = f"""\
-    # Affinity: the {COOKIE} cookie names a process; without it, the least busy one.
+    # Affinity: the {COOKIE} cookie names a process; without it, the next one in turn.
     map $cookie_{COOKIE} $kllab_upstream {{
 {cookie_routes}
         default kllab_new;
