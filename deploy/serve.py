@@ -137,6 +137,7 @@ class Deployment:
         elif not procs.port_is_free(address, port):
             raise OSError(f"port {port} on {address} is in use; choose another with --port")
         self.port = port
+        self._host = host
         self.url = f"http://{host}:{port}" + (f"/{self.base_path}" if self.base_path else "")
         self._own_dir = work_dir is None
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="kllab-serve-"))
@@ -162,9 +163,12 @@ class Deployment:
             raise
         return self
 
-    def _health(self, port: int) -> str:
+    def _health(self, port: int, host: str = "127.0.0.1") -> str:
         base = f"/{self.base_path}" if self.base_path else ""
-        return f"http://127.0.0.1:{port}{base}/_stcore/health"
+        return f"http://{host}:{port}{base}/_stcore/health"
+
+    def _app_health(self, i: int) -> str:
+        return self._health(self.backend_ports[i], "127.0.0.1" if self.proxy else self._host)
 
     def _app_log(self, i: int) -> Path:
         return self.work_dir / f"app-{i}.log"
@@ -182,8 +186,7 @@ class Deployment:
         for i in range(self.n):
             self.apps.append(self._start_app(i))
         procs.wait_healthy(
-            [(self._health(p), a, self._app_log(i)) for i, (p, a) in
-             enumerate(zip(self.backend_ports, self.apps, strict=True))],
+            [(self._app_health(i), app, self._app_log(i)) for i, app in enumerate(self.apps)],
             timeout=self.startup_timeout,
         )
         if not self.proxy:
@@ -202,7 +205,7 @@ class Deployment:
         cmd = [self._nginx_bin, "-p", str(self.work_dir), "-c", str(conf), "-g", "daemon off;"]
         self.nginx = procs.start(cmd, log=nginx_log, cwd=self.work_dir)
         procs.wait_healthy(
-            [(self._health(self.port), self.nginx, nginx_log)], timeout=30.0
+            [(self._health(self.port, self._host), self.nginx, nginx_log)], timeout=30.0
         )
 
     def stop(self) -> None:
@@ -255,7 +258,7 @@ class Deployment:
             self.restarts += 1
             self.apps[i] = self._start_app(i)
             procs.wait_healthy(
-                [(self._health(self.backend_ports[i]), self.apps[i], self._app_log(i))],
+                [(self._app_health(i), self.apps[i], self._app_log(i))],
                 timeout=self.startup_timeout,
             )
             notes.append(f"app process {i} had exited (code {app.returncode}); restarted it")
