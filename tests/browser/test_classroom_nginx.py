@@ -1,4 +1,4 @@
-"""A real browser through the classroom deployment (nginx + two app processes).
+"""A real browser through the classroom deployment (nginx + two app processes, ``classroom``).
 
 The page renders, a slider move reruns it, and a file upload works: the
 upload (``/_stcore/upload_file``) must reach the process that holds the
@@ -10,41 +10,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from deploy import nginx_conf
-
-pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
 UPLOAD_INPUT = "[data-testid='stFileUploaderDropzoneInput']"
-TIMEOUT_MS = 60_000
 
 
-def wait_for_app(page) -> None:
-    """Until the page's script run has finished (Streamlit's own signals; see tests/browser)."""
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector("[data-testid='stApp']");
-            return app && app.getAttribute('data-test-script-state') === 'notRunning'
-                && !document.querySelector("[data-testid='stStatusWidget']")
-                && document.querySelector("[data-testid='stMain'] h1");
-        }""",
-        timeout=TIMEOUT_MS,
-    )
-
-
-@pytest.fixture
-def student_page(chromium_browser):
-    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
-    context.set_default_timeout(TIMEOUT_MS)
-    yield context.new_page()
-    context.close()
-
-
-def test_a_student_uploads_and_moves_a_slider_through_nginx(classroom, student_page):
-    page = student_page
+def test_a_student_uploads_and_moves_a_slider_through_nginx(classroom, new_page, wait_for_app):
+    page = new_page()
     answered_by: dict[str, set[str]] = {"upload": set(), "other": set()}
     upload_statuses: list[int] = []
 
