@@ -15,19 +15,22 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     UV_COMPILE_BYTECODE=1 \
     UV_LINK_MODE=copy \
+    UV_NO_CACHE=1 \
+    UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/.venv \
     PATH="/app/.venv/bin:$PATH"
 
-# The uv that wrote uv.lock (uv --version), from PyPI.
+# uv from PyPI, the version the project uses (uv --version); the app runs as "lab".
 RUN pip install --no-cache-dir uv==0.13.9 \
     && useradd --create-home --uid 1000 lab
 
 WORKDIR /app
-# Dependencies first, so editing the app does not reinstall them.
+# Dependencies first, so editing the app does not reinstall them.  The files
+# stay root's: the app only reads them (Streamlit writes under /home/lab).
 COPY pyproject.toml uv.lock ./
-RUN uv sync --locked --no-dev --no-install-project && chown -R lab:lab /app
+RUN uv sync --locked --no-dev --no-install-project
 # The app itself; .dockerignore leaves out tests, benchmarks and local environments.
-COPY --chown=lab:lab . .
+COPY . .
 
 USER lab
 EXPOSE 8501
