@@ -222,7 +222,7 @@ def summarise(logs: list[SessionLog], *, cpu: float, wall: float, sampler: Sampl
         for e in log.errors:
             count(e.split(":")[0])
             examples.append(f"/{log.page}: {e}")
-        if args.processes > 1 and len({v for v in log.backends.values()}) > 1:
+        if deployment.proxy and len(set(log.backends.values())) > 1:
             count("sticky")
             examples.append(f"/{log.page}: page from {log.backends.get('page')}, "
                             f"stream from {log.backends.get('stream')}")
