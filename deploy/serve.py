@@ -149,8 +149,9 @@ class Deployment:
         self.nginx: subprocess.Popen | None = None
         self.restarts = 0
         self._env = dict(os.environ)
-        # One cookie secret for all processes: Streamlit's XSRF cookie then stays
-        # valid if a browser is moved to another process (one was restarted).
+        # One cookie secret for all processes, so cookies one process signed
+        # (Streamlit's session middleware, st.login) stay valid in another, e.g.
+        # for a browser moved while its own process restarts.
         self._env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
 
     # -- life cycle -----------------------------------------------------------------
