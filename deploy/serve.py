@@ -342,11 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         base = f"/{deployment.base_path}" if deployment.base_path else ""
         print(f"\nKL Estimator Lab: {args.processes} app process(es) behind nginx, sticky sessions.")
         print(f"  This machine:  http://127.0.0.1:{deployment.port}{base}")
-        if Path("/.dockerenv").exists():
-            print("  (in a container: give the class the host's address and published port)")
-        elif args.address in ("0.0.0.0", ""):
+        if args.address in ("0.0.0.0", ""):
             for ip in _network_addresses():
                 print(f"  The class:     http://{ip}:{deployment.port}{base}")
+            if Path("/.dockerenv").exists():
+                print("  (in a container: the class uses the host's address and published port)")
         print("Ctrl-C stops everything.", flush=True)
         while True:
             time.sleep(1.0)
