@@ -26,12 +26,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["BACKEND_HEADER", "COOKIE", "render"]
+__all__ = ["BACKEND_HEADER", "COOKIE", "render", "streamlit_static_dir"]
 
 #: The affinity cookie nginx sets (a random id; it carries no user data).
 COOKIE = "kllab"
 #: Response header naming the app process that answered (only with ``expose_backend``).
 BACKEND_HEADER = "X-KL-Backend"
+#: Streamlit's own Cache-Control for its hashed bundles (starlette_static_routes.py,
+#: STATIC_ASSET_CACHE_MAX_AGE_SECONDS); tests/deploy checks the two agree.
+STATIC_CACHE_CONTROL = "public, immutable, max-age=31536000"
+#: Content types of the files in Streamlit's static folder (no dependency on /etc/nginx).
+STATIC_TYPES = {
+    "application/javascript": "js mjs",
+    "text/css": "css",
+    "font/woff2": "woff2",
+    "font/woff": "woff",
+    "font/ttf": "ttf",
+    "image/png": "png",
+    "image/gif": "gif",
+    "image/svg+xml": "svg",
+    "image/jpeg": "jpg jpeg",
+    "application/json": "json map",
+    "application/wasm": "wasm",
+}
+
+
+def streamlit_static_dir() -> Path | None:
+    """Streamlit's hashed front-end bundles (``<package>/static/static``), if found.
+
+    Found without importing streamlit.  The app serves this folder at
+    ``/static/``; nginx can serve it instead (see :func:`render`).
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec("streamlit")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "static" / "static"
+    return folder if (folder / "js").is_dir() else None
 
 
 def _proxy_headers(indent: str) -> str:
@@ -53,6 +85,7 @@ def render(
     prefix: Path | None = None,
     expose_backend: bool = False,
     base_path: str = "",
+    static_dir: Path | None = None,
 ) -> str:
     """The text of ``nginx.conf`` for the given app processes.
 
@@ -73,6 +106,11 @@ def render(
     base_path : str
         Streamlit's ``server.baseUrlPath`` (without slashes) when the app is
         served under a sub-path; ``""`` for the root.
+    static_dir : Path, optional
+        Streamlit's bundle folder (:func:`streamlit_static_dir`): nginx then
+        serves ``/static/`` itself, compressed, with Streamlit's cache header,
+        so a class arriving at once does not keep the app processes busy with
+        a hundred-odd script files per browser.  Without it they are proxied.
 
     Returns
     -------
@@ -100,6 +138,24 @@ def render(
     cookie_routes = "\n".join(f'        "{i}" kllab_{i};' for i in range(n))
     addr_routes = "\n".join(f'        "{a}" {i};' for i, a in enumerate(addresses))
     headers = _proxy_headers(" " * 12)
+    static_block = ""
+    if static_dir is not None:
+        types = "\n".join(f"                {t} {ext};" for t, ext in STATIC_TYPES.items())
+        static_block = f"""\
+        # Streamlit's hashed bundles, straight from its package folder.
+        location {base}/static/ {{
+            alias "{Path(static_dir)}/";
+            types {{
+{types}
+            }}
+            default_type application/octet-stream;
+            add_header Cache-Control "{STATIC_CACHE_CONTROL}" always;
+            gzip on;
+            gzip_types application/javascript text/css application/json image/svg+xml;
+            gzip_vary on;
+        }}
+
+"""
     backend_header = (
         f"        add_header {BACKEND_HEADER} $upstream_addr always;\n" if expose_backend else ""
     )
@@ -151,7 +207,7 @@ def render(
             proxy_buffering off;
         }}
 
-        location {base}/ {{
+{static_block}        location {base}/ {{
             proxy_pass http://$kllab_upstream;
 {headers}
             proxy_set_header Connection $kllab_connection;

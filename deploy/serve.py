@@ -99,6 +99,9 @@ class Deployment:
         nginx adds an ``X-KL-Backend`` header naming the answering process.
     base_path : str
         Serve under ``/<base_path>/`` (Streamlit's ``server.baseUrlPath``).
+    static : bool
+        nginx serves Streamlit's front-end bundles (``/static/``) itself;
+        ``False`` proxies them to the app processes like everything else.
     work_dir : Path, optional
         Where logs and nginx's files go; default a temporary directory that
         :meth:`stop` removes.
@@ -115,6 +118,7 @@ class Deployment:
         proxy: bool = True,
         expose_backend: bool = False,
         base_path: str = "",
+        static: bool = True,
         work_dir: Path | None = None,
         startup_timeout: float = 120.0,
     ) -> None:
@@ -129,6 +133,7 @@ class Deployment:
         self.address = address
         self.expose_backend = expose_backend
         self.base_path = base_path.strip("/")
+        self.static = static
         self.startup_timeout = startup_timeout
         self._nginx_bin = find_nginx() if proxy else None
         host = "127.0.0.1" if address in ("0.0.0.0", "") else address
@@ -200,6 +205,7 @@ class Deployment:
                 prefix=self.work_dir,
                 expose_backend=self.expose_backend,
                 base_path=self.base_path,
+                static_dir=_static_dir_for_nginx() if self.static else None,
             )
         )
         nginx_log = self.work_dir / "nginx-error.log"
@@ -266,6 +272,21 @@ class Deployment:
         return "; ".join(notes) or None
 
 
+def _static_dir_for_nginx() -> Path | None:
+    """Streamlit's bundle folder, if nginx's workers can read it.
+
+    Started as root, nginx runs its workers as ``nobody``: a folder they cannot
+    reach (a checkout under /root, say) stays served by the app processes.
+    """
+    folder = nginx_conf.streamlit_static_dir()
+    if folder is None or os.geteuid() != 0:
+        return folder
+    for part in [folder, *folder.parents]:
+        if not part.stat().st_mode & 0o001:  # others may not enter it
+            return None
+    return folder if folder.stat().st_mode & 0o004 else None
+
+
 def _network_addresses() -> list[str]:
     """This machine's non-loopback IPv4 addresses, from its host name (no traffic sent)."""
     try:
@@ -321,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
         print(nginx_conf.render(
             [("127.0.0.1", 8501 + i) for i in range(args.processes)],
             listen=(args.address, args.port), base_path=args.base_path,
+            static_dir=nginx_conf.streamlit_static_dir(),
         ))
         return 0
     try:

@@ -8,7 +8,9 @@ and that the benchmark stops everything it started.  No timing is asserted.
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import subprocess
 import sys
 import time
@@ -105,12 +107,35 @@ def test_an_unknown_cookie_is_replaced(classroom):
     assert len(_kllab_cookies(headers)) == 1
 
 
+def test_nginx_serves_streamlits_bundles_itself_with_streamlits_cache_header(classroom):
+    from streamlit.web.server.starlette.starlette_server_config import (
+        STATIC_ASSET_CACHE_MAX_AGE_SECONDS,
+    )
+
+    assert nginx_conf.STATIC_CACHE_CONTROL == (
+        f"public, immutable, max-age={STATIC_ASSET_CACHE_MAX_AGE_SECONDS}"
+    )
+    with urllib.request.urlopen(f"{classroom.url}/", timeout=30) as resp:
+        html = resp.read().decode()
+    script = re.search(r'src="\./(static/js/[^"]+\.js)"', html).group(1)
+    req = urllib.request.Request(f"{classroom.url}/{script}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        body = resp.read()
+        assert resp.headers["Content-Type"] == "application/javascript"
+        assert resp.headers["Cache-Control"] == nginx_conf.STATIC_CACHE_CONTROL
+        assert resp.headers["Content-Encoding"] == "gzip"
+        assert nginx_conf.BACKEND_HEADER not in resp.headers  # no app process involved
+    on_disk = (nginx_conf.streamlit_static_dir() / script.removeprefix("static/")).read_bytes()
+    assert gzip.decompress(body) == on_disk
+
+
 def test_nginx_accepts_the_generated_configuration(nginx_path, tmp_path):
     full = tmp_path / "full"
     full.mkdir()
     conf = full / "nginx.conf"
     conf.write_text(nginx_conf.render([("127.0.0.1", 8501), ("127.0.0.1", 8502)],
-                                      listen=("127.0.0.1", 8080), prefix=full, base_path="lab"))
+                                      listen=("127.0.0.1", 8080), prefix=full, base_path="lab",
+                                      static_dir=nginx_conf.streamlit_static_dir()))
     checked = subprocess.run([nginx_path, "-t", "-p", str(full), "-c", str(conf)],
                              capture_output=True, text=True, timeout=30)
     assert checked.returncode == 0, checked.stderr
