@@ -4,6 +4,10 @@ A short benchmark run (3 students, 2 widget changes each) through nginx in
 front of two app processes proves that the deployment starts, that
 Streamlit's WebSocket protocol works through the proxy with cookie affinity,
 and that the benchmark stops everything it started.  No timing is asserted.
+
+The other tests use the session's ``classroom`` deployment (tests/conftest.py):
+how nginx shares out new browsers and keeps each on its process, serves
+Streamlit's bundles, and moves a browser whose process died (last: it kills one).
 """
 
 from __future__ import annotations
