@@ -65,7 +65,8 @@ def test_short_benchmark_through_nginx_runs_clean_and_stops_everything(nginx_pat
         # The page and its WebSocket were served by the same process.
         assert session["backends"]["page"] is not None
         assert session["backends"]["page"] == session["backends"]["stream"]
-        assert session["key"] is not None
+    # The client found URL-bound widgets to move (a page without one is rerun as is).
+    assert any(session["key"] is not None for session in report["sessions"])
     assert report["cpu_per_run_s"] > 0 and report["rss_peak_sum_mb"] > 0
 
     started = report["pids"]["app"] + report["pids"]["nginx"]
