@@ -226,7 +226,7 @@ def _bulk_integrand(q: Distribution, p: Distribution, g: Integrand):
                 if mask.any():
                     lqm, lpm, tm = lq[mask], lp[mask], t[mask]
                     out[mask] = poly.weighted(
-                        np.sign(tm), np.log(np.abs(tm)), lambda k: _mixed_log(k, lqm, lpm)
+                        np.sign(tm), np.log(np.abs(tm)), lambda k, a=lqm, b=lpm: _mixed_log(k, a, b)
                     )
         return _finish(out)
 
@@ -276,7 +276,7 @@ def _far_integrand(q: Distribution, p: Distribution, g: Integrand, side: int):
                 if mask.any():
                     vm = v[mask]
                     out[mask] = poly.weighted(
-                        sign_t[mask], logabs_t[mask], lambda k: _tail_log(mixed[k], vm) + vm
+                        sign_t[mask], logabs_t[mask], lambda k, w=vm: _tail_log(mixed[k], w) + w
                     )
         return _finish(out)
 
