@@ -63,13 +63,15 @@ class ExpPoly:
 
     def times(self, other: ExpPoly) -> ExpPoly:
         """The expansion of the product."""
-        d: dict[float, np.ndarray] = {}
+        d: dict[float, list[float]] = {}
         for ka, ca in self.terms:
             for kb, cb in other.terms:
-                prod = np.polynomial.polynomial.polymul(ca, cb)
-                key = ka + kb
-                d[key] = np.polynomial.polynomial.polyadd(d.get(key, [0.0]), prod)
-        return ExpPoly.of({k: v.tolist() for k, v in d.items()})
+                acc = d.setdefault(ka + kb, [])
+                acc.extend([0.0] * (len(ca) + len(cb) - 1 - len(acc)))
+                for i, a in enumerate(ca):  # polynomials of degree ≤ 8: plain loops
+                    for j, b in enumerate(cb):
+                        acc[i + j] += a * b
+        return ExpPoly.of(d)
 
     def power(self, n: int) -> ExpPoly:
         """The expansion of the n-th power."""

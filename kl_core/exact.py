@@ -233,10 +233,18 @@ def _bulk_integrand(q: Distribution, p: Distribution, g: Integrand):
     return integrand
 
 
-def _tail_log(tail: Tail, v: np.ndarray) -> np.ndarray:
+# A tail as floats (a, b, c, k): log d = a·x² + b·|x| + c·log|x| + k at |x| = e^v.
+_FloatTail = tuple[float, float, float, float]
+
+
+def _floats(tail: Tail) -> _FloatTail:
+    return float(tail.quadratic), float(tail.linear), float(tail.log), tail.const
+
+
+def _tail_log(tail: _FloatTail, v: np.ndarray) -> np.ndarray:
     """a·x² + b·|x| + c·log|x| + k at |x| = e^v, without overflow (±inf where it is huge)."""
-    a, b = float(tail.quadratic), float(tail.linear)
-    rest = float(tail.log) * v + tail.const
+    a, b, c, k = tail
+    rest = c * v + k
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         if a != 0.0:
             return a * np.exp(2.0 * v) * (1.0 + (b / a) * np.exp(-v) + (rest / a) * np.exp(-2.0 * v))
@@ -245,10 +253,10 @@ def _tail_log(tail: Tail, v: np.ndarray) -> np.ndarray:
     return rest
 
 
-def _tail_log_abs(tail: Tail, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _tail_log_abs(tail: _FloatTail, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sign, log|·|) of the same expansion: log r far out, even where it overflows."""
-    a, b = float(tail.quadratic), float(tail.linear)
-    rest = float(tail.log) * v + tail.const
+    a, b, c, k = tail
+    rest = c * v + k
     with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
         if a != 0.0:
             bracket = 1.0 + (b / a) * np.exp(-v) + (rest / a) * np.exp(-2.0 * v)
@@ -259,11 +267,22 @@ def _tail_log_abs(tail: Tail, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.sign(rest), np.log(np.abs(rest))
 
 
+@functools.lru_cache(maxsize=2048)
+def _far_tails(
+    q: Distribution, p: Distribution, side: int, ks: tuple[float, ...]
+) -> tuple[_FloatTail, _FloatTail, dict[float, _FloatTail]]:
+    """q's tail, log r's tail and the tail of q^{1−k}p^k for each k, as floats.
+
+    Mixed exactly first, so that a coefficient that cancels is exactly 0.
+    """
+    tq, tp = q.tail(side), p.tail(side)
+    return _floats(tq), _floats(tp - tq), {k: _floats(tq.mix(tp, k)) for k in ks}
+
+
 def _far_integrand(q: Distribution, p: Distribution, g: Integrand, side: int):
     """v ↦ e^v · q(x) g(log r(x)) at x = side·e^v, from the tails' closed forms."""
-    tq, tp = q.tail(side), p.tail(side)
-    delta = tp - tq
-    mixed = {k: tq.mix(tp, k) for poly in (g.up, g.down) for k, _ in poly.terms}
+    ks = tuple(sorted({k for poly in (g.up, g.down) for k, _ in poly.terms}))
+    tq, delta, mixed = _far_tails(q, p, side, ks)
 
     def h(v: np.ndarray) -> np.ndarray:
         lq = _tail_log(tq, v)
@@ -298,7 +317,13 @@ def _far_part(q: Distribution, p: Distribution, g: Integrand, side: int, verdict
 
 
 def _verdicts(q: Distribution, p: Distribution, g: Integrand) -> dict[int, TailVerdict]:
-    top, bottom = g.up.top(), g.down.bottom()
+    return _verdicts_of(q, p, g.up.top(), g.down.bottom())
+
+
+@functools.lru_cache(maxsize=2048)
+def _verdicts_of(
+    q: Distribution, p: Distribution, top: tuple[float, int] | None, bottom: tuple[float, int] | None
+) -> dict[int, TailVerdict]:
     return {side: tail_verdict(q.tail(side), p.tail(side), top, bottom) for side in (1, -1)}
 
 
