@@ -79,6 +79,7 @@ _LOG_SPACE_T = 30.0
 # The bulk ends at |x| = _FAR · R: there every tail is in its closed form to 1e-50.
 _FAR = 1e50
 _CROSSING_GRID = 4097
+_EPSREL = 1e-12
 
 
 @dataclass(frozen=True)
@@ -356,7 +357,10 @@ def _far_integrand(q: Distribution, p: Distribution, g: Integrand, side: int):
     return h
 
 
-def _far_part(q: Distribution, p: Distribution, g: Integrand, side: int, verdict: TailVerdict, far: float) -> float:
+def _far_part(
+    q: Distribution, p: Distribution, g: Integrand, side: int, verdict: TailVerdict, far: float,
+    floor: float,
+) -> float:
     """∫ over side·x > far, in v = log|x|, for an algebraic tail (0 for an exponential one)."""
     if verdict.decay != "algebraic":
         return 0.0
@@ -366,7 +370,10 @@ def _far_part(q: Distribution, p: Distribution, g: Integrand, side: int, verdict
     delta = p.tail(side) - q.tail(side)
     if g.kinked and delta.quadratic == 0 and delta.linear == 0 and delta.log != 0:
         kinks.append(-delta.const / float(delta.log))  # log r = Δc·v + Δk changes sign here
-    value, _ = integrate_log_tail(_far_integrand(q, p, g, side), v0, rate, breakpoints=kinks)
+    value, _ = integrate_log_tail(
+        _far_integrand(q, p, g, side), v0, rate, breakpoints=kinks, epsrel=_EPSREL,
+        epsabs=max(floor, 1e-300),
+    )  # fmt: skip
     return value
 
 
@@ -395,6 +402,25 @@ def _tail_note(q: Distribution, p: Distribution, g: Integrand) -> str:
     return "" if q.discrete else _divergence_reason(_verdicts(q, p, g))
 
 
+def _segment_integral(g: Integrand, seg: _Segment, epsrel: float, epsabs: float) -> float:
+    marks = [*seg.marks, *(_crossings(seg) if g.kinked else ())]
+    value, _ = integrate_real_line(
+        _bulk_integrand(seg.q, seg.p, g), 0.0, seg.scale, breakpoints=marks,
+        bounds=(seg.lo - seg.anchor, seg.hi - seg.anchor), epsrel=epsrel, epsabs=epsabs,
+    )  # fmt: skip
+    return value
+
+
+def _bulk(g: Integrand, segments: tuple[_Segment, ...]) -> float:
+    """The bulk: every segment to 1e-12 of the whole (not of itself: a piece far from
+    the mass may be 1e-200 of it, and its own relative error does not matter)."""
+    if len(segments) == 1:
+        return _segment_integral(g, segments[0], _EPSREL, 1e-300)
+    rough = sum(abs(_segment_integral(g, seg, 1e-4, 1e-300)) for seg in segments)
+    floor = max(_EPSREL * 0.1 * rough, 1e-300)
+    return sum(_segment_integral(g, seg, _EPSREL, floor) for seg in segments)
+
+
 def _expect(q: Distribution, p: Distribution, g: Integrand) -> tuple[float, str]:
     """E_q[g(log r)] and, if it is infinite, the reason."""
     if isinstance(q, Categorical):
@@ -410,15 +436,9 @@ def _expect(q: Distribution, p: Distribution, g: Integrand) -> tuple[float, str]
         return math.inf, note
     lay = _layout(q, p)
     try:
-        value = 0.0
-        for seg in lay.segments:
-            marks = [*seg.marks, *(_crossings(seg) if g.kinked else ())]
-            part, _ = integrate_real_line(
-                _bulk_integrand(seg.q, seg.p, g), 0.0, seg.scale, breakpoints=marks,
-                bounds=(seg.lo - seg.anchor, seg.hi - seg.anchor),
-            )  # fmt: skip
-            value += part
-        value += sum(_far_part(q, p, g, side, verdicts[side], lay.far) for side in (1, -1))
+        value = _bulk(g, lay.segments)
+        floor = _EPSREL * 0.1 * abs(value)
+        value += sum(_far_part(q, p, g, side, verdicts[side], lay.far, floor) for side in (1, -1))
     except (_Overflow, QuadratureError) as exc:
         if isinstance(exc, QuadratureError) and math.isfinite(exc.value):
             raise
