@@ -110,7 +110,7 @@ def kurtosis_allows(kurtosis: float, n: int) -> bool:
 
     Examples
     --------
-    >>> kurtosis_allows(386.0, 1000), kurtosis_allows(4.3e15, 10_000), kurtosis_allows(3.0, 2)
+    >>> kurtosis_allows(386.0, 1000), kurtosis_allows(4.3e15, 10_000), kurtosis_allows(3.0, 4)
     (True, False, True)
     """
     n = check_positive_int(n, "n")
