@@ -28,8 +28,8 @@ smooth integrands, so sub-intervals must not straddle a kink: pass kinks as
 breakpoints), and never less than the rounding floor
 :math:`50\,\epsilon \int |f|` of QUADPACK.  When the integrand's own rounding
 noise stops the refinement short of ``epsrel``, the result is returned if its
-error estimate is below 1e-8 relative, and :class:`QuadratureError` is raised
-otherwise.
+error estimate is below ``noise_floor`` (1e-8) relative, and
+:class:`QuadratureError` is raised otherwise.
 
 Reference: R. Piessens et al., *QUADPACK* (1983), the G7–K15 pair.
 """
@@ -94,7 +94,6 @@ class QuadratureError(RuntimeError):
 
 
 _EPS = float(np.finfo(float).eps)
-_NOISE_FLOOR = 1e-8
 
 
 def _adaptive(
@@ -103,6 +102,7 @@ def _adaptive(
     epsrel: float,
     epsabs: float,
     max_intervals: int,
+    noise_floor: float = 1e-8,
 ) -> tuple[float, float]:
     """∫ g(θ) dθ over [edges[0], edges[-1]], starting from the given sub-intervals.
 
@@ -139,11 +139,12 @@ def _adaptive(
         if 2 * lo.size + 1 > max_intervals or (hi - lo).min() < 1e-15:
             # The integrand's own rounding noise reached before the tolerance
             # (e.g. (log r − mean)² where log r ≈ 3e9 and the deviation ≈ 80):
-            # return what we have if it is still accurate to 1e-8, else fail.
-            if total_err <= max(epsabs, _NOISE_FLOOR * abs(total)):
+            # return what we have if it is still accurate to noise_floor, else fail.
+            if total_err <= max(epsabs, noise_floor * abs(total)):
                 return float(total), float(max(total_err, 50.0 * _EPS * total_abs))
             raise QuadratureError(
-                f"quadrature did not converge (error {total_err:.3g} on {total:.6g})",
+                f"quadrature did not converge (error {total_err:.3g} on {total:.6g}): the "
+                "integrand is too badly conditioned in double precision",
                 float(total),
                 float(total_err),
             )
@@ -164,6 +165,7 @@ def integrate_real_line(
     epsabs: float = 1e-300,
     max_intervals: int = 40_000,
     bounds: tuple[float, float] = (-math.inf, math.inf),
+    noise_floor: float = 1e-8,
 ) -> tuple[float, float]:
     r"""Integrate ``f`` over :math:`(-\infty, \infty)`, or over finite ``bounds``.
 
@@ -182,6 +184,9 @@ def integrate_real_line(
     bounds : (float, float)
         Integrate over ``[lo, hi]``; an infinite bound stops at
         :math:`|x - c| = 10^{120} s` (see the module notes).
+    noise_floor : float
+        Where the integrand's rounding noise stops the refinement, accept an
+        error estimate up to this fraction of the result.
 
     Returns
     -------
@@ -206,7 +211,7 @@ def integrate_real_line(
         jac = scale * np.cosh(u) / np.cos(theta) ** 2
         return f(x) * jac
 
-    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals)
+    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals, noise_floor)
 
 
 def integrate_log_tail(
@@ -217,6 +222,7 @@ def integrate_log_tail(
     epsrel: float = 1e-12,
     epsabs: float = 1e-300,
     max_intervals: int = 40_000,
+    noise_floor: float = 1e-8,
 ) -> tuple[float, float]:
     r"""Integrate ``h`` over :math:`[v_0, \infty)`, for ``h`` decaying like :math:`e^{-\text{rate}\cdot v}`.
 
@@ -239,6 +245,8 @@ def integrate_log_tail(
         Stop when the summed error estimate is below ``max(epsabs, epsrel·|I|)``.
     max_intervals : int
         Give up (raise :class:`QuadratureError`) beyond this many sub-intervals.
+    noise_floor : float
+        As for :func:`integrate_real_line`.
 
     Returns
     -------
@@ -257,4 +265,4 @@ def integrate_log_tail(
         w = np.tan(theta)
         return h(v0 + w / rate) / (rate * np.cos(theta) ** 2)
 
-    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals)
+    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals, noise_floor)
