@@ -984,8 +984,7 @@ def test_every_quantity_of_small_df_t_is_a_number_or_inf(q, p):
         m = estimator_moments(key, q, p, lam=LAM)
         values += [m.mean, m.var, estimator_fourth_moment(key, q, p, lam=LAM)[0]]
         assert math.isfinite(m.var) or m.note
-    assert all(v >= 0 or key == "k1" for v in values)
-    assert not any(math.isnan(v) for v in values)
+    assert all(v >= 0 for v in values)  # divergences, KL-unbiased means, even moments; no NaN
 
 
 # ---------------------------------------------------------------------- optimal λ
