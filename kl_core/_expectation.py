@@ -209,7 +209,50 @@ def _finish(out: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out), 0.0, out)  # 0·inf where q underflows
 
 
+def _gauss_delta(x: np.ndarray, mu: float, sigma: float) -> np.ndarray:
+    # −((x − μ)² − μ²)/(2σ²), factored so that nothing cancels
+    return -(x * (x - 2.0 * mu)) / (2.0 * sigma * sigma)
+
+
+def _log_density_delta(d: Distribution, x: np.ndarray) -> np.ndarray:
+    """log d(x) − log d(0), without the cancellation of two large log-densities."""
+    if isinstance(d, Gaussian):
+        return _gauss_delta(x, d.mu, d.sigma)
+    if isinstance(d, Laplace):
+        far, near = np.abs(x - d.loc), abs(d.loc)
+        same_side = np.sign(x - d.loc) == np.sign(-d.loc)
+        return -np.where(same_side, np.sign(x - d.loc) * x, far - near) / d.scale
+    if isinstance(d, StudentT):
+        z, z0 = (x - d.loc) / d.scale, -d.loc / d.scale
+        return -(d.df + 1.0) / 2.0 * np.log1p((x / d.scale) * (z + z0) / (d.df + z0 * z0))
+    if isinstance(d, GaussianMixture):
+        at0 = np.array([math.log(w) - 0.5 * (m / s) ** 2 - math.log(s) for w, m, s in zip(d.weights, d.means, d.sigmas, strict=True)])
+        at0 -= np.logaddexp.reduce(at0)
+        comps = [a + _gauss_delta(x, m, s) for a, m, s in zip(at0, d.means, d.sigmas, strict=True)]
+        return np.logaddexp.reduce(np.stack(comps), axis=0)
+    raise ValueError(f"no log-density difference for a {type(d).__name__}")
+
+
+def _recentred(q: Distribution, p: Distribution, g: Integrand, x, lq, t) -> np.ndarray:
+    """q·(b(t) − m)^n with t = t0 + δ split at the segment's anchor (x = 0)."""
+    dev = g.deviation_of
+    t0 = float(log_ratio(p, q, np.zeros(1))[0])
+    coefs, rest = dev.around(t0)
+    delta = _log_density_delta(p, x) - _log_density_delta(q, x)
+    inner = np.polynomial.polynomial.polyval(delta, coefs)
+    if rest.terms:
+        inner = inner + rest.weighted(np.sign(t), np.log(np.abs(t)), lambda k: k * t)
+    n = dev.power
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore", under="ignore"):
+        mag = np.exp(lq + n * np.log(np.abs(inner)))
+    return np.where(inner == 0.0, 0.0, np.sign(inner) ** n * mag)
+
+
 def _bulk_integrand(q: Distribution, p: Distribution, g: Integrand):
+    # Far below log r = 0 at the anchor, a deviation (k − mean)^n is evaluated
+    # around log r(anchor): see Deviation.around.
+    recentre = g.deviation_of is not None and float(log_ratio(p, q, np.zeros(1))[0]) < -_LOG_SPACE_T
+
     def integrand(x: np.ndarray) -> np.ndarray:
         lq = q.logpdf(x)
         lp = p.logpdf(x)
@@ -217,8 +260,14 @@ def _bulk_integrand(q: Distribution, p: Distribution, g: Integrand):
         up = t > _LOG_SPACE_T
         with np.errstate(over="ignore", invalid="ignore", under="ignore"):
             out = np.exp(lq) * g.value(np.where(up, 0.0, t))
-            # |log r|^d overflowing (or 0·inf) far below: sum in log space there
-            down = ~up & ~np.isfinite(out) & (t < -_LOG_SPACE_T)
+            if recentre:
+                low = t < -_LOG_SPACE_T
+                if low.any():
+                    out[low] = _recentred(q, p, g, x[low], lq[low], t[low])
+                down = np.zeros_like(up)
+            else:
+                # |log r|^d overflowing (or 0·inf) far below: sum in log space there
+                down = ~up & ~np.isfinite(out) & (t < -_LOG_SPACE_T)
             for mask, poly in ((up, g.up), (down, g.down)):
                 if mask.any():
                     lqm, lpm, tm = lq[mask], lp[mask], t[mask]
@@ -357,24 +406,28 @@ def _segment_integral(
     return value
 
 
-def _bulk(g: Integrand, segments: tuple[_Segment, ...], noise_floor: float) -> float:
+def _bulk(
+    g: Integrand, segments: tuple[_Segment, ...], noise_floor: float, abs_floor: float
+) -> float:
     """The bulk: every segment to 1e-12 of the whole (not of itself: a piece far from
     the mass may be 1e-200 of it, and its own relative error does not matter)."""
     if len(segments) == 1:
-        return _segment_integral(g, segments[0], _EPSREL, 1e-300, noise_floor)
-    rough = sum(abs(_segment_integral(g, seg, 1e-4, 1e-300, 1e-2)) for seg in segments)
-    floor = max(_EPSREL * 0.1 * rough, 1e-300)
+        return _segment_integral(g, segments[0], _EPSREL, max(abs_floor, 1e-300), noise_floor)
+    rough = sum(abs(_segment_integral(g, seg, 1e-4, max(abs_floor, 1e-300), 1e-2)) for seg in segments)
+    floor = max(_EPSREL * 0.1 * rough, abs_floor, 1e-300)
     return sum(_segment_integral(g, seg, _EPSREL, floor, noise_floor) for seg in segments)
 
 
 def expect(
-    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = 1e-8
+    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = 1e-8, abs_floor: float = 0.0
 ) -> tuple[float, str]:
     """E_q[g(log r)] and, if it is infinite, the reason (one clause, for a note).
 
     ``noise_floor``: where the integrand's own rounding noise stops the
     quadrature, accept an error estimate up to this fraction of the result.
-    A finite value too large for a double is ``inf`` with :data:`OVERFLOW_NOTE`.
+    ``abs_floor``: an absolute error that is good enough (for a signed
+    integrand whose integral is small).  A finite value too large for a double
+    is ``inf`` with :data:`OVERFLOW_NOTE`.
     """
     if isinstance(q, Categorical):
         support = np.arange(q.k, dtype=np.float64)
@@ -389,8 +442,8 @@ def expect(
         return math.inf, note
     lay = _layout(q, p)
     try:
-        value = _bulk(g, lay.segments, noise_floor)
-        floor = _EPSREL * 0.1 * abs(value)
+        value = _bulk(g, lay.segments, noise_floor, abs_floor)
+        floor = max(_EPSREL * 0.1 * abs(value), abs_floor)
         value += sum(
             _far_part(q, p, g, side, verdicts[side], lay.far, floor, noise_floor) for side in (1, -1)
         )

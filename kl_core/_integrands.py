@@ -123,6 +123,31 @@ class ExpPoly:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """g = (b − m)^n for a base b equal to ``base_down`` for every t < 0 (the estimators)."""
+
+    base_down: ExpPoly
+    mean: float
+    power: int
+
+    def around(self, t0: float) -> tuple[tuple[float, ...], ExpPoly]:
+        """b(t0 + δ) − m = Q(δ) + Σ_{k>0} P_k(t) e^{kt}: Q's coefficients (Taylor at t0) and the rest.
+
+        Where |t0| dwarfs the spread of t (densities far apart), t = t0 + δ
+        rounds away δ's digits; Q(δ) keeps them, its constant P_0(t0) − m
+        taking the one rounding (a smooth offset, not noise).
+        """
+        terms = dict(self.base_down.terms)
+        c = terms.pop(0.0, (0.0,))
+        q = [
+            sum(math.comb(j, k) * c[j] * t0 ** (j - k) for j in range(k, len(c)))
+            for k in range(len(c))
+        ]
+        q[0] -= self.mean
+        return tuple(q), ExpPoly(tuple(sorted(terms.items())))
+
+
+@dataclass(frozen=True)
 class Integrand:
     """g(t) accurate for moderate t, its two expansions, and whether it has a kink at t = 0."""
 
@@ -130,6 +155,7 @@ class Integrand:
     up: ExpPoly
     down: ExpPoly
     kinked: bool = False
+    deviation_of: Deviation | None = None
 
     def deviation(self, m: float, n: int) -> Integrand:
         """(g − m)^n, with both expansions multiplied out."""
@@ -139,6 +165,7 @@ class Integrand:
             self.up.shift(m).power(n),
             self.down.shift(m).power(n),
             self.kinked,
+            Deviation(self.down, m, n),
         )
 
 

@@ -1260,3 +1260,30 @@ def test_property_grid_over_the_accepted_range(i):
             assert got == math.inf, (quantity, q.spec, p.spec)
             continue
         assert got == pytest.approx(_grid_reference(sq, sp, quantity), rel=1e-8, abs=0), (quantity, q.spec, p.spec)
+
+
+@pytest.mark.parametrize(
+    ("mq", "sq", "mp_", "sp"),
+    [
+        (-167796.80064593873, 2.0387612174113646e-06, 7.710278216077063, 0.25047779528705993),
+        (578242.7105409415, 3.852860085646932e-05, -2.1491717766699496, 0.001984317738303493),
+        (2.353024243809276, 8.950270173045912e-06, -848007.6240584828, 0.00047904524063374735),
+    ],
+)
+def test_var_log_r_far_apart_against_the_closed_form(mq, sq, mp_, sp):
+    """log r = a x² + b x + c, so Var_q(log r) = (2aμ_q + b)²σ_q² + 2a²σ_q⁴ (50 digits).
+
+    The mean is ~1e11–1e18 times the spread: the deviations must be taken
+    around log r at the anchor and a refined mean, or rounding swamps them.
+    """
+    with mpmath.workdps(50):
+        m_q, s_q, m_p, s_p = map(mpmath.mpf, (mq, sq, mp_, sp))
+        a = 1 / (2 * s_q**2) - 1 / (2 * s_p**2)
+        b = m_p / s_p**2 - m_q / s_q**2
+        exact = float((2 * a * m_q + b) ** 2 * s_q**2 + 2 * a**2 * s_q**4)
+    for q, p in (
+        (Gaussian(mq, sq), Gaussian(mp_, sp)),
+        (GaussianMixture((1.0,), (mq,), (sq,)), GaussianMixture((1.0,), (mp_,), (sp,))),
+    ):
+        assert estimator_moments("k1", q, p).var == pytest.approx(exact, rel=1e-12)
+        assert estimator_moments("abs", q, p).var == pytest.approx(exact, rel=1e-12)
