@@ -410,7 +410,9 @@ def run_table(args: argparse.Namespace) -> int:
     print()
     print("bias/true = (mean − KL)/KL; stdev/true = per-sample standard deviation / KL.")
     if mc:
-        print("± SE = standard error of the MC mean / KL; ! = that error bar cannot be trusted (note).")
+        print("± SE = standard error of the MC mean / KL.")
+        if not all(r["se_reliable"] for r in rows):
+            print("! = that ± SE cannot be trusted: see its note below.")
     print(
         "k2 is biased (its mean is E_q[½ log² r]) but, as in Schulman's table, compared with KL[q,p]."
     )
