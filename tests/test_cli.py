@@ -181,6 +181,7 @@ def test_unreliable_error_bars_are_flagged_with_a_note(capsys: pytest.CaptureFix
     k3_line = next(ln for ln in out.splitlines() if ln.startswith("k3 "))
     assert " !" in k3_line
     assert "note (k3): unreliable error bar for k3 at N = 10,000" in out
+    assert "! = that ± SE cannot be trusted" in out
 
 
 def test_infinite_fourth_moment_is_flagged(capsys: pytest.CaptureFixture[str]) -> None:
@@ -226,6 +227,7 @@ def test_table_human_output_with_monte_carlo(capsys: pytest.CaptureFixture[str])
     code, out, _ = _run(["table", "--n", "5000"], capsys)
     assert code == 0
     assert "n = 5,000" in out and "bias/true MC" in out and "P(k<0) MC" in out
+    assert "cannot be trusted" not in out and "note (" not in out  # Schulman's first table
 
 
 def test_table_without_a_published_experiment_has_no_schulman_column(
