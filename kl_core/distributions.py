@@ -380,7 +380,7 @@ class StudentT(Distribution):
         nu = self.df
         half = (nu + 1.0) / 2.0
         const = (
-            special.gammaln(half) - special.gammaln(nu / 2.0) - 0.5 * math.log(nu * math.pi)
+            math.lgamma(half) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
             - math.log(self.scale) + half * (2.0 * math.log(self.scale) + math.log(nu))
         )  # fmt: skip
         return Tail(Fraction(0), Fraction(0), -(Fraction(nu) + 1), float(const))
