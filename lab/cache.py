@@ -36,7 +36,8 @@ __all__ = [
     "k2_bias",
     "lambda_parabola",
     "moments_or_failures",
-    "optimal_lambda",
+    "lambda_star",
+    "error_bar_checks",
     "simulate",
 ]
 
@@ -147,9 +148,32 @@ def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def optimal_lambda(q_spec: str, p_spec: str) -> float:
-    """``kl_core.exact.optimal_lambda`` on spec strings: the variance-optimal λ of kλ."""
-    return exact.optimal_lambda(parse(q_spec), parse(p_spec))
+def lambda_star(q_spec: str, p_spec: str) -> exact.LambdaStar:
+    """``kl_core.exact.lambda_star`` on spec strings: λ* of kλ, or None with the reason."""
+    return exact.lambda_star(parse(q_spec), parse(p_spec))
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _error_bar_check(key: str, q_spec: str, p_spec: str, n: int, lam: float | None):
+    from kl_core import reliability
+
+    return reliability.error_bar_check(key, parse(q_spec), parse(p_spec), n, lam=lam)
+
+
+def error_bar_checks(keys: tuple[str, ...], q_spec: str, p_spec: str, n: int,
+                     lam: float) -> dict:  # -> {key: reliability.ErrorBarCheck | None}
+    """``kl_core.reliability.error_bar_check`` for each estimator at N = ``n``.
+
+    Can a ±SE from ``n`` draws be trusted (exact fourth moment)?  None where
+    the core cannot tell (its exact moments failed for this pair).
+    """
+    out = {}
+    for k in keys:
+        try:
+            out[k] = _error_bar_check(k, q_spec, p_spec, n, lam if k == "k_lambda" else None)
+        except CORE_ERRORS:
+            out[k] = None
+    return out
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

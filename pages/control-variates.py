@@ -64,17 +64,14 @@ with c_lam:
         value=0.5, step=0.05, format="%.3f",
         help="λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q, p].",
     )
-    lam_star_usable = not all_infinite and LAM_MIN <= par.lam_star <= LAM_MAX
     with st.container(horizontal=True, gap="small"):
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
         st.button("λ = 1 (k3)", key="set_k3", on_click=state.set_values, kwargs={"lam": 1.0})
-        st.button(
-            "λ = λ* = {lam:.3f} (least variance)".format(lam=par.lam_star) if not all_infinite
-            else "λ = λ* (undefined here)",
-            key="set_star", on_click=state.set_values, kwargs={"lam": par.lam_star},
-            disabled=not lam_star_usable,
-            help=None if lam_star_usable else "λ* is undefined or outside the slider's range here.",
-        )
+        if par.lam_star_defined and LAM_MIN <= par.lam_star <= LAM_MAX:
+            st.button("λ = λ* = {lam:.3f} (least variance)".format(lam=par.lam_star), key="set_star",
+                      on_click=state.set_values, kwargs={"lam": par.lam_star})
+    if (why_no_star := notes.lambda_star_missing(par, LAM_MIN, LAM_MAX)) is not None:
+        st.caption(why_no_star)
 with c_n:
     n = count_slider("N, draws x ~ q", "n", value=10_000, hi=1_000_000, accept_from=100,
                      help="How many samples the per-sample histograms below are made of.")
@@ -85,9 +82,9 @@ with c_seed:
 var_lam = float(par.variance(lam))
 with ui.metric_row():
     st.metric(
-        "λ*, least variance", "—" if all_infinite else number(par.lam_star),
+        "λ*, least variance", number(par.lam_star) if par.lam_star_defined else "undefined",
         help="λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from kl_core.control_variates.lambda_parabola. "
-        "Undefined (—) when every λ has infinite variance.",
+        "Undefined when every λ has infinite variance.",
     )
     st.metric("Var(kλ) at your λ = {lam:.3g}".format(lam=lam), number(var_lam), help="Exact, per sample.")
     st.metric("Var(k3), λ = 1", number(par.var_k3), help="Exact, per sample.")

@@ -76,10 +76,7 @@ with c_keys:
         help="k1, k2, k3 and k_lambda are compared with KL[q,p]; k3_pq estimates the other "
         "direction, KL[p,q], from the same samples of q.",
     )
-try:
-    lam_star = cache.optimal_lambda(q.spec, p.spec)
-except cache.CORE_ERRORS:  # reported with the exact moments below
-    lam_star = math.nan
+star = cache.lambda_star(q.spec, p.spec)
 lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
 if "k_lambda" in chosen:
     with c_lam:
@@ -88,16 +85,16 @@ if "k_lambda" in chosen:
             value=0.5, step=0.05, format="%.3f",
             help="λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased.",
         )
-        if LAM_RANGE[0] <= lam_star <= LAM_RANGE[1]:
+        if (why_not := notes.lambda_star_line(star, *LAM_RANGE)) is None:
             st.button(
-                f"Set λ = λ* = {lam_star:.3f}", key="lam_star", type="tertiary",
+                f"Set λ = λ* = {star.value:.3f}", key="lam_star", type="tertiary",
                 icon=":material/target:", on_click=state.set_values,
-                kwargs={"lam": round(lam_star, 3)},
+                kwargs={"lam": round(star.value, 3)},
                 help="λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
-                "kl_core.exact.optimal_lambda.",
+                "kl_core.exact.lambda_star.",
             )
         else:
-            st.markdown("λ* = {lam} is outside the slider's range.".format(lam=number(lam_star)))
+            st.caption(why_not)
 keys = tuple(k for k in ALL_KEYS if k in chosen)  # one order, whatever the click order
 if not keys:
     st.info("Choose at least one estimator above.", icon=":material/info:")
@@ -118,14 +115,17 @@ try:
 except cache.CORE_ERRORS as exc:
     ui.fail(f"kl_core cannot simulate q = {q.name}, p = {p.name}: {exc}.")
 targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
+checks = cache.error_bar_checks(keys, q.spec, p.spec, n, lam)  # can a ±SE from N draws be trusted?
 zero_kl = true_kl == 0.0
 
 with ui.metric_row():
     st.metric("Exact KL[q, p]", number(true_kl), help="kl_core.exact.kl(q, p): what k1, k3 and kλ estimate.")
     st.metric("Exact KL[p, q]", number(true_kl_pq), help="kl_core.exact.kl(p, q): what k3_pq estimates.")
-    st.metric("λ*, least-variance λ", number(lam_star), help="kl_core.exact.optimal_lambda(q, p)")
+    st.metric("λ*, least-variance λ", "undefined" if star.value is None else number(star.value),
+              help=star.note or "kl_core.exact.lambda_star(q, p)")
     st.metric("Draws, N · R", f"{n * repeats:,}", help=f"seed {seed}; the same seed gives the same draws")
-for note in notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq):
+for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
+             *notes.error_bar_notes(checks, {k: sim[k] for k in keys})]:
     ui.note(note.kind, note.text, note.icon)
 
 # ------------------------------------------------------------ the estimators
@@ -180,7 +180,7 @@ for key, col in ui.grid(keys):
                 true_label=s.target_name, domain=batch_means_domain(s.batch_means, approx, (s.target,)),
             ),
             name=f"lab-{key}-estimates",
-            caption=notes.estimate_caption(key, m, approx, s.target_name),
+            caption=notes.estimate_caption(key, m, approx, s.target_name, checks[key]),
         )
 
 # ------------------------------------------------------------ 3. running mean
@@ -197,14 +197,15 @@ ui.chart(
         targets=list(dict.fromkeys(targets[k] for k in keys)),
     ),
     name="lab-running-means",
-    caption=notes.running_caption({k: sim[k] for k in keys}, moments, n),
+    caption=notes.running_caption({k: sim[k] for k in keys}, moments, n, checks),
 )
 
 # ------------------------------------------------------------ 4. Schulman's table
 st.header("4 · Schulman's table")
 total = n * repeats
 published = match_published(q, p)
-figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published)
+figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published,
+                                     cache.error_bar_checks(keys, q.spec, p.spec, total, lam))
 slug = f"{q.spec}-vs-{p.spec}-n{n}-R{repeats}-seed{seed}"
 any_infinite = any(math.isinf(moments[k].var) for k in keys)
 if not zero_kl:
@@ -216,7 +217,8 @@ if not zero_kl:
             ui.table(
                 pd.DataFrame(rows), name=f"{fig.replace('/', '-over-')}-{slug}",
                 caption=notes.relative_caption(fig, any_infinite),
-                column_config={c: rel_fmt for c in ("exact", "MC", "MC SE")},
+                column_config={**{c: rel_fmt for c in ("exact", "MC", "MC SE")},
+                               "SE trusted": st.column_config.CheckboxColumn(help=notes.SE_TRUSTED)},
             )
     if published is None:
         st.caption(notes.NOT_PUBLISHED)

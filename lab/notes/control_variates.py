@@ -18,6 +18,7 @@ from lab.format import number
 from lab.notes import Note
 
 __all__ = [
+    "lambda_star_missing",
     "PATH_THETAS",
     "THETA_TITLES",
     "gain_caption",
@@ -99,6 +100,16 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
             "contains.",
             ":material/warning:",
         )
+    return None
+
+
+def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None:
+    """Why there is no "λ = λ*" button: λ* does not exist for this pair, or lies off [lo, hi]."""
+    if not par.lam_star_defined:
+        return "No λ = λ* button: λ* does not exist here ({why}).".format(why=par.lam_star_note)
+    if not lo <= par.lam_star <= hi:
+        return "λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].".format(
+            lam=number(par.lam_star), lo=lo, hi=hi)
     return None
 
 

@@ -11,15 +11,19 @@ from collections.abc import Mapping, Sequence
 
 from kl_core import sampling
 from kl_core.estimators import ESTIMATORS
-from kl_core.exact import Moments
+from kl_core.exact import LambdaStar, Moments
 from kl_core.montecarlo import EstimatorSummary
 from kl_core.published import PublishedExperiment
+from kl_core.reliability import ErrorBarCheck
 from lab.format import number
 from lab.notes import Note
 
 __all__ = [
     "NOT_PUBLISHED",
+    "SE_TRUSTED",
+    "error_bar_notes",
     "estimate_caption",
+    "lambda_star_line",
     "estimator_mean_line",
     "notes",
     "per_sample_caption",
@@ -160,15 +164,25 @@ def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool) -> str
 
 
 def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproximation | None,
-                     target_name: str) -> str:
-    """Under a histogram of estimates: the standard error, or why no normal curve is drawn."""
+                     target_name: str, check: ErrorBarCheck | None = None) -> str:
+    """Under a histogram of estimates: the standard error, or why no normal curve is drawn.
+
+    With an unreliable ``check`` (the ±SE at this N), says why the bars look narrower
+    than the curve.
+    """
     name = ESTIMATORS[key].name
     if approx is not None and approx.has_density:
         if ESTIMATORS[key].unbiased_for:
             text = "SE of one estimate σ/√N = {se}; the curve is centred on the truth."
         else:
             text = "SE of one estimate σ/√N = {se}; the curve is centred at {mean}, not at {target}."
-        return text.format(se=number(approx.se), mean=number(moments.mean), target=target_name)
+        text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name)
+        if _unreliable(check):
+            text += (
+                " Most batches of N draws miss the rare, huge values behind σ, so the bars "
+                "crowd into a narrower, skewed heap than the curve (see the warning above)."
+            )
+        return text
     if approx is not None and math.isinf(approx.var):
         return (
             "No curve: Var({name}) is infinite, so the CLT's normal approximation does not exist."
@@ -179,8 +193,11 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
 
 
 def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[str, Moments],
-                    n: int) -> str:
-    """Under the running means: each estimate at n = N, and a word on infinite variances."""
+                    n: int, checks: Mapping[str, ErrorBarCheck | None] | None = None) -> str:
+    """Under the running means: each estimate at n = N, and a word on bands that can't be trusted.
+
+    ``checks`` are the error-bar checks at N (:func:`kl_core.reliability.error_bar_check`).
+    """
     finals = " · ".join(
         "{name} {mean} (SE {se})".format(
             name=ESTIMATORS[k].name, mean=number(r.running_mean[-1]), se=number(r.running_se[-1])
@@ -194,8 +211,75 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
             " Var({names}) is infinite: that band is unreliable, and the mean jumps when a rare "
             "huge value arrives."
         ).format(names=", ".join(unsettled))
+    narrow = [ESTIMATORS[k].name for k in results if _unreliable((checks or {}).get(k))]
+    if narrow:
+        text += (
+            " The band of {names} is too narrow at this N: its sample SD misses the rare, huge "
+            "values (see the warning above)."
+        ).format(names=", ".join(narrow))
     return text
 
+
+def _unreliable(check: ErrorBarCheck | None) -> bool:
+    """True for a finite-variance estimator whose ±SE at this N can't be trusted.
+
+    (An infinite variance has its own warning.)
+    """
+    return check is not None and not check.reliable and math.isfinite(check.exact_sd)
+
+
+def error_bar_notes(
+    checks: Mapping[str, ErrorBarCheck | None], results: Mapping[str, EstimatorSummary]
+) -> list[Note]:
+    """One warning per estimator whose variance is finite but whose ±SE at N can't be trusted.
+
+    The exact SD is shown beside the sample SD of the first N draws (the one the
+    §3 band uses): with a huge or infinite fourth moment the sample SD is
+    usually far below the truth (:mod:`kl_core.reliability`).
+    """
+    out = []
+    for key, check in checks.items():
+        if not _unreliable(check):
+            continue
+        r = results[key]
+        sample_sd = r.running_se[-1] * math.sqrt(r.running_n[-1])
+        if math.isinf(check.kurtosis):
+            text = (
+                "**The ±SE of {name} can't be trusted at N = {n:,}.** Its variance is finite but "
+                "its fourth moment is infinite, so most runs of N draws miss the rare, huge values "
+                "that carry the variance. Exact SD {exact}; the sample SD of this run's first "
+                "{n:,} draws is {sample}. The ±2 SE bands and the MC SE columns understate the "
+                "uncertainty."
+            )
+        else:
+            text = (
+                "**The ±SE of {name} can't be trusted at N = {n:,}.** Its kurtosis is {kappa}, "
+                "so N draws estimate its spread with a relative error of about {rel}; a "
+                "trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the sample SD of this run's "
+                "first {n:,} draws is {sample}. The ±2 SE bands and the MC SE columns "
+                "understate the uncertainty."
+            )
+        out.append(Note("warning", text.format(
+            name=ESTIMATORS[key].name, n=check.n, kappa=number(check.kurtosis),
+            rel=number(check.var_relative_se), need=number(2.0 * (check.kurtosis - 1.0)),
+            exact=number(check.exact_sd), sample=number(sample_sd),
+        ), ":material/error_outline:"))
+    return out
+
+
+def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
+    """Why no button sets λ = λ*: it does not exist here, or it is off the slider's [lo, hi]."""
+    if star.value is None:
+        return "There is no λ*: {why}.".format(why=star.note)
+    if not lo <= star.value <= hi:
+        return "λ* = {lam} is outside the slider's range.".format(lam=number(star.value))
+    return None
+
+
+SE_TRUSTED = (
+    "Can the MC SE be trusted at N · R draws? Decided exactly: unchecked where the variance or "
+    "the fourth moment is infinite, or the kurtosis κ is so large that N · R < 2(κ − 1)."
+)
 
 NOT_PUBLISHED = (
     "Schulman published figures only for q = N(0,1) with p = N(0.1,1) and p = N(1,1): the first "
@@ -236,13 +320,16 @@ def table_rows(
     moments: Mapping[str, Moments],
     total: int,
     published: PublishedExperiment | None,
+    checks: Mapping[str, ErrorBarCheck | None] | None = None,
 ) -> tuple[dict[str, list[dict]], list[dict]]:
     """Schulman's table, Monte Carlo beside exact: ``({"bias/true": rows, "stdev/true": rows}, absolute rows)``.
 
     ``total`` is N · R, the number of draws behind every MC figure.  The MC
     standard errors are left out (NaN) where the exact variance is infinite.
     With ``published`` (the pair is one of Schulman's), his printed figure is a
-    column ("—" for an estimator he did not print).
+    column ("—" for an estimator he did not print).  ``checks`` (the error-bar
+    checks at N · R) add a column "SE trusted": False where the MC SE can't be
+    trusted (an infinite variance or fourth moment, or a huge kurtosis).
     """
     figures: dict[str, list[dict]] = {"bias/true": [], "stdev/true": []}
     absolute = []
@@ -259,6 +346,9 @@ def table_rows(
             ("stdev/true", exact_std, s.std_over_true, se_std),
         ):
             row = {"estimator": s.name, "exact": exact_value, "MC": mc_value, "MC SE": se}
+            if checks is not None:
+                check = checks.get(key)
+                row["SE trusted"] = None if check is None else check.reliable
             if published is not None:
                 row["Schulman"] = (pub.bias_text if fig == "bias/true" else pub.std_text) if pub else "—"
             figures[fig].append(row)

@@ -155,11 +155,12 @@ def test_infinite_var_log_r_makes_every_lambda_infinite():
     clean(at)
     (warning,) = at.warning
     assert "Var(log r) is infinite" in warning.value
-    assert metric(at, "λ*") == "—"
+    assert metric(at, "λ*") == "undefined"
     assert metric(at, "Var(k3)") == "∞"
     assert metric(at, "gain") == "—"
-    (star_button,) = [b for b in at.button if b.key == "set_star"]
-    assert star_button.disabled
+    # No λ* exists, so no button offers it, and the page says why.
+    assert not [b for b in at.button if b.key == "set_star"]
+    assert any("λ* does not exist here" in c.value and "no λ helps" in c.value for c in at.caption)
 
 
 def test_p_equal_q_is_explained():

@@ -25,7 +25,7 @@ from charts.histograms import MAX_ROWS, per_sample_histogram
 from charts.palette import COLORS
 from kl_core.distributions import parse
 from kl_core.estimators import ESTIMATORS
-from kl_core.exact import estimator_moments, kl, optimal_lambda
+from kl_core.exact import estimator_moments, kl, lambda_star
 from kl_core.montecarlo import simulate, target_of
 from kl_core.presets import PRESETS
 from kl_core.published import match_published
@@ -81,7 +81,8 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
     shown = metrics(at)
     assert shown["Exact KL[q, p]"] == fmt(true_kl)
     assert shown["Exact KL[p, q]"] == fmt(true_kl_pq)
-    assert shown["λ*, least-variance λ"] == fmt(optimal_lambda(q, p))
+    star = lambda_star(q, p).value
+    assert shown["λ*, least-variance λ"] == ("undefined" if star is None else fmt(star))
     assert shown["Draws, N · R"] == f"{n * repeats:,}"
     sim = simulate(q, p, n, repeats=repeats, seed=seed, lam=lam, keys=keys)
     t = tables(at)
@@ -238,7 +239,7 @@ def test_choosing_estimators_and_lambda_reruns():
     # the λ* button sets the slider to kl_core's optimal λ (rounded to 3 decimals)
     at.button(key="lam_star").click().run()
     clean(at)
-    lam_star = round(optimal_lambda(parse(DEFAULTS["q"]), parse(DEFAULTS["p"])), 3)
+    lam_star = round(lambda_star(parse(DEFAULTS["q"]), parse(DEFAULTS["p"])).value, 3)
     assert at.slider(key="lam").value == lam_star
     check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1000, 200, 0, keys, lam=lam_star)
 
@@ -472,3 +473,31 @@ def test_presets_stay_usable_while_a_field_holds_an_invalid_spec():
     assert not at.error
     assert at.text_input(key="p").value == "normal(1,1)"
     assert metrics(at)["Exact KL[q, p]"] == "0.5"
+
+
+def test_an_untrustworthy_error_bar_is_flagged_with_the_exact_sd():
+    # N(0,1) vs N(3,1): Var(k3) is finite but its kurtosis is ~4e15, so a ±SE from
+    # 1,000 draws understates the spread (kl_core.reliability).
+    at = run_lab(q="normal(0,1)", p="normal(3,1)", R="20")
+    clean(at)
+    (warn,) = [w.value for w in at.warning if "can't be trusted" in w.value]
+    assert "±SE of k3 can't be trusted at N = 1,000" in warn
+    sd = estimator_moments("k3", parse("normal(0,1)"), parse("normal(3,1)")).std
+    assert f"Exact SD {sd:.4g}" in warn
+    trusted = tables(at)["bias/true"]["SE trusted"].to_dict()
+    assert trusted["k1"] and not trusted["k3"]
+
+
+def test_schulmans_table_has_every_error_bar_trusted():
+    at = run_lab(p="normal(1,1)", R="20")
+    clean(at)
+    assert not [w for w in at.warning if "can't be trusted" in w.value]
+    assert tables(at)["bias/true"]["SE trusted"].all()
+
+
+def test_no_lambda_star_where_no_lambda_helps():
+    at = run_lab(q="t(3,0,1)", p="normal(0,1)", keys=["k1", "k_lambda"], R="20")
+    clean(at)
+    assert metrics(at)["λ*, least-variance λ"] == "undefined"
+    assert not [b for b in at.button if b.key == "lam_star"]
+    assert any(c.value.startswith("There is no λ*") for c in at.caption)

@@ -114,3 +114,57 @@ def test_the_estimator_line_says_what_its_mean_is():
     assert "exactly" in notes.estimator_mean_line("k3", 1.0)
     assert "only when p ≈ q" in notes.estimator_mean_line("k2", 1.0)
     assert "Here λ = 0.25." in notes.estimator_mean_line("k_lambda", 0.25)
+
+
+# ---------------------------------------------------------------- error bars and λ*
+
+
+def _checks(q_spec, p_spec, keys, n):
+    from kl_core.reliability import error_bar_check
+
+    q, p = parse(q_spec), parse(p_spec)
+    return {k: error_bar_check(k, q, p, n) for k in keys}
+
+
+def test_schulmans_pairs_get_no_error_bar_warning():
+    for p_spec in ("normal(0.1,1)", "normal(1,1)"):
+        _, _, sim, *_ = setting("normal(0,1)", p_spec, keys=("k1", "k2", "k3"), n=1000, repeats=2)
+        checks = _checks("normal(0,1)", p_spec, ("k1", "k2", "k3"), 1000)
+        assert notes.error_bar_notes(checks, {k: sim[k] for k in checks}) == []
+
+
+def test_a_huge_kurtosis_gets_a_warning_with_both_sds():
+    q, p, sim, moments, *_ = setting("normal(0,1)", "normal(3,1)", keys=("k1", "k3"), n=1000, repeats=2)
+    checks = _checks("normal(0,1)", "normal(3,1)", ("k1", "k3"), 1000)
+    results = {k: sim[k] for k in checks}
+    (note,) = notes.error_bar_notes(checks, results)  # k1 = −log r is Gaussian here: fine
+    assert note.kind == "warning"
+    assert "±SE of k3 can't be trusted at N = 1,000" in note.text
+    assert "Exact SD {sd}".format(sd=f"{math.sqrt(moments['k3'].var):.4g}") in note.text
+    sample_sd = sim["k3"].running_se[-1] * math.sqrt(1000)
+    assert f"is {sample_sd:.4g}" in note.text
+    assert "too narrow" in notes.running_caption(results, moments, 1000, checks)
+    assert "k3" in notes.running_caption(results, moments, 1000, checks).split("too narrow")[0]
+    approx = sampling.batch_mean_normal(moments["k3"].mean, moments["k3"].var, 1000)
+    assert "narrower" in notes.estimate_caption("k3", moments["k3"], approx, "KL[q,p]", checks["k3"])
+    assert "narrower" not in notes.estimate_caption("k1", moments["k1"], approx, "KL[q,p]", checks["k1"])
+    figures, _ = notes.table_rows(results, moments, 2000, None, checks)
+    trusted = {row["estimator"]: row["SE trusted"] for row in figures["bias/true"]}
+    assert trusted == {"k1": True, "k3": False}
+
+
+def test_an_infinite_variance_is_left_to_its_own_warning():
+    _, _, sim, *_ = setting("t(3,0,1)", "normal(0,1)", keys=("k1", "k3"), n=1000, repeats=2)
+    checks = _checks("t(3,0,1)", "normal(0,1)", ("k1", "k3"), 1000)
+    assert not any(c.reliable for c in checks.values())
+    assert notes.error_bar_notes(checks, {k: sim[k] for k in checks}) == []
+
+
+def test_lambda_star_line_says_why_there_is_no_button():
+    from kl_core.exact import lambda_star
+
+    assert notes.lambda_star_line(lambda_star(parse("normal(0,1)"), parse("normal(1,1)")), -1, 2) is None
+    text = notes.lambda_star_line(lambda_star(parse("t(3,0,1)"), parse("normal(0,1)")), -1, 2)
+    assert text.startswith("There is no λ*") and "no λ helps" in text
+    off = notes.lambda_star_line(lambda_star(parse("normal(0,1)"), parse("normal(0.01,1)")), -1, 0.5)
+    assert off is not None and "outside the slider's range" in off
