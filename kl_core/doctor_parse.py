@@ -787,7 +787,7 @@ def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
         words = tuple(w for c in commands if c.depth == 0 for w in c.words)
         return ParsedInput("command", arguments=words, notes=tuple(notes))
     cmd, start, name = hit
-    others = sum(1 for c in commands if c is not cmd and _find_trainer([c], (name,)))
+    others = sum(1 for c in commands if c is not cmd and _find_trainer([c], names))
     if others:
         notes.append(f"the script runs {name} {others + 1} times; the doctor reads the first (line {cmd.line})")
     head = " ".join(w.text for w in cmd.words[:start])
