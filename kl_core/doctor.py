@@ -93,7 +93,6 @@ WARNING_CODES: dict[str, str] = {
     "KL_OFF": "no KL term at all, or a KL term whose coefficient turns it off",
     "KL_SETTING_UNUSED": "a KL setting that has no effect because its term is switched off",
     "ZERO_GRAD_LOSS": "a KL loss whose expected gradient is zero",
-    "ZERO_GRAD_REWARD": "a KL reward whose score-function gradient is zero",
     "FORWARD_KL_GRAD": "a KL term whose gradient is that of KL[π_ref‖π_θ], not the penalty's KL[π_θ‖π_ref]",
     "MIXED_GRAD": "a KL term whose gradient is neither KL's",
     "KL_TWICE": "a KL term in the reward and another in the loss",
@@ -102,7 +101,6 @@ WARNING_CODES: dict[str, str] = {
     "NEGATIVE_COEF": "a negative KL coefficient, which rewards drifting away",
     "UNKNOWN_OPTION": "a KL option the release does not have",
     "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
-    "LEGACY_TRAINER": "a trainer the current release no longer ships",
     "SEQUENCE_LEVEL_KL_WEIGHT": "TRL's bias-corrected KL with a sequence-level importance weight",
 }
 """Every warning code, with what it means (codes are stable: scripts may match on them)."""
@@ -115,9 +113,9 @@ GRADIENT_WORDS: dict[str, str] = {
 }
 """What each gradient target means for training, one sentence each."""
 
-_GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
+_GRAD_CODES = {"ZERO_GRAD_LOSS", "FORWARD_KL_GRAD", "MIXED_GRAD",
                "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
-_SUGGEST_CUTOFF = 0.75  # difflib ratio above which a known key is offered for a typo
+_SUGGEST_CUTOFF = 0.84  # difflib ratio above which a known key is offered for a typo (long shared prefixes alone reach ~0.77)
 
 
 @dataclass(frozen=True)
@@ -500,10 +498,10 @@ def _known(prof: Profile, key: str, op: str) -> bool:
     for i in range(len(parts) - 1, 0, -1):
         parent = ".".join(parts[:i])
         spec = prof.keys.get(parent)
-        if spec is not None:
+        if spec is not None:  # under a dict-valued setting (Hydra's engine_kwargs, TRL's model_init_kwargs)
             return isinstance(spec.default, dict) or "dict" in (spec.type or "") or op in ("+", "++")
-        if op in ("+", "++") and any(k.startswith(parent + ".") for k in prof.keys):
-            return True
+        if op in ("+", "++") and i == len(parts) - 1:  # Hydra adds a key to a section that exists
+            return any(k.startswith(parent + ".") for k in prof.keys)
     return False
 
 
@@ -520,7 +518,7 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
     for i, p in enumerate(candidates):
         got, _ = _settings_for(parsed, p)
         hits = sum(1 for s in got if _known(p, s.key, s.op))
-        bonus = 0.5 if p.trainer == "rloo" and rloo else 0.0
+        bonus = 1000.0 if p.trainer == "rloo" and rloo else 0.0  # a config that names RLOO is RLOO's
         scored.append((hits + bonus if hits else 0.0, -i, p))
     best = max(scored, key=lambda s: (s[0], s[1]))
     if best[0] <= 0:
@@ -735,7 +733,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     name = _use_name(st, pl, u)
     t = u.gradient_target
     if t == "zero":
-        _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
+        _warn(st, pl, "ZERO_GRAD_LOSS",
               f"{_cap(name)} is {e.estimator}, and its expected gradient is zero: on average it does not pull the policy "
               f"anywhere, whatever its coefficient, although its logged value looks like a KL. {e.grad_expected}.",
               use=i)
@@ -819,7 +817,12 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
         if rules:
             out.append(tuple((r.fix[0], val(r.fix[0], r.fix[1])) for r in rules))
     elif w.code == "KL_OFF":
-        for p in ([pl] if pl is not None else prof.placements):
+        # Placements the config already switched on, or wrote settings for, first: that is the KL it meant.
+        def meant(p: Placement) -> tuple[bool, bool]:
+            on = all(holds(c, values.get(k), values) for k, c in p.switch)
+            return (not on, not any(k in st.given for k in p.settings))
+
+        for p in ([pl] if pl is not None else sorted(prof.placements, key=meant)):
             changes = [(k, val(k, t)) for k, t in p.enable]
             default = prof.default(p.coef)
             if p.coef not in [k for k, _ in changes] and not holds(p.coef_on, values.get(p.coef), values) \
@@ -848,19 +851,19 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
 
 
 def _accepts(before: _State, after: _State, w: DoctorWarning, pl: Placement | None) -> bool:
-    old = {x.code for x in before.warnings}
-    new = {x.code for x in after.warnings} - old
-    if w.code in ("KL_OFF", "KL_SETTING_UNUSED"):
+    """Whether a changed config is free of ``w`` without new trouble."""
+    new = {x.code for x in after.warnings} - {x.code for x in before.warnings}
+    here = [u for u in after.uses if pl is None or _placement_of(after.profile, u) is pl]
+    if any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True)):
+        return False
+    if w.code in ("KL_SETTING_UNUSED", "UNKNOWN_OPTION"):
+        return bool(here)  # the term now exists; what it does is the next diagnosis's business
+    if w.code == "KL_OFF":
         # Turning a KL term on may expose the config's off-policy steps: that has its own warning and fix.
-        wanted = [u for u in after.uses if pl is None or _placement_of(after.profile, u) is pl]
-        return not (new - {"OFF_POLICY_UNCORRECTED"}) and any(u.gradient_target == "reverse_kl" for u in wanted) \
-            and not any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True))
+        return not (new - {"OFF_POLICY_UNCORRECTED"}) and any(u.gradient_target == "reverse_kl" for u in here)
     if new:
         return False
-    if pl is None:
-        return w.code not in {x.code for x in after.warnings}
-    return not any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True)) \
-        and (w.code not in _GRAD_CODES or any(_placement_of(after.profile, u) is pl for u in after.uses))
+    return bool(here) if w.code in _GRAD_CODES else True
 
 
 def _with_fixes(st: _State) -> list[DoctorWarning]:
