@@ -93,6 +93,7 @@ WARNING_CODES: dict[str, str] = {
     "KL_OFF": "no KL term at all, or a KL term whose coefficient turns it off",
     "KL_SETTING_UNUSED": "a KL setting that has no effect because its term is switched off",
     "ZERO_GRAD_LOSS": "a KL loss whose expected gradient is zero",
+    "ZERO_GRAD_REWARD": "a KL reward whose score-function gradient is zero",
     "FORWARD_KL_GRAD": "a KL term whose gradient is that of KL[π_ref‖π_θ], not the penalty's KL[π_θ‖π_ref]",
     "MIXED_GRAD": "a KL term whose gradient is neither KL's",
     "KL_TWICE": "a KL term in the reward and another in the loss",
@@ -101,6 +102,7 @@ WARNING_CODES: dict[str, str] = {
     "NEGATIVE_COEF": "a negative KL coefficient, which rewards drifting away",
     "UNKNOWN_OPTION": "a KL option the release does not have",
     "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
+    "LEGACY_TRAINER": "a trainer the library's current release no longer ships",
     "SEQUENCE_LEVEL_KL_WEIGHT": "TRL's bias-corrected KL with a sequence-level importance weight",
 }
 """Every warning code, with what it means (codes are stable: scripts may match on them)."""
@@ -113,7 +115,7 @@ GRADIENT_WORDS: dict[str, str] = {
 }
 """What each gradient target means for training, one sentence each."""
 
-_GRAD_CODES = {"ZERO_GRAD_LOSS", "FORWARD_KL_GRAD", "MIXED_GRAD",
+_GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
                "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
 _SUGGEST_CUTOFF = 0.84  # difflib ratio above which a known key is offered for a typo (long shared prefixes alone reach ~0.77)
 
@@ -509,8 +511,9 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
     candidates = [p for p in profiles() if library is None or p.library == library]
     if parsed.names:
         named = [p for p in candidates if parsed.names[0] in p.names]
-        if named:
+        if len(named) == 1:
             return named[0]
+        candidates = named or candidates  # e.g. two releases' PPOConfig: their keys decide
     if library is not None and len({p.trainer for p in candidates}) == 1:
         return candidates[0]
     rloo = re.search(r"rloo", filename or "", re.I) or re.search(r"\brloo\b", text, re.I)
@@ -599,6 +602,8 @@ def _clamp_words(prof: Profile, e: CrosswalkEntry, bite: float) -> str:
 
 def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
     st = _State(prof, values, given, kind)
+    if prof.legacy:
+        _warn(st, None, "LEGACY_TRAINER", prof.legacy)
     off_rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
     st.off = [f"{r.why}: {_say(prof, r.when[0], values.get(r.when[0]), kind)}{_rhs_words(r.when[1], values)}"
               for r in off_rules]
@@ -731,20 +736,21 @@ def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
 def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[Any]) -> None:
     prof, e = st.profile, u.entry
     name = _use_name(st, pl, u)
+    is_k = "" if u.written == e.estimator else f" ({e.estimator})"
     t = u.gradient_target
     if t == "zero":
-        _warn(st, pl, "ZERO_GRAD_LOSS",
-              f"{_cap(name)} is {e.estimator}, and its expected gradient is zero: on average it does not pull the policy "
+        _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
+              f"{_cap(name)}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
               f"anywhere, whatever its coefficient, although its logged value looks like a KL. {e.grad_expected}.",
               use=i)
     elif t == "forward_kl":
         _warn(st, pl, "FORWARD_KL_GRAD",
-              f"{_cap(name)} is {e.estimator}: its value estimates {e.direction}, but its expected gradient is "
+              f"{_cap(name)}{is_k}: its value estimates {e.direction}, but its expected gradient is "
               f"{e.grad_expected}: it pushes π_θ to cover everything the reference covers instead of pulling it "
               "back where it drifted.", use=i)
     elif t == "mixed":
         _warn(st, pl, "MIXED_GRAD",
-              f"{_cap(name)} is {e.estimator}, and its expected gradient is neither KL's: {e.grad_expected}.", use=i)
+              f"{_cap(name)}{is_k}: its expected gradient is neither KL's, but {e.grad_expected}.", use=i)
     if u.gradient_target_off_policy not in (None, "reverse_kl"):
         why = "; ".join(st.off)
         _warn(st, pl, "OFF_POLICY_UNCORRECTED",
@@ -1006,6 +1012,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         if s.literal:
             values[s.key] = s.value
     st = _analyse(prof, values, given, parsed.kind)
+    notes += [note for when, note in prof.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     return Diagnosis(
         profile=prof,
         kind=parsed.kind,

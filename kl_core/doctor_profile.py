@@ -266,6 +266,10 @@ class Profile:
     key_files : tuple of str
         The files of the release the keys were read from.
     source : str
+    legacy : str
+        For a trainer the library no longer ships, what to tell the user (else empty).
+    uncovered : tuple of (tuple of (str, str), str)
+        KL terms the doctor does not describe: the conditions that add one, and the note to show.
     """
 
     library: str
@@ -280,6 +284,8 @@ class Profile:
     keys: dict[str, KeySpec]
     key_files: tuple[str, ...]
     source: str
+    legacy: str = ""
+    uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
 
     @property
     def label(self) -> str:
@@ -475,8 +481,7 @@ def _aggregations(raw: list[dict[str, Any]]) -> dict[str, Aggregation]:
 def _placement(raw: dict[str, Any], library: str, release: str, aggs: dict[str, Aggregation],
                where: str) -> Placement:
     acts_on = raw.get("acts_on")
-    pool = [e for e in CROSSWALK if e.library == library and e.release == release
-            and e.acts_on == acts_on and not e.legacy]
+    pool = [e for e in CROSSWALK if e.library == library and e.release == release and e.acts_on == acts_on]
     entries = []
     for name in raw.get("entries", []):
         found = [e for e in pool if e.option == name]
@@ -528,6 +533,9 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profi
             library=library, release=release, trainer=raw["trainer"], syntax=raw["syntax"],
             prefix=raw.get("prefix", ""), names=tuple(raw["names"]), placements=placements,
             off_policy=off, cautions=cautions, keys=keys, key_files=files, source=raw["source"],
+            legacy=raw.get("legacy", ""),
+            uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), u["note"])
+                            for u in raw.get("uncovered", [])),
         )
     except KeyError as exc:
         raise ValueError(f"{where}: missing field {exc}") from None
@@ -537,6 +545,7 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profi
     named += [k for p in placements for k, _ in p.enable]
     named += [r.when[0] for r in off] + [r.fix[0] for r in off]
     named += [k for c in cautions for k, _ in c.when] + [c.fix[0] for c in cautions]
+    named += [k for when, _ in prof.uncovered for k, _ in when]
     named += [k for r in off for k in _expression_keys(r.when[1]) + _expression_keys(r.fix[1])]
     missing = sorted({k for k in named if k not in keys})
     if missing:

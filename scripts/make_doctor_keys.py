@@ -12,11 +12,16 @@ running any of their code:
   read with ``ast``;
 * TRL: the dataclass fields ``trl grpo`` / ``trl rloo`` parse (GRPOConfig or
   RLOOConfig over TRL's _BaseConfig over transformers' TrainingArguments, the
-  script arguments, ModelConfig and DatasetMixtureConfig), read with ``ast``.
+  script arguments, ModelConfig and DatasetMixtureConfig), read with ``ast``;
+  and, for configs of the PPO trainers TRL no longer ships, the PPOConfig of
+  TRL 1.12.0 (trl.experimental.ppo, over _BaseConfig and TrainingArguments)
+  and of TRL 0.11.4 (the step()-based trainer, a plain dataclass).
 
 Usage::
 
     pip download --no-deps verl==0.9.1 openrlhf==0.11.2 trl==1.16.0 transformers==5.24.0 -d /tmp/wheels_doctor
+    pip download --no-deps trl==1.12.0 -d /tmp/wheels_doctor
+    pip download --no-deps trl==0.11.4 -d /tmp/wheels_doctor
     uv run python scripts/make_doctor_keys.py /tmp/wheels_doctor
 
 The output is data derived from the releases, committed so the doctor needs no
@@ -283,6 +288,23 @@ def _dump(doc: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def trl_ppo_keys(trl_whl: Path, tf_whl: Path) -> dict[str, Any]:
+    """TRL 1.12.0's PPOConfig (trl.experimental.ppo), the last release with a PPOTrainer."""
+    files = ["trl/experimental/ppo/ppo_config.py", "trl/trainer/base_config.py"]
+    keys: dict[str, Any] = {}
+    keys.update(_fields(_read(tf_whl, TRANSFORMERS_ARGS), "TrainingArguments")[1])
+    keys.update(_fields(_read(trl_whl, files[1]), "_BaseConfig")[1])
+    keys.update(_fields(_read(trl_whl, files[0]), "PPOConfig")[1])
+    return {"ppo": {"files": [*files, f"transformers: {TRANSFORMERS_ARGS}"], "keys": dict(sorted(keys.items()))}}
+
+
+def trl_step_ppo_keys(trl_whl: Path) -> dict[str, Any]:
+    """TRL 0.11.4's PPOConfig, the last release of the step()-based PPOTrainer."""
+    file = "trl/trainer/ppo_config.py"
+    keys = _fields(_read(trl_whl, file), "PPOConfig")[1]
+    return {"ppo_step": {"files": [file], "keys": dict(sorted(keys.items()))}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("wheels", type=Path, help="folder holding the downloaded wheels")
@@ -292,10 +314,14 @@ def main() -> None:
     orl = _wheel(args.wheels, "openrlhf", "0.11.2")
     trl = _wheel(args.wheels, "trl", "1.16.0")
     tf = _wheel(args.wheels, "transformers", "5.24.0")
+    trl112 = _wheel(args.wheels, "trl", "1.12.0")
+    trl0114 = _wheel(args.wheels, "trl", "0.11.4")
     jobs = (
         ("verl", "0.9.1", [verl], verl_keys(verl)),
         ("OpenRLHF", "0.11.2", [orl], openrlhf_keys(orl)),
         ("TRL", "1.16.0", [trl, tf], trl_keys(trl, tf)),
+        ("TRL", "1.12.0", [trl112, tf], trl_ppo_keys(trl112, tf)),
+        ("TRL", "0.11.4", [trl0114], trl_step_ppo_keys(trl0114)),
     )
     for library, version, wheels, trainers in jobs:
         doc = {

@@ -148,6 +148,8 @@ WARNING_CASES = {
                     None),
     "SEQUENCE_LEVEL_KL_WEIGHT": (None, "GRPOConfig(beta=0.04, importance_sampling_level='sequence')",
                                  "importance_sampling_level='token'"),
+    "ZERO_GRAD_REWARD": (None, "PPOConfig(kl_penalty='full', adap_kl_ctrl=False, ppo_epochs=1)", "kl_penalty='kl'"),
+    "LEGACY_TRAINER": (None, "from trl import PPOConfig\nconfig = PPOConfig(kl_estimator='k1', num_ppo_epochs=1)", None),
 }
 
 
@@ -257,8 +259,11 @@ def _select(prof, pl, entry, off: bool) -> tuple[str, str | None]:
     if prof.syntax == "argparse":
         parts = [k if v == "set" else "" if v == "not set" else f"{k} {v}" for k, v in settings.items()]
         return ORL + " ".join(p for p in parts if p), None
-    call = "GRPOConfig" if prof.trainer == "grpo" else "RLOOConfig"
-    return f"{call}(" + ", ".join(f"{k}={v}" for k, v in settings.items()) + ")", "trl"
+    call = {"grpo": "GRPOConfig", "rloo": "RLOOConfig"}.get(prof.trainer, "PPOConfig")
+    def py(v: str) -> str:
+        return v if v in ("True", "False") or re.fullmatch(r"[-+0-9.e]+", v) else repr(v)
+
+    return f"{call}(" + ", ".join(f"{k}={py(v)}" for k, v in settings.items()) + ")", "trl"
 
 
 PLACED = [(p, pl, e) for p in profiles() for pl in p.placements for e in pl.entries]
@@ -271,7 +276,7 @@ def test_card_agrees_with_the_gradients_core(prof, pl, entry):
     for off in (False, True):
         text, library = _select(prof, pl, entry, off)
         d = diagnose(text, library)
-        assert [u.entry for u in d.kl_uses] == [entry], (text, d.codes)
+        assert d.profile is prof and [u.entry for u in d.kl_uses] == [entry], (text, d.codes)
         u = d.kl_uses[0]
         on_t = gradient_row(entry, OTHER["policy"], OTHER["ref"]).target
         off_t = gradient_row(entry, OTHER["policy"], OTHER["ref"], sampler=OTHER["old"]).target
@@ -334,6 +339,21 @@ def test_keys_valid_unknown_added_and_suggested():
         ("actor_rollout_ref.actor.kl_los_type", "actor_rollout_ref.actor.kl_loss_type"),
         ("actor_rollout_ref.nope.x", None)]
     assert any("~trainer.logger deletes" in n for n in d.notes)
+
+
+def test_legacy_ppo_configs_are_told_apart_by_their_keys():
+    old = diagnose("PPOConfig(kl_penalty='kl', init_kl_coef=0.1, target=3, ppo_epochs=1, batch_size=128)")
+    new = diagnose("PPOConfig(kl_estimator='k3', kl_coef=0.02)")
+    assert (old.profile.release, new.profile.release) == ("0.11.4", "1.12.0")
+    u = old.kl_uses[0]
+    assert (u.controller, u.target_kl, u.horizon, u.coef) == ("adaptive", 3.0, 10000.0, 0.1)
+    assert old.codes == ["LEGACY_TRAINER"] and "TRL 1.16.0 ships no PPOTrainer" in old.warnings[0].message
+    assert new.codes == ["LEGACY_TRAINER", "MIXED_GRAD", "OFF_POLICY_UNCORRECTED"]
+
+
+def test_uncovered_kl_terms_are_noted():
+    d = diagnose(VERL + "distillation.enabled=True")
+    assert any(n.startswith("distillation.enabled=True adds a distillation loss") for n in d.notes)
 
 
 def test_library_override_and_detection():

@@ -17,7 +17,9 @@ PROFILES = profiles()
 
 def test_one_profile_per_current_trainer():
     assert [p.label for p in PROFILES] == [
-        "verl 0.9.1 (main_ppo)", "OpenRLHF 0.11.2 (train_ppo_ray)", "TRL 1.16.0 (grpo)", "TRL 1.16.0 (rloo)"]
+        "verl 0.9.1 (main_ppo)", "OpenRLHF 0.11.2 (train_ppo_ray)", "TRL 1.16.0 (grpo)", "TRL 1.16.0 (rloo)",
+        "TRL 1.12.0 (ppo)", "TRL 0.11.4 (ppo_step)"]
+    assert [bool(p.legacy) for p in PROFILES] == [False] * 4 + [True] * 2
     assert profile("trl", "rloo").prefix == "RLOOConfig." and profile("VERL").syntax == "hydra"
     with pytest.raises(ValueError, match="library must be one of"):
         profile("cleanrl")
@@ -31,6 +33,9 @@ def test_every_current_reward_or_loss_entry_is_placed_once():
     missing = sorted(e.option for e in want if all(e is not x for x in placed))
     # verl's distillation losses are selected by distillation.* settings the doctor does not read yet.
     assert missing == ["distillation/k1", "distillation/k2", "distillation/k3", "distillation/k3"]
+    assert profile("verl").uncovered[0][0] == (("distillation.enabled", "True"),)
+    legacy = [e for e in CROSSWALK if e.library == "TRL" and e.legacy and e.acts_on == "reward"]
+    assert sorted(e.option for e in legacy if any(e is x for x in placed)) == ["abs", "full", "k1", "k3", "kl", "mse"]
 
 
 def test_each_option_value_selects_exactly_one_entry():
@@ -57,7 +62,7 @@ def test_each_option_value_selects_exactly_one_entry():
 
 def test_release_defaults_in_the_crosswalk_agree_with_the_key_lists():
     skipped = []
-    for r in (r for r in releases() if r.current):
+    for r in (r for r in releases() if any(p.release == r.version and p.library == r.library for p in PROFILES)):
         for d in r.defaults:
             found = [p for p in PROFILES if p.library == r.library and p.release == r.version
                      and d.key.removeprefix(p.prefix) in p.keys and (not p.prefix or d.key.startswith(p.prefix))]
@@ -70,12 +75,15 @@ def test_release_defaults_in_the_crosswalk_agree_with_the_key_lists():
     assert skipped == ["KL_IS_WEIGHT_CLIP"]  # a constant in openrlhf/models/utils.py, not a flag
 
 
-def test_key_lists_come_from_the_wheels_the_crosswalk_read():
-    shas = {r.sha256 for r in releases() if r.sha256}
+def test_key_lists_come_from_the_releases_the_crosswalk_read():
+    read = {(r.library, r.version): r for r in releases()}
     for path in sorted(KEYS_DIR.glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
         assert doc["generated_by"] == "scripts/make_doctor_keys.py"
-        assert doc["wheels"][0]["sha256"] in shas, path.name
+        r = read[(doc["library"], doc["release"])]
+        assert path.name == f"{doc['library'].lower()}-{doc['release']}.json"
+        if r.sha256:  # TRL 0.11.4 was read at its tag; its wheel is the same release
+            assert doc["wheels"][0]["sha256"] == r.sha256, path.name
 
 
 def test_known_settings_and_their_defaults():
