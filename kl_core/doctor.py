@@ -117,6 +117,7 @@ GRADIENT_WORDS: dict[str, str] = {
 
 _GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
                "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
+_MAX_SUGGESTIONS = 50  # each suggestion compares the key with every known one: cap the work on junk input
 _SUGGEST_CUTOFF = 0.84  # difflib ratio above which a known key is offered for a typo (long shared prefixes alone reach ~0.77)
 
 
@@ -997,13 +998,16 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     values = {k: spec.default for k, spec in prof.keys.items()}
     given: dict[str, RawSetting] = {}
     unknown: dict[str, str | None] = {}
+    known = list(prof.keys)
     for s in raw:
         if s.key.startswith("**"):
             given[s.key] = s
             continue
         if not _known(prof, s.key, s.op):
-            match = difflib.get_close_matches(s.key, list(prof.keys), n=1, cutoff=_SUGGEST_CUTOFF)
-            unknown[s.key] = match[0] if match else None
+            if s.key not in unknown:
+                match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
+                    if len(unknown) < _MAX_SUGGESTIONS else []
+                unknown[s.key] = match[0] if match else None
             continue
         if s.op == "~":
             notes.append(f"~{s.key} deletes the setting; the doctor uses the release default")

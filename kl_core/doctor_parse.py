@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +69,8 @@ CONFIG_CALLS = ("GRPOConfig", "RLOOConfig", "PPOConfig")
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_PLAIN = re.compile(r"[^\s\\'\"$`;&|<>()#]+")
+_QUOTED = re.compile(r'[^"\\$`]+|.', re.S)
 _ARRAY_START = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _MAX_DEPTH = 20  # nesting of ${...} defaults followed before giving up
 _OPEN = {"if", "case", "for", "while", "until", "select"}
@@ -515,10 +518,10 @@ def _tokenize(text: str) -> list[_Stmt]:
                     w.add("cmd", text[j : k + 1])
                     j = k + 1
                     continue
-                if d == "\n":
-                    line += 1
-                w.add("lit", d)
-                j += 1
+                m = _QUOTED.match(text, j)
+                w.add("lit", m.group(0))
+                line += m.group(0).count("\n")
+                j = m.end()
             i = j
             continue
         if c == "$":
@@ -536,8 +539,9 @@ def _tokenize(text: str) -> list[_Stmt]:
             word().add("lit", text[i + 1])
             i += 2
             continue
-        word().add("lit", c)
-        i += 1
+        m = _PLAIN.match(text, i)  # a run of ordinary characters in one step
+        word().add("lit", m.group(0) if m else c)
+        i = m.end() if m else i + 1
     if array_stack:
         raise UnreadableInput("the script has an unclosed array: NAME=( without its )")
     end_stmt()
@@ -1062,7 +1066,9 @@ def read_python(text: str) -> ParsedInput:
         If the source does not parse, nests too deeply, or holds no such call.
     """
     try:
-        tree = ast.parse(text)
+        with warnings.catch_warnings():  # the user's code may trip SyntaxWarnings; they are not ours to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
     except SyntaxError as exc:
         raise UnreadableInput(f"the Python does not parse: {exc.msg} (line {exc.lineno})") from None
     except (RecursionError, MemoryError, ValueError):
@@ -1084,8 +1090,9 @@ def read_python(text: str) -> ParsedInput:
     if call.args:
         notes.append(f"{name}(...) on line {call.lineno} has positional arguments, which are not read")
     settings = []
+    lines = text.splitlines(keepends=True)
     for kw in call.keywords:
-        src = ast.get_source_segment(text, kw.value) or ast.unparse(kw.value)
+        src = _segment(lines, kw.value)
         if kw.arg is None:
             settings.append(RawSetting(f"**{src}", None, f"**{src}", False))
             continue
@@ -1096,6 +1103,17 @@ def read_python(text: str) -> ParsedInput:
             settings.append(RawSetting(kw.arg, None, src, False))
     return ParsedInput("python", settings=tuple(settings), names=(name,),
                        command=f"{name}(...) on line {call.lineno}", notes=tuple(notes))
+
+
+def _segment(lines: list[str], node: ast.expr) -> str:
+    """The source text of ``node`` (ast.get_source_segment re-splits the whole source on every call)."""
+    first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
+    end = node.end_col_offset if node.end_col_offset is not None else None
+    if first == last:
+        return lines[first].encode()[node.col_offset : end].decode("utf-8", "replace")
+    parts = [lines[first].encode()[node.col_offset :].decode("utf-8", "replace"), *lines[first + 1 : last],
+             lines[last].encode()[:end].decode("utf-8", "replace")]
+    return "".join(parts)
 
 
 _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
