@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kl_core.doctor import (
     CLAMP_WARN_RATIO,
@@ -397,3 +399,23 @@ def test_python_payload_is_not_run(tmp_path, capsys):
                  f"GRPOConfig(beta=0.1, loss_type=__import__('os').system('touch {target}'))")
     assert not target.exists() and "EXECUTED" not in capsys.readouterr().out
     assert d.kl_uses[0].coef == 0.1 and "NOT_LITERAL" in d.codes
+
+
+# --------------------------------------------------------------------------- no crash on anything
+_PIECES = ["python3 -m verl.trainer.main_ppo ", "actor_rollout_ref.actor.kl_loss_type=", "${X:-", "}", "$(", ")",
+           "ARR=(", '"${ARR[@]}"', "if x; then\n", "fi\n", "case x in\n", "esac\n", "\\\n", "'", '"', "--algo.kl.use_loss ",
+           "-m openrlhf.cli.train_ppo_ray ", "GRPOConfig(beta=", "PPOConfig(", "beta: ", "- a\n", "{", "[", "<<EOF\n",
+           "EOF\n", "&&", "||", "|", ";", "#", "\n", " ", "k3", "0.1", "-1e-3", "=", "+", "~", "!!python/object ", "\x00",
+           "é", "\t", "trl grpo ", "--beta ", "algorithm.use_kl_in_reward=True "]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=40), st.sampled_from([None, "verl", "openrlhf", "trl"]))
+def test_any_input_gives_a_card_or_one_clear_error(pieces, library):
+    try:
+        d = diagnose("".join(pieces), library)
+    except UnreadableInput as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    json.dumps(d.to_json())
+    assert all(w.code in WARNING_CODES for w in d.warnings)
