@@ -136,6 +136,7 @@ def card_lines(d: Any) -> list[str]:
             out += _wrap(f"aggregation  {how}: {u.aggregation.coefficient}", "  ", 13)
         else:
             out.append(f"  aggregation  {u.aggregation_setting}={u.aggregation_value}: not a mode the release defines")
+        out += _wrap(f"caveat       {e.caveat}", "  ", 13)
         alts = ", ".join(f"{o} {t}" for o, _, t, _ in u.alternatives if o != e.option)
         if alts:
             out += _wrap(f"other options here (on-policy gradient): {alts}", "  ")

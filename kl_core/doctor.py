@@ -317,6 +317,7 @@ class Diagnosis:
                 "gradient_target": u.gradient_target,
                 "gradient_target_off_policy": u.gradient_target_off_policy,
                 "gradient_expected": u.entry.grad_expected,
+                "caveat": u.entry.caveat,
                 "aggregation": None if agg is None else {
                     "setting": u.aggregation_setting or None,
                     "value": _plain(u.aggregation_value) if u.aggregation_setting else None,
