@@ -1,14 +1,16 @@
 """KL Estimator Lab: the entry point.
 
 Run with ``uv run streamlit run app.py``.  This file only sets up the page and
-the navigation; each page is a script in ``views/`` (see ``lab/pages.py`` for
-titles and URL paths, and ``docs/app_conventions.md``).
+the navigation; each page is a script in ``pages/`` (titles and URL paths in
+``lab/pages.py``, the navigation in ``lab/navigation.py``; see
+``docs/app_conventions.md``).
 """
 
 import os
 
 import streamlit as st
 
+from lab.navigation import navigation
 from lab.pages import PAGES
 
 st.set_page_config(
@@ -17,18 +19,7 @@ st.set_page_config(
     layout="wide",
 )
 
-page = st.navigation(
-    [
-        st.Page(
-            info.path,
-            title=info.title,
-            icon=info.icon,
-            url_path=info.url_path or None,
-            default=(i == 0),
-        )
-        for i, info in enumerate(PAGES)
-    ]
-)
+page = navigation()
 if page.title != PAGES[0].title:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
     st.set_page_config(page_title=f"{page.title} · KL Estimator Lab")

@@ -39,7 +39,8 @@ from lab.pages import PAGES  # noqa: E402
 
 
 def _first_numeric_widget(at: AppTest):
-    """The first slider or number input; a range slider only if there is nothing else."""
+    """The first slider or number input; a range slider, then a segmented control, only if
+    there is nothing else (the audit page has only column pickers and a direction)."""
     for kind in ("slider", "number_input"):
         widgets = [w for w in getattr(at, kind) if isinstance(w.value, (int, float))]
         if widgets:
@@ -47,10 +48,17 @@ def _first_numeric_widget(at: AppTest):
     ranges = [w for w in at.slider if isinstance(w.value, tuple)]
     if ranges:
         return "slider", ranges[0]
+    groups = [w for w in at.segmented_control if len(w.options) > 1]
+    if groups:
+        return "segmented_control", groups[0]
     return None, None
 
 
-def _other_value(widget) -> float | int | tuple:
+def _other_value(widget) -> float | int | tuple | str:
+    if hasattr(widget, "format_func"):  # a segmented control: another of its options
+        # AppTest shows only the labels; the pages' format_func is a dict's .get, whose keys
+        # are the options themselves.
+        return next(iter(k for k in widget.format_func.__self__ if k != widget.value))
     lo = getattr(widget, "min", None)
     hi = getattr(widget, "max", None)
     step = getattr(widget, "step", None) or 1

@@ -75,6 +75,21 @@ def _t2_series(t: np.ndarray, coefs: tuple[float, ...]) -> np.ndarray:
     return t * t * acc
 
 
+# Only beyond this |logr| can r = e^logr or r·log r overflow (e^709.8 is the
+# largest double), so the fix-ups for inf and NaN are skipped below it.
+_OVERFLOW_LOGR = 700.0
+
+
+def _series_where_small(out: np.ndarray, t: np.ndarray, coefs: tuple[float, ...]) -> float:
+    """Put the series t²·Σ coefs[m] tᵐ into ``out`` where |t| < the cutoff; return max |t|."""
+    a = np.abs(t)
+    # integer indices, not a boolean mask: several times faster when few are small
+    small = np.flatnonzero(a < _SERIES_CUTOFF)
+    if small.size:
+        np.put(out, small, _t2_series(np.take(t, small), coefs))
+    return float(a.max()) if a.size else 0.0
+
+
 def k1(logr: ArrayLike) -> np.ndarray:
     r"""The naive estimator :math:`k_1 = -\log r`.
 
@@ -165,10 +180,9 @@ def k3(logr: ArrayLike) -> np.ndarray:
     t = _logr(logr)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.asarray(np.expm1(t) - t)  # 0-d array, not a scalar, for scalar logr
-    small = np.abs(t) < _SERIES_CUTOFF
-    if small.any():
-        out[small] = _t2_series(t[small], _K3_COEFS)
-    out[np.isinf(t)] = np.inf  # r = 0 or r = inf: the gap is infinite
+    largest = _series_where_small(out, t, _K3_COEFS)
+    if largest == np.inf:
+        out[np.isinf(t)] = np.inf  # r = 0 or r = inf: the gap is infinite
     return out
 
 
@@ -249,11 +263,10 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     t = _logr(logr)
     with np.errstate(over="ignore", invalid="ignore"):
         out = np.asarray(t * np.exp(t) - np.expm1(t))
-    small = np.abs(t) < _SERIES_CUTOFF
-    if small.any():
-        out[small] = _t2_series(t[small], _K3PQ_COEFS)
-    out[np.isnan(out) & (t > 0)] = np.inf  # inf - inf once exp(logr) overflows
-    out[t == -np.inf] = 1.0  # r log r -> 0 and -(r - 1) -> 1 as r -> 0
+    largest = _series_where_small(out, t, _K3PQ_COEFS)
+    if largest > _OVERFLOW_LOGR:
+        out[np.isnan(out) & (t > 0)] = np.inf  # inf - inf once exp(logr) overflows
+        out[t == -np.inf] = 1.0  # r log r -> 0 and -(r - 1) -> 1 as r -> 0
     return out
 
 

@@ -12,6 +12,8 @@ memory without limit.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import streamlit as st
 
@@ -19,7 +21,9 @@ from kl_core import exact, montecarlo
 from kl_core.distributions import parse
 
 __all__ = [
+    "CORE_ERRORS",
     "audit_file",
+    "estimator_chart",
     "clamp_curve",
     "json_file",
     "table_columns",
@@ -31,6 +35,7 @@ __all__ = [
     "gain_along_path",
     "k2_bias",
     "lambda_parabola",
+    "moments_or_failures",
     "optimal_lambda",
     "simulate",
 ]
@@ -66,12 +71,59 @@ def simulate(
     )
 
 
+#: What kl_core raises on a pair it cannot handle (reported on the page, not as a traceback).
+CORE_ERRORS = (ValueError, ArithmeticError, RuntimeError)
+
+
 @st.cache_data(max_entries=128, show_spinner=False)
 def estimator_moments(
     key: str, q_spec: str, p_spec: str, lam: float | None = None
 ) -> exact.Moments:
     """``kl_core.exact.estimator_moments`` on spec strings: exact mean and variance."""
     return exact.estimator_moments(key, parse(q_spec), parse(p_spec), lam=lam)
+
+
+def moments_or_failures(
+    keys: tuple[str, ...], q_spec: str, p_spec: str, lam: float
+) -> tuple[dict[str, exact.Moments], dict[str, str]]:
+    """Exact moments of each estimator in ``keys`` (λ for ``k_lambda``), and the ones that failed.
+
+    A key whose moments the core cannot compute (e.g. a variance too large for
+    floating point) gets NaN moments carrying the reason, and is listed in the
+    second dict with that reason.
+    """
+    moments, failed = {}, {}
+    for k in keys:
+        try:
+            moments[k] = estimator_moments(k, q_spec, p_spec, lam if k == "k_lambda" else None)
+        except CORE_ERRORS as exc:
+            moments[k] = exact.Moments(math.nan, math.nan, str(exc))
+            failed[k] = str(exc)
+    return moments, failed
+
+
+def _estimator_builders() -> dict:
+    from charts.estimator_lab import batch_means_histogram, running_means_chart
+    from charts.histograms import per_sample_histogram
+
+    return {
+        "per-sample": per_sample_histogram,
+        "estimates": batch_means_histogram,
+        "running-means": running_means_chart,
+    }
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def estimator_chart(kind: str, *args, **kwargs):  # -> alt.Chart
+    """The Estimator Lab's chart ``kind`` (per-sample, estimates, running-means), kept across reruns.
+
+    The same inputs (arrays are hashed by content) give the same read-only
+    chart object, so a rerun that changes nothing a chart shows does not
+    rebuild it.
+    """
+    from charts.estimator_lab import with_numpy_rows
+
+    return with_numpy_rows(_estimator_builders()[kind](*args, **kwargs))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,16 +1,18 @@
 """The app's pages: one registry for the menu (``app.py``) and the links (Home).
 
 Titles and URL paths are fixed: links shared by users point at them.
-Page files live in ``views/`` (not ``pages/``: Streamlit treats a ``pages/``
-folder next to the entry script as a legacy page folder, and deep links then
-showed the file-name menu).
+Page files live in ``pages/`` and are named after their URL path
+(``pages/estimator-lab.py`` is ``/estimator-lab``; Home, served at ``/``, is
+``pages/home.py``): Streamlit's legacy ``pages/`` mode then finds every page
+by its URL (see :mod:`lab.navigation`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
-__all__ = ["PAGES", "PageInfo", "page_by_path"]
+__all__ = ["PAGES", "PageInfo", "page_by_path", "page_by_url"]
 
 
 @dataclass(frozen=True)
@@ -37,56 +39,77 @@ class PageInfo:
     icon: str
     blurb: str
 
+    @property
+    def stem(self) -> str:
+        """The file's stem, the path Streamlit's legacy ``pages/`` mode serves it at."""
+        return PurePosixPath(self.path).stem
+
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
-        "views/home.py",
+        "pages/home.py",
         "Home",
         "",
         ":material/home:",
         "The question, the three estimators, and the four questions to ask of any KL number.",
     ),
     PageInfo(
-        "views/estimator_lab.py",
+        "pages/estimator-lab.py",
         "Estimator Lab",
         "estimator-lab",
         ":material/science:",
         "Choose q, p, N, R, the seed and λ; watch bias, spread and negative values live.",
     ),
     PageInfo(
-        "views/control_variates.py",
+        "pages/control-variates.py",
         "Control variates",
         "control-variates",
         ":material/tune:",
         "kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0.",
     ),
     PageInfo(
-        "views/bregman_gap.py",
+        "pages/bregman-gap.py",
         "Bregman gap",
         "bregman-gap",
         ":material/show_chart:",
         "k3 as the gap between log r and its tangent r − 1, sample by sample.",
     ),
     PageInfo(
-        "views/f_divergences.py",
+        "pages/f-divergences.py",
         "f-divergences & Fisher",
         "f-divergences",
         ":material/functions:",
         "Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there.",
     ),
     PageInfo(
-        "views/approx_kl.py",
+        "pages/approx-kl.py",
         "approx_kl in practice",
         "approx-kl",
         ":material/monitoring:",
-        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl.",
+        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
+        "their clamps bias it.",
+    ),
+    PageInfo(
+        "pages/audit.py",
+        "Audit your log-probs",
+        "audit",
+        ":material/fact_check:",
+        "Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence.",
     ),
 )
 
 
 def page_by_path(path: str) -> PageInfo:
-    """The page whose file is ``path`` (e.g. ``"views/home.py"``)."""
+    """The page whose file is ``path`` (e.g. ``"pages/home.py"``)."""
     for page in PAGES:
         if page.path == path:
             return page
     raise ValueError(f"no page with path {path!r}; pages: {[p.path for p in PAGES]}")
+
+
+def page_by_url(url_path: str) -> PageInfo:
+    """The page served at ``/<url_path>`` (``""`` for Home)."""
+    for page in PAGES:
+        if page.url_path == url_path:
+            return page
+    raise ValueError(f"no page at /{url_path}; pages: {[p.url_path for p in PAGES]}")

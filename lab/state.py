@@ -44,6 +44,7 @@ __all__ = [
     "radio",
     "segmented",
     "select",
+    "select_slider",
     "set_values",
     "slider",
     "text",
@@ -129,6 +130,31 @@ def _track(
             del notes[key]
 
 
+def _bound(
+    widget: Callable[..., Any],
+    label: str,
+    key: str,
+    *,
+    allowed: str,
+    fmt: Callable[[Any], str] = str,
+    choices: Sequence[Any] = (),
+    **kwargs: Any,
+) -> Any:
+    """``widget(label, key=key, bind=…, **kwargs)``, with a note if the link's value was not used.
+
+    ``allowed`` describes the usable values; ``fmt`` and ``choices`` are how the
+    widget writes its value and its options (see :func:`_track`).
+    """
+    raw = _raw_from_url(_check_key(key))
+    out = widget(label, key=key, bind=BIND, **kwargs)
+    _track(key, raw, out, allowed=allowed, fmt=fmt, options=choices)
+    return out
+
+
+def _bool_text(b: bool) -> str:
+    return str(b).lower()
+
+
 def _num_text(x: float) -> str:
     return f"{x:g}"
 
@@ -147,23 +173,13 @@ def _numeric(
     **kwargs: Any,
 ) -> Any:
     """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped."""
-    raw = _raw_from_url(_check_key(key))
-    out = widget(
-        label,
-        min_value=min_value,
-        max_value=max_value,
-        value=value,
-        step=step,
-        format=format,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
-    )
     kind = "a whole number" if isinstance(value, int) else "a number"
-    _track(key, raw, out, allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}",
-           fmt=_num_text)
-    return out
+    return _bound(
+        widget, label, key,
+        allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}", fmt=_num_text,
+        min_value=min_value, max_value=max_value, value=value, step=step, format=format,
+        help=help, **kwargs,
+    )
 
 
 def slider(
@@ -225,19 +241,46 @@ def select(
     **kwargs: Any,
 ) -> T:
     """``st.selectbox`` bound to ``?key=<format_func(option)>``; ``value`` is the default option."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.selectbox(
-        label,
-        options,
-        index=_index(options, value),
-        format_func=format_func,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
+    return _bound(
+        st.selectbox, label, key, allowed=_allowed(options, format_func), fmt=format_func,
+        choices=options, options=options, index=_index(options, value), format_func=format_func,
+        help=help, **kwargs,
     )
-    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
-    return out
+
+
+def select_slider(
+    label: str,
+    key: str,
+    options: Sequence[T],
+    *,
+    value: T,
+    format_func: Callable[[Any], str] = str,
+    off_grid: Callable[[str], T | None] | None = None,
+    allowed: str | None = None,
+    help: str | None = None,
+    **kwargs: Any,
+) -> T:
+    """``st.select_slider`` bound to ``?key=<format_func(option)>``.
+
+    ``off_grid`` reads a link's text into a value the page accepts although it
+    is not one of ``options`` (``n=1234`` on a 1–2–5 grid), or ``None``; such a
+    value is added to the options in order, so the link reproduces exactly.
+    The value the widget holds stays among the options on later runs too.
+    ``allowed`` describes the usable values in the note on a dropped link value.
+    """
+    raw = _raw_from_url(_check_key(key))  # read before the widget registers the key
+    opts = list(options)
+    extra = [st.session_state.get(key)]
+    if raw is not None and off_grid is not None:
+        extra.append(off_grid(raw[-1]))
+    for x in extra:
+        if x is not None and x not in opts:
+            opts = sorted([*opts, x])
+    return _bound(
+        st.select_slider, label, key, allowed=allowed or _allowed(opts, format_func),
+        fmt=format_func, choices=opts, options=opts, value=value, format_func=format_func,
+        help=help, **kwargs,
+    )
 
 
 def radio(
@@ -252,20 +295,11 @@ def radio(
     **kwargs: Any,
 ) -> T:
     """``st.radio`` bound to ``?key=<format_func(option)>``."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.radio(
-        label,
-        options,
-        index=_index(options, value),
-        format_func=format_func,
-        horizontal=horizontal,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
+    return _bound(
+        st.radio, label, key, allowed=_allowed(options, format_func), fmt=format_func,
+        choices=options, options=options, index=_index(options, value), format_func=format_func,
+        horizontal=horizontal, help=help, **kwargs,
     )
-    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
-    return out
 
 
 def segmented(
@@ -279,20 +313,11 @@ def segmented(
     **kwargs: Any,
 ) -> T:
     """``st.segmented_control`` (one choice, always set) bound to ``?key=``."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.segmented_control(
-        label,
-        options,
-        default=value,
-        required=True,
-        format_func=format_func,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
+    return _bound(
+        st.segmented_control, label, key, allowed=_allowed(options, format_func),
+        fmt=format_func, choices=options, options=options, default=value, required=True,
+        format_func=format_func, help=help, **kwargs,
     )
-    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
-    return out
 
 
 def multiselect(
@@ -306,35 +331,23 @@ def multiselect(
     **kwargs: Any,
 ) -> list[T]:
     """``st.multiselect`` bound to repeated parameters ``?key=a&key=b``."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.multiselect(
-        label,
-        options,
-        default=list(value),
-        format_func=format_func,
-        help=help,
-        key=key,
-        bind=BIND,
-        **kwargs,
+    return _bound(
+        st.multiselect, label, key, allowed=_allowed(options, format_func), fmt=format_func,
+        choices=options, options=options, default=list(value), format_func=format_func,
+        help=help, **kwargs,
     )
-    _track(key, raw, out, allowed=_allowed(options, format_func), fmt=format_func, options=options)
-    return out
 
 
 def toggle(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
     """``st.toggle`` bound to ``?key=true|false``."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.toggle(label, value=value, help=help, key=key, bind=BIND, **kwargs)
-    _track(key, raw, out, allowed="true or false", fmt=lambda b: str(b).lower())
-    return out
+    return _bound(st.toggle, label, key, allowed="true or false", fmt=_bool_text, value=value,
+                  help=help, **kwargs)
 
 
 def checkbox(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
     """``st.checkbox`` bound to ``?key=true|false``."""
-    raw = _raw_from_url(_check_key(key))
-    out = st.checkbox(label, value=value, help=help, key=key, bind=BIND, **kwargs)
-    _track(key, raw, out, allowed="true or false", fmt=lambda b: str(b).lower())
-    return out
+    return _bound(st.checkbox, label, key, allowed="true or false", fmt=_bool_text, value=value,
+                  help=help, **kwargs)
 
 
 def text(
@@ -351,13 +364,9 @@ def text(
     Streamlit accepts any text from the URL; the caller validates it (see
     :func:`lab.widgets.distribution_picker`).
     """
-    raw = _raw_from_url(_check_key(key))
-    out = st.text_input(
-        label, value=value, help=help, max_chars=max_chars, key=key, bind=BIND, **kwargs
-    )
-    _track(key, raw, out, allowed=f"at most {max_chars} characters" if max_chars else "text",
-           fmt=str)
-    return out
+    allowed = f"at most {max_chars} characters" if max_chars else "text"
+    return _bound(st.text_input, label, key, allowed=allowed, value=value, help=help,
+                  max_chars=max_chars, **kwargs)
 
 
 def set_values(**values: Any) -> None:

@@ -21,8 +21,8 @@ import ast
 import functools
 import inspect
 import textwrap
-from collections.abc import Callable
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, TypeVar
 
 import altair as alt
 import numpy as np
@@ -34,9 +34,14 @@ from charts.palette import color, label
 from kl_core.estimators import ESTIMATORS
 from lab.export import chart_downloads, csv_download
 
+T = TypeVar("T")
+
 __all__ = [
     "caption",
     "chart",
+    "grid",
+    "metric_row",
+    "note",
     "estimator_formula",
     "estimator_name",
     "fail",
@@ -148,6 +153,27 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
         if caption:
             st.markdown(f":material/visibility: {caption}", width="stretch")
         csv_download(df, name)
+
+
+def grid(items: Sequence[T], per_row: int = 3) -> Iterator[tuple[T, Any]]:
+    """Yield ``(item, column)``, ``per_row`` columns to a row (3: readable at 1280×800)."""
+    for start in range(0, len(items), per_row):
+        row = items[start : start + per_row]
+        yield from zip(row, st.columns(per_row, gap="medium"), strict=False)
+
+
+def metric_row() -> Any:
+    """A row for ``st.metric``'s that wraps onto more lines where the page is narrow.
+
+    Use as ``with ui.metric_row(): st.metric(...)``: numbers are never cut to
+    "4.633…" on a small screen, as they are in fixed columns.
+    """
+    return st.container(horizontal=True, gap="medium", wrap=True)
+
+
+def note(kind: str, text: str, icon: str) -> None:
+    """A message box: ``kind`` is ``"warning"``, ``"info"`` or ``"error"`` (Streamlit's boxes)."""
+    getattr(st, kind)(text, icon=icon)
 
 
 def formula(latex: str) -> None:

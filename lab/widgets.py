@@ -1,86 +1,65 @@
-"""Composite pickers built from :mod:`lab.state` widgets.
+"""Small composite widgets shared by the pages: sample sizes, the seed, preset buttons.
 
-A distribution is chosen with one text field holding its spec string, the
-same string ``Distribution.spec`` writes and ``kl_core.distributions.parse``
-reads (``normal(0.1,1)``, ``laplace(0,1)``, ``t(3,0,1)``,
-``mixture(0.5:-1:1,0.5:1:1)``, ``categorical(0,1,2)``).  The URL therefore
-carries the whole distribution compactly, e.g. ``?q=normal(0,1)&p=normal(1,1)``.
+* :func:`count_slider` – a sample size on 1–2–5 steps (10, 20, 50, …), bound to the URL;
+* :func:`seed_picker` – the seed field, one definition so ``?seed=`` carries between pages;
+* :func:`preset_bar` – a row of buttons that set q and p, the active one highlighted.
+
+The distribution picker is :mod:`lab.picker`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 import streamlit as st
 
-from kl_core.distributions import Distribution, parse, practical_issue
+from kl_core.distributions import parse
+from kl_core.presets import PRESETS, Preset
 from lab import state
-from lab.ui import fail
+from lab.grids import one_two_five
 
-__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker", "seed_picker"]
-
-SPEC_HELP = (
-    "Type a distribution as `family(parameters)`:\n\n"
-    "- `normal(μ,σ)`, e.g. `normal(0.5,1)`\n"
-    "- `laplace(loc,scale)`\n"
-    "- `t(ν,loc,scale)` (Student t)\n"
-    "- `mixture(w:μ:σ,w:μ:σ,…)`, weights summing to 1\n"
-    "- `categorical(logit,logit,…)`, e.g. a next-token distribution"
-)
+__all__ = ["active_preset", "count_slider", "preset_bar", "seed_picker"]
 
 
-def distribution_picker(label: str, key: str, default_spec: str, *, help: str | None = None) -> Distribution:
-    """A spec text field bound to ``?key=``; returns the parsed distribution.
+def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:
+    def read(text: str) -> int | None:
+        try:
+            x = float(text)
+        except ValueError:
+            return None
+        return int(x) if x.is_integer() and lo <= x <= hi else None
 
-    Shows the distribution's readable name under the field.  On a spec that
-    ``parse`` rejects, shows ``st.error`` with its message and stops the page
-    (no traceback).
-
-    Parameters
-    ----------
-    label : str
-        Field label, e.g. ``"q (the sampler)"``.
-    key : str
-        URL key, e.g. ``"q"``.
-    default_spec : str
-        The spec shown when the URL has none; must parse.
-    help : str, optional
-        Tooltip; defaults to the spec grammar.
-    """
-    spec = state.text(label, key, value=default_spec, help=help or SPEC_HELP)
-    try:
-        dist = parse(spec)
-    except ValueError as exc:
-        fail(f"**{label}**: {exc}")
-    issue = practical_issue(dist)
-    if issue:
-        fail(
-            f"**{label}**: {issue}. The lab keeps scales within [1e-6, 1e6], locations within "
-            "±1e6, Student t's df ≥ 0.1 and logits within ±1e4: beyond that, double precision "
-            "can no longer tell the two distributions apart reliably."
-        )
-    st.caption(f"= {dist.name}")
-    return dist
+    return read
 
 
-def distribution_pair(
-    q_default: str,
-    p_default: str,
+def count_slider(
+    label: str,
+    key: str,
     *,
-    q_label: str = "q — the sampler (old policy)",
-    p_label: str = "p — the target (new policy)",
-    q_key: str = "q",
-    p_key: str = "p",
-) -> tuple[Distribution, Distribution]:
-    """Two pickers side by side; stops with a clear error if q and p cannot be compared."""
-    left, right = st.columns(2)
-    with left:
-        q = distribution_picker(q_label, q_key, q_default)
-    with right:
-        p = distribution_picker(p_label, p_key, p_default)
-    if q.discrete != p.discrete:
-        fail("q and p must both be continuous or both be categorical.")
-    if q.discrete and getattr(q, "k", None) != getattr(p, "k", None):
-        fail(f"q has {q.k} categories but p has {p.k}; give both the same number of logits.")
-    return q, p
+    value: int,
+    hi: int,
+    lo: int = 10,
+    accept_from: int | None = None,
+    help: str | None = None,
+) -> int:
+    """A sample size on 1–2–5 steps from ``lo`` to ``hi``, bound to ``?key=``.
+
+    A link's whole number off the steps but within ``[accept_from, hi]``
+    (``accept_from`` defaults to ``lo``; older pages allowed smaller values) is
+    kept exactly, as one more step.
+    """
+    first = lo if accept_from is None else accept_from
+    return int(
+        state.select_slider(
+            label,
+            key,
+            one_two_five(lo, hi),
+            value=value,
+            off_grid=_whole_number(first, hi),
+            allowed="a whole number from {lo} to {hi}".format(lo=first, hi=hi),
+            help=help,
+        )
+    )
 
 
 def seed_picker() -> int:
@@ -96,3 +75,43 @@ def seed_picker() -> int:
             help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
         )
     )
+
+
+def _shown_spec(key: str, default: str) -> str | None:
+    """The spec the field ``key`` will show on this run, normalised (``None`` if it does not parse).
+
+    Read before the field is drawn, so that preset buttons can sit above the
+    pickers and stay usable while a field holds an invalid spec.
+    """
+    raw = st.session_state.get(key, st.query_params.get(key, default))
+    try:
+        return parse(raw).spec
+    except ValueError:
+        return None
+
+
+def active_preset(q_spec: str, p_spec: str) -> Preset | None:
+    """The preset whose q and p are exactly ``q_spec`` and ``p_spec``, if any."""
+    return next((s for s in PRESETS.values() if (s.q_spec, s.p_spec) == (q_spec, p_spec)), None)
+
+
+def preset_bar(buttons: Mapping[str, str], q_default: str, p_default: str) -> None:
+    """One button per preset (``{preset key: button text}``) that sets ``?q=`` and ``?p=``.
+
+    The preset that q and p currently equal is drawn as the primary button.
+    """
+    shown = (_shown_spec("q", q_default), _shown_spec("p", p_default))
+    with st.container(horizontal=True, gap="small", vertical_alignment="center"):
+        st.markdown("**Presets:**", width="content")
+        for key, text in buttons.items():
+            preset = PRESETS[key]
+            st.button(
+                text,
+                key=f"preset_{key}",
+                help="{title}: q = {q}, p = {p}. {blurb}".format(
+                    title=preset.title, q=preset.q.name, p=preset.p.name, blurb=preset.blurb
+                ),
+                type="primary" if shown == (preset.q_spec, preset.p_spec) else "secondary",
+                on_click=state.set_values,
+                kwargs={"q": preset.q_spec, "p": preset.p_spec},
+            )

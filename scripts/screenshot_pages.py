@@ -3,13 +3,18 @@
 Usage (with the app running, e.g. ``uv run streamlit run app.py --server.port 8599``)::
 
     uv run python scripts/screenshot_pages.py http://localhost:8599 /tmp/shots [path?query ...]
+        [--sizes 1280x800,1024x768,390x844]
 
-With no paths it takes every page at its defaults.  Each PNG is a full-page
-screenshot at 1280×800, the size of a lecture projector.
+With no paths it takes every page at its defaults.  For each page and size it
+scrolls Streamlit's main container a screen at a time and saves one PNG per
+screen (``<page>_<width>_<nn>.png``): charts only draw once they are on
+screen, so one very tall viewport would show empty boxes.  It prints each
+page's height and whether anything is wider than the screen (sideways scroll).
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import sys
@@ -28,33 +33,49 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+RUN_DONE = """() => {
+    const app = document.querySelector("[data-testid='stApp']");
+    return app && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector("[data-testid='stStatusWidget']")
+        && document.querySelector("[data-testid='stMain'] h1");
+}"""
+MAIN = "document.querySelector('[data-testid=\"stMain\"]')"
+MAX_SCREENS = 15
 
 
 def main() -> None:
-    base, out = sys.argv[1].rstrip("/"), Path(sys.argv[2])
-    targets = sys.argv[3:] or [p.url_path for p in PAGES]
-    out.mkdir(parents=True, exist_ok=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("base")
+    parser.add_argument("out", type=Path)
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("--sizes", default="1280x800,1024x768,390x844")
+    args = parser.parse_args()
+    base = args.base.rstrip("/")
+    targets = args.paths or [p.url_path for p in PAGES]
+    sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
+    args.out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
         for target in targets:
-            page.goto(f"{base}/{target}")
-            page.wait_for_selector("[data-testid='stApp']")
-            page.wait_for_timeout(1500)
-            page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=60_000)
-            page.wait_for_timeout(1500)
-            name = re.sub(r"[^A-Za-z0-9]+", "_", target).strip("_") or "home"
-            page.screenshot(path=str(out / f"{name}.png"))
-            # Streamlit scrolls inside its own container, so a "full page" shot
-            # needs a viewport as tall as that container's content.
-            height = page.evaluate(
-                "document.querySelector('[data-testid=\"stMain\"]').scrollHeight"
-            )
-            page.set_viewport_size({"width": 1280, "height": min(int(height) + 50, 12000)})
-            page.wait_for_timeout(2500)
-            page.screenshot(path=str(out / f"{name}_full.png"))
-            page.set_viewport_size({"width": 1280, "height": 800})
-            print(out / f"{name}.png", out / f"{name}_full.png")
+            for width, height in sizes:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(f"{base}/{target}")
+                page.wait_for_function(RUN_DONE, timeout=120_000)
+                page.wait_for_timeout(2000)
+                name = (re.sub(r"[^A-Za-z0-9]+", "_", target).strip("_") or "home") + f"_{width}"
+                total = page.evaluate(f"{MAIN}.scrollHeight")
+                y, n = 0, 0
+                while y < total and n < MAX_SCREENS:
+                    page.evaluate(f"{MAIN}.scrollTo(0, {y})")
+                    page.wait_for_timeout(1200)
+                    page.screenshot(path=str(args.out / f"{name}_{n:02d}.png"))
+                    y, n = y + height - 60, n + 1
+                wide = page.evaluate(
+                    f"Math.max(document.documentElement.scrollWidth, {MAIN}.scrollWidth)"
+                )
+                print(f"{name}: {total} px tall, {n} screens"
+                      + (f", SIDEWAYS SCROLL ({wide} px wide)" if wide > width else ""))
+                page.close()
         browser.close()
 
 

@@ -249,6 +249,75 @@ def test_json_in_a_subprocess() -> None:
     assert data["kl_qp"] == pytest.approx(0.005)
 
 
+# ------------------------------------------------------------ start-up
+
+
+HEAVY = ("scipy", "pandas", "pyarrow", "streamlit", "altair")
+
+
+# Runs the package as `python -m kl_core ARGS` does, then lists sys.modules.
+# (-X importtime cannot: it does not see modules loaded by importlib.import_module.)
+# kl_core/__main__.py ends with os._exit, which here must come back to the probe.
+_PROBE = """
+import json, os, runpy, sys
+
+
+def back_to_the_probe(code):
+    raise SystemExit(code)
+
+
+os._exit = back_to_the_probe
+sys.argv = ["kl_core", *json.loads(sys.argv[1])]
+code = 0
+try:
+    runpy.run_module("kl_core", run_name="__main__", alter_sys=True)
+except SystemExit as exc:
+    code = exc.code
+print("MODULES", json.dumps(sorted(sys.modules)), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _imported_modules(argv: list[str]) -> set[str]:
+    """Every module a ``python -m kl_core ARGV`` process has imported when it ends."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argv)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    last = proc.stderr.splitlines()[-1]
+    assert last.startswith("MODULES ")
+    return set(json.loads(last.removeprefix("MODULES ")))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["table", "--n", "3000"], ["table", "--exact-only", "--json"], ["kl"]],
+    ids=["help", "table", "table-exact", "kl"],
+)
+def test_gaussian_commands_import_no_heavy_module(argv: list[str]) -> None:
+    modules = _imported_modules(argv)
+    assert {"numpy", "kl_core.cli", "kl_core.cli_audit"} <= modules  # the listing is real
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY) == []
+
+
+def test_registration_imports_no_heavy_module() -> None:
+    code = (
+        "import sys\n"
+        "from kl_core import cli\n"
+        "cli.build_parser()\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 # ------------------------------------------------------------ extending
 
 

@@ -242,6 +242,15 @@ def test_interval_holds_its_coverage(d):
 # ------------------------------------------------------------ names and specs
 
 
+@pytest.mark.parametrize("coverage", [0.5, 0.9, 0.95, 0.999, 0.999999, 1e-6])
+def test_gaussian_interval_is_the_normal_quantile(coverage):
+    # the standard library's quantile, checked against scipy's ndtri
+    lo, hi = Gaussian(1.5, 2.0).interval(coverage)
+    z = -special.ndtri((1.0 - coverage) / 2.0)
+    assert hi == pytest.approx(1.5 + 2.0 * z, rel=1e-14)
+    assert lo == pytest.approx(1.5 - 2.0 * z, rel=1e-14, abs=1e-14)
+
+
 def test_names():
     assert Gaussian(0, 1).name == "N(0, 1)"
     assert Gaussian(0.1, 2).name == "N(0.1, 2²)"

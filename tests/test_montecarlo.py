@@ -300,6 +300,32 @@ def test_chunk_size_changes_only_rounding(q_spec: str, p_spec: str) -> None:
             assert s1.std == pytest.approx(s0.std, rel=1e-12)
 
 
+@pytest.mark.parametrize(("q_spec", "p_spec"), [FAMILIES["gaussian"], FAMILIES["laplace"]])
+def test_without_percentiles_every_other_figure_is_the_same(q_spec: str, p_spec: str) -> None:
+    # 2.5·10^6 values: more than 2·QUANTILE_SAMPLE_MIN, so the full run keeps a strided subsample
+    kwargs = {"n": 500_000, "repeats": 5, "seed": 4, "lam": LAM, "keys": KEYS}
+    full = simulate(q_spec, p_spec, **kwargs)
+    lean = simulate(q_spec, p_spec, **kwargs, percentiles=False)
+    for f, s in zip(full.summaries, lean.summaries, strict=True):
+        assert f.quantile_count > 0 and math.isfinite(f.p95)
+        assert s.quantile_count == 0 and math.isnan(s.p95) and math.isnan(s.p99)
+        rows = [{k: v for k, v in r.to_row().items() if k not in ("p95", "p99")} for r in (f, s)]
+        assert rows[0] == rows[1]  # the same operations on the same draws
+        for x1, x2 in zip(_arrays(f), _arrays(s), strict=True):
+            np.testing.assert_array_equal(x1, x2)
+
+
+def test_percentiles_off_keeps_no_values() -> None:
+    # the full run holds a 1.5·10^6-value quantile subsample (12 MB) at its end
+    tracemalloc.start()
+    try:
+        simulate("normal(0,1)", "normal(0.1,1)", 3_000_000, keys=("k1",), workers=1, percentiles=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 8e6
+
+
 def test_memory_is_bounded_by_the_subsamples_not_by_n() -> None:
     # 3·10^6 values of one estimator: the quantile subsample is 1.5·10^6 values
     # (12 MB); holding all values would take 24 MB per array.
@@ -389,6 +415,7 @@ def test_to_rows_is_plain_and_complete() -> None:
         ({"running_points": 0}, "running_points"),
         ({"chunk_size": 0}, "chunk_size"),
         ({"workers": 0}, "workers"),
+        ({"percentiles": "no"}, "percentiles"),
         ({"p": "categorical(0,1)"}, "p must"),
         ({"q": 3}, "q must"),
         ({"q": "normal(0,-1)"}, "sigma"),

@@ -36,7 +36,7 @@ def test_the_edges_of_the_range_are_accepted(spec):
     assert practical_issue(parse(spec)) == ""
 
 
-@pytest.mark.parametrize("page", ["views/estimator_lab.py", "views/control_variates.py", "views/bregman_gap.py"])
+@pytest.mark.parametrize("page", ["pages/estimator-lab.py", "pages/control-variates.py", "pages/bregman-gap.py"])
 @pytest.mark.parametrize(("q", "p"), [("normal(0,1e-300)", "normal(0,1)"), ("normal(0,1)", "normal(1e300,1)")])
 def test_pages_explain_extreme_settings(page, q, p):
     at = AppTest.from_file(APP, default_timeout=120)

@@ -27,7 +27,7 @@ from kl_core.exact import f_divergence, kl
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "views/bregman_gap.py"
+PAGE = "pages/bregman-gap.py"
 CATEGORICAL = {"q": "categorical(2,1,0.5,0,-1)", "p": "categorical(1,0.5,0.5,0.5,0)"}
 
 
@@ -211,7 +211,7 @@ def test_changing_every_widget_reruns_cleanly():
     at.slider(key="r").set_value(0.3).run()
     clean(at)
     assert metric_values(at, "k3 at this log r") == [fmt(float(estimators.k3([math.log(0.3)])[0]))]
-    at.slider(key="draws").set_value(1_000).run()
+    at.select_slider(key="draws").set_value(1_000).run()
     clean(at)
     assert specs(at)[0]["title"]["text"].startswith("1,000 draws")
     at.number_input(key="seed").set_value(3).run()

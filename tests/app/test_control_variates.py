@@ -34,7 +34,7 @@ from kl_core.montecarlo import simulate
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "views/control_variates.py"
+PAGE = "pages/control-variates.py"
 CATEGORICAL = {"q": "categorical(2,1,0.5,0,-1)", "p": "categorical(1,0.5,0.5,0.5,0)"}
 
 
@@ -213,9 +213,13 @@ def test_changing_every_widget_reruns_cleanly():
     assert metric(at, "Var(kλ) at your λ = 2") == fmt(
         float(lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)")).variance(2.0))
     )
-    at.number_input(key="n").set_value(2_000).run()
+    at.select_slider(key="n").set_value(2_000).run()
     clean(at)
     assert "of the 2,000 values are negative" in captions(at)
+    at.slider(key="p.mu").set_value(0.5).run()
+    clean(at)
+    assert at.text_input(key="p").value == "normal(0.5,1)"
+    assert metric(at, "Var(k3)") == fmt(lambda_parabola(parse("normal(0,1)"), parse("normal(0.5,1)")).var_k3)
     at.number_input(key="seed").set_value(7).run()
     clean(at)
     for path in ("Gaussian scale change", "Categorical logit direction", "Gaussian mean shift"):

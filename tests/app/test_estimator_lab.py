@@ -37,7 +37,7 @@ from kl_core.sampling import (
 )
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGE = "views/estimator_lab.py"
+PAGE = "pages/estimator-lab.py"
 DEFAULTS = {"q": "normal(0,1)", "p": "normal(0.1,1)", "n": 1000, "R": 200, "seed": 0}
 DEFAULT_KEYS = ("k1", "k2", "k3")
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
@@ -56,8 +56,8 @@ def clean(at: AppTest) -> None:
 
 
 def fmt(x: float) -> str:
-    """The page's metric format."""
-    return "∞" if math.isinf(x) else ("undefined" if math.isnan(x) else f"{x:.4g}")
+    """The page's metric format: 4 significant digits, ∞, and — where undefined."""
+    return "∞" if math.isinf(x) else ("—" if math.isnan(x) else f"{x:.4g}")
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -172,16 +172,57 @@ def test_every_chart_ships_few_rows_and_has_axis_titles():
 # ------------------------------------------------------------------ each widget reruns
 
 
-@pytest.mark.parametrize(
-    ("key", "value"),
-    [("n", 500), ("n", 10), ("R", 2), ("R", 1000), ("seed", 7), ("seed", 2**31 - 1)],
-)
-def test_each_number_input_reruns_with_the_core_numbers(key, value):
+@pytest.mark.parametrize(("key", "value"), [("n", 500), ("n", 10), ("R", 10), ("R", 1000)])
+def test_each_sample_size_slider_reruns_with_the_core_numbers(key, value):
     at = run_lab()
-    at.number_input(key=key).set_value(value).run()
+    at.select_slider(key=key).set_value(value).run()
     clean(at)
     args = {**DEFAULTS, key: value}
     check_numbers(at, args["q"], args["p"], args["n"], args["R"], args["seed"], DEFAULT_KEYS)
+
+
+def test_sample_sizes_move_in_one_two_five_steps_up_to_the_limits():
+    at = run_lab()
+    n_steps = at.select_slider(key="n").options
+    assert n_steps[:4] == ["10", "20", "50", "100"] and n_steps[-1] == "10000000"
+    r_steps = at.select_slider(key="R").options
+    assert r_steps[0] == "10" and r_steps[-1] == "100000" and "200" in r_steps
+
+
+@pytest.mark.parametrize("value", [7, 2**31 - 1])
+def test_the_seed_reruns_with_the_core_numbers(value):
+    at = run_lab()
+    at.number_input(key="seed").set_value(value).run()
+    clean(at)
+    check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1000, 200, value, DEFAULT_KEYS)
+
+
+def test_an_old_link_with_off_grid_sizes_reproduces_exactly():
+    at = run_lab(n="1234", R="2")
+    clean(at)
+    assert not at.warning
+    assert at.select_slider(key="n").value == 1234
+    assert at.select_slider(key="R").value == 2
+    check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1234, 2, 0, DEFAULT_KEYS)
+    # moving R keeps the off-grid N
+    at.select_slider(key="R").set_value(20).run()
+    clean(at)
+    assert at.select_slider(key="n").value == 1234
+    check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1234, 20, 0, DEFAULT_KEYS)
+
+
+def test_moving_a_distribution_slider_moves_p_in_the_spec_and_the_numbers():
+    at = run_lab()
+    assert at.slider(key="p.mu").value == 0.1
+    at.slider(key="p.mu").set_value(1.0).run()
+    clean(at)
+    assert at.text_input(key="p").value == "normal(1,1)"
+    assert any(PRESETS["schulman-large"].title in i.value for i in at.info)  # the preset lights up
+    check_numbers(at, "normal(0,1)", "normal(1,1)", 1000, 200, 0, DEFAULT_KEYS)
+    at.select_slider(key="q.sigma").set_value(1.5).run()
+    clean(at)
+    assert at.text_input(key="q").value == "normal(0,1.5)"
+    check_numbers(at, "normal(0,1.5)", "normal(1,1)", 1000, 200, 0, DEFAULT_KEYS)
 
 
 def test_choosing_estimators_and_lambda_reruns():
@@ -324,7 +365,7 @@ def test_extreme_pairs_give_a_message_not_a_traceback(q_spec, p_spec, expect):
 def test_a_bad_link_value_falls_back_with_a_visible_note():
     at = run_lab(n="abc")
     clean(at)
-    assert at.number_input(key="n").value == 1000
+    assert at.select_slider(key="n").value == 1000
     assert any("n=abc" in w.value for w in at.warning)
     check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1000, 200, 0, DEFAULT_KEYS)
 
@@ -335,8 +376,8 @@ def test_a_deep_link_sets_every_widget():
     at = run_lab(**query)
     clean(at)
     assert not at.warning
-    assert at.number_input(key="n").value == 400
-    assert at.number_input(key="R").value == 50
+    assert at.select_slider(key="n").value == 400
+    assert at.select_slider(key="R").value == 50
     assert at.number_input(key="seed").value == 11
     assert at.slider(key="lam").value == 0.25
     assert at.toggle(key="sharex").value is False

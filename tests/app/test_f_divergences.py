@@ -38,7 +38,7 @@ from kl_core.published import SCHULMAN_2020
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
-PAGE = "views/f_divergences.py"
+PAGE = "pages/f-divergences.py"
 DEFAULT_F = ["kl_qp", "k2", "pearson", "hellinger"]
 
 

@@ -180,7 +180,7 @@ def test_keys_must_be_short_and_url_safe():
 def _picker_script():
     import streamlit as st
 
-    from lab.widgets import distribution_pair
+    from lab.picker import distribution_pair
 
     q, p = distribution_pair("normal(0,1)", "normal(1,1)")
     st.write(f"picked {q.spec} {p.spec}")

@@ -2,7 +2,8 @@
 
 * ``app_url`` starts ``python -m streamlit run app.py`` on a free port, waits
   for ``/_stcore/health`` and yields the base URL; the server is stopped at
-  the end of the session.
+  the end of the session.  ``streamlit_servers(n)`` starts n fresh servers at
+  once, for tests that need a server's very first request.
 * ``chromium`` launches Debian's ``chromium`` (``shutil.which("chromium")``)
   through ``playwright.sync_api``; ``new_page()`` opens a page in a fresh
   browser context (fresh cookies and storage: a "new browser" for a link);
@@ -19,6 +20,7 @@ collide with pytest-playwright's ``browser``/``page`` fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -94,46 +96,56 @@ def _healthy(url: str) -> bool:
         return False
 
 
+@contextlib.contextmanager
+def streamlit_servers(count: int) -> Iterator[list[str]]:
+    """Start ``count`` fresh Streamlit servers running ``app.py`` at once; yield their base URLs.
+
+    ``fresh_servers.py`` imports the app's modules once and forks the servers
+    from it, so they start in parallel at a fraction of the CPU (a shared
+    2-core CI machine).  Each server is stopped by its own process id (its
+    process group) when the block ends, and so is the forking process.
+    """
+    ports = [_free_port() for _ in range(count)]
+    urls = [f"http://127.0.0.1:{port}" for port in ports]
+    log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
+    farm = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("fresh_servers.py")), *map(str, ports)],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=log, text=True, start_new_session=True,
+    )
+    children: list[int] = []
+    try:
+        children = [int(pid) for pid in farm.stdout.readline().split()]
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        for url in urls:
+            while not _healthy(url):
+                if len(children) != count or farm.poll() is not None or time.monotonic() > deadline:
+                    log.flush()
+                    output = Path(log.name).read_text(errors="replace")[-3000:]
+                    pytest.fail(f"streamlit did not become healthy at {url}:\n{output}")
+                time.sleep(0.25)
+        yield urls
+    finally:
+        for pid in children:  # all at once: each takes a moment to shut down
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGTERM)  # the server's own process group only
+        if farm.poll() is None:
+            os.killpg(farm.pid, signal.SIGTERM)
+        try:
+            farm.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            for pid in [*children, farm.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)
+            farm.wait(timeout=10)
+        log.close()
+        Path(log.name).unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
 def app_url(chromium_path: str) -> Iterator[str]:
     """Base URL of a Streamlit server running ``app.py`` for the whole session."""
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.headless=true",
-        f"--server.port={port}",
-        "--server.address=127.0.0.1",
-        "--server.fileWatcherType=none",
-        "--browser.gatherUsageStats=false",
-    ]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT
-        while not _healthy(url):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                output = Path(log.name).read_text(errors="replace")[-3000:]
-                pytest.fail(f"streamlit did not become healthy at {url}:\n{output}")
-            time.sleep(0.25)
+    with streamlit_servers(1) as (url,):
         yield url
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)  # the server's own process group only
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-        log.close()
-        Path(log.name).unlink(missing_ok=True)
 
 
 @pytest.fixture(scope="session")
@@ -163,7 +175,7 @@ def new_page(chromium) -> Iterator[Callable[[], object]]:
         context.close()
 
 
-def _wait_for_app(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+def wait_for_app_run(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     """Wait until Streamlit has connected and finished running the page script."""
     page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
     page.wait_for_function(
@@ -185,4 +197,10 @@ def wait_for_app() -> Callable[..., None]:
     ``notRunning``, the running indicator (``stStatusWidget``) is gone, and
     the page's ``st.title`` (an ``h1``) has been drawn.
     """
-    return _wait_for_app
+    return wait_for_app_run
+
+
+@pytest.fixture(scope="session")
+def start_servers(chromium_path: str) -> Callable[[int], contextlib.AbstractContextManager[list[str]]]:
+    """``with start_servers(n) as urls:`` n fresh servers, started at once (see :func:`streamlit_servers`)."""
+    return streamlit_servers

@@ -44,6 +44,34 @@ def lab_numbers(page) -> dict[str, object]:
     }
 
 
+def slider(page, label: str, nth: int = 0):
+    """The thumb (``input[type=range]``) of the ``nth`` slider called ``label``."""
+    return page.locator(f"input[type='range'][aria-label='{label}']").nth(nth)
+
+
+def test_dragging_p_moves_the_spec_the_url_and_the_numbers(app_url, new_page, wait_for_app):
+    page = new_page()
+    open_lab(page, wait_for_app, app_url + "/estimator-lab")
+    thumb = slider(page, "μ, the mean", 1)  # p's μ, 0.1 at the defaults
+    thumb.focus()
+    thumb.press("ArrowRight")  # one step of 0.05 first: the page answers
+    page.wait_for_url(re.compile(r"[?&]p=normal%280\.15%2C1%29(&|$)"))
+    for _ in range(7):  # 7 more: μ = 0.15 → 0.5
+        thumb.press("ArrowRight")
+    page.wait_for_url(re.compile(r"[?&]p=normal%280\.5%2C1%29(&|$)"))
+    wait_for_app(page)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll("[data-testid='stMetricValue']")]
+            .some(m => m.innerText.trim() === '0.125')"""
+    )
+    shown = lab_numbers(page)
+    assert shown["metrics"]["Exact KL[q, p]"] == "0.125"  # μ²/2
+    assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0))
+    assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(0.5,1)"
+    # the preset that is exactly this pair lights up
+    assert page.get_by_role("button", name="Notes μ = 0.5").get_attribute("kind") == "primary"
+
+
 def open_lab(page, wait_for_app, url: str) -> dict[str, object]:
     page.goto(url)
     wait_for_app(page)
@@ -60,7 +88,8 @@ def test_deep_link_shows_the_core_numbers(app_url, new_page, wait_for_app):
     assert shown["metrics"]["Exact KL[q, p]"] == fmt(kl(q, p)) == "0.5"
     assert shown["metrics"]["Draws, N · R"] == "100,000"
     assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(1,1)", 500, 200, 3))
-    assert page.locator("[data-testid='stNumberInput'] input").first.input_value() == "500"
+    assert slider(page, "N, samples per estimate").get_attribute("aria-valuetext") == "500"
+    assert slider(page, "μ, the mean", 1).get_attribute("aria-valuetext") == "1"  # p's μ
     assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(1,1)"
 
 
@@ -72,21 +101,29 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
     page.get_by_role("button", name="Schulman μ = 1").click()
     page.wait_for_url(re.compile(r"[?&]p=normal%281%2C1%29"))
     wait_for_app(page)
-    # N and the seed, typed as a user would
-    for label, value in (("N, samples", "400"), ("Seed", "9")):
-        box = page.locator("[data-testid='stNumberInput']", has_text=label).locator("input")
-        box.fill(value)
-        box.press("Enter")
-        page.wait_for_url(re.compile(rf"[?&]{'n' if label.startswith('N') else 'seed'}={value}(&|$)"))
+    # N dragged two 1-2-5 steps down (1000 → 500 → 200) and the seed typed, as a user would
+    thumb = slider(page, "N, samples per estimate")
+    thumb.focus()
+    for expected in ("500", "200"):
+        thumb.press("ArrowLeft")
+        page.wait_for_url(re.compile(rf"[?&]n={expected}(&|$)"))
         wait_for_app(page)
+    box = page.locator("[data-testid='stNumberInput']", has_text="Seed").locator("input")
+    box.fill("9")
+    box.press("Enter")
+    page.wait_for_url(re.compile(r"[?&]seed=9(&|$)"))
+    # the URL changes as the value does, before the rerun: wait for the rerun's caption
+    caption = expected_running_caption("normal(0,1)", "normal(1,1)", 200, 200, 9)
     page.wait_for_function(
-        """() => [...document.querySelectorAll("[data-testid='stMetricValue']")]
-            .some(m => m.innerText.trim() === '80,000')"""
+        """(caption) => [...document.querySelectorAll("[data-testid='stMarkdownContainer']")]
+            .some(m => m.innerText.trim().endsWith(caption))""",
+        arg=caption,
     )
+    wait_for_app(page)
     after = lab_numbers(page)
     assert after["metrics"]["Exact KL[q, p]"] == "0.5"
-    assert after["metrics"]["Draws, N · R"] == "80,000"
-    assert after["running"].endswith(expected_running_caption("normal(0,1)", "normal(1,1)", 400, 200, 9))
+    assert after["metrics"]["Draws, N · R"] == "40,000"
+    assert after["running"].endswith(caption)
     assert after != before
 
     shared = page.url

@@ -41,7 +41,7 @@ def test_every_page_opens_by_its_own_deep_link(app_url, new_page, wait_for_app, 
     assert page.locator("[data-testid='stMain'] h1").first.inner_text().strip() == (
         APP_NAME if info is PAGES[0] else info.title
     )
-    # The menu lists the six page titles, never file names (the legacy pages/ trap).
+    # The menu lists the page titles, never file names (the legacy pages/ mode).
     assert menu_titles(page) == [p.title for p in PAGES]
     assert page.locator("[data-testid='stException']").count() == 0
     # The deep link stays where it was opened.

@@ -17,7 +17,11 @@ from kl_core._quadrature import QuadratureError
 from kl_core.bregman import tangent_picture
 from kl_core.divergences import DIVERGENCES
 from lab import cache, state, ui
-from lab.widgets import distribution_pair, seed_picker
+from lab.format import number
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import bregman_gap as notes
+from lab.picker import distribution_pair
+from lab.widgets import count_slider, seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
 # The x-range of every picture: dense where log u bends near 0, 121 points in all
@@ -26,14 +30,7 @@ U_GRID = np.concatenate([np.geomspace(R_MIN, 1.0, 41), np.linspace(1.0, R_MAX, 8
 F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q,p] first above
 
 
-def fmt(x: float) -> str:
-    """A number as the page shows it: 4 significant digits, ∞ for infinity."""
-    if math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.4g}"
-
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("Bregman gap")
 st.markdown(
@@ -46,13 +43,8 @@ st.markdown(
 q, p = distribution_pair("normal(0,1)", "normal(1,1)")
 c_draws, c_seed = st.columns(2, gap="medium")
 with c_draws:
-    draws = state.slider(
-        "Draws x ~ q shown",
-        "draws",
-        min_value=10,
-        max_value=1_000,
-        value=200,
-        step=10,
+    draws = count_slider(
+        "Draws x ~ q shown", "draws", value=200, hi=1_000,
         help="Each draw x gives one ratio r = p(x)/q(x): one point on the curve and one gap.",
     )
 with c_seed:
@@ -83,35 +75,19 @@ except QuadratureError:  # the integrand overflows: q and p are extremely far ap
 
 # ------------------------------------------------------------ KL[q, p]: log r under r − 1
 with num_col:
-    st.metric("tangent r − 1", fmt(float(hand.tangent[0])))
-    st.metric("curve log r", fmt(float(hand.curve[0])))
+    st.metric("tangent r − 1", number(float(hand.tangent[0])))
+    st.metric("curve log r", number(float(hand.curve[0])))
     st.metric(
         "gap = tangent − curve",
-        fmt(float(hand.gap[0])),
+        number(float(hand.gap[0])),
         help="kl_core.bregman.tangent_picture('kl_qp', u=[r]).gap",
     )
     st.metric(
         "k3 at this log r",
-        fmt(k3_hand),
+        number(k3_hand),
         help="kl_core.estimators.k3(log r): the same number, computed as the estimator.",
     )
-if true_kl == 0.0:
-    qp_caption = (
-        "With p = q every draw has r = 1, where the tangent touches the curve: every gap, and "
-        "so every sample of k3, is 0."
-    )
-else:
-    qp_caption = (
-        "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
-        "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick one is "
-        f"your r. Their average, {fmt(drawn.mean_gap)}, estimates KL[q,p] = {fmt(true_kl)} "
-        "(raise the draws and it settles)."
-    )
-if q.discrete:
-    qp_caption += (
-        f" With {q.k} categories only {q.k} ratios can occur: the draws pile up on them "
-        "(bigger dot = more draws)."
-    )
+qp_caption = notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None)
 with chart_col:
     ui.chart(
         tangent_gap_chart(
@@ -124,7 +100,7 @@ with chart_col:
             x_title="r = p(x)/q(x)",
             y_title="log r and r − 1",
             title=(
-                f"{draws:,} draws: mean gap {fmt(drawn.mean_gap)}, exact KL[q,p] = {fmt(true_kl)}"
+                f"{draws:,} draws: mean gap {number(drawn.mean_gap)}, exact KL[q,p] = {number(true_kl)}"
             ),
             subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
             height=440,
@@ -167,6 +143,10 @@ try:
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     exact_f = math.nan
 div = DIVERGENCES[f_key]
+f_picture = {  # what both f pictures share
+    "samples": f_drawn, "hand": f_hand, "curve_label": f"f(u), {div.name}",
+    "x_title": "u = r = p(x)/q(x)",
+}
 
 if f_grid.smooth:
     ui.formula(
@@ -178,57 +158,35 @@ if f_grid.smooth:
         if f_grid.estimator
         else "gap at each draw"
     )
-    f_caption = (
-        f"The curve lies above its tangent this time (f is convex), so each gap is f minus the "
-        f"line; the {draws:,} gaps average {fmt(f_drawn.mean_gap)}, an estimate of the exact "
-        f"{div.name} = {fmt(exact_f)}."
-    )
-    if f_key == "k2":
-        f_caption += (
-            " (½ log² u is not convex below u = 1/e, so this f bends the rule; its gap is still "
-            "≥ 0 because its tangent at 1 is the line 0 and ½ log² u ≥ 0.)"
-        )
-    if math.isnan(exact_f):
-        f_caption += (
-            " (The exact value could not be computed: the integrand overflows double precision "
-            "for a pair this far apart.)"
-        )
-    if math.isinf(exact_f):
-        f_caption += (
-            " The exact value is infinite for this pair: rare, huge r (beyond the chart) carry "
-            "the mean, and a finite sample's average cannot show that."
-        )
+    f_caption = notes.f_caption(f_key, div.name, draws, f_drawn.mean_gap, exact_f)
     f_chart_col, f_num_col = st.columns([3.2, 1], gap="medium")
     with f_num_col:
         st.metric("your r", f"{r:g}")
-        st.metric("tangent at your r", fmt(float(f_hand.tangent[0])))
-        st.metric("f(r)", fmt(float(f_hand.curve[0])))
+        st.metric("tangent at your r", number(float(f_hand.tangent[0])))
+        st.metric("f(r)", number(float(f_hand.curve[0])))
         st.metric(
             "gap = f(r) − tangent",
-            fmt(float(f_hand.gap[0])),
+            number(float(f_hand.gap[0])),
             help=f"kl_core.estimators.bregman({f_key!r}, log r)",
         )
         if f_grid.estimator:
             est_name = estimators.ESTIMATORS[f_grid.estimator].name
             st.metric(
                 f"{est_name} at this log r",
-                fmt(float(estimators.evaluate(f_grid.estimator, f_hand.logu)[0])),
+                number(float(estimators.evaluate(f_grid.estimator, f_hand.logu)[0])),
                 help=f"kl_core.estimators.{f_grid.estimator}(log r): the same number.",
             )
     with f_chart_col:
         ui.chart(
             tangent_gap_chart(
                 f_grid,
-                samples=f_drawn,
-                hand=f_hand,
-                curve_label=f"f(u), {div.name}",
+                **f_picture,
                 tangent_label="its tangent at u = 1",
                 gap_label=gap_label,
-                x_title="u = r = p(x)/q(x)",
                 y_title="f(u) and its tangent",
                 title=(
-                    f"The same {draws:,} draws: mean gap {fmt(f_drawn.mean_gap)}, "
-                    f"exact {div.name} = {fmt(exact_f)}"
+                    f"The same {draws:,} draws: mean gap {number(f_drawn.mean_gap)}, "
+                    f"exact {div.name} = {number(exact_f)}"
                 ),
                 subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
                 height=440,
@@ -243,12 +201,9 @@ else:
     ui.chart(
         tangent_gap_chart(
             f_grid,
-            samples=f_drawn,
-            hand=f_hand,
-            curve_label=f"f(u), {div.name}",
+            **f_picture,
             tangent_label=None,
             gap_label="",
-            x_title="u = r = p(x)/q(x)",
             y_title="f(u)",
             title=f"{div.name}: the kink at u = 1",
         ),

@@ -13,12 +13,16 @@ from kl_core import estimators
 from kl_core.distributions import Gaussian
 from kl_core.estimators import ESTIMATORS
 from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import home as notes
 from lab.pages import PAGES
 
 KEYS = ("k1", "k2", "k3")
 N = 20_000
 SEED = 0
 Q = Gaussian(0.0, 1.0)
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("KL Estimator Lab")
 st.markdown(
@@ -62,17 +66,7 @@ with exact_col:
     )
 
 domain = common_domain([sim[k].samples for k in KEYS], include=(0.0, true_kl))
-if true_kl > 0:
-    k2_bias = moments["k2"].mean / true_kl - 1.0
-    CAPTIONS = {
-        "k1": f"{sim['k1'].neg_fraction:.0%} of single values are negative (shaded), "
-        "though a KL never is.",
-        "k2": f"Never negative, but its exact mean is {moments['k2'].mean:.4g}, "
-        f"not {true_kl:.4g}: biased by {k2_bias:+.1%}.",
-        "k3": "Never negative, and its exact mean is the KL itself (dashed line).",
-    }
-else:  # p = q: log r = 0 at every sample
-    CAPTIONS = dict.fromkeys(KEYS, "With p = q every log-ratio is 0, so every value is 0.")
+captions = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, true_kl)
 for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
     s = sim[key]
     with col:
@@ -86,7 +80,7 @@ for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
                 domain=domain,
             ),
             name=f"{key}-histogram-mu-{mu:g}",
-            caption=CAPTIONS[key],
+            caption=captions[key],
         )
 for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
     with col:
@@ -152,8 +146,7 @@ for row in (QUESTIONS[:2], QUESTIONS[2:]):
 # ------------------------------------------------------------ where to go next
 st.divider()
 st.header("Explore")
-links = st.columns(3, gap="medium")
-for i, page in enumerate(PAGES[1:]):
-    with links[i % 3]:
+for page, col in ui.grid(PAGES[1:]):  # row by row, so each row's links line up
+    with col:
         st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
         st.markdown(page.blurb)

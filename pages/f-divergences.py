@@ -14,7 +14,6 @@ import pandas as pd
 import streamlit as st
 
 from charts.fisher import (
-    F_COLORS,
     divergence_along_path,
     f_curves,
     f_label,
@@ -28,53 +27,13 @@ from kl_core.paths import PATHS
 from kl_core.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
-
-#: Slider step of the θ range on each path (a path added to the core later gets θ_max / 60).
-STEPS = {"shift": 0.05, "scale": 0.01, "logit": 0.05}
-
-
-def step_of(path: str) -> float:
-    """The θ slider's step on ``path``."""
-    return STEPS.get(path, PATHS[path].theta_max / 60)
-#: x-axis titles: what θ is on each path.
-THETA_TITLES = {
-    "shift": "θ = μ, the mean of p = N(θ, 1)",
-    "scale": "θ = log σ, where p = N(0, σ²)",
-    "logit": "θ, the step along v: p = softmax(ℓ₀ + θ·v)",
-}
-#: f's shown on the path chart by default: f″(1) = 1, 1, 2 and ½.
-DEFAULT_F = ("kl_qp", "k2", "pearson", "hellinger")
-#: The ratios u = p/q on the f-curve chart.
-U = np.linspace(0.2, 3.0, 113)
-
-
-def theta_grid(path: str) -> np.ndarray:
-    """θ's to integrate at: every other slider step, every step in the central half, and a
-    finer grid in the central tenth (zooming in on θ = 0 keeps smooth lines).
-
-    The range's two ends are integrated separately, so the lines always reach them.
-    """
-    top, step = PATHS[path].theta_max, step_of(path)
-    n = round(top / step)
-    coarse = np.arange(-n, n + 1, 2) * step
-    half = np.arange(-(n // 2), n // 2 + 1) * step
-    fine = np.linspace(-top / 10, top / 10, 21)
-    return np.unique(np.round(np.concatenate([coarse, half, fine]), 10))
-
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import f_divergences as notes
 
 #: The θ grid of each path (fixed, so moving the range slider reuses the cache).
-GRIDS = {path: theta_grid(path) for path in PATHS}
+GRIDS = {path: notes.theta_grid(path) for path in PATHS}
 
-
-def latex_cell(tex: str) -> str:
-    """Inline maths for a Markdown table cell (a bare | would end the cell)."""
-    return "$" + tex.replace(r"\|", r"\Vert ").replace("|", r"\vert ") + "$"
-
-
-def swatch(key: str) -> str:
-    """A square in the f's chart colour, for the table."""
-    return f':color[■]{{foreground="{F_COLORS[key]}"}}'
-
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title("f-divergences & Fisher")
 st.markdown(
@@ -101,50 +60,18 @@ tangent = state.toggle(
     "tangent makes every smooth f touch 0 flat at u = 1, so only its curvature f″(1) is left.",
 )
 with np.errstate(divide="ignore"):
-    log_u = np.log(U)
+    log_u = np.log(notes.U)
 f_values = {
-    key: (bregman(key, log_u) if tangent and d.fprime_at_1 is not None else d.f(U))
+    key: (bregman(key, log_u) if tangent and d.fprime_at_1 is not None else d.f(notes.U))
     for key, d in DIVERGENCES.items()
 }
 ui.chart(
-    f_curves(U, f_values, tangent_removed=tangent),
+    f_curves(notes.U, f_values, tangent_removed=tangent),
     name="f-curves-tangent" if tangent else "f-curves",
-    caption=(
-        "Every smooth curve now touches 0 flat at u = 1 and bends with curvature f″(1): "
-        "χ² most (2), the three f″(1) = 1 curves alike near u = 1, JS least (¼). "
-        "Total variation keeps its kink."
-        if tangent
-        else "All curves pass through 0 at u = 1 (p = q), but leave it with different slopes "
-        "f′(1). Those slopes do not matter (E_q[r − 1] = 0); switch on the toggle to remove them "
-        "and compare the curvatures f″(1) near u = 1."
-    ),
+    caption=notes.f_curves_caption(tangent),
 )
 
-f_table = pd.DataFrame(
-    {
-        "f-divergence": [d.name for d in DIVERGENCES.values()],
-        "f(u) (LaTeX)": [d.f_latex for d in DIVERGENCES.values()],
-        "D_f(p,q) is (LaTeX)": [d.divergence_latex for d in DIVERGENCES.values()],
-        "f′(1)": [d.fprime_at_1 for d in DIVERGENCES.values()],
-        "f″(1)": [d.f2_at_1 for d in DIVERGENCES.values()],
-    }
-)
-
-
-def number_cell(x: float | None, missing: str) -> str:
-    return missing if x is None else f"{x:g}".replace("-", "−")
-
-
-md = [
-    "| | f-divergence | $f(u)$ | $D_f(p,q)$ is | $f'(1)$ | $f''(1)$ |",
-    "|---|---|---|---|---:|---:|",
-]
-for key, d in DIVERGENCES.items():
-    md.append(
-        f"| {swatch(key)} | {d.name} | {latex_cell(d.f_latex)} | {latex_cell(d.divergence_latex)} "
-        f"| {number_cell(d.fprime_at_1, '—')} | {number_cell(d.f2_at_1, '— (kink)')} |"
-    )
-st.markdown("\n".join(md))
+st.markdown(notes.f_table_markdown())
 with st.container(horizontal=True, vertical_alignment="center", gap="small"):
     st.markdown(
         ":material/visibility: KL[q,p] and k2's ½ log² u share **f″(1) = 1**, χ² has 2, "
@@ -152,7 +79,7 @@ with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         "Fisher parabola (TV grows like |θ|, not θ²).",
         width="stretch",
     )
-    csv_download(f_table, "f-divergence-registry")
+    csv_download(notes.f_table(), "f-divergence-registry")
 st.markdown(
     "Small print: ½ log² u is convex only for u ≤ e (its f″(u) = (1 − log u)/u² turns negative "
     "beyond), so strictly it is not one of Csiszár's f-divergences. It is still ≥ 0 with "
@@ -188,7 +115,7 @@ chosen = state.multiselect(
     "f-divergences to draw (total variation has no f″(1), so no parabola)",
     "f",
     smooth,
-    value=[k for k in DEFAULT_F if k in smooth],
+    value=[k for k in notes.DEFAULT_F if k in smooth],
     format_func=f_label,
 )
 top = info.theta_max
@@ -200,7 +127,7 @@ with range_col:
         min_value=-top,
         max_value=top,
         value=(-top, top),
-        step=step_of(path),
+        step=notes.step_of(path),
         format="%.2f",
     )
 with view_col:
@@ -232,59 +159,17 @@ else:
     ratio = view == "ratio"
     ui.chart(
         divergence_along_path(
-            curves + end_curves, lo=lo, hi=hi, theta_title=THETA_TITLES.get(path, "θ"), ratio=ratio
+            curves + end_curves, lo=lo, hi=hi, theta_title=notes.THETA_TITLES.get(path, "θ"), ratio=ratio
         ),
         name=f"f-divergences-{path}-{view}",
-        caption=(
-            "Every line heads to 1 at θ = 0: near q each D_f is its parabola. How fast it "
-            "leaves 1 is the O(θ³) term, which differs between the f's."
-            if ratio
-            else "Near θ = 0 each solid line hugs its dashed parabola of the same colour; "
-            "the parabolas differ only by f″(1), so f's with equal f″(1) share one. Further out "
-            "the lines part from their parabolas (the O(θ³) terms)."
-            + (" On this path KL[q,p] is exactly θ²/2: its solid line lies on its parabola."
-               if path == "shift" and "kl_qp" in chosen else "")
-        ),
+        caption=notes.path_caption(ratio, path, chosen),
     )
-    if any(
-        not np.isfinite(c.exact[(c.thetas >= lo) & (c.thetas <= hi)]).all()
-        for c in curves + end_curves
-    ):
-        st.info(
-            "An f-divergence can be infinite: Pearson χ² is $\\mathbb{E}_q[r^2] - 1$, and "
-            "$r^2 = p^2/q^2$ has a finite mean under q only if p's tails are light enough. "
-            "For q = N(0, 1) and p = N(0, σ²) that needs σ² < 2, i.e. θ < ½ log 2 ≈ 0.347."
-            if path == "scale"
-            else "Some f-divergence is infinite in this range: the integral of f(r) under q "
-            "diverges there.",
-            icon=":material/all_inclusive:",
-        )
-    end_rows = []
-    for c in end_curves:
-        for i, theta in enumerate(c.thetas):
-            end_rows.append(
-                {
-                    "f-divergence": f_label(c.name),
-                    "f″(1)": c.f2_at_1,
-                    "θ": theta,
-                    "exact D_f(p_θ, p₀)": c.exact[i],
-                    "½ f″(1) F θ²": c.quadratic[i],
-                    "ratio": c.ratio[i],
-                }
-            )
+    if (message := notes.infinite_note(path, curves + end_curves, lo, hi)) is not None:
+        st.info(message, icon=":material/all_inclusive:")
     ui.table(
-        pd.DataFrame(end_rows),
+        pd.DataFrame(notes.end_rows(end_curves)),
         name=f"f-divergences-{path}-ends",
-        caption=(
-            f"The numbers at the two ends of the θ range (F = {info.fisher:.6g}); drag the "
-            "range ends to read other θ."
-            + (
-                " On this path KL[q,p] = $\\theta^2/2$, χ² = $e^{\\theta^2} - 1$ and "
-                "H² = $2(1 - e^{-\\theta^2/8})$ exactly."
-                if path == "shift"
-                else ""
-            )
-        ),
+        caption=notes.ends_caption(path, info.fisher),
         column_config={
             "f″(1)": st.column_config.NumberColumn(format="%g"),
             "θ": st.column_config.NumberColumn(format="%.4g"),
@@ -327,14 +212,9 @@ st.markdown(
     "It shares KL's parabola but not its higher terms, so k2's bias grows with the distance "
     f"between q and p. Same path ({info.name}) and θ range as above."
 )
-marks = []
-if path == "shift":
-    marks = [
-        (float(t), float(b), f"μ = {t:g}: {b:.4g}")
-        for t, b in zip(schulman.thetas, schulman.relative_bias, strict=True)
-    ]
+marks = notes.schulman_marks(path, schulman)
 left, right = st.columns(2, gap="medium")
-theta_title = THETA_TITLES.get(path, "θ")
+theta_title = notes.THETA_TITLES.get(path, "θ")
 with left:
     ui.chart(
         k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
@@ -343,43 +223,14 @@ with left:
         "gap is k2's bias.",
     )
 with right:
-    outside = [m for m in marks if not lo <= m[0] <= hi]
-    shown_bias = biases.relative_bias[(biases.thetas >= lo) & (biases.thetas <= hi)]
-    flips = bool((shown_bias > 0).any() and (shown_bias < 0).any())
     ui.chart(
         k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
         name=f"k2-relative-bias-{path}",
-        caption=(
-            "Relative to the KL, k2's bias starts at 0 and grows with the distance; the dots are "
-            "Schulman's two cases."
-            if path == "shift"
-            else "Relative to the KL, k2's bias starts at 0 and grows with the distance"
-            + ("; on this path it changes sign with θ (the O(θ³) term is odd)." if flips else ".")
-        )
-        + (
-            " Widen the θ range to see " + " and ".join(f"μ = {m[0]:g}" for m in outside) + "."
-            if outside
-            else ""
-        ),
+        caption=notes.relative_bias_caption(path, biases, marks, lo, hi),
     )
 
-published = {e.p.mu: e for e in SCHULMAN_2020}
-schulman_rows = []
-for i, mu in enumerate(schulman.thetas):
-    e = published[float(mu)]
-    row = e.row("k2")
-    schulman_rows.append(
-        {
-            "q": e.q.name,
-            "p": e.p.name,
-            "KL[q,p] (exact)": schulman.kl[i],
-            "E[k2] (exact)": schulman.mean_k2[i],
-            "(E[k2] − KL)/KL (exact)": schulman.relative_bias[i],
-            "Schulman's printed k2 bias/true": row.bias_text if row else "",
-        }
-    )
 ui.table(
-    pd.DataFrame(schulman_rows),
+    pd.DataFrame(notes.schulman_rows(schulman)),
     name="k2-bias-schulman",
     caption=(
         "Schulman's two cases, on the mean-shift path, where the exact relative bias is "

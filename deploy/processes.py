@@ -1,0 +1,182 @@
+"""Start, watch and stop the child processes of a deployment (Linux).
+
+Each child runs in its own process group (``start_new_session``), so stopping
+it stops everything it started and nothing else.  On Linux a child also gets
+``SIGTERM`` if the process that started it dies (``PR_SET_PDEATHSIG``), so a
+killed benchmark or test leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = [
+    "ProcessFailed",
+    "children_of",
+    "cpu_seconds",
+    "free_port",
+    "healthy",
+    "port_is_free",
+    "rss_bytes",
+    "start",
+    "stop",
+    "tail",
+    "wait_healthy",
+]
+
+_PR_SET_PDEATHSIG = 1
+
+
+class ProcessFailed(RuntimeError):
+    """A child did not start, or died; the message ends with the tail of its log."""
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: cleanup then relies on stop() alone
+
+
+def start(
+    cmd: Sequence[str], *, log: Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """Start ``cmd`` in a new process group, its output appended to ``log``."""
+    with open(log, "ab") as out:
+        return subprocess.Popen(
+            list(cmd),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
+
+
+def stop(proc: subprocess.Popen, *, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+    """Stop ``proc``'s process group: ``sig``, then ``SIGKILL`` after ``timeout`` s."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=timeout)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait(timeout=timeout)
+    else:
+        # The leader is gone; a straggler in its group (e.g. an nginx worker) is not.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def tail(path: Path, chars: int = 2000) -> str:
+    """The last ``chars`` characters of a log file ("" if it does not exist)."""
+    try:
+        return Path(path).read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """True when a server could listen on ``host:port`` now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def healthy(url: str, timeout: float = 2.0) -> bool:
+    """True when ``GET url`` answers 200 (Streamlit's ``/_stcore/health``)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.status == 200
+    except (OSError, urllib.error.URLError):
+        return False
+
+
+def wait_healthy(
+    checks: Sequence[tuple[str, subprocess.Popen, Path]], *, timeout: float
+) -> None:
+    """Wait until every ``(health_url, process, log)`` answers, or raise ProcessFailed."""
+    deadline = time.monotonic() + timeout
+    pending = list(checks)
+    while pending:
+        for item in list(pending):
+            url, proc, log = item
+            if proc.poll() is not None:
+                raise ProcessFailed(
+                    f"{' '.join(map(str, proc.args[:4]))}… exited with code {proc.returncode} "
+                    f"before {url} was healthy. Its log:\n{tail(log)}"
+                )
+            if healthy(url):
+                pending.remove(item)
+        if pending and time.monotonic() > deadline:
+            url, _, log = pending[0]
+            raise ProcessFailed(f"{url} not healthy after {timeout:.0f} s. Log:\n{tail(log)}")
+        if pending:
+            time.sleep(0.25)
+
+
+def _stat_fields(pid: int) -> list[str]:
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2 :].split()  # the command name may contain spaces
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid`` (from ``/proc``; empty if unreadable)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int(_stat_fields(int(entry.name))[1]) == pid:
+                    found.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far, in seconds (0.0 once it is gone)."""
+    try:
+        fields = _stat_fields(pid)
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    """Resident set size of ``pid`` now (``VmRSS``), in bytes; 0 once it is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

@@ -1,0 +1,170 @@
+"""What the "Audit your log-probs" page says about a report (no streamlit).
+
+The column roles and their URL keys, the bundled example's exact values for
+the roles it was made with, the summary and position tables, and the captions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from charts.approx_kl import bucket_label
+from kl_core.audit import ESTIMATOR_KEYS, AuditReport, EstimatorSummary
+
+__all__ = [
+    "AUDIT_KEYS",
+    "DIRECTION_LABELS",
+    "EXAMPLE_ROLES",
+    "NONE",
+    "PICKERS",
+    "counted_line",
+    "example_info",
+    "exact_for",
+    "histogram_caption",
+    "position_rows",
+    "sequences_caption",
+    "summary_caption",
+    "summary_frame",
+]
+
+NONE = "(none)"
+#: Column roles: URL key, label, required.  The keys are the ones the audit used
+#: on the "approx_kl in practice" page, so old links keep their column choices.
+PICKERS = (
+    ("sc", "Sampler log-prob column", True),
+    ("oc", "Other log-prob column", True),
+    ("mc", "Mask column (1 = count)", False),
+    ("pc", "Position column", False),
+    ("qc", "Sequence id column", False),
+    ("rc", "Rollout log-prob column", False),
+)
+#: Every URL key of the audit: the column roles and the direction.
+AUDIT_KEYS = (*(key for key, _, _ in PICKERS), "dir")
+#: The bundled example's columns for each role (data/example_audit.csv).
+EXAMPLE_ROLES = {
+    "sc": "logp_policy",
+    "oc": "logp_ref",
+    "mc": "mask",
+    "pc": "position",
+    "qc": "sequence_id",
+    "rc": NONE,
+}
+DIRECTION_LABELS = {"sampler-other": "KL[sampler‖other]", "other-sampler": "KL[other‖sampler]"}
+
+
+def example_info(meta: Mapping, file_name: str) -> str:
+    """The box that says the bundled example is shown, and what it is."""
+    return (
+        "**No file uploaded, so this is the bundled example** `data/{name}`: {seqs} sequences "
+        "from a toy policy over {vocab} tokens, with a reference model drifting away along the "
+        "sequence (made by `{generator}`). Its exact KLs are known and shown beside the "
+        "estimates. The column choices below are part of this page's link."
+    ).format(name=file_name, seqs=meta["n_sequences"], vocab=meta["vocab_size"],
+             generator=meta["generator"])
+
+
+def exact_for(meta: Mapping, chosen: Mapping[str, str | None], direction: str) -> dict[str, float] | None:
+    """The example's exact means for this direction, if the columns keep the generator's roles.
+
+    Per token for k1, k2, k3; per sequence (``seq_k1`` …) too when the sequence
+    column is the generator's.  ``None`` when the chosen roles differ.
+    """
+    args = meta["audit_args"]
+    same = (
+        chosen["sc"] == args["sampler_col"]
+        and chosen["oc"] == args["other_col"]
+        and chosen["mc"] == args["mask_col"]
+        and chosen["rc"] is None
+    )
+    if not same:
+        return None
+    d = direction.replace("-", "_")
+    ex = meta["exact"]
+    out = {
+        "k1": ex[f"kl_{d}_per_token"],
+        "k2": ex[f"k2_{d}_per_token"],
+        "k3": ex[f"kl_{d}_per_token"],
+    }
+    if chosen["qc"] == args["sequence_col"]:
+        out |= {
+            "seq_k1": ex[f"kl_{d}_per_sequence"],
+            "seq_k2": ex[f"k2_{d}_per_sequence"],
+            "seq_k3": ex[f"kl_{d}_per_sequence"],
+        }
+    return out
+
+
+def counted_line(report: AuditReport, file_name: str) -> str:
+    """Which tokens count, and which KL the report estimates."""
+    if report.n == report.n_total:
+        text = "**{name}:** all {n:,} tokens, estimating **{kl}**."
+    else:
+        text = (
+            "**{name}:** {n:,} of {total:,} tokens (the mask drops the rest), estimating **{kl}**."
+        )
+    return text.format(name=file_name, n=report.n, total=report.n_total,
+                       kl=DIRECTION_LABELS[report.direction])
+
+
+def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, float] | None,
+                  prefix: str = "") -> pd.DataFrame:
+    """One row per estimator: mean, SE, spread, share < 0, tail; the exact mean beside it if known."""
+    df = pd.DataFrame(
+        {
+            "estimator": list(stats),
+            "mean": [s.mean for s in stats.values()],
+            "SE": [s.se for s in stats.values()],
+            "std": [s.std for s in stats.values()],
+            "share < 0": [s.neg_fraction for s in stats.values()],
+            "p95": [s.p95 for s in stats.values()],
+            "p99": [s.p99 for s in stats.values()],
+            "max": [s.max for s in stats.values()],
+        }
+    )
+    if exact is not None and all(f"{prefix}{k}" in exact for k in stats):
+        df.insert(2, "exact mean", [exact[f"{prefix}{k}"] for k in stats])
+    return df
+
+
+def summary_caption(has_exact: bool, weighted: bool) -> str:
+    """Under the summary table."""
+    text = (
+        "Mean ± SE per token; the example's exact means sit beside the estimates."
+        if has_exact
+        else "Mean ± SE per token."
+    )
+    if weighted:
+        text += " Weighted figures: self-normalised importance sampling."
+    return text
+
+
+def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
+    """Under one estimator's histogram of per-token values."""
+    text = "{share:.1%} of tokens below 0; p99 {p99:.4g}.".format(
+        share=summary.neg_fraction, p99=summary.p99
+    )
+    if weighted:
+        text += " Bars count tokens as drawn (unweighted)."
+    return text
+
+
+def position_rows(report: AuditReport) -> pd.DataFrame:
+    """The position buckets as numbers: tokens, and each estimator's mean and SE."""
+    rows: dict[str, list] = {
+        "positions": [bucket_label(b) for b in report.positions],
+        "tokens": [b.count for b in report.positions],
+    }
+    for k in ESTIMATOR_KEYS:
+        rows["{k} mean".format(k=k)] = [b.mean[k] for b in report.positions]
+        rows["{k} SE".format(k=k)] = [b.se[k] for b in report.positions]
+    return pd.DataFrame(rows)
+
+
+def sequences_caption(n_sequences: int) -> str:
+    """Under the sequence-sum table."""
+    return (
+        "Each estimator summed over each sequence's counted tokens, {n:,} sequences. Summed k1 "
+        "and k3 estimate the sequence-level KL: by the chain rule, the sum of the per-token KLs."
+    ).format(n=n_sequences)

@@ -1,0 +1,220 @@
+"""What the Control variates page says about its numbers (no streamlit).
+
+The exact variance parabola's warnings, marks and caption; the k_λ profile's
+curves and caption; the gain curve's θ grids and caption.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from charts.control_variates import LambdaMark
+from charts.palette import REFERENCE_COLOR, color
+from kl_core import estimators
+from kl_core.control_variates import GainCurve, LambdaParabola
+from lab.format import number
+from lab.notes import Note
+
+__all__ = [
+    "PATH_THETAS",
+    "THETA_TITLES",
+    "gain_caption",
+    "gain_marker",
+    "gain_text",
+    "histogram_caption",
+    "pair_note",
+    "parabola_caption",
+    "parabola_marks",
+    "parabola_note",
+    "parabola_range",
+    "profile_caption",
+    "profile_curves",
+]
+
+# The θ grid of each path's gain curve.  θ = 0 (p = q, gain 0/0) is left out: the gain
+# tends to a path-dependent constant there, which a point "1 by convention" would hide.
+PATH_THETAS = {
+    "shift": tuple(np.linspace(0.05, 3.0, 60).tolist()),
+    "scale": tuple(np.linspace(-0.6, 0.6, 60).tolist()),
+    "logit": tuple(np.linspace(-3.0, 3.0, 60).tolist()),
+}
+THETA_TITLES = {
+    "shift": "μ, the mean of p = N(μ, 1)   (q = N(0, 1))",
+    "scale": "log σ, where p = N(0, σ²)   (q = N(0, 1))",
+    "logit": "θ, a step along the logit direction v   (q = p at θ = 0)",
+}
+
+
+def _all_infinite(par: LambdaParabola) -> bool:
+    return math.isinf(par.var_log_r)
+
+
+def _chi2_infinite(par: LambdaParabola) -> bool:
+    return math.isinf(par.var_r) and not _all_infinite(par)
+
+
+def _p_equals_q(par: LambdaParabola) -> bool:
+    return par.var_log_r == 0.0 and par.var_r == 0.0
+
+
+def gain_text(par: LambdaParabola) -> str:
+    """The metric "gain Var(k3) / Var(kλ*)": ×1.234, ∞, or — where λ* is undefined."""
+    gain = math.nan if _all_infinite(par) else par.gain
+    if math.isnan(gain):
+        return "—"
+    return "∞" if math.isinf(gain) else "×{gain:.4g}".format(gain=gain)
+
+
+def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
+    """The note on this pair: p = q, every variance infinite, or χ² infinite (else None).
+
+    ``why_infinite`` is the core's reason Var(log r) is infinite (``Moments.note`` of k1).
+    """
+    if _p_equals_q(par):
+        return Note(
+            "info",
+            "p = q: r = 1 at every sample, so every kλ is exactly 0 and every λ has variance 0. "
+            "Move p away from q to see the parabola.",
+            ":material/info:",
+        )
+    if _all_infinite(par):
+        text = (
+            "**Var(log r) is infinite for this pair**, so every kλ has infinite variance: adding "
+            "λ(r − 1) cannot cancel it, and λ* is undefined."
+        )
+        if why_infinite:
+            text += " ({why})".format(why=why_infinite)
+        return Note("warning", text, ":material/warning:")
+    if _chi2_infinite(par):
+        return Note(
+            "warning",
+            "**χ²(p‖q) = Var_q(r) is infinite for this pair**: the control variate r − 1 itself "
+            "has infinite variance: E_q[r²] = ∫ p²/q diverges when p's tails are too heavy for "
+            "q's, and exceeds the largest double (≈1.8e308) when q and p are very far apart, as "
+            "e^{μ²} does for Gaussians μ > 26.6 apart. Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 "
+            "included — and the best one can do is λ* = 0, plain k1. The histograms can still "
+            "look tame: the variance lives in rare, huge values of r that a finite sample seldom "
+            "contains.",
+            ":material/warning:",
+        )
+    return None
+
+
+def parabola_range(par: LambdaParabola, lo: float, hi: float) -> tuple[float, float]:
+    """The λ range of the parabola chart: the slider's, widened to show λ* with a margin."""
+    if math.isfinite(par.lam_star) and not _all_infinite(par):
+        return min(lo, par.lam_star - 0.3), max(hi, par.lam_star + 0.3)
+    return lo, hi
+
+
+def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
+    """The marked points: k1 (λ = 0), k3 (λ = 1), λ* (if defined) and the reader's λ."""
+    marks = [
+        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, color("k1")),
+        LambdaMark("λ = 1: k3", 1.0, par.var_k3, color("k3")),
+    ]
+    if not _all_infinite(par):
+        label = "λ* = {lam:.3g}: least variance".format(lam=par.lam_star)
+        marks.append(LambdaMark(label, par.lam_star, par.var_optimal, REFERENCE_COLOR))
+    label = "your λ = {lam:.3g}".format(lam=lam)
+    marks.append(LambdaMark(label, lam, float(par.variance(lam)), color("k_lambda")))
+    return marks
+
+
+def parabola_note(par: LambdaParabola) -> str | None:
+    """The note written inside the chart when the curve cannot be drawn."""
+    if _all_infinite(par):
+        return "Var(kλ) = ∞ for every λ: no curve to draw"
+    if _chi2_infinite(par):
+        return "Var(kλ) = ∞ for every λ ≠ 0: only the point at λ = 0 is finite"
+    return None
+
+
+def parabola_caption(par: LambdaParabola) -> str:
+    """Under the parabola: where its minimum is, or why there is none."""
+    if _p_equals_q(par):
+        return "With p = q every coefficient is 0: the 'parabola' is flat at 0."
+    if _all_infinite(par):
+        return "Nothing to minimise: the variance is infinite for every λ."
+    if _chi2_infinite(par):
+        return (
+            "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
+            "infinite, so any λ ≠ 0 makes the variance infinite."
+        ).format(v=number(par.var_log_r))
+    return (
+        "The minimum sits at λ* = {lam:.3g}, not at λ = 1: there Var = {opt} against {k3} for k3 "
+        "and {k1} for k1. Every point of the curve has the same mean, KL[q,p] = {kl}; only the "
+        "spread changes."
+    ).format(lam=par.lam_star, opt=number(par.var_optimal), k3=number(par.var_k3),
+             k1=number(par.var_log_r), kl=number(par.true_kl))
+
+
+def histogram_caption(neg_fraction: float, n: int) -> str:
+    """Under the kλ histogram: the share of negative values."""
+    if neg_fraction > 0:
+        return (
+            "{share:.1%} of the {n:,} values are negative (shaded side), although every single "
+            "one is a sample of a KL estimator."
+        ).format(share=neg_fraction, n=n)
+    return "No value is negative at this λ."
+
+
+def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, str, bool]]:
+    """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, colour, dashed)``."""
+    curves = []
+    if lam not in (0.0, 1.0):
+        label = "kλ, λ = {lam:.3g}".format(lam=lam)
+        curves.append((label, estimators.k_lambda(logr, lam), color("k_lambda"), False))
+    curves.append(("k3 (λ = 1)", estimators.k3(logr), color("k3"), False))
+    curves.append(("k1 (λ = 0)", estimators.k1(logr), color("k1"), True))
+    return curves
+
+
+def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fraction: float) -> str:
+    """Under the profile: where kλ < 0 (``interval`` of log r), tied to the histogram's share."""
+    if interval is None:
+        return (
+            "At λ = 1 the curve (green) touches 0 at log r = 0 and is positive everywhere else: "
+            "no sample can be negative."
+        )
+    if math.isinf(interval[1]):
+        return (
+            "For λ = {lam:.3g} ≤ 0 both terms of kλ are negative whenever log r > 0: every sample "
+            "with p(x) > q(x) is negative — {share:.1%} of the draws above."
+        ).format(lam=lam, share=neg_fraction)
+    return (
+        "For λ = {lam:.3g}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
+        "shrinks to nothing as λ → 1. That is where the {share:.1%} negative draws above come from."
+    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=neg_fraction)
+
+
+def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:
+    """On the mean-shift path, the point nearest Schulman's μ = 1 (a black dot)."""
+    if path_key != "shift":
+        return None
+    i = int(np.argmin(np.abs(curve.thetas - 1.0)))
+    return float(curve.thetas[i]), float(curve.gain[i])
+
+
+def gain_caption(path_key: str, curve: GainCurve) -> str:
+    """Under the gain curve: the gain next to p = q, and what it does further out."""
+    near = int(np.argmin(np.abs(curve.thetas)))  # the step closest to p = q
+    near_text = "×{gain:.3g} at θ = {theta:.2g}".format(gain=curve.gain[near], theta=curve.thetas[near])
+    if path_key == "shift":
+        marker = gain_marker(path_key, curve)
+        return (
+            "The gain is {near}, ×{at1:.3g} at Schulman's μ = 1 (black dot) and about ×{far:,.0f} "
+            "at μ = {end:g}: k3 is nearly optimal only for small shifts."
+        ).format(near=near_text, at1=marker[1], far=curve.gain[-1], end=curve.thetas[-1])
+    if path_key == "scale":
+        return (
+            "Already {near}, next to p = q: for a change of scale k3 is not nearly optimal even "
+            "for tiny steps. Widening p past σ = √2 (θ ≈ 0.35) makes χ² infinite, so Var(k3) = ∞ "
+            "while kλ* (λ* = 0, plain k1) stays finite: grey band."
+        ).format(near=near_text)
+    return (
+        "For this 5-token categorical the gain is {near}, next to p = q, and stays between "
+        "×{lo:.3g} and ×{hi:.3g} on the range shown: all variances are finite."
+    ).format(near=near_text, lo=np.nanmin(curve.gain), hi=np.nanmax(curve.gain))

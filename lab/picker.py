@@ -1,0 +1,282 @@
+"""The distribution picker: a family menu and a slider per parameter, over the spec string.
+
+A distribution is picked with a family menu and one slider per parameter
+(:func:`distribution_picker`).  The one value that lives in the URL is the
+spec string, the same string ``Distribution.spec`` writes and
+``kl_core.distributions.parse`` reads (``normal(0.1,1)``, ``laplace(0,1)``,
+``t(3,0,1)``, ``mixture(0.5:-1:1,0.5:1:1)``, ``categorical(0,1,2)``), so the
+URL carries the whole distribution compactly: ``?q=normal(0,1)&p=normal(1,1)``.
+
+The spec sits in an "advanced" text field under the sliders.  The family menu
+and the sliders are not in the URL: they are read from the spec on every run
+(:mod:`lab.spec_params`), and moving one writes a new spec into the field from
+its callback (:func:`lab.state.set_values`).  So slider, typed spec and URL
+always agree, and a spec typed by hand re-seeds the sliders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from kl_core.distributions import Categorical, Distribution, Gaussian, parse, practical_issue
+from lab import spec_params, state
+from lab.spec_params import FAMILIES, VOCABULARIES
+from lab.ui import fail
+
+__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker"]
+
+SPEC_HELP = (
+    "Type a distribution as `family(parameters)`:\n\n"
+    "- `normal(μ,σ)`, e.g. `normal(0.5,1)`\n"
+    "- `laplace(loc,scale)`\n"
+    "- `t(ν,loc,scale)` (Student t)\n"
+    "- `mixture(w:μ:σ,w:μ:σ,…)`, weights summing to 1\n"
+    "- `categorical(logit,logit,…)`, e.g. a next-token distribution"
+)
+RANGE_NOTE = (
+    "The lab keeps scales within [1e-6, 1e6], locations within ±1e6, Student t's df ≥ 0.1 "
+    "and logits within ±1e4: beyond that, double precision can no longer tell the two "
+    "distributions apart reliably."
+)
+VOCABULARY_LABELS = {"peaked": "Rare token (8 tokens)", "logit": "Mild drift (5 tokens)"}
+OWN_VOCABULARY = "{k} tokens, as typed"
+
+
+def _g(x: float) -> str:
+    return f"{x:g}"
+
+
+def _current(key: str) -> Distribution | None:
+    """The distribution in the spec field ``key`` (its value in session state), or None."""
+    try:
+        return parse(st.session_state.get(key, ""))
+    except ValueError:
+        return None
+
+
+def _match_partner(new: Distribution, partner: str | None, *, drifted: bool) -> dict[str, str]:
+    """A new spec for the other picker if it could no longer be compared with ``new``.
+
+    q and p must both be continuous or both categorical with the same tokens;
+    a change of family or vocabulary on one side carries over to the other.
+    """
+    other = _current(partner) if partner else None
+    if other is None:
+        return {}
+    if new.discrete and (not other.discrete or other.k != new.k):
+        key = spec_params.vocabulary_of(new)
+        if key is None:
+            return {}
+        return {partner: spec_params.vocabulary(key, drifted=not drifted).spec}
+    if not new.discrete and other.discrete:
+        return {partner: spec_params.switch_family(other, "normal", drifted=not drifted).spec}
+    return {}
+
+
+def _set_specs(values: dict[str, str]) -> None:
+    """Write new specs after a change of family or vocabulary; token menus start afresh."""
+    for key in values:
+        st.session_state.pop(f"{key}.token", None)
+    state.set_values(**values)
+
+
+def _on_family(key: str, partner: str | None, drifted: bool) -> None:
+    family = st.session_state[f"{key}.family"]
+    if family is None:
+        return
+    # From an unreadable spec, start over from N(0, 1) (p: N(0.5, 1)).
+    cur = _current(key) or Gaussian(0.5 if drifted else 0.0, 1.0)
+    new = spec_params.switch_family(cur, family, drifted=drifted)
+    _set_specs({key: new.spec, **_match_partner(new, partner, drifted=drifted)})
+
+
+def _on_vocabulary(key: str, partner: str | None, drifted: bool) -> None:
+    vocab = st.session_state[f"{key}.vocab"]
+    if vocab not in VOCABULARIES:
+        return
+    new = spec_params.vocabulary(vocab, drifted=drifted)
+    _set_specs({key: new.spec, **_match_partner(new, partner, drifted=drifted)})
+
+
+def _on_knob(key: str, knob_id: str) -> None:
+    cur = _current(key)
+    if cur is not None:
+        new = spec_params.with_knob(cur, knob_id, st.session_state[f"{key}.{knob_id}"])
+        state.set_values(**{key: new.spec})
+
+
+def _on_table(key: str, editor: str) -> None:
+    cur = _current(key)
+    edited = st.session_state[editor].get("edited_rows", {})
+    edits = {int(row): cells["logit"] for row, cells in edited.items() if "logit" in cells}
+    if isinstance(cur, Categorical) and edits:
+        state.set_values(**{key: spec_params.with_logits(cur, edits).spec})
+
+
+def _show(widget_key: str, value: Any) -> None:
+    """Make the derived widget ``widget_key`` show ``value`` (the spec decides).
+
+    Written only when it differs: a write from code is echoed to the browser,
+    and an echo of the value a slider is being dragged from would pull the
+    thumb back mid-drag.
+    """
+    if widget_key not in st.session_state or st.session_state[widget_key] != value:
+        st.session_state[widget_key] = value
+
+
+def _knob_widget(key: str, knob: spec_params.Knob) -> None:
+    wkey = f"{key}.{knob.id}"
+    _show(wkey, knob.value)
+    if knob.log:
+        st.select_slider(knob.label, knob.steps, format_func=_g, key=wkey,
+                         on_change=_on_knob, args=(key, knob.id))
+    else:
+        st.slider(knob.label, min_value=knob.lo, max_value=knob.hi, step=knob.step,
+                  format="%g", key=wkey, on_change=_on_knob, args=(key, knob.id))
+
+
+def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted: bool) -> None:
+    vocab = spec_params.vocabulary_of(d)
+    labels = {**VOCABULARY_LABELS, "own": OWN_VOCABULARY.format(k=d.k)}
+    _show(f"{key}.vocab", vocab or "own")
+    st.selectbox(
+        "Vocabulary",
+        [*VOCABULARIES, *(["own"] if vocab is None else [])],
+        format_func=labels.get,
+        key=f"{key}.vocab",
+        on_change=_on_vocabulary,
+        args=(key, partner, drifted),
+        help="Rare token: token 7 is all but impossible (log-prob −22); raise its logit to make it "
+        "likely, as fine-tuning can. Mild drift: 5 tokens, the last ones gaining mass. Both are "
+        "the start of the lab's drift paths (kl_core.clamps.CLAMP_PATHS); then move any token's "
+        "logit, or type one in the table.",
+    )
+    token_key = f"{key}.token"
+    if st.session_state.get(token_key) not in range(d.k):
+        st.session_state[token_key] = spec_params.moving_token(d)
+    c_token, c_logit = st.columns([1, 3], gap="small", vertical_alignment="bottom")
+    with c_token:
+        token = st.selectbox("Token", range(d.k), key=token_key)
+    with c_logit:
+        _knob_widget(key, spec_params.logit_knob(d, token))
+    digest = hashlib.blake2s(d.spec.encode(), digest_size=6).hexdigest()
+    editor = f"{key}.logits.{digest}"  # a new spec gives a fresh table
+    st.data_editor(
+        pd.DataFrame({"token": range(d.k), "logit": d.logits, "probability": d.probs}),
+        key=editor,
+        hide_index=True,
+        num_rows="fixed",
+        disabled=["token", "probability"],
+        on_change=_on_table,
+        args=(key, editor),
+        column_config={
+            "token": st.column_config.NumberColumn(width="small"),
+            "logit": st.column_config.NumberColumn(format="%g", required=True,
+                                                   help="Click to type a logit."),
+            "probability": st.column_config.NumberColumn(format="%.3g"),
+        },
+    )
+
+
+def distribution_picker(
+    label: str,
+    key: str,
+    default_spec: str,
+    *,
+    partner: str | None = None,
+    drifted: bool = False,
+    help: str | None = None,
+) -> Distribution:
+    """A family menu and one slider per parameter, over the spec field bound to ``?key=``.
+
+    Returns the parsed distribution.  On a spec that ``parse`` rejects, or one
+    outside :func:`kl_core.distributions.practical_issue`'s range, shows
+    ``st.error`` with the reason and stops the page (no traceback); the family
+    menu stays usable to start again.
+
+    Parameters
+    ----------
+    label : str
+        The picker's heading, e.g. ``"q — the sampler (old policy)"``.
+    key : str
+        URL key of the spec, e.g. ``"q"``; the sliders' session keys start with it.
+    default_spec : str
+        The spec shown when the URL has none; must parse.
+    partner : str, optional
+        URL key of the other picker of a pair: a change of family or vocabulary
+        that would make the two incomparable changes it too.
+    drifted : bool
+        True for the target p: a new categorical starts a step along its path.
+    help : str, optional
+        Tooltip of the spec field; defaults to the spec grammar.
+    """
+    st.markdown("**{label}**".format(label=label))
+    sliders = st.container()
+    shown = st.container()
+    with st.expander("Type a spec (advanced)", icon=":material/edit:"):
+        spec = state.text(
+            "Spec of {key}, as in the link".format(key=key), key, value=default_spec,
+            help=help or SPEC_HELP,
+        )
+    try:
+        dist = parse(spec)
+    except ValueError as exc:
+        dist = None
+        error = str(exc)
+    family_key = f"{key}.family"
+    _show(family_key, spec_params.family_of(dist) if dist is not None else None)
+    with sliders:
+        st.selectbox(
+            "Family",
+            list(FAMILIES),
+            format_func=FAMILIES.get,
+            key=family_key,
+            placeholder="Choose a family to start again",
+            on_change=_on_family,
+            args=(key, partner, drifted),
+        )
+        if dist is None:
+            fail("**{label}**: {error}".format(label=label, error=error))
+        if isinstance(dist, Categorical):
+            _categorical_widgets(key, dist, partner, drifted)
+        for knob in spec_params.knobs(dist):
+            _knob_widget(key, knob)
+    with shown:
+        if dist.discrete:  # the table above already lists the probabilities
+            st.caption("Written `{spec}` in the link.".format(spec=dist.spec))
+        else:
+            st.caption("= {name}, written `{spec}` in the link".format(name=dist.name, spec=dist.spec))
+        issue = practical_issue(dist)
+        if issue:
+            fail("**{label}**: {issue}. {note}".format(label=label, issue=issue, note=RANGE_NOTE))
+    return dist
+
+
+def distribution_pair(
+    q_default: str,
+    p_default: str,
+    *,
+    q_label: str = "q — the sampler (old policy)",
+    p_label: str = "p — the target (new policy)",
+    q_key: str = "q",
+    p_key: str = "p",
+) -> tuple[Distribution, Distribution]:
+    """Two pickers side by side; stops with a clear error if q and p cannot be compared."""
+    left, right = st.columns(2, gap="medium")
+    with left:
+        q = distribution_picker(q_label, q_key, q_default, partner=p_key)
+    with right:
+        p = distribution_picker(p_label, p_key, p_default, partner=q_key, drifted=True)
+    if q.discrete != p.discrete:
+        fail("q and p must both be continuous or both be categorical.")
+    if q.discrete and getattr(q, "k", None) != getattr(p, "k", None):
+        fail(
+            "q has {kq} categories but p has {kp}; give both the same number of logits.".format(
+                kq=q.k, kp=p.k
+            )
+        )
+    return q, p

@@ -1,0 +1,172 @@
+"""Audit your log-probs: k1, k2, k3 of your own per-token log-probs, by position and sequence.
+
+An uploaded CSV or Parquet file, or the bundled example ``data/example_audit.csv``
+whose column choices live in the URL (``?sc=…&oc=…&mc=…&pc=…&qc=…&rc=…&dir=…``,
+the keys this audit had on the "approx_kl in practice" page).  Every figure is
+:func:`kl_core.audit.audit`'s; a bad file gets a clear message, not a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from charts.approx_kl import position_chart
+from charts.histograms import common_domain, per_sample_histogram
+from charts.palette import color
+from kl_core import audit
+from lab import cache, state, ui
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import audit as notes
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
+EXAMPLE_JSON = ROOT / "data" / "example_audit.json"
+KEYS = audit.ESTIMATOR_KEYS
+NUMBER = {f: st.column_config.NumberColumn(format=f) for f in ("%.5f", "%.4f", "%.2g")}
+SUMMARY_FORMAT = {
+    "mean": NUMBER["%.5f"],
+    "exact mean": st.column_config.NumberColumn(format="%.5f", help="From the generator: data/example_audit.json."),
+    "SE": st.column_config.NumberColumn(format="%.2g", help="Standard error of the mean."),
+    "share < 0": st.column_config.NumberColumn(format="percent"),
+    **{c: NUMBER["%.4f"] for c in ("std", "p95", "p99", "max")},
+}
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title("Audit your log-probs")
+st.markdown(
+    "One row per sampled token: its log-prob under the policy that **sampled** it and under the "
+    "**other** policy; optionally a mask (1 = count the token), its position in the sequence, a "
+    "sequence id, and the log-prob under a third **rollout** policy that actually drew the tokens "
+    "(then every figure is importance-weighted and the effective sample size is reported). "
+    "The page computes k1, k2 and k3 per token, as the libraries of *approx_kl in practice* do."
+)
+
+# ------------------------------------------------------------ the file
+uploaded = st.file_uploader(
+    "Upload a CSV or Parquet file (one row per sampled token)", key="upload",
+    help="Up to {mib} MiB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
+)
+if uploaded is None:
+    key, name, data, upload_id = str(EXAMPLE_CSV), EXAMPLE_CSV.name, None, None
+    meta = cache.json_file(str(EXAMPLE_JSON))
+    st.info(notes.example_info(meta, EXAMPLE_CSV.name), icon=":material/dataset:")
+else:
+    key, name, data, upload_id = uploaded.file_id, uploaded.name, uploaded.getvalue(), uploaded.file_id
+    meta = None
+    st.caption(
+        ":material/link_off: An uploaded file stays in this browser session: a link can't carry "
+        "it, so the column choices for it are not in the URL."
+    )
+try:
+    columns = cache.table_columns(key, name, _data=data)
+except ValueError as exc:
+    ui.fail("**This file can't be audited.** {why}".format(why=exc))
+
+# ------------------------------------------------------------ the columns
+chosen: dict[str, str | None] = {}
+rows = (st.columns(3, gap="small"), st.columns(3, gap="small"))
+for i, (role, label, required) in enumerate(notes.PICKERS):
+    opts = list(columns) if required else [notes.NONE, *columns]
+    default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
+    with rows[i // 3][i % 3]:
+        if upload_id is None:  # the example: the choice is part of the link
+            value = state.select(label, role, opts, value=default)
+        else:  # an upload: not in the URL; keyed by the upload so new columns start fresh
+            value = st.selectbox(
+                label, opts, key=f"up_{role}_{upload_id}", placeholder="choose a column",
+                index=opts.index(default) if default is not None else (None if required else 0),
+            )
+    chosen[role] = None if value in (None, notes.NONE) else value
+direction = state.segmented(
+    "Direction", "dir", list(audit.DIRECTIONS), value="sampler-other",
+    format_func=notes.DIRECTION_LABELS.get,
+    help="KL[sampler‖other] uses k1, k2, k3 of log r; KL[other‖sampler] weights them by r "
+    "(k3 becomes k3_pq).",
+)
+if chosen["sc"] is None or chosen["oc"] is None:
+    st.info("Choose the sampler and the other log-prob columns to see the report.",
+            icon=":material/touch_app:")
+    st.stop()
+
+# ------------------------------------------------------------ the core call
+try:
+    with st.spinner("Auditing the file…"):
+        report = cache.audit_file(
+            key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
+            sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
+        )
+except ValueError as exc:
+    ui.fail("**This file can't be audited with these columns.** {why}".format(why=exc))
+exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
+if meta is not None and exact is None:
+    st.caption(
+        "The example's exact KLs apply to its own roles (sampler `logp_policy`, other "
+        "`logp_ref`, mask `mask`, no rollout column), so they are not shown for this choice."
+    )
+
+# ------------------------------------------------------------ the report
+st.header("The report")
+st.markdown(notes.counted_line(report, name))
+defs = audit.DEFINITIONS[report.direction]
+for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
+    with col:
+        ui.formula(rf"\color{{{color(k)}}}{{k_{k[1]}}} = {defs[k]['formula']}")
+        st.caption(defs[k]["meaning"])
+with ui.metric_row():
+    st.metric("Tokens counted", f"{report.n:,}")
+    for k in KEYS:
+        s = report.summaries[k]
+        st.metric(
+            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se),
+            delta_color="off", delta_arrow="off",
+            help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
+        )
+    if exact is not None:
+        st.metric(
+            "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
+            help="From the generator (data/example_audit.json): the exact expectation for these tokens.",
+        )
+if report.weighted:
+    with ui.metric_row():
+        st.metric("Effective sample size (tokens)", f"{report.ess:,.0f}",
+                  help="(Σw)² / Σw², w = π_sampler / π_rollout per token.")
+        st.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
+        if report.sequences is not None and report.sequences.ess is not None:
+            st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
+ui.table(
+    notes.summary_frame(report.summaries, exact), name="audit-summary",
+    caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
+)
+domain = common_domain([report.values[k] for k in KEYS],
+                       include=(0.0,) + ((exact["k1"],) if exact is not None else ()))
+for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
+    s = report.summaries[k]
+    with col:
+        ui.chart(
+            per_sample_histogram(
+                report.values[k], k, true_value=None if exact is None else exact[k],
+                true_label="exact KL" if k != "k2" else "exact mean", mean=s.mean,
+                neg_fraction=s.neg_fraction, domain=domain, height=280,
+            ),
+            name=f"audit-{k}-histogram",
+            caption=notes.histogram_caption(s, report.weighted),
+        )
+if report.positions is not None:
+    st.subheader("By position")
+    ui.chart(position_chart(report.positions), name="audit-positions",
+             caption="Each estimator's mean per token in log2-wide position buckets, ±2 SE.")
+    positions = notes.position_rows(report)
+    ui.table(
+        positions, name="audit-positions", caption="The same buckets as numbers.",
+        column_config={c: NUMBER["%.5f" if c.endswith("mean") else "%.2g"]
+                       for c in positions.columns if c.startswith("k")},
+    )
+if report.sequences is not None:
+    st.subheader("Sequence sums")
+    ui.table(
+        notes.summary_frame(report.sequences.stats, exact, prefix="seq_"), name="audit-sequences",
+        caption=notes.sequences_caption(report.sequences.n_sequences), column_config=SUMMARY_FORMAT,
+    )
+ui.show_source(audit.audit)

@@ -1,0 +1,207 @@
+"""Control variates: kλ = −log r + λ(r − 1), its exact variance against λ, and why λ = 1.
+
+Every kλ is unbiased because E_q[r − 1] = 0.  The page shows the exact variance
+parabola (``kl_core.control_variates.lambda_parabola``), the per-sample
+histogram at the reader's λ (``kl_core.montecarlo.simulate``), why only λ = 1
+keeps every sample ≥ 0 (``kl_core.bregman.k_lambda_negative_interval``), and
+how the advantage of λ* over λ = 1 grows along a path (``gain_along_path``).
+URL keys: ``q``, ``p``, ``lam``, ``n``, ``seed``, ``path``.
+"""
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from charts.control_variates import (
+    gain_chart,
+    k_lambda_histogram,
+    k_lambda_profile,
+    lambda_star_chart,
+    variance_parabola,
+)
+from charts.histograms import common_domain
+from kl_core import control_variates, estimators
+from kl_core._quadrature import QuadratureError
+from kl_core.bregman import k_lambda_negative_interval
+from kl_core.paths import PATHS
+from lab import cache, state, ui
+from lab.format import number
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import control_variates as notes
+from lab.picker import distribution_pair
+from lab.widgets import count_slider, seed_picker
+
+LAM_MIN, LAM_MAX = -1.0, 3.0
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title("Control variates")
+st.markdown(
+    "k1 = −log r is unbiased but noisy. Add any multiple of **r − 1**, whose average under q is "
+    "exactly 0, and the estimator stays unbiased — so which multiple λ should we add? "
+    "This page computes the variance of every choice **exactly** (no sampling), and shows "
+    "why Schulman's k3 takes λ = 1 although a smaller variance is often available."
+)
+ui.formula(
+    r"k_\lambda = -\log r + \lambda\,(r - 1), \qquad "
+    r"\mathbb{E}_{q}[r - 1] = 0 \;\Longrightarrow\; "
+    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q,p] \ \text{for every } \lambda"
+)
+
+q, p = distribution_pair("normal(0,1)", "normal(1,1)")
+try:
+    par = cache.lambda_parabola(q.spec, p.spec)
+except QuadratureError:
+    ui.fail(
+        "kl_core could not compute the exact variances for this pair: the integrand overflows "
+        "double precision, because q and p are extremely far apart. Move p closer to q."
+    )
+all_infinite = math.isinf(par.var_log_r)
+c_lam, c_n, c_seed = st.columns([2.2, 1, 1], gap="medium")
+with c_lam:
+    lam = state.slider(
+        "λ, the coefficient of r − 1 in kλ", "lam", min_value=LAM_MIN, max_value=LAM_MAX,
+        value=0.5, step=0.05, format="%.3f",
+        help="λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q, p].",
+    )
+    lam_star_usable = not all_infinite and LAM_MIN <= par.lam_star <= LAM_MAX
+    with st.container(horizontal=True, gap="small"):
+        st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
+        st.button("λ = 1 (k3)", key="set_k3", on_click=state.set_values, kwargs={"lam": 1.0})
+        st.button(
+            "λ = λ* = {lam:.3f} (least variance)".format(lam=par.lam_star) if not all_infinite
+            else "λ = λ* (undefined here)",
+            key="set_star", on_click=state.set_values, kwargs={"lam": par.lam_star},
+            disabled=not lam_star_usable,
+            help=None if lam_star_usable else "λ* is undefined or outside the slider's range here.",
+        )
+with c_n:
+    n = count_slider("N, draws x ~ q", "n", value=10_000, hi=1_000_000, accept_from=100,
+                     help="How many samples the per-sample histograms below are made of.")
+with c_seed:
+    seed = seed_picker()
+
+# ------------------------------------------------------------ the exact numbers
+var_lam = float(par.variance(lam))
+with ui.metric_row():
+    st.metric(
+        "λ*, least variance", "—" if all_infinite else number(par.lam_star),
+        help="λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from kl_core.control_variates.lambda_parabola. "
+        "Undefined (—) when every λ has infinite variance.",
+    )
+    st.metric("Var(kλ) at your λ = {lam:.3g}".format(lam=lam), number(var_lam), help="Exact, per sample.")
+    st.metric("Var(k3), λ = 1", number(par.var_k3), help="Exact, per sample.")
+    st.metric("Var(kλ*), λ = λ*", "—" if all_infinite else number(par.var_optimal), help="Exact, per sample.")
+    st.metric("gain Var(k3) / Var(kλ*)", notes.gain_text(par),
+              help="How many times more samples k3 needs than kλ* for the same standard error.")
+why = cache.estimator_moments("k1", q.spec, p.spec).note if all_infinite else ""
+if (note := notes.pair_note(par, why)) is not None:
+    ui.note(note.kind, note.text, note.icon)
+
+# ------------------------------------------------------------ 1. the parabola
+st.header("1. The variance is a parabola in λ")
+st.markdown(
+    "Expanding the variance of a sum gives three exact coefficients, each a divergence between "
+    "q and p:"
+)
+ui.formula(
+    r"\mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r) "
+    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) + \lambda^2\,\chi^2(p\,\|\,q),"
+    r"\qquad \lambda^* = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}"
+)
+lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
+ui.chart(
+    variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam),
+                      infinite_note=notes.parabola_note(par)),
+    name="variance-parabola",
+    caption=notes.parabola_caption(par),
+)
+ui.show_source(control_variates.lambda_parabola)
+
+# ------------------------------------------------------------ 2. the histograms
+st.header("2. What the samples look like at your λ")
+with st.spinner("Drawing samples…"):
+    sim = cache.simulate(
+        q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, 20_000)
+    )
+s, s3 = sim["k_lambda"], sim["k3"]
+domain = common_domain([s.samples, s3.samples], include=(0.0, par.true_kl))
+left, right = st.columns(2, gap="medium")
+with left:
+    ui.chart(
+        k_lambda_histogram(s.samples, lam, true_value=par.true_kl, mean=s.mean,
+                           neg_fraction=s.neg_fraction, domain=domain),
+        name=f"k-lambda-histogram-lam-{lam:g}",
+        caption=notes.histogram_caption(s.neg_fraction, n),
+    )
+with right:
+    ui.chart(
+        k_lambda_histogram(s3.samples, 1.0, key="k3", true_value=par.true_kl, mean=s3.mean,
+                           neg_fraction=s3.neg_fraction, domain=domain),
+        name="k3-histogram",
+        caption="The same draws with λ = 1: never a negative value. Both panels share one x-axis.",
+    )
+
+# ------------------------------------------------------------ 3. why λ = 1
+st.header("3. Why only λ = 1 keeps every sample ≥ 0")
+st.markdown(
+    "Split kλ into k3 plus what is left over. k3 is the gap between log r and its tangent line "
+    "r − 1 at r = 1 (see the *Bregman gap* page), so it is never negative and it touches 0 at "
+    "r = 1 **with zero slope**: near there it is only about ½(r − 1)². The left-over term is a "
+    "straight line through 0 at r = 1 with slope λ − 1. Close to r = 1 a line always beats a "
+    "parabola, so kλ takes the sign of (λ − 1)(r − 1) there: for **λ < 1 it is negative just "
+    "above r = 1**, for **λ > 1 just below**. Only λ = 1 removes the line and leaves the gap."
+)
+ui.formula(
+    r"k_\lambda = \underbrace{(r - 1) - \log r}_{k_3\ \ge\ 0,\ \ \approx\ \frac12 (r-1)^2}"
+    r"\;+\;(\lambda - 1)(r - 1),"
+    r"\qquad \log r \le r - 1 \text{ with equality only at } r = 1"
+)
+logr_grid = np.linspace(-2.5, 2.5, 101)  # smooth curves; the band's ends are exact
+interval = k_lambda_negative_interval(lam)
+ui.chart(
+    k_lambda_profile(logr_grid, notes.profile_curves(logr_grid, lam), negative=interval,
+                     negative_label="kλ < 0 for λ = {lam:.3g}".format(lam=lam)),
+    name=f"k-lambda-profile-lam-{lam:g}",
+    caption=notes.profile_caption(lam, interval, s.neg_fraction),
+)
+ui.show_source(estimators.k_lambda)
+
+# ------------------------------------------------------------ 4. the gain along a path
+st.header("4. How much does λ* beat λ = 1 as p moves away?")
+st.markdown(
+    "Take p one step θ away from q along a path and compute λ\\* and the gain "
+    "Var(k3) / Var(kλ\\*) exactly at each step. Near p = q the numerator and the denominator of "
+    "λ\\* are both ≈ F θ² (F the Fisher information), so **λ\\* → 1 on every path**. That does "
+    "not make k3 optimal: both variances shrink like θ⁴, and their ratio tends to a constant set "
+    "by the direction of the step — 1 only for the Gaussian mean shift. Further away χ²(p‖q) "
+    "grows faster than the KLs, λ\\* moves away from 1 and the gain grows."
+)
+path_key = state.segmented(
+    "Path from q to p", "path", list(PATHS), value="shift", format_func=lambda k: PATHS[k].name,
+    help="Each path starts at p = q (θ = 0); see kl_core.paths.",
+)
+path = PATHS[path_key]
+st.latex(path.family_latex + r",\qquad " + path.theta_latex)
+with st.spinner("Computing λ* and both variances along the path…"):
+    curve = cache.gain_along_path(path_key, notes.PATH_THETAS[path_key])
+theta_title = notes.THETA_TITLES[path_key]
+g_left, g_right = st.columns(2, gap="medium")
+with g_left:
+    ui.chart(
+        gain_chart(curve.thetas, curve.gain, theta_title=theta_title, true_kl=curve.true_kl,
+                   lam_star=curve.lam_star, current=notes.gain_marker(path_key, curve)),
+        name=f"gain-{path_key}",
+        caption=notes.gain_caption(path_key, curve),
+    )
+with g_right:
+    ui.chart(
+        lambda_star_chart(curve.thetas, curve.lam_star, theta_title=theta_title,
+                          infinite=curve.var_k3),
+        name=f"lambda-star-{path_key}",
+        caption=(
+            "λ* tends to k3's λ = 1 as p → q on every path, and moves away from it as p moves "
+            "away from q."
+        ),
+    )
+ui.show_source(control_variates.gain_along_path)

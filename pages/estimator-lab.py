@@ -1,0 +1,247 @@
+"""Estimator Lab: choose q, p, N, R, the seed and λ; watch the estimators live.
+
+Three views of the same draws x ~ q: single per-sample values, R estimates
+(each the mean of N values) against the normal approximation from the exact
+moments, and one estimate's running mean.  Then Schulman's table, Monte Carlo
+beside exact (and beside his published figures when the pair is his).
+
+Every widget is bound to the URL (``?q=&p=&n=&R=&seed=&keys=&lam=&sharex=``), and the
+same seed gives the same draws, so a link reproduces the view and the numbers.
+Presets set q and p, so a preset travels in the URL as its q and p.
+"""
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from charts.estimator_lab import batch_means_domain, usable_domain
+from charts.histograms import common_domain
+from kl_core import estimators, montecarlo, sampling
+from kl_core.published import match_published
+from lab import cache, state, ui
+from lab.format import number
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import estimator_lab as notes
+from lab.picker import distribution_pair
+from lab.widgets import active_preset, count_slider, preset_bar, seed_picker
+
+ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
+DEFAULT_KEYS = ("k1", "k2", "k3")
+DEFAULT_Q, DEFAULT_P = "normal(0,1)", "normal(0.1,1)"  # Schulman's small-KL case
+MAX_DRAWS = 20_000_000  # N·R cap: about 2 s of simulate
+LAM_RANGE = (-1.0, 2.0)
+PRESET_BUTTONS = {
+    "schulman-small": "Schulman μ = 0.1",
+    "schulman-large": "Schulman μ = 1",
+    "notes-example": "Notes μ = 0.5",
+    "heavy-tails": "Heavy tails",
+    "laplace-gaussian": "Laplace vs Gaussian",
+    "next-token": "Next token",
+}
+FUNCS = {key: getattr(estimators, key) for key in ALL_KEYS}
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title("Estimator Lab")
+st.markdown(
+    "Draw $x_1,\\dots,x_N \\sim q$, compute $r = p(x)/q(x)$ and average an estimator over the "
+    "$N$ draws: that is **one estimate** of the KL. Repeat it $R$ times with fresh draws. "
+    "How often is a single value negative, how far do the estimates scatter, and is their "
+    "average the true KL?"
+)
+
+# ------------------------------------------------------------ inputs
+preset_bar(PRESET_BUTTONS, DEFAULT_Q, DEFAULT_P)
+q, p = distribution_pair(DEFAULT_Q, DEFAULT_P)
+active = active_preset(q.spec, p.spec)
+if active is not None:
+    st.info(f"**{active.title}.** {active.blurb} *({active.source})*", icon=":material/bookmark:")
+
+c_n, c_r, c_seed = st.columns(3, gap="medium")
+with c_n:
+    n = count_slider("N, samples per estimate", "n", value=1_000, hi=10_000_000,
+                     help="Each estimate is the mean of N per-sample values.")
+with c_r:
+    repeats = count_slider("R, estimates", "R", value=200, hi=100_000, accept_from=2,
+                           help="How many independent estimates, each from N fresh draws.")
+with c_seed:
+    seed = seed_picker()
+c_keys, c_lam = st.columns([1.25, 1], gap="medium")
+with c_keys:
+    chosen = state.multiselect(
+        "Estimators to show",
+        "keys",
+        ALL_KEYS,
+        value=DEFAULT_KEYS,
+        help="k1, k2, k3 and k_lambda are compared with KL[q,p]; k3_pq estimates the other "
+        "direction, KL[p,q], from the same samples of q.",
+    )
+try:
+    lam_star = cache.optimal_lambda(q.spec, p.spec)
+except cache.CORE_ERRORS:  # reported with the exact moments below
+    lam_star = math.nan
+lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
+if "k_lambda" in chosen:
+    with c_lam:
+        lam = state.slider(
+            "λ of kλ = −log r + λ(r − 1)", "lam", min_value=LAM_RANGE[0], max_value=LAM_RANGE[1],
+            value=0.5, step=0.05, format="%.3f",
+            help="λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased.",
+        )
+        if LAM_RANGE[0] <= lam_star <= LAM_RANGE[1]:
+            st.button(
+                f"Set λ = λ* = {lam_star:.3f}", key="lam_star", type="tertiary",
+                icon=":material/target:", on_click=state.set_values,
+                kwargs={"lam": round(lam_star, 3)},
+                help="λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
+                "kl_core.exact.optimal_lambda.",
+            )
+        else:
+            st.markdown("λ* = {lam} is outside the slider's range.".format(lam=number(lam_star)))
+keys = tuple(k for k in ALL_KEYS if k in chosen)  # one order, whatever the click order
+if not keys:
+    st.info("Choose at least one estimator above.", icon=":material/info:")
+    st.stop()
+if (message := notes.too_many_draws(n, repeats, MAX_DRAWS)) is not None:
+    ui.fail(message)
+
+# ------------------------------------------------------------ core calls
+try:
+    true_kl = cache.exact_kl(q.spec, p.spec)
+    true_kl_pq = cache.exact_kl(p.spec, q.spec)
+except cache.CORE_ERRORS as exc:
+    ui.fail(f"kl_core cannot compute the exact KL for q = {q.name}, p = {p.name}: {exc}.")
+moments, failed = cache.moments_or_failures(keys, q.spec, p.spec, lam)
+try:
+    with st.spinner(f"Drawing {n * repeats:,} samples and running {len(keys)} estimators…"):
+        sim = cache.simulate(q.spec, p.spec, n, repeats=repeats, seed=seed, lam=lam, keys=keys)
+except cache.CORE_ERRORS as exc:
+    ui.fail(f"kl_core cannot simulate q = {q.name}, p = {p.name}: {exc}.")
+targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
+zero_kl = true_kl == 0.0
+
+with ui.metric_row():
+    st.metric("Exact KL[q, p]", number(true_kl), help="kl_core.exact.kl(q, p): what k1, k3 and kλ estimate.")
+    st.metric("Exact KL[p, q]", number(true_kl_pq), help="kl_core.exact.kl(p, q): what k3_pq estimates.")
+    st.metric("λ*, least-variance λ", number(lam_star), help="kl_core.exact.optimal_lambda(q, p)")
+    st.metric("Draws, N · R", f"{n * repeats:,}", help=f"seed {seed}; the same seed gives the same draws")
+for note in notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq):
+    ui.note(note.kind, note.text, note.icon)
+
+# ------------------------------------------------------------ the estimators
+st.header("The estimators")
+for key, col in ui.grid(keys):
+    with col:
+        ui.estimator_formula(key)
+        st.markdown(notes.estimator_mean_line(key, lam))
+
+# ------------------------------------------------------------ 1. single values
+st.header("1 · One sample at a time")
+st.markdown(
+    "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "
+    "is binned). A KL is never negative, but a single value of k1 or kλ can be.".format(
+        total=n * repeats, shown=min(sim[keys[0]].samples.size, n * repeats)
+    )
+)
+share_x = state.toggle(
+    "Same x-axis for every panel", "sharex", value=True,
+    help="On: spreads compare at a glance. Off: each panel zooms in on its own values.",
+)
+shared = common_domain([sim[k].samples for k in keys], include=(0.0, *(t for _, t in targets.values())))
+for key, col in ui.grid(keys):
+    s = sim[key]
+    own = common_domain([s.samples], include=(0.0, s.target))
+    with col:
+        ui.chart(
+            cache.estimator_chart(
+                "per-sample", s.samples, key, true_value=s.target, true_label="true", mean=s.mean,
+                neg_fraction=s.neg_fraction, domain=usable_domain(shared if share_x else own),
+            ),
+            name=f"lab-{key}-per-sample",
+            caption=notes.per_sample_caption(key, s, zero_kl),
+        )
+
+# ------------------------------------------------------------ 2. repeated estimates
+st.header("2 · One estimate (N = {n:,}), repeated R = {r:,} times".format(n=n, r=repeats))
+st.markdown(
+    "Each bar counts estimates, each the mean of N values. The black curve is the **normal "
+    "approximation with the exact mean and variance**, $\\mathcal N(\\mu, \\sigma^2/N)$ with "
+    "$\\mu = \\mathbb E_q[k]$ and $\\sigma^2 = \\mathrm{Var}_q[k]$ from `kl_core.exact` "
+    "(the central limit theorem; its shape is approximate for small N). "
+    "Each panel has its own x-axis: read the spread from the axis and the subtitle."
+)
+for key, col in ui.grid(keys):
+    s, m = sim[key], moments[key]
+    approx = sampling.batch_mean_normal(m.mean, m.var, n) if not math.isnan(m.var) else None
+    with col:
+        ui.chart(
+            cache.estimator_chart(
+                "estimates", s.batch_means, key, n=n, approx=approx, true_value=s.target,
+                true_label=s.target_name, domain=batch_means_domain(s.batch_means, approx, (s.target,)),
+            ),
+            name=f"lab-{key}-estimates",
+            caption=notes.estimate_caption(key, m, approx, s.target_name),
+        )
+
+# ------------------------------------------------------------ 3. running mean
+st.header("3 · One estimate as N grows")
+st.markdown(
+    "The mean of the first n values of the first batch, for n = 1 … {n:,}, with a band of ±2 "
+    "standard errors estimated from those same n values. The true value should lie inside a "
+    "band about 95% of the time; the bands narrow like $1/\\sqrt n$.".format(n=n)
+)
+ui.chart(
+    cache.estimator_chart(
+        "running-means",
+        [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys],
+        targets=list(dict.fromkeys(targets[k] for k in keys)),
+    ),
+    name="lab-running-means",
+    caption=notes.running_caption({k: sim[k] for k in keys}, moments, n),
+)
+
+# ------------------------------------------------------------ 4. Schulman's table
+st.header("4 · Schulman's table")
+total = n * repeats
+published = match_published(q, p)
+figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published)
+slug = f"{q.spec}-vs-{p.spec}-n{n}-R{repeats}-seed{seed}"
+any_infinite = any(math.isinf(moments[k].var) for k in keys)
+if not zero_kl:
+    st.markdown(notes.table_intro(total, seed, published is not None))
+    rel_fmt = st.column_config.NumberColumn(format="%.4f")
+    for (fig, rows), col in zip(figures.items(), st.columns(2, gap="medium"), strict=True):
+        with col:
+            st.subheader(fig, anchor=False)
+            ui.table(
+                pd.DataFrame(rows), name=f"{fig.replace('/', '-over-')}-{slug}",
+                caption=notes.relative_caption(fig, any_infinite),
+                column_config={c: rel_fmt for c in ("exact", "MC", "MC SE")},
+            )
+    if published is None:
+        st.caption(notes.NOT_PUBLISHED)
+abs_fmt = st.column_config.NumberColumn(format="%.5g")
+with st.expander("The same in absolute numbers", expanded=zero_kl, icon=":material/table:"):
+    ui.table(
+        pd.DataFrame(absolute),
+        name=f"absolute-table-{slug}",
+        caption="Means and per-sample standard deviations; MC over all {total:,} draws.".format(total=total),
+        column_config={
+            **{c: abs_fmt for c in absolute[0] if c not in ("estimator", "target", "share < 0 (MC)")},
+            "share < 0 (MC)": st.column_config.NumberColumn(format="percent"),
+        },
+    )
+st.markdown(
+    "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
+    "whenever p is close to q. k2's bias/true is near 0 when p ≈ q and grows with the distance. "
+    "The MC column should agree with the exact one to within about 2 MC SE; change the seed to "
+    "see it move."
+)
+
+# ------------------------------------------------------------ code
+st.header("The code")
+ui.show_source(montecarlo.simulate)
+for key, col in ui.grid(keys):
+    with col:
+        ui.show_source(FUNCS[key])
+ui.show_source(sampling.batch_mean_normal)

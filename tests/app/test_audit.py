@@ -1,0 +1,299 @@
+"""AppTest checks of the "Audit your log-probs" page.
+
+It runs and reruns cleanly; its numbers are :func:`kl_core.audit.audit`'s; a
+link reproduces the column choices (the keys the audit had on the approx_kl
+page); uploads go through AppTest's own file-uploader support
+(``at.file_uploader[0].set_value((name, bytes, mime))``), and every bad file
+gets one ``st.error`` while the page keeps working.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from kl_core import audit
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = "pages/audit.py"
+EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
+EXAMPLE_META = json.loads((ROOT / "data" / "example_audit.json").read_text())
+EXAMPLE_COLS = {
+    "sampler_col": "logp_policy",
+    "other_col": "logp_ref",
+    "mask_col": "mask",
+    "position_col": "position",
+    "sequence_col": "sequence_id",
+}
+KEYS = ("k1", "k2", "k3")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page(PAGE)
+    at.query_params.update(query)
+    return at.run()
+
+
+def metrics(at: AppTest) -> dict[str, object]:
+    return {m.label: m for m in at.metric}
+
+
+def text_of(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def example_report(direction: str = "sampler-other", **cols) -> audit.AuditReport:
+    kw = {**EXAMPLE_COLS, **cols}
+    table = audit.load_table(EXAMPLE_CSV, kw.pop("sampler_col"), kw.pop("other_col"), **kw)
+    return audit.audit(**table.as_kwargs(), direction=direction)
+
+
+def frame(at: AppTest, first_column: str, first_value: str) -> pd.DataFrame:
+    """The data frame whose first column is ``first_column`` and starts with ``first_value``."""
+    for df in at.dataframe:
+        v = df.value
+        if v.columns[0] == first_column and str(v.iloc[0, 0]) == first_value:
+            return v
+    raise AssertionError(f"no table starting {first_column}={first_value}")
+
+
+def uploader(at: AppTest):
+    (up,) = at.file_uploader
+    return up
+
+
+def selectbox_labelled(at: AppTest, label: str):
+    (box,) = [s for s in at.selectbox if s.label == label]
+    return box
+
+
+# ------------------------------------------------------------------ defaults
+
+
+def test_default_run_audits_the_bundled_example():
+    at = open_page()
+    assert not at.exception
+    assert not at.error
+    assert at.title[0].value == "Audit your log-probs"
+    m = metrics(at)
+    # the bundled example, with its exact KLs beside the estimates
+    assert any("bundled example" in i.value for i in at.info)
+    rep = example_report()
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    ex = EXAMPLE_META["exact"]
+    for k in KEYS:
+        s_k = rep.summaries[k]
+        assert summary.loc[k, "mean"] == s_k.mean
+        assert summary.loc[k, "SE"] == s_k.se
+        assert summary.loc[k, "share < 0"] == s_k.neg_fraction
+        assert summary.loc[k, "p99"] == s_k.p99
+        assert m[f"{k} mean"].value == f"{s_k.mean:.5f}"
+    assert summary.loc["k1", "exact mean"] == ex["kl_sampler_other_per_token"]
+    assert summary.loc["k2", "exact mean"] == ex["k2_sampler_other_per_token"]
+    assert summary.loc["k3", "exact mean"] == ex["kl_sampler_other_per_token"]
+    assert m["Tokens counted"].value == f"{EXAMPLE_META['n_counted']:,}"
+    # k3 lands within 2 SE of the exact KL on the example
+    assert abs(rep.k3.mean - ex["kl_sampler_other_per_token"]) < 2 * rep.k3.se
+    positions = frame(at, "positions", "4–7")
+    assert list(positions["tokens"]) == [b.count for b in rep.positions]
+    seqs = [df.value for df in at.dataframe if "exact mean" in df.value.columns][-1]
+    assert seqs.set_index("estimator").loc["k3", "mean"] == rep.sequences.stats["k3"].mean
+    assert (
+        seqs.set_index("estimator").loc["k3", "exact mean"] == ex["kl_sampler_other_per_sequence"]
+    )
+    # three histograms, one per-position chart
+    assert len(at.get("vega_lite_chart")) == 4
+
+
+# ------------------------------------------------------------------ widgets
+
+
+def test_a_link_reproduces_the_columns_and_a_bad_value_is_named():
+    at = open_page(dir="KL[other‖sampler]", qc="(none)")
+    assert not at.exception
+    rep = example_report("other-sampler", sequence_col=None)
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert summary.loc["k3", "mean"] == rep.k3.mean
+    assert summary.loc["k3", "exact mean"] == EXAMPLE_META["exact"]["kl_other_sampler_per_token"]
+    assert not [t for t in at.subheader if t.value == "Sequence sums"]
+
+    bad = open_page(sc="nope")
+    assert not bad.exception
+    notes = [w.value for w in bad.warning]
+    assert any("`sc=nope`" in n for n in notes)
+
+
+def test_changing_the_example_columns_drops_the_exact_values():
+    at = open_page()
+    at.selectbox(key="mc").set_value("(none)").run()
+    assert not at.exception
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert "exact mean" not in summary.columns
+    rep = example_report(mask_col=None)
+    assert summary.loc["k1", "mean"] == rep.k1.mean
+    assert any("exact KLs apply to its own roles" in c.value for c in at.caption)
+
+
+# ------------------------------------------------------------------ uploads
+
+
+def upload(at: AppTest, name: str, data: bytes, mime: str = "text/csv") -> AppTest:
+    uploader(at).set_value((name, data, mime))
+    return at.run()
+
+
+def test_uploading_the_example_csv_reproduces_the_core_audit():
+    at = open_page()
+    at = upload(at, "my_run.csv", EXAMPLE_CSV.read_bytes())
+    assert not at.exception and not at.error
+    assert not any("bundled example" in i.value for i in at.info)
+    assert any("a link can't carry it" in c.value for c in at.caption)
+    # same column names as the example: the pickers start there (unbound, not in the URL)
+    assert selectbox_labelled(at, "Sampler log-prob column").value == "logp_policy"
+    rep = example_report()
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert "exact mean" not in summary.columns  # an upload has no known exact KL
+    for k in KEYS:
+        assert summary.loc[k, "mean"] == rep.summaries[k].mean
+        assert summary.loc[k, "std"] == rep.summaries[k].std
+    assert any("my_run.csv" in m.value for m in at.markdown)
+
+
+def test_uploading_parquet_with_a_rollout_column_reports_the_ess():
+    df = pd.read_csv(EXAMPLE_CSV)
+    rng = np.random.default_rng(0)
+    df["logp_rollout"] = np.minimum(df["logp_policy"] + rng.normal(0, 0.2, len(df)), 0.0)
+    buf = io.BytesIO()
+    df.to_parquet(buf)
+    at = open_page()
+    at = upload(at, "rollout.parquet", buf.getvalue(), "application/octet-stream")
+    assert not at.exception and not at.error
+    selectbox_labelled(at, "Rollout log-prob column").set_value("logp_rollout").run()
+    assert not at.exception and not at.error
+    rep = audit.audit(
+        df["logp_policy"].to_numpy(),
+        df["logp_ref"].to_numpy(),
+        mask=df["mask"].to_numpy(),
+        positions=df["position"].to_numpy(),
+        sequence_ids=df["sequence_id"].to_numpy(),
+        logp_rollout=df["logp_rollout"].to_numpy(),
+    )
+    m = metrics(at)
+    assert m["Effective sample size (tokens)"].value == f"{rep.ess:,.0f}"
+    assert m["ESS / tokens"].value == f"{rep.ess_fraction:.1%}"
+    assert m["Effective number of sequences"].value == f"{rep.sequences.ess:,.1f}"
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert summary.loc["k3", "mean"] == rep.k3.mean
+
+
+def _csv(text: str) -> bytes:
+    return text.encode()
+
+
+GOOD = "logp_policy,logp_ref\n-1.0,-1.5\n-2.0,-1.0\n-0.5,-0.7\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "pick", "message"),
+    [
+        ("notes.txt", b"hello", None, "must be a .csv or .parquet file"),
+        ("broken.parquet", b"not parquet at all", None, "could not be parsed as PARQUET"),
+        ("nan.csv", _csv("logp_policy,logp_ref\n-1.0,-1.5\n,-1.0\n"), None, "NaN/missing"),
+        ("positive.csv", _csv("logp_policy,logp_ref\n0.5,-1.5\n-2.0,-1.0\n"), None, "values > 0"),
+        (
+            "text.csv",
+            _csv("logp_policy,logp_ref,name\n-1,-2,a\n-1,-2,b\n"),
+            ("Other log-prob column", "name"),
+            "not numeric",
+        ),
+        (
+            "one_column.csv",
+            _csv("logp\n-1.0\n-2.0\n"),
+            ("Other log-prob column", "logp"),
+            "same column",
+        ),
+    ],
+)
+def test_a_bad_file_gets_an_error_and_the_page_keeps_running(name, data, pick, message):
+    at = open_page()
+    at = upload(at, name, data)
+    if pick is not None:
+        if name == "one_column.csv":
+            selectbox_labelled(at, "Sampler log-prob column").set_value("logp").run()
+        selectbox_labelled(at, pick[0]).set_value(pick[1]).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and message in errors[0], errors
+    assert "can't be audited" in errors[0]
+    # the page keeps working: a good file replaces the bad one
+    at = upload(at, "good.csv", _csv(GOOD))
+    assert not at.exception and not at.error
+    assert frame(at, "estimator", "k1").set_index("estimator").loc["k1", "mean"] == audit.audit(
+        [-1.0, -2.0, -0.5], [-1.5, -1.0, -0.7]
+    ).k1.mean
+
+
+def test_a_file_missing_the_log_prob_columns_asks_for_them():
+    at = open_page()
+    at = upload(at, "other.csv", _csv("a,b\n-1.0,-1.5\n"))
+    assert not at.exception and not at.error
+    assert any("Choose the sampler and the other" in i.value for i in at.info)
+    assert selectbox_labelled(at, "Sampler log-prob column").value is None
+
+
+def test_a_file_over_the_size_limit_is_refused(monkeypatch):
+    monkeypatch.setattr(audit, "MAX_FILE_BYTES", 64)
+    at = open_page()
+    at = upload(at, "big.csv", _csv(GOOD * 3))
+    assert not at.exception
+    (err,) = at.error
+    assert "larger than the 64-byte limit" in err.value
+
+
+def test_clearing_the_upload_returns_to_the_example():
+    at = open_page()
+    at = upload(at, "small.csv", _csv(GOOD))
+    assert not at.error
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert summary.loc["k1", "mean"] == audit.audit([-1.0, -2.0, -0.5], [-1.5, -1.0, -0.7]).k1.mean
+    uploader(at).clear()
+    at.run()
+    assert not at.exception
+    assert any("bundled example" in i.value for i in at.info)
+
+
+# ------------------------------------------------------------------ chart builders
+
+
+def test_position_chart_is_a_valid_spec_with_error_bars():
+    from charts.approx_kl import bucket_label, position_chart
+
+    rep = example_report()
+    spec = position_chart(rep.positions).to_dict()
+    json.dumps(spec, allow_nan=False)
+    rows = next(iter(v for k, v in spec["datasets"].items() if len(v) > 1))
+    assert len(rows) == 3 * len(rep.positions)
+    first = rows[0]
+    b = rep.positions[0]
+    assert first["bucket"] == bucket_label(b) == "4–7"
+    assert first["low"] == pytest.approx(b.mean["k1"] - 2 * b.se["k1"])
+    assert "token position (log2 buckets)" in json.dumps(spec, ensure_ascii=False)
+    assert bucket_label(audit.PositionBucket(0, 1, 1, {}, {})) == "0"
+    assert bucket_label(audit.PositionBucket(262144, None, 1, {}, {})) == "262144+"

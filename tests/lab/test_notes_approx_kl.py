@@ -1,0 +1,58 @@
+"""lab.notes.approx_kl: the four questions' numbers, crosswalk rows and facts, clamp texts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kl_core import clamps
+from kl_core.crosswalk import CROSSWALK
+from kl_core.paths import PATHS
+from lab.notes import approx_kl as notes
+
+
+def test_the_checklist_shows_the_right_and_the_wrong_number():
+    old, new = PATHS["logit"].base, PATHS["logit"].at(1.0)
+    ppo, rlhf = clamps.token_expectations(old, new), clamps.token_expectations(new, old)
+    items = notes.checklist(ppo, rlhf)
+    assert [i.question[0] for i in items] == ["1", "2", "3", "4"]
+    assert f"**{rlhf.other_minus_sampler:+.4f}**" in items[0].wrong
+    assert f"**{rlhf.sampler_minus_other:+.4f}**" in items[0].right
+    assert f"{ppo.k3_pq:.4f}" in items[1].note
+    assert f"**{ppo.k3_flipped:+.4f}**" in items[2].wrong
+    assert f"**{ppo.k1_negative_share:.0%}**" in items[3].note
+    assert items[2].markdown().count("  \n") == 2 and items[3].markdown().count("  \n") == 3
+
+
+def test_the_crosswalk_table_has_a_row_per_entry():
+    df = notes.crosswalk_frame(list(CROSSWALK))
+    assert len(df) == len(CROSSWALK)
+    assert list(df.columns[:7]) == ["library", "option", "acts on", "estimator", "estimates", "unbiased", "clamps"]
+    verl = clamps.entry_by_id("verl:low_var_kl:loss")
+    assert notes.clamps_text(verl) == "log r ∈ [-20, 20]; value ∈ [-10, 10]"
+    assert notes.clamps_text(clamps.entry_by_id("TRL:k3:reward")) == "none"
+
+
+def test_entry_facts_and_caveats():
+    verl = clamps.entry_by_id("verl:low_var_kl:loss")
+    facts = notes.entry_facts(verl)
+    assert facts[0] == f"**Estimates:** {verl.direction}"
+    assert "(clamps aside)" in facts[4]
+    assert facts[-1] == f"**Source:** `{verl.source}`"
+    kind, text, _ = notes.caveat_note(verl)
+    assert kind == "warning" and text.startswith("**In a loss:**")
+    for e in CROSSWALK:
+        assert notes.variables_text(e).startswith("In this code: `")
+        assert notes.caveat_note(e)[0] == ("warning" if e.acts_on == "loss" else "info")
+
+
+def test_clamp_roles_and_token_rows():
+    demo = clamps.entry_by_id("verl:low_var_kl:loss")
+    path = clamps.CLAMP_PATHS["peaked"]
+    text = notes.clamp_roles(demo, clamps.drifting_role(demo), path.family_latex, path.theta_latex,
+                             path.base.name)
+    assert "drifts along the path" in text and notes.clamps_text(demo) in text
+    s, o = clamps.roles_at("verl:low_var_kl:loss", "peaked", 20.0)
+    tokens = clamps.clamp_tokens("verl:low_var_kl:loss", s.log_probs, o.log_probs)
+    df = notes.clamp_token_rows(tokens, demo.estimator)
+    np.testing.assert_array_equal(df["library value"].to_numpy(), tokens.value)
+    assert list(df["clamped"]) == ["yes" if h else "" for h in tokens.hit]

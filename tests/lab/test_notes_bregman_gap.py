@@ -1,0 +1,20 @@
+"""lab.notes.bregman_gap: the captions of the two tangent pictures."""
+
+import math
+
+from lab.notes import bregman_gap as notes
+
+
+def test_kl_caption():
+    assert "every gap, and so every sample of k3, is 0" in notes.kl_caption(0.0, 0.0, None)
+    text = notes.kl_caption(0.5, 0.4871, 5)
+    assert "Their average, 0.4871, estimates KL[q,p] = 0.5" in text
+    assert "With 5 categories only 5 ratios can occur" in text
+
+
+def test_f_caption_adds_the_caveats():
+    plain = notes.f_caption("pearson", "Pearson χ²", 200, 1.2, 1.718)
+    assert "the 200 gaps average 1.2, an estimate of the exact Pearson χ² = 1.718." == plain.split("line; ")[1]
+    assert "not convex below u = 1/e" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
+    assert "could not be computed" in notes.f_caption("kl_pq", "KL", 200, 1.0, math.nan)
+    assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf)

@@ -1,0 +1,98 @@
+"""lab.notes.control_variates: notes, marks and captions follow the exact parabola."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kl_core.bregman import k_lambda_negative_interval
+from kl_core.control_variates import gain_along_path, lambda_parabola
+from kl_core.distributions import parse
+from kl_core.estimators import k_lambda
+from lab.notes import control_variates as notes
+
+
+def parabola(q: str, p: str):
+    return lambda_parabola(parse(q), parse(p))
+
+
+def test_a_finite_pair_has_no_note_and_a_minimum_caption():
+    par = parabola("normal(0,1)", "normal(1,1)")
+    assert notes.pair_note(par, "") is None
+    assert notes.parabola_note(par) is None
+    caption = notes.parabola_caption(par)
+    assert f"λ* = {par.lam_star:.3g}" in caption and "KL[q,p] = 0.5" in caption
+    assert notes.gain_text(par) == f"×{par.gain:.4g}"
+    lo, hi = notes.parabola_range(par, -1.0, 3.0)
+    assert lo <= par.lam_star - 0.3 and hi >= 3.0
+
+
+def test_p_equal_q_is_an_info_and_a_flat_parabola():
+    par = parabola("normal(0,1)", "normal(0,1)")
+    assert notes.pair_note(par, "").kind == "info"
+    assert "flat at 0" in notes.parabola_caption(par)
+
+
+def test_chi_square_infinite_leaves_only_lambda_zero():
+    par = parabola("normal(0,1)", "normal(0,1.5)")
+    note = notes.pair_note(par, "")
+    assert note.kind == "warning" and "χ²(p‖q) = Var_q(r) is infinite" in note.text
+    assert notes.parabola_note(par).endswith("only the point at λ = 0 is finite")
+    assert "Only λ = 0 (k1) has a finite variance" in notes.parabola_caption(par)
+
+
+def test_every_variance_infinite_says_so_with_the_cores_reason():
+    par = parabola("t(1,0,1)", "normal(0,1)")
+    assert math.isinf(par.var_log_r)
+    note = notes.pair_note(par, "the reason")
+    assert "Var(log r) is infinite" in note.text and "(the reason)" in note.text
+    assert notes.gain_text(par) == "—"
+    assert [m.label for m in notes.parabola_marks(par, 0.5)] == ["λ = 0: k1", "λ = 1: k3", "your λ = 0.5"]
+    assert notes.parabola_range(par, -1.0, 3.0) == (-1.0, 3.0)
+
+
+def test_marks_carry_the_exact_variances():
+    par = parabola("normal(0,1)", "normal(1,1)")
+    marks = {m.label: m for m in notes.parabola_marks(par, 0.5)}
+    assert marks["λ = 1: k3"].var == par.var_k3
+    assert marks["your λ = 0.5"].var == pytest.approx(float(par.variance(0.5)), rel=1e-15)
+    assert any(label.startswith("λ* = ") for label in marks)
+
+
+@pytest.mark.parametrize("lam", [1.0, -0.5, 0.5, 2.0])
+def test_the_profile_caption_names_the_negative_interval(lam):
+    interval = k_lambda_negative_interval(lam)
+    text = notes.profile_caption(lam, interval, 0.123)
+    if lam == 1.0:
+        assert "no sample can be negative" in text
+    elif lam <= 0:
+        assert "every sample with p(x) > q(x) is negative — 12.3%" in text
+    else:
+        assert "kλ < 0 exactly when" in text and "12.3%" in text
+    labels = [c[0] for c in notes.profile_curves(np.array([0.0, 1.0]), lam)]
+    assert labels[-2:] == ["k3 (λ = 1)", "k1 (λ = 0)"] and len(labels) == (2 if lam == 1.0 else 3)
+
+
+def test_profile_curves_are_the_estimators():
+    t = np.linspace(-1, 1, 5)
+    (_, values, _, _), *_ = notes.profile_curves(t, 0.5)
+    np.testing.assert_array_equal(values, k_lambda(t, 0.5))
+
+
+def test_histogram_caption():
+    assert notes.histogram_caption(0.0, 100) == "No value is negative at this λ."
+    assert notes.histogram_caption(0.25, 10_000).startswith("25.0% of the 10,000 values")
+
+
+@pytest.mark.parametrize("path", ["shift", "scale", "logit"])
+def test_gain_captions_follow_the_path(path):
+    thetas = notes.PATH_THETAS[path][::15]
+    curve = gain_along_path(path, thetas)
+    text = notes.gain_caption(path, curve)
+    near = int(np.argmin(np.abs(curve.thetas)))
+    assert f"×{curve.gain[near]:.3g}" in text
+    marker = notes.gain_marker(path, curve)
+    assert (marker is not None) == (path == "shift")
+    assert path in notes.THETA_TITLES

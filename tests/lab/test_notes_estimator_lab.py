@@ -1,0 +1,116 @@
+"""lab.notes.estimator_lab: warnings from the core's notes, captions and Schulman's table rows."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from kl_core import sampling
+from kl_core.distributions import parse
+from kl_core.estimators import ESTIMATORS
+from kl_core.exact import Moments, estimator_moments, kl
+from kl_core.montecarlo import simulate, target_of
+from kl_core.published import match_published
+from lab.notes import estimator_lab as notes
+
+KEYS = ("k1", "k2", "k3", "k3_pq")
+
+
+def setting(q_spec: str, p_spec: str, keys=KEYS, n=200, repeats=20):
+    q, p = parse(q_spec), parse(p_spec)
+    true_kl, true_pq = kl(q, p), kl(p, q)
+    sim = simulate(q, p, n, repeats=repeats, seed=0, keys=keys)
+    moments = {k: estimator_moments(k, q, p) for k in keys}
+    targets = {k: target_of(k, true_kl, true_pq) for k in keys}
+    return q, p, sim, moments, targets, true_kl, true_pq
+
+
+def test_too_many_draws_names_the_product_and_the_limit():
+    assert notes.too_many_draws(1000, 200, 20_000_000) is None
+    text = notes.too_many_draws(10_000_000, 100, 20_000_000)
+    assert "10,000,000 × 100 = 1,000,000,000 draws" in text and "20,000,000" in text
+
+
+def test_a_tame_pair_has_no_warning():
+    _, _, _, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(0.1,1)")
+    assert notes.notes(KEYS, targets, moments, {}, true_kl, true_pq) == []
+
+
+def test_heavy_tails_group_the_infinite_variances_with_the_cores_reason():
+    _, _, _, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(0,1.5)")
+    (note,) = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)
+    assert note.kind == "warning"
+    infinite = [k for k in KEYS if math.isinf(moments[k].var)]
+    assert "k3" in infinite and "k1" not in infinite
+    names = [f"Var({ESTIMATORS[k].name})" for k in infinite]
+    head = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    assert note.text.startswith(f"**{head} " + ("are" if len(infinite) > 1 else "is") + " infinite**")
+    reason = moments["k3"].note.split(" is infinite: ", 1)[1]
+    assert reason in note.text and "E}_q[r^2]" in note.text
+
+
+def test_an_infinite_kl_is_named_with_the_estimators_that_target_it():
+    _, _, _, moments, targets, true_kl, true_pq = setting("normal(0,1)", "t(2,0,1)", keys=("k1", "k3_pq"))
+    texts = [n.text for n in notes.notes(("k1", "k3_pq"), targets, moments, {}, true_kl, true_pq)]
+    name = ESTIMATORS["k3_pq"].name
+    assert any(t.startswith("**KL[p,q] is infinite**") and f"{name} has no finite value" in t for t in texts)
+    assert not any("KL[q,p] is infinite" in t for t in texts)
+
+
+def test_failed_moments_and_p_equal_q():
+    moments = {"k1": Moments(math.nan, math.nan, "boom")}
+    targets = {"k1": ("KL[q,p]", 0.0)}
+    kinds = [(n.kind, n.text) for n in notes.notes(("k1",), targets, moments, {"k1": "boom"}, 0.0, 0.0)]
+    assert kinds[0][0] == "warning" and "exact moments of k1" in kinds[0][1] and "(boom)" in kinds[0][1]
+    assert kinds[1][0] == "info" and kinds[1][1].startswith("**p = q**")
+
+
+def test_captions_follow_the_numbers():
+    _, _, sim, moments, _, _, _ = setting("normal(0,1)", "normal(1,1)")
+    k1 = sim["k1"]
+    assert notes.per_sample_caption("k1", k1, False).startswith(f"{k1.neg_fraction:.1%} of single values")
+    assert notes.per_sample_caption("k3", sim["k3"], False).startswith("Never negative (0% below 0)")
+    assert notes.per_sample_caption("k3", sim["k3"], True).startswith("With p = q")
+    m = moments["k2"]
+    approx = sampling.batch_mean_normal(m.mean, m.var, 200)
+    assert "centred at 0.625, not at KL[q,p]" in notes.estimate_caption("k2", m, approx, "KL[q,p]")
+    m3 = moments["k3"]
+    assert "centred on the truth" in notes.estimate_caption(
+        "k3", m3, sampling.batch_mean_normal(m3.mean, m3.var, 200), "KL[q,p]")
+    inf = sampling.batch_mean_normal(0.1, math.inf, 200)
+    assert notes.estimate_caption("k3", m3, inf, "KL[q,p]").startswith("No curve: Var(k3) is infinite")
+    assert "variance 0" in notes.estimate_caption("k3", m3, sampling.batch_mean_normal(0, 0, 5), "")
+    assert "could not be computed" in notes.estimate_caption("k3", m3, None, "")
+    text = notes.running_caption({k: sim[k] for k in ("k1", "k3")}, moments, 200)
+    assert text.startswith("At n = 200: k1 ") and " · k3 " in text and "infinite" not in text
+
+
+def test_table_rows_are_the_cores_figures_with_schulmans_column():
+    q, p, sim, moments, _, _, _ = setting("normal(0,1)", "normal(0.1,1)", keys=("k1", "k2", "k3"))
+    published = match_published(q, p)
+    figures, absolute = notes.table_rows({k: sim[k] for k in ("k1", "k2", "k3")}, moments, 4000, published)
+    assert [r["estimator"] for r in figures["stdev/true"]] == ["k1", "k2", "k3"]
+    assert [r["Schulman"] for r in figures["stdev/true"]] == ["20", "1.42", "1.42"]
+    k3 = figures["bias/true"][2]
+    exact_bias, _ = sampling.exact_relative_figures(moments["k3"].mean, moments["k3"].var, sim["k3"].target)
+    assert k3["exact"] == exact_bias and k3["MC"] == sim["k3"].bias_over_true
+    assert absolute[0]["mean (MC)"] == sim["k1"].mean and absolute[0]["target"] == "KL[q,p]"
+    assert absolute[2]["stdev (exact)"] == pytest.approx(moments["k3"].std, rel=1e-15)
+    assert "Schulman" in notes.table_intro(4000, 0, True) and "4,000 draws (seed 0)" in notes.table_intro(4000, 0, False)
+    assert "*Infinity*" in notes.relative_caption("stdev/true", True)
+    assert notes.relative_caption("bias/true", False) == "(mean − true) / true: 0 for an unbiased estimator."
+
+
+def test_infinite_variance_leaves_the_mc_standard_errors_blank():
+    q, p, sim, moments, _, _, _ = setting("normal(0,1)", "normal(0,1.5)", keys=("k1", "k3"))
+    figures, absolute = notes.table_rows({k: sim[k] for k in ("k1", "k3")}, moments, 4000, None)
+    assert math.isnan(figures["stdev/true"][1]["MC SE"]) and math.isnan(absolute[1]["mean (MC SE)"])
+    assert not math.isnan(figures["stdev/true"][0]["MC SE"])
+    assert "Schulman" not in figures["bias/true"][0]
+
+
+def test_the_estimator_line_says_what_its_mean_is():
+    assert "exactly" in notes.estimator_mean_line("k3", 1.0)
+    assert "only when p ≈ q" in notes.estimator_mean_line("k2", 1.0)
+    assert "Here λ = 0.25." in notes.estimator_mean_line("k_lambda", 0.25)

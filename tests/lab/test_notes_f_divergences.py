@@ -1,0 +1,73 @@
+"""lab.notes.f_divergences: θ grids, the registry table, rows and captions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from kl_core.divergences import DIVERGENCES
+from kl_core.fisher import fisher_curve, k2_bias_along_path
+from kl_core.paths import PATHS
+from kl_core.published import SCHULMAN_2020
+from lab.notes import f_divergences as notes
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_theta_grid_is_symmetric_sorted_and_denser_near_zero(path):
+    grid = notes.theta_grid(path)
+    top = PATHS[path].theta_max
+    assert grid[0] == pytest.approx(-top) and grid[-1] == pytest.approx(top)
+    assert np.all(np.diff(grid) > 0) and 0.0 in grid
+    np.testing.assert_allclose(grid, -grid[::-1], atol=1e-12)
+    gaps = np.diff(grid)
+    assert gaps[len(gaps) // 2] < gaps[0]  # finer in the middle
+
+
+def test_the_registry_table_has_every_f_and_its_curvature():
+    table = notes.f_table()
+    assert list(table["f-divergence"]) == [d.name for d in DIVERGENCES.values()]
+    md = notes.f_table_markdown()
+    assert md.count("\n") == len(DIVERGENCES) + 1
+    assert "— (kink)" in md  # total variation
+    assert "\\vert" in md and "|$" not in md  # bars inside maths cannot end a cell
+
+
+def test_end_rows_are_the_cores_numbers():
+    curve = fisher_curve("shift", "pearson", np.array([-1.0, 2.0]))
+    rows = notes.end_rows([curve])
+    assert [r["θ"] for r in rows] == [-1.0, 2.0]
+    assert rows[1]["exact D_f(p_θ, p₀)"] == curve.exact[1]
+    assert rows[1]["ratio"] == curve.ratio[1]
+
+
+def test_captions_depend_on_the_path_and_the_view():
+    assert "exactly θ²/2" in notes.path_caption(False, "shift", ["kl_qp"])
+    assert "exactly θ²/2" not in notes.path_caption(False, "scale", ["kl_qp"])
+    assert notes.path_caption(True, "shift", ["kl_qp"]).startswith("Every line heads to 1")
+    assert "closed forms" not in notes.ends_caption("scale", 2.0)
+    assert "H² = $2(1 - e^{-\\theta^2/8})$" in notes.ends_caption("shift", 1.0)
+    assert notes.f_curves_caption(True) != notes.f_curves_caption(False)
+
+
+def test_the_infinite_note_appears_only_where_a_divergence_diverges():
+    wide = fisher_curve("scale", "pearson", np.array([0.2, 0.5]))
+    assert notes.infinite_note("scale", [wide], 0.0, 0.3) is None
+    assert "σ² < 2" in notes.infinite_note("scale", [wide], 0.0, 0.6)
+    assert notes.infinite_note("logit", [wide], 0.0, 0.6).startswith("Some f-divergence is infinite")
+
+
+def test_schulmans_marks_rows_and_the_relative_bias_caption():
+    mus = np.array([e.p.mu for e in SCHULMAN_2020])
+    bias = k2_bias_along_path("shift", mus)
+    marks = notes.schulman_marks("shift", bias)
+    assert [m[0] for m in marks] == [0.1, 1.0]
+    assert marks[1][1] == pytest.approx(0.25, rel=1e-9)  # θ²/4 at μ = 1
+    assert notes.schulman_marks("scale", bias) == []
+    rows = notes.schulman_rows(bias)
+    assert [r["Schulman's printed k2 bias/true"] for r in rows] == ["0.002", "0.25"]
+    assert rows[0]["(E[k2] − KL)/KL (exact)"] == pytest.approx(0.0025, rel=1e-9)
+    along = k2_bias_along_path("shift", notes.theta_grid("shift"))
+    assert "Widen the θ range to see μ = 1" in notes.relative_bias_caption("shift", along, marks, -0.5, 0.5)
+    assert "Widen" not in notes.relative_bias_caption("shift", along, marks, -3, 3)
+    logit = k2_bias_along_path("logit", notes.theta_grid("logit"))
+    assert "changes sign" in notes.relative_bias_caption("logit", logit, [], -3, 3)
