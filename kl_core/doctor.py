@@ -65,11 +65,13 @@ __all__ = [
     "Diagnosis",
     "DoctorWarning",
     "KLUse",
+    "PullCurve",
     "UnknownKey",
     "UnreadableInput",
     "clamp_bite",
     "diagnose",
     "gradient_targets",
+    "pull_curve",
     "render_changes",
 ]
 
@@ -394,6 +396,77 @@ def gradient_targets(entry: CrosswalkEntry) -> tuple[str, str]:
     on = gradient_row(entry, PROBE["policy"], PROBE["ref"]).target
     off = gradient_row(entry, PROBE["policy"], PROBE["ref"], sampler=PROBE["old"]).target
     return on, off
+
+
+@dataclass(frozen=True)
+class PullCurve:
+    r"""The per-token pull of one KL term, against the two KL gradients', by log-ratio.
+
+    Attributes
+    ----------
+    t : numpy.ndarray
+        :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_\theta(x)` of a sampled token.
+    option : numpy.ndarray
+        :math:`c(x)` of the term, with :math:`g(x) = c(x)\,\nabla_\theta\log\pi_\theta(x)`
+        (a descent step lowers :math:`\log\pi_\theta(x)` where :math:`c > 0`).
+    reverse, forward : numpy.ndarray
+        :math:`c(x)` of :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
+        (:math:`-t`, the score form ``k1_score``) and of
+        :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]` (:math:`1 - e^t`, k3 as a loss).
+    """
+
+    t: Any
+    option: Any
+    reverse: Any
+    forward: Any
+
+
+def pull_curve(entry: CrosswalkEntry, t_max: float = 6.0, n: int = 241) -> PullCurve:
+    r"""How hard one KL term pulls on a sampled token, by how far the token has drifted.
+
+    Every option's per-sample gradient is :math:`c(x)\,
+abla_	heta\log\pi_	heta(x)`
+    with :math:`c` a function of :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_	heta(x)`
+    on-policy (:func:`kl_core.gradients.gradient_coefficients`).  Its values are
+    read off a categorical pair whose tokens span :math:`t \in [-t_{\max}, t_{\max}]`:
+    :math:`\pi_	heta \propto e^{-t/2}`, :math:`\pi_{\mathrm{ref}} \propto e^{t/2}` over
+    a symmetric grid, so the two normalisers cancel and each token's log-ratio
+    is its grid value.  The same for the reverse-KL gradient (``k1_score``,
+    :math:`c = -t`) and the forward-KL one (k3 as a loss, :math:`c = 1 - e^t`).
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+        A reward or loss entry.
+    t_max : float, default 6.0
+        Half-width of the grid (> 0).
+    n : int, default 241
+        Grid points (3 to :data:`kl_core.gradients.MAX_TOKENS`, odd so 0 is on it).
+
+    Returns
+    -------
+    PullCurve
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    import numpy as np
+
+    from kl_core.gradients import MAX_TOKENS, gradient_coefficients
+
+    if not (isinstance(t_max, (int, float)) and math.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max must be a finite number > 0, got {t_max!r}")
+    if not (isinstance(n, int) and 3 <= n <= MAX_TOKENS and n % 2 == 1):
+        raise ValueError(f"n must be an odd whole number from 3 to {MAX_TOKENS}, got {n!r}")
+    t = np.linspace(-t_max, t_max, n)
+    policy, ref = -t / 2, t / 2
+    return PullCurve(
+        t=t,
+        option=gradient_coefficients(entry, policy, ref),
+        reverse=gradient_coefficients("k1_score", policy, ref),
+        forward=gradient_coefficients("k3", policy, ref),
+    )
 
 
 def _invert(estimator: str, level: float, sign: int) -> float | None:
