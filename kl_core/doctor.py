@@ -599,6 +599,8 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
         bonus = 1000.0 if p.trainer == "rloo" and rloo else 0.0  # a config that names RLOO is RLOO's
         scored.append((hits + bonus if hits else 0.0, -i, p))
     best = max(scored, key=lambda s: (s[0], s[1]))
+    if best[0] <= 0 and library is not None:
+        return candidates[0]  # the library the user named, its current trainer: every key will be listed as unknown
     if best[0] <= 0:
         raise UnreadableInput(
             "the doctor cannot tell which library this is for: no setting of "

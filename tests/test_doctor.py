@@ -419,3 +419,34 @@ def test_any_input_gives_a_card_or_one_clear_error(pieces, library):
         return
     json.dumps(d.to_json())
     assert all(w.code in WARNING_CODES for w in d.warnings)
+
+
+# --------------------------------------------------------------------------- the pull curve
+def test_pull_curve_in_closed_form():
+    import numpy as np
+
+    from kl_core.crosswalk import lookup
+    from kl_core.doctor import pull_curve
+
+    c = pull_curve(lookup("verl", "low_var_kl", acts_on="loss"), t_max=4.0, n=161)
+    assert c.t[80] == 0.0 and c.t[0] == -4.0
+    np.testing.assert_allclose(c.reverse, -c.t, atol=1e-12)              # k1_score: c = k1 = −t
+    np.testing.assert_allclose(c.forward, -np.expm1(c.t), rtol=1e-12, atol=1e-12)  # k3 loss: c = 1 − e^t
+    bite = clamp_bite(lookup("verl", "low_var_kl", acts_on="loss"))
+    inside = c.t < bite
+    np.testing.assert_allclose(c.option[inside], c.forward[inside], rtol=1e-12, atol=1e-12)
+    assert np.all(c.option[~inside] == 0.0)                              # torch.clamp: no gradient past the bite
+    plus = pull_curve(lookup("verl", "k3+", acts_on="loss"), t_max=4.0, n=161)
+    np.testing.assert_allclose(plus.option, -plus.t, atol=1e-12)          # straight-through: k2's gradient
+    k3r = pull_curve(lookup("OpenRLHF", "k3", acts_on="reward"), t_max=2.0, n=41)
+    np.testing.assert_allclose(k3r.option, np.expm1(k3r.t) - k3r.t, rtol=1e-9, atol=1e-12)  # the detached value
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"t_max": 0.0}, "t_max must be"), ({"t_max": float("nan")}, "t_max"),
+                                               ({"n": 10}, "n must be an odd"), ({"n": 5000}, "n must be")])
+def test_pull_curve_refuses_bad_grids(kwargs, match):
+    from kl_core.crosswalk import lookup
+    from kl_core.doctor import pull_curve
+
+    with pytest.raises(ValueError, match=match):
+        pull_curve(lookup("verl", "kl", acts_on="loss"), **kwargs)
