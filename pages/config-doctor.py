@@ -1,7 +1,8 @@
 """Config doctor: what a training config's KL term estimates, and where its gradient pushes.
 
 A text box and an upload, with three real examples (``?ex=verl|OpenRLHF|TRL``,
-``?ex=Your own`` for your own text) and a library override (``?lib=``).  Every
+``?ex=Your own`` for your own text) and a library override (``?library=``; not ``lib``, which the approx_kl page's
+crosswalk picker uses: the link from a card to its crosswalk row carries ``lib``).  Every
 finding is :func:`kl_core.doctor.diagnose`'s; its composed sentences are in
 :mod:`lab.notes.config_doctor`.  Your own text is never put in the URL: a
 launch script can hold paths and keys.
@@ -33,7 +34,7 @@ with pick_col:
     )
 with lib_col:
     library = state.segmented(
-        "Library", "lib", list(notes.LIBRARIES), value="auto", format_func=notes.LIBRARIES.get,
+        "Library", "library", list(notes.LIBRARIES), value="auto", format_func=notes.LIBRARIES.get,
         help="Detect reads the library from the text; choose one if the text is ambiguous.",
     )
 paste_tab, upload_tab = st.tabs([":material/edit_note: Paste", ":material/upload_file: Upload a file"])

@@ -76,7 +76,7 @@ EXAMPLES: dict[str, Example] = {
 """The examples; the URL carries the label (``?ex=OpenRLHF``), the files live in ``data/doctor_examples/``."""
 
 LIBRARIES: dict[str, str] = {"auto": "Detect", "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
-"""The ``?lib=`` choices and their labels."""
+"""The ``?library=`` choices and their labels."""
 
 GRADIENT_BADGES: dict[str, str] = {
     "reverse_kl": ":green-badge[:material/check: reverse KL]",

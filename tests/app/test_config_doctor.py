@@ -93,7 +93,7 @@ def test_typed_text_the_library_override_and_a_bad_link():
     assert codes_shown(at)[0] == "ZERO_GRAD_LOSS"
     assert any("never what you paste" in c.value for c in at.caption)
 
-    forced = open_page(lib="TRL")
+    forced = open_page(library="TRL")
     assert not forced.exception and forced.header[0].value.startswith("TRL 1.16.0")
     assert any(t.value.startswith("Keys TRL 1.16.0 does not know") for t in forced.subheader)
 
