@@ -28,7 +28,7 @@ pick_col, lib_col = st.columns([4, 3], gap="medium")
 with pick_col:
     example = state.segmented(
         "Example", "ex", list(notes.EXAMPLES), value="verl",
-        format_func=lambda k: notes.EXAMPLES[k].label,
+        format_func=notes.EXAMPLE_LABELS.get,
         help="Three real configs from the libraries' own sources: verl's GRPO example script, OpenRLHF's "
         "DAPO command, TRL's GRPOConfig for DeepSeekMath. Or your own text.",
     )

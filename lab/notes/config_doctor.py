@@ -24,6 +24,7 @@ from kl_core.doctor import (
 
 __all__ = [
     "EXAMPLES",
+    "EXAMPLE_LABELS",
     "GRADIENT_BADGES",
     "INTRO",
     "LIBRARIES",
@@ -74,6 +75,9 @@ EXAMPLES: dict[str, Example] = {
     "own": Example("Your own", "", ""),
 }
 """The examples; the URL carries the label (``?ex=OpenRLHF``), the files live in ``data/doctor_examples/``."""
+
+EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
+"""Key → label, for the example picker's ``format_func``."""
 
 LIBRARIES: dict[str, str] = {"auto": "Detect", "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
 """The ``?library=`` choices and their labels."""
