@@ -424,12 +424,11 @@ class PullCurve:
 def pull_curve(entry: CrosswalkEntry, t_max: float = 6.0, n: int = 241) -> PullCurve:
     r"""How hard one KL term pulls on a sampled token, by how far the token has drifted.
 
-    Every option's per-sample gradient is :math:`c(x)\,
-abla_	heta\log\pi_	heta(x)`
-    with :math:`c` a function of :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_	heta(x)`
+    Every option's per-sample gradient is :math:`c(x)\,\nabla_\theta\log\pi_\theta(x)`
+    with :math:`c` a function of :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_\theta(x)`
     on-policy (:func:`kl_core.gradients.gradient_coefficients`).  Its values are
     read off a categorical pair whose tokens span :math:`t \in [-t_{\max}, t_{\max}]`:
-    :math:`\pi_	heta \propto e^{-t/2}`, :math:`\pi_{\mathrm{ref}} \propto e^{t/2}` over
+    :math:`\pi_\theta \propto e^{-t/2}`, :math:`\pi_{\mathrm{ref}} \propto e^{t/2}` over
     a symmetric grid, so the two normalisers cancel and each token's log-ratio
     is its grid value.  The same for the reverse-KL gradient (``k1_score``,
     :math:`c = -t`) and the forward-KL one (k3 as a loss, :math:`c = 1 - e^t`).
