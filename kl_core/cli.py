@@ -82,6 +82,8 @@ TABLE_JSON_FIELDS: tuple[str, ...] = (
     "exact_bias_over_true",
     "exact_std_over_true",
     "neg_fraction",
+    "se_reliable",
+    "note",
 )
 
 
@@ -283,9 +285,13 @@ def table_rows(
     Returns
     -------
     tuple
-        ``(KL[q,p], KL[p,q], λ*, rows)``; each row holds the
+        ``(KL[q,p], KL[p,q], λ*, rows)``, λ* None where it does not exist
+        (:func:`kl_core.exact.lambda_star`); each row holds the
         :data:`TABLE_JSON_FIELDS` plus the display fields ``name``,
-        ``target_name``, ``mc_se_over_true`` and ``note``.
+        ``target_name`` and ``mc_se_over_true``.  ``se_reliable`` says whether
+        a ±SE from ``n`` samples can be trusted
+        (:func:`kl_core.reliability.error_bar_check`, also with
+        ``exact_only``); ``note`` says why not, or why a moment is infinite.
 
     References
     ----------
@@ -294,6 +300,7 @@ def table_rows(
     from kl_core import estimators as est
     from kl_core.exact import estimator_moments, kl, optimal_lambda
     from kl_core.montecarlo import ratio_to_target, simulate, target_of
+    from kl_core.reliability import error_bar_check
 
     true_kl, true_kl_pq = kl(q, p), kl(p, q)
     lam_star = optimal_lambda(q, p)
@@ -305,7 +312,9 @@ def table_rows(
     rows = []
     for key in TABLE_KEYS:
         target_name, target = target_of(key, true_kl, true_kl_pq)
-        m = estimator_moments(key, q, p, lam=lam if key == "k_lambda" else None)
+        key_lam = lam if key == "k_lambda" else None
+        m = estimator_moments(key, q, p, lam=key_lam)
+        check = error_bar_check(key, q, p, n, lam=key_lam, moments=m)
         exact_bias = ratio_to_target(m.mean - target, target) if math.isfinite(m.mean) else math.nan
         row: dict[str, Any] = {
             "estimator": key,
@@ -316,12 +325,13 @@ def table_rows(
             "exact_bias_over_true": exact_bias,
             "exact_std_over_true": ratio_to_target(m.std, target),
             "neg_fraction": None,
+            "se_reliable": check.reliable,
+            "note": check.note or m.note,
         }
         row.update(
             name=est.ESTIMATORS[key].name,
             target_name=target_name,
             mc_se_over_true=None,
-            note=m.note,
         )
         if sim is not None:
             s = sim[key]
@@ -338,6 +348,7 @@ def table_rows(
 
 def run_table(args: argparse.Namespace) -> int:
     """Handler of ``table``."""
+    from kl_core.exact import lambda_star
     from kl_core.published import match_published
 
     q, p = parse_pair(args)
@@ -358,7 +369,8 @@ def run_table(args: argparse.Namespace) -> int:
     truth = f"KL[q,p] = {_fmt(true_kl, '.6g')}"
     if pub is not None:
         truth += f" (Schulman: {pub.true_kl_text})"
-    print(f"{truth}   KL[p,q] = {_fmt(true_kl_pq, '.6g')}   optimal λ* = {_fmt(lam_star, '.6g')}")
+    star = "undefined" if lam_star is None else _fmt(lam_star, ".6g")
+    print(f"{truth}   KL[p,q] = {_fmt(true_kl_pq, '.6g')}   optimal λ* = {star}")
     if args.exact_only:
         print("exact values only (--exact-only): no sampling")
     else:
@@ -374,7 +386,7 @@ def run_table(args: argparse.Namespace) -> int:
     if mc:
         columns += [
             ("bias/true MC", lambda r, label, pr: _fmt(r["mc_bias_over_true"], "+.4f"), True),
-            ("± SE", lambda r, label, pr: _fmt(r["mc_se_over_true"], ".4f"), True),
+            ("± SE", lambda r, label, pr: _se_cell(r), True),
         ]
     columns.append(
         (
@@ -414,6 +426,8 @@ def run_table(args: argparse.Namespace) -> int:
     print("bias/true = (mean − KL)/KL; stdev/true = per-sample standard deviation / KL.")
     if mc:
         print("± SE = standard error of the MC mean / KL.")
+        if not all(r["se_reliable"] for r in rows):
+            print("! = that ± SE cannot be trusted: see its note below.")
     print(
         "k2 is biased (its mean is E_q[½ log² r]) but, as in Schulman's table, compared with KL[q,p]."
     )
@@ -421,10 +435,18 @@ def run_table(args: argparse.Namespace) -> int:
         print(
             "Schulman: J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
         )
+    if lam_star is None:
+        print(f"note (λ*): {lambda_star(q, p).note}")
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")
     return 0
+
+
+def _se_cell(row: dict[str, Any]) -> str:
+    """The ± SE cell, marked ! where the error bar cannot be trusted."""
+    text = _fmt(row["mc_se_over_true"], ".4f")
+    return text if row["se_reliable"] else f"{text} !"
 
 
 # ------------------------------------------------------------ kl

@@ -11,7 +11,9 @@ using :math:`\mathrm{Cov}_q(\log r, r) = \mathrm{KL}[p,q] + \mathrm{KL}[q,p]` an
 :math:`\mathrm{Var}_q(r) = \chi^2(p\|q)`.  Its minimum is at
 :math:`\lambda^* = (\mathrm{KL}[p,q] + \mathrm{KL}[q,p]) / \chi^2(p\|q)`;
 Schulman's k3 takes :math:`\lambda = 1`, the only value that keeps every sample
-non-negative.
+non-negative.  Where :math:`\mathrm{Var}_q(\log r) = \infty` every
+:math:`\lambda` has infinite variance and :math:`\lambda^*` does not exist
+(:func:`kl_core.exact.lambda_star`).
 
 Source: J. Schulman, "Approximating KL Divergence" (2020),
 http://joschu.net/blog/kl-approx.html.
@@ -27,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from kl_core._validation import as_float_array
 from kl_core.distributions import Distribution
-from kl_core.exact import estimator_moments, f_divergence, kl, optimal_lambda
+from kl_core.exact import estimator_moments, f_divergence, kl, lambda_star
 from kl_core.paths import get_path
 
 __all__ = ["GainCurve", "LambdaParabola", "gain_along_path", "lambda_parabola"]
@@ -48,7 +50,10 @@ class LambdaParabola:
     true_kl : float
         :math:`\mathrm{KL}[q,p]`, the common mean.
     lam_star : float
-        The variance-optimal :math:`\lambda^*`.
+        The variance-optimal :math:`\lambda^*`; nan where it does not exist
+        (every :math:`\lambda` has infinite variance).
+    lam_star_note : str
+        Empty, or why :math:`\lambda^*` is undefined (or 0).
     """
 
     var_log_r: float
@@ -56,6 +61,12 @@ class LambdaParabola:
     var_r: float
     true_kl: float
     lam_star: float
+    lam_star_note: str = ""
+
+    @property
+    def lam_star_defined(self) -> bool:
+        """True if some λ has a finite variance, so that λ* exists."""
+        return not math.isnan(self.lam_star)
 
     def variance(self, lam: ArrayLike) -> np.ndarray:
         r""":math:`\mathrm{Var}_q(k_\lambda)` at each :math:`\lambda` (``inf`` where infinite).
@@ -83,7 +94,9 @@ class LambdaParabola:
 
     @property
     def var_optimal(self) -> float:
-        """The variance at :math:`\\lambda^*`."""
+        """The variance at :math:`\\lambda^*` (``inf`` where λ* does not exist)."""
+        if not self.lam_star_defined:
+            return math.inf
         return float(self.variance(self.lam_star))
 
     @property
@@ -92,7 +105,7 @@ class LambdaParabola:
 
         NaN when ``p == q``: both variances vanish, and the limit as ``p → q``
         depends on the direction of approach (1 for a mean shift, about 2.3
-        for a Gaussian scale change).
+        for a Gaussian scale change).  NaN also where λ* does not exist.
         """
         if self.var_optimal == 0.0:
             return math.nan if self.var_k3 == 0.0 else math.inf
@@ -113,7 +126,8 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     Returns
     -------
     LambdaParabola
-        The three coefficients, the true KL and :math:`\lambda^*`.
+        The three coefficients, the true KL and :math:`\lambda^*` (nan, with
+        ``lam_star_note``, where every :math:`\lambda` has infinite variance).
 
     References
     ----------
@@ -127,12 +141,14 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     True
     """
     m1 = estimator_moments("k1", q, p)
+    star = lambda_star(q, p)
     return LambdaParabola(
         var_log_r=m1.var,
         cov=kl(p, q) + kl(q, p),
         var_r=f_divergence("pearson", p, q),
         true_kl=m1.mean,
-        lam_star=optimal_lambda(q, p),
+        lam_star=math.nan if star.value is None else star.value,
+        lam_star_note=star.note,
     )
 
 

@@ -25,6 +25,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 import numpy as np
@@ -39,6 +40,7 @@ __all__ = [
     "GaussianMixture",
     "Laplace",
     "StudentT",
+    "Tail",
     "log_ratio",
     "parse",
     "practical_issue",
@@ -50,6 +52,77 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 def _num(x: float) -> str:
     """Format a parameter so that ``parse`` reads back the same float."""
     return repr(float(x)).removesuffix(".0") if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True)
+class Tail:
+    r"""The far-tail form of a log-density on one side of the real line.
+
+    .. math:: \log d(x) = a\,x^2 + b\,|x| + c\,\log|x| + k + o(1),
+              \qquad x \to \pm\infty,
+
+    with the :math:`o(1)` term below :math:`10^{-50}` once
+    :math:`|x| > 10^{50}` times every scale and location of the family
+    (Gaussian and Laplace tails are exact polynomials; a t tail's correction is
+    :math:`O(\mathrm{loc}/x + \nu s^2/x^2)`).  ``a``, ``b`` and ``c`` are the
+    exact rationals of the float parameters, so a threshold such as
+    :math:`\sigma_p = \sqrt2\,\sigma_q` is decided without rounding.
+
+    =====================  ======================  =====================  ============
+    family                 ``quadratic`` a         ``linear`` b            ``log`` c
+    =====================  ======================  =====================  ============
+    N(μ, σ²)               :math:`-1/(2\sigma^2)`  :math:`\pm\mu/\sigma^2`  0
+    Laplace(μ, b)          0                       :math:`-1/b`             0
+    t(ν, μ, s)             0                       0                      :math:`-(\nu+1)`
+    mixture of normals     the widest component (then the one furthest out), weights merged
+    =====================  ======================  =====================  ============
+
+    Attributes
+    ----------
+    quadratic, linear, log : fractions.Fraction
+        The exact coefficients a, b, c.
+    const : float
+        The constant k.
+    """
+
+    quadratic: Fraction
+    linear: Fraction
+    log: Fraction
+    const: float
+
+    def __sub__(self, other: Tail) -> Tail:
+        return Tail(
+            self.quadratic - other.quadratic,
+            self.linear - other.linear,
+            self.log - other.log,
+            self.const - other.const,
+        )
+
+    def mix(self, other: Tail, k: float) -> Tail:
+        r"""The tail of :math:`d^{1-k} e^{k \log d'}`: ``(1 − k)·self + k·other``."""
+        fk = Fraction(k)
+        return Tail(
+            (1 - fk) * self.quadratic + fk * other.quadratic,
+            (1 - fk) * self.linear + fk * other.linear,
+            (1 - fk) * self.log + fk * other.log,
+            (1.0 - k) * self.const + k * other.const,
+        )
+
+
+def _check_side(side: int) -> int:
+    if side not in (1, -1):
+        raise ValueError(f"side must be +1 or -1, got {side!r}")
+    return side
+
+
+def _gaussian_tail(mu: float, sigma: float, side: int, log_weight: float = 0.0) -> Tail:
+    s2 = Fraction(sigma) ** 2
+    return Tail(
+        Fraction(-1, 2) / s2,
+        side * Fraction(mu) / s2,
+        Fraction(0),
+        log_weight - 0.5 * (mu / sigma) ** 2 - math.log(sigma) - _LOG_SQRT_2PI,
+    )
 
 
 class Distribution(ABC):
@@ -82,6 +155,10 @@ class Distribution(ABC):
     def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density (pmf for :class:`Categorical`) at ``x``."""
         return np.exp(self.logpdf(x))
+
+    def tail(self, side: int) -> Tail:
+        """The far-tail form of ``logpdf`` as x → side·∞ (see :class:`Tail`)."""
+        raise ValueError(f"{type(self).__name__} has no tails: it is not a density on the real line")
 
     def __str__(self) -> str:
         return self.name
@@ -161,6 +238,9 @@ class Gaussian(Distribution):
         z = -NormalDist().inv_cdf((1.0 - _check_coverage(coverage)) / 2.0)
         return (self.mu - z * self.sigma, self.mu + z * self.sigma)
 
+    def tail(self, side: int) -> Tail:
+        return _gaussian_tail(self.mu, self.sigma, _check_side(side))
+
 
 @dataclass(frozen=True)
 class Laplace(Distribution):
@@ -212,6 +292,16 @@ class Laplace(Distribution):
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
         half = -self.scale * math.log(1.0 - _check_coverage(coverage))
         return (self.loc - half, self.loc + half)
+
+    def tail(self, side: int) -> Tail:
+        # -|x - loc|/b = -|x|/b + side·loc/b once side·x > |loc|
+        side = _check_side(side)
+        return Tail(
+            Fraction(0),
+            -1 / Fraction(self.scale),
+            Fraction(0),
+            side * self.loc / self.scale - math.log(2.0 * self.scale),
+        )
 
 
 @dataclass(frozen=True)
@@ -283,6 +373,17 @@ class StudentT(Distribution):
 
         z = float(special.stdtrit(self.df, 0.5 + _check_coverage(coverage) / 2.0))
         return (self.loc - z * self.scale, self.loc + z * self.scale)
+
+    def tail(self, side: int) -> Tail:
+        # log(1 + z²/ν) = 2 log|x| − 2 log s − log ν + O(loc/x + ν s²/x²)
+        _check_side(side)
+        nu = self.df
+        half = (nu + 1.0) / 2.0
+        const = (
+            math.lgamma(half) - math.lgamma(nu / 2.0) - 0.5 * math.log(nu * math.pi)
+            - math.log(self.scale) + half * (2.0 * math.log(self.scale) + math.log(nu))
+        )  # fmt: skip
+        return Tail(Fraction(0), Fraction(0), -(Fraction(nu) + 1), float(const))
 
 
 @dataclass(frozen=True)
@@ -365,6 +466,16 @@ class GaussianMixture(Distribution):
         c = _check_coverage(coverage)
         spans = [Gaussian(m, s).interval(c) for m, s in zip(self.means, self.sigmas, strict=False)]
         return (min(a for a, _ in spans), max(b for _, b in spans))
+
+    def tail(self, side: int) -> Tail:
+        # The widest component wins, then the one furthest out on this side;
+        # identical components add their weights.
+        side = _check_side(side)
+        comps = list(zip(self.weights, self.means, self.sigmas, strict=True))
+        top = max((s, side * m) for _, m, s in comps)
+        weight = sum(w for w, m, s in comps if (s, side * m) == top)
+        sigma, mu = top[0], side * top[1]
+        return _gaussian_tail(mu, sigma, side, math.log(weight))
 
 
 @dataclass(frozen=True)

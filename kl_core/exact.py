@@ -8,11 +8,11 @@ log-ratio :math:`\log r = \log p(x) - \log q(x)`:
 
 Categorical pairs are summed exactly.  Continuous pairs use closed forms where
 they exist (Gaussian–Gaussian, Laplace–Laplace) and adaptive Gauss–Kronrod
-quadrature otherwise, to about 1e-12 relative.  Divergence is detected before
-integrating: each integrand is bounded by :math:`q(x)\,|C(\log r)|\,r^k`, whose
-log–log slope far in each tail decides whether the integral is finite, so an
-infinite KL or variance is reported as ``inf`` with the reason, not as a large
-finite number.
+quadrature otherwise (``kl_core._expectation``), to about 1e-12 relative.
+Finiteness is decided before integrating, in closed form, from the families'
+tail exponents (:mod:`kl_core.tails`): an infinite KL, variance or fourth
+moment is reported as ``inf`` with the reason, and a finite one is integrated
+however slowly its integrand decays (Student t down to df = 0.1).
 
 KL and the f-divergences are integrated in their Bregman form
 :math:`f(r) - f'(1)(r-1) \ge 0` (equal in expectation because
@@ -24,39 +24,27 @@ http://joschu.net/blog/kl-approx.html.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from kl_core import estimators as est
-from kl_core._quadrature import QuadratureError, integrate_real_line
+from kl_core._expectation import DEVIATION_NOISE, OVERFLOW_NOTE, expect, tail_note
+from kl_core._integrands import Integrand, divergence_integrand, estimator_integrand
 from kl_core._validation import check_finite
-from kl_core.distributions import (
-    Categorical,
-    Distribution,
-    Gaussian,
-    GaussianMixture,
-    Laplace,
-    StudentT,
-    log_ratio,
-)
+from kl_core.distributions import Categorical, Distribution, Gaussian, Laplace
 from kl_core.divergences import DIVERGENCES, get_divergence
 
-__all__ = ["Moments", "estimator_moments", "f_divergence", "kl", "optimal_lambda"]
-
-_LOG2 = math.log(2.0)
-# Above this log-ratio the integrand is evaluated term by term in log space,
-# q·C_k(t)·e^{kt} = C_k(t)·exp(log q + k t), so r**2 may overflow while q underflows.
-_LOG_SPACE_T = 30.0
-# The tail test reads the log–log slope of the integrand between these
-# multiples of the bulk's half-width; slope >= -1 - _SLOPE_EPS means divergence.
-_TAIL_DECADES = (6, 7)
-_SLOPE_EPS = 1e-3
-
-Terms = tuple[tuple[float, Callable[[np.ndarray], np.ndarray]], ...]
-
+__all__ = [
+    "LambdaStar",
+    "Moments",
+    "estimator_fourth_moment",
+    "estimator_moments",
+    "f_divergence",
+    "kl",
+    "lambda_star",
+    "optimal_lambda",
+]
 
 @dataclass(frozen=True)
 class Moments:
@@ -87,104 +75,6 @@ class Moments:
         return math.isfinite(self.mean) and math.isfinite(self.var)
 
 
-@dataclass(frozen=True)
-class _Integrand:
-    """g(t) accurate where finite, and g(t) = sum_k C_k(t) e^{k t} for large t."""
-
-    value: Callable[[np.ndarray], np.ndarray]
-    terms: Terms
-
-
-# ------------------------------------------------------------ integrands
-
-
-def _poly_exp_terms(key: str, lam: float) -> Terms:
-    """k = A(t) + B(t) e^t for every estimator in the registry."""
-    table: dict[str, Terms] = {
-        "k1": ((0.0, lambda t: -t),),
-        "k2": ((0.0, lambda t: 0.5 * t * t),),
-        "k3": ((0.0, lambda t: -1.0 - t), (1.0, lambda t: np.ones_like(t))),
-        "k_lambda": ((0.0, lambda t: -lam - t), (1.0, lambda t: np.full_like(t, lam))),
-        "k3_pq": ((0.0, lambda t: np.ones_like(t)), (1.0, lambda t: t - 1.0)),
-        "abs": ((0.0, np.abs),),
-    }
-    return table[key]
-
-
-def _f_terms(key: str) -> Terms:
-    """f(e^t) = sum_k C_k(t) e^{kt}, valid for t > 30, for every registry f."""
-
-    def js0(t: np.ndarray) -> np.ndarray:
-        return -0.5 * (t + np.log1p(np.exp(-t)) - _LOG2)
-
-    def js1(t: np.ndarray) -> np.ndarray:
-        return 0.5 * (_LOG2 - np.log1p(np.exp(-t)))
-
-    table: dict[str, Terms] = {
-        "kl_pq": ((1.0, lambda t: t),),
-        "kl_qp": ((0.0, lambda t: -t),),
-        "k2": ((0.0, lambda t: 0.5 * t * t),),
-        "pearson": (
-            (0.0, lambda t: np.ones_like(t)),
-            (1.0, lambda t: np.full_like(t, -2.0)),
-            (2.0, lambda t: np.ones_like(t)),
-        ),
-        "hellinger": (
-            (0.0, lambda t: np.ones_like(t)),
-            (0.5, lambda t: np.full_like(t, -2.0)),
-            (1.0, lambda t: np.ones_like(t)),
-        ),
-        "js": ((0.0, js0), (1.0, js1)),
-        "tv": ((0.0, lambda t: np.full_like(t, -0.5)), (1.0, lambda t: np.full_like(t, 0.5))),
-    }
-    return table[key]
-
-
-def _sum_of(fns: list[Callable[[np.ndarray], np.ndarray]]) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda t: sum(fn(t) for fn in fns)
-
-
-def _minus(fn: Callable[[np.ndarray], np.ndarray], m: float) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda t: fn(t) - m
-
-
-def _product(
-    fa: Callable[[np.ndarray], np.ndarray], fb: Callable[[np.ndarray], np.ndarray]
-) -> Callable[[np.ndarray], np.ndarray]:
-    return lambda t: fa(t) * fb(t)
-
-
-def _estimator_integrand(key: str, lam: float) -> _Integrand:
-    return _Integrand(lambda t: est.evaluate(key, t, lam=lam), _poly_exp_terms(key, lam))
-
-
-def _divergence_integrand(name: str) -> _Integrand:
-    """The Bregman form f(r) − f'(1)(r − 1) (f itself where f'(1) is undefined)."""
-    div = get_divergence(name)
-    terms = _f_terms(name)
-    if div.fprime_at_1 is None:
-        return _Integrand(lambda t: div.f_log(np.asarray(t, dtype=float)), terms)
-    c = div.fprime_at_1
-    merged: dict[float, list[Callable[[np.ndarray], np.ndarray]]] = {}
-    for k, fn in terms:
-        merged.setdefault(k, []).append(fn)
-    merged.setdefault(0.0, []).append(lambda t: np.full_like(t, c))
-    merged.setdefault(1.0, []).append(lambda t: np.full_like(t, -c))
-    summed = tuple((k, _sum_of(fns)) for k, fns in merged.items())
-    return _Integrand(lambda t: est.bregman(name, t), summed)
-
-
-def _squared_deviation(g: _Integrand, m: float) -> _Integrand:
-    """(g − m)², with its exponential terms multiplied out."""
-    shifted = tuple((k, _minus(fn, m) if k == 0.0 else fn) for k, fn in g.terms)
-    if not any(k == 0.0 for k, _ in shifted):
-        shifted = ((0.0, lambda t: np.full_like(t, -m)), *shifted)
-    products: Terms = tuple(
-        (ka + kb, _product(fa, fb)) for ka, fa in shifted for kb, fb in shifted
-    )
-    return _Integrand(lambda t: (g.value(t) - m) ** 2, products)
-
-
 # ------------------------------------------------------------ the engine
 
 
@@ -196,115 +86,6 @@ def _check_pair(q: Distribution, p: Distribution) -> None:
         raise ValueError("q and p must both be continuous or both be categorical")
     if isinstance(q, Categorical) and isinstance(p, Categorical) and q.k != p.k:
         raise ValueError(f"p has {p.k} categories but q has {q.k}; they must match")
-
-
-def _log_abs_integrand(q: Distribution, p: Distribution, g: _Integrand, x: np.ndarray) -> np.ndarray:
-    """log |q(x) g(log r(x))|, computed in log space so nothing overflows."""
-    logq = q.logpdf(x)
-    t = log_ratio(p, q, x)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        small = logq + np.log(np.abs(g.value(t)))
-        parts = [k * t + np.log(np.abs(fn(t))) for k, fn in g.terms]
-    big = logq + np.logaddexp.reduce(np.stack(parts), axis=0)
-    return np.where(t > _LOG_SPACE_T, big, small)
-
-
-def _dominant_power(g: _Integrand, t: float) -> float:
-    ta = np.array([t])
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        sizes = [k * t + float(np.log(np.abs(fn(ta)))[0]) for k, fn in g.terms]
-    return g.terms[int(np.nanargmax(sizes))][0]
-
-
-def _bulk(q: Distribution, p: Distribution) -> tuple[float, float, list[float]]:
-    """Centre and half-width of q's bulk, and the points where integrands bend."""
-    lo, hi = q.interval(0.999)
-    plo, phi = p.interval(0.999)
-    marks = [lo, hi, plo, phi]
-    for d in (q, p):
-        if isinstance(d, Gaussian):
-            marks.append(d.mu)
-        elif isinstance(d, (Laplace, StudentT)):
-            marks.append(d.loc)
-        elif isinstance(d, GaussianMixture):
-            marks.extend(d.means)
-    return 0.5 * (lo + hi), 0.5 * (hi - lo), marks
-
-
-def _tail_note(q: Distribution, p: Distribution, g: _Integrand) -> str:
-    """Empty if E_q|g| is finite in both tails, else why it diverges."""
-    c, s, _ = _bulk(q, p)
-    for side, where in ((1.0, "+∞"), (-1.0, "−∞")):
-        x = np.array([c + side * s * 10.0**d for d in _TAIL_DECADES])
-        logh = _log_abs_integrand(q, p, g, x)
-        if not np.isfinite(logh).any() and np.all(logh == -np.inf):
-            continue
-        slope = (logh[1] - logh[0]) / (math.log(10.0) * (_TAIL_DECADES[1] - _TAIL_DECADES[0]))
-        if np.isnan(slope) or slope >= -1.0 - _SLOPE_EPS:
-            t_far = float(log_ratio(p, q, x[-1:])[0])
-            k = _dominant_power(g, t_far) if t_far > _LOG_SPACE_T else 0.0
-            if k >= 1.0:
-                why = (
-                    f"the factor r^{k:g} = (p/q)^{k:g} grows faster than q decays "
-                    "(p's tail is too heavy relative to q's)"
-                )
-            else:
-                why = "q's tail is too heavy for the powers of log r in the integrand"
-            return f"the integral diverges as x → {where}: {why}"
-    return ""
-
-
-class _Overflow(ArithmeticError):
-    """The integrand exceeds the largest double somewhere in the bulk."""
-
-
-_OVERFLOW_NOTE = (
-    "it is finite in exact arithmetic but larger than the largest double (about 1.8e308), "
-    "e.g. E_q[r²] = e^{μ²} for Gaussians μ apart"
-)
-
-
-def _expect(q: Distribution, p: Distribution, g: _Integrand) -> tuple[float, str]:
-    """E_q[g(log r)] and, if it is infinite, the reason."""
-    if isinstance(q, Categorical):
-        support = np.arange(q.k, dtype=np.float64)
-        w = q.probs
-        with np.errstate(over="ignore", invalid="ignore"):
-            v = g.value(log_ratio(p, q, support))
-        total = float(np.sum(np.where(w > 0, w * v, 0.0)))
-        return total, ("" if math.isfinite(total) else "a term of the sum overflows")
-    note = _tail_note(q, p, g)
-    if note:
-        return math.inf, note
-
-    def integrand(x: np.ndarray) -> np.ndarray:
-        logq = q.logpdf(x)
-        t = log_ratio(p, q, x)
-        with np.errstate(over="ignore", invalid="ignore", under="ignore"):
-            direct = np.exp(logq) * g.value(np.minimum(t, _LOG_SPACE_T))
-            big = np.zeros_like(t)
-            hot = t > _LOG_SPACE_T
-            if hot.any():
-                th, lq = t[hot], logq[hot]
-                # log(q·r^k) as k·log p + (1−k)·log q: far out, log q + k·log r
-                # cancels two huge numbers (log p itself is moderate when p is heavy).
-                lp = p.logpdf(x[hot])
-                big[hot] = sum(fn(th) * np.exp(k * lp + (1.0 - k) * lq) for k, fn in g.terms)
-        out = np.where(hot, big, direct)
-        if np.isposinf(out).any():
-            raise _Overflow
-        return np.where(np.isnan(out), 0.0, out)  # 0·inf where q underflows
-
-    c, s, marks = _bulk(q, p)
-    try:
-        value, _ = integrate_real_line(integrand, c, s, breakpoints=marks)
-    except (_Overflow, QuadratureError) as exc:
-        if isinstance(exc, QuadratureError) and math.isfinite(exc.value):
-            raise
-        return math.inf, _OVERFLOW_NOTE
-    if not math.isfinite(value):
-        return math.inf, _OVERFLOW_NOTE
-    return value, ""
 
 
 # ------------------------------------------------------------ public API
@@ -352,7 +133,7 @@ def kl(a: Distribution, b: Distribution) -> float:
         delta = abs(a.loc - b.loc)
         s = math.log(a.scale / b.scale) - delta / a.scale
         return float(est.k3([s])[0]) - delta / a.scale + delta / b.scale
-    return _expect(a, b, _divergence_integrand("kl_qp"))[0]
+    return expect(a, b, divergence_integrand("kl_qp"))[0]
 
 
 def f_divergence(name: str, p: Distribution, q: Distribution) -> float:
@@ -390,11 +171,67 @@ def f_divergence(name: str, p: Distribution, q: Distribution) -> float:
         return kl(q, p)
     if name == "kl_pq":
         return kl(p, q)
-    return _expect(q, p, _divergence_integrand(name))[0]
+    return expect(q, p, divergence_integrand(name))[0]
 
 
 def _divergence_note(name: str, q: Distribution, p: Distribution) -> str:
-    return _tail_note(q, p, _divergence_integrand(name)) if not q.discrete else ""
+    return tail_note(q, p, divergence_integrand(name))
+
+
+def _check_key_lam(key: str, lam: float | None) -> float:
+    if key not in est.ESTIMATORS:
+        raise ValueError(f"key must be one of {sorted(est.ESTIMATORS)}, got {key!r}")
+    if key == "k_lambda":
+        if lam is None:
+            raise ValueError("lam is required for key='k_lambda'")
+        return check_finite(lam, "lam")
+    return 1.0 if lam is None else check_finite(lam, "lam")
+
+
+def _mean(key: str, q: Distribution, p: Distribution, g: Integrand) -> tuple[float, str]:
+    """The exact mean, and the note if it is infinite."""
+    info = est.ESTIMATORS[key]
+    if info.unbiased_for is not None:
+        mean = f_divergence(info.unbiased_for, p, q)
+        note = _divergence_note(info.unbiased_for, q, p) if math.isinf(mean) else ""
+    else:
+        mean, note = expect(q, p, g)
+    if math.isfinite(mean):
+        return mean, ""
+    what = DIVERGENCES[info.divergence].name if info.divergence else f"E_q[{info.name}]"
+    return mean, (f"{what} is infinite: {note}" if note else "")
+
+
+# Above this |mean|/sd, the mean's own 1e-12 relative error would show in the
+# variance ((δm)² against σ²), so deviations are centred on a refined mean.
+_REFINE = 1e4
+
+
+@functools.lru_cache(maxsize=1024)
+def _centred(
+    key: str, q: Distribution, p: Distribution, lam: float
+) -> tuple[float, str, float, float, str]:
+    """(mean, its note, the centre for deviations, variance, its note)."""
+    g = estimator_integrand(key, lam)
+    mean, note = _mean(key, q, p, g)
+    if not math.isfinite(mean):
+        return mean, note, mean, math.inf, ""
+    var, vnote = expect(q, p, g.deviation(mean, 2), noise_floor=DEVIATION_NOISE)
+    centre = mean
+    if math.isfinite(var) and var > 0.0 and abs(mean) > _REFINE * math.sqrt(var):
+        # E_q[k − m̂] = m − m̂ is small and integrates to ~1e-12 of the spread
+        shift, _ = expect(
+            q, p, g.deviation(mean, 1), noise_floor=DEVIATION_NOISE, abs_floor=1e-14 * math.sqrt(var)
+        )
+        centre = mean + shift
+        var, vnote = expect(q, p, g.deviation(centre, 2), noise_floor=DEVIATION_NOISE)
+    return mean, note, centre, var, vnote
+
+
+def _moment_note(what: str, note: str) -> str:
+    if note == OVERFLOW_NOTE:
+        return f"{what} is reported as inf: {note}"
+    return f"{what} is infinite: {note}" if note else ""
 
 
 def estimator_moments(
@@ -408,7 +245,14 @@ def estimator_moments(
     is integrated directly as :math:`\mathbb{E}_q[(k-\mu)^2]`.  An infinite
     variance (e.g. :math:`k_3` when :math:`\mathbb{E}_q[r^2] = \infty`, as for
     :math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(0,\sigma^2)` with
-    :math:`\sigma \ge \sqrt2`) is returned as ``inf`` with a note.
+    :math:`\sigma \ge \sqrt2`) is returned as ``inf`` with a note; finiteness
+    is decided from the tail exponents (:mod:`kl_core.tails`).  The moments are
+    accurate to about 1e-12 relative, also where the mean dwarfs the spread
+    (densities a million scales apart: the deviations are then centred on a
+    refined mean and evaluated around :math:`\log r` at the densities'
+    centres); where even that is out of reach in double precision the
+    quadrature stops at 1e-6, and beyond that a
+    :class:`~kl_core._quadrature.QuadratureError` says so.
 
     Parameters
     ----------
@@ -434,35 +278,103 @@ def estimator_moments(
     >>> round(m.var, 10) == round(math.e - 2, 10)
     True
     """
-    if key not in est.ESTIMATORS:
-        raise ValueError(f"key must be one of {sorted(est.ESTIMATORS)}, got {key!r}")
+    lam = _check_key_lam(key, lam)
     _check_pair(q, p)
-    if key == "k_lambda":
-        if lam is None:
-            raise ValueError("lam is required for key='k_lambda'")
-        lam = check_finite(lam, "lam")
-    else:
-        lam = 1.0 if lam is None else check_finite(lam, "lam")
     info = est.ESTIMATORS[key]
-    g = _estimator_integrand(key, lam)
-    if info.unbiased_for is not None:
-        mean = f_divergence(info.unbiased_for, p, q)
-        note = _divergence_note(info.unbiased_for, q, p) if math.isinf(mean) else ""
-    else:
-        mean, note = _expect(q, p, g)
+    mean, note, _, var, vnote = _centred(key, q, p, lam)
     if not math.isfinite(mean):
-        what = DIVERGENCES[info.divergence].name if info.divergence else f"E_q[{info.name}]"
-        return Moments(mean, math.inf, f"{what} is infinite: {note}" if note else "")
-    var, vnote = _expect(q, p, _squared_deviation(g, mean))
-    if vnote == _OVERFLOW_NOTE:
-        vnote = f"Var({info.name}) is reported as inf: {vnote}"
-    elif vnote:
-        vnote = f"Var({info.name}) is infinite: {vnote}"
-    return Moments(mean, max(var, 0.0), vnote)
+        return Moments(mean, math.inf, note)
+    return Moments(mean, max(var, 0.0), _moment_note(f"Var({info.name})", vnote))
 
 
-def optimal_lambda(q: Distribution, p: Distribution) -> float:
-    r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`.
+def estimator_fourth_moment(
+    key: str, q: Distribution, p: Distribution, lam: float | None = None
+) -> tuple[float, str]:
+    r"""The exact fourth central moment of one estimator's per-sample value, :math:`x \sim q`.
+
+    .. math:: m_4 = \mathbb{E}_q[(k(\log r) - \mu)^4], \qquad \mu = \mathbb{E}_q[k(\log r)]
+
+    It decides whether a sample standard deviation can be trusted: the sample
+    variance of :math:`N` values has relative standard error
+    :math:`\sqrt{(\kappa - 1)/N}` with :math:`\kappa = m_4/\sigma^4`
+    (:mod:`kl_core.reliability`).  Finiteness is decided from the tail
+    exponents, as for the variance: e.g. :math:`k_3` for
+    :math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(0,\sigma^2)` needs
+    :math:`\mathbb{E}_q[r^4] < \infty`, i.e. :math:`\sigma < 2/\sqrt3`.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`kl_core.estimators.ESTIMATORS`.
+    q, p : Distribution
+        Sampler and target.
+    lam : float, optional
+        :math:`\lambda` for ``k_lambda`` (required there, ignored elsewhere).
+
+    Returns
+    -------
+    (float, str)
+        :math:`m_4` (``inf`` if it diverges or overflows a double) and a note
+        saying why it is infinite (empty if finite).  Accurate to about 1e-12
+        relative, or to 1e-6 where the rounding of :math:`\log r` itself
+        limits the quadrature (see :func:`estimator_moments`).
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html;
+    H. Cramér, *Mathematical Methods of Statistics* (1946), ch. 27.
+
+    Examples
+    --------
+    >>> m4, _ = estimator_fourth_moment("k1", Gaussian(0, 1), Gaussian(1, 1))
+    >>> round(m4, 10)  # log r ~ N(−½, 1): m4 = 3σ⁴ = 3
+    3.0
+    """
+    lam = _check_key_lam(key, lam)
+    _check_pair(q, p)
+    info = est.ESTIMATORS[key]
+    mean, note, centre, _, _ = _centred(key, q, p, lam)
+    if not math.isfinite(mean):
+        return math.inf, note
+    g = estimator_integrand(key, lam)
+    m4, note4 = expect(q, p, g.deviation(centre, 4), noise_floor=DEVIATION_NOISE)
+    return max(m4, 0.0), _moment_note(f"E[({info.name} − mean)⁴]", note4)
+
+
+@dataclass(frozen=True)
+class LambdaStar:
+    r"""The variance-optimal :math:`\lambda^*` of :math:`k_\lambda`, or why it does not exist.
+
+    Attributes
+    ----------
+    value : float or None
+        :math:`\lambda^*`; None where every :math:`\lambda` has infinite variance.
+    note : str
+        Empty, or one sentence saying why :math:`\lambda^*` is undefined or 0.
+    """
+
+    value: float | None
+    note: str = ""
+
+    @property
+    def defined(self) -> bool:
+        """True if some λ has a finite variance, so that λ* exists."""
+        return self.value is not None
+
+
+def _var_log_r_note(q: Distribution, p: Distribution) -> str:
+    """Why Var_q(log r) is infinite (from the tails alone), or ''."""
+    if q.discrete:
+        return ""
+    kl_note = tail_note(q, p, divergence_integrand("kl_qp"))
+    if kl_note:
+        return f"KL[q,p] = E_q[−log r] is infinite: {kl_note}"
+    var_note = tail_note(q, p, estimator_integrand("k1", 0.0).deviation(0.0, 2))
+    return f"Var(log r) is infinite: {var_note}" if var_note else ""
+
+
+def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
+    r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`, with a reason.
 
     .. math:: \lambda^* = \frac{\mathrm{Cov}_q(\log r, r)}{\mathrm{Var}_q(r)}
               = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}
@@ -472,6 +384,14 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float:
     :math:`\mathrm{Var}_q(r) = \chi^2(p\|q)`.  For :math:`q = \mathcal N(0,1)`,
     :math:`p = \mathcal N(\mu,1)` it is :math:`\mu^2/(e^{\mu^2}-1)`.
 
+    Where :math:`\mathrm{Var}_q(\log r) = \infty` (or the KL itself is), every
+    :math:`k_\lambda` has infinite variance: adding :math:`\lambda(r-1)` cannot
+    cancel the :math:`\log r` part, because where :math:`r \to 0` it is
+    :math:`-\log r` alone, and where :math:`r \to \infty` the term
+    :math:`\lambda r` dominates :math:`\log r` (so its variance is infinite as
+    soon as that of :math:`\log r` is).  Then no :math:`\lambda` helps and
+    :math:`\lambda^*` does not exist.
+
     Parameters
     ----------
     q, p : Distribution
@@ -479,10 +399,64 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float:
 
     Returns
     -------
-    float
-        :math:`\lambda^*`.  When :math:`\mathrm{Var}_q(r) = \infty` every
-        :math:`\lambda \ne 0` has infinite variance, so 0 is returned; when
-        ``p == q`` every :math:`\lambda` is optimal and 1 is returned.
+    LambdaStar
+        ``value`` = :math:`\lambda^*`, or None (with a ``note``) where every
+        :math:`\lambda` has infinite variance.  When :math:`\mathrm{Var}_q(r) = \infty`
+        but :math:`\mathrm{Var}_q(\log r)` is finite only :math:`\lambda = 0`
+        has a finite variance, so 0 is returned (with a note); when ``p == q``
+        every :math:`\lambda` is optimal and 1 is returned.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> from kl_core.distributions import StudentT
+    >>> lambda_star(StudentT(3), Gaussian(0, 1)).value is None
+    True
+    """
+    _check_pair(q, p)
+    why = _var_log_r_note(q, p)
+    if why:
+        return LambdaStar(
+            None,
+            f"λ* is undefined: {why}, so every kλ = −log r + λ(r − 1) has infinite variance "
+            "and no λ helps",
+        )
+    chi2 = f_divergence("pearson", p, q)
+    if math.isinf(chi2):
+        return LambdaStar(
+            0.0,
+            "χ²(p‖q) = Var_q(r) is infinite, so only λ = 0 (k1) has a finite variance",
+        )
+    if chi2 == 0.0:
+        return LambdaStar(1.0, "p = q: every λ gives variance 0")
+    return LambdaStar((kl(p, q) + kl(q, p)) / chi2)
+
+
+def optimal_lambda(q: Distribution, p: Distribution) -> float | None:
+    r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`.
+
+    .. math:: \lambda^* = \frac{\mathrm{Cov}_q(\log r, r)}{\mathrm{Var}_q(r)}
+              = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}
+
+    :func:`lambda_star` gives the same value with the reason when it is
+    undefined or 0.
+
+    Parameters
+    ----------
+    q, p : Distribution
+        Sampler and target.
+
+    Returns
+    -------
+    float or None
+        :math:`\lambda^*`; None where every :math:`\lambda` has infinite
+        variance (:math:`\mathrm{Var}_q(\log r) = \infty`).  When
+        :math:`\mathrm{Var}_q(r) = \infty` every :math:`\lambda \ne 0` has
+        infinite variance, so 0 is returned; when ``p == q`` every
+        :math:`\lambda` is optimal and 1 is returned.
 
     References
     ----------
@@ -493,10 +467,4 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float:
     >>> round(optimal_lambda(Gaussian(0, 1), Gaussian(1, 1)), 12) == round(1 / (math.e - 1), 12)
     True
     """
-    _check_pair(q, p)
-    chi2 = f_divergence("pearson", p, q)
-    if math.isinf(chi2):
-        return 0.0
-    if chi2 == 0.0:
-        return 1.0
-    return (kl(p, q) + kl(q, p)) / chi2
+    return lambda_star(q, p).value

@@ -216,7 +216,9 @@ def mc_standard_errors(values: ArrayLike, std: float, count: int) -> tuple[float
         SE of the mean and SE of the standard deviation; nan where ``std`` is
         not finite, and (second figure) where ``values`` has fewer than 2
         distinct finite entries.  Both are meaningful only when the exact
-        variance (for the second, the fourth moment) of a value is finite.
+        variance (for the second, the fourth moment) of a value is finite;
+        :func:`kl_core.reliability.error_bar_check` says whether the first can
+        be trusted for a given pair and N, from the exact fourth moment.
 
     References
     ----------

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from kl_core import cli
+from kl_core.distributions import parse
 from kl_core.divergences import DIVERGENCES
-from kl_core.exact import estimator_moments, kl, optimal_lambda
+from kl_core.exact import estimator_moments, kl, lambda_star, optimal_lambda
 from kl_core.published import SCHULMAN_2020
+from kl_core.reliability import error_bar_check
 
 ROOT = Path(__file__).resolve().parents[1]
 ROW_KEYS = {
@@ -30,6 +32,8 @@ ROW_KEYS = {
     "exact_bias_over_true",
     "exact_std_over_true",
     "neg_fraction",
+    "se_reliable",
+    "note",
 }
 MC_KEYS = {"mc_mean", "mc_bias_over_true", "mc_std_over_true", "neg_fraction"}
 
@@ -59,7 +63,9 @@ def test_table_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["optimal_lambda"] == optimal_lambda(q, p)
     for r in data["rows"]:
         assert set(r) == ROW_KEYS
-        assert all(isinstance(r[k], float) for k in ROW_KEYS - {"estimator"})
+        assert all(isinstance(r[k], float) for k in ROW_KEYS - {"estimator", "se_reliable", "note"})
+        # Schulman's first table: every error bar is reliable, nothing to note
+        assert r["se_reliable"] is True and r["note"] == ""
         m = estimator_moments(
             r["estimator"], q, p, lam=1.0 if r["estimator"] == "k_lambda" else None
         )
@@ -146,10 +152,82 @@ def test_table_shows_schulmans_numbers_for_his_experiments(
     assert set(rule.replace(" ", "")) == {"-"}
 
 
+@pytest.mark.parametrize("exp", SCHULMAN_2020, ids=lambda e: f"mu={e.p.mu:g}")
+@pytest.mark.parametrize("n", ["1000", "1e7"])
+def test_schulmans_tables_are_not_flagged_at_his_n_and_the_apps(
+    exp, n: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _json(["table", "--q", exp.q.spec, "--p", exp.p.spec, "--n", n, "--exact-only", "--json"], capsys)
+    for r in data["rows"]:
+        if r["estimator"] in ("k1", "k2", "k3"):
+            assert r["se_reliable"] is True, r
+            assert r["note"] == ""
+
+
+def test_unreliable_error_bars_are_flagged_with_a_note(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11, part 4: N(0,1) against N(3,1), n = 10,000: k3's band held the KL in 76.5% of runs."""
+    argv = ["table", "--p", "normal(3,1)", "--n", "10000", "--json"]
+    rows = {r["estimator"]: r for r in _json(argv, capsys)["rows"]}
+    assert rows["k1"]["se_reliable"] is True and rows["k2"]["se_reliable"] is True
+    for key in ("k3", "k_lambda", "k3_pq"):
+        assert rows[key]["se_reliable"] is False
+        assert rows[key]["note"].startswith("unreliable error bar")
+        check = error_bar_check(key, parse("normal(0,1)"), parse("normal(3,1)"), 10_000, lam=1.0)
+        assert rows[key]["note"] == check.note
+    assert "the exact SD is 89.96" in rows["k3"]["note"]
+    # the text table marks the ±SE and prints the note
+    code, out, _ = _run(argv[:-1], capsys)
+    assert code == 0
+    k3_line = next(ln for ln in out.splitlines() if ln.startswith("k3 "))
+    assert " !" in k3_line
+    assert "note (k3): unreliable error bar for k3 at N = 10,000" in out
+    assert "! = that ± SE cannot be trusted" in out
+
+
+def test_infinite_fourth_moment_is_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    # k3_pq for N(0,1) against N(0,1.4): E_q[r⁴] = ∞ (1.4 > 2/√3), though Var is finite
+    data = _json(["table", "--p", "normal(0,1.4)", "--n", "1000", "--exact-only", "--json"], capsys)
+    k3_pq = next(r for r in data["rows"] if r["estimator"] == "k3_pq")
+    assert isinstance(k3_pq["exact_std_over_true"], float)
+    assert k3_pq["se_reliable"] is False
+    assert "fourth moment is infinite" in k3_pq["note"]
+
+
+def test_undefined_optimal_lambda_is_null_in_json_and_undefined_in_text(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 11, part 5: t(3) against N(0,1) has Var(log r) = ∞, so no λ helps."""
+    argv = ["table", "--q", "t(3,0,1)", "--p", "normal(0,1)", "--exact-only"]
+    data = _json([*argv, "--json"], capsys)
+    assert data["optimal_lambda"] is None
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    assert "optimal λ* = undefined" in out
+    note = lambda_star(parse("t(3,0,1)"), parse("normal(0,1)")).note
+    assert f"note (λ*): {note}" in out
+    assert "Var(log r) is infinite" in note
+
+
+def test_small_df_student_t_table(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 11, part 1: this table used to stop with 'quadrature did not converge'."""
+    data = _json(["table", "--exact-only", "--q", "t(0.3,0,1)", "--p", "t(1,0,1)", "--json"], capsys)
+    rows = {r["estimator"]: r for r in data["rows"]}
+    # Var(k1) = 4.2394489 and Var(k3) = 2.5423721 (mpmath, tests/reference/edge_refs.py)
+    true = data["true_kl"]
+    assert (rows["k1"]["exact_std_over_true"] * true) ** 2 == pytest.approx(4.2394489, rel=1e-7)
+    assert (rows["k3"]["exact_std_over_true"] * true) ** 2 == pytest.approx(2.5423721, rel=1e-7)
+
+
+def test_kl_of_small_df_t(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(["kl", "--q", "t(0.2,0,1)", "--p", "t(1,0,1)", "--json"], capsys)
+    assert data["kl_qp"] == pytest.approx(1.80673538187916, rel=1e-12)
+
+
 def test_table_human_output_with_monte_carlo(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = _run(["table", "--n", "5000"], capsys)
     assert code == 0
     assert "n = 5,000" in out and "bias/true MC" in out and "P(k<0) MC" in out
+    assert "cannot be trusted" not in out and "note (" not in out  # Schulman's first table
 
 
 def test_table_without_a_published_experiment_has_no_schulman_column(

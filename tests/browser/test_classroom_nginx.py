@@ -31,7 +31,7 @@ def test_a_student_uploads_and_moves_a_slider_through_nginx(classroom, new_page,
                 upload_statuses.append(response.status)
 
     page.on("response", record)
-    page.goto(classroom.url + "/approx-kl")
+    page.goto(classroom.url + "/audit")
     wait_for_app(page)
     assert page.locator("[data-testid='stException']").count() == 0
     assert "No file uploaded" in page.inner_text("body")
