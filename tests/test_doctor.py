@@ -450,3 +450,23 @@ def test_pull_curve_refuses_bad_grids(kwargs, match):
 
     with pytest.raises(ValueError, match=match):
         pull_curve(lookup("verl", "kl", acts_on="loss"), **kwargs)
+
+
+def test_a_verl_yaml_and_a_trl_json_config():
+    yaml_text = (
+        "# my_ppo.yaml, used with --config-name\n"
+        "defaults:\n  - ppo_trainer\n  - _self_\n"
+        "algorithm:\n  use_kl_in_reward: true\n  kl_penalty: low_var_kl\n  kl_ctrl:\n    type: adaptive\n    target_kl: 0.05\n"
+        "actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 1024\n    kl_los_coef: 0.1\n"
+    )
+    d = diagnose(yaml_text)
+    assert (d.library, d.kind) == ("verl", "yaml")
+    assert [use_tuple(u) for u in d.kl_uses] == [
+        ("reward", "low_var_kl", "k3", 0.001, "adaptive", 0.05, "mixed", None, "per-token reward, summed over the response")]
+    assert [(u.key, u.suggestion) for u in d.unrecognised] == [
+        ("actor_rollout_ref.actor.kl_los_coef", "actor_rollout_ref.actor.kl_loss_coef")]
+    mixed = next(w for w in d.warnings if w.code == "MIXED_GRAD")
+    assert mixed.fix == "algorithm.kl_penalty=kl"  # a Hydra override works beside any YAML
+    j = diagnose('{"beta": 0.04, "use_bias_correction_kl": false, "loss_type": "bnpo"}')
+    assert (j.library, j.kind, j.kl_uses[0].option) == ("TRL", "json", "beta")
+    assert next(w.fix for w in j.warnings if w.code == "FORWARD_KL_GRAD") == '"use_bias_correction_kl": true'
