@@ -111,7 +111,7 @@ def card_lines(d: Any) -> list[str]:
         out.append(f"read: {d.command}")
     out.append("")
     if not d.kl_uses:
-        out.append("No KL term.")
+        out += ["No KL term.", ""]
     for i, u in enumerate(d.kl_uses, 1):
         e = u.entry
         option = render_changes(prof, d.kind, ((u.setting, u.written),)) if u.setting else e.setting

@@ -696,7 +696,9 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
                          + ", ".join(_say(prof, k, values.get(k), kind) for k, _ in pl.switch) + ")"))
             continue
         if not live:
-            dead.append((pl, f"the KL {_where_words(pl)} is on, but {_say(prof, pl.coef, coef, kind)} turns it off"))
+            said = _say(prof, pl.coef, coef, kind)
+            dead.append((pl, f"the KL {_where_words(pl)} is on, but {said} turns it off" if pl.switch
+                         else f"{said} turns the KL {_where_words(pl)} off"))
             continue
         entry = _entry_for(prof, pl, values)
         if entry is None:
