@@ -25,6 +25,8 @@ __all__ = [
     "audit_file",
     "estimator_chart",
     "clamp_curve",
+    "diagnose",
+    "pull_curve",
     "json_file",
     "table_columns",
     "draw_log_ratios",
@@ -278,3 +280,20 @@ def json_file(path: str) -> dict:
     from pathlib import Path
 
     return json.loads(Path(path).read_text())
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def diagnose(data: str | bytes, library: str | None = None, filename: str | None = None):  # -> kl_core.doctor.Diagnosis
+    """``kl_core.doctor.diagnose``; ``UnreadableInput`` (a ``ValueError``) on input it cannot read."""
+    from kl_core.doctor import diagnose as run
+
+    return run(data, library, filename=filename)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.PullCurve
+    """``kl_core.doctor.pull_curve`` of the crosswalk entry ``library``/``option``/``acts_on``."""
+    from kl_core.crosswalk import lookup
+    from kl_core.doctor import pull_curve as run
+
+    return run(lookup(library, option, acts_on=acts_on))

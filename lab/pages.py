@@ -96,6 +96,14 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/fact_check:",
         "Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence.",
     ),
+    PageInfo(
+        "pages/config-doctor.py",
+        "Config doctor",
+        "config-doctor",
+        ":material/stethoscope:",
+        "Paste a verl, OpenRLHF or TRL config: what its KL term estimates, where its gradient "
+        "pushes, and what to change.",
+    ),
 )
 
 

@@ -14,7 +14,7 @@ SHARED = ("", "estimator-lab", "control-variates", "bregman-gap", "f-divergences
 
 
 def test_every_shared_url_is_still_a_page_and_audit_is_new():
-    assert [p.url_path for p in PAGES] == [*SHARED, "audit"]
+    assert [p.url_path for p in PAGES] == [*SHARED, "audit", "config-doctor"]
 
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.stem for p in PAGES])

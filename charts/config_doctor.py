@@ -1,0 +1,91 @@
+"""Chart of the "Config doctor" page: how hard a KL term pulls on a token, by its drift.
+
+A pure builder: a :class:`kl_core.doctor.PullCurve` in, an ``altair`` chart out,
+no Streamlit.  Built in the fast style of ``docs/app_conventions.md``.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from charts.histograms import records
+from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from kl_core.doctor import PullCurve
+
+__all__ = ["FORWARD", "REVERSE", "Y_LIMIT", "pull_chart"]
+
+REVERSE = "∇KL[π_θ‖π_ref] (reverse KL)"
+FORWARD = "∇KL[π_ref‖π_θ] (forward KL)"
+Y_LIMIT = 8.0
+"""The pull axis shows ±8 (lines leave the plot there): the forward KL's 1 − e^t reaches −400 at t = 6."""
+
+
+def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, height: int = 300) -> alt.LayerChart:
+    """The term's per-token pull c(t) beside the two KL gradients' pulls.
+
+    Parameters
+    ----------
+    curve : PullCurve
+        From :func:`kl_core.doctor.pull_curve`.
+    estimator_key : str
+        The term's estimator (``"k1"``, ``"k2"``, ``"k3"``, ``"abs"``): its line colour.
+    option_label : str
+        The term's name in the legend, e.g. ``"low_var_kl (loss)"``.
+    height : int
+        Height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        The reverse-KL pull black dashed, the forward-KL pull grey dotted, the
+        term's pull solid in its estimator's colour; x the log-ratio
+        t = log π_ref(x) − log π_θ(x), y the pull c(x), shown to ±:data:`Y_LIMIT`.
+    """
+    est = color(estimator_key) if estimator_key != "full" else REFERENCE_COLOR
+    domain = [REVERSE, FORWARD, option_label]
+    # Long rows (3 × n ≤ 5,000): the legend's labels hold brackets and dots, which a fold's field names can't.
+    rows = pd.DataFrame({
+        "t": np.concatenate([curve.t] * 3),
+        "series": np.repeat(domain, len(curve.t)),
+        "pull": np.concatenate([curve.reverse, curve.forward, curve.option]),  # the fixed y scale clips
+    })
+    x_value = {
+        "field": "t", "type": "quantitative",
+        "title": "log π_ref(x) − log π_θ(x) of the sampled token",
+        "scale": {"domain": [float(curve.t[0]), float(curve.t[-1])], "nice": False},
+    }
+    y_value = {
+        "field": "pull", "type": "quantitative",
+        "title": "pull c(x): > 0 lowers π_θ(x)",
+        "scale": {"domain": [-Y_LIMIT, Y_LIMIT], "nice": False},
+    }
+    series = {
+        "field": "series", "type": "nominal",
+        "scale": {"domain": domain, "range": [REFERENCE_COLOR, ZERO_COLOR, est]},
+        "legend": {"title": None, "orient": "top", "labelLimit": 360},
+    }
+    layer = alt.Chart(
+        {"name": "pull"},
+        mark={"type": "line", "strokeWidth": 3, "clip": True},
+        encoding=alt.FacetedEncoding(
+            x=x_value,
+            y=y_value,
+            color=series,
+            strokeDash={"field": "series", "type": "nominal",
+                        "scale": {"domain": domain, "range": [[7, 4], [3, 3], [1, 0]]}, "legend": None},
+            tooltip=[
+                {"field": "series", "type": "nominal", "title": "line"},
+                {"field": "t", "type": "quantitative", "title": "log-ratio", "format": ".3g"},
+                {"field": "pull", "type": "quantitative", "title": "pull", "format": ".4g"},
+            ],
+        ),
+    )
+    zero = alt.Chart(
+        {"name": "zero"},
+        mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
+        encoding=alt.FacetedEncoding(y={"field": "y", "type": "quantitative"}),
+    )
+    datasets = {"pull": records(rows), "zero": records(pd.DataFrame({"y": [0.0]}))}
+    return finish(alt.LayerChart(layer=[zero, layer], datasets=datasets), height=height)

@@ -1,0 +1,193 @@
+r"""The ``doctor`` command: ``python -m kl_core doctor FILE|- [--library verl|openrlhf|trl] [--json]``.
+
+Reads a training config without running it: a verl launch script (Hydra
+overrides) or YAML, an OpenRLHF ``train_ppo_ray`` command, or a TRL GRPO/RLOO
+config as YAML, JSON, a ``trl grpo``/``trl rloo`` command or Python holding a
+``GRPOConfig(...)`` / ``RLOOConfig(...)`` call (``-`` reads standard input).
+Prints the KL card (:func:`kl_core.doctor.diagnose`): every KL term with where
+it acts, its option and estimator, coefficient and controller, the KL its value
+estimates, its exact gradient class and its aggregation over tokens; then the
+warnings, each with the setting to change; the keys the release does not know;
+and the release whose defaults were assumed.
+
+``--json`` prints one object: ``library`` (``"verl"``, ``"OpenRLHF"`` or
+``"TRL"``), ``release``, ``trainer``, ``input``, ``kl_uses`` (each with
+``where``, ``option``, ``estimator``, ``coef``, ``controller``, ``target_kl``,
+``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``),
+``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``
+and ``notes``.
+
+Unreadable input (binary, too large, invalid YAML/JSON/Python, a YAML tag, no
+known library) gives one line on stderr and exit code 2.  This module imports
+nothing heavy until the command runs.
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; Y. Tang and R. Munos, "On a few pitfalls
+in KL divergence gradient estimation for RL", arXiv:2506.09477.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+__all__ = ["card_lines", "register", "run_doctor"]
+
+_LIBRARIES = ("verl", "openrlhf", "trl")
+_WIDTH = 100
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``doctor``: what a config's KL term estimates and where its gradient pushes.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``python -m kl_core`` subcommand collection.
+
+    Returns
+    -------
+    None
+        The subcommand is registered in place.
+    """
+    sp = subparsers.add_parser(
+        "doctor",
+        help="read a verl / OpenRLHF / TRL config and say what its KL term estimates and where its gradient pushes",
+        description=(
+            "Read a training config without running it (a verl launch script or YAML, an OpenRLHF "
+            "train_ppo_ray command, a TRL GRPO/RLOO YAML, JSON, trl command or GRPOConfig(...) call) and "
+            "print its KL card: each KL term's placement, option, estimator, coefficient and controller, "
+            "the KL its value estimates, its exact expected gradient and its aggregation over tokens; "
+            "warnings with the setting to change; unrecognised keys; the release whose defaults were assumed."
+        ),
+    )
+    sp.add_argument("file", metavar="FILE|-", help="the config or launch script; - reads standard input")
+    sp.add_argument("--library", type=str.lower, choices=_LIBRARIES,
+                    help="the library (default: detected from the text)")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(handler=run_doctor)
+
+
+def _read(path: str) -> tuple[bytes, str | None]:
+    from kl_core.doctor_parse import MAX_BYTES
+
+    if path == "-":
+        return sys.stdin.buffer.read(MAX_BYTES + 1), None
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(MAX_BYTES + 1), p.name
+    except OSError as exc:
+        raise ValueError(f"file {path!r} cannot be read: {exc.strerror or exc}") from None
+
+
+def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
+    """Wrapped lines; continuation lines indented ``hang`` more (under a label's text)."""
+    lines = textwrap.wrap(text, _WIDTH, initial_indent=indent, subsequent_indent=indent + " " * hang)
+    return lines or [indent]
+
+
+def card_lines(d: Any) -> list[str]:
+    """The KL card as text lines.
+
+    Parameters
+    ----------
+    d : kl_core.doctor.Diagnosis
+        A diagnosis.
+
+    Returns
+    -------
+    list of str
+    """
+    from kl_core.doctor import GRADIENT_WORDS, render_changes
+
+    prof = d.profile
+    out = [f"{prof.library} {prof.release} ({prof.trainer}): settings not given take this release's defaults"]
+    if d.command:
+        out.append(f"read: {d.command}")
+    out.append("")
+    if not d.kl_uses:
+        out += ["No KL term.", ""]
+    for i, u in enumerate(d.kl_uses, 1):
+        e = u.entry
+        option = render_changes(prof, d.kind, ((u.setting, u.written),)) if u.setting else e.setting
+        out.append(f"KL term {i}: in the {u.where}")
+        out.append(f"  option       {option}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
+        out.append("  computes")
+        out += [f"      {ln}" for ln in e.library_formula.strip("\n").split("\n")]
+        ctrl = u.controller
+        if u.controller == "adaptive":
+            ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
+        coef = "?" if u.coef is None else f"{u.coef:g}"
+        out.append(f"  coefficient  {u.coef_setting} = {coef} ({ctrl})")
+        out.append(f"  value        estimates {e.direction}")
+        grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
+        out += _wrap(f"gradient     {grad}", "  ", 13)
+        if u.gradient_target_off_policy is not None:
+            out += _wrap(f"off-policy   {u.gradient_target_off_policy} in later optimizer steps on the same batch", "  ", 13)
+        if u.aggregation is not None:
+            how = u.aggregation.name
+            if u.aggregation_setting:
+                how += f" ({render_changes(prof, d.kind, ((u.aggregation_setting, u.aggregation_value),))})"
+            out += _wrap(f"aggregation  {how}: {u.aggregation.coefficient}", "  ", 13)
+        else:
+            out.append(f"  aggregation  {u.aggregation_setting}={u.aggregation_value}: not a mode the release defines")
+        out += _wrap(f"caveat       {e.caveat}", "  ", 13)
+        alts = ", ".join(f"{o} {t}" for o, _, t, _ in u.alternatives if o != e.option)
+        if alts:
+            out += _wrap(f"other options here (on-policy gradient): {alts}", "  ")
+        out.append("")
+    if d.off_policy:
+        out.append("Off-policy steps:")
+        for why in d.off_policy:
+            out += _wrap(why, "  ")
+        out.append("")
+    if d.warnings:
+        out.append("Warnings:")
+        for w in d.warnings:
+            out += _wrap(f"{w.code}: {w.message}", "  ")
+            if w.fix:
+                fix = w.fix.split("\n")
+                out.append(f"    fix: {fix[0]}")
+                out += [f"         {ln}" for ln in fix[1:]]
+        out.append("")
+    if d.unrecognised:
+        out.append(f"Not settings of {prof.library} {prof.release}:")
+        for k in d.unrecognised:
+            out.append(f"  {k.key}" + (f"  (did you mean {k.suggestion}?)" if k.suggestion else ""))
+        out.append("")
+    if d.notes:
+        out.append("Notes:")
+        for n in d.notes:
+            out += _wrap(n, "  ")
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Handler of ``doctor``: print the card or the JSON; unreadable input raises ``ValueError``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``file``, ``library`` and ``json``.
+
+    Returns
+    -------
+    int
+        0.
+    """
+    from kl_core.doctor import diagnose
+
+    data, name = _read(args.file)
+    d = diagnose(data, args.library, filename=name)
+    if args.json:
+        print(json.dumps(d.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(card_lines(d)))
+    return 0

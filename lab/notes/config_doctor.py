@@ -1,0 +1,274 @@
+"""What the "Config doctor" page says: the card, the warnings, the tables (no streamlit).
+
+Every sentence is composed from a :class:`kl_core.doctor.Diagnosis`; the page
+only lays it out.  Sentences are whole, with named placeholders, ready for
+translation.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from kl_core.doctor import (
+    GRADIENT_WORDS,
+    Diagnosis,
+    DoctorWarning,
+    KLUse,
+    clamp_bite,
+    render_changes,
+)
+
+__all__ = [
+    "EXAMPLES",
+    "EXAMPLE_LABELS",
+    "GRADIENT_BADGES",
+    "INTRO",
+    "LIBRARIES",
+    "Example",
+    "alternatives_frame",
+    "card_json",
+    "crosswalk_query",
+    "example_text",
+    "fix_language",
+    "fix_groups",
+    "headline",
+    "no_fix_text",
+    "pull_caption",
+    "read_line",
+    "settings_frame",
+    "summary_lines",
+    "unknown_frame",
+    "use_facts",
+    "use_title",
+    "warning_title",
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+INTRO = (
+    "Paste the launch script of a run (verl, OpenRLHF) or its config (TRL: YAML, JSON, a `trl` "
+    "command or a `GRPOConfig(...)` call), or start from an example. The doctor reads it without "
+    "running anything and tells you, for each KL term: **where it acts** (reward or loss), **what it "
+    "computes**, **what its value estimates**, and **where its gradient pushes** — the exact expected "
+    "gradient, which is often not the KL its value estimates. Then what to change, as the setting "
+    "to write."
+)
+
+
+@dataclass(frozen=True)
+class Example:
+    """A ready example: a real config from the library's own sources."""
+
+    label: str
+    file: str
+    library: str
+
+
+EXAMPLES: dict[str, Example] = {
+    "verl": Example("verl", "verl_grpo_qwen3_8b.sh", "verl"),
+    "openrlhf": Example("OpenRLHF", "openrlhf_dapo_hybrid.sh", "OpenRLHF"),
+    "trl": Example("TRL", "trl_deepseekmath.py", "TRL"),
+    "own": Example("Your own", "", ""),
+}
+"""The examples; the URL carries the label (``?ex=OpenRLHF``), the files live in ``data/doctor_examples/``."""
+
+EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
+"""Key → label, for the example picker's ``format_func``."""
+
+LIBRARIES: dict[str, str] = {"auto": "Detect", "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
+"""The ``?library=`` choices and their labels."""
+
+GRADIENT_BADGES: dict[str, str] = {
+    "reverse_kl": ":green-badge[:material/check: reverse KL]",
+    "forward_kl": ":orange-badge[:material/swap_horiz: forward KL]",
+    "zero": ":red-badge[:material/block: zero]",
+    "mixed": ":violet-badge[:material/shuffle: mixed]",
+}
+"""A coloured badge per gradient target (green only for the gradient a KL penalty means)."""
+
+
+def example_text(key: str) -> str:
+    """The text of example ``key`` (empty for "own").
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`EXAMPLES`.
+
+    Returns
+    -------
+    str
+    """
+    ex = EXAMPLES[key]
+    return (ROOT / "data" / "doctor_examples" / ex.file).read_text(encoding="utf-8") if ex.file else ""
+
+
+def headline(d: Diagnosis) -> str:
+    """One line over the card: the release, and how many KL terms where."""
+    where = ", ".join("the {w}".format(w=u.where) for u in d.kl_uses)
+    if not d.kl_uses:
+        return "{lib} {rel}: no KL term".format(lib=d.library, rel=d.release)
+    if len(d.kl_uses) == 1:
+        return "{lib} {rel}: one KL term, in {where}".format(lib=d.library, rel=d.release, where=where)
+    return "{lib} {rel}: {n} KL terms, in {where}".format(lib=d.library, rel=d.release, n=len(d.kl_uses), where=where)
+
+
+_KINDS = {"command": "a command", "yaml": "YAML", "json": "JSON", "python": "Python"}
+
+
+def read_line(d: Diagnosis) -> str:
+    """How the input was read and which defaults filled the rest."""
+    given = len(d.given)
+    kind = _KINDS.get(d.kind, d.kind)
+    trainer = "`{c}`".format(c=d.command) if d.command else "{lib}'s {t}".format(lib=d.library, t=d.profile.trainer)
+    return (
+        "Read as {kind}: {trainer}. {given} of the {n} settings the card depends on are in your text; "
+        "the others take the defaults of {lib} {rel}, read from that release's own files."
+    ).format(kind=kind, trainer=trainer, given=given, n=len(d.profile.relevant), lib=d.library, rel=d.release)
+
+
+def use_title(d: Diagnosis, u: KLUse) -> str:
+    """The heading of one KL term's card."""
+    if u.setting:
+        option = render_changes(d.profile, d.kind, ((u.setting, u.written),))
+    else:
+        option = u.entry.setting
+    return "In the {where}: `{option}` → {est}".format(where=u.where, option=option, est=u.estimator)
+
+
+def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
+    """The card's facts, one markdown line each: coefficient, value, gradient, off-policy."""
+    coef = "?" if u.coef is None else f"{u.coef:g}"
+    if u.controller == "adaptive":
+        ctrl = "adaptive, target KL {t:g}, horizon {h:g}".format(t=u.target_kl or 0.0, h=u.horizon or 0.0)
+    else:
+        ctrl = "fixed"
+    facts = [
+        "**Coefficient** `{key}` = {coef} ({ctrl})".format(key=u.coef_setting, coef=coef, ctrl=ctrl),
+        "**Its value estimates** {kl}".format(kl=u.entry.direction),
+        "**Its expected gradient** {badge} {words}".format(
+            badge=GRADIENT_BADGES[u.gradient_target], words=GRADIENT_WORDS[u.gradient_target]),
+    ]
+    if u.gradient_target_off_policy is not None:
+        facts.append("**In later optimizer steps on the same batch** {badge} {words}".format(
+            badge=GRADIENT_BADGES[u.gradient_target_off_policy],
+            words=GRADIENT_WORDS[u.gradient_target_off_policy]))
+    if u.aggregation is not None:
+        how = u.aggregation.name
+        if u.aggregation_setting:
+            how = "{name} (`{setting}`)".format(
+                name=how, setting=render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
+        facts.append("**Aggregated as** {how}: {meaning}".format(how=how, meaning=u.aggregation.coefficient))
+    else:
+        facts.append("**Aggregated as** `{value}`, which {lib} {rel} does not define.".format(
+            value=u.aggregation_value, lib=d.library, rel=d.release))
+    return facts
+
+
+def alternatives_frame(u: KLUse) -> pd.DataFrame:
+    """Every option of this placement with its gradient, the one in use marked."""
+    rows = [{
+        "option": opt,
+        "estimator": est,
+        "gradient on-policy": on,
+        "gradient off-policy": "" if off is None else off,
+        "in use": opt == u.option,
+    } for opt, est, on, off in u.alternatives]
+    df = pd.DataFrame(rows)
+    if all(r["gradient off-policy"] == "" for r in rows):
+        df = df.drop(columns="gradient off-policy")
+    return df
+
+
+def crosswalk_query(u: KLUse) -> dict[str, str]:
+    """The approx_kl page's "Translate one option" link for this term: ``?lib=…&opt=…``."""
+    return {"lib": u.entry.library, "opt": "{option} ({where})".format(option=u.option, where=u.where)}
+
+
+def warning_title(w: DoctorWarning) -> str:
+    """The bold first words of a warning box."""
+    return "**{code}** · {message}".format(code=w.code, message=w.message)
+
+
+def fix_language(d: Diagnosis) -> str:
+    """The code language to show a fix in."""
+    return {"yaml": "yaml", "json": "json", "python": "python"}.get(d.kind, "bash")
+
+
+def unknown_frame(d: Diagnosis) -> pd.DataFrame:
+    """The keys the release does not know, with the nearest known key."""
+    return pd.DataFrame([{"key": u.key, "did you mean": u.suggestion or ""} for u in d.unrecognised])
+
+
+def settings_frame(d: Diagnosis) -> pd.DataFrame:
+    """Every setting the card depends on: its value, and whether the text or the release set it."""
+    rows = []
+    for key in d.profile.relevant:
+        value = d.settings.get(key)
+        rows.append({
+            "setting": key,
+            "value": "" if value is None else json.dumps(value) if not isinstance(value, str) else value,
+            "from": "your text" if key in d.given else "{lib} {rel} default".format(lib=d.library, rel=d.release),
+        })
+    return pd.DataFrame(rows)
+
+
+def card_json(d: Diagnosis) -> str:
+    """The card as the JSON of ``python -m kl_core doctor --json``."""
+    return json.dumps(d.to_json(), indent=2, ensure_ascii=False)
+
+
+def summary_lines(d: Diagnosis) -> list[str]:
+    """One markdown line per KL term: where, option, what the value estimates, where the gradient pushes."""
+    lines = []
+    for u in d.kl_uses:
+        option = u.written or u.option
+        line = "**In the {where}:** `{option}`{est} · its value estimates {kl} · its gradient {badge}".format(
+            where=u.where, option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
+            kl=u.entry.direction, badge=GRADIENT_BADGES[u.gradient_target])
+        if u.gradient_target_off_policy is not None:
+            line += " · in later steps {badge}".format(badge=GRADIENT_BADGES[u.gradient_target_off_policy])
+        lines.append(line)
+    return lines or ["**No KL term**: nothing ties the policy to its reference model."]
+
+
+def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:
+    """Each distinct fix, with the warning codes it removes, in the warnings' order."""
+    groups: dict[str, list[str]] = {}
+    for w in d.warnings:
+        if w.fix:
+            groups.setdefault(w.fix, []).append(w.code)
+    return list(groups.items())
+
+
+def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:
+    """What to do about a warning no setting removes."""
+    if w.code == "NOT_LITERAL":
+        return "Write the value itself where the config sets it, and the doctor can check it."
+    if w.code == "LEGACY_TRAINER":
+        return "Move to a trainer {lib} still ships; the card above describes the old one.".format(lib=d.library)
+    return "No setting of {lib} {rel} removes this one.".format(lib=d.library, rel=d.release)
+
+
+_PULL = {
+    "reverse_kl": "The coloured line lies on the black one: this term pulls each token back as the reverse KL does.",
+    "forward_kl": "The coloured line follows the grey forward-KL line, not the black reverse-KL one: it pushes "
+                  "π_θ to cover the reference, most strongly on tokens π_θ has all but dropped (t > 0).",
+    "zero": "Where the coloured line leaves the black one, this term's gradient is not the KL penalty's.",
+    "mixed": "The coloured line follows neither KL's line: on average its pull is neither KL's gradient.",
+}
+
+
+def pull_caption(u: KLUse) -> str:
+    """What to look at in the pull chart of one KL term."""
+    text = _PULL[u.gradient_target]
+    bite = clamp_bite(u.entry)
+    if bite is not None and u.entry.grad_mode in ("autograd", "score", "score_current") and bite < 6.0:
+        text += " Past |t| = {b:.2f} the clamp bites: the line goes flat, and larger drifts are pulled no harder.".format(b=bite)
+    if u.entry.acts_on == "reward":
+        text += " In the reward the pull is the detached value itself, through the policy-gradient term."
+    return text

@@ -1,0 +1,164 @@
+"""AppTest checks of the "Config doctor" page.
+
+It runs and reruns cleanly; the card is :func:`kl_core.doctor.diagnose`'s for
+each example, for typed text and for an upload; a link reproduces the example
+and the library; unreadable input is one clear ``st.error``; the pull chart is
+a valid, small spec.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from charts.config_doctor import FORWARD, REVERSE, pull_chart
+from charts.histograms import MAX_ROWS
+from kl_core.crosswalk import lookup
+from kl_core.doctor import diagnose, pull_curve
+from lab.notes import config_doctor as notes
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = "pages/config-doctor.py"
+FIXTURES = ROOT / "tests" / "data" / "doctor"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    st.cache_data.clear()
+    yield
+    st.cache_data.clear()
+
+
+def open_page(**query: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page(PAGE)
+    at.query_params.update(query)
+    return at.run()
+
+
+def codes_shown(at: AppTest) -> list[str]:
+    return [m.value.split("**")[1] for m in at.markdown if m.value.startswith(":material/warning: **")]
+
+
+def check_card(at: AppTest, d) -> None:
+    assert not at.exception and not at.error
+    assert at.header[0].value == notes.headline(d)
+    assert [s.value for s in at.subheader][: len(d.kl_uses)] == [notes.use_title(d, u) for u in d.kl_uses]
+    assert codes_shown(at) == d.codes
+    text = "\n".join(m.value for m in at.markdown)
+    for u in d.kl_uses:
+        for fact in notes.use_facts(d, u):
+            assert fact in text
+    assert len(at.get("vega_lite_chart")) == len(d.kl_uses)
+
+
+@pytest.mark.parametrize("ex", ["verl", "openrlhf", "trl"])
+def test_each_example_shows_the_cores_card(ex):
+    example = notes.EXAMPLES[ex]
+    at = open_page() if ex == "verl" else open_page(ex=example.label)
+    assert at.title[0].value == "Config doctor"
+    d = diagnose(notes.example_text(ex), filename=example.file)
+    check_card(at, d)
+    shown = [c.value for c in at.code]
+    for w in d.warnings:
+        if w.fix:
+            assert w.fix in shown
+
+
+def test_the_verdict_comes_first_with_each_fix_once():
+    at = open_page()
+    d = diagnose(notes.example_text("verl"))
+    summary = notes.summary_lines(d)[0]
+    markdown = [m.value for m in at.markdown]
+    assert summary in markdown
+    first_fix = next(c.value for c in at.code if c.language == "bash")
+    assert first_fix == notes.fix_groups(d)[0][0]
+    assert markdown.index(summary) < next(i for i, m in enumerate(markdown) if m.startswith(":material/warning:"))
+
+
+def test_typed_text_the_library_override_and_a_bad_link():
+    at = open_page(ex="Your own")
+    assert not at.exception
+    assert any("Paste a launch script" in i.value for i in at.info)
+    text = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=kl"
+    at.text_area(key="cfg_own").set_value(text).run()
+    check_card(at, diagnose(text))
+    assert codes_shown(at)[0] == "ZERO_GRAD_LOSS"
+    assert any("never what you paste" in c.value for c in at.caption)
+
+    forced = open_page(library="TRL")
+    assert not forced.exception and forced.header[0].value.startswith("TRL 1.16.0")
+    assert any(t.value.startswith("Keys TRL 1.16.0 does not know") for t in forced.subheader)
+
+    bad = open_page(ex="nope")
+    assert not bad.exception
+    assert any("`ex=nope`" in w.value for w in bad.warning)
+    assert bad.header[0].value == "verl 0.9.1: one KL term, in the loss"
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [("beta: !!python/object/apply:os.system ['echo pwned']\n", "YAML tag !!python/object/apply:os.system"),
+     ("echo hello\n", "cannot tell which library"),
+     ("GRPOConfig(beta=\n", "does not parse")],
+)
+def test_unreadable_text_is_one_clear_error(text, match):
+    at = open_page(ex="Your own")
+    at.text_area(key="cfg_own").set_value(text).run()
+    assert not at.exception
+    (err,) = at.error
+    assert err.value.startswith("**The doctor can't read this.**") and match in err.value
+
+
+def test_an_upload_takes_the_place_of_the_text():
+    at = open_page()
+    data = (FIXTURES / "trl_rloo_config.yaml").read_bytes()
+    at.file_uploader[0].set_value(("rloo_config.yaml", data, "application/x-yaml"))
+    at.run()
+    check_card(at, diagnose(data, filename="rloo_config.yaml"))
+    assert at.header[0].value == "TRL 1.16.0: one KL term, in the reward"
+    assert any("a link can't carry it" in c.value for c in at.caption)
+    at.file_uploader[0].set_value(("weights.bin", b"\x00\x01\x02" * 100, "application/octet-stream"))
+    at.run()
+    assert not at.exception and "binary file" in at.error[0].value
+
+
+def test_the_json_download_and_the_crosswalk_link():
+    at = open_page(ex="OpenRLHF")
+    d = diagnose(notes.example_text("openrlhf"))
+    (dl,) = [b for b in at.get("download_button") if b.proto.label == "Download the card (JSON)"]
+    assert json.loads(notes.card_json(d))["kl_uses"][0]["gradient_target"] == "forward_kl"
+    (link,) = [p for p in at.get("page_link") if "crosswalk" in p.proto.label]
+    assert link.proto.page == "approx-kl" and link.proto.query_string == "lib=OpenRLHF&opt=k3+%28loss%29"
+
+
+def test_the_crosswalk_link_opens_that_row_on_the_approx_kl_page():
+    d = diagnose(notes.example_text("verl"))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/approx-kl.py")
+    at.query_params.update(notes.crosswalk_query(d.kl_uses[0]))
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="opt").value == "verl:low_var_kl:loss"
+
+
+# ------------------------------------------------------------------ the chart builder
+@pytest.mark.parametrize(("library", "option", "acts_on"), [("verl", "low_var_kl", "loss"), ("OpenRLHF", "k3", "reward"),
+                                                           ("TRL", "use_bias_correction_kl", "loss"), ("TRL", "full", "reward")])
+def test_pull_chart_is_a_valid_small_spec(library, option, acts_on):
+    entry = lookup(library, option, acts_on=acts_on)
+    curve = pull_curve(entry)
+    spec = pull_chart(curve, estimator_key=entry.estimator, option_label=option).to_dict()  # validates
+    rows = spec["datasets"]["pull"]
+    assert len(rows) == 3 * curve.t.size <= MAX_ROWS
+    assert {r["series"] for r in rows} == {REVERSE, FORWARD, option}
+    mine = np.array([r["pull"] for r in rows if r["series"] == option])
+    np.testing.assert_array_equal(mine, curve.option)

@@ -1,0 +1,125 @@
+"""lab.notes.config_doctor: the sentences and tables of the "Config doctor" page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kl_core.clamps import entry_id
+from kl_core.crosswalk import options
+from kl_core.doctor import GRADIENT_WORDS, diagnose
+from lab.notes import config_doctor as notes
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "data" / "doctor"
+VERL = "python3 -m verl.trainer.main_ppo "
+
+
+@pytest.fixture(scope="module")
+def verl():
+    return diagnose(notes.example_text("verl"), filename=notes.EXAMPLES["verl"].file)
+
+
+def test_examples_are_the_tested_real_configs():
+    for key, ex in notes.EXAMPLES.items():
+        if key == "own":
+            assert notes.example_text(key) == "" and ex.file == ""
+            continue
+        assert notes.example_text(key) == (FIXTURES / ex.file).read_text(encoding="utf-8")
+        assert diagnose(notes.example_text(key)).library == ex.library
+    assert [e.label for e in notes.EXAMPLES.values()] == ["verl", "OpenRLHF", "TRL", "Your own"]
+
+
+def test_headline_counts_the_terms():
+    assert notes.headline(diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True")) == \
+        "verl 0.9.1: one KL term, in the loss"
+    assert notes.headline(diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.use_kl_loss=True")) \
+        == "verl 0.9.1: 2 KL terms, in the reward, the loss"
+    assert notes.headline(diagnose("GRPOConfig(beta=0.0)")) == "TRL 1.16.0: no KL term"
+
+
+def test_read_line_and_title(verl):
+    line = notes.read_line(verl)
+    assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 6 of the 13 settings")
+    assert "defaults of verl 0.9.1" in line
+    assert notes.use_title(verl, verl.kl_uses[0]) == "In the loss: `actor_rollout_ref.actor.kl_loss_type=low_var_kl` → k3"
+    trl = diagnose(notes.example_text("trl"))
+    assert notes.use_title(trl, trl.kl_uses[0]).startswith("In the loss: `GRPOConfig.use_bias_correction_kl=True")
+    assert notes.read_line(trl).startswith("Read as Python: `GRPOConfig(...) on line 4`.")
+
+
+def test_facts_carry_the_gradient_badges_and_the_aggregation(verl):
+    facts = notes.use_facts(verl, verl.kl_uses[0])
+    assert facts[0] == "**Coefficient** `actor_rollout_ref.actor.kl_loss_coef` = 0.001 (fixed)"
+    assert facts[1] == "**Its value estimates** KL[π_θ‖π_ref]"
+    assert notes.GRADIENT_BADGES["forward_kl"] in facts[2] and GRADIENT_WORDS["forward_kl"] in facts[2]
+    assert notes.GRADIENT_BADGES["mixed"] in facts[3]
+    assert facts[4].startswith("**Aggregated as** token mean over the batch (`actor_rollout_ref.actor.loss_agg_mode=token-mean`)")
+    adaptive = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_ctrl.type=adaptive "
+                        "actor_rollout_ref.actor.ppo_mini_batch_size=1024")
+    assert notes.use_facts(adaptive, adaptive.kl_uses[0])[0].endswith("(adaptive, target KL 0.1, horizon 10000)")
+    odd = diagnose("GRPOConfig(beta=0.1, loss_type='new_loss')")
+    assert notes.use_facts(odd, odd.kl_uses[0])[-1] == "**Aggregated as** `new_loss`, which TRL 1.16.0 does not define."
+
+
+def test_summary_and_fix_groups(verl):
+    (line,) = notes.summary_lines(verl)
+    assert line.startswith("**In the loss:** `low_var_kl` (k3) · its value estimates KL[π_θ‖π_ref]")
+    assert line.endswith("in later steps " + notes.GRADIENT_BADGES["mixed"])
+    assert notes.fix_groups(verl) == [
+        ("actor_rollout_ref.actor.kl_loss_type=low_var_kl+", ["FORWARD_KL_GRAD", "CLAMP_HIDES_DRIFT"]),
+        ("actor_rollout_ref.actor.ppo_mini_batch_size=1024", ["OFF_POLICY_UNCORRECTED"]),
+    ]
+    none = diagnose("GRPOConfig(beta=0.0)")
+    assert notes.summary_lines(none) == ["**No KL term**: nothing ties the policy to its reference model."]
+    orl = diagnose(notes.example_text("openrlhf"))
+    assert notes.summary_lines(orl)[0].startswith("**In the loss:** `k3` · ")  # no "(k3)" after k3
+
+
+def test_alternatives_frame_marks_the_option_in_use(verl):
+    df = notes.alternatives_frame(verl.kl_uses[0])
+    assert list(df.columns) == ["option", "estimator", "gradient on-policy", "gradient off-policy", "in use"]
+    assert df.loc[df["in use"], "option"].tolist() == ["low_var_kl"]
+    assert df.set_index("option").loc["k3+", "gradient on-policy"] == "reverse_kl"
+    on = diagnose(notes.example_text("trl"))
+    assert "gradient off-policy" not in notes.alternatives_frame(on.kl_uses[0]).columns
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.iterdir()))
+def test_crosswalk_link_names_a_row_of_the_approx_kl_picker(name):
+    d = diagnose((FIXTURES / name).read_bytes(), filename=name)
+    for u in d.kl_uses:
+        q = notes.crosswalk_query(u)
+        labels = {"{o} ({w})".format(o=e.option, w=e.acts_on): entry_id(e) for e in options(q["lib"])}
+        assert labels[q["opt"]] == entry_id(u.entry)
+
+
+def test_warning_texts_fix_language_and_tables(verl):
+    w = verl.warnings[0]
+    assert notes.warning_title(w) == "**FORWARD_KL_GRAD** · " + w.message
+    assert notes.fix_language(verl) == "bash" and notes.fix_language(diagnose("beta: 0.1\n")) == "yaml"
+    not_literal = next(w for w in verl.warnings if w.code == "NOT_LITERAL")
+    assert notes.no_fix_text(verl, not_literal).startswith("Write the value itself")
+    legacy = diagnose("PPOConfig(kl_estimator='k1', num_ppo_epochs=1)")
+    assert notes.no_fix_text(legacy, legacy.warnings[0]).startswith("Move to a trainer TRL still ships")
+    orl = diagnose((FIXTURES / "openrlhf_ppo_hybrid.sh").read_bytes())
+    assert notes.unknown_frame(orl).to_dict("records") == [
+        {"key": "--algo.advantage.is_correction_enable", "did you mean": "--algo.advantage.is_correction_level"}]
+    rows = notes.settings_frame(verl).set_index("setting")
+    assert rows.loc["actor_rollout_ref.actor.kl_loss_type", "from"] == "your text"
+    assert rows.loc["actor_rollout_ref.actor.loss_agg_mode"].tolist() == ["token-mean", "verl 0.9.1 default"]
+    assert rows.loc["algorithm.use_kl_in_reward", "value"] == "false"
+    assert json.loads(notes.card_json(verl)) == json.loads(json.dumps(verl.to_json()))
+
+
+def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
+    assert "grey forward-KL line" in notes.pull_caption(verl.kl_uses[0])
+    assert "Past |t| = 2.61 the clamp bites" in notes.pull_caption(verl.kl_uses[0])
+    plus = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k3+")
+    assert notes.pull_caption(plus.kl_uses[0]) == \
+        "The coloured line lies on the black one: this term pulls each token back as the reverse KL does."
+    reward = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_penalty=mse")
+    cap = notes.pull_caption(reward.kl_uses[0])
+    assert cap.startswith("The coloured line follows neither") and cap.endswith("policy-gradient term.")
