@@ -66,7 +66,7 @@ def test_dragging_p_moves_the_spec_the_url_and_the_numbers(app_url, new_page, wa
     )
     shown = lab_numbers(page)
     assert shown["metrics"]["Exact KL[q, p]"] == "0.125"  # μ²/2
-    assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0))
+    assert expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0) in shown["running"]
     assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(0.5,1)"
     # the preset that is exactly this pair lights up
     assert page.get_by_role("button", name="Notes μ = 0.5").get_attribute("kind") == "primary"
@@ -87,7 +87,7 @@ def test_deep_link_shows_the_core_numbers(app_url, new_page, wait_for_app):
     q, p = parse("normal(0,1)"), parse("normal(1,1)")
     assert shown["metrics"]["Exact KL[q, p]"] == fmt(kl(q, p)) == "0.5"
     assert shown["metrics"]["Draws, N · R"] == "100,000"
-    assert shown["running"].endswith(expected_running_caption("normal(0,1)", "normal(1,1)", 500, 200, 3))
+    assert expected_running_caption("normal(0,1)", "normal(1,1)", 500, 200, 3) in shown["running"]
     assert slider(page, "N, samples per estimate").get_attribute("aria-valuetext") == "500"
     assert slider(page, "μ, the mean", 1).get_attribute("aria-valuetext") == "1"  # p's μ
     assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(1,1)"
@@ -116,14 +116,14 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
     caption = expected_running_caption("normal(0,1)", "normal(1,1)", 200, 200, 9)
     page.wait_for_function(
         """(caption) => [...document.querySelectorAll("[data-testid='stMarkdownContainer']")]
-            .some(m => m.innerText.trim().endsWith(caption))""",
+            .some(m => m.innerText.includes(caption))""",
         arg=caption,
     )
     wait_for_app(page)
     after = lab_numbers(page)
     assert after["metrics"]["Exact KL[q, p]"] == "0.5"
     assert after["metrics"]["Draws, N · R"] == "40,000"
-    assert after["running"].endswith(caption)
+    assert caption in after["running"]
     assert after != before
 
     shared = page.url
