@@ -38,6 +38,10 @@ __all__ = [
     "moments_or_failures",
     "optimal_lambda",
     "simulate",
+    "drift_specs",
+    "sequence_curves",
+    "sequence_gradient_table",
+    "sequence_sample",
 ]
 
 
@@ -254,3 +258,42 @@ def json_file(path: str) -> dict:
     from pathlib import Path
 
     return json.loads(Path(path).read_text())
+
+
+# ---------------------------------------------------------------- Tokens & sequences page
+# (chains travel as their markov(...) specs; imports inside: the page's modules only load there)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def drift_specs(k: int, drift: float, placement: str) -> tuple[str, str]:
+    """``kl_core.markov.drift_pair`` as the two ``markov(...)`` specs ``(policy, ref)``."""
+    from kl_core.markov import drift_pair
+
+    policy, ref = drift_pair(k, drift, placement)
+    return policy.spec, ref.spec
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> sequences.SequenceCurves
+    """``kl_core.sequences.exact_curves``: exact mean and std of the six estimators for T = 1 … max_length."""
+    from kl_core.sequences import exact_curves
+
+    return exact_curves(policy_spec, ref_spec, max_length)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sequence_sample(
+    policy_spec: str, ref_spec: str, length: int, n: int, seed: int, checkpoints: tuple[int, ...]
+):  # -> sequence_montecarlo.SequenceSample
+    """``kl_core.sequence_montecarlo.simulate_sequences`` with summaries at ``checkpoints``."""
+    from kl_core.sequence_montecarlo import simulate_sequences
+
+    return simulate_sequences(policy_spec, ref_spec, length, n, seed=seed, checkpoints=checkpoints)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # -> SequenceGradientTable
+    """``kl_core.sequence_gradients.sequence_gradient_table``: every option's exact expected gradient."""
+    from kl_core.sequence_gradients import sequence_gradient_table as table
+
+    return table(policy_spec, ref_spec, length)
