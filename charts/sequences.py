@@ -478,7 +478,7 @@ def cosine_bars(
     none_text : str
         Text in place of a bar where the cosine is None.
     height : int, optional
-        Chart height; by default 52 px per option (its name above its bar).
+        Chart height; by default 64 px per option (its name above its bar).
 
     Returns
     -------
@@ -500,12 +500,12 @@ def cosine_bars(
     inside = df["cos"].abs() >= 0.35  # room for the number inside the bar
     datasets = {"cos": records(df), "inside": records(df[inside]), "outside": records(df[~inside])}
     layers = [
-        alt.Chart({"name": "cos"}, mark={"type": "text", "align": "left", "baseline": "bottom", "dy": -10,
+        alt.Chart({"name": "cos"}, mark={"type": "text", "align": "left", "baseline": "bottom", "dy": -6,
                                          "fontSize": 14, "color": "#31333F"},
                   encoding=alt.FacetedEncoding(
                       y=y, x={"datum": x_scale["domain"][0], "type": "quantitative", "scale": x_scale},
                       text={"field": "option"})),
-        alt.Chart({"name": "cos"}, mark={"type": "bar", "height": {"band": 0.42}, "yOffset": 8},
+        alt.Chart({"name": "cos"}, mark={"type": "bar", "height": {"band": 0.4}, "yOffset": 12},
                   encoding=alt.FacetedEncoding(
                       y=y, x={"field": "cos", "type": "quantitative", "scale": x_scale, "title": x_title},
                       color={"field": "option", "type": "nominal", "scale": scale, "legend": None},
@@ -517,11 +517,11 @@ def cosine_bars(
         ("outside", {"align": "left", "dx": 6, "color": "#31333F"}),
     ):
         if datasets[name]:
-            layers.append(alt.Chart({"name": name}, mark={"type": "text", "fontSize": 14, "yOffset": 8, **mark},
+            layers.append(alt.Chart({"name": name}, mark={"type": "text", "fontSize": 14, "yOffset": 12, **mark},
                                     encoding=alt.FacetedEncoding(
                                         y=y, x={"field": "at", "type": "quantitative", "scale": x_scale},
                                         text={"field": "text"})))
         else:
             del datasets[name]
     chart = alt.LayerChart(layer=layers, datasets=datasets)
-    return finish(chart, height=height or 52 * len(labels))
+    return finish(chart, height=height or 64 * len(labels))

@@ -115,7 +115,7 @@ ui.formula(
 )
 i = length - 1
 with ui.metric_row():
-    st.metric(_("KL[π_θ‖π_ref] over T = {t} tokens").format(t=length), number(float(curves.true_kl[i])),
+    st.metric(_("KL[π_θ‖π_ref] of sequences of length T = {t}").format(t=length), number(float(curves.true_kl[i])),
               help=_("Exact, by the chain rule (kl_core.markov.per_position_kl)."))
     st.metric(_("per token, KL / T"), number(float(curves.true_kl[i]) / length))
     st.metric(_("KL[π_ref‖π_θ], the other direction"), number(float(curves.true_kl_reverse[i])))
@@ -144,8 +144,9 @@ ui.chart(
     name=f"relative-std-T{length}",
     caption=notes.relative_std_caption(curves, length),
 )
-rb = notes.rb_note(curves)
-ui.note(rb.kind, rb.text, rb.icon)
+for note in (notes.rb_note(curves), notes.unreliable_note(curves, length, n_used)):
+    if note is not None:
+        ui.note(note.kind, note.text, note.icon)
 ui.table(notes.report_rows(curves, sample, length), name=f"sequence-estimators-T{length}",
          caption=_("All six at T = {t}, per sequence: exact beside {n:,} sampled sequences (seed "
                    "{seed}). mean_k3 has Σk3's spread divided by T, so the same relative spread."
@@ -200,7 +201,9 @@ st.markdown(_(
     "KL still to come after token j at position t."
 ))
 if policy.k < 2:
-    ui.fail(_("A chain over one token has no gradient: use K ≥ 2."))
+    st.info(_("A chain over one token has nothing to learn: use K ≥ 2 for the gradients."),
+            icon=":material/info:")
+    st.stop()
 table = cache.sequence_gradient_table(pol_spec, ref_spec, length)
 labels, cosines, colors = notes.cosine_data(table)
 ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true ∇KL[π_θ‖π_ref]"),
@@ -212,7 +215,5 @@ ui.table(notes.gradient_rows(table), name=f"sequence-gradients-T{length}",
          column_config={_("‖g − ∇KL‖ / ‖∇KL‖"): st.column_config.NumberColumn(format="%.4f")})
 cats, series, bar_colors, shown = notes.first_token_series(table)
 ui.chart(gradient_bars(cats, series, bar_colors, x_title=_("first-token logit")),
-         name=f"first-token-gradient-T{length}",
-         caption=_("Expected gradients in {shown}: the true one also pushes the first token "
-                   "away from tokens after which more KL is still to come.").format(shown=shown))
+         name=f"first-token-gradient-T{length}", caption=notes.first_token_caption(table, shown))
 ui.show_source(sequence_gradients._later)

@@ -53,6 +53,8 @@ __all__ = [
     "relative_std_caption",
     "report_rows",
     "sample_size",
+    "unreliable_note",
+    "first_token_caption",
     "sum_mean_caption",
     "sum_mean_rows",
     "usage_lines",
@@ -137,12 +139,23 @@ def position_caption(curves: SequenceCurves, length: int) -> str:
     if total == 0:
         return _("The two chains are identical: every position adds 0, and the KL is 0.")
     later = c[1:]
+    if length == 1:
+        return _(
+            "One token: the sequence KL is that token's KL, {total}. The dots are the mean of each "
+            "per-token term over the sampled sequences, ±2 SE."
+        ).format(total=number(total))
     if length > 1 and float(np.max(later)) <= 1e-12 * total:
         return _(
             "Only the first token differs: position 1 adds {first}, every later position adds 0, "
             "so the KL stays {total} for any T. Dots: the mean of each per-token term at each "
             "position over the sampled sequences, ±2 SE."
         ).format(first=number(float(c[0])), total=number(total))
+    if float(np.ptp(c)) <= 1e-9 * float(c.max()):
+        return _(
+            "Every position adds the same KL, {each}; their sum is the sequence KL, {total} over "
+            "T = {t} tokens. Dots: the mean of each per-token term at each position over the "
+            "sampled sequences, ±2 SE."
+        ).format(each=number(float(c[0])), total=number(total), t=length)
     return _(
         "Positions add from {lo} to {hi}; their sum is the sequence KL, {total} over T = {t} "
         "tokens ({per} per token). Dots: the mean of each per-token term at each position over "
@@ -214,14 +227,33 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
         "Lines: exact, for every T; circles: the N sampled sequences, ±2 SE."
     ).format(t=length, rb=number(rel["rb"]), k3=number(rel["sum_k3"]), k1=number(rel["sum_k1"]),
              s3=number(rel["seq_k3"]), gain=gain)
-    seq = curves.relative_std("seq_k3")
-    finite = np.isfinite(seq)
-    if (~finite).any() or float(np.max(seq[finite], initial=0.0)) > 100:
+    leaves = _leaves(curves, "seq_k3", 100.0)
+    if leaves is not None:
         text += " " + _(
-            "seq_k3's spread grows like e^(cT), so it leaves the chart; its circles fall below its "
-            "line because a few rare sequences carry most of its variance, and N draws miss them."
+            "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like e^(cT))."
+        ).format(t=leaves)
+    if not rel["seq_k3"] <= 10:
+        text += " " + _(
+            "Its circles fall below its line: a few rare sequences carry most of its variance, "
+            "and N draws mostly miss them."
         )
     return text
+
+
+def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
+    """A warning when an unbiased estimator is too spread for N draws to find its mean."""
+    kl = float(curves.true_kl[length - 1])
+    if not kl > 0:
+        return None
+    wild = [k for k in ("sum_k1", "sum_k3", "seq_k3")
+            if not float(curves.relative_std(k)[length - 1]) <= 30]
+    if not wild:
+        return None
+    return Note("warning", _(
+        "At T = {t}, {keys} spread over 30 times the KL per sequence: their Monte Carlo means rest "
+        "on rare sequences that N = {n:,} draws mostly miss, so they can land far from the exact "
+        "value, and their sample std understates the true one. The exact columns are right."
+    ).format(t=length, keys=", ".join(wild), n=n), ":material/warning:")
 
 
 def rb_note(curves: SequenceCurves) -> Note:
@@ -288,7 +320,7 @@ def usage_lines() -> str:
 def sum_mean_caption(beta: float, length: int) -> str:
     """Under the sum-against-mean table."""
     return _(
-        "With every sequence T = {t} tokens long, β = {beta} on a per-token mean is β/T = {bt} on "
+        "With every sequence of length T = {t}, β = {beta} on a per-token mean is β/T = {bt} on "
         "the sequence KL; summed over tokens it stays β. seq-mean-token-sum-norm divides by a "
         "constant L_max, here {lmax} (verl: loss_scale_factor or the padded length; TRL: "
         "max_completion_length). Penalty from the samples: the coefficient times the mean of Σk3 "
@@ -398,6 +430,21 @@ def first_token_series(table: SequenceGradientTable) -> tuple[list[str], dict[st
     return [f"a{i}" for i in idx], series, colors, shown
 
 
+def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
+    """Under the first-token bars: what the later-prefix bars say here."""
+    if table.reverse.norm == 0:
+        return _("The chains are identical: every gradient is 0.")
+    if table.later.norm <= 1e-9 * table.reverse.norm:
+        return _(
+            "Expected gradients in {shown}: no grey bars, since no KL is still to come that the "
+            "first token could change; Σk2 matches the true gradient."
+        ).format(shown=shown)
+    return _(
+        "Expected gradients in {shown}: the grey bars are what the per-token losses miss. The true "
+        "gradient also pushes the first token away from tokens after which more KL is still to come."
+    ).format(shown=shown)
+
+
 def gradient_caption(table: SequenceGradientTable) -> str:
     """Under the cosine bars: the size of the later-prefix terms and who misses them."""
     share = table.later_share
@@ -411,6 +458,13 @@ def gradient_caption(table: SequenceGradientTable) -> str:
             "KL is the same number), so Σk2 and the exact-KL loss give the true gradient too. "
             "Σk1 as a loss still gives 0."
         ).format(n=n)
+    if k2.cos_reverse is not None and k2.cos_reverse < 0:
+        return _(
+            "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
+            "length: so large that Σk2 and the exact next-token KL as losses, which miss them, point "
+            "against the true gradient (cosine {cos}). Only k1 as a reward with reward-to-go is the "
+            "true gradient."
+        ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}")
     return _(
         "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
         "length. Σk2 and the exact next-token KL as losses miss them (cosine {cos}); only k1 as "
