@@ -232,10 +232,12 @@ def audit_file(
     rollout_col: str | None = None,
     direction: str = "sampler-other",
     _data: bytes | None = None,
+    kl_col: str | None = None,
 ):  # -> kl_core.audit.AuditReport
     """``kl_core.audit.load_table`` then ``kl_core.audit.audit``; ``ValueError`` on a bad file.
 
     ``key`` is a path, or with ``_data`` the upload's ``file_id`` (as in :func:`table_columns`).
+    ``kl_col`` is the exact next-token KL column, which adds the Rao–Blackwellized ``rb``.
     """
     from kl_core import audit
 
@@ -247,6 +249,7 @@ def audit_file(
         position_col=position_col,
         sequence_col=sequence_col,
         rollout_col=rollout_col,
+        kl_col=kl_col,
     )
     return audit.audit(**table.as_kwargs(), direction=direction)
 

@@ -66,7 +66,7 @@ except ValueError as exc:
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
-rows = (st.columns(3, gap="small"), st.columns(3, gap="small"))
+rows = [st.columns(3, gap="small") for _ in range(0, len(notes.PICKERS), 3)]
 for i, (role, label, required) in enumerate(notes.PICKERS):
     opts = list(columns) if required else [notes.NONE, *columns]
     default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
@@ -96,10 +96,13 @@ try:
         report = cache.audit_file(
             key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
             sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
+            kl_col=chosen["kc"],
         )
 except ValueError as exc:
     ui.fail("**This file can't be audited with these columns.** {why}".format(why=exc))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
+if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
+    st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
     st.caption(
         "The example's exact KLs apply to its own roles (sampler `logp_policy`, other "
@@ -123,6 +126,12 @@ with ui.metric_row():
             delta_color="off", delta_arrow="off",
             help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
         )
+    if report.rb is not None:
+        st.metric(
+            "rb mean", f"{report.rb.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=report.rb.se),
+            delta_color="off", delta_arrow="off",
+            help="Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized).",
+        )
     if exact is not None:
         st.metric(
             "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
@@ -135,8 +144,17 @@ if report.weighted:
         st.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
         if report.sequences is not None and report.sequences.ess is not None:
             st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
+if report.rb is not None:
+    with ui.metric_row():
+        st.metric("Var(k1) / Var(rb), per token", notes.ratio_text(report.variance_ratio["k1"]),
+                  help="How many times more tokens k1 needs than rb for the same standard error.")
+        st.metric("Var(k3) / Var(rb), per token", notes.ratio_text(report.variance_ratio["k3"]))
+        if report.sequences is not None and report.sequences.variance_ratio is not None:
+            st.metric("Var(Σk1) / Var(Σrb), per sequence",
+                      notes.ratio_text(report.sequences.variance_ratio["k1"]))
+    st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(report.summaries, exact), name="audit-summary",
+    notes.summary_frame(report.all_summaries, exact), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
