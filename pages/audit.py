@@ -14,7 +14,7 @@ import streamlit as st
 
 from charts.approx_kl import position_chart
 from charts.histograms import common_domain, per_sample_histogram
-from charts.palette import color
+from charts.palette import RB_COLOR, color
 from kl_core import audit
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
@@ -39,7 +39,9 @@ st.markdown(
     "One row per sampled token: its log-prob under the policy that **sampled** it and under the "
     "**other** policy; optionally a mask (1 = count the token), its position in the sequence, a "
     "sequence id, and the log-prob under a third **rollout** policy that actually drew the tokens "
-    "(then every figure is importance-weighted and the effective sample size is reported). "
+    "(then every figure is importance-weighted and the effective sample size is reported), and "
+    "the exact KL of the two next-token distributions at the token's prefix, which a trainer "
+    "with the full logits can store (then the Rao–Blackwellized **rb** is reported too). "
     "The page computes k1, k2 and k3 per token, as the libraries of *approx_kl in practice* do."
 )
 
@@ -145,6 +147,8 @@ if report.weighted:
         if report.sequences is not None and report.sequences.ess is not None:
             st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
 if report.rb is not None:
+    ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
+        c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
     with ui.metric_row():
         st.metric("Var(k1) / Var(rb), per token", notes.ratio_text(report.variance_ratio["k1"]),
                   help="How many times more tokens k1 needs than rb for the same standard error.")
