@@ -36,6 +36,7 @@ __all__ = [
     "MAX_LENGTH",
     "MAX_TOKENS_PER_RUN",
     "SOURCES",
+    "WILD_SPREAD",
     "chains",
     "checkpoints",
     "command_line",
@@ -232,12 +233,17 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
         text += " " + _(
             "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like e^(cT))."
         ).format(t=leaves)
-    if not rel["seq_k3"] <= 10:
+    if not rel["seq_k3"] <= WILD_SPREAD:
         text += " " + _(
             "Its circles fall below its line: a few rare sequences carry most of its variance, "
             "and N draws mostly miss them."
         )
     return text
+
+
+#: Std per sequence over the KL beyond which Monte Carlo figures are unreliable at any usual N
+#: (the threshold of the note of ``python -m kl_core sequence``).
+WILD_SPREAD = 10.0
 
 
 def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
@@ -246,14 +252,14 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
     if not kl > 0:
         return None
     wild = [k for k in ("sum_k1", "sum_k3", "seq_k3")
-            if not float(curves.relative_std(k)[length - 1]) <= 30]
+            if not float(curves.relative_std(k)[length - 1]) <= WILD_SPREAD]
     if not wild:
         return None
     return Note("warning", _(
-        "At T = {t}, {keys} spread over 30 times the KL per sequence: their Monte Carlo means rest "
+        "At T = {t}, {keys} spread over {x:g} times the KL per sequence: their Monte Carlo means rest "
         "on rare sequences that N = {n:,} draws mostly miss, so they can land far from the exact "
         "value, and their sample std understates the true one. The exact columns are right."
-    ).format(t=length, keys=", ".join(wild), n=n), ":material/warning:")
+    ).format(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD), ":material/warning:")
 
 
 def rb_note(curves: SequenceCurves) -> Note:

@@ -93,7 +93,8 @@ def test_default_run_shows_the_core_numbers(default_page):
     assert f"{grads.later_share:.1%} of the true gradient's length" in captions(at)
     assert len(at.get("vega_lite_chart")) == 5
     assert [i.value for i in at.info if "less variance than Σk1" in i.value]
-    assert not at.warning
+    (warning,) = [w.value for w in at.warning]  # seq_k3 at 11.6 × KL: the CLI's note too
+    assert "seq_k3 spread over 10 times the KL" in warning
     # the command line carries the exact specs, T, N and seed
     (code,) = [c.value for c in at.code if "kl_core sequence" in c.value]
     assert notes.command_line(policy.spec, ref.spec, t, 1000, 0) == code
