@@ -17,6 +17,7 @@ from charts.histograms import common_domain, per_sample_histogram
 from charts.palette import RB_COLOR, color
 from kl_core import audit
 from lab import cache, state, ui
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import audit as notes
 
@@ -68,7 +69,7 @@ except ValueError as exc:
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
-rows = [st.columns(3, gap="small") for _ in range(0, len(notes.PICKERS), 3)]
+rows = [st.columns(3, gap="small") for _row in range(0, len(notes.PICKERS), 3)]
 for i, (role, label, required) in enumerate(notes.PICKERS):
     opts = list(columns) if required else [notes.NONE, *columns]
     default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
@@ -130,9 +131,9 @@ with ui.metric_row():
         )
     if report.rb is not None:
         st.metric(
-            "rb mean", f"{report.rb.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=report.rb.se),
+            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}"),
             delta_color="off", delta_arrow="off",
-            help="Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized).",
+            help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
         )
     if exact is not None:
         st.metric(
@@ -150,11 +151,11 @@ if report.rb is not None:
     ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
         c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
     with ui.metric_row():
-        st.metric("Var(k1) / Var(rb), per token", notes.ratio_text(report.variance_ratio["k1"]),
-                  help="How many times more tokens k1 needs than rb for the same standard error.")
-        st.metric("Var(k3) / Var(rb), per token", notes.ratio_text(report.variance_ratio["k3"]))
+        st.metric(_("Var(k1) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k1"]),
+                  help=_("How many times more tokens k1 needs than rb for the same standard error."))
+        st.metric(_("Var(k3) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k3"]))
         if report.sequences is not None and report.sequences.variance_ratio is not None:
-            st.metric("Var(Σk1) / Var(Σrb), per sequence",
+            st.metric(_("Var(Σk1) / Var(Σrb), per sequence"),
                       notes.ratio_text(report.sequences.variance_ratio["k1"]))
     st.markdown(notes.rb_caption(report))
 ui.table(

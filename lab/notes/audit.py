@@ -13,6 +13,7 @@ import pandas as pd
 
 from charts.approx_kl import bucket_label
 from kl_core.audit import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
+from lab.i18n import _
 
 __all__ = [
     "AUDIT_KEYS",
@@ -47,7 +48,7 @@ PICKERS = (
     ("kc", "Exact next-token KL column (gives rb)", False),
 )
 #: Every URL key of the audit: the column roles and the direction.
-AUDIT_KEYS = (*(key for key, _, _ in PICKERS), "dir")
+AUDIT_KEYS = (*(key for key, _label, _required in PICKERS), "dir")
 #: The bundled example's columns for each role (data/example_audit.csv).
 EXAMPLE_ROLES = {
     "sc": "logp_policy",
@@ -116,7 +117,7 @@ def kl_column_note(meta: Mapping | None, kl_col: str | None, direction: str) -> 
     want = cols.get(direction)
     if kl_col == want or kl_col not in cols.values():
         return None
-    return (
+    return _(
         "`{col}` holds the exact next-token KL in the other direction; for {kl} choose `{want}`, "
         "so that rb estimates the same KL as k1 and k3."
     ).format(col=kl_col, kl=DIRECTION_LABELS[direction], want=want)
@@ -131,7 +132,7 @@ def ratio_text(x: float | None) -> str:
 
 def rb_caption(report: AuditReport) -> str:
     """What the rb figures mean, and the honest limit for sequence sums."""
-    text = (
+    text = _(
         "rb is the exact KL of the two next-token distributions at each token's prefix: the "
         "mean of k1 (and of k3) given that prefix. Per token it can only remove variance "
         "(law of total variance); here Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3}."
@@ -139,13 +140,13 @@ def rb_caption(report: AuditReport) -> str:
     seq = report.sequences
     if seq is not None and seq.variance_ratio is not None:
         r1 = seq.variance_ratio["k1"]
-        text += " " + (
+        text += " " + _(
             "Summed over each sequence it is usually far less variable too, but not always: the "
             "terms of a sum covary across positions (see *Tokens & sequences*). Here "
             "Var(Σk1)/Var(Σrb) = {r}."
         ).format(r=ratio_text(r1))
         if not math.isnan(r1) and r1 < 1:
-            text += " " + "For this file the sums of rb vary **more** than the sums of k1."
+            text += " " + _("For this file the sums of rb vary **more** than the sums of k1.")
     return text
 
 
