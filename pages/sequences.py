@@ -212,7 +212,8 @@ ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true ∇K
 ui.table(notes.gradient_rows(table), name=f"sequence-gradients-T{length}",
          caption=_("Every option's exact expected gradient at T = {t}, sequences drawn from π_θ."
                    ).format(t=length),
-         column_config={_("‖g − ∇KL‖ / ‖∇KL‖"): st.column_config.NumberColumn(format="%.4f")})
+         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                        for c in (_("‖g‖ / ‖∇KL‖"), _("‖g − ∇KL‖ / ‖∇KL‖"))})
 cats, series, bar_colors, shown = notes.first_token_series(table)
 ui.chart(gradient_bars(cats, series, bar_colors, x_title=_("first-token logit")),
          name=f"first-token-gradient-T{length}", caption=notes.first_token_caption(table, shown))

@@ -396,8 +396,14 @@ def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
         _("in expectation it is"): [_(_TARGETS[r.target]) for r in table.rows],
         _("cos to ∇KL[π_θ‖π_ref]"): [_cos_text(r.cos_reverse) for r in table.rows],
         _("cos to ∇KL[π_ref‖π_θ]"): [_cos_text(r.cos_forward) for r in table.rows],
+        _("‖g‖ / ‖∇KL‖"): [_length_ratio(table, r.grad.norm) for r in table.rows],
         _("‖g − ∇KL‖ / ‖∇KL‖"): [r.relative_error for r in table.rows],
     })
+
+
+def _length_ratio(table: SequenceGradientTable, norm: float) -> float:
+    true = table.reverse.norm
+    return norm / true if true > 0 else math.nan
 
 
 def cosine_data(table: SequenceGradientTable) -> tuple[list[str], list[float | None], list[str]]:
@@ -473,7 +479,9 @@ def gradient_caption(table: SequenceGradientTable) -> str:
         ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}")
     return _(
         "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
-        "length. Σk2 and the exact next-token KL as losses miss them (cosine {cos}); only k1 as "
-        "a reward with reward-to-go is the true gradient; Σk1 as a loss is 0 in expectation; Σk3 "
-        "as a loss follows the other KL direction, weighted by π_θ's prefixes."
-    ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}")
+        "length. Σk2 and the exact next-token KL as losses miss them: cosine {cos}, and {length} "
+        "times the true gradient's length. Only k1 as a reward with reward-to-go is the true "
+        "gradient; Σk1 as a loss is 0 in expectation; Σk3 as a loss follows the other KL "
+        "direction, weighted by π_θ's prefixes."
+    ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}",
+             length=number(_length_ratio(table, k2.grad.norm)))

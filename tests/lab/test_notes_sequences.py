@@ -195,6 +195,8 @@ def test_gradient_rows(drift_table):
     assert df["cos to ∇KL[π_θ‖π_ref]"].iloc[-1] == "1.0000"
     assert df["in expectation it is"].iloc[-1].startswith("∇KL[π_θ‖π_ref]")
     assert df["‖g − ∇KL‖ / ‖∇KL‖"].iloc[-1] < 1e-12
+    assert df["‖g‖ / ‖∇KL‖"].iloc[-1] == pytest.approx(1.0, rel=1e-12)
+    assert df["‖g‖ / ‖∇KL‖"].iloc[1] == drift_table.row["sum_k2_loss"].grad.norm / drift_table.reverse.norm
 
 
 def test_cosines_and_first_token_bars(drift_table):
@@ -220,6 +222,8 @@ def test_gradient_captions(drift_table):
     text = notes.gradient_caption(drift_table)
     assert f"{drift_table.later_share:.1%}" in text and "72 logits" in text
     assert f"{drift_table.row['sum_k2_loss'].cos_reverse:.4f}" in text
+    ratio = drift_table.row["sum_k2_loss"].grad.norm / drift_table.reverse.norm
+    assert f"and {number(ratio)} times the true gradient's length" in text
     assert "grey bars are what" in notes.first_token_caption(drift_table, "x")
     first = sequence_gradient_table(*FIRST, 16)
     assert "vanish" in notes.gradient_caption(first)
