@@ -446,6 +446,11 @@ def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
     """Under the first-token bars: what the later-prefix bars say here."""
     if table.reverse.norm == 0:
         return _("The chains are identical: every gradient is 0.")
+    if table.reverse.norm <= 1e-6 * table.local.norm:
+        return _(
+            "Expected gradients in {shown}: the grey bars (what the per-token losses miss) cancel "
+            "the blue ones, so the true gradient, black, is 0 here."
+        ).format(shown=shown)
     if table.later.norm <= 1e-9 * table.reverse.norm:
         return _(
             "Expected gradients in {shown}: no grey bars, since no KL is still to come that the "
@@ -464,6 +469,13 @@ def gradient_caption(table: SequenceGradientTable) -> str:
     if math.isnan(share):
         return _("The chains are identical: every gradient is 0.")
     k2 = table.row["sum_k2_loss"]
+    if table.reverse.norm <= 1e-6 * table.local.norm:
+        return _(
+            "Over all {n} logits, the local part and the later-prefix terms cancel: the true "
+            "gradient is {r} times shorter than either, so the sequence KL is flat here to that "
+            "precision, while Σk2 and the exact next-token KL as losses, which see only the local "
+            "part, still push with length {length}. Cosines to a vector this short mean little."
+        ).format(n=n, r=number(table.local.norm / table.reverse.norm), length=number(table.local.norm))
     if share < 1e-9:
         return _(
             "Over all {n} logits: here the later-prefix terms vanish (T = 1, or every next-token "

@@ -231,6 +231,11 @@ def test_gradient_captions(drift_table):
     counter = sequence_gradient_table(*RB_COUNTEREXAMPLE, 64)
     assert counter.row["sum_k2_loss"].cos_reverse < 0
     assert "point against the true gradient" in notes.gradient_caption(counter)
+    flat = sequence_gradient_table(*RB_COUNTEREXAMPLE, 2)  # a stationary point of the sequence KL
+    assert flat.reverse.norm < 1e-9 * flat.local.norm
+    assert "cancel" in notes.gradient_caption(flat)
+    assert "is 0 here" in notes.first_token_caption(flat, "x")
+    assert number(flat.local.norm) in notes.gradient_caption(flat)
     same = sequence_gradient_table(*SAME, 8)
     assert "identical" in notes.gradient_caption(same) and "identical" in notes.first_token_caption(same, "x")
 
