@@ -189,7 +189,8 @@ st.markdown(_(
     "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
     "changing token t changes the prefixes every later token is drawn from. The true gradient "
     "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
-    "all of π_θ's K + K² logits."
+    "all of π_θ's K + K² logits. In the drift family the per-token Σk2 loss points nearly the "
+    "right way with the wrong length; in the rb counterexample (T ≥ 3) it points the opposite way."
 ))
 ui.formula(
     r"\begin{aligned}\nabla\mathrm{KL} &= \mathbb{E}\Big[\sum_t s_t \sum_{u\ge t} k_{1,u}\Big] \\ "
