@@ -231,24 +231,23 @@ def relative_std_chart(
                       for v in arrays.values() if np.any(np.isfinite(v) & (v > 0)))
         keep = [x for x in tops if x <= 1000 * tops[0]] or tops[:1]
         top = clip if clip is not None else _decade_ceil(10 * keep[-1])
-        lo = _decade_floor(min(float(pos.min()), top / 100))
+        # at most six decades below the top: smaller spreads (rounding, e^-30 tokens) sit on the floor
+        lo = max(_decade_floor(min(float(pos.min()), top / 100)), top * 1e-6)
     floor = lo
     rows, off_rows, zero_rows = [], [], []
     for k, v in arrays.items():
         name = labels[k]
         above = ~np.isfinite(v) | (v > top)
-        shown = np.where(above, np.nan, np.where(v == 0, floor, v))
+        shown = np.where(above, np.nan, np.maximum(v, floor))
         rows.append(pd.DataFrame({"T": t, "value": shown, "series": name}))
         if above.any():
             first = int(np.argmax(above))
-            off_rows.append({"T": t[first], "value": top, "series": name,
-                             "text": _("↑ {key} off the chart from T = {t}").format(key=k, t=int(t[first]))})
+            off_rows.append({"T": t[first], "value": top, "series": name, "key": k})
             if first > 0 and not above[first - 1]:  # the line runs up to the edge
                 rows.append(pd.DataFrame({"T": [t[first]], "value": [top], "series": [name]}))
         zeros = np.flatnonzero(v == 0)
         if zeros.size:
-            zero_rows.append({"T": t[zeros[0]], "value": floor, "series": name,
-                              "text": _("{key} = 0 (no noise)").format(key=k)})
+            zero_rows.append({"T": t[zeros[0]], "value": floor, "series": name, "key": k})
     lines = pd.concat(rows, ignore_index=True).sort_values(["series", "T"], kind="stable")
     keys = list(arrays)
     scale = {"domain": [labels[k] for k in keys], "range": [SEQUENCE_COLORS[k] for k in keys]}
@@ -276,7 +275,7 @@ def relative_std_chart(
             name = labels[p.key]
             inside = math.isfinite(p.value) and 0 < p.value <= top
             pts.append({"T": p.length, "series": name,
-                        "value": p.value if inside else (floor if p.value == 0 else None),
+                        "value": max(p.value, floor) if inside or p.value == 0 else None,
                         "low": max(p.low, floor) if inside and math.isfinite(p.low) else None,
                         "high": min(p.high, top) if inside and math.isfinite(p.high) else None,
                         "shown": p.value})
@@ -300,13 +299,27 @@ def relative_std_chart(
                           ])),
         ]
     middle = math.sqrt(float(t.min()) * float(max(t.max(), 2)))  # the log axis' middle
-    # Texts sit inside the plot: under the top edge, over the bottom one.
+    # Texts sit inside the plot: under the top edge, over the bottom one; one text per T.
+    texts = {
+        "off": lambda keys, at: _("↑ {keys} off the chart from T = {t}").format(keys=keys, t=at),
+        "zero": lambda keys, at: _("{keys} = 0 (no noise)").format(keys=keys),
+    }
     for name, marks, shape, baseline, dy in (("off", off_rows, "triangle-up", "top", 10),
                                              ("zero", zero_rows, "triangle-down", "bottom", -10)):
         if not marks:
             continue
         pos_y = {"field": "value", "type": "quantitative", "scale": y_scale, "title": y_title}
+        for m in marks:
+            m["text"] = texts[name](m["key"], int(m["T"]))
         datasets[name] = records(pd.DataFrame(marks))
+        by_t: dict[float, dict] = {}
+        for m in marks:
+            if m["T"] in by_t:
+                by_t[m["T"]]["keys"].append(m["key"])
+            else:
+                by_t[m["T"]] = {"T": m["T"], "value": m["value"], "keys": [m["key"]]}
+        marks = [{"T": g["T"], "value": g["value"], "text": texts[name](", ".join(g["keys"]), int(g["T"]))}
+                 for g in by_t.values()]
         layers.append(
             alt.Chart({"name": name}, mark={"type": "point", "shape": shape, "filled": True, "size": 160,
                                             "opacity": 1, "clip": False},
@@ -318,10 +331,9 @@ def relative_std_chart(
                 datasets[f"{name}_{side}"] = records(pd.DataFrame(rows_))
                 layers.append(
                     alt.Chart({"name": f"{name}_{side}"},
-                              mark={"type": "text", "align": side, "baseline": baseline,
+                              mark={"type": "text", "align": side, "baseline": baseline, "color": "#31333F",
                                     "dx": 8 if side == "left" else -8, "dy": dy, "fontSize": 13, "clip": False},
-                              encoding=alt.FacetedEncoding(x=x, y=pos_y, text={"field": "text"},
-                                                           color={**color_enc, "legend": None})))
+                              encoding=alt.FacetedEncoding(x=x, y=pos_y, text={"field": "text"})))
     if current is not None:
         datasets["current"] = records(pd.DataFrame({"T": [current], "text": [_("your T = {t}").format(t=current)]}))
         layers.append(

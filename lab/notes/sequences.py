@@ -457,8 +457,9 @@ def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
             "first token could change; Σk2 matches the true gradient."
         ).format(shown=shown)
     return _(
-        "Expected gradients in {shown}: the grey bars are what the per-token losses miss. The true "
-        "gradient also pushes the first token away from tokens after which more KL is still to come."
+        "Expected gradients in {shown}: the grey bars are what the per-token losses miss. A step "
+        "against the true gradient also moves the first token away from tokens after which more "
+        "KL is still to come."
     ).format(shown=shown)
 
 

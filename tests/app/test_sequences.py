@@ -227,6 +227,22 @@ def test_relative_std_chart_cuts_seq_k3_and_marks_zero(drift_curves):
     assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
 
 
+def test_relative_std_chart_groups_markers_and_keeps_six_decades():
+    counter = exact_curves(*RB_COUNTEREXAMPLE, 16)
+    keys = notes.CURVE_KEYS
+    exact = {k: counter.relative_std(k) for k in keys}
+    spec = spec_of(relative_std_chart(counter.lengths, exact, {k: k for k in keys},
+                                      [McPoint("sum_k1", 2, 1e-14, 0.0, 2e-14)]))
+    data = spec["datasets"]
+    (off,) = [r for d, rows in data.items() if d.startswith("off_") for r in rows]
+    assert off["text"] == "↑ sum_k3, seq_k3 off the chart from T = 1"  # one text for both
+    floor, top = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    assert top / floor <= 1e6
+    assert min(r["value"] for r in data["lines"] if r["value"] is not None) >= floor
+    (pt,) = data["points"]
+    assert pt["value"] == floor and pt["shown"] == 1e-14  # a rounding-level spread sits on the floor
+
+
 def test_relative_std_chart_of_identical_chains_still_draws():
     same = exact_curves(*drift_pair(3, 0.0), 16)
     spec_of(relative_std_chart(same.lengths, {k: same.relative_std(k) for k in notes.CURVE_KEYS},
