@@ -232,7 +232,7 @@ def relative_std_chart(
         keep = [x for x in tops if x <= 1000 * tops[0]] or tops[:1]
         top = clip if clip is not None else _decade_ceil(10 * keep[-1])
         # at most six decades below the top: smaller spreads (rounding, e^-30 tokens) sit on the floor
-        lo = max(_decade_floor(min(float(pos.min()), top / 100)), top * 1e-6)
+        lo = max(_decade_floor(min(float(pos.min()), top / 100)), top / 1e6)
     floor = lo
     rows, off_rows, zero_rows = [], [], []
     for k, v in arrays.items():
