@@ -235,8 +235,8 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
         ).format(t=leaves)
     if not rel["seq_k3"] <= WILD_SPREAD:
         text += " " + _(
-            "Its circles fall below its line: a few rare sequences carry most of its variance, "
-            "and N draws mostly miss them."
+            "Its sample std falls short of the exact one: a few rare sequences carry most of its "
+            "variance, and N draws mostly miss them."
         )
     return text
 

@@ -112,8 +112,8 @@ def test_relative_std_caption(drift_curves, counter_curves):
     assert number(float(drift_curves.relative_std("rb")[63])) in text
     leaves = int(np.argmax(drift_curves.relative_std("seq_k3") > 100)) + 1
     assert f"from T = {leaves} on" in text
-    assert "Its circles fall below" in text  # seq_k3 at 11.6 × KL
-    assert "Its circles" not in notes.relative_std_caption(drift_curves, 8)
+    assert "Its sample std falls short" in text  # seq_k3 at 11.6 × KL
+    assert "Its sample std" not in notes.relative_std_caption(drift_curves, 8)
     assert "rb is the noisier one" in notes.relative_std_caption(counter_curves, 64)
     assert "rb has no noise" in notes.relative_std_caption(drift_curves, 1)
     assert "identical" in notes.relative_std_caption(exact_curves(*SAME, 8), 8)
