@@ -113,12 +113,12 @@ ui.formula(
     r"\kappa(x_{<t}) = \mathrm{KL}\big[\pi_\theta(\cdot\mid x_{<t})\,\big\|\,"
     r"\pi_{\mathrm{ref}}(\cdot\mid x_{<t})\big]\end{gathered}"
 )
-i = length - 1
+kl, kl_per_token, kl_reverse = notes.kl_at(curves, length)
 with ui.metric_row():
-    st.metric(_("KL[π_θ‖π_ref] of sequences of length T = {t}").format(t=length), number(float(curves.true_kl[i])),
+    st.metric(_("KL[π_θ‖π_ref] of sequences of length T = {t}").format(t=length), number(kl),
               help=_("Exact, by the chain rule (kl_core.markov.per_position_kl)."))
-    st.metric(_("per token, KL / T"), number(float(curves.true_kl[i]) / length))
-    st.metric(_("KL[π_ref‖π_θ], the other direction"), number(float(curves.true_kl_reverse[i])))
+    st.metric(_("per token, KL / T"), number(kl_per_token))
+    st.metric(_("KL[π_ref‖π_θ], the other direction"), number(kl_reverse))
     st.metric(_("rb from {n:,} sequences").format(n=n_used), number(sample.summary("rb").mean),
               delta=_("± {se} (SE)").format(se=number(sample.summary("rb").se)),
               delta_color="off", delta_arrow="off")
@@ -167,12 +167,12 @@ beta = state.select_slider(_("β, the KL coefficient as configured"), "beta", lo
 s3, m3 = sample.summary("sum_k3"), sample.summary("mean_k3")
 with ui.metric_row():
     st.metric(_("Σk3, mean over sequences"), number(s3.mean),
-              delta=_("± {se} (SE); KL = {kl}").format(se=number(s3.se), kl=number(float(curves.true_kl[i]))),
+              delta=_("± {se} (SE); KL = {kl}").format(se=number(s3.se), kl=number(kl)),
               delta_color="off", delta_arrow="off")
     st.metric(_("mean k3 per token"), number(m3.mean),
-              delta=_("± {se} (SE); KL / T = {kl}").format(se=number(m3.se), kl=number(float(curves.true_kl[i]) / length)),
+              delta=_("± {se} (SE); KL / T = {kl}").format(se=number(m3.se), kl=number(kl_per_token)),
               delta_color="off", delta_arrow="off")
-ui.table(notes.sum_mean_rows(beta, length, float(curves.true_kl[i]), sample), name=f"sum-mean-T{length}",
+ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=f"sum-mean-T{length}",
          caption=notes.sum_mean_caption(beta, length),
          column_config={c: st.column_config.NumberColumn(format="%.4g") for c in (
              _("coefficient on the sequence KL"), _("penalty, exact"), _("penalty from the samples"), _("± SE"))})

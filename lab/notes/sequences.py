@@ -45,6 +45,7 @@ __all__ = [
     "first_token_series",
     "gradient_caption",
     "gradient_rows",
+    "kl_at",
     "length_from_link",
     "mc_points",
     "penalty_caption",
@@ -131,6 +132,12 @@ def command_line(policy: str, ref: str, length: int, n: int, seed: int) -> str:
 
 
 # ---------------------------------------------------------------- 1. KL along the sequence
+
+
+def kl_at(curves: SequenceCurves, length: int) -> tuple[float, float, float]:
+    """The sequence KL at T, per token (KL / T), and the other direction's."""
+    kl = float(curves.true_kl[length - 1])
+    return kl, kl / length, float(curves.true_kl_reverse[length - 1])
 
 
 def position_caption(curves: SequenceCurves, length: int) -> str:

@@ -243,3 +243,9 @@ def test_gradient_captions(drift_table):
 def test_labels():
     assert notes.estimator_label("rb") == "rb: Rao–Blackwellized"
     assert notes.estimator_label("seq_k3") == "seq_k3: k3 of the sequence ratio"
+
+
+def test_kl_at(drift_curves):
+    kl, per_token, reverse = notes.kl_at(drift_curves, 64)
+    assert kl == float(drift_curves.true_kl[63]) and per_token == kl / 64
+    assert reverse == float(drift_curves.true_kl_reverse[63])
