@@ -23,6 +23,7 @@ __all__ = [
     "AXIS_TITLE_SIZE",
     "COLORS",
     "CONFIG",
+    "RB_COLOR",
     "REFERENCE_COLOR",
     "ZERO_COLOR",
     "color",
@@ -40,6 +41,9 @@ COLORS: dict[str, str] = {
     "k3_pq": "#E69F00",  # orange
     "abs": "#56B4E9",  # sky blue
 }
+#: The Rao–Blackwellized ``rb`` (exact next-token KL per prefix; sequence and audit pages):
+#: Paul Tol's indigo, colour-blind safe and distinct from every Okabe–Ito colour above.
+RB_COLOR = "#332288"
 #: The exact value (true KL etc.) is drawn in black, dashed.
 REFERENCE_COLOR = "#000000"
 #: Zero lines and other guides.

@@ -41,6 +41,10 @@ __all__ = [
     "lambda_star",
     "error_bar_checks",
     "simulate",
+    "drift_specs",
+    "sequence_curves",
+    "sequence_gradient_table",
+    "sequence_sample",
 ]
 
 
@@ -254,10 +258,12 @@ def audit_file(
     rollout_col: str | None = None,
     direction: str = "sampler-other",
     _data: bytes | None = None,
+    kl_col: str | None = None,
 ):  # -> kl_core.audit.AuditReport
     """``kl_core.audit.load_table`` then ``kl_core.audit.audit``; ``ValueError`` on a bad file.
 
     ``key`` is a path, or with ``_data`` the upload's ``file_id`` (as in :func:`table_columns`).
+    ``kl_col`` is the exact next-token KL column, which adds the Rao–Blackwellized ``rb``.
     """
     from kl_core import audit
 
@@ -269,6 +275,7 @@ def audit_file(
         position_col=position_col,
         sequence_col=sequence_col,
         rollout_col=rollout_col,
+        kl_col=kl_col,
     )
     return audit.audit(**table.as_kwargs(), direction=direction)
 
@@ -297,3 +304,42 @@ def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.Pu
     from kl_core.doctor import pull_curve as run
 
     return run(lookup(library, option, acts_on=acts_on))
+
+
+# ---------------------------------------------------------------- Tokens & sequences page
+# (chains travel as their markov(...) specs; imports inside: the page's modules only load there)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def drift_specs(k: int, drift: float, placement: str) -> tuple[str, str]:
+    """``kl_core.markov.drift_pair`` as the two ``markov(...)`` specs ``(policy, ref)``."""
+    from kl_core.markov import drift_pair
+
+    policy, ref = drift_pair(k, drift, placement)
+    return policy.spec, ref.spec
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> sequences.SequenceCurves
+    """``kl_core.sequences.exact_curves``: exact mean and std of the six estimators for T = 1 … max_length."""
+    from kl_core.sequences import exact_curves
+
+    return exact_curves(policy_spec, ref_spec, max_length)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def sequence_sample(
+    policy_spec: str, ref_spec: str, length: int, n: int, seed: int, checkpoints: tuple[int, ...]
+):  # -> sequence_montecarlo.SequenceSample
+    """``kl_core.sequence_montecarlo.simulate_sequences`` with summaries at ``checkpoints``."""
+    from kl_core.sequence_montecarlo import simulate_sequences
+
+    return simulate_sequences(policy_spec, ref_spec, length, n, seed=seed, checkpoints=checkpoints)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # -> SequenceGradientTable
+    """``kl_core.sequence_gradients.sequence_gradient_table``: every option's exact expected gradient."""
+    from kl_core.sequence_gradients import sequence_gradient_table as table
+
+    return table(policy_spec, ref_spec, length)

@@ -90,6 +90,14 @@ PAGES: tuple[PageInfo, ...] = (
         "their clamps bias it.",
     ),
     PageInfo(
+        "pages/sequences.py",
+        "Tokens & sequences",
+        "sequences",
+        ":material/linear_scale:",
+        "KL between whole sequences: six estimators against T, β per token against per sequence, "
+        "and which per-token losses have the right gradient.",
+    ),
+    PageInfo(
         "pages/audit.py",
         "Audit your log-probs",
         "audit",

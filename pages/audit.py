@@ -14,9 +14,10 @@ import streamlit as st
 
 from charts.approx_kl import position_chart
 from charts.histograms import common_domain, per_sample_histogram
-from charts.palette import color
+from charts.palette import RB_COLOR, color
 from kl_core import audit
 from lab import cache, state, ui
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import audit as notes
 
@@ -39,7 +40,9 @@ st.markdown(
     "One row per sampled token: its log-prob under the policy that **sampled** it and under the "
     "**other** policy; optionally a mask (1 = count the token), its position in the sequence, a "
     "sequence id, and the log-prob under a third **rollout** policy that actually drew the tokens "
-    "(then every figure is importance-weighted and the effective sample size is reported). "
+    "(then every figure is importance-weighted and the effective sample size is reported), and "
+    "the exact KL of the two next-token distributions at the token's prefix, which a trainer "
+    "with the full logits can store (then the Rao–Blackwellized **rb** is reported too). "
     "The page computes k1, k2 and k3 per token, as the libraries of *approx_kl in practice* do."
 )
 
@@ -66,7 +69,7 @@ except ValueError as exc:
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
-rows = (st.columns(3, gap="small"), st.columns(3, gap="small"))
+rows = [st.columns(3, gap="small") for _row in range(0, len(notes.PICKERS), 3)]
 for i, (role, label, required) in enumerate(notes.PICKERS):
     opts = list(columns) if required else [notes.NONE, *columns]
     default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
@@ -96,10 +99,13 @@ try:
         report = cache.audit_file(
             key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
             sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
+            kl_col=chosen["kc"],
         )
 except ValueError as exc:
     ui.fail("**This file can't be audited with these columns.** {why}".format(why=exc))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
+if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
+    st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
     st.caption(
         "The example's exact KLs apply to its own roles (sampler `logp_policy`, other "
@@ -123,6 +129,12 @@ with ui.metric_row():
             delta_color="off", delta_arrow="off",
             help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
         )
+    if report.rb is not None:
+        st.metric(
+            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}"),
+            delta_color="off", delta_arrow="off",
+            help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
+        )
     if exact is not None:
         st.metric(
             "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
@@ -135,8 +147,19 @@ if report.weighted:
         st.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
         if report.sequences is not None and report.sequences.ess is not None:
             st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
+if report.rb is not None:
+    ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
+        c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
+    with ui.metric_row():
+        st.metric(_("Var(k1) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k1"]),
+                  help=_("How many times more tokens k1 needs than rb for the same standard error."))
+        st.metric(_("Var(k3) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k3"]))
+        if report.sequences is not None and report.sequences.variance_ratio is not None:
+            st.metric(_("Var(Σk1) / Var(Σrb), per sequence"),
+                      notes.ratio_text(report.sequences.variance_ratio["k1"]))
+    st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(report.summaries, exact), name="audit-summary",
+    notes.summary_frame(report.all_summaries, exact), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],

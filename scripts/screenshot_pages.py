@@ -69,6 +69,8 @@ def main() -> None:
                     page.evaluate(f"{MAIN}.scrollTo(0, {y})")
                     page.wait_for_timeout(1200)
                     page.screenshot(path=str(args.out / f"{name}_{n:02d}.png"))
+                    # Charts drawn on screen make the page taller: measure again.
+                    total = max(total, page.evaluate(f"{MAIN}.scrollHeight"))
                     y, n = y + height - 60, n + 1
                 wide = page.evaluate(
                     f"Math.max(document.documentElement.scrollWidth, {MAIN}.scrollWidth)"

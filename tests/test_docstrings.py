@@ -24,7 +24,7 @@ MODULES = sorted(
     m.name for m in pkgutil.iter_modules(kl_core.__path__) if not m.name.startswith("_")
 )
 # Modules whose public functions compute a formula: each must show it in LaTeX.
-FORMULA_MODULES = {"estimators", "exact", "fisher", "control_variates", "montecarlo", "clamps", "bregman", "sampling", "markov", "sequences", "sequence_montecarlo", "gradients", "gradient_flow", "tails", "reliability"}
+FORMULA_MODULES = {"estimators", "exact", "fisher", "control_variates", "montecarlo", "clamps", "bregman", "sampling", "markov", "sequences", "sequence_montecarlo", "sequence_gradients", "loss_aggregation", "gradients", "gradient_flow", "tails", "reliability"}
 
 # Public functions of formula modules that look things up rather than compute a formula.
 LOOKUPS = {"gradients.entry_name", "gradients.loss_entries"}

@@ -150,3 +150,17 @@ def test_rejects_bad_arguments(kwargs: dict, match: str) -> None:
     args = {"length": 4, "n": 10, "seed": 0} | kwargs
     with pytest.raises(ValueError, match=match):
         simulate_sequences(*drift_pair(3, 0.3), **args)
+
+
+def test_std_se_is_the_spread_of_the_std_over_repeated_runs() -> None:
+    # R independent runs of n sequences: the standard deviation of their R sample
+    # stds estimates se(s) with relative standard error 1/sqrt(2(R-1)) ≈ 5% (R = 200);
+    # the mean of the R delta-method std_se's must agree within 4 of those.
+    pair = drift_pair(5, 0.7)
+    runs = [simulate_sequences(*pair, 16, 400, seed=s).summary("sum_k1") for s in range(200)]
+    spread = float(np.std([r.std for r in runs], ddof=1))
+    claimed = float(np.mean([r.std_se for r in runs]))
+    assert claimed == pytest.approx(spread, rel=4 / math.sqrt(2 * 199))
+    assert all(r.std_se > 0 for r in runs)
+    one = simulate_sequences(*pair, 4, 1).summary("sum_k1")
+    assert math.isnan(one.std_se)

@@ -6,12 +6,14 @@ the roles it was made with, the summary and position tables, and the captions.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
 
 from charts.approx_kl import bucket_label
-from kl_core.audit import ESTIMATOR_KEYS, AuditReport, EstimatorSummary
+from kl_core.audit import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
+from lab.i18n import _
 
 __all__ = [
     "AUDIT_KEYS",
@@ -23,6 +25,9 @@ __all__ = [
     "example_info",
     "exact_for",
     "histogram_caption",
+    "kl_column_note",
+    "rb_caption",
+    "ratio_text",
     "position_rows",
     "sequences_caption",
     "summary_caption",
@@ -31,7 +36,8 @@ __all__ = [
 
 NONE = "(none)"
 #: Column roles: URL key, label, required.  The keys are the ones the audit used
-#: on the "approx_kl in practice" page, so old links keep their column choices.
+#: on the "approx_kl in practice" page, so old links keep their column choices;
+#: ``kc``, the exact-KL column of the Rao–Blackwellized ``rb``, came with this page.
 PICKERS = (
     ("sc", "Sampler log-prob column", True),
     ("oc", "Other log-prob column", True),
@@ -39,9 +45,10 @@ PICKERS = (
     ("pc", "Position column", False),
     ("qc", "Sequence id column", False),
     ("rc", "Rollout log-prob column", False),
+    ("kc", "Exact next-token KL column (gives rb)", False),
 )
 #: Every URL key of the audit: the column roles and the direction.
-AUDIT_KEYS = (*(key for key, _, _ in PICKERS), "dir")
+AUDIT_KEYS = (*(key for key, _label, _required in PICKERS), "dir")
 #: The bundled example's columns for each role (data/example_audit.csv).
 EXAMPLE_ROLES = {
     "sc": "logp_policy",
@@ -50,6 +57,7 @@ EXAMPLE_ROLES = {
     "pc": "position",
     "qc": "sequence_id",
     "rc": NONE,
+    "kc": "kl_policy_ref",
 }
 DIRECTION_LABELS = {"sampler-other": "KL[sampler‖other]", "other-sampler": "KL[other‖sampler]"}
 
@@ -87,13 +95,59 @@ def exact_for(meta: Mapping, chosen: Mapping[str, str | None], direction: str) -
         "k2": ex[f"k2_{d}_per_token"],
         "k3": ex[f"kl_{d}_per_token"],
     }
+    rb = chosen.get("kc") is not None and chosen.get("kc") == meta.get("kl_cols", {}).get(direction)
+    if rb:  # rb estimates the same KL as k1 and k3
+        out["rb"] = ex[f"kl_{d}_per_token"]
     if chosen["qc"] == args["sequence_col"]:
         out |= {
             "seq_k1": ex[f"kl_{d}_per_sequence"],
             "seq_k2": ex[f"k2_{d}_per_sequence"],
             "seq_k3": ex[f"kl_{d}_per_sequence"],
         }
+        if rb:
+            out["seq_rb"] = ex[f"kl_{d}_per_sequence"]
     return out
+
+
+def kl_column_note(meta: Mapping | None, kl_col: str | None, direction: str) -> str | None:
+    """A warning when the example's exact-KL column is the other direction's."""
+    if meta is None or kl_col is None:
+        return None
+    cols = meta.get("kl_cols", {})
+    want = cols.get(direction)
+    if kl_col == want or kl_col not in cols.values():
+        return None
+    return _(
+        "`{col}` holds the exact next-token KL in the other direction; for {kl} choose `{want}`, "
+        "so that rb estimates the same KL as k1 and k3."
+    ).format(col=kl_col, kl=DIRECTION_LABELS[direction], want=want)
+
+
+def ratio_text(x: float | None) -> str:
+    """A variance ratio as shown in a metric: ``×12.3``; ``—`` when undefined, ``∞`` when rb is constant."""
+    if x is None or math.isnan(x):
+        return "—"
+    return "×∞" if math.isinf(x) else "×{x:.4g}".format(x=x)
+
+
+def rb_caption(report: AuditReport) -> str:
+    """What the rb figures mean, and the honest limit for sequence sums."""
+    text = _(
+        "rb is the exact KL of the two next-token distributions at each token's prefix: the "
+        "mean of k1 (and of k3) given that prefix. Per token it can only remove variance "
+        "(law of total variance); here Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3}."
+    ).format(k1=ratio_text(report.variance_ratio["k1"]), k3=ratio_text(report.variance_ratio["k3"]))
+    seq = report.sequences
+    if seq is not None and seq.variance_ratio is not None:
+        r1 = seq.variance_ratio["k1"]
+        text += " " + _(
+            "Summed over each sequence it is usually far less variable too, but not always: the "
+            "terms of a sum covary across positions (see *Tokens & sequences*). Here "
+            "Var(Σk1)/Var(Σrb) = {r}."
+        ).format(r=ratio_text(r1))
+        if not math.isnan(r1) and r1 < 1:
+            text += " " + _("For this file the sums of rb vary **more** than the sums of k1.")
+    return text
 
 
 def counted_line(report: AuditReport, file_name: str) -> str:
@@ -123,8 +177,9 @@ def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, flo
             "max": [s.max for s in stats.values()],
         }
     )
-    if exact is not None and all(f"{prefix}{k}" in exact for k in stats):
-        df.insert(2, "exact mean", [exact[f"{prefix}{k}"] for k in stats])
+    if exact is not None and any(f"{prefix}{k}" in exact for k in stats):
+        # a key without an exact value (rb from another direction's column) gets a blank
+        df.insert(2, "exact mean", [exact.get(f"{prefix}{k}", math.nan) for k in stats])
     return df
 
 
@@ -151,12 +206,12 @@ def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
 
 
 def position_rows(report: AuditReport) -> pd.DataFrame:
-    """The position buckets as numbers: tokens, and each estimator's mean and SE."""
+    """The position buckets as numbers: tokens, and each estimator's mean and SE (rb's too if given)."""
     rows: dict[str, list] = {
         "positions": [bucket_label(b) for b in report.positions],
         "tokens": [b.count for b in report.positions],
     }
-    for k in ESTIMATOR_KEYS:
+    for k in (*ESTIMATOR_KEYS, *((RB_KEY,) if report.rb is not None else ())):
         rows["{k} mean".format(k=k)] = [b.mean[k] for b in report.positions]
         rows["{k} SE".format(k=k)] = [b.se[k] for b in report.positions]
     return pd.DataFrame(rows)

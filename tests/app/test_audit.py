@@ -151,6 +151,58 @@ def test_changing_the_example_columns_drops_the_exact_values():
     assert any("exact KLs apply to its own roles" in c.value for c in at.caption)
 
 
+# ------------------------------------------------------------------ rb
+
+
+def test_the_example_reports_rb_beside_k1_and_k3():
+    at = open_page()
+    assert not at.exception and not at.error
+    assert selectbox_labelled(at, "Exact next-token KL column (gives rb)").value == "kl_policy_ref"
+    rep = example_report(kl_col="kl_policy_ref")
+    m = metrics(at)
+    assert m["rb mean"].value == f"{rep.rb.mean:.5f}"
+    assert m["Var(k1) / Var(rb), per token"].value == f"×{rep.variance_ratio['k1']:.4g}"
+    assert m["Var(k3) / Var(rb), per token"].value == f"×{rep.variance_ratio['k3']:.4g}"
+    assert m["Var(Σk1) / Var(Σrb), per sequence"].value == f"×{rep.sequences.variance_ratio['k1']:.4g}"
+    assert rep.variance_ratio["k1"] > 100  # the example's rb is far less noisy than k1
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert summary.loc["rb", "mean"] == rep.rb.mean and summary.loc["rb", "SE"] == rep.rb.se
+    assert summary.loc["rb", "exact mean"] == EXAMPLE_META["exact"]["kl_sampler_other_per_token"]
+    assert "not always" in text_of(at)
+    seqs = [df.value for df in at.dataframe if "exact mean" in df.value.columns][-1].set_index("estimator")
+    assert seqs.loc["rb", "mean"] == rep.sequences.stats["rb"].mean
+
+
+def test_rb_follows_the_direction_and_can_be_switched_off():
+    at = open_page(dir="KL[other‖sampler]")
+    assert not at.exception
+    (warning,) = [w.value for w in at.warning]
+    assert "choose `kl_ref_policy`" in warning
+    at.selectbox(key="kc").set_value("kl_ref_policy").run()
+    assert not at.warning
+    rep = example_report("other-sampler", kl_col="kl_ref_policy")
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert summary.loc["rb", "mean"] == rep.rb.mean
+    assert summary.loc["rb", "exact mean"] == EXAMPLE_META["exact"]["kl_other_sampler_per_token"]
+    at.selectbox(key="kc").set_value("(none)").run()
+    assert "rb mean" not in metrics(at)
+    assert "rb" not in list(frame(at, "estimator", "k1")["estimator"])
+
+
+def test_an_uploaded_file_gets_rb_from_a_chosen_column():
+    at = open_page()
+    data = EXAMPLE_CSV.read_text().replace("kl_policy_ref", "my_kl", 1).encode()
+    at = upload(at, "run.csv", data)
+    assert "rb mean" not in metrics(at)  # no column of the example's name: no rb yet
+    selectbox_labelled(at, "Exact next-token KL column (gives rb)").set_value("my_kl").run()
+    assert not at.exception
+    rep = example_report(kl_col="kl_policy_ref")
+    assert metrics(at)["rb mean"].value == f"{rep.rb.mean:.5f}"
+    selectbox_labelled(at, "Exact next-token KL column (gives rb)").set_value("logp_ref").run()
+    (err,) = [e.value for e in at.error]
+    assert "can't be audited with these columns" in err and "kl_col" in err
+
+
 # ------------------------------------------------------------------ uploads
 
 

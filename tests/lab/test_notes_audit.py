@@ -11,7 +11,7 @@ from lab.notes import audit as notes
 ROOT = Path(__file__).resolve().parents[2]
 META = json.loads((ROOT / "data" / "example_audit.json").read_text())
 ROLES = {"sc": "logp_policy", "oc": "logp_ref", "mc": "mask", "pc": "position",
-         "qc": "sequence_id", "rc": None}
+         "qc": "sequence_id", "rc": None, "kc": None}
 
 
 def example(direction="sampler-other"):
@@ -21,7 +21,8 @@ def example(direction="sampler-other"):
 
 
 def test_the_audit_keys_are_the_old_pages():
-    assert notes.AUDIT_KEYS == ("sc", "oc", "mc", "pc", "qc", "rc", "dir")
+    # the old page's keys, and kc (the exact-KL column of rb), new on this page
+    assert notes.AUDIT_KEYS == ("sc", "oc", "mc", "pc", "qc", "rc", "kc", "dir")
     assert set(notes.EXAMPLE_ROLES) == set(notes.AUDIT_KEYS) - {"dir"}
 
 
@@ -51,3 +52,58 @@ def test_tables_and_captions():
     assert notes.histogram_caption(rep.k1, False).startswith(f"{rep.k1.neg_fraction:.1%} of tokens below 0")
     assert "200 sequences" in notes.sequences_caption(200)
     assert "bundled example" in notes.example_info(META, "example_audit.csv")
+
+
+def example_with_rb(direction="sampler-other", kl_col=None):
+    table = audit.load_table(ROOT / "data" / "example_audit.csv", "logp_policy", "logp_ref",
+                             mask_col="mask", position_col="position", sequence_col="sequence_id",
+                             kl_col=kl_col or META["kl_cols"][direction])
+    return audit.audit(**table.as_kwargs(), direction=direction)
+
+
+def test_rb_gets_the_exact_value_only_from_its_own_directions_column():
+    for direction in audit.DIRECTIONS:
+        d = direction.replace("-", "_")
+        own = notes.exact_for(META, {**ROLES, "kc": META["kl_cols"][direction]}, direction)
+        assert own["rb"] == own["k1"] == META["exact"][f"kl_{d}_per_token"]
+        assert own["seq_rb"] == META["exact"][f"kl_{d}_per_sequence"]
+        other = next(c for k, c in META["kl_cols"].items() if k != direction)
+        assert "rb" not in notes.exact_for(META, {**ROLES, "kc": other}, direction)
+        assert notes.kl_column_note(META, META["kl_cols"][direction], direction) is None
+        note = notes.kl_column_note(META, other, direction)
+        assert f"`{other}`" in note and f"choose `{META['kl_cols'][direction]}`" in note
+    assert notes.kl_column_note(META, None, "sampler-other") is None
+    assert notes.kl_column_note(None, "kl_ref_policy", "sampler-other") is None
+    assert notes.kl_column_note(META, "my_kl", "sampler-other") is None  # not the example's
+
+
+def test_rb_rows_ratios_and_caption():
+    rep = example_with_rb()
+    exact = notes.exact_for(META, {**ROLES, "kc": "kl_policy_ref"}, "sampler-other")
+    df = notes.summary_frame(rep.all_summaries, exact).set_index("estimator")
+    assert list(df.index) == ["k1", "k2", "k3", "rb"]
+    assert df.loc["rb", "mean"] == rep.rb.mean and df.loc["rb", "exact mean"] == exact["rb"]
+    # rb is unbiased: within 4 SE of the exact KL
+    assert abs(rep.rb.mean - exact["rb"]) < 4 * rep.rb.se
+    # another direction's column: rb's exact mean is blank, the others stay
+    mixed = notes.summary_frame(rep.all_summaries, notes.exact_for(META, ROLES, "sampler-other"))
+    assert mixed["exact mean"].isna().tolist() == [False, False, False, True]
+    pos = notes.position_rows(rep)
+    assert list(pos.columns[-2:]) == ["rb mean", "rb SE"]
+    assert "rb mean" not in notes.position_rows(example()).columns
+    ratio = rep.variance_ratio
+    assert ratio["k1"] == (rep.k1.std / rep.rb.std) ** 2
+    caption = notes.rb_caption(rep)
+    assert notes.ratio_text(ratio["k1"]) in caption and notes.ratio_text(ratio["k3"]) in caption
+    assert notes.ratio_text(rep.sequences.variance_ratio["k1"]) in caption
+    assert "not always" in caption and "**more**" not in caption
+    assert notes.ratio_text(float("inf")) == "×∞" and notes.ratio_text(float("nan")) == "—"
+    assert notes.ratio_text(None) == "—" and notes.ratio_text(250.123) == "×250.1"
+
+
+def test_rb_caption_says_when_the_sums_of_rb_vary_more():
+    # two sequences whose k1 terms cancel within each sequence, while rb's add up
+    rep = audit.audit([-1.0, -2.0, -1.0, -2.0, -0.5, -0.5], [-2.0, -1.0, -2.0, -1.0, -0.5, -0.5],
+                      sequence_ids=[0, 0, 1, 1, 2, 2], exact_kl=[0.1, 0.9, 0.2, 0.8, 0.0, 0.0])
+    assert rep.sequences.variance_ratio["k1"] < 1
+    assert "the sums of rb vary **more**" in notes.rb_caption(rep)

@@ -1,0 +1,507 @@
+"""What the "Tokens & sequences" page says about its numbers (no streamlit).
+
+The sliders' grids and limits, the Monte Carlo budget, the command line that
+reproduces the view, the captions of its four views, the honest note on
+``rb``, the sum-against-mean table and the gradient table.  Every number
+comes from ``kl_core``; the functions here only choose and phrase.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+
+import numpy as np
+import pandas as pd
+
+from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color
+from charts.sequences import SEQUENCE_COLORS, McPoint
+from kl_core.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
+from kl_core.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
+from kl_core.sequence_gradients import SequenceGradientTable
+from kl_core.sequence_montecarlo import SequenceSample
+from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_ESTIMATORS, SequenceCurves
+from lab.format import number
+from lab.i18n import N_, _
+from lab.notes import Note
+
+__all__ = [
+    "CURVE_KEYS",
+    "CUSTOM_DEFAULT",
+    "DEFAULT_K",
+    "DEFAULT_LENGTH",
+    "K_MAX",
+    "MAX_BAR_TOKENS",
+    "LENGTHS",
+    "MAX_LENGTH",
+    "MAX_TOKENS_PER_RUN",
+    "SOURCES",
+    "WILD_SPREAD",
+    "chains",
+    "checkpoints",
+    "command_line",
+    "cosine_data",
+    "estimator_label",
+    "first_token_series",
+    "gradient_caption",
+    "gradient_rows",
+    "kl_at",
+    "length_from_link",
+    "mc_points",
+    "penalty_caption",
+    "penalty_curves",
+    "position_caption",
+    "rb_note",
+    "relative_std_caption",
+    "report_rows",
+    "sample_size",
+    "unreliable_note",
+    "first_token_caption",
+    "sum_mean_caption",
+    "sum_mean_rows",
+    "usage_lines",
+]
+
+#: T on the slider: about two steps per octave, 1 … 256.
+LENGTHS: tuple[int, ...] = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+MAX_LENGTH = LENGTHS[-1]
+DEFAULT_LENGTH = 64
+K_MAX = 64
+#: Largest N·T sampled on one rerun (10,000 sequences of 256 tokens: about 0.1 s).
+MAX_TOKENS_PER_RUN = 2_560_000
+#: Where the chains come from: URL value → label.
+SOURCES: dict[str, str] = {
+    "drift": N_("Drift family"),
+    "counter": N_("rb counterexample"),
+    "custom": N_("Your own chains"),
+}
+#: The estimators of the spread chart; mean_k3 has exactly Σk3's relative spread.
+CURVE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "seq_k3", "sum_k2", "rb")
+#: The "Your own chains" fields start from a small drift pair (K = 3).
+CUSTOM_DEFAULT: tuple[str, str] = tuple(c.spec for c in drift_pair(3, DEFAULT_DRIFT))  # type: ignore[assignment]
+#: How many first-token logits the gradient bars show at most.
+MAX_BAR_TOKENS = 16
+
+
+def estimator_label(key: str) -> str:
+    """Legend text of a sequence estimator: its key (as the command line prints it) and name."""
+    return _("{key}: {name}").format(key=key, name=_(SEQUENCE_ESTIMATORS[key].name))
+
+
+def chains(source: str, drift_specs: tuple[str, str], custom: tuple[str, str]) -> tuple[str, str]:
+    """The ``(policy, ref)`` specs of a source: the drift family's, the counterexample's, or the typed ones."""
+    if source == "drift":
+        return drift_specs
+    if source == "counter":
+        return RB_COUNTEREXAMPLE
+    if source == "custom":
+        return custom
+    raise ValueError(f"source must be one of {list(SOURCES)}, got {source!r}")
+
+
+def sample_size(n: int, length: int) -> tuple[int, str | None]:
+    """N as sampled, within :data:`MAX_TOKENS_PER_RUN` tokens, and a sentence if it was lowered."""
+    cap = max(1, MAX_TOKENS_PER_RUN // length)
+    if n <= cap:
+        return n, None
+    return cap, _(
+        "N × T would be {total:,} tokens; this page samples at most {limit:,} per view, so it "
+        "uses N = {n:,} sequences at T = {t}. The command line below has no such limit."
+    ).format(total=n * length, limit=MAX_TOKENS_PER_RUN, n=cap, t=length)
+
+
+def length_from_link(text: str) -> int | None:
+    """A link's T off the slider's steps (``T=100``): kept if it is a whole number in 1 … 256."""
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return int(x) if x.is_integer() and 1 <= x <= MAX_LENGTH else None
+
+
+def checkpoints(length: int) -> tuple[int, ...]:
+    """The lengths T′ ≤ T that get Monte Carlo points: the slider's steps up to T, and T."""
+    return tuple(sorted({*(t for t in LENGTHS if t <= length), length}))
+
+
+def command_line(policy: str, ref: str, length: int, n: int, seed: int) -> str:
+    """``python -m kl_core sequence`` with these chains, T, N and seed: the same exact and MC figures."""
+    return "uv run python -m kl_core sequence --policy {p} --ref {r} --T {t} --n {n} --seed {s}".format(
+        p=shlex.quote(policy), r=shlex.quote(ref), t=length, n=n, s=seed
+    )
+
+
+# ---------------------------------------------------------------- 1. KL along the sequence
+
+
+def kl_at(curves: SequenceCurves, length: int) -> tuple[float, float, float]:
+    """The sequence KL at T, per token (KL / T), and the other direction's."""
+    kl = float(curves.true_kl[length - 1])
+    return kl, kl / length, float(curves.true_kl_reverse[length - 1])
+
+
+def position_caption(curves: SequenceCurves, length: int) -> str:
+    """Under the per-position chart: how the KL is spread along the sequence."""
+    c = curves.per_position_kl[:length]
+    total = float(c.sum())
+    if total == 0:
+        return _("The two chains are identical: every position adds 0, and the KL is 0.")
+    later = c[1:]
+    if length == 1:
+        return _(
+            "One token: the sequence KL is that token's KL, {total}. The dots are the mean of each "
+            "per-token term over the sampled sequences, ±2 SE."
+        ).format(total=number(total))
+    if length > 1 and float(np.max(later)) <= 1e-12 * total:
+        return _(
+            "Only the first token differs: position 1 adds {first}, every later position adds 0, "
+            "so the KL stays {total} for any T. Dots: the mean of each per-token term at each "
+            "position over the sampled sequences, ±2 SE."
+        ).format(first=number(float(c[0])), total=number(total))
+    if float(np.ptp(c)) <= 1e-9 * float(c.max()):
+        return _(
+            "Every position adds the same KL, {each}; their sum is the sequence KL, {total} over "
+            "T = {t} tokens. Dots: the mean of each per-token term at each position over the "
+            "sampled sequences, ±2 SE."
+        ).format(each=number(float(c[0])), total=number(total), t=length)
+    return _(
+        "Positions add from {lo} to {hi}; their sum is the sequence KL, {total} over T = {t} "
+        "tokens ({per} per token). Dots: the mean of each per-token term at each position over "
+        "the sampled sequences, ±2 SE; rb's are closest to the line."
+    ).format(lo=number(float(c.min())), hi=number(float(c.max())), total=number(total), t=length,
+             per=number(total / length))
+
+
+# ---------------------------------------------------------------- 2. spread against T
+
+
+def report_rows(curves: SequenceCurves, sample: SequenceSample, length: int) -> pd.DataFrame:
+    """The six estimators at T, exact beside Monte Carlo (the rows of ``python -m kl_core sequence``)."""
+    i = length - 1
+    rows = []
+    for key, info in SEQUENCE_ESTIMATORS.items():
+        s = sample.summary(key)
+        rows.append({
+            _("estimator"): key,
+            _("estimates"): info.target,
+            _("exact mean"): float(curves.mean[key][i]),
+            _("exact std"): float(curves.std[key][i]),
+            _("MC mean"): s.mean,
+            _("± SE"): s.se,
+            _("MC std"): s.std,
+        })
+    return pd.DataFrame(rows)
+
+
+
+def mc_points(sample: SequenceSample, curves: SequenceCurves, keys: tuple[str, ...] = CURVE_KEYS) -> list[McPoint]:
+    """The Monte Carlo std over the exact KL at each checkpoint, with ±2 SE of the std."""
+    out = []
+    for t, summaries in sorted(sample.checkpoints.items()):
+        kl = float(curves.true_kl[t - 1])
+        if not kl > 0:
+            continue
+        for k in keys:
+            s = summaries[k]
+            se = s.std_se if math.isfinite(s.std_se) else math.nan
+            out.append(McPoint(k, t, s.std / kl, (s.std - 2 * se) / kl, (s.std + 2 * se) / kl))
+    return out
+
+
+def _leaves(curves: SequenceCurves, key: str, top: float) -> int | None:
+    r = curves.relative_std(key)
+    above = ~np.isfinite(r) | (r > top)
+    return int(curves.lengths[int(np.argmax(above))]) if above.any() else None
+
+
+def relative_std_caption(curves: SequenceCurves, length: int) -> str:
+    """Under the spread chart: the figures at the reader's T, and where seq_k3 goes."""
+    kl = float(curves.true_kl[length - 1])
+    if not kl > 0:
+        return _("The chains are identical (KL = 0): there is no relative spread to draw.")
+    i = length - 1
+    rel = {k: float(curves.relative_std(k)[i]) for k in CURVE_KEYS}
+    sd1, sdrb = float(curves.std["sum_k1"][i]), float(curves.std["rb"][i])
+    if sdrb == 0:
+        gain = _("rb has no noise at all here (every prefix's next-token KL is the same number)")
+    elif sdrb <= sd1:
+        gain = _("rb needs {x} times fewer sequences than Σk1 for the same standard error").format(
+            x=number((sd1 / sdrb) ** 2))
+    else:
+        gain = _("here rb is the noisier one: Var(rb) is {x} times Var(Σk1)").format(
+            x=number((sdrb / sd1) ** 2) if sd1 > 0 else "∞")
+    text = _(
+        "At T = {t}, std per sequence / KL: rb {rb}, Σk3 {k3}, Σk1 {k1}, seq_k3 {s3}; {gain}. "
+        "Lines: exact, for every T; circles: the N sampled sequences, ±2 SE."
+    ).format(t=length, rb=number(rel["rb"]), k3=number(rel["sum_k3"]), k1=number(rel["sum_k1"]),
+             s3=number(rel["seq_k3"]), gain=gain)
+    leaves = _leaves(curves, "seq_k3", 100.0)
+    if leaves is not None:
+        text += " " + _(
+            "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like e^(cT))."
+        ).format(t=leaves)
+    if not rel["seq_k3"] <= WILD_SPREAD:
+        text += " " + _(
+            "Its sample std falls short of the exact one: a few rare sequences carry most of its "
+            "variance, and N draws mostly miss them."
+        )
+    return text
+
+
+#: Std per sequence over the KL beyond which Monte Carlo figures are unreliable at any usual N
+#: (the threshold of the note of ``python -m kl_core sequence``).
+WILD_SPREAD = 10.0
+
+
+def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
+    """A warning when an unbiased estimator is too spread for N draws to find its mean."""
+    kl = float(curves.true_kl[length - 1])
+    if not kl > 0:
+        return None
+    wild = [k for k in ("sum_k1", "sum_k3", "seq_k3")
+            if not float(curves.relative_std(k)[length - 1]) <= WILD_SPREAD]
+    if not wild:
+        return None
+    return Note("warning", _(
+        "At T = {t}, {keys} spread over {x:g} times the KL per sequence: their Monte Carlo means rest "
+        "on rare sequences that N = {n:,} draws mostly miss, so they can land far from the exact "
+        "value, and their sample std understates the true one. The exact columns are right."
+    ).format(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD), ":material/warning:")
+
+
+def rb_note(curves: SequenceCurves) -> Note:
+    """The honest statement about rb: far lower variance as a rule, not always."""
+    sd1, sdrb = curves.std["sum_k1"], curves.std["rb"]
+    worse = np.flatnonzero(sdrb > sd1 * (1 + 1e-12))
+    if worse.size:
+        t = curves.lengths[worse]
+        return Note("warning", _(
+            "**rb is noisier than Σk1 here** (for T from {a} to {b}). Rao–Blackwellizing never "
+            "adds variance *position by position*, but the sum also carries covariances between "
+            "positions: when a token's log-ratio is high exactly where the KL still to come is "
+            "low, Σk1's terms cancel and rb's do not. So rb usually has far less variance than "
+            "Σk1, not always."
+        ).format(a=int(t[0]), b=int(t[-1])), ":material/warning:")
+    ratio = np.where(sdrb > 0, (sd1 / np.where(sdrb > 0, sdrb, 1.0)) ** 2, np.inf)
+    finite = ratio[np.isfinite(ratio) & (curves.true_kl > 0)]
+    if finite.size == 0:
+        return Note("info", _(
+            "rb has no noise for these chains: every prefix's next-token KL is the same number. "
+            "rb is not always better than Σk1, though: choose **rb counterexample** above."
+        ), ":material/info:")
+    return Note("info", _(
+        "For these chains rb has less variance than Σk1 at every T (Var(Σk1)/Var(rb) from {lo} "
+        "to {hi}). That is usual, not guaranteed: each position's term is never noisier, but the "
+        "covariances between positions can make the whole sum so. Choose **rb counterexample** "
+        "above to see a pair where it is."
+    ).format(lo=number(float(finite.min())), hi=number(float(finite.max()))), ":material/info:")
+
+
+# ---------------------------------------------------------------- 3. sum against mean
+
+
+def _l_max() -> int:
+    return MAX_LENGTH
+
+
+def sum_mean_rows(beta: float, length: int, kl: float, sample: SequenceSample | None) -> pd.DataFrame:
+    """One row per loss reduction: who uses it, its weight, β·c on the sequence KL, the penalty."""
+    rows = []
+    mc = sample.summary("sum_k3") if sample is not None else None
+    for key in LOSS_AGGREGATIONS:
+        coef = kl_coefficient(key, beta, length, max_length=_l_max())
+        row = {
+            _("reduction (verl loss_agg_mode)"): key,
+            _("coefficient on the sequence KL"): coef,
+            _("penalty, exact"): coef * kl,
+        }
+        if mc is not None:
+            row[_("penalty from the samples")] = coef * mc.mean
+            row[_("± SE")] = coef * mc.se
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def usage_lines() -> str:
+    """Markdown: which library option reduces the loss in each way (from the core's table)."""
+    return "\n".join(
+        "- `{key}`: {uses}".format(key=key, uses="; ".join(agg.used_by))
+        for key, agg in LOSS_AGGREGATIONS.items()
+    )
+
+
+def sum_mean_caption(beta: float, length: int) -> str:
+    """Under the sum-against-mean table."""
+    return _(
+        "With every sequence of length T = {t}, β = {beta} on a per-token mean is β/T = {bt} on "
+        "the sequence KL; summed over tokens it stays β. seq-mean-token-sum-norm divides by a "
+        "constant L_max, here {lmax} (verl: loss_scale_factor or the padded length; TRL: "
+        "max_completion_length). Penalty from the samples: the coefficient times the mean of Σk3 "
+        "over the N sequences above."
+    ).format(t=length, beta=number(beta), bt=number(beta / length), lmax=_l_max())
+
+
+def penalty_curves(beta: float, curves: SequenceCurves) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The penalty on one sequence against T for the three kinds of reduction, and their colours."""
+    t = curves.lengths
+    kl = curves.true_kl
+    out = {
+        _("sum: β·KL"): beta * kl,
+        _("per-token mean: (β/T)·KL"): np.array(
+            [kl_coefficient("token-mean", beta, int(n)) for n in t]) * kl,
+        _("sum ÷ {lmax}: (β/L_max)·KL").format(lmax=_l_max()): np.array(
+            [kl_coefficient("seq-mean-token-sum-norm", beta, int(n), max_length=_l_max()) for n in t]) * kl,
+    }
+    colors = dict(zip(out, (color("k3"), color("k2"), color("k3_pq")), strict=True))
+    return out, colors
+
+
+def penalty_caption(curves: SequenceCurves, length: int) -> str:
+    """Under the penalty chart: what happens as T grows, for this pair."""
+    kl = curves.true_kl
+    if not kl[-1] > 0:
+        return _("The chains are identical: every penalty is 0.")
+    if kl[-1] <= kl[0] * (1 + 1e-9):
+        return _(
+            "The sequence KL does not grow with T here (only the first token drifted), so a "
+            "per-token mean shrinks the penalty like 1/T: at T = {t} it is {x} times the "
+            "summed one, although the policy drifted exactly as far."
+        ).format(t=length, x=number(1 / length))
+    return _(
+        "The KL grows with T, so the summed penalty grows with it, while the per-token mean stays "
+        "about flat: a per-token β regularises each token, not the sequence."
+    )
+
+
+# ---------------------------------------------------------------- 4. gradients
+
+
+_TARGETS = {
+    "reverse_kl": N_("∇KL[π_θ‖π_ref], the true gradient"),
+    "forward_kl": N_("∇KL[π_ref‖π_θ], the other direction"),
+    "zero": N_("0: no gradient at all"),
+    "mixed": N_("neither: a partial gradient"),
+}
+_OPTION_COLORS = {
+    "sum_k1_loss": color("k1"),
+    "sum_k2_loss": color("k2"),
+    "sum_k3_loss": color("k3"),
+    "rb_loss": SEQUENCE_COLORS["rb"],
+    "k1_reward_to_go": REFERENCE_COLOR,
+}
+
+
+def _cos_text(c: float | None) -> str:
+    return "—" if c is None else f"{c:.4f}"
+
+
+def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
+    """One row per option: the later-prefix terms, what its expected gradient is, its cosines, its error."""
+    return pd.DataFrame({
+        _("option"): [_(r.name) for r in table.rows],
+        _("later prefixes"): [_("included") if r.later_terms else _("missed") for r in table.rows],
+        _("in expectation it is"): [_(_TARGETS[r.target]) for r in table.rows],
+        _("cos to ∇KL[π_θ‖π_ref]"): [_cos_text(r.cos_reverse) for r in table.rows],
+        _("cos to ∇KL[π_ref‖π_θ]"): [_cos_text(r.cos_forward) for r in table.rows],
+        _("‖g‖ / ‖∇KL‖"): [_length_ratio(table, r.grad.norm) for r in table.rows],
+        _("‖g − ∇KL‖ / ‖∇KL‖"): [r.relative_error for r in table.rows],
+    })
+
+
+def _length_ratio(table: SequenceGradientTable, norm: float) -> float:
+    true = table.reverse.norm
+    return norm / true if true > 0 else math.nan
+
+
+def cosine_data(table: SequenceGradientTable) -> tuple[list[str], list[float | None], list[str]]:
+    """Labels, cosines to ∇KL[π_θ‖π_ref] and colours of the cosine bars."""
+    return ([_(r.name) for r in table.rows], [r.cos_reverse for r in table.rows],
+            [_OPTION_COLORS[r.key] for r in table.rows])
+
+
+def first_token_series(table: SequenceGradientTable) -> tuple[list[str], dict[str, np.ndarray], dict[str, str], str]:
+    """The bars of the first-token logits: categories, series, colours, and what is shown.
+
+    Beyond :data:`MAX_BAR_TOKENS` tokens, the ones where the true gradient is largest (in token order).
+    """
+    k = table.k
+    idx = np.arange(k)
+    if k > MAX_BAR_TOKENS:
+        idx = np.sort(np.argsort(-np.abs(table.reverse.first), kind="stable")[:MAX_BAR_TOKENS])
+        shown = _("the {m} of K = {k} first-token logits where the true gradient is largest").format(
+            m=MAX_BAR_TOKENS, k=k)
+    else:
+        shown = _("all K = {k} first-token logits").format(k=k)
+    names = {
+        "true": _("true ∇KL[π_θ‖π_ref] = k1 reward-to-go"),
+        "local": _("Σ k2 loss = exact-KL loss (local part)"),
+        "later": _("what they miss: later prefixes"),
+        "k3": _("Σ k3 loss"),
+    }
+    series = {
+        names["true"]: table.reverse.first[idx],
+        names["local"]: table.row["sum_k2_loss"].grad.first[idx],
+        names["later"]: table.later.first[idx],
+        names["k3"]: table.row["sum_k3_loss"].grad.first[idx],
+    }
+    colors = {names["true"]: REFERENCE_COLOR, names["local"]: color("k2"), names["later"]: ZERO_COLOR,
+              names["k3"]: color("k3")}
+    return [f"a{i}" for i in idx], series, colors, shown
+
+
+def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
+    """Under the first-token bars: what the later-prefix bars say here."""
+    if table.reverse.norm == 0:
+        return _("The chains are identical: every gradient is 0.")
+    if table.reverse.norm <= 1e-6 * table.local.norm:
+        return _(
+            "Expected gradients in {shown}: the grey bars (what the per-token losses miss) cancel "
+            "the blue ones, so the true gradient, black, is 0 here."
+        ).format(shown=shown)
+    if table.later.norm <= 1e-9 * table.reverse.norm:
+        return _(
+            "Expected gradients in {shown}: no grey bars, since no KL is still to come that the "
+            "first token could change; Σk2 matches the true gradient."
+        ).format(shown=shown)
+    return _(
+        "Expected gradients in {shown}: the grey bars are what the per-token losses miss. A step "
+        "against the true gradient also moves the first token away from tokens after which more "
+        "KL is still to come."
+    ).format(shown=shown)
+
+
+def gradient_caption(table: SequenceGradientTable) -> str:
+    """Under the cosine bars: the size of the later-prefix terms and who misses them."""
+    share = table.later_share
+    n = table.k + table.k**2
+    if math.isnan(share):
+        return _("The chains are identical: every gradient is 0.")
+    k2 = table.row["sum_k2_loss"]
+    if table.reverse.norm <= 1e-6 * table.local.norm:
+        return _(
+            "Over all {n} logits, the local part and the later-prefix terms cancel: the true "
+            "gradient is {r} times shorter than either, so the sequence KL is flat here to that "
+            "precision, while Σk2 and the exact next-token KL as losses, which see only the local "
+            "part, still push with length {length}. Cosines to a vector this short mean little."
+        ).format(n=n, r=number(table.local.norm / table.reverse.norm), length=number(table.local.norm))
+    if share < 1e-9:
+        return _(
+            "Over all {n} logits: here the later-prefix terms vanish (T = 1, or every next-token "
+            "KL is the same number), so Σk2 and the exact-KL loss give the true gradient too. "
+            "Σk1 as a loss still gives 0."
+        ).format(n=n)
+    if k2.cos_reverse is not None and k2.cos_reverse < 0:
+        return _(
+            "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
+            "length: so large that Σk2 and the exact next-token KL as losses, which miss them, point "
+            "against the true gradient (cosine {cos}). Only k1 as a reward with reward-to-go is the "
+            "true gradient."
+        ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}")
+    return _(
+        "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
+        "length. Σk2 and the exact next-token KL as losses miss them: cosine {cos}, and {length} "
+        "times the true gradient's length. Only k1 as a reward with reward-to-go is the true "
+        "gradient; Σk1 as a loss is 0 in expectation; Σk3 as a loss follows the other KL "
+        "direction, weighted by π_θ's prefixes."
+    ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}",
+             length=number(_length_ratio(table, k2.grad.norm)))

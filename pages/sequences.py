@@ -1,0 +1,221 @@
+"""Tokens & sequences: the KL between whole sequences, six estimators of it, β per token, and its gradient.
+
+Two Markov chains over K tokens stand in for a policy π_θ and a reference
+π_ref (``kl_core.markov``).  The page shows the KL each position adds, how the
+spread of every sequence estimator grows with T (exact lines, Monte Carlo
+points: ``kl_core.sequences``, ``kl_core.sequence_montecarlo``), what summing
+or averaging over tokens does to a KL coefficient β (``kl_core.loss_aggregation``),
+and which per-token losses give the gradient of the sequence KL
+(``kl_core.sequence_gradients``).
+URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``.
+"""
+
+import streamlit as st
+
+from charts.sequences import (
+    cosine_bars,
+    gradient_bars,
+    penalty_chart,
+    per_position_chart,
+    relative_std_chart,
+)
+from kl_core import sequence_gradients, sequences
+from kl_core.markov import check_pair
+from lab import cache, state, ui
+from lab.format import number
+from lab.grids import log_grid
+from lab.i18n import _
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import sequences as notes
+from lab.widgets import count_slider, seed_picker
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title(_("Tokens & sequences"))
+st.markdown(_(
+    "A language model's KL penalty is a KL between whole **sequences**, estimated from the "
+    "tokens of the sampled ones. Here two Markov chains over K tokens stand in for the policy "
+    "π_θ and the reference π_ref, small enough that every figure is also known **exactly**. "
+    "How does the KL build up along a sequence, which estimator stays usable as T grows, what "
+    "does averaging over tokens do to β, and which per-token losses have the right gradient?"
+))
+
+# ------------------------------------------------------------ the chains
+source = state.segmented(
+    _("Chains"), "src", list(notes.SOURCES), value="drift", format_func=notes.SOURCES.get,
+    help=_("The drift family tilts π_ref by a reward per token; the counterexample is a pair "
+           "where rb is noisier than Σk1; or type your own markov(...) specs."),
+)
+custom = notes.CUSTOM_DEFAULT
+if source == "drift":
+    c_k, c_d, c_f = st.columns([1, 1, 1], gap="medium", vertical_alignment="bottom")
+    with c_k:
+        k = state.slider(_("K, tokens in the vocabulary"), "K", min_value=2, max_value=notes.K_MAX,
+                         value=notes.DEFAULT_K, step=1)
+    with c_d:
+        drift = state.slider(_("Drift δ of π_θ away from π_ref"), "drift", min_value=0.0,
+                             max_value=3.0, value=0.5, step=0.05, format="%.2f",
+                             help=_("π_θ(j | i) ∝ π_ref(j | i) · e^(δ v_j), v from +1 (token 0) "
+                                    "to −1 (token K−1): the RLHF optimum for a reward v/β."))
+    with c_f:
+        first_only = state.toggle(_("Drift in the first token only"), "first",
+                                  help=_("Off: the tilt acts in every transition, so the KL grows "
+                                         "with T. On: only the first token drifts."))
+    drift_specs = cache.drift_specs(k, drift, "first" if first_only else "every")
+else:
+    drift_specs = ("", "")
+    if source == "custom":
+        custom = (
+            state.text(_("π_θ, the policy that samples"), "pol", value=notes.CUSTOM_DEFAULT[0],
+                       help=_("markov(a1,…,aK; b11,…,b1K; …; bK1,…,bKK): first-token logits, "
+                              "then one row of next-token logits per token.")),
+            state.text(_("π_ref, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
+        )
+    else:
+        st.markdown(_(
+            "**The counterexample** (K = 3): π_θ picks token 0 or 1 at even odds and then repeats "
+            "it. π_ref makes token 1 e times less likely at first, and after token 0 repeats it "
+            "with probability 1/e only. Then log π_θ(x)/π_ref(x) is the same for both likely "
+            "sequences, so Σk1 barely varies, while the next-token KL after 0 and after 1 differ, "
+            "so rb does."
+        ))
+try:
+    policy, ref = check_pair(*notes.chains(source, drift_specs, custom))
+except ValueError as exc:
+    ui.fail(_("**These chains can't be used.** {why}").format(why=exc))
+c_t, c_n, c_s = st.columns([2, 2, 1], gap="medium")
+with c_t:
+    length = int(state.select_slider(
+        _("T, tokens per sequence"), "T", notes.LENGTHS, value=notes.DEFAULT_LENGTH,
+        off_grid=notes.length_from_link, allowed=_("a whole number from 1 to {t}").format(t=notes.MAX_LENGTH),
+        help=_("Log-scale steps; the exact lines below cover every T from 1 to {t}.").format(t=notes.MAX_LENGTH),
+    ))
+with c_n:
+    n = count_slider(_("N, sequences sampled"), "n", value=1_000, hi=100_000,
+                     help=_("Monte Carlo sequences drawn from π_θ for the circles and dots below."))
+with c_s:
+    seed = seed_picker()
+n_used, n_note = notes.sample_size(n, length)
+if n_note:
+    st.info(n_note, icon=":material/speed:")
+pol_spec, ref_spec = policy.spec, ref.spec
+curves = cache.sequence_curves(pol_spec, ref_spec, notes.MAX_LENGTH)
+with st.spinner(_("Sampling {n:,} sequences…").format(n=n_used)):
+    sample = cache.sequence_sample(pol_spec, ref_spec, length, n_used, seed, notes.checkpoints(length))
+with st.expander(_("The two chains as specs, and the command line that gives these numbers"),
+                 icon=":material/terminal:"):
+    st.code(notes.command_line(pol_spec, ref_spec, length, n_used, seed), language="bash", wrap_lines=True)
+
+# ------------------------------------------------------------ 1. KL along the sequence
+st.header(_("1. The KL of a sequence is the sum of its positions' KLs"))
+ui.formula(
+    r"\begin{gathered}\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}] = \sum_{t=1}^{T} "
+    r"\mathbb{E}_{x_{<t}\sim\pi_\theta}\,\kappa(x_{<t}), \\ "
+    r"\kappa(x_{<t}) = \mathrm{KL}\big[\pi_\theta(\cdot\mid x_{<t})\,\big\|\,"
+    r"\pi_{\mathrm{ref}}(\cdot\mid x_{<t})\big]\end{gathered}"
+)
+kl, kl_per_token, kl_reverse = notes.kl_at(curves, length)
+with ui.metric_row():
+    st.metric(_("KL[π_θ‖π_ref] of sequences of length T = {t}").format(t=length), number(kl),
+              help=_("Exact, by the chain rule (kl_core.markov.per_position_kl)."))
+    st.metric(_("per token, KL / T"), number(kl_per_token))
+    st.metric(_("KL[π_ref‖π_θ], the other direction"), number(kl_reverse))
+    st.metric(_("rb from {n:,} sequences").format(n=n_used), number(sample.summary("rb").mean),
+              delta=_("± {se} (SE)").format(se=number(sample.summary("rb").se)),
+              delta_color="off", delta_arrow="off")
+terms = {"k1": sample.position_mean["k1"], "rb": sample.position_mean["rb"]}
+ui.chart(
+    per_position_chart(curves.per_position_kl[:length], terms,
+                       {k: sample.position_se[k] for k in terms},
+                       {"k1": _("k1, sampled"), "rb": _("rb, sampled")}),
+    name=f"per-position-kl-T{length}",
+    caption=notes.position_caption(curves, length),
+)
+
+# ------------------------------------------------------------ 2. spread against T
+st.header(_("2. Which estimator stays usable as T grows?"))
+st.markdown("\n".join(
+    f"- **{notes.estimator_label(key)}**: ${info.latex}$ — {_(info.summary)}"
+    for key, info in sequences.SEQUENCE_ESTIMATORS.items()
+))
+ui.chart(
+    relative_std_chart(curves.lengths, {k: curves.relative_std(k) for k in notes.CURVE_KEYS},
+                       {k: k for k in notes.CURVE_KEYS},
+                       notes.mc_points(sample, curves), current=length),
+    name=f"relative-std-T{length}",
+    caption=notes.relative_std_caption(curves, length),
+)
+for note in (notes.rb_note(curves), notes.unreliable_note(curves, length, n_used)):
+    if note is not None:
+        ui.note(note.kind, note.text, note.icon)
+ui.table(notes.report_rows(curves, sample, length), name=f"sequence-estimators-T{length}",
+         caption=_("All six at T = {t}, per sequence: exact beside {n:,} sampled sequences (seed "
+                   "{seed}). mean_k3 has Σk3's spread divided by T, so the same relative spread."
+                   ).format(t=length, n=n_used, seed=seed),
+         column_config={c: st.column_config.NumberColumn(format="%.5g")
+                        for c in (_("exact mean"), _("exact std"), _("MC mean"), _("± SE"), _("MC std"))})
+ui.show_source(sequences.exact_curves)
+
+# ------------------------------------------------------------ 3. sum against mean
+st.header(_("3. Sum against mean: what a per-token average does to β"))
+st.markdown(_(
+    "Training code adds β times a per-token KL estimate to each token's loss, then reduces the "
+    "tokens to one number. A **sum** over a sequence's tokens estimates the sequence KL; a "
+    "**mean** estimates KL / T. The same samples, both ways:"
+))
+beta = state.select_slider(_("β, the KL coefficient as configured"), "beta", log_grid(0.001, 1.0),
+                           value=0.05, format_func=lambda b: f"{b:g}")
+s3, m3 = sample.summary("sum_k3"), sample.summary("mean_k3")
+with ui.metric_row():
+    st.metric(_("Σk3, mean over sequences"), number(s3.mean),
+              delta=_("± {se} (SE); KL = {kl}").format(se=number(s3.se), kl=number(kl)),
+              delta_color="off", delta_arrow="off")
+    st.metric(_("mean k3 per token"), number(m3.mean),
+              delta=_("± {se} (SE); KL / T = {kl}").format(se=number(m3.se), kl=number(kl_per_token)),
+              delta_color="off", delta_arrow="off")
+ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=f"sum-mean-T{length}",
+         caption=notes.sum_mean_caption(beta, length),
+         column_config={c: st.column_config.NumberColumn(format="%.4g") for c in (
+             _("coefficient on the sequence KL"), _("penalty, exact"), _("penalty from the samples"), _("± SE"))})
+with st.expander(_("Which library option reduces the loss which way"), icon=":material/menu_book:"):
+    st.markdown(notes.usage_lines())
+    st.caption(_("As read in verl 0.9.1 (agg_loss) and TRL 1.16.0 (GRPOTrainer); see kl_core.loss_aggregation."))
+penalties, penalty_colors = notes.penalty_curves(beta, curves)
+ui.chart(penalty_chart(curves.lengths, penalties, penalty_colors, current=length),
+         name=f"penalty-beta{beta:g}", caption=notes.penalty_caption(curves, length))
+
+# ------------------------------------------------------------ 4. the gradient
+st.header(_("4. The gradient of a sequence: which per-token losses miss the later prefixes?"))
+st.markdown(_(
+    "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
+    "changing token t changes the prefixes every later token is drawn from. The true gradient "
+    "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
+    "all of π_θ's K + K² logits. In the drift family the per-token Σk2 loss points nearly the "
+    "right way with the wrong length; in the rb counterexample (T ≥ 3) it points the opposite way."
+))
+ui.formula(
+    r"\begin{aligned}\nabla\mathrm{KL} &= \mathbb{E}\Big[\sum_t s_t \sum_{u\ge t} k_{1,u}\Big] \\ "
+    r"&= \underbrace{\mathbb{E}\Big[\sum_t s_t\,k_{1,t}\Big]}_{\text{local: }\Sigma k_2\text{ loss}}"
+    r" + \underbrace{\mathbb{E}\Big[\sum_t s_t\,W_t(x_t)\Big]}_{\text{later prefixes}}\end{aligned}"
+)
+st.markdown(_(
+    "with $s_t = \\nabla\\log\\pi_\\theta(x_t\\mid x_{<t})$ the score of token t and $W_t(j)$ the "
+    "KL still to come after token j at position t."
+))
+if policy.k < 2:
+    st.info(_("A chain over one token has nothing to learn: use K ≥ 2 for the gradients."),
+            icon=":material/info:")
+    st.stop()
+table = cache.sequence_gradient_table(pol_spec, ref_spec, length)
+labels, cosines, colors = notes.cosine_data(table)
+ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true ∇KL[π_θ‖π_ref]"),
+                     none_text=_("0: no direction")),
+         name=f"gradient-cosines-T{length}", caption=notes.gradient_caption(table))
+ui.table(notes.gradient_rows(table), name=f"sequence-gradients-T{length}",
+         caption=_("Every option's exact expected gradient at T = {t}, sequences drawn from π_θ."
+                   ).format(t=length),
+         column_config={c: st.column_config.NumberColumn(format="%.4f")
+                        for c in (_("‖g‖ / ‖∇KL‖"), _("‖g − ∇KL‖ / ‖∇KL‖"))})
+cats, series, bar_colors, shown = notes.first_token_series(table)
+ui.chart(gradient_bars(cats, series, bar_colors, x_title=_("first-token logit")),
+         name=f"first-token-gradient-T{length}", caption=notes.first_token_caption(table, shown))
+ui.show_source(sequence_gradients._later)

@@ -1,0 +1,266 @@
+"""The "Tokens & sequences" page: it runs, every widget reruns it, its numbers are the core's.
+
+Also the page's chart builders (``charts/sequences.py``): each spec validates
+against the Vega-Lite schema (``lab.ui.chart`` sends it unvalidated), stays
+under the row limit, has axis titles and uses the estimators' colours.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from charts.histograms import MAX_ROWS
+from charts.palette import RB_COLOR, color
+from charts.sequences import (
+    McPoint,
+    cosine_bars,
+    gradient_bars,
+    penalty_chart,
+    per_position_chart,
+    relative_std_chart,
+)
+from kl_core.markov import drift_pair
+from kl_core.sequence_gradients import sequence_gradient_table
+from kl_core.sequence_montecarlo import simulate_sequences
+from kl_core.sequences import RB_COUNTEREXAMPLE, exact_curves
+from lab.format import number
+from lab.notes import sequences as notes
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = "pages/sequences.py"
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    at.query_params.update(query)
+    return at.run()
+
+
+@pytest.fixture(scope="module")
+def default_page() -> AppTest:
+    return open_page()
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def metric(at: AppTest, start: str) -> str:
+    (value,) = [m.value for m in at.metric if m.label.startswith(start)]
+    return value
+
+
+def captions(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def table(at: AppTest, first_column: str):
+    (df,) = [d.value for d in at.dataframe if d.value.columns[0] == first_column]
+    return df
+
+
+# ------------------------------------------------------------------ the page
+
+
+def test_default_run_shows_the_core_numbers(default_page):
+    at = default_page
+    clean(at)
+    assert at.title[0].value == "Tokens & sequences"
+    policy, ref = drift_pair(notes.DEFAULT_K, 0.5)
+    curves = exact_curves(policy, ref, notes.MAX_LENGTH)
+    t = notes.DEFAULT_LENGTH
+    kl = float(curves.true_kl[t - 1])
+    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 64") == number(kl) == "2.585"
+    assert metric(at, "per token, KL / T") == number(kl / t)
+    assert metric(at, "KL[π_ref‖π_θ]") == number(float(curves.true_kl_reverse[t - 1]))
+    sample = simulate_sequences(policy, ref, t, 1000, seed=0)
+    assert metric(at, "rb from 1,000 sequences") == number(sample.summary("rb").mean)
+    assert metric(at, "Σk3, mean over sequences") == number(sample.summary("sum_k3").mean)
+    report = table(at, "estimator")
+    assert list(report["MC mean"]) == [sample.summary(k).mean for k in report["estimator"]]
+    assert np.allclose(report["exact std"], [float(curves.std[k][t - 1]) for k in report["estimator"]])
+    grads = sequence_gradient_table(policy, ref, t)
+    assert f"{grads.later_share:.1%} of the true gradient's length" in captions(at)
+    assert len(at.get("vega_lite_chart")) == 5
+    assert [i.value for i in at.info if "less variance than Σk1" in i.value]
+    (warning,) = [w.value for w in at.warning]  # seq_k3 at 11.6 × KL: the CLI's note too
+    assert "seq_k3 spread over 10 times the KL" in warning
+    # the command line carries the exact specs, T, N and seed
+    (code,) = [c.value for c in at.code if "kl_core sequence" in c.value]
+    assert notes.command_line(policy.spec, ref.spec, t, 1000, 0) == code
+
+
+@pytest.mark.parametrize(
+    ("widget", "key", "value"),
+    [
+        ("slider", "K", 5),
+        ("slider", "drift", 1.25),
+        ("toggle", "first", True),
+        ("select_slider", "T", 12),
+        ("select_slider", "n", 2000),
+        ("number_input", "seed", 7),
+        ("select_slider", "beta", 0.2),
+        ("segmented_control", "src", "counter"),
+        ("segmented_control", "src", "custom"),
+    ],
+)
+def test_each_widget_reruns_cleanly(widget, key, value):
+    at = open_page()
+    getattr(at, widget)(key=key).set_value(value).run()
+    clean(at)
+    assert at.title[0].value == "Tokens & sequences"
+
+
+def test_a_link_reproduces_a_non_default_view():
+    at = open_page(K="5", drift="1.2", T="32", n="2000", seed="3", beta="0.1")
+    clean(at)
+    policy, ref = drift_pair(5, 1.2)
+    curves = exact_curves(policy, ref, notes.MAX_LENGTH)
+    sample = simulate_sequences(policy, ref, 32, 2000, seed=3)
+    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 32") == number(float(curves.true_kl[31]))
+    assert metric(at, "rb from 2,000 sequences") == number(sample.summary("rb").mean)
+    rows = table(at, "reduction (verl loss_agg_mode)").set_index("reduction (verl loss_agg_mode)")
+    assert rows.loc["seq-mean-token-mean", "coefficient on the sequence KL"] == pytest.approx(0.1 / 32)
+
+
+def test_first_token_drift_and_an_off_grid_t():
+    at = open_page(first="true", T="100")
+    clean(at)
+    assert at.select_slider(key="T").value == 100
+    assert "Only the first token differs" in captions(at)
+    assert "vanish" in captions(at)
+
+
+def test_the_counterexample_says_rb_is_noisier():
+    at = open_page(src="rb counterexample", T="2")
+    clean(at)
+    (warning,) = [w.value for w in at.warning if "noisier than Σk1" in w.value]
+    assert "for T from 2 to 256" in warning
+    curves = exact_curves(*RB_COUNTEREXAMPLE, 2)
+    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 2") == number(float(curves.true_kl[1]))
+
+
+def test_own_chains_and_a_bad_spec():
+    policy, ref = (c.spec for c in drift_pair(4, 0.8))
+    at = open_page(src="Your own chains", pol=policy, ref=ref, T="8")
+    clean(at)
+    curves = exact_curves(policy, ref, 8)
+    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 8") == number(float(curves.true_kl[7]))
+    bad = open_page(src="Your own chains", pol="markov(0,0; 1)")
+    assert not bad.exception
+    (err,) = [e.value for e in bad.error]
+    assert "These chains can't be used" in err and "K + 1 = 3 rows" in err
+
+
+def test_the_sample_budget_caps_n_times_t():
+    at = open_page(T="256", n="100000")
+    clean(at)
+    assert any("uses N = 10,000 sequences at T = 256" in i.value for i in at.info)
+    assert metric(at, "rb from 10,000 sequences")
+
+
+def test_one_token_chains_skip_the_gradients():
+    at = open_page(src="Your own chains", pol="markov(0; 0)", ref="markov(1; 0)", T="4")
+    clean(at)
+    assert any("K ≥ 2" in i.value for i in at.info)
+
+
+# ------------------------------------------------------------------ the charts
+
+
+def spec_of(chart) -> dict:
+    spec = chart.to_dict()  # validates against the Vega-Lite schema
+    json.dumps(spec, allow_nan=False)
+    return spec
+
+
+def rows_of(spec: dict) -> int:
+    return sum(len(v) for v in spec.get("datasets", {}).values())
+
+
+@pytest.fixture(scope="module")
+def drift_curves():
+    return exact_curves(*drift_pair(8, 0.5), notes.MAX_LENGTH)
+
+
+def test_per_position_chart(drift_curves):
+    sample = simulate_sequences(*drift_pair(8, 0.5), 64, 200, seed=0)
+    spec = spec_of(per_position_chart(drift_curves.per_position_kl[:64], sample.position_mean,
+                                      sample.position_se, {"k1": "k1", "k3": "k3", "rb": "rb"}))
+    assert rows_of(spec) == 64 * 4
+    text = json.dumps(spec)
+    assert color("k1") in text and RB_COLOR in text
+    assert all(layer["encoding"]["x"]["title"] for layer in spec["layer"])
+    with pytest.raises(ValueError, match="must have 64 values"):
+        per_position_chart(drift_curves.per_position_kl[:64], {"k1": np.zeros(3)}, {"k1": np.zeros(3)})
+
+
+def test_relative_std_chart_cuts_seq_k3_and_marks_zero(drift_curves):
+    keys = notes.CURVE_KEYS
+    exact = {k: drift_curves.relative_std(k) for k in keys}
+    points = [McPoint("sum_k1", 64, 0.8, 0.7, 0.9), McPoint("seq_k3", 128, 1e9, 1e8, 1e10)]
+    spec = spec_of(relative_std_chart(drift_curves.lengths, exact, {k: k for k in keys}, points, current=64))
+    assert rows_of(spec) <= MAX_ROWS
+    data = spec["datasets"]
+    # seq_k3 leaves the chart with a marker, and is not silently dropped
+    top = max(r["value"] for r in data["lines"] if r["value"] is not None)
+    leaves = int(np.argmax(exact["seq_k3"] > top))
+    (off,) = [r for d, rows in data.items() if d.startswith("off_") for r in rows]
+    assert off["text"] == f"↑ seq_k3 off the chart from T = {leaves + 1}"
+    # rb's zero spread at T = 1 sits on the floor, marked
+    (zero,) = [r for d, rows in data.items() if d.startswith("zero_") for r in rows]
+    assert zero["T"] == 1 and zero["text"] == "rb = 0 (no noise)"
+    # an MC point above the top is not drawn inside the plot
+    (high,) = [r for r in data["points"] if r["series"] == "seq_k3"]
+    assert high["value"] is None and high["shown"] == 1e9
+    assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+    assert spec["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+
+
+def test_relative_std_chart_groups_markers_and_keeps_six_decades():
+    counter = exact_curves(*RB_COUNTEREXAMPLE, 16)
+    keys = notes.CURVE_KEYS
+    exact = {k: counter.relative_std(k) for k in keys}
+    spec = spec_of(relative_std_chart(counter.lengths, exact, {k: k for k in keys},
+                                      [McPoint("sum_k1", 2, 1e-14, 0.0, 2e-14)]))
+    data = spec["datasets"]
+    (off,) = [r for d, rows in data.items() if d.startswith("off_") for r in rows]
+    assert off["text"] == "↑ sum_k3, seq_k3 off the chart from T = 1"  # one text for both
+    floor, top = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    assert top / floor <= 1e6 * (1 + 1e-12)
+    assert min(r["value"] for r in data["lines"] if r["value"] is not None) >= floor
+    (pt,) = data["points"]
+    assert pt["value"] == floor and pt["shown"] == 1e-14  # a rounding-level spread sits on the floor
+
+
+def test_relative_std_chart_of_identical_chains_still_draws():
+    same = exact_curves(*drift_pair(3, 0.0), 16)
+    spec_of(relative_std_chart(same.lengths, {k: same.relative_std(k) for k in notes.CURVE_KEYS},
+                               {k: k for k in notes.CURVE_KEYS}))
+
+
+def test_penalty_gradient_and_cosine_charts(drift_curves):
+    curves, colors = notes.penalty_curves(0.05, drift_curves)
+    spec = spec_of(penalty_chart(drift_curves.lengths, curves, colors, current=64))
+    assert rows_of(spec) == 3 * notes.MAX_LENGTH + 1
+    tab = sequence_gradient_table(*drift_pair(8, 0.5), 64)
+    cats, series, bar_colors, _ = notes.first_token_series(tab)
+    spec = spec_of(gradient_bars(cats, series, bar_colors, x_title="first-token logit"))
+    assert rows_of(spec) == 8 * 4 and spec["encoding"]["x"]["title"] == "first-token logit"
+    labels, cosines, cos_colors = notes.cosine_data(tab)
+    spec = spec_of(cosine_bars(labels, cosines, cos_colors, x_title="cosine", none_text="0"))
+    texts = {r["option"]: r["text"] for r in spec["datasets"]["cos"]}
+    assert texts[labels[0]] == "0" and texts[labels[-1]] == "1.0000"
+    assert math.isclose(spec["height"], 64 * len(labels))
+    with pytest.raises(ValueError, match="same length"):
+        cosine_bars(labels, cosines[:2], cos_colors, x_title="c", none_text="0")

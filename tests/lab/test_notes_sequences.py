@@ -1,0 +1,251 @@
+"""lab.notes.sequences: the captions, notes and table rows follow the core's numbers."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shlex
+
+import numpy as np
+import pytest
+
+from kl_core import cli
+from kl_core.loss_aggregation import LOSS_AGGREGATIONS
+from kl_core.markov import drift_pair
+from kl_core.sequence_gradients import OPTIONS, sequence_gradient_table
+from kl_core.sequence_montecarlo import simulate_sequences
+from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_KEYS, exact_curves
+from lab.format import number
+from lab.notes import sequences as notes
+
+DRIFT = tuple(c.spec for c in drift_pair(8, 0.5))
+FIRST = tuple(c.spec for c in drift_pair(8, 0.5, "first"))
+SAME = tuple(c.spec for c in drift_pair(4, 0.0))
+
+
+@pytest.fixture(scope="module")
+def drift_curves():
+    return exact_curves(*DRIFT, notes.MAX_LENGTH)
+
+
+@pytest.fixture(scope="module")
+def counter_curves():
+    return exact_curves(*RB_COUNTEREXAMPLE, notes.MAX_LENGTH)
+
+
+def test_grids_and_budget():
+    assert notes.LENGTHS[0] == 1 and notes.LENGTHS[-1] == notes.MAX_LENGTH == 256
+    assert notes.DEFAULT_LENGTH in notes.LENGTHS
+    assert notes.checkpoints(100) == (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 100)
+    assert notes.checkpoints(1) == (1,)
+    assert notes.length_from_link("100") == 100
+    for bad in ("0", "257", "2.5", "abc"):
+        assert notes.length_from_link(bad) is None
+    assert notes.sample_size(1000, 64) == (1000, None)
+    n, note = notes.sample_size(100_000, 256)
+    assert n == notes.MAX_TOKENS_PER_RUN // 256 == 10_000
+    assert "25,600,000" in note and "N = 10,000" in note
+    assert n * 256 <= notes.MAX_TOKENS_PER_RUN
+
+
+def test_sources():
+    assert notes.chains("drift", DRIFT, SAME) == DRIFT
+    assert notes.chains("counter", DRIFT, SAME) == RB_COUNTEREXAMPLE
+    assert notes.chains("custom", DRIFT, SAME) == SAME
+    with pytest.raises(ValueError, match="source"):
+        notes.chains("mine", DRIFT, SAME)
+    assert notes.CUSTOM_DEFAULT == tuple(c.spec for c in drift_pair(3, 0.5))
+
+
+def test_the_command_line_gives_the_pages_numbers(drift_curves):
+    """The copyable command, run through kl_core's own CLI, prints the same exact and MC figures."""
+    cmd = notes.command_line(*DRIFT, 16, 300, 4)
+    argv = shlex.split(cmd)
+    assert argv[:5] == ["uv", "run", "python", "-m", "kl_core"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main([*argv[5:], "--json"]) == 0
+    got = json.loads(out.getvalue())
+    assert got["true_kl"] == pytest.approx(float(drift_curves.true_kl[15]), rel=1e-12)
+    sample = simulate_sequences(*DRIFT, 16, 300, seed=4)
+    rows = {r["name"]: r for r in got["rows"]}
+    for key in SEQUENCE_KEYS:
+        assert rows[key]["mc_mean"] == pytest.approx(sample.summary(key).mean, rel=1e-12)
+        assert rows[key]["exact_std"] == pytest.approx(float(drift_curves.std[key][15]), rel=1e-12)
+
+
+def test_position_captions(drift_curves, counter_curves):
+    c = drift_curves.per_position_kl[:64]
+    text = notes.position_caption(drift_curves, 64)
+    assert number(float(c.min())) in text and number(float(c.max())) in text
+    assert number(float(c.sum())) in text
+    first = exact_curves(*FIRST, 32)
+    assert "Only the first token differs" in notes.position_caption(first, 32)
+    assert number(float(first.true_kl[0])) in notes.position_caption(first, 32)
+    assert "One token" in notes.position_caption(drift_curves, 1)
+    assert "Every position adds the same KL, 0.5" in notes.position_caption(counter_curves, 64)
+    assert "identical" in notes.position_caption(exact_curves(*SAME, 8), 8)
+
+
+def test_mc_points_are_std_over_kl_with_two_se(drift_curves):
+    sample = simulate_sequences(*DRIFT, 16, 500, seed=2, checkpoints=notes.checkpoints(16))
+    points = notes.mc_points(sample, drift_curves)
+    assert {p.length for p in points} == set(notes.checkpoints(16))
+    assert {p.key for p in points} == set(notes.CURVE_KEYS)
+    p = next(p for p in points if p.key == "sum_k1" and p.length == 16)
+    s = sample.checkpoints[16]["sum_k1"]
+    kl = float(drift_curves.true_kl[15])
+    assert p.value == pytest.approx(s.std / kl, rel=1e-12)
+    assert p.high - p.low == pytest.approx(4 * s.std_se / kl, rel=1e-9)
+    # the exact relative std lies within the bars of the well-behaved estimators (4 SE, not 2)
+    for q in points:
+        if q.key != "seq_k3" and q.length == 16:
+            exact = float(drift_curves.relative_std(q.key)[15])
+            assert abs(q.value - exact) <= (q.high - q.low), q
+
+
+def test_relative_std_caption(drift_curves, counter_curves):
+    text = notes.relative_std_caption(drift_curves, 64)
+    sd1, sdrb = float(drift_curves.std["sum_k1"][63]), float(drift_curves.std["rb"][63])
+    assert number((sd1 / sdrb) ** 2) + " times fewer sequences" in text
+    assert number(float(drift_curves.relative_std("rb")[63])) in text
+    leaves = int(np.argmax(drift_curves.relative_std("seq_k3") > 100)) + 1
+    assert f"from T = {leaves} on" in text
+    assert "Its sample std falls short" in text  # seq_k3 at 11.6 × KL
+    assert "Its sample std" not in notes.relative_std_caption(drift_curves, 8)
+    assert "rb is the noisier one" in notes.relative_std_caption(counter_curves, 64)
+    assert "rb has no noise" in notes.relative_std_caption(drift_curves, 1)
+    assert "identical" in notes.relative_std_caption(exact_curves(*SAME, 8), 8)
+
+
+def test_rb_note_is_honest(drift_curves, counter_curves):
+    info = notes.rb_note(drift_curves)
+    assert info.kind == "info" and "not guaranteed" in info.text and "rb counterexample" in info.text
+    ratio = (drift_curves.std["sum_k1"][1:] / drift_curves.std["rb"][1:]) ** 2
+    assert number(float(ratio.min())) in info.text and number(float(ratio.max())) in info.text
+    warn = notes.rb_note(counter_curves)
+    assert warn.kind == "warning" and "noisier than Σk1" in warn.text
+    worse = counter_curves.lengths[counter_curves.std["rb"] > counter_curves.std["sum_k1"]]
+    assert f"for T from {worse[0]} to {worse[-1]}" in warn.text
+    assert "no noise" in notes.rb_note(exact_curves(*FIRST, 16)).text
+
+
+def test_unreliable_note(drift_curves, counter_curves):
+    assert notes.unreliable_note(drift_curves, 16, 1000) is None  # seq_k3 at 2.6 × KL
+    late = notes.unreliable_note(drift_curves, 64, 1000)  # seq_k3 at 11.6 × KL, as the CLI notes
+    assert late.kind == "warning" and "seq_k3 spread over 10 times" in late.text
+    assert "sum_k1" not in late.text
+    counter = notes.unreliable_note(counter_curves, 64, 1000)
+    assert "sum_k3, seq_k3" in counter.text and "N = 1,000" in counter.text
+    assert notes.unreliable_note(exact_curves(*SAME, 8), 8, 1000) is None
+
+
+def test_report_rows_are_the_core_figures(drift_curves):
+    sample = simulate_sequences(*DRIFT, 12, 200, seed=1)
+    df = notes.report_rows(drift_curves, sample, 12)
+    assert list(df["estimator"]) == list(SEQUENCE_KEYS)
+    for _, row in df.iterrows():
+        s = sample.summary(row["estimator"])
+        assert row["exact mean"] == float(drift_curves.mean[row["estimator"]][11])
+        assert row["MC mean"] == s.mean and row["± SE"] == s.se
+
+
+def test_sum_mean_rows_put_beta_over_t_on_the_sequence_kl(drift_curves):
+    sample = simulate_sequences(*DRIFT, 32, 300, seed=5)
+    kl = float(drift_curves.true_kl[31])
+    df = notes.sum_mean_rows(0.1, 32, kl, sample).set_index("reduction (verl loss_agg_mode)")
+    assert list(df.index) == list(LOSS_AGGREGATIONS)
+    coef = df["coefficient on the sequence KL"]
+    assert coef["token-mean"] == pytest.approx(0.1 / 32) == coef["seq-mean-token-mean"]
+    assert coef["seq-mean-token-sum"] == pytest.approx(0.1)
+    assert coef["seq-mean-token-sum-norm"] == pytest.approx(0.1 / notes.MAX_LENGTH)
+    assert np.allclose(df["penalty, exact"], coef * kl)
+    s3 = sample.summary("sum_k3")
+    assert np.allclose(df["penalty from the samples"], coef * s3.mean)
+    assert np.allclose(df["± SE"], coef * s3.se)
+    assert "penalty from the samples" not in notes.sum_mean_rows(0.1, 32, kl, None)
+    assert "β/T = 0.003125" in notes.sum_mean_caption(0.1, 32)
+    for key in LOSS_AGGREGATIONS:
+        assert f"`{key}`" in notes.usage_lines()
+
+
+def test_penalty_curves_and_caption(drift_curves):
+    curves, colors = notes.penalty_curves(0.1, drift_curves)
+    total, mean, norm = curves.values()
+    assert np.allclose(total, 0.1 * drift_curves.true_kl)
+    assert np.allclose(mean, 0.1 * drift_curves.true_kl / drift_curves.lengths)
+    assert np.allclose(norm, 0.1 * drift_curves.true_kl / notes.MAX_LENGTH)
+    assert set(colors) == set(curves)
+    assert "grows with T" in notes.penalty_caption(drift_curves, 64)
+    first = exact_curves(*FIRST, notes.MAX_LENGTH)
+    assert "0.01562 times the summed one" in notes.penalty_caption(first, 64)
+
+
+@pytest.fixture(scope="module")
+def drift_table():
+    return sequence_gradient_table(*DRIFT, 64)
+
+
+def test_gradient_rows(drift_table):
+    df = notes.gradient_rows(drift_table)
+    assert list(df["option"]) == list(OPTIONS.values())
+    assert list(df["later prefixes"]) == ["missed"] * 4 + ["included"]
+    assert df["cos to ∇KL[π_θ‖π_ref]"].iloc[0] == "—"  # Σk1 loss: zero gradient
+    assert df["cos to ∇KL[π_θ‖π_ref]"].iloc[-1] == "1.0000"
+    assert df["in expectation it is"].iloc[-1].startswith("∇KL[π_θ‖π_ref]")
+    assert df["‖g − ∇KL‖ / ‖∇KL‖"].iloc[-1] < 1e-12
+    assert df["‖g‖ / ‖∇KL‖"].iloc[-1] == pytest.approx(1.0, rel=1e-12)
+    assert df["‖g‖ / ‖∇KL‖"].iloc[1] == drift_table.row["sum_k2_loss"].grad.norm / drift_table.reverse.norm
+
+
+def test_cosines_and_first_token_bars(drift_table):
+    labels, cosines, colors = notes.cosine_data(drift_table)
+    assert labels == list(OPTIONS.values())
+    assert cosines[0] is None and cosines[-1] == pytest.approx(1.0)
+    assert len(set(colors)) == len(colors)
+    cats, series, bar_colors, shown = notes.first_token_series(drift_table)
+    assert cats == [f"a{i}" for i in range(8)] and "all K = 8" in shown
+    true, local, later, k3 = series.values()
+    assert np.allclose(true, local + later, atol=1e-15)
+    assert set(bar_colors) == set(series)
+    big = sequence_gradient_table(*(c.spec for c in drift_pair(40, 0.5)), 8)
+    cats, series, _, shown = notes.first_token_series(big)
+    assert len(cats) == notes.MAX_BAR_TOKENS and "16 of K = 40" in shown
+    chosen = [int(c[1:]) for c in cats]
+    assert chosen == sorted(chosen)
+    rest = np.delete(np.abs(big.reverse.first), chosen)
+    assert np.abs(big.reverse.first[chosen]).min() >= rest.max()
+
+
+def test_gradient_captions(drift_table):
+    text = notes.gradient_caption(drift_table)
+    assert f"{drift_table.later_share:.1%}" in text and "72 logits" in text
+    assert f"{drift_table.row['sum_k2_loss'].cos_reverse:.4f}" in text
+    ratio = drift_table.row["sum_k2_loss"].grad.norm / drift_table.reverse.norm
+    assert f"and {number(ratio)} times the true gradient's length" in text
+    assert "grey bars are what" in notes.first_token_caption(drift_table, "x")
+    first = sequence_gradient_table(*FIRST, 16)
+    assert "vanish" in notes.gradient_caption(first)
+    assert "no grey bars" in notes.first_token_caption(first, "x")
+    counter = sequence_gradient_table(*RB_COUNTEREXAMPLE, 64)
+    assert counter.row["sum_k2_loss"].cos_reverse < 0
+    assert "point against the true gradient" in notes.gradient_caption(counter)
+    flat = sequence_gradient_table(*RB_COUNTEREXAMPLE, 2)  # a stationary point of the sequence KL
+    assert flat.reverse.norm < 1e-9 * flat.local.norm
+    assert "cancel" in notes.gradient_caption(flat)
+    assert "is 0 here" in notes.first_token_caption(flat, "x")
+    assert number(flat.local.norm) in notes.gradient_caption(flat)
+    same = sequence_gradient_table(*SAME, 8)
+    assert "identical" in notes.gradient_caption(same) and "identical" in notes.first_token_caption(same, "x")
+
+
+def test_labels():
+    assert notes.estimator_label("rb") == "rb: Rao–Blackwellized"
+    assert notes.estimator_label("seq_k3") == "seq_k3: k3 of the sequence ratio"
+
+
+def test_kl_at(drift_curves):
+    kl, per_token, reverse = notes.kl_at(drift_curves, 64)
+    assert kl == float(drift_curves.true_kl[63]) and per_token == kl / 64
+    assert reverse == float(drift_curves.true_kl_reverse[63])
