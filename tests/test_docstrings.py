@@ -27,7 +27,7 @@ MODULES = sorted(
 FORMULA_MODULES = {"estimators", "exact", "fisher", "control_variates", "montecarlo", "clamps", "bregman", "sampling", "markov", "sequences", "sequence_montecarlo", "gradients", "gradient_flow"}
 
 # Public functions of formula modules that look things up rather than compute a formula.
-LOOKUPS = {"gradients.entry_name", "gradients.loss_entries"}
+LOOKUPS = {"gradients.entry_name", "gradients.loss_entries", "gradients.gradient_entries"}
 
 
 def _public_functions():
