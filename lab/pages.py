@@ -96,6 +96,13 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/fact_check:",
         "Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence.",
     ),
+    PageInfo(
+        "pages/gradients.py",
+        "Gradients",
+        "gradients",
+        ":material/trending_down:",
+        "Value ≠ gradient: what k1, k2, k3 and each library's KL loss actually differentiate to.",
+    ),
 )
 
 

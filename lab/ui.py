@@ -82,10 +82,12 @@ def _spec(ch: alt.TopLevelMixin) -> dict[str, Any]:
     of every page.
     """
     datasets = ch.datasets if isinstance(ch.datasets, dict) else {}
-    bare = ch.copy(deep=False)
-    bare.datasets = alt.Undefined
-    spec = _raw(bare)
+    # The chart's fields without its datasets (written inline below); no copy of the chart,
+    # which for a LayerChart would deep-copy every layer again.
+    spec = _raw({k: v for k, v in ch._kwds.items() if k != "datasets"})
     if _has_params(spec):
+        bare = ch.copy(deep=False)
+        bare.datasets = alt.Undefined
         spec = bare.to_dict(validate=False)
     else:
         theme = alt.theme.get()() if alt.theme.get() else {}

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = ("", "estimator-lab", "control-variates", "bregman-gap", "f-divergences", "approx-kl")
 
 
-def test_every_shared_url_is_still_a_page_and_audit_is_new():
-    assert [p.url_path for p in PAGES] == [*SHARED, "audit"]
+def test_every_shared_url_is_still_a_page_and_audit_and_gradients_are_new():
+    assert [p.url_path for p in PAGES] == [*SHARED, "audit", "gradients"]
 
 
 @pytest.mark.parametrize("info", PAGES, ids=[p.stem for p in PAGES])

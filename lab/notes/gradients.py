@@ -1,0 +1,447 @@
+"""What the "Gradients" page says about its numbers (no streamlit).
+
+The page's setting (π_θ, π_ref, the sampler, the reward) is composed here
+from its widgets' values; the captions, the headline, the option list of the
+``?opt=`` link, the cosine and library tables and the command line that
+reproduces the page are composed here from :mod:`kl_core.gradients` and
+:mod:`kl_core.gradient_flow` results.  Every user-visible sentence is whole,
+with named placeholders, and goes through :func:`lab.i18n._`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from kl_core.crosswalk import CrosswalkEntry, lookup
+from kl_core.distributions import Categorical, practical_issue
+from kl_core.gradient_flow import TrainingRun
+from kl_core.gradients import (
+    BASIC_CLAIMS,
+    BASIC_OPTIONS,
+    GradientRow,
+    GradientTable,
+    demo_logits,
+    demo_reward,
+    entry_name,
+    gradient_entries,
+)
+from lab.i18n import N_, _
+from lab.notes import Note
+
+__all__ = [
+    "DEFAULT_OPTION",
+    "OPTION_KEY",
+    "PAGE_URL",
+    "SPREAD_REPEATS",
+    "TARGET_WORDS",
+    "TRAINING_OPTIONS",
+    "Setting",
+    "cli_command",
+    "cos_text",
+    "cosine_frame",
+    "gradients_link",
+    "headline",
+    "lambda_caption",
+    "library_frame",
+    "option_names",
+    "option_problem",
+    "option_title",
+    "panel_names",
+    "panel_subtitle",
+    "parse_values",
+    "resize_values",
+    "resolve_option",
+    "run_end_text",
+    "setting",
+    "spread_caption",
+    "spread_subtitle",
+    "target_words",
+    "training_caption",
+    "training_frame",
+    "values_text",
+]
+
+PAGE_URL = "gradients"
+OPTION_KEY = "opt"
+DEFAULT_OPTION = "verl:low_var_kl"
+"""The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss."""
+SPREAD_REPEATS = 2000
+"""N-sample estimates drawn for each spread histogram."""
+TRAINING_OPTIONS = ("k2", "k3", "k1")
+"""The training picture's options: k2 (k1_score follows the same path on-policy), k3 and k1 as losses."""
+
+TARGET_WORDS: dict[str, str] = {
+    "reverse_kl": N_("reverse KL"),
+    "forward_kl": N_("forward KL"),
+    "zero": N_("zero"),
+    "mixed": N_("mixed/biased"),
+    "none": N_("no gradient"),
+}
+"""The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen."""
+
+_BASIC_TITLES = {
+    "k1": N_("k1 as a loss"),
+    "k2": N_("k2 as a loss"),
+    "k3": N_("k3 as a loss"),
+    "k3_pq": N_("k3_pq as a loss"),
+    "k1_score": N_("k1_score: sg(k1)·log π_θ"),
+    "k_lambda": N_("k_λ: score + pathwise"),
+}
+
+
+# --------------------------------------------------------------------------- the setting
+@dataclass(frozen=True)
+class Setting:
+    """The distributions of one page view, as logits; ``sampler`` is None on-policy."""
+
+    policy: tuple[float, ...]
+    ref: tuple[float, ...]
+    sampler: tuple[float, ...] | None
+    reward: tuple[float, ...]
+
+    @property
+    def k(self) -> int:
+        """Number of tokens."""
+        return len(self.policy)
+
+
+def values_text(values: Sequence[float]) -> str:
+    """Numbers as the page's text fields and links write them: ``1,0,-1,0.5``."""
+    return ",".join(f"{float(v):g}" for v in values)
+
+
+def parse_values(text: str, k: int, what: str) -> tuple[tuple[float, ...] | None, str]:
+    """``k`` comma-separated finite numbers from ``text``, or ``(None, why)``.
+
+    ``what`` names the field in the message (e.g. "π_θ's logits").
+    """
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        return None, _("{what} must be numbers separated by commas, got `{text}`").format(
+            what=what, text=text)
+    if len(values) != k:
+        return None, _("{what} need one number per token ({k}), got {n}").format(
+            what=what, k=k, n=len(values))
+    if not all(math.isfinite(v) for v in values):
+        return None, _("{what} must be finite, got `{text}`").format(what=what, text=text)
+    return values, ""
+
+
+def resize_values(text: str, k: int, default: Sequence[float]) -> str:
+    """A hand-set vector for ``k`` tokens: cut, or filled up from ``default`` (``""`` stays ``""``).
+
+    Used when the vocabulary size changes, so that hand-set logits or rewards
+    follow it instead of becoming unusable.
+    """
+    if not text.strip():
+        return ""
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    parts = parts[:k] + [f"{float(v):g}" for v in list(default)[len(parts):k]]
+    return ",".join(parts)
+
+
+def setting(
+    k: int,
+    drift: float,
+    logits_text: str,
+    on_policy: bool,
+    old_drift: float,
+    reward_text: str,
+) -> tuple[Setting, list[Note]]:
+    """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
+
+    π_ref is uniform; π_θ moves ``drift`` along the toy direction
+    (:func:`kl_core.gradients.demo_logits`) unless ``logits_text`` sets its
+    logits; an older sampler π_old moves ``old_drift`` along the same direction.
+    """
+    notes: list[Note] = []
+    policy = tuple(demo_logits(k, drift).tolist())
+    if logits_text.strip():
+        typed, why = parse_values(logits_text, k, _("π_θ's logits"))
+        issue = practical_issue(Categorical(typed)) if typed is not None else ""
+        if typed is None or issue:
+            notes.append(Note("warning", _("{why}; the drift slider sets π_θ instead.").format(
+                why=why or issue), ":material/warning:"))
+        else:
+            policy = typed
+    reward = tuple(demo_reward(k).tolist())
+    if reward_text.strip():
+        typed, why = parse_values(reward_text, k, _("The rewards"))
+        if typed is None:
+            notes.append(Note("warning", _("{why}; the training picture uses the default reward "
+                                           "instead.").format(why=why), ":material/warning:"))
+        else:
+            reward = typed
+    sampler = None if on_policy else tuple(demo_logits(k, old_drift).tolist())
+    return Setting(policy, tuple(demo_logits(k, 0.0).tolist()), sampler, reward), notes
+
+
+# --------------------------------------------------------------------------- the ?opt= link
+def option_names() -> list[str]:
+    """Every option the page can highlight: the basic ones, then each crosswalk entry with a gradient."""
+    return [*BASIC_OPTIONS, *(entry_name(e) for e in gradient_entries())]
+
+
+def resolve_option(raw: str) -> str | None:
+    """The option name a link means, accepting aliases and any case of the library name.
+
+    ``verl:k3`` is verl's loss option ``low_var_kl`` (``k3`` is its alias);
+    ``openrlhf:k3:reward`` is ``OpenRLHF:k3:reward``; ``K3`` is ``k3``.  None if
+    nothing matches.
+    """
+    names = option_names()
+    text = raw.strip()
+    if text in names:
+        return text
+    if text.lower() in BASIC_OPTIONS:
+        return text.lower()
+    lib, _colon, rest = text.partition(":")
+    if rest.endswith((":loss", ":reward")):
+        option, _colon, acts_on = rest.rpartition(":")
+    else:
+        option, acts_on = rest, "loss"
+    try:
+        entry = lookup(lib, option, acts_on=acts_on)
+    except ValueError:
+        return None
+    name = entry_name(entry)
+    return name if name in names else None
+
+
+def option_problem(raw: str) -> str:
+    """What the ``?opt=`` note says a link's option must be, with the closest names."""
+    names = option_names()
+    close = difflib.get_close_matches(raw, names, n=3, cutoff=0.5)
+    text = _("a KL option with a gradient: k1, k2, k3, k3_pq, k1_score, k_lambda, or a library "
+             "option written LIBRARY:OPTION, such as verl:low_var_kl, from the table at the "
+             "bottom of the page")
+    if close:
+        text = _("{allowed}; did you mean {names}?").format(
+            allowed=text, names=", ".join(f"`{n}`" for n in close))
+    return text
+
+
+def gradients_link(entry: CrosswalkEntry) -> str | None:
+    """The relative link to this page with ``entry`` highlighted, or None for a metric."""
+    if entry.grad_mode == "none":
+        return None
+    return "/{page}?{key}={name}".format(page=PAGE_URL, key=OPTION_KEY,
+                                          name=quote(entry_name(entry), safe=":/+"))
+
+
+def panel_names(chosen: str) -> list[str]:
+    """The options drawn in views 1 and 2: the chosen one first, then the basic ones."""
+    return [chosen, *(n for n in BASIC_OPTIONS if n != chosen)]
+
+
+def option_title(row: GradientRow) -> str:
+    """A panel's title: what the option is, in a few words."""
+    if row.entry is None:
+        return _(_BASIC_TITLES[row.name])
+    e = row.entry
+    if e.acts_on == "reward":
+        return _("{library} {option}, in the reward").format(library=e.library, option=e.option)
+    return _("{library} {option}, in the loss").format(library=e.library, option=e.option)
+
+
+# --------------------------------------------------------------------------- words for numbers
+def cos_text(x: float | None) -> str:
+    """A cosine with its sign and three decimals, ``—`` when it is undefined (a zero vector)."""
+    return "—" if x is None else f"{x:+.3f}"
+
+
+def target_words(row: GradientRow, on_policy: bool) -> str:
+    """What the row's expected gradient is, in words: reverse KL, forward KL, zero, or why it is biased."""
+    if row.target != "mixed":
+        return _(TARGET_WORDS[row.target])
+    on_claim = row.entry.grad_target if row.entry is not None else BASIC_CLAIMS[row.name]
+    clamps = row.clamped_mass > 0
+    stale = not on_policy and on_claim != "mixed"  # clean on-policy: the old samples bias it
+    if clamps and row.claim not in (None, "mixed"):
+        return _("biased by clamps ({share:.1%} of sampled tokens)").format(share=row.clamped_mass)
+    if stale and clamps:
+        return _("biased by off-policy samples and clamps")
+    if stale:
+        return _("biased by off-policy samples")
+    return _(TARGET_WORDS["mixed"])
+
+
+def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
+    """Two lines under a panel's title: what the gradient is, and the two cosines."""
+    return [
+        _("expected gradient: {what}").format(what=target_words(row, on_policy)),
+        _("cos to reverse {rev} · to forward {fwd}").format(
+            rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward)),
+    ]
+
+
+def headline(table: GradientTable) -> Note:
+    """The message at a glance: which basic option's gradient is which, at this setting."""
+    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+        return Note("info", _("π_θ equals π_ref here, so both KL gradients are zero and every "
+                              "option's expected gradient is zero too. Move the drift slider."),
+                    ":material/info:")
+    if table.on_policy:
+        k2, k3 = table.row("k2"), table.row("k3")
+        return Note(
+            "info",
+            _("**Same value, different gradient.** k1 and k3 both estimate KL[π_θ‖π_ref] = "
+              "{kl:.4g} without bias, yet in a loss k1's expected gradient is zero and k3's is the "
+              "gradient of the *other* KL, KL[π_ref‖π_θ] (cosine {c3:+.3f} to it, {c3r:+.3f} to the "
+              "one you meant). k2 in a loss, or k1 as a detached reward (k1_score), gives "
+              "∇KL[π_θ‖π_ref] (cosine {c2:+.3f}).").format(
+                kl=table.kl_reverse, c3=k3.cos_forward or 0.0, c3r=k3.cos_reverse or 0.0,
+                c2=k2.cos_reverse or 0.0),
+            ":material/lightbulb:",
+        )
+    k2 = table.row("k2")
+    return Note(
+        "warning",
+        _("**Tokens from an older policy.** With samples from π_old none of the basic options "
+          "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to ∇KL[π_θ‖π_ref]. "
+          "Options that reweight by π_θ/π_old (TRL's use_bias_correction_kl, OpenRLHF's "
+          "unbiased_gradient) restore it; see the table at the bottom.").format(
+            c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0),
+        ":material/history:",
+    )
+
+
+def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
+    """The compact table under view 1: cosines, sizes and what each gradient is."""
+    rows = [table.row(n) for n in names]
+    return pd.DataFrame({
+        _("option"): [r.name for r in rows],
+        _("expected gradient is"): [target_words(r, table.on_policy) for r in rows],
+        _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
+        _("cos to ∇ forward KL"): [cos_text(r.cos_forward) for r in rows],
+        _("‖E g‖"): [float(np.linalg.norm(r.expected_grad)) for r in rows],
+        _("spread per token"): [r.grad_spread for r in rows],
+    })
+
+
+def _fix(e: CrosswalkEntry, row: GradientRow) -> str:
+    if e.grad_fix:
+        return e.grad_fix
+    return "—" if row.target == "reverse_kl" else ""
+
+
+def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
+    """View 4: every library option with a gradient, what it is here and in the crosswalk, and the fix.
+
+    The row of the option named ``chosen`` is marked with a star in the first column.
+    """
+    rows = [r for r in table.rows if r.entry is not None]
+    off = {None: "—"}
+    return pd.DataFrame({
+        "": ["★" if r.name == chosen else "" for r in rows],
+        _("library"): [r.library for r in rows],
+        _("option"): [r.option for r in rows],
+        _("acts on"): [r.entry.acts_on for r in rows],
+        _("gradient here"): [target_words(r, table.on_policy) for r in rows],
+        _("on-policy"): [_(TARGET_WORDS[r.entry.grad_target]) for r in rows],
+        _("from π_old"): [off.get(r.entry.grad_target_off_policy) or _(TARGET_WORDS[r.entry.grad_target_off_policy])
+                          for r in rows],
+        _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
+        _("the library's fix"): [_fix(r.entry, r) for r in rows],
+        _("name in links"): [r.name for r in rows],
+    })
+
+
+# --------------------------------------------------------------------------- the spread
+def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> str:
+    """One line under a spread panel: Monte Carlo beside exact."""
+    return _("Monte Carlo {m:.3g} ± {s:.3g} · exact {em:.3g} ± {es:.3g}").format(
+        m=mc_mean, s=mc_sd, em=mean, es=sd)
+
+
+def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
+    """What to look at in view 2."""
+    return _("Each histogram: {repeats:,} estimates, each the mean gradient of N = {n:,} sampled "
+             "tokens, projected on the direction of ∇KL[π_θ‖π_ref]. The solid black line is where "
+             "an unbiased estimate of that gradient centres ({norm:.3g}); the grey band is the exact "
+             "mean ± one standard deviation. Same tokens for every option.").format(
+        repeats=repeats, n=n, norm=norm_reverse)
+
+
+def lambda_caption(table: GradientTable) -> str:
+    """What to look at in the λ chart."""
+    return _("k_λ's gradient is unbiased for every λ, but its spread is a parabola in λ: least at "
+             "λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes the KL's *value* "
+             "estimate least noisy.").format(grad=table.lam_grad_opt, value=table.lam_value_opt)
+
+
+# --------------------------------------------------------------------------- the training picture
+def run_end_text(run: TrainingRun) -> str:
+    """How one training run ends, in a sentence."""
+    if run.fixed_point is not None:
+        return _("ends at a fixed point")
+    if run.vanished:
+        kept = [i for i in range(run.limit.size) if i not in run.vanished]
+        return _("no fixed point: tokens {gone} go to probability 0, the mass ends on {kept}").format(
+            gone=", ".join(map(str, run.vanished)), kept=", ".join(map(str, kept)))
+    return _("no fixed point found: some tokens have not settled (max |h − E h| = {res:.2g})").format(
+        res=run.residual)
+
+
+def _distance(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.abs(a - b).max())
+
+
+def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]) -> str:
+    """What to look at in view 3: where each run ends against the two optima."""
+    rev, fwd = optima
+    parts = []
+    for name, run in runs.items():
+        end = run.limit
+        if run.fixed_point is not None and _distance(end, rev) < 1e-6:
+            parts.append(_("{name} ends at the reverse-KL optimum").format(name=name))
+        elif run.fixed_point is not None and _distance(end, fwd) < 1e-6:
+            parts.append(_("{name} ends at the forward-KL optimum").format(name=name))
+        else:
+            parts.append(_("{name}: {end}").format(name=name, end=run_end_text(run)))
+    return _("{summary}. Dots at the right: ● the optimum of E[R] − β·KL[π‖π_ref], ○ that of "
+             "E[R] − β·KL[π_ref‖π].").format(summary="; ".join(parts))
+
+
+def training_frame(
+    s: Setting, runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]
+) -> pd.DataFrame:
+    """Per token: π_ref, R, the start, both optima, and where each run ends."""
+    ref = np.exp(np.asarray(s.ref) - np.logaddexp.reduce(s.ref))
+    start = np.exp(np.asarray(s.policy) - np.logaddexp.reduce(s.policy))
+    frame = {
+        _("token"): list(range(s.k)),
+        _("R"): list(s.reward),
+        _("π_ref"): ref,
+        _("π_θ at the start"): start,
+        _("optimum, reverse KL"): optima[0],
+        _("optimum, forward KL"): optima[1],
+    }
+    for name, run in runs.items():
+        frame[_("{name} ends at").format(name=name)] = run.limit
+    return pd.DataFrame(frame)
+
+
+# --------------------------------------------------------------------------- reproduce
+def cli_command(s: Setting, lam: float, beta: float) -> str:
+    """The ``python -m kl_core grad`` command that prints this view's numbers."""
+    def spec(logits: Sequence[float]) -> str:
+        return "categorical({v})".format(v=values_text(logits))
+
+    args = ["python", "-m", "kl_core", "grad", "--policy", spec(s.policy), "--ref", spec(s.ref)]
+    if s.sampler is not None:
+        args += ["--sampler", spec(s.sampler)]
+    args += [f"--lam={lam:g}", "--reward", values_text(s.reward), f"--beta={beta:g}"]
+    return "uv run " + shlex.join(args)
+
+

@@ -1,0 +1,240 @@
+"""Gradients: a KL estimator's value is not its gradient.
+
+A categorical policy π_θ = softmax(θ) over a small vocabulary, a uniform π_ref,
+and every KL option of the crosswalk used as a loss or a reward:
+
+1. each option's exact expected gradient per logit beside the two true KL
+   gradients, with the cosines (``kl_core.gradients.gradient_table``);
+2. the spread of one N-sample estimate, projected on ∇KL[π_θ‖π_ref];
+3. where exact expected-gradient training with k2, k3 and k1 ends
+   (``kl_core.gradient_flow``);
+4. what each library's option differentiates to, with the library's fix.
+
+URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lam``, ``n``,
+``seed``, ``opt`` (the highlighted option, e.g. ``?opt=verl:low_var_kl``),
+``rew``, ``beta``.
+"""
+
+import numpy as np
+import streamlit as st
+
+from charts.gradients import (
+    gradient_panel,
+    lambda_spread_chart,
+    option_color,
+    spread_panel,
+    symmetric_domain,
+    training_panel,
+)
+from charts.histograms import common_domain
+from kl_core import gradient_flow, gradients
+from lab import cache, state, ui
+from lab.i18n import _
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import gradients as notes
+from lab.widgets import count_slider, seed_picker
+
+K_DEFAULT, K_MAX = gradients.DEMO_TOKENS, 10
+LAM_MIN, LAM_MAX = -1.0, 3.0
+PANEL_WIDTH = 330  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
+
+
+def on_tokens() -> None:
+    """A new vocabulary size: hand-set logits and rewards follow it."""
+    k = st.session_state["k"]
+    state.set_values(
+        logits=notes.resize_values(st.session_state.get("logits", ""), k, gradients.demo_logits(k, 0)),
+        rew=notes.resize_values(st.session_state.get("rew", ""), k, gradients.demo_reward(k)),
+    )
+
+
+def panels(items, draw) -> None:
+    """Draw ``draw(item)`` for each item in fixed-width boxes that wrap onto new rows."""
+    with st.container(horizontal=True, wrap=True, gap="medium"):
+        for item in items:
+            with st.container(width=PANEL_WIDTH):
+                draw(item)
+
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title(_("Gradients"))
+st.markdown(_(
+    "k3 is an excellent estimator of a KL's **value**. But put `k3.mean()` into a loss, let autograd "
+    "differentiate it, and the **gradient** you get is not the gradient of that KL. Here is a "
+    "policy π_θ = softmax(θ) over a few tokens, a reference π_ref, and the exact expected gradient "
+    "in θ of every KL option: Schulman's estimators used as a loss, and what each RL library does."
+))
+ui.formula(
+    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0, \quad "
+    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}], \quad "
+    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]"
+)
+
+# ------------------------------------------------------------ the setting
+c_k, c_t, c_s = st.columns([1, 1.4, 1.4], gap="medium")
+with c_k:
+    k = state.slider(_("Tokens in the vocabulary"), "k", min_value=2, max_value=K_MAX,
+                     value=K_DEFAULT, step=1, on_change=on_tokens,
+                     help=_("π_ref is uniform over the tokens; π_θ moves away from it."))
+with st.expander(_("Set π_θ's logits and the reward token by token"), icon=":material/edit:"):
+    logits_text = state.text(_("π_θ's logits, comma-separated (empty: the drift slider sets them)"),
+                             "logits", value="")
+    reward_text = state.text(_("Reward R per token, comma-separated (empty: the default)"),
+                             "rew", value="")
+hand_set = bool(logits_text.strip())
+with c_t:
+    drift = state.slider(
+        _("Drift t: π_θ = softmax(t·v) moves away from π_ref along v"), "t", min_value=-3.0,
+        max_value=3.0, value=1.0, step=0.05, format="%.2f", disabled=hand_set,
+        help=_("v = (1, 0, −1, 0.5, 0, 0), repeated for more tokens. At t = 0, π_θ = π_ref."),
+    )
+    if hand_set:
+        st.caption(_("π_θ's logits are set by hand below the controls."))
+with c_s:
+    sampler_kind = state.segmented(
+        _("Tokens drawn from"), "smp", ["on", "old"], value="on",
+        format_func={"on": _("π_θ (on-policy)"), "old": _("an older π_old")}.get,
+        help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
+    )
+    old_drift = state.slider(_("π_old's drift t along the same v"), "told", min_value=-3.0,
+                             max_value=3.0, value=0.5, step=0.05, format="%.2f",
+                             disabled=sampler_kind == "on")
+s, problems = notes.setting(k, drift, logits_text, sampler_kind == "on", old_drift, reward_text)
+for problem in problems:
+    ui.note(problem.kind, problem.text, problem.icon)
+
+names = notes.option_names()
+raw_opt = st.query_params.get(notes.OPTION_KEY)
+if raw_opt and "opt" not in st.session_state and (alias := notes.resolve_option(raw_opt)):
+    st.session_state["opt"] = alias  # ?opt=verl:k3 means verl's low_var_kl
+c_opt, c_lam, c_n, c_seed = st.columns([1.4, 1.4, 1, 0.7], gap="medium")
+with c_opt:
+    chosen = state.select(
+        _("Option to highlight"), notes.OPTION_KEY, names, value=notes.DEFAULT_OPTION,
+        allowed=notes.option_problem(raw_opt or ""),
+        help=_("Shown first in views 1 and 2 and marked in the table. Links from the crosswalk "
+               "set it."),
+    )
+table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)
+with c_lam:
+    lam = state.slider(_("λ of k_λ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
+                       step=0.01, format="%.3f")
+    with st.container(horizontal=True, gap="small"):
+        for key, value, text in (
+            ("grad", table0.lam_grad_opt, _("least gradient spread: {lam:.3f}")),
+            ("value", table0.lam_value_opt, _("value's λ*: {lam:.3f}")),
+        ):
+            st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
+                      kwargs={"lam": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
+                      type="tertiary")
+with c_n:
+    n = count_slider(_("N, tokens per estimate"), "n", value=100, hi=100_000, lo=1,
+                     help=_("How many sampled tokens one gradient estimate averages (view 2)."))
+with c_seed:
+    seed = seed_picker()
+
+table = cache.gradient_table(s.policy, s.ref, s.sampler, lam)
+with ui.metric_row():
+    st.metric("KL[π_θ‖π_ref]", f"{table.kl_reverse:.4g}", help=_("The penalty RLHF means: reverse KL."))
+    st.metric("KL[π_ref‖π_θ]", f"{table.kl_forward:.4g}", help=_("The other direction: forward KL."))
+    st.metric(_("‖∇ reverse KL‖"), f"{np.linalg.norm(table.true_reverse):.4g}")
+    st.metric(_("‖∇ forward KL‖"), f"{np.linalg.norm(table.true_forward):.4g}")
+headline = notes.headline(table)
+ui.note(headline.kind, headline.text, headline.icon)
+shown = notes.panel_names(chosen)
+
+# ------------------------------------------------------------ 1. expected gradients
+st.header(_("1. The expected gradient of each option, per logit"))
+st.markdown(_(
+    "Bars: the option's expected gradient in each logit θ_x, averaged exactly over the sampled "
+    "token. Black ticks: ∇KL[π_θ‖π_ref] (reverse KL, the penalty RLHF means). Hollow circles: "
+    "∇KL[π_ref‖π_θ] (forward KL). The highlighted option comes first."
+))
+y_dom = symmetric_domain([table.true_reverse, table.true_forward,
+                          *(table.row(name).expected_grad for name in shown)])
+
+
+def draw_gradient(name: str) -> None:
+    row = table.row(name)
+    ui.chart(gradient_panel(row, table.true_reverse, table.true_forward,
+                            title=notes.option_title(row), subtitle=notes.panel_subtitle(row, table.on_policy),
+                            y_domain=y_dom), name=f"gradient-{name}")
+
+
+panels(shown, draw_gradient)
+ui.table(notes.cosine_frame(table, shown), name="gradient-cosines",
+         caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero."))
+ui.show_source(gradients.gradient_coefficients)
+
+# ------------------------------------------------------------ 2. the spread
+st.header(_("2. One estimate from N tokens: how far from its mean?"))
+draws = cache.projection_draws(s.policy, s.ref, s.sampler, lam, tuple(shown), n,
+                               notes.SPREAD_REPEATS, seed)
+if not draws:
+    ui.note("info", _("∇KL[π_θ‖π_ref] is zero here (π_θ = π_ref), so there is no direction to "
+                      "project on. Move the drift slider."), ":material/info:")
+else:
+    target = float(np.linalg.norm(table.true_reverse))
+    x_dom = common_domain([d[0] for d in draws.values()], coverage=0.995, include=(0.0, target))
+
+    def draw_spread(name: str) -> None:
+        samples, mean, sd = draws[name]
+        row = table.row(name)
+        ui.chart(spread_panel(samples, mean=mean, sd=sd, target=target, domain=x_dom, title=name,
+                              subtitle=notes.spread_subtitle(mean, sd, float(samples.mean()),
+                                                             float(samples.std(ddof=1))),
+                              colour=option_color(row)), name=f"spread-{name}-n{n}")
+
+    panels(shown, draw_spread)
+    ui.caption(notes.spread_caption(n, notes.SPREAD_REPEATS, target))
+lams = np.linspace(LAM_MIN, LAM_MAX, 81)
+ui.chart(lambda_spread_chart(lams, cache.k_lambda_spread(s.policy, s.ref, s.sampler, lams), lam=lam,
+                             lam_grad=table.lam_grad_opt, lam_value=table.lam_value_opt),
+         name="k-lambda-spread", caption=notes.lambda_caption(table))
+ui.show_source(gradients.k_lambda_spread)
+
+# ------------------------------------------------------------ 3. training
+st.header(_("3. Where training with each KL loss ends"))
+st.markdown(_(
+    "Maximise E[R] − β·(KL loss) by exact expected-gradient ascent, on-policy, starting from π_θ. "
+    "Each option's loop stops where its own gradient vanishes: for k2 (and k1_score) at the "
+    "optimum of the reverse KL, for k3 at the optimum of the forward KL — **this is what GRPO's k3 "
+    "loss optimises** — and k1, whose expected gradient is zero, ignores the KL altogether."
+))
+beta = state.slider(_("β, the KL coefficient"), "beta", min_value=0.05, max_value=5.0, value=0.5,
+                    step=0.05, format="%.2f")
+st.caption(_("Reward R = ({r}); change it token by token in the box under the controls.").format(
+    r=notes.values_text(s.reward)))
+try:
+    with st.spinner(_("Following the gradient for each option…")):
+        runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, lam, notes.TRAINING_OPTIONS)
+except ValueError as exc:
+    ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=exc),
+            ":material/warning:")
+else:
+    def draw_run(name: str) -> None:
+        run, row = runs[name], table.row(name)
+        ui.chart(training_panel(run.steps, run.probs, optima, title=notes.option_title(row),
+                                subtitle=notes.run_end_text(run), colour=option_color(row)),
+                 name=f"training-{name}")
+
+    panels(notes.TRAINING_OPTIONS, draw_run)
+    ui.caption(notes.training_caption(runs, optima))
+    ends = notes.training_frame(s, runs, optima)
+    ui.table(ends, name="training-ends",
+             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ends.columns[2:]})
+    ui.show_source(gradient_flow.analytic_optima)
+
+# ------------------------------------------------------------ 4. the libraries
+st.header(_("4. What your library does"))
+st.markdown(_(
+    "Every KL option of the crosswalk with a gradient, at this setting: what its expected gradient "
+    "is here, what it is in general on-policy and with tokens from π_old (clamps inactive), and "
+    "the library's own setting that gives ∇KL[π_θ‖π_ref] where the option does not."
+))
+ui.table(notes.library_frame(table, chosen), name="library-gradients", height=420,
+         caption=_("★ marks {name}. Same value, different gradient: read the option's row before "
+                   "you trust a KL loss.").format(name=chosen))
+
+with st.expander(_("Reproduce these numbers on the command line"), icon=":material/terminal:"):
+    st.code(notes.cli_command(s, lam, beta), language="bash")
