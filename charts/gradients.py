@@ -23,6 +23,7 @@ from lab.i18n import _
 
 __all__ = [
     "MAX_TRAINING_POINTS",
+    "TITLE_LIMIT",
     "TOKEN_COLORS",
     "gradient_panel",
     "lambda_spread_chart",
@@ -38,6 +39,8 @@ MAX_TRAINING_POINTS = 120
 TOKEN_COLORS = ("#4C78A8", "#F58518", "#E45756", "#72B7B2", "#54A24B",
                 "#EECA3B", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC")
 _FORWARD = "#5A5A5A"
+#: Widest a panel's title may be (px): the page lays the panels out 260 px wide.
+TITLE_LIMIT = 250
 
 
 def _layered(layers: list[alt.Chart], **kwargs) -> alt.LayerChart:
@@ -74,7 +77,7 @@ def gradient_panel(
     title: str,
     subtitle: Sequence[str],
     y_domain: tuple[float, float],
-    height: int = 230,
+    height: int = 340,
 ) -> alt.LayerChart:
     """One option's expected gradient per logit (bars) beside the two true gradients (marks).
 
@@ -149,7 +152,8 @@ def gradient_panel(
     chart = _layered(
         layers,
         datasets={"grad": records(rows), "zero": [{}]},
-        title={"text": title, "subtitle": list(subtitle), "color": option_color(row)},
+        title={"text": title, "subtitle": list(subtitle), "color": option_color(row),
+               "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
 
@@ -162,10 +166,10 @@ def spread_panel(
     target: float,
     domain: tuple[float, float],
     title: str,
-    subtitle: str,
+    subtitle: Sequence[str],
     colour: str,
     bins: int = 40,
-    height: int = 170,
+    height: int = 280,
 ) -> alt.LayerChart:
     """The distribution of one N-sample gradient estimate, projected on a direction.
 
@@ -181,8 +185,10 @@ def spread_panel(
         The projection of the true gradient (a solid black line).
     domain : (float, float)
         The x-range, shared by the panels.
-    title, subtitle : str
-        The option, and Monte Carlo beside exact.
+    title : str
+        The option.
+    subtitle : sequence of str
+        Lines under the title: Monte Carlo beside exact.
     colour : str
         The option's colour.
     bins : int
@@ -195,7 +201,7 @@ def spread_panel(
     altair.LayerChart
     """
     binned = bin_values(samples, bins=bins, domain=domain)
-    x_title = _("estimate, projected on ∇ reverse KL")
+    x_title = _("projected estimate")
     x_scale = {"domain": list(domain), "nice": False}
     marks = pd.DataFrame({"lo": [mean - sd], "hi": [mean + sd], "mean": [mean], "target": [target]})
     layers = [
@@ -206,13 +212,14 @@ def spread_panel(
                 x2={"field": "hi"}),
         ),
         alt.Chart(
-            {"name": "bins"}, mark={"type": "bar", "color": colour, "opacity": 0.85, "binSpacing": 0},
+            {"name": "bins"}, mark={"type": "rect", "color": colour, "opacity": 0.85},
             encoding=alt.FacetedEncoding(
                 x={"field": "left", "type": "quantitative", "scale": x_scale, "title": x_title,
-                   "axis": {"format": "~g", "tickCount": 5}},
+                   "axis": {"format": "~g", "tickCount": 4}},
                 x2={"field": "right"},
-                y={"field": "share", "type": "quantitative", "title": _("share"),
-                   "axis": {"format": "~%", "tickCount": 3}},
+                y={"field": "share", "type": "quantitative", "title": _("share of estimates"),
+                   "scale": {"zero": True}, "axis": {"format": "~%", "tickCount": 3}},
+                y2={"datum": 0},
                 tooltip=[{"field": "left", "type": "quantitative", "title": _("from"), "format": ".4g"},
                          {"field": "right", "type": "quantitative", "title": _("to"), "format": ".4g"},
                          {"field": "share", "type": "quantitative", "title": _("share"), "format": ".2%"}],
@@ -231,7 +238,7 @@ def spread_panel(
     chart = _layered(
         layers,
         datasets={"bins": records(binned.table), "marks": records(marks)},
-        title={"text": title, "subtitle": [subtitle], "color": colour},
+        title={"text": title, "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
 
@@ -312,9 +319,9 @@ def training_panel(
     optima: tuple[np.ndarray, np.ndarray],
     *,
     title: str,
-    subtitle: str,
+    subtitle: Sequence[str],
     colour: str,
-    height: int = 260,
+    height: int = 360,
 ) -> alt.LayerChart:
     """Token probabilities along exact expected-gradient ascent, against the two analytic optima.
 
@@ -327,9 +334,11 @@ def training_panel(
         :data:`MAX_TRAINING_POINTS` steps.
     optima : (numpy.ndarray, numpy.ndarray)
         The reverse-KL and forward-KL optima (:func:`kl_core.gradient_flow.analytic_optima`),
-        drawn as filled and hollow dots right of the last step.
-    title, subtitle : str
-        The option, and how its run ends.
+        drawn right of the last step in two columns: filled dots (reverse), hollow dots (forward).
+    title : str
+        The option.
+    subtitle : sequence of str
+        Lines under the title: how its run ends.
     colour : str
         The option's colour (the title).
     height : int
@@ -338,53 +347,65 @@ def training_panel(
     Returns
     -------
     altair.LayerChart
-        One line per token (:data:`TOKEN_COLORS`).
+        One line per token (:data:`TOKEN_COLORS`); a line that ends level with
+        its token's dot in one column ends at that optimum.
     """
     k = probs.shape[1]
-    idx = _thin(np.asarray(steps), MAX_TRAINING_POINTS)
-    step = np.repeat(np.asarray(steps)[idx], k)
-    lines = pd.DataFrame({"step": step, "token": np.tile(np.arange(k), idx.size),
+    steps = np.asarray(steps, dtype=float)
+    idx = _thin(steps, MAX_TRAINING_POINTS)
+    last = float(steps[-1])
+    lines = pd.DataFrame({"step": np.repeat(steps[idx], k), "token": np.tile(np.arange(k), idx.size),
                           "p": probs[idx].ravel()})
-    end = float(steps[-1]) * 1.04
+    rev_x, fwd_x, right = last * 1.12, last * 1.26, last * 1.34
+    names = [_("optimum, reverse KL"), _("optimum, forward KL")]
     dots = pd.DataFrame({
-        "step": [end] * (2 * k),
+        "step": [rev_x] * k + [fwd_x] * k,
         "token": np.tile(np.arange(k), 2),
         "p": np.concatenate(optima),
-        "which": [_("optimum, reverse KL")] * k + [_("optimum, forward KL")] * k,
+        "which": [names[0]] * k + [names[1]] * k,
         "filled": [1] * k + [0] * k,
     })
+    heads = pd.DataFrame({"step": [rev_x, fwd_x], "text": ["●", "○"]})
     palette = list(TOKEN_COLORS[:k]) + [ZERO_COLOR] * max(0, k - len(TOKEN_COLORS))
-    token_color = {"field": "token", "type": "nominal", "title": _("token"),
+    token_color = {"field": "token", "type": "nominal", "title": None,
                    "scale": {"domain": list(range(k)), "range": palette},
-                   "legend": {"orient": "right", "columns": 1, "symbolType": "stroke"}}
+                   "legend": {"orient": "top", "direction": "horizontal", "symbolType": "stroke",
+                              "columns": min(k, 5), "labelFontSize": 13, "symbolSize": 120}}
     x = {"field": "step", "type": "quantitative", "title": _("ascent step"),
-         "scale": {"domain": [0, end * 1.02], "nice": False}, "axis": {"format": "~g", "tickCount": 4}}
+         "scale": {"domain": [0, right], "nice": False},
+         "axis": {"values": np.linspace(0, last, 3).round().tolist(), "format": "d"}}
     y = {"field": "p", "type": "quantitative", "title": _("probability"),
-         "scale": {"domain": [0, 1]}, "axis": {"format": "~g", "tickCount": 5}}
+         "scale": {"domain": [0, 1.08], "nice": False},
+         "axis": {"values": [0, 0.2, 0.4, 0.6, 0.8, 1], "format": "~g"}}
+    tooltip = [{"field": "token", "type": "nominal", "title": _("token")},
+               {"field": "p", "type": "quantitative", "title": _("probability"), "format": ".4f"}]
     layers = [
         alt.Chart(
             {"name": "lines"}, mark={"type": "line", "strokeWidth": 2.5},
             encoding=alt.FacetedEncoding(
                 x=x, y=y, color=token_color,
-                tooltip=[{"field": "token", "type": "nominal", "title": _("token")},
-                         {"field": "step", "type": "quantitative", "title": _("step")},
-                         {"field": "p", "type": "quantitative", "title": _("probability"), "format": ".4f"}]),
+                tooltip=[*tooltip, {"field": "step", "type": "quantitative", "title": _("step")}]),
         ),
         alt.Chart(
-            {"name": "dots"}, mark={"type": "point", "shape": "circle", "size": 70, "strokeWidth": 2},
+            {"name": "dots"},
+            mark={"type": "point", "shape": "circle", "size": 60, "strokeWidth": 2, "filled": True},
             encoding=alt.FacetedEncoding(
                 x=x, y=y,
-                color={**token_color, "legend": None},
+                fill={**token_color, "legend": None},
+                stroke={**token_color, "legend": None},
                 fillOpacity={"field": "filled", "type": "quantitative",
                              "scale": {"domain": [0, 1], "range": [0, 1]}, "legend": None},
-                tooltip=[{"field": "which", "type": "nominal", "title": " "},
-                         {"field": "token", "type": "nominal", "title": _("token")},
-                         {"field": "p", "type": "quantitative", "title": _("probability"), "format": ".4f"}]),
+                tooltip=[{"field": "which", "type": "nominal", "title": " "}, *tooltip]),
+        ),
+        alt.Chart(
+            {"name": "heads"}, mark={"type": "text", "baseline": "top", "fontSize": 14},
+            encoding=alt.FacetedEncoding(x=x, y={"datum": 1.08, "type": "quantitative"},
+                                         text={"field": "text", "type": "nominal"}),
         ),
     ]
     chart = _layered(
         layers,
-        datasets={"lines": records(lines), "dots": records(dots)},
-        title={"text": title, "subtitle": [subtitle], "color": colour},
+        datasets={"lines": records(lines), "dots": records(dots), "heads": records(heads)},
+        title={"text": title, "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)

@@ -36,7 +36,7 @@ from lab.widgets import count_slider, seed_picker
 
 K_DEFAULT, K_MAX = gradients.DEMO_TOKENS, 10
 LAM_MIN, LAM_MAX = -1.0, 3.0
-PANEL_WIDTH = 330  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
+PANEL_WIDTH = 260  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
 
 
 def on_tokens() -> None:
@@ -50,7 +50,7 @@ def on_tokens() -> None:
 
 def panels(items, draw) -> None:
     """Draw ``draw(item)`` for each item in fixed-width boxes that wrap onto new rows."""
-    with st.container(horizontal=True, wrap=True, gap="medium"):
+    with st.container(horizontal=True, wrap=True, gap="small"):
         for item in items:
             with st.container(width=PANEL_WIDTH):
                 draw(item)
@@ -64,11 +64,9 @@ st.markdown(_(
     "policy π_θ = softmax(θ) over a few tokens, a reference π_ref, and the exact expected gradient "
     "in θ of every KL option: Schulman's estimators used as a loss, and what each RL library does."
 ))
-ui.formula(
-    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0, \quad "
-    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}], \quad "
-    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]"
-)
+for col, tex in zip(st.columns(3), notes.GRADIENT_FORMULAS, strict=True):
+    with col:
+        ui.formula(tex)
 
 # ------------------------------------------------------------ the setting
 c_k, c_t, c_s = st.columns([1, 1.4, 1.4], gap="medium")
@@ -107,7 +105,7 @@ names = notes.option_names()
 raw_opt = st.query_params.get(notes.OPTION_KEY)
 if raw_opt and "opt" not in st.session_state and (alias := notes.resolve_option(raw_opt)):
     st.session_state["opt"] = alias  # ?opt=verl:k3 means verl's low_var_kl
-c_opt, c_lam, c_n, c_seed = st.columns([1.4, 1.4, 1, 0.7], gap="medium")
+c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.8, 1, 0.6], gap="medium")
 with c_opt:
     chosen = state.select(
         _("Option to highlight"), notes.OPTION_KEY, names, value=notes.DEFAULT_OPTION,
@@ -120,13 +118,16 @@ with c_lam:
     lam = state.slider(_("λ of k_λ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
                        step=0.01, format="%.3f")
     with st.container(horizontal=True, gap="small"):
-        for key, value, text in (
-            ("grad", table0.lam_grad_opt, _("least gradient spread: {lam:.3f}")),
-            ("value", table0.lam_value_opt, _("value's λ*: {lam:.3f}")),
+        for key, value, text, tip in (
+            ("grad", table0.lam_grad_opt, _("λ_grad = {lam:.3f}"),
+             _("The λ whose gradient estimate has the least spread (view 2).")),
+            ("value", table0.lam_value_opt, _("λ* = {lam:.3f}"),
+             _("The λ whose *value* estimate of the KL has the least variance (Control variates "
+               "page): not the best λ for the gradient.")),
         ):
             st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
                       kwargs={"lam": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
-                      type="tertiary")
+                      help=tip, type="tertiary")
 with c_n:
     n = count_slider(_("N, tokens per estimate"), "n", value=100, hi=100_000, lo=1,
                      help=_("How many sampled tokens one gradient estimate averages (view 2)."))
@@ -139,8 +140,8 @@ with ui.metric_row():
     st.metric("KL[π_ref‖π_θ]", f"{table.kl_forward:.4g}", help=_("The other direction: forward KL."))
     st.metric(_("‖∇ reverse KL‖"), f"{np.linalg.norm(table.true_reverse):.4g}")
     st.metric(_("‖∇ forward KL‖"), f"{np.linalg.norm(table.true_forward):.4g}")
-headline = notes.headline(table)
-ui.note(headline.kind, headline.text, headline.icon)
+for note in (notes.headline(table), notes.chosen_note(table, chosen)):
+    ui.note(note.kind, note.text, note.icon)
 shown = notes.panel_names(chosen)
 
 # ------------------------------------------------------------ 1. expected gradients
@@ -158,12 +159,14 @@ def draw_gradient(name: str) -> None:
     row = table.row(name)
     ui.chart(gradient_panel(row, table.true_reverse, table.true_forward,
                             title=notes.option_title(row), subtitle=notes.panel_subtitle(row, table.on_policy),
-                            y_domain=y_dom), name=f"gradient-{name}")
+                            y_domain=y_dom), name=f"gradient-{name}", downloads=False)
 
 
 panels(shown, draw_gradient)
-ui.table(notes.cosine_frame(table, shown), name="gradient-cosines",
-         caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero."))
+cosines = notes.cosine_frame(table, shown)
+ui.table(cosines, name="gradient-cosines", column_order=list(cosines.columns[:6]),
+         caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero. "
+                   "The CSV adds the expected gradient per logit."))
 ui.show_source(gradients.gradient_coefficients)
 
 # ------------------------------------------------------------ 2. the spread
@@ -183,7 +186,7 @@ else:
         ui.chart(spread_panel(samples, mean=mean, sd=sd, target=target, domain=x_dom, title=name,
                               subtitle=notes.spread_subtitle(mean, sd, float(samples.mean()),
                                                              float(samples.std(ddof=1))),
-                              colour=option_color(row)), name=f"spread-{name}-n{n}")
+                              colour=option_color(row)), name=f"spread-{name}-n{n}", downloads=False)
 
     panels(shown, draw_spread)
     ui.caption(notes.spread_caption(n, notes.SPREAD_REPEATS, target))
@@ -215,8 +218,8 @@ else:
     def draw_run(name: str) -> None:
         run, row = runs[name], table.row(name)
         ui.chart(training_panel(run.steps, run.probs, optima, title=notes.option_title(row),
-                                subtitle=notes.run_end_text(run), colour=option_color(row)),
-                 name=f"training-{name}")
+                                subtitle=notes.run_end_text(run, optima), colour=option_color(row)),
+                 name=f"training-{name}", downloads=False)
 
     panels(notes.TRAINING_OPTIONS, draw_run)
     ui.caption(notes.training_caption(runs, optima))
@@ -234,7 +237,10 @@ st.markdown(_(
 ))
 ui.table(notes.library_frame(table, chosen), name="library-gradients", height=420,
          caption=_("★ marks {name}. Same value, different gradient: read the option's row before "
-                   "you trust a KL loss.").format(name=chosen))
+                   "you trust a KL loss.").format(name=chosen),
+         column_config={"": st.column_config.TextColumn(width=30, pinned=True),
+                        _("option"): st.column_config.TextColumn(pinned=True),
+                        _("the library's fix"): st.column_config.TextColumn(width="large")})
 
 with st.expander(_("Reproduce these numbers on the command line"), icon=":material/terminal:"):
     st.code(notes.cli_command(s, lam, beta), language="bash")

@@ -38,12 +38,14 @@ from lab.notes import Note
 
 __all__ = [
     "DEFAULT_OPTION",
+    "GRADIENT_FORMULAS",
     "OPTION_KEY",
     "PAGE_URL",
     "SPREAD_REPEATS",
     "TARGET_WORDS",
     "TRAINING_OPTIONS",
     "Setting",
+    "chosen_note",
     "cli_command",
     "cos_text",
     "cosine_frame",
@@ -86,6 +88,13 @@ TARGET_WORDS: dict[str, str] = {
     "none": N_("no gradient"),
 }
 """The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen."""
+
+GRADIENT_FORMULAS = (
+    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0",
+    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]",
+    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]",
+)
+"""The three on-policy facts of Tang & Munos (arXiv:2506.09477), one formula each."""
 
 _BASIC_TITLES = {
     "k1": N_("k1 as a loss"),
@@ -245,13 +254,13 @@ def panel_names(chosen: str) -> list[str]:
 
 
 def option_title(row: GradientRow) -> str:
-    """A panel's title: what the option is, in a few words."""
+    """A panel's title: the option, and where its value goes."""
     if row.entry is None:
         return _(_BASIC_TITLES[row.name])
     e = row.entry
     if e.acts_on == "reward":
-        return _("{library} {option}, in the reward").format(library=e.library, option=e.option)
-    return _("{library} {option}, in the loss").format(library=e.library, option=e.option)
+        return _("{library} {option} (reward)").format(library=e.library, option=e.option)
+    return _("{library} {option} (loss)").format(library=e.library, option=e.option)
 
 
 # --------------------------------------------------------------------------- words for numbers
@@ -277,12 +286,26 @@ def target_words(row: GradientRow, on_policy: bool) -> str:
 
 
 def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
-    """Two lines under a panel's title: what the gradient is, and the two cosines."""
+    """Three lines under a panel's title: what the gradient is, and its cosine to each true gradient."""
     return [
         _("expected gradient: {what}").format(what=target_words(row, on_policy)),
-        _("cos to reverse {rev} · to forward {fwd}").format(
-            rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward)),
+        _("cos to ∇ reverse KL: {cos}").format(cos=cos_text(row.cos_reverse)),
+        _("cos to ∇ forward KL: {cos}").format(cos=cos_text(row.cos_forward)),
     ]
+
+
+def chosen_note(table: GradientTable, name: str) -> Note:
+    """What the highlighted option does here, with the library's fix where it has one."""
+    row = table.row(name)
+    what = target_words(row, table.on_policy)
+    text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to ∇KL[π_θ‖π_ref], "
+             "{fwd} to ∇KL[π_ref‖π_θ]).").format(title=option_title(row), what=what,
+                                                  rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward))
+    if row.entry is not None and row.entry.grad_fix and row.target != "reverse_kl":
+        text += " " + _("The library's fix: {fix}").format(fix=row.entry.grad_fix)
+    good = row.target == "reverse_kl"
+    return Note("success" if good else "warning", text,
+                ":material/check_circle:" if good else ":material/warning:")
 
 
 def headline(table: GradientTable) -> Note:
@@ -317,51 +340,69 @@ def headline(table: GradientTable) -> Note:
 
 
 def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
-    """The compact table under view 1: cosines, sizes and what each gradient is."""
+    """The compact table under view 1: cosines, sizes and what each gradient is.
+
+    The last columns, the expected gradient per logit, are the numbers behind
+    the bars (in the CSV; the page shows the first six columns).
+    """
     rows = [table.row(n) for n in names]
-    return pd.DataFrame({
+    frame = {
         _("option"): [r.name for r in rows],
         _("expected gradient is"): [target_words(r, table.on_policy) for r in rows],
         _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
         _("cos to ∇ forward KL"): [cos_text(r.cos_forward) for r in rows],
-        _("‖E g‖"): [float(np.linalg.norm(r.expected_grad)) for r in rows],
+        # a zero gradient is zero up to rounding (1e-17): show it as 0
+        _("‖E g‖"): [0.0 if r.target == "zero" else float(np.linalg.norm(r.expected_grad)) for r in rows],
         _("spread per token"): [r.grad_spread for r in rows],
-    })
+    }
+    for x in range(table.k):
+        frame[_("E g, logit {x}").format(x=x)] = [
+            0.0 if r.target == "zero" else float(r.expected_grad[x]) for r in rows]
+    return pd.DataFrame(frame)
 
 
-def _fix(e: CrosswalkEntry, row: GradientRow) -> str:
-    if e.grad_fix:
+def _fix(row: GradientRow) -> str:
+    e = row.entry
+    if e is not None and e.grad_fix:
         return e.grad_fix
-    return "—" if row.target == "reverse_kl" else ""
+    return _("not needed") if e is not None and e.grad_target == "reverse_kl" else "—"
 
 
 def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
     """View 4: every library option with a gradient, what it is here and in the crosswalk, and the fix.
 
-    The row of the option named ``chosen`` is marked with a star in the first column.
+    The option named ``chosen`` comes first, marked with a star.
     """
     rows = [r for r in table.rows if r.entry is not None]
-    off = {None: "—"}
+    rows = [r for r in rows if r.name == chosen] + [r for r in rows if r.name != chosen]
     return pd.DataFrame({
         "": ["★" if r.name == chosen else "" for r in rows],
         _("library"): [r.library for r in rows],
         _("option"): [r.option for r in rows],
         _("acts on"): [r.entry.acts_on for r in rows],
         _("gradient here"): [target_words(r, table.on_policy) for r in rows],
-        _("on-policy"): [_(TARGET_WORDS[r.entry.grad_target]) for r in rows],
-        _("from π_old"): [off.get(r.entry.grad_target_off_policy) or _(TARGET_WORDS[r.entry.grad_target_off_policy])
-                          for r in rows],
         _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
-        _("the library's fix"): [_fix(r.entry, r) for r in rows],
+        _("on-policy"): [_(TARGET_WORDS[r.entry.grad_target]) for r in rows],
+        _("from π_old"): [_(TARGET_WORDS[r.entry.grad_target_off_policy])
+                          if r.entry.grad_target_off_policy else "—" for r in rows],
+        _("the library's fix"): [_fix(r) for r in rows],
         _("name in links"): [r.name for r in rows],
     })
 
 
 # --------------------------------------------------------------------------- the spread
-def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> str:
-    """One line under a spread panel: Monte Carlo beside exact."""
-    return _("Monte Carlo {m:.3g} ± {s:.3g} · exact {em:.3g} ± {es:.3g}").format(
-        m=mc_mean, s=mc_sd, em=mean, es=sd)
+def _shown(x: float, scale: float) -> float:
+    """``x``, or 0 if it is rounding noise next to ``scale`` (a zero mean computed as 1e-17)."""
+    return 0.0 if abs(x) <= 1e-12 * scale else x
+
+
+def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> list[str]:
+    """Two lines under a spread panel: Monte Carlo, then exact (mean ± standard deviation)."""
+    scale = max(abs(mean), sd, 1e-300)
+    return [
+        _("Monte Carlo: {m:.3g} ± {s:.3g}").format(m=_shown(mc_mean, scale), s=mc_sd),
+        _("exact: {m:.3g} ± {s:.3g}").format(m=_shown(mean, scale), s=sd),
+    ]
 
 
 def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
@@ -381,36 +422,46 @@ def lambda_caption(table: GradientTable) -> str:
 
 
 # --------------------------------------------------------------------------- the training picture
-def run_end_text(run: TrainingRun) -> str:
-    """How one training run ends, in a sentence."""
-    if run.fixed_point is not None:
-        return _("ends at a fixed point")
+def _ends_at(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> str | None:
+    """Which analytic optimum a run's fixed point is, if either (to 1e-6 in every probability)."""
+    if run.fixed_point is None:
+        return None
+    for key, opt in zip(("reverse_kl", "forward_kl"), optima, strict=True):
+        if float(np.abs(run.fixed_point - opt).max()) < 1e-6:
+            return key
+    return "other"
+
+
+def run_end_text(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> list[str]:
+    """How one training run ends, in one or two short lines."""
+    where = _ends_at(run, optima)
+    if where == "reverse_kl":
+        return [_("ends at the reverse-KL optimum ●")]
+    if where == "forward_kl":
+        return [_("ends at the forward-KL optimum ○")]
+    if where == "other":
+        return [_("ends at a fixed point of its own,"), _("neither optimum")]
     if run.vanished:
         kept = [i for i in range(run.limit.size) if i not in run.vanished]
-        return _("no fixed point: tokens {gone} go to probability 0, the mass ends on {kept}").format(
-            gone=", ".join(map(str, run.vanished)), kept=", ".join(map(str, kept)))
-    return _("no fixed point found: some tokens have not settled (max |h − E h| = {res:.2g})").format(
-        res=run.residual)
-
-
-def _distance(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.abs(a - b).max())
+        return [_("no fixed point: tokens {gone} → 0,").format(gone=", ".join(map(str, run.vanished))),
+                _("the mass ends on token {kept}").format(kept=", ".join(map(str, kept)))]
+    return [_("no fixed point found: tokens have"),
+            _("not settled (max |h − E h| = {res:.2g})").format(res=run.residual)]
 
 
 def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]) -> str:
-    """What to look at in view 3: where each run ends against the two optima."""
-    rev, fwd = optima
+    """What to look at in view 3."""
+    rev_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "reverse_kl"]
+    fwd_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "forward_kl"]
     parts = []
-    for name, run in runs.items():
-        end = run.limit
-        if run.fixed_point is not None and _distance(end, rev) < 1e-6:
-            parts.append(_("{name} ends at the reverse-KL optimum").format(name=name))
-        elif run.fixed_point is not None and _distance(end, fwd) < 1e-6:
-            parts.append(_("{name} ends at the forward-KL optimum").format(name=name))
-        else:
-            parts.append(_("{name}: {end}").format(name=name, end=run_end_text(run)))
-    return _("{summary}. Dots at the right: ● the optimum of E[R] − β·KL[π‖π_ref], ○ that of "
-             "E[R] − β·KL[π_ref‖π].").format(summary="; ".join(parts))
+    if rev_opt:
+        parts.append(_("{names} end at the optimum of E[R] − β·KL[π‖π_ref] (●)").format(names=", ".join(rev_opt)))
+    if fwd_opt:
+        parts.append(_("{names} at the optimum of E[R] − β·KL[π_ref‖π] (○)").format(names=", ".join(fwd_opt)))
+    summary = "; ".join(parts) if parts else _("No option ends at either optimum")
+    return _("{summary}. Each line is one token's probability; the dots right of the lines are the "
+             "two analytic optima, ● filled for the reverse KL, ○ hollow for the forward KL.").format(
+        summary=summary)
 
 
 def training_frame(
