@@ -51,7 +51,7 @@ PAGES: tuple[PageInfo, ...] = (
         "Home",
         "",
         ":material/home:",
-        "The question, the three estimators, and the four questions to ask of any KL number.",
+        "The question, the three estimators, and the five questions to ask of any KL number.",
     ),
     PageInfo(
         "pages/estimator-lab.py",

@@ -241,11 +241,15 @@ def option_problem(raw: str) -> str:
 
 
 def gradients_link(entry: CrosswalkEntry) -> str | None:
-    """The relative link to this page with ``entry`` highlighted, or None for a metric."""
+    """The link to this page with ``entry`` highlighted, or None for a metric (no gradient).
+
+    Relative to the page it is on (``gradients?opt=verl:low_var_kl``), so that
+    it also works where the app is served under a path prefix.
+    """
     if entry.grad_mode == "none":
         return None
-    return "/{page}?{key}={name}".format(page=PAGE_URL, key=OPTION_KEY,
-                                          name=quote(entry_name(entry), safe=":/+"))
+    return "{page}?{key}={name}".format(page=PAGE_URL, key=OPTION_KEY,
+                                         name=quote(entry_name(entry), safe=":/"))
 
 
 def panel_names(chosen: str) -> list[str]:
