@@ -1008,13 +1008,25 @@ def gradient_table(
         on_policy=on_policy,
         true_reverse=true[0],
         true_forward=true[1],
-        kl_reverse=float(np.sum(pi * estimators.k3(lr - lp))),
-        kl_forward=float(np.sum(ref_p * estimators.k3(lp - lr))),
+        kl_reverse=_kl(pi, ref_p, lr - lp),
+        kl_forward=_kl(ref_p, pi, lp - lr),
         lam=lam_used,
         lam_grad_opt=lam_grad,
         lam_value_opt=_lambda_value(lp, lr),
         rows=tuple(rows),
     )
+
+
+def _kl(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> float:
+    """KL[a‖b] = Σ_a k3(t) + Σ_{a=0} b, with t = log b − log a: every term ≥ 0.
+
+    Σ a·(r − 1) = Σ_{a>0} b − 1 vanishes only if a has b's support in floating
+    point; where a underflows to 0 (a logit far below the others) the k3 sum
+    misses that mass, which is added back.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        k3 = np.where(a > 0, a * estimators.k3(t), 0.0)
+    return float(np.sum(k3) + np.sum(b[a == 0]))
 
 
 def _lambda_value(lp: np.ndarray, lr: np.ndarray) -> float:

@@ -90,8 +90,8 @@ with c_t:
         st.caption(_("π_θ's logits are set by hand below the controls."))
 with c_s:
     sampler_kind = state.segmented(
-        _("Tokens drawn from"), "smp", ["on", "old"], value="on",
-        format_func={"on": _("π_θ (on-policy)"), "old": _("an older π_old")}.get,
+        _("Tokens drawn from π_θ (on-policy) or an older π_old"), "smp", ["on", "old"], value="on",
+        format_func={"on": _("on-policy"), "old": _("older policy")}.get,
         help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
     )
     old_drift = state.slider(_("π_old's drift t along the same v"), "told", min_value=-3.0,

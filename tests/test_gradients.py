@@ -479,6 +479,14 @@ def test_bad_input_names_the_parameter(call, match):
 # --------------------------------------------------------------------------- #
 # The toy setting and the entry list
 # --------------------------------------------------------------------------- #
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # kl_core.exact's λ* sum, 0·inf there
+def test_kl_values_when_a_probability_underflows_to_zero():
+    # π_θ(tokens 1, 2) = e^-1e4 is 0 in floating point while their k3 overflows
+    t = gradient_table([1e4, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert t.kl_reverse == pytest.approx(math.log(3.0), rel=1e-12)  # KL[δ_0 ‖ uniform]
+    assert t.kl_forward == pytest.approx(2e4 / 3 - math.log(3.0), rel=1e-12)  # Σ ref·(log ref − log π)
+
+
 def test_demo_setting_is_the_readme_example_and_repeats():
     assert demo_logits(6, 1.0).tolist() == [1.0, 0.0, -1.0, 0.5, 0.0, 0.0]
     assert demo_reward(6).tolist() == [1.0, 0.2, 0.5, -0.3, 0.0, 0.8]

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from kl_core.crosswalk import CrosswalkEntry, lookup
-from kl_core.distributions import Categorical, practical_issue
 from kl_core.gradient_flow import TrainingRun
 from kl_core.gradients import (
     BASIC_CLAIMS,
@@ -38,6 +37,7 @@ from lab.notes import Note
 
 __all__ = [
     "DEFAULT_OPTION",
+    "LOGIT_SPREAD",
     "GRADIENT_FORMULAS",
     "OPTION_KEY",
     "PAGE_URL",
@@ -75,6 +75,8 @@ PAGE_URL = "gradients"
 OPTION_KEY = "opt"
 DEFAULT_OPTION = "verl:low_var_kl"
 """The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss."""
+LOGIT_SPREAD = 100.0
+"""Largest difference between two hand-set logits of π_θ."""
 SPREAD_REPEATS = 2000
 """N-sample estimates drawn for each spread histogram."""
 TRAINING_OPTIONS = ("k2", "k3", "k1")
@@ -177,10 +179,14 @@ def setting(
     policy = tuple(demo_logits(k, drift).tolist())
     if logits_text.strip():
         typed, why = parse_values(logits_text, k, _("π_θ's logits"))
-        issue = practical_issue(Categorical(typed)) if typed is not None else ""
-        if typed is None or issue:
-            notes.append(Note("warning", _("{why}; the drift slider sets π_θ instead.").format(
-                why=why or issue), ":material/warning:"))
+        if typed is not None and max(typed) - min(typed) > LOGIT_SPREAD:
+            why = _("π_θ's logits may differ by at most {limit:g} (beyond that softmax puts "
+                    "probabilities below e^-{limit:g} on some tokens and their gradients vanish "
+                    "in rounding), got {spread:g}").format(limit=LOGIT_SPREAD, spread=max(typed) - min(typed))
+            typed = None
+        if typed is None:
+            notes.append(Note("warning", _("{why}; the drift slider sets π_θ instead.").format(why=why),
+                              ":material/warning:"))
         else:
             policy = typed
     reward = tuple(demo_reward(k).tolist())
@@ -301,6 +307,9 @@ def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
 def chosen_note(table: GradientTable, name: str) -> Note:
     """What the highlighted option does here, with the library's fix where it has one."""
     row = table.row(name)
+    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+        return Note("info", _("**{title}**: at π_θ = π_ref every option's expected gradient is "
+                              "zero.").format(title=option_title(row)), ":material/info:")
     what = target_words(row, table.on_policy)
     text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to ∇KL[π_θ‖π_ref], "
              "{fwd} to ∇KL[π_ref‖π_θ]).").format(title=option_title(row), what=what,
