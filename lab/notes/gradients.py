@@ -215,7 +215,8 @@ def resolve_option(raw: str) -> str | None:
     nothing matches.
     """
     names = option_names()
-    text = raw.strip()
+    # No option contains a space, but a '+' typed into a link arrives as one (verl:k3+).
+    text = raw.replace(" ", "+")
     if text in names:
         return text
     if text.lower() in BASIC_OPTIONS:

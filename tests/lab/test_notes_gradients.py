@@ -96,6 +96,9 @@ def test_every_option_name_is_a_row_of_the_table_and_resolves_to_itself(default)
     ("raw", "name"),
     [
         ("verl:k3", "verl:low_var_kl"),  # k3 is an alias of verl's low_var_kl
+        ("verl:k3 ", "verl:k3+"),  # a '+' typed into a link arrives as a space
+        ("VERL:k3 ", "verl:k3+"),
+        ("OpenRLHF:k1 unbiased_gradient", "OpenRLHF:k1+unbiased_gradient"),
         ("VERL:low_var_kl", "verl:low_var_kl"),
         ("openrlhf:k3:reward", "OpenRLHF:k3:reward"),
         ("trl:beta", "TRL:beta"),
