@@ -281,7 +281,7 @@ def lambda_spread_chart(
     which = {
         "field": "which", "type": "nominal",
         "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, purple]},
-        "legend": {"title": None, "orient": "top", "labelLimit": 220},
+        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220},
     }
     layers = [
         alt.Chart(

@@ -151,8 +151,7 @@ for row in (QUESTIONS[:2], QUESTIONS[2:4], QUESTIONS[4:]):
             st.markdown(f"**{question}** {answer}")
             if question == QUESTIONS[4][0]:
                 st.page_link(gradients_page.path, icon=gradients_page.icon,
-                             label=_("What each option differentiates to: {title}").format(
-                                 title=gradients_page.title))
+                             label=_("Open {title}").format(title=gradients_page.title))
 
 # ------------------------------------------------------------ where to go next
 st.divider()
