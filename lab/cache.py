@@ -311,10 +311,13 @@ def projection_draws(
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def training_runs(policy: Logits, ref: Logits, reward: Logits, beta: float, lam: float,
-                  options: tuple[str, ...]):  # -> (dict of TrainingRun, (reverse, forward) optima)
-    """``kl_core.gradient_flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β)."""
+def training_runs(policy: Logits, ref: Logits, reward: Logits, beta: float, options: tuple[str, ...],
+                  steps: int, lr: float):  # -> (dict of TrainingRun, (reverse, forward) optima)
+    """``kl_core.gradient_flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β).
+
+    λ is left at its default: it only matters for ``k_lambda``, which the page does not train.
+    """
     from kl_core import gradient_flow
 
-    runs = gradient_flow.training_runs(policy, ref, reward, beta, options=options, lam=lam)
+    runs = gradient_flow.training_runs(policy, ref, reward, beta, options=options, steps=steps, lr=lr)
     return runs, gradient_flow.analytic_optima(ref, reward, beta)

@@ -210,7 +210,8 @@ st.caption(_("Reward R = ({r}); change it token by token in the box under the co
     r=notes.values_text(s.reward)))
 try:
     with st.spinner(_("Following the gradient for each option…")):
-        runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, lam, notes.TRAINING_OPTIONS)
+        runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, notes.TRAINING_OPTIONS,
+                                           notes.TRAINING_STEPS, notes.training_step(s.reward, beta))
 except ValueError as exc:
     ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=exc),
             ":material/warning:")

@@ -44,6 +44,8 @@ __all__ = [
     "SPREAD_REPEATS",
     "TARGET_WORDS",
     "TRAINING_OPTIONS",
+    "TRAINING_SPEEDUP",
+    "TRAINING_STEPS",
     "Setting",
     "chosen_note",
     "cli_command",
@@ -68,6 +70,7 @@ __all__ = [
     "target_words",
     "training_caption",
     "training_frame",
+    "training_step",
     "values_text",
 ]
 
@@ -81,6 +84,11 @@ SPREAD_REPEATS = 2000
 """N-sample estimates drawn for each spread histogram."""
 TRAINING_OPTIONS = ("k2", "k3", "k1")
 """The training picture's options: k2 (k1_score follows the same path on-policy), k3 and k1 as losses."""
+TRAINING_STEPS = 120
+"""Recorded ascent steps drawn (the chart shows at most 120 per token anyway)."""
+TRAINING_SPEEDUP = 3.0
+"""Step size over the core's default 1/(max R − min R + β): 120 such steps cover the 400 default
+steps' path, three times faster to compute; where each run ends does not depend on it."""
 
 TARGET_WORDS: dict[str, str] = {
     "reverse_kl": N_("reverse KL"),
@@ -476,6 +484,11 @@ def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, 
     return _("{summary}. Each line is one token's probability; the dots right of the lines are the "
              "two analytic optima, ● filled for the reverse KL, ○ hollow for the forward KL.").format(
         summary=summary)
+
+
+def training_step(reward: Sequence[float], beta: float) -> float:
+    """The step size of the drawn ascent: :data:`TRAINING_SPEEDUP` times the core's default."""
+    return TRAINING_SPEEDUP / (max(reward) - min(reward) + beta)
 
 
 def training_frame(

@@ -144,7 +144,8 @@ def test_the_training_picture_is_the_core_runs(default_page):
     ends = frame(default_page, "token")
     np.testing.assert_allclose(ends["k2 ends at"], optima[0], rtol=1e-9)
     np.testing.assert_allclose(ends["k3 ends at"], optima[1], rtol=1e-9)
-    np.testing.assert_allclose(ends["k1 ends at"], runs["k1"].limit, rtol=0)
+    # the page draws fewer, longer steps (notes.training_step); the ends are the core's defaults'
+    np.testing.assert_allclose(ends["k1 ends at"], runs["k1"].limit, rtol=1e-9, atol=1e-12)
     subtitles = [sp["title"]["subtitle"] for sp in specs(default_page)[-3:]]
     assert subtitles == [notes.run_end_text(runs[n], optima) for n in notes.TRAINING_OPTIONS]
 

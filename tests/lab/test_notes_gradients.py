@@ -235,6 +235,20 @@ def runs(default):
             analytic_optima(default.ref, default.reward, 0.5))
 
 
+@pytest.mark.parametrize(("k", "drift", "beta"), [(6, 1.0, 0.5), (10, 3.0, 0.05), (2, -3.0, 5.0), (6, -1.5, 0.1)])
+def test_the_faster_drawn_ascent_ends_where_the_cores_default_does(k, drift, beta):
+    s = notes.setting(k, drift, "", True, 0.5, "")[0]
+    lr = notes.training_step(s.reward, beta)
+    assert lr == pytest.approx(notes.TRAINING_SPEEDUP / (np.ptp(s.reward) + beta), rel=1e-15)
+    slow = training_runs(s.policy, s.ref, s.reward, beta, options=notes.TRAINING_OPTIONS)
+    fast = training_runs(s.policy, s.ref, s.reward, beta, options=notes.TRAINING_OPTIONS,
+                         steps=notes.TRAINING_STEPS, lr=lr)
+    for name in notes.TRAINING_OPTIONS:
+        np.testing.assert_allclose(fast[name].limit, slow[name].limit, rtol=1e-8, atol=1e-10)
+        assert (fast[name].fixed_point is None) == (slow[name].fixed_point is None)
+        assert fast[name].vanished == slow[name].vanished
+
+
 def test_training_words(runs):
     done, optima = runs
     assert notes.run_end_text(done["k2"], optima) == ["ends at the reverse-KL optimum ●"]
