@@ -32,20 +32,11 @@ from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import gradients as notes
+from lab.token_setting import token_setting
 from lab.widgets import count_slider, seed_picker
 
-K_DEFAULT, K_MAX = gradients.DEMO_TOKENS, 10
 LAM_MIN, LAM_MAX = -1.0, 3.0
 PANEL_WIDTH = 260  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
-
-
-def on_tokens() -> None:
-    """A new vocabulary size: hand-set logits and rewards follow it."""
-    k = st.session_state["k"]
-    state.set_values(
-        logits=notes.resize_values(st.session_state.get("logits", ""), k, gradients.demo_logits(k, 0)),
-        rew=notes.resize_values(st.session_state.get("rew", ""), k, gradients.demo_reward(k)),
-    )
 
 
 def panels(items, draw) -> None:
@@ -69,37 +60,7 @@ for col, tex in zip(st.columns(3), notes.GRADIENT_FORMULAS, strict=True):
         ui.formula(tex)
 
 # ------------------------------------------------------------ the setting
-c_k, c_t, c_s = st.columns([1, 1.4, 1.4], gap="medium")
-with c_k:
-    k = state.slider(_("Tokens in the vocabulary"), "k", min_value=2, max_value=K_MAX,
-                     value=K_DEFAULT, step=1, on_change=on_tokens,
-                     help=_("π_ref is uniform over the tokens; π_θ moves away from it."))
-with st.expander(_("Set π_θ's logits and the reward token by token"), icon=":material/edit:"):
-    logits_text = state.text(_("π_θ's logits, comma-separated (empty: the drift slider sets them)"),
-                             "logits", value="")
-    reward_text = state.text(_("Reward R per token, comma-separated (empty: the default)"),
-                             "rew", value="")
-hand_set = bool(logits_text.strip())
-with c_t:
-    drift = state.slider(
-        _("Drift t: π_θ = softmax(t·v) moves away from π_ref along v"), "t", min_value=-3.0,
-        max_value=3.0, value=1.0, step=0.05, format="%.2f", disabled=hand_set,
-        help=_("v = (1, 0, −1, 0.5, 0, 0), repeated for more tokens. At t = 0, π_θ = π_ref."),
-    )
-    if hand_set:
-        st.caption(_("π_θ's logits are set by hand below the controls."))
-with c_s:
-    sampler_kind = state.segmented(
-        _("Tokens drawn from π_θ (on-policy) or an older π_old"), "smp", ["on", "old"], value="on",
-        format_func={"on": _("on-policy"), "old": _("older policy")}.get,
-        help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
-    )
-    old_drift = state.slider(_("π_old's drift t along the same v"), "told", min_value=-3.0,
-                             max_value=3.0, value=0.5, step=0.05, format="%.2f",
-                             disabled=sampler_kind == "on")
-s, problems = notes.setting(k, drift, logits_text, sampler_kind == "on", old_drift, reward_text)
-for problem in problems:
-    ui.note(problem.kind, problem.text, problem.icon)
+s = token_setting()  # ?k= ?t= ?smp= ?told= ?logits= ?rew=
 
 names = notes.option_names()
 raw_opt = st.query_params.get(notes.OPTION_KEY)

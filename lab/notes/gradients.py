@@ -36,6 +36,7 @@ from lab.i18n import N_, _
 from lab.notes import Note
 
 __all__ = [
+    "apply_edits",
     "DEFAULT_OPTION",
     "LOGIT_SPREAD",
     "GRADIENT_FORMULAS",
@@ -71,6 +72,7 @@ __all__ = [
     "training_caption",
     "training_frame",
     "training_step",
+    "token_frame",
     "values_text",
 ]
 
@@ -207,6 +209,43 @@ def setting(
             reward = typed
     sampler = None if on_policy else tuple(demo_logits(k, old_drift).tolist())
     return Setting(policy, tuple(demo_logits(k, 0.0).tolist()), sampler, reward), notes
+
+
+def _probs(logits: Sequence[float]) -> np.ndarray:
+    lg = np.asarray(logits, dtype=float)
+    return np.exp(lg - np.logaddexp.reduce(lg))
+
+
+def token_frame(s: Setting) -> pd.DataFrame:
+    """The setting token by token: π_ref, π_θ's logit and probability, π_old's, and the reward."""
+    frame = {
+        _("token"): list(range(s.k)),
+        _("π_ref"): _probs(s.ref),
+        _("logit of π_θ"): list(s.policy),
+        _("π_θ"): _probs(s.policy),
+    }
+    if s.sampler is not None:
+        frame[_("π_old")] = _probs(s.sampler)
+    frame[_("reward R")] = list(s.reward)
+    return pd.DataFrame(frame)
+
+
+def apply_edits(s: Setting, edits: Mapping[int, Mapping[str, float]]) -> dict[str, str]:
+    """New ``logits``/``rew`` link values from edits of :func:`token_frame` (``{row: {column: value}}``).
+
+    Only the edited vector is returned; an edited logit sets all of π_θ's
+    logits by hand (the drift slider stops moving it).
+    """
+    logit_col, reward_col = _("logit of π_θ"), _("reward R")
+    out = {}
+    for col, key, start in ((logit_col, "logits", s.policy), (reward_col, "rew", s.reward)):
+        changed = {int(i): cells[col] for i, cells in edits.items() if cells.get(col) is not None}
+        if changed:
+            values = list(start)
+            for i, v in changed.items():
+                values[i] = float(v)
+            out[key] = values_text(values)
+    return out
 
 
 # --------------------------------------------------------------------------- the ?opt= link

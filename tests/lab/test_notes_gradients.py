@@ -82,6 +82,21 @@ def test_parse_and_resize_values():
     assert notes.resize_values("1,2,3,4", 2, default) == "1,2"
 
 
+def test_token_table_and_its_edits(default):
+    df = notes.token_frame(default)
+    assert list(df.columns) == ["token", "π_ref", "logit of π_θ", "π_θ", "reward R"]
+    np.testing.assert_allclose(df["π_θ"], np.exp(gradient_table(default.policy, default.ref).policy_log_probs),
+                               rtol=1e-12)
+    assert df["π_θ"].sum() == pytest.approx(1.0, rel=1e-12)
+    old = notes.setting(3, 1.0, "", False, 0.5, "")[0]
+    assert "π_old" in notes.token_frame(old).columns
+    assert notes.apply_edits(default, {}) == {}
+    assert notes.apply_edits(default, {2: {"logit of π_θ": 4.0}}) == {"logits": "1,0,4,0.5,0,0"}
+    assert notes.apply_edits(default, {0: {"reward R": -1}, 5: {"reward R": 2.5}}) == {
+        "rew": "-1,0.2,0.5,-0.3,0,2.5"}
+    assert notes.apply_edits(default, {1: {"logit of π_θ": None}}) == {}  # a cleared cell changes nothing
+
+
 # ------------------------------------------------------------------ the ?opt= link
 def test_every_option_name_is_a_row_of_the_table_and_resolves_to_itself(default):
     names = notes.option_names()
