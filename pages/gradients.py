@@ -55,9 +55,9 @@ st.markdown(_(
     "policy π_θ = softmax(θ) over a few tokens, a reference π_ref, and the exact expected gradient "
     "in θ of every KL option: Schulman's estimators used as a loss, and what each RL library does."
 ))
-for col, tex in zip(st.columns(3), notes.GRADIENT_FORMULAS, strict=True):
-    with col:
-        ui.formula(tex)
+with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
+    for tex in notes.GRADIENT_FORMULAS:  # side by side where they fit, one per line on a phone
+        st.latex(tex, width="content")
 
 # ------------------------------------------------------------ the setting
 s = token_setting()  # ?k= ?t= ?smp= ?told= ?logits= ?rew=
