@@ -10,8 +10,9 @@ and every KL option of the crosswalk used as a loss or a reward:
    (``kl_core.gradient_flow``);
 4. what each library's option differentiates to, with the library's fix.
 
-URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lam``, ``n``,
-``seed``, ``opt`` (the highlighted option, e.g. ``?opt=verl:low_var_kl``),
+URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lamg`` (λ; not ``lam``, the value pages' λ,
+which their buttons set from code and would carry here), ``n``,
+``seed``, ``option`` (the highlighted option, e.g. ``?option=verl:low_var_kl``),
 ``rew``, ``beta``.
 """
 
@@ -64,8 +65,8 @@ s = token_setting()  # ?k= ?t= ?smp= ?told= ?logits= ?rew=
 
 names = notes.option_names()
 raw_opt = st.query_params.get(notes.OPTION_KEY)
-if raw_opt and "opt" not in st.session_state and (alias := notes.resolve_option(raw_opt)):
-    st.session_state["opt"] = alias  # ?opt=verl:k3 means verl's low_var_kl
+if raw_opt and notes.OPTION_KEY not in st.session_state and (alias := notes.resolve_option(raw_opt)):
+    st.session_state[notes.OPTION_KEY] = alias  # ?option=verl:k3 means verl's low_var_kl
 c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.8, 1, 0.6], gap="medium")
 with c_opt:
     chosen = state.select(
@@ -76,7 +77,7 @@ with c_opt:
     )
 table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)
 with c_lam:
-    lam = state.slider(_("λ of k_λ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
+    lam = state.slider(_("λ of k_λ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
                        step=0.01, format="%.3f")
     with st.container(horizontal=True, gap="small"):
         for key, value, text, tip in (
@@ -87,7 +88,7 @@ with c_lam:
                "page): not the best λ for the gradient.")),
         ):
             st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
-                      kwargs={"lam": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
+                      kwargs={"lamg": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
                       help=tip, type="tertiary")
 with c_n:
     n = count_slider(_("N, tokens per estimate"), "n", value=100, hi=100_000, lo=1,

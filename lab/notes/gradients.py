@@ -2,7 +2,7 @@
 
 The page's setting (π_θ, π_ref, the sampler, the reward) is composed here
 from its widgets' values; the captions, the headline, the option list of the
-``?opt=`` link, the cosine and library tables and the command line that
+``?option=`` link, the cosine and library tables and the command line that
 reproduces the page are composed here from :mod:`kl_core.gradients` and
 :mod:`kl_core.gradient_flow` results.  Every user-visible sentence is whole,
 with named placeholders, and goes through :func:`lab.i18n._`.
@@ -77,7 +77,9 @@ __all__ = [
 ]
 
 PAGE_URL = "gradients"
-OPTION_KEY = "opt"
+OPTION_KEY = "option"
+"""The link key of the highlighted option; not ``opt``, which the approx_kl page's own
+option menu uses (a value set for one would reach the other's menu)."""
 DEFAULT_OPTION = "verl:low_var_kl"
 """The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss."""
 LOGIT_SPREAD = 100.0
@@ -248,7 +250,7 @@ def apply_edits(s: Setting, edits: Mapping[int, Mapping[str, float]]) -> dict[st
     return out
 
 
-# --------------------------------------------------------------------------- the ?opt= link
+# --------------------------------------------------------------------------- the ?option= link
 def option_names() -> list[str]:
     """Every option the page can highlight: the basic ones, then each crosswalk entry with a gradient."""
     return [*BASIC_OPTIONS, *(entry_name(e) for e in gradient_entries())]
@@ -282,7 +284,7 @@ def resolve_option(raw: str) -> str | None:
 
 
 def option_problem(raw: str) -> str:
-    """What the ``?opt=`` note says a link's option must be, with the closest names."""
+    """What the ``?option=`` note says a link's option must be, with the closest names."""
     names = option_names()
     close = difflib.get_close_matches(raw, names, n=3, cutoff=0.5)
     text = _("a KL option with a gradient: k1, k2, k3, k3_pq, k1_score, k_lambda, or a library "
@@ -297,7 +299,7 @@ def option_problem(raw: str) -> str:
 def gradients_link(entry: CrosswalkEntry) -> str | None:
     """The link to this page with ``entry`` highlighted, or None for a metric (no gradient).
 
-    Relative to the page it is on (``gradients?opt=verl:low_var_kl``), so that
+    Relative to the page it is on (``gradients?option=verl:low_var_kl``), so that
     it also works where the app is served under a path prefix.
     """
     if entry.grad_mode == "none":

@@ -1,4 +1,4 @@
-"""The "Gradients" page: it runs, every widget reruns it, its numbers are the core's, ``?opt=`` preselects.
+"""The "Gradients" page: it runs, every widget reruns it, its numbers are the core's, ``?option=`` preselects.
 
 Also the page's chart builders (``charts/gradients.py``): each spec validates
 against the Vega-Lite schema (``lab.ui.chart`` sends it unvalidated), stays
@@ -158,16 +158,16 @@ def test_the_library_table_has_every_entry_with_a_gradient(default_page):
     assert df.iloc[0]["name in links"] == "verl:low_var_kl" and df.iloc[0][""] == "★"
 
 
-# ------------------------------------------------------------------ ?opt= links
+# ------------------------------------------------------------------ ?option= links
 @pytest.mark.parametrize(
     ("link", "name"),
     [("OpenRLHF:k3", "OpenRLHF:k3"), ("verl:k3", "verl:low_var_kl"), ("TRL:k3:reward", "TRL:k3:reward"),
      ("k2", "k2")],
 )
 def test_a_link_preselects_its_option(link, name):
-    at = open_page(opt=link)
+    at = open_page(option=link)
     clean(at)
-    assert at.selectbox(key="opt").value == name
+    assert at.selectbox(key="option").value == name
     t = core()
     assert titles(at)[0] == notes.option_title(t.row(name))  # first in views 1 and 2
     assert titles(at)[len(notes.panel_names(name))] == name
@@ -178,11 +178,11 @@ def test_a_link_preselects_its_option(link, name):
 
 
 def test_an_unknown_option_in_a_link_says_so_and_suggests_one():
-    at = open_page(opt="verl:lowvar_kl")
+    at = open_page(option="verl:lowvar_kl")
     clean(at)
-    assert at.selectbox(key="opt").value == notes.DEFAULT_OPTION
+    assert at.selectbox(key="option").value == notes.DEFAULT_OPTION
     (note,) = [w.value for w in at.warning if "can't use" in w.value]
-    assert "`opt=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
+    assert "`option=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
 
 
 # ------------------------------------------------------------------ every widget
@@ -199,14 +199,14 @@ def test_changing_every_widget_reruns_cleanly():
     clean(at)
     t_old = core(policy=demo_logits(6, 2.0), sampler=demo_logits(6, -1.0))
     assert at.warning[0].value == notes.headline(t_old).text
-    at.selectbox(key="opt").set_value("TRL:use_bias_correction_kl").run()
+    at.selectbox(key="option").set_value("TRL:use_bias_correction_kl").run()
     clean(at)
     assert at.success[0].value == notes.chosen_note(t_old, "TRL:use_bias_correction_kl").text
-    at.slider(key="lam").set_value(2.0).run()
+    at.slider(key="lamg").set_value(2.0).run()
     clean(at)
     at.button(key="set_lam_grad").click().run()
     clean(at)
-    assert at.slider(key="lam").value == pytest.approx(round(t_old.lam_grad_opt, 3))
+    assert at.slider(key="lamg").value == pytest.approx(round(t_old.lam_grad_opt, 3))
     at.select_slider(key="n").set_value(1000).run()
     clean(at)
     assert "N = 1,000 sampled tokens" in "\n".join(m.value for m in at.markdown)
@@ -228,6 +228,16 @@ def test_changing_every_widget_reruns_cleanly():
     assert at.text_input(key="logits").value == "2,1,0,-1"
     assert at.text_input(key="rew").value == "0,0,0,0"
     assert not [w for w in at.warning if "one number per token" in w.value]
+
+
+def test_lambda_set_on_another_page_does_not_reach_this_one():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/control-variates.py").run()
+    at.button(key="set_k1").click().run()  # sets the value pages' λ from code
+    at.switch_page(PAGE).run()
+    clean(at)
+    assert at.slider(key="lamg").value == 1.0
 
 
 def test_hand_set_logits_that_cannot_be_used_fall_back_to_the_slider():

@@ -53,7 +53,7 @@ def button_labels(page) -> list[str]:
 
 
 def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
-    link = "/gradients?k=5&t=1.5&smp=older%20policy&told=0.25&lam=0.5&beta=1.5&opt=" + quote("verl:k3+", safe=":")
+    link = "/gradients?k=5&t=1.5&smp=older%20policy&told=0.25&lamg=0.5&beta=1.5&option=" + quote("verl:k3+", safe=":")
     t = gradient_table(demo_logits(5, 1.5), demo_logits(5, 0.0), sampler=demo_logits(5, 0.25), lam=0.5,
                        entries=gradient_entries())
     want = {

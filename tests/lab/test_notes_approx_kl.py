@@ -33,7 +33,7 @@ def test_the_crosswalk_table_has_a_row_per_entry():
     for e, link in zip(CROSSWALK, df["gradient"], strict=True):
         assert pd.isna(link) == (e.grad_mode == "none")
     assert df["gradient"][list(CROSSWALK).index(verl := clamps.entry_by_id("verl:low_var_kl:loss"))] == (
-        "gradients?opt=verl:low_var_kl")
+        "gradients?option=verl:low_var_kl")
     assert notes.clamps_text(verl) == "log r ∈ [-20, 20]; value ∈ [-10, 10]"
     assert notes.clamps_text(clamps.entry_by_id("TRL:k3:reward")) == "none"
 

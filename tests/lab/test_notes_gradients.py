@@ -97,7 +97,7 @@ def test_token_table_and_its_edits(default):
     assert notes.apply_edits(default, {1: {"logit of π_θ": None}}) == {}  # a cleared cell changes nothing
 
 
-# ------------------------------------------------------------------ the ?opt= link
+# ------------------------------------------------------------------ the ?option= link
 def test_every_option_name_is_a_row_of_the_table_and_resolves_to_itself(default):
     names = notes.option_names()
     assert names[: len(BASIC_OPTIONS)] == list(BASIC_OPTIONS)
