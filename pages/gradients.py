@@ -12,7 +12,7 @@ and every KL option of the crosswalk used as a loss or a reward:
 
 URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lamg`` (λ; not ``lam``, the value pages' λ,
 which their buttons set from code and would carry here), ``n``,
-``seed``, ``option`` (the highlighted option, e.g. ``?option=verl:low_var_kl``),
+``seed``, ``option`` (the highlighted option, e.g. ``?option=verl:low_var_kl``; ``?opt=`` is read too),
 ``rew``, ``beta``.
 """
 
@@ -63,18 +63,22 @@ with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap
 # ------------------------------------------------------------ the setting
 s = token_setting()  # ?k= ?t= ?smp= ?told= ?logits= ?rew=
 
-names = notes.option_names()
-raw_opt = st.query_params.get(notes.OPTION_KEY)
-if raw_opt and notes.OPTION_KEY not in st.session_state and (alias := notes.resolve_option(raw_opt)):
-    st.session_state[notes.OPTION_KEY] = alias  # ?option=verl:k3 means verl's low_var_kl
+long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops an unusable one
+linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))
+if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=verl:k3 is low_var_kl
+    st.session_state[notes.OPTION_KEY] = linked
 c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.8, 1, 0.6], gap="medium")
 with c_opt:
     chosen = state.select(
-        _("Option to highlight"), notes.OPTION_KEY, names, value=notes.DEFAULT_OPTION,
-        allowed=notes.option_problem(raw_opt or ""),
+        _("Option to highlight"), notes.OPTION_KEY, notes.option_names(), value=notes.DEFAULT_OPTION,
+        allowed=notes.option_problem(unusable),
         help=_("Shown first in views 1 and 2 and marked in the table. Links from the crosswalk "
                "set it."),
     )
+    if unusable and not long_raw and chosen == notes.DEFAULT_OPTION:  # the menu's own note covers ?option=
+        ui.note("warning", _("The link set `opt={raw}`, which this page can't use ({allowed}); showing "
+                             "**{shown}** instead.").format(raw=unusable, allowed=notes.option_problem(unusable),
+                                                            shown=chosen), ":material/link_off:")
 table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)
 with c_lam:
     lam = state.slider(_("λ of k_λ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,

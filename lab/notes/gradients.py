@@ -42,6 +42,7 @@ __all__ = [
     "GRADIENT_FORMULAS",
     "OPTION_KEY",
     "PAGE_URL",
+    "SHORT_OPTION_KEY",
     "SPREAD_REPEATS",
     "TARGET_WORDS",
     "TRAINING_OPTIONS",
@@ -53,6 +54,7 @@ __all__ = [
     "cos_text",
     "cosine_frame",
     "gradients_link",
+    "link_option",
     "headline",
     "lambda_caption",
     "library_frame",
@@ -78,6 +80,8 @@ __all__ = [
 
 PAGE_URL = "gradients"
 OPTION_KEY = "option"
+SHORT_OPTION_KEY = "opt"
+"""Also read from a link (``/gradients?opt=verl:low_var_kl``) when ``option`` is absent; never written."""
 """The link key of the highlighted option; not ``opt``, which the approx_kl page's own
 option menu uses (a value set for one would reach the other's menu)."""
 DEFAULT_OPTION = "verl:low_var_kl"
@@ -281,6 +285,21 @@ def resolve_option(raw: str) -> str | None:
         return None
     name = entry_name(entry)
     return name if name in names else None
+
+
+def link_option(option: str | None, opt: str | None) -> tuple[str | None, str]:
+    """The option a link names, and the text of the link's value when it names none.
+
+    ``option`` is the link's ``?option=``, ``opt`` its ``?opt=`` (read only when
+    there is no ``option``).  Returns ``(name, "")`` for a usable value (an
+    alias resolved), ``(None, raw)`` for an unusable one, ``(None, "")`` if the
+    link names no option.
+    """
+    raw = option if option else opt
+    if not raw:
+        return None, ""
+    name = resolve_option(raw)
+    return (name, "") if name is not None else (None, raw)
 
 
 def option_problem(raw: str) -> str:

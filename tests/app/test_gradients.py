@@ -185,6 +185,16 @@ def test_an_unknown_option_in_a_link_says_so_and_suggests_one():
     assert "`option=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
 
 
+def test_the_short_key_opt_works_too():
+    at = open_page(opt="OpenRLHF:k3")
+    clean(at)
+    assert at.selectbox(key="option").value == "OpenRLHF:k3"
+    at = open_page(opt="verl:lowvar_kl")
+    clean(at)
+    (note,) = [w.value for w in at.warning if "can't use" in w.value]
+    assert "`opt=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
+
+
 # ------------------------------------------------------------------ every widget
 def test_changing_every_widget_reruns_cleanly():
     at = open_page()

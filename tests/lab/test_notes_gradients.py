@@ -128,6 +128,14 @@ def test_links_may_use_aliases_and_any_case(raw, name):
     assert notes.resolve_option(raw) == name
 
 
+def test_a_link_may_name_the_option_as_option_or_opt():
+    assert notes.link_option("verl:k3", None) == ("verl:low_var_kl", "")
+    assert notes.link_option(None, "verl:k3") == ("verl:low_var_kl", "")
+    assert notes.link_option("k2", "k3") == ("k2", "")  # ?option= wins
+    assert notes.link_option(None, "nope") == (None, "nope")
+    assert notes.link_option(None, None) == notes.link_option("", "") == (None, "")
+
+
 def test_unknown_option_note_names_the_closest_options():
     text = notes.option_problem("verl:lowvar_kl")
     assert "`verl:low_var_kl`" in text and "did you mean" in text
