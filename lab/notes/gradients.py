@@ -32,7 +32,7 @@ from kl_core.gradients import (
     entry_name,
     gradient_entries,
 )
-from lab.i18n import N_, _
+from lab.i18n import N_, _, ngettext
 from lab.notes import Note
 
 __all__ = [
@@ -537,7 +537,9 @@ def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, 
     fwd_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "forward_kl"]
     parts = []
     if rev_opt:
-        parts.append(_("{names} end at the optimum of E[R] − β·KL[π‖π_ref] (●)").format(names=", ".join(rev_opt)))
+        parts.append(ngettext("{names} ends at the optimum of E[R] − β·KL[π‖π_ref] (●)",
+                              "{names} end at the optimum of E[R] − β·KL[π‖π_ref] (●)",
+                              len(rev_opt)).format(names=", ".join(rev_opt)))
     if fwd_opt:
         parts.append(_("{names} at the optimum of E[R] − β·KL[π_ref‖π] (○)").format(names=", ".join(fwd_opt)))
     summary = "; ".join(parts) if parts else _("No option ends at either optimum")

@@ -279,7 +279,7 @@ def test_training_words(runs):
     assert notes.run_end_text(done["k1"], optima) == ["no fixed point: tokens 1, 2, 3, 4, 5 → 0,",
                                                       "the mass ends on token 0"]
     caption = notes.training_caption(done, optima)
-    assert caption.startswith("k2 end at the optimum of E[R] − β·KL[π‖π_ref] (●); k3 at the optimum")
+    assert caption.startswith("k2 ends at the optimum of E[R] − β·KL[π‖π_ref] (●); k3 at the optimum")
 
 
 def test_training_table(default, runs):
