@@ -95,16 +95,23 @@ from kl_core.distributions import Categorical
 __all__ = [
     "BASIC_CLAIMS",
     "BASIC_OPTIONS",
+    "DEMO_DIRECTION",
+    "DEMO_REWARD",
+    "DEMO_TOKENS",
     "MAX_TOKENS",
     "GradientRow",
     "GradientTable",
     "classify",
+    "demo_logits",
+    "demo_reward",
     "entry_name",
     "expected_gradient",
     "gradient_coefficients",
+    "gradient_entries",
     "gradient_row",
     "gradient_spread",
     "gradient_table",
+    "k_lambda_spread",
     "lambda_grad_opt",
     "loss_entries",
     "projection_moments",
@@ -127,6 +134,15 @@ BASIC_CLAIMS: dict[str, str] = {
     "k_lambda": "reverse_kl",
 }
 """What each basic option's expected gradient is on-policy (see :data:`kl_core.crosswalk.GRADIENT_TARGETS`)."""
+
+DEMO_TOKENS = 6
+"""Vocabulary size of the toy setting (:func:`demo_logits`, :func:`demo_reward`)."""
+
+DEMO_DIRECTION: tuple[float, ...] = (1.0, 0.0, -1.0, 0.5, 0.0, 0.0)
+"""The logit direction :math:`v` of the toy setting, for six tokens (repeated for more)."""
+
+DEMO_REWARD: tuple[float, ...] = (1.0, 0.2, 0.5, -0.3, 0.0, 0.8)
+"""The reward :math:`R` of the toy setting, for six tokens (repeated for more)."""
 
 # Relative size under which a vector counts as zero: rounding level of the sums.
 _ZERO_RTOL = 1e-12
@@ -546,6 +562,65 @@ def _lambda_grad(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> float:
     return 1.0 - num / denom
 
 
+def k_lambda_spread(
+    policy: Policy, ref: Policy, sampler: Policy | None = None, lam: ArrayLike = 1.0
+) -> np.ndarray:
+    r"""The per-sample spread of the ``k_lambda`` gradient estimator at many :math:`\lambda` at once.
+
+    With :math:`u_x = e_x - \pi_\theta`, :math:`t = \log r` and :math:`c = a - t`,
+    :math:`a = 1 - \lambda`, the squared spread is a quadratic in :math:`a`:
+
+    .. math::
+
+        \operatorname{tr}\operatorname{Cov}_s(c\,u)
+        = a^2\big(\mathbb{E}_s\|u\|^2 - \|\mathbb{E}_s u\|^2\big)
+        - 2a\big(\mathbb{E}_s[t\|u\|^2] - \mathbb{E}_s[t\,u]\cdot\mathbb{E}_s u\big)
+        + \mathbb{E}_s[t^2\|u\|^2] - \|\mathbb{E}_s[t\,u]\|^2,
+
+    minimal at :func:`lambda_grad_opt`.  Equal to :func:`gradient_spread` of
+    ``"k_lambda"`` at each :math:`\lambda`, for the cost of one call.
+
+    Parameters
+    ----------
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : array_like, default 1.0
+        One or more finite :math:`\lambda`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\sqrt{\mathbb{E}_s\|g - \mathbb{E}_s g\|^2}` at each :math:`\lambda`, shaped like ``lam``.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025); J. Schulman, "Approximating KL
+    Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> np.round(k_lambda_spread([0.0, 0.0], [0.0, 0.0], lam=[0.0, 1.0]), 4).tolist()  # k1's, then k3's
+    [0.7071, 0.0]
+    """
+    lams = as_float_array(lam, "lam")
+    if not np.isfinite(lams).all():
+        raise ValueError("lam must be finite")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    pi, s, t = np.exp(lp), np.exp(ls), lr - lp
+    live = s > 0
+    s, t = s[live], t[live]
+    u = (np.eye(pi.size) - pi)[live]  # row x is e_x − π
+    nu = np.einsum("ij,ij->i", u, u)
+    eu, etu = s @ u, (s * t) @ u
+    quad = float(s @ nu - eu @ eu)
+    lin = float((s * t) @ nu - etu @ eu)
+    const = float((s * t * t) @ nu - etu @ etu)
+    a = 1.0 - lams
+    return np.sqrt(np.maximum(a * a * quad - 2.0 * a * lin + const, 0.0))
+
+
 def classify(
     grad: ArrayLike, reverse: ArrayLike, forward: ArrayLike, scale: float | None = None
 ) -> str:
@@ -635,6 +710,17 @@ def loss_entries() -> tuple[CrosswalkEntry, ...]:
         The entries with ``acts_on == "loss"``.
     """
     return tuple(e for e in CROSSWALK if e.acts_on == "loss")
+
+
+def gradient_entries() -> tuple[CrosswalkEntry, ...]:
+    """Every crosswalk entry with a gradient: the loss entries and the reward entries, in table order.
+
+    Returns
+    -------
+    tuple of CrosswalkEntry
+        The entries whose ``grad_mode`` is not ``"none"`` (metrics have no gradient).
+    """
+    return tuple(e for e in CROSSWALK if e.grad_mode != "none")
 
 
 @dataclass(frozen=True)
@@ -922,13 +1008,25 @@ def gradient_table(
         on_policy=on_policy,
         true_reverse=true[0],
         true_forward=true[1],
-        kl_reverse=float(np.sum(pi * estimators.k3(lr - lp))),
-        kl_forward=float(np.sum(ref_p * estimators.k3(lp - lr))),
+        kl_reverse=_kl(pi, ref_p, lr - lp),
+        kl_forward=_kl(ref_p, pi, lp - lr),
         lam=lam_used,
         lam_grad_opt=lam_grad,
         lam_value_opt=_lambda_value(lp, lr),
         rows=tuple(rows),
     )
+
+
+def _kl(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> float:
+    """KL[a‖b] = Σ_a k3(t) + Σ_{a=0} b, with t = log b − log a: every term ≥ 0.
+
+    Σ a·(r − 1) = Σ_{a>0} b − 1 vanishes only if a has b's support in floating
+    point; where a underflows to 0 (a logit far below the others) the k3 sum
+    misses that mass, which is added back.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        k3 = np.where(a > 0, a * estimators.k3(t), 0.0)
+    return float(np.sum(k3) + np.sum(b[a == 0]))
 
 
 def _lambda_value(lp: np.ndarray, lr: np.ndarray) -> float:
@@ -1022,3 +1120,68 @@ def sample_projection_means(
     counts = np.random.default_rng(seed).multinomial(n, s, size=repeats)
     live = s > 0
     return counts[:, live] @ proj[live] / n
+
+
+# --------------------------------------------------------------------------- #
+# The toy setting of the "Gradients" page and the README's grad example
+# --------------------------------------------------------------------------- #
+def _tiled(pattern: tuple[float, ...], k: int) -> np.ndarray:
+    return np.resize(np.asarray(pattern, dtype=np.float64), k)
+
+
+def demo_logits(k: int, drift: float) -> np.ndarray:
+    r"""Logits of the toy policy :math:`\pi_t = \mathrm{softmax}(\ell_{\mathrm{ref}} + t\,v)`.
+
+    :math:`\ell_{\mathrm{ref}} = 0` (a uniform :math:`\pi_{\mathrm{ref}}`, which is
+    ``demo_logits(k, 0)``) and :math:`v` is :data:`DEMO_DIRECTION`, repeated to
+    :math:`K` tokens.  At :math:`K = 6`, :math:`t = 1` this is the README's
+    ``grad --policy "categorical(1,0,-1,0.5,0,0)"``.
+
+    Parameters
+    ----------
+    k : int
+        Number of tokens, 2 to :data:`MAX_TOKENS`.
+    drift : float
+        :math:`t`, how far along :math:`v` the policy has moved from :math:`\pi_{\mathrm{ref}}`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The :math:`K` logits :math:`t\,v`.
+
+    Examples
+    --------
+    >>> demo_logits(6, 1.0).tolist()
+    [1.0, 0.0, -1.0, 0.5, 0.0, 0.0]
+    """
+    k = _check_tokens(k)
+    t = check_finite(drift, "drift")
+    return 0.0 + t * _tiled(DEMO_DIRECTION, k)  # 0.0 + turns −0.0 into 0.0
+
+
+def demo_reward(k: int) -> np.ndarray:
+    r"""The toy reward :math:`R`: :data:`DEMO_REWARD`, repeated to :math:`K` tokens.
+
+    Parameters
+    ----------
+    k : int
+        Number of tokens, 2 to :data:`MAX_TOKENS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`R_x` for each token :math:`x`.
+
+    Examples
+    --------
+    >>> demo_reward(3).tolist()
+    [1.0, 0.2, 0.5]
+    """
+    return _tiled(DEMO_REWARD, _check_tokens(k))
+
+
+def _check_tokens(k: int) -> int:
+    k = check_positive_int(k, "k")
+    if not 2 <= k <= MAX_TOKENS:
+        raise ValueError(f"k must be between 2 and {MAX_TOKENS} tokens, got {k}")
+    return k

@@ -6,6 +6,7 @@
 * :mod:`lab.picker`      – the distribution picker: family menu and sliders over the spec string;
 * :mod:`lab.spec_params` – a spec as sliders and back; :mod:`lab.grids` – slider steps;
 * :mod:`lab.widgets`     – sample-size sliders, the seed, preset buttons;
+* :mod:`lab.token_setting` – the Gradients page's vocabulary, drift, sampler and token table;
 * :mod:`lab.notes`       – per page, the warnings, captions and table rows composed from the numbers;
 * :mod:`lab.format`      – how numbers are written;
 * :mod:`lab.cache`       – ``st.cache_data`` wrappers around core calls;

@@ -35,7 +35,9 @@ __all__ = [
     "f_divergence",
     "fisher_curve",
     "gain_along_path",
+    "gradient_table",
     "k2_bias",
+    "k_lambda_spread",
     "lambda_parabola",
     "moments_or_failures",
     "lambda_star",
@@ -45,6 +47,8 @@ __all__ = [
     "sequence_curves",
     "sequence_gradient_table",
     "sequence_sample",
+    "projection_draws",
+    "training_runs",
 ]
 
 
@@ -343,3 +347,66 @@ def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # ->
     from kl_core.sequence_gradients import sequence_gradient_table as table
 
     return table(policy_spec, ref_spec, length)
+
+
+# ---------------------------------------------------------------- Gradients page
+# Distributions travel as tuples of logits (a handful of floats: hashing them is cheap).
+
+Logits = tuple[float, ...]
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def gradient_table(policy: Logits, ref: Logits, sampler: Logits | None, lam: float):  # -> GradientTable
+    """``kl_core.gradients.gradient_table`` with every crosswalk entry that has a gradient (loss and reward)."""
+    from kl_core import gradients
+
+    return gradients.gradient_table(policy, ref, sampler=sampler, lam=lam,
+                                    entries=gradients.gradient_entries())
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def k_lambda_spread(policy: Logits, ref: Logits, sampler: Logits | None,
+                    lams: np.ndarray) -> np.ndarray:
+    """``kl_core.gradients.k_lambda_spread``: k_λ's gradient spread along a grid of λ."""
+    from kl_core import gradients
+
+    return gradients.k_lambda_spread(policy, ref, sampler=sampler, lam=lams)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def projection_draws(
+    policy: Logits, ref: Logits, sampler: Logits | None, lam: float, names: tuple[str, ...],
+    n: int, repeats: int, seed: int,
+) -> dict[str, tuple[np.ndarray, float, float]]:
+    """Per option: ``repeats`` N-sample gradient estimates projected on ∇KL[π_θ‖π_ref], and their exact mean and sd.
+
+    ``kl_core.gradients.sample_projection_means`` (the same seed, so the same
+    tokens, for every option) and ``projection_moments``; empty if that
+    gradient is zero.
+    """
+    from kl_core import gradients
+
+    table = gradient_table(policy, ref, sampler, lam)
+    direction = table.true_reverse
+    if not np.any(direction):
+        return {}
+    out = {}
+    for name in names:
+        row = table.row(name)
+        mean, sd = gradients.projection_moments(row, table, direction, n)
+        draws = gradients.sample_projection_means(row, table, direction, n, repeats, seed=seed)
+        out[name] = (draws, mean, sd)
+    return out
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def training_runs(policy: Logits, ref: Logits, reward: Logits, beta: float, options: tuple[str, ...],
+                  steps: int, lr: float):  # -> (dict of TrainingRun, (reverse, forward) optima)
+    """``kl_core.gradient_flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β).
+
+    λ is left at its default: it only matters for ``k_lambda``, which the page does not train.
+    """
+    from kl_core import gradient_flow
+
+    runs = gradient_flow.training_runs(policy, ref, reward, beta, options=options, steps=steps, lr=lr)
+    return runs, gradient_flow.analytic_optima(ref, reward, beta)

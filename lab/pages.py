@@ -51,7 +51,7 @@ PAGES: tuple[PageInfo, ...] = (
         "Home",
         "",
         ":material/home:",
-        "The question, the three estimators, and the four questions to ask of any KL number.",
+        "The question, the three estimators, and the five questions to ask of any KL number.",
     ),
     PageInfo(
         "pages/estimator-lab.py",
@@ -82,12 +82,11 @@ PAGES: tuple[PageInfo, ...] = (
         "Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there.",
     ),
     PageInfo(
-        "pages/approx-kl.py",
-        "approx_kl in practice",
-        "approx-kl",
-        ":material/monitoring:",
-        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
-        "their clamps bias it.",
+        "pages/gradients.py",
+        "Gradients",
+        "gradients",
+        ":material/trending_down:",
+        "Value ≠ gradient: what k1, k2, k3 and each library's KL loss actually differentiate to.",
     ),
     PageInfo(
         "pages/sequences.py",
@@ -96,6 +95,14 @@ PAGES: tuple[PageInfo, ...] = (
         ":material/linear_scale:",
         "KL between whole sequences: six estimators against T, β per token against per sequence, "
         "and which per-token losses have the right gradient.",
+    ),
+    PageInfo(
+        "pages/approx-kl.py",
+        "approx_kl in practice",
+        "approx-kl",
+        ":material/monitoring:",
+        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
+        "their clamps bias it.",
     ),
     PageInfo(
         "pages/audit.py",

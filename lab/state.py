@@ -237,12 +237,17 @@ def select(
     *,
     value: T | None = None,
     format_func: Callable[[Any], str] = str,
+    allowed: str | None = None,
     help: str | None = None,
     **kwargs: Any,
 ) -> T:
-    """``st.selectbox`` bound to ``?key=<format_func(option)>``; ``value`` is the default option."""
+    """``st.selectbox`` bound to ``?key=<format_func(option)>``; ``value`` is the default option.
+
+    ``allowed`` describes the usable values in the note on a dropped link
+    value (default: the first options).
+    """
     return _bound(
-        st.selectbox, label, key, allowed=_allowed(options, format_func), fmt=format_func,
+        st.selectbox, label, key, allowed=allowed or _allowed(options, format_func), fmt=format_func,
         choices=options, options=options, index=_index(options, value), format_func=format_func,
         help=help, **kwargs,
     )

@@ -82,10 +82,12 @@ def _spec(ch: alt.TopLevelMixin) -> dict[str, Any]:
     of every page.
     """
     datasets = ch.datasets if isinstance(ch.datasets, dict) else {}
-    bare = ch.copy(deep=False)
-    bare.datasets = alt.Undefined
-    spec = _raw(bare)
+    # The chart's fields without its datasets (written inline below); no copy of the chart,
+    # which for a LayerChart would deep-copy every layer again.
+    spec = _raw({k: v for k, v in ch._kwds.items() if k != "datasets"})
     if _has_params(spec):
+        bare = ch.copy(deep=False)
+        bare.datasets = alt.Undefined
         spec = bare.to_dict(validate=False)
     else:
         theme = alt.theme.get()() if alt.theme.get() else {}
@@ -129,21 +131,26 @@ def _native_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
 
 
-def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None) -> None:
+def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
+          downloads: bool = True) -> None:
     """Draw the Altair chart ``ch`` at container width, its caption and a Save menu.
 
     ``name`` must be unique on the page (it keys the download buttons and
-    names the files).
+    names the files).  ``downloads=False`` leaves the Save menu out (small
+    multiples whose numbers are in a table with its own CSV).
     """
     # The spec goes to st.vega_lite_chart unvalidated: Altair's JSON-schema
     # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
     # validates every builder instead.  The element is the same one
     # st.altair_chart draws (Streamlit theme, hover toolbar, full width).
     st.vega_lite_chart(_spec(ch), width="stretch")
+    if not (caption or downloads):
+        return
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
             st.markdown(f":material/visibility: {caption}", width="stretch")
-        chart_downloads(ch, name)
+        if downloads:
+            chart_downloads(ch, name)
 
 
 def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:

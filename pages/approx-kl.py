@@ -21,6 +21,7 @@ from kl_core import clamps
 from kl_core.crosswalk import CROSSWALK, evaluate, libraries, options
 from kl_core.paths import PATHS
 from lab import cache, state, ui
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import approx_kl as notes
 from lab.notes.audit import AUDIT_KEYS
@@ -73,10 +74,15 @@ ui.table(
     notes.crosswalk_frame(list(CROSSWALK)),
     name="kl-crosswalk",
     caption=(
-        "{n} options in {libs} libraries; scroll for more. The CSV adds where each is set, the "
-        "library code, sampler, weight, source, the version read and a caveat."
+        "{n} options in {libs} libraries; scroll for more. \"Gradients →\" opens what an option "
+        "differentiates to in a loss or a reward. The CSV adds where each is set, the library code, "
+        "sampler, weight, source, the version read and a caveat."
     ).format(n=len(CROSSWALK), libs=len(libraries())),
-    column_order=["library", "option", "acts on", "estimator", "estimates", "unbiased", "clamps"],
+    column_order=["library", "option", "acts on", "gradient", "estimator", "estimates", "unbiased",
+                  "clamps"],
+    column_config={"gradient": st.column_config.LinkColumn(
+        display_text=_("Gradients →"),
+        help=_("Open the Gradients page with this option highlighted. A logged metric has no gradient."))},
     height=330,
 )
 

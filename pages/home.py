@@ -13,9 +13,10 @@ from kl_core import estimators
 from kl_core.distributions import Gaussian
 from kl_core.estimators import ESTIMATORS
 from lab import cache, state, ui
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import home as notes
-from lab.pages import PAGES
+from lab.pages import PAGES, page_by_url
 
 KEYS = ("k1", "k2", "k3")
 N = 20_000
@@ -113,9 +114,9 @@ ui.table(
     },
 )
 
-# ------------------------------------------------------------ four questions
+# ------------------------------------------------------------ five questions
 st.divider()
-st.header("Four questions to ask of any KL number")
+st.header(_("Five questions to ask of any KL number"))
 QUESTIONS = (
     (
         "1. Whose samples?",
@@ -137,11 +138,20 @@ QUESTIONS = (
         "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
         "from the same estimator.",
     ),
+    (
+        _("5. Is it a value or a gradient?"),
+        _("An estimator that gets the KL's value right can still give the wrong gradient when "
+          "it is put in a loss: k3 differentiates to the gradient of the other KL, k1 to zero."),
+    ),
 )
-for row in (QUESTIONS[:2], QUESTIONS[2:]):
-    for col, (question, answer) in zip(st.columns(2, gap="medium"), row, strict=True):
+gradients_page = page_by_url("gradients")
+for row in (QUESTIONS[:2], QUESTIONS[2:4], QUESTIONS[4:]):
+    for col, (question, answer) in zip(st.columns(2, gap="medium"), row, strict=False):
         with col, st.container(border=True, height="stretch"):
             st.markdown(f"**{question}** {answer}")
+            if question == QUESTIONS[4][0]:
+                st.page_link(gradients_page.path, icon=gradients_page.icon,
+                             label=_("Open {title}").format(title=gradients_page.title))
 
 # ------------------------------------------------------------ where to go next
 st.divider()

@@ -27,7 +27,7 @@ MODULES = sorted(
 FORMULA_MODULES = {"estimators", "exact", "fisher", "control_variates", "montecarlo", "clamps", "bregman", "sampling", "markov", "sequences", "sequence_montecarlo", "sequence_gradients", "loss_aggregation", "gradients", "gradient_flow", "tails", "reliability"}
 
 # Public functions of formula modules that look things up rather than compute a formula.
-LOOKUPS = {"gradients.entry_name", "gradients.loss_entries"}
+LOOKUPS = {"gradients.entry_name", "gradients.loss_entries", "gradients.gradient_entries"}
 
 
 def _public_functions():

@@ -30,12 +30,16 @@ from kl_core.gradients import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
     classify,
+    demo_logits,
+    demo_reward,
     entry_name,
     expected_gradient,
     gradient_coefficients,
+    gradient_entries,
     gradient_row,
     gradient_spread,
     gradient_table,
+    k_lambda_spread,
     lambda_grad_opt,
     loss_entries,
     projection_moments,
@@ -342,6 +346,18 @@ def test_gradient_lambda_is_not_the_value_lambda(setting):
     assert t.row("k_lambda").grad_spread < gradient_spread("k_lambda", th, ref, lam=t.lam_value_opt)
 
 
+@pytest.mark.parametrize("sampler", ["on", "off"])
+def test_k_lambda_spread_is_gradient_spread_at_every_lambda(sampler, setting):
+    th, ref = setting["theta"], setting["ref"]
+    old = setting["old"] if sampler == "off" else None
+    lams = np.linspace(-2.0, 4.0, 13)
+    want = [gradient_spread("k_lambda", th, ref, sampler=old, lam=float(x)) for x in lams]
+    np.testing.assert_allclose(k_lambda_spread(th, ref, sampler=old, lam=lams), want, rtol=1e-10)
+    best = lambda_grad_opt(th, ref, sampler=old)
+    assert k_lambda_spread(th, ref, sampler=old, lam=best) <= min(want) + 1e-12
+    assert k_lambda_spread(th, ref, sampler=old, lam=0.5).shape == ()
+
+
 def test_lambda_grad_opt_is_one_when_policy_equals_ref():
     assert lambda_grad_opt([0.3, -0.2, 0.1], [0.3, -0.2, 0.1]) == pytest.approx(1.0, abs=1e-12)
 
@@ -456,6 +472,49 @@ def test_classify():
     ],
 )
 def test_bad_input_names_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+# --------------------------------------------------------------------------- #
+# The toy setting and the entry list
+# --------------------------------------------------------------------------- #
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # kl_core.exact's λ* sum, 0·inf there
+def test_kl_values_when_a_probability_underflows_to_zero():
+    # π_θ(tokens 1, 2) = e^-1e4 is 0 in floating point while their k3 overflows
+    t = gradient_table([1e4, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert t.kl_reverse == pytest.approx(math.log(3.0), rel=1e-12)  # KL[δ_0 ‖ uniform]
+    assert t.kl_forward == pytest.approx(2e4 / 3 - math.log(3.0), rel=1e-12)  # Σ ref·(log ref − log π)
+
+
+def test_demo_setting_is_the_readme_example_and_repeats():
+    assert demo_logits(6, 1.0).tolist() == [1.0, 0.0, -1.0, 0.5, 0.0, 0.0]
+    assert demo_reward(6).tolist() == [1.0, 0.2, 0.5, -0.3, 0.0, 0.8]
+    assert demo_logits(4, 0.0).tolist() == [0.0] * 4  # π_ref is uniform
+    assert demo_logits(8, -2.0).tolist() == [-2.0, 0.0, 2.0, -1.0, 0.0, 0.0, -2.0, 0.0]
+    assert demo_reward(2).tolist() == [1.0, 0.2]
+
+
+def test_gradient_entries_are_every_loss_and_reward_entry():
+    entries = gradient_entries()
+    assert all(e.grad_mode != "none" and e.acts_on in ("loss", "reward") for e in entries)
+    assert [e for e in entries if e.acts_on == "loss"] == list(loss_entries())
+    assert {e.acts_on for e in CROSSWALK} - {e.acts_on for e in entries} == {"metric"}
+    t = gradient_table([1.0, 0.0, -1.0], [0.0, 0.0, 0.0], entries=entries)
+    assert len(t.rows) == len(BASIC_OPTIONS) + len(entries)
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: demo_logits(1, 1.0), "k must be between 2 and"),
+        (lambda: demo_logits(2000, 1.0), "k must be between 2 and"),
+        (lambda: demo_logits(6, float("inf")), "drift must be finite"),
+        (lambda: demo_reward(2.5), "k must be a positive integer"),  # type: ignore[arg-type]
+        (lambda: k_lambda_spread([0.0, 1.0], [0.0, 1.0], lam=[1.0, float("inf")]), "lam must be finite"),
+    ],
+)
+def test_demo_and_spread_refuse_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
 

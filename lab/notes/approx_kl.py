@@ -14,6 +14,7 @@ import pandas as pd
 from kl_core.clamps import TokenBreakdown, TokenExpectations
 from kl_core.crosswalk import CrosswalkEntry
 from kl_core.estimators import ESTIMATORS
+from lab.notes.gradients import gradients_link
 
 __all__ = [
     "CHECKLIST_INTRO",
@@ -140,7 +141,11 @@ def estimator_text(e: CrosswalkEntry) -> str:
 
 
 def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
-    """The crosswalk as a table: the first seven columns are shown, the rest go to the CSV."""
+    """The crosswalk as a table: the first eight columns are shown, the rest go to the CSV.
+
+    ``gradient`` is the link to the Gradients page with the entry highlighted
+    (None for a logged metric, which has no gradient).
+    """
     return pd.DataFrame(
         {
             "library": [e.library for e in entries],
@@ -150,6 +155,7 @@ def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
             "estimates": [e.direction for e in entries],
             "unbiased": ["yes" if e.unbiased else "no" for e in entries],
             "clamps": [clamps_text(e) for e in entries],
+            "gradient": [gradients_link(e) for e in entries],
             "set or shown as": [e.setting for e in entries],
             "samples from": [e.sampler for e in entries],
             "compared with": [e.other for e in entries],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from kl_core import clamps
 from kl_core.crosswalk import CROSSWALK
@@ -26,8 +27,13 @@ def test_the_checklist_shows_the_right_and_the_wrong_number():
 def test_the_crosswalk_table_has_a_row_per_entry():
     df = notes.crosswalk_frame(list(CROSSWALK))
     assert len(df) == len(CROSSWALK)
-    assert list(df.columns[:7]) == ["library", "option", "acts on", "estimator", "estimates", "unbiased", "clamps"]
-    verl = clamps.entry_by_id("verl:low_var_kl:loss")
+    assert list(df.columns[:8]) == ["library", "option", "acts on", "estimator", "estimates", "unbiased", "clamps",
+                                    "gradient"]
+    # every entry with a gradient links to the Gradients page with it highlighted; metrics do not
+    for e, link in zip(CROSSWALK, df["gradient"], strict=True):
+        assert pd.isna(link) == (e.grad_mode == "none")
+    assert df["gradient"][list(CROSSWALK).index(verl := clamps.entry_by_id("verl:low_var_kl:loss"))] == (
+        "gradients?option=verl:low_var_kl")
     assert notes.clamps_text(verl) == "log r ∈ [-20, 20]; value ∈ [-10, 10]"
     assert notes.clamps_text(clamps.entry_by_id("TRL:k3:reward")) == "none"
 

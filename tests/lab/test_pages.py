@@ -16,7 +16,7 @@ SHARED = ("", "estimator-lab", "control-variates", "bregman-gap", "f-divergences
 def test_every_shared_url_is_still_a_page_and_audit_is_new():
     urls = [p.url_path for p in PAGES]
     assert [u for u in urls if u in SHARED] == list(SHARED)  # in their order; new pages may sit between
-    assert {"audit", "sequences", "config-doctor"} <= set(urls)
+    assert {"audit", "sequences", "config-doctor", "gradients"} <= set(urls)
     assert len(set(urls)) == len(urls)
 
 

@@ -1,0 +1,587 @@
+"""What the "Gradients" page says about its numbers (no streamlit).
+
+The page's setting (π_θ, π_ref, the sampler, the reward) is composed here
+from its widgets' values; the captions, the headline, the option list of the
+``?option=`` link, the cosine and library tables and the command line that
+reproduces the page are composed here from :mod:`kl_core.gradients` and
+:mod:`kl_core.gradient_flow` results.  Every user-visible sentence is whole,
+with named placeholders, and goes through :func:`lab.i18n._`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import numpy as np
+import pandas as pd
+
+from kl_core.crosswalk import CrosswalkEntry, lookup
+from kl_core.gradient_flow import TrainingRun
+from kl_core.gradients import (
+    BASIC_CLAIMS,
+    BASIC_OPTIONS,
+    GradientRow,
+    GradientTable,
+    demo_logits,
+    demo_reward,
+    entry_name,
+    gradient_entries,
+)
+from lab.i18n import N_, _, ngettext
+from lab.notes import Note
+
+__all__ = [
+    "apply_edits",
+    "DEFAULT_OPTION",
+    "LOGIT_SPREAD",
+    "GRADIENT_FORMULAS",
+    "OPTION_KEY",
+    "PAGE_URL",
+    "SHORT_OPTION_KEY",
+    "SPREAD_REPEATS",
+    "TARGET_WORDS",
+    "TRAINING_OPTIONS",
+    "TRAINING_SPEEDUP",
+    "TRAINING_STEPS",
+    "Setting",
+    "chosen_note",
+    "cli_command",
+    "cos_text",
+    "cosine_frame",
+    "gradients_link",
+    "link_option",
+    "headline",
+    "lambda_caption",
+    "library_frame",
+    "option_names",
+    "option_problem",
+    "option_title",
+    "panel_names",
+    "panel_subtitle",
+    "parse_values",
+    "resize_values",
+    "resolve_option",
+    "run_end_text",
+    "setting",
+    "spread_caption",
+    "spread_subtitle",
+    "target_words",
+    "training_caption",
+    "training_frame",
+    "training_step",
+    "token_frame",
+    "values_text",
+]
+
+PAGE_URL = "gradients"
+OPTION_KEY = "option"
+SHORT_OPTION_KEY = "opt"
+"""Also read from a link (``/gradients?opt=verl:low_var_kl``) when ``option`` is absent; never written."""
+"""The link key of the highlighted option; not ``opt``, which the approx_kl page's own
+option menu uses (a value set for one would reach the other's menu)."""
+DEFAULT_OPTION = "verl:low_var_kl"
+"""The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss."""
+LOGIT_SPREAD = 100.0
+"""Largest difference between two hand-set logits of π_θ."""
+SPREAD_REPEATS = 2000
+"""N-sample estimates drawn for each spread histogram."""
+TRAINING_OPTIONS = ("k2", "k3", "k1")
+"""The training picture's options: k2 (k1_score follows the same path on-policy), k3 and k1 as losses."""
+TRAINING_STEPS = 120
+"""Recorded ascent steps drawn (the chart shows at most 120 per token anyway)."""
+TRAINING_SPEEDUP = 3.0
+"""Step size over the core's default 1/(max R − min R + β): 120 such steps cover the 400 default
+steps' path, three times faster to compute; where each run ends does not depend on it."""
+
+TARGET_WORDS: dict[str, str] = {
+    "reverse_kl": N_("reverse KL"),
+    "forward_kl": N_("forward KL"),
+    "zero": N_("zero"),
+    "mixed": N_("mixed/biased"),
+    "none": N_("no gradient"),
+}
+"""The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen."""
+
+GRADIENT_FORMULAS = (
+    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0",
+    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]",
+    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]",
+)
+"""The three on-policy facts of Tang & Munos (arXiv:2506.09477), one formula each."""
+
+_BASIC_TITLES = {
+    "k1": N_("k1 as a loss"),
+    "k2": N_("k2 as a loss"),
+    "k3": N_("k3 as a loss"),
+    "k3_pq": N_("k3_pq as a loss"),
+    "k1_score": N_("k1_score: sg(k1)·log π_θ"),
+    "k_lambda": N_("k_λ: score + pathwise"),
+}
+
+
+# --------------------------------------------------------------------------- the setting
+@dataclass(frozen=True)
+class Setting:
+    """The distributions of one page view, as logits; ``sampler`` is None on-policy."""
+
+    policy: tuple[float, ...]
+    ref: tuple[float, ...]
+    sampler: tuple[float, ...] | None
+    reward: tuple[float, ...]
+
+    @property
+    def k(self) -> int:
+        """Number of tokens."""
+        return len(self.policy)
+
+
+def values_text(values: Sequence[float]) -> str:
+    """Numbers as the page's text fields and links write them: ``1,0,-1,0.5``."""
+    return ",".join(f"{float(v):g}" for v in values)
+
+
+def parse_values(text: str, k: int, what: str) -> tuple[tuple[float, ...] | None, str]:
+    """``k`` comma-separated finite numbers from ``text``, or ``(None, why)``.
+
+    ``what`` names the field in the message (e.g. "π_θ's logits").
+    """
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    try:
+        values = tuple(float(p) for p in parts)
+    except ValueError:
+        return None, _("{what} must be numbers separated by commas, got `{text}`").format(
+            what=what, text=text)
+    if len(values) != k:
+        return None, _("{what} need one number per token ({k}), got {n}").format(
+            what=what, k=k, n=len(values))
+    if not all(math.isfinite(v) for v in values):
+        return None, _("{what} must be finite, got `{text}`").format(what=what, text=text)
+    return values, ""
+
+
+def resize_values(text: str, k: int, default: Sequence[float]) -> str:
+    """A hand-set vector for ``k`` tokens: cut, or filled up from ``default`` (``""`` stays ``""``).
+
+    Used when the vocabulary size changes, so that hand-set logits or rewards
+    follow it instead of becoming unusable.
+    """
+    if not text.strip():
+        return ""
+    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
+    parts = parts[:k] + [f"{float(v):g}" for v in list(default)[len(parts):k]]
+    return ",".join(parts)
+
+
+def setting(
+    k: int,
+    drift: float,
+    logits_text: str,
+    on_policy: bool,
+    old_drift: float,
+    reward_text: str,
+) -> tuple[Setting, list[Note]]:
+    """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
+
+    π_ref is uniform; π_θ moves ``drift`` along the toy direction
+    (:func:`kl_core.gradients.demo_logits`) unless ``logits_text`` sets its
+    logits; an older sampler π_old moves ``old_drift`` along the same direction.
+    """
+    notes: list[Note] = []
+    policy = tuple(demo_logits(k, drift).tolist())
+    if logits_text.strip():
+        typed, why = parse_values(logits_text, k, _("π_θ's logits"))
+        if typed is not None and max(typed) - min(typed) > LOGIT_SPREAD:
+            why = _("π_θ's logits may differ by at most {limit:g} (beyond that softmax puts "
+                    "probabilities below e^-{limit:g} on some tokens and their gradients vanish "
+                    "in rounding), got {spread:g}").format(limit=LOGIT_SPREAD, spread=max(typed) - min(typed))
+            typed = None
+        if typed is None:
+            notes.append(Note("warning", _("{why}; the drift slider sets π_θ instead.").format(why=why),
+                              ":material/warning:"))
+        else:
+            policy = typed
+    reward = tuple(demo_reward(k).tolist())
+    if reward_text.strip():
+        typed, why = parse_values(reward_text, k, _("The rewards"))
+        if typed is None:
+            notes.append(Note("warning", _("{why}; the training picture uses the default reward "
+                                           "instead.").format(why=why), ":material/warning:"))
+        else:
+            reward = typed
+    sampler = None if on_policy else tuple(demo_logits(k, old_drift).tolist())
+    return Setting(policy, tuple(demo_logits(k, 0.0).tolist()), sampler, reward), notes
+
+
+def _probs(logits: Sequence[float]) -> np.ndarray:
+    lg = np.asarray(logits, dtype=float)
+    return np.exp(lg - np.logaddexp.reduce(lg))
+
+
+def token_frame(s: Setting) -> pd.DataFrame:
+    """The setting token by token: π_ref, π_θ's logit and probability, π_old's, and the reward."""
+    frame = {
+        _("token"): list(range(s.k)),
+        _("π_ref"): _probs(s.ref),
+        _("logit of π_θ"): list(s.policy),
+        _("π_θ"): _probs(s.policy),
+    }
+    if s.sampler is not None:
+        frame[_("π_old")] = _probs(s.sampler)
+    frame[_("reward R")] = list(s.reward)
+    return pd.DataFrame(frame)
+
+
+def apply_edits(s: Setting, edits: Mapping[int, Mapping[str, float]]) -> dict[str, str]:
+    """New ``logits``/``rew`` link values from edits of :func:`token_frame` (``{row: {column: value}}``).
+
+    Only the edited vector is returned; an edited logit sets all of π_θ's
+    logits by hand (the drift slider stops moving it).
+    """
+    logit_col, reward_col = _("logit of π_θ"), _("reward R")
+    out = {}
+    for col, key, start in ((logit_col, "logits", s.policy), (reward_col, "rew", s.reward)):
+        changed = {int(i): cells[col] for i, cells in edits.items() if cells.get(col) is not None}
+        if changed:
+            values = list(start)
+            for i, v in changed.items():
+                values[i] = float(v)
+            out[key] = values_text(values)
+    return out
+
+
+# --------------------------------------------------------------------------- the ?option= link
+def option_names() -> list[str]:
+    """Every option the page can highlight: the basic ones, then each crosswalk entry with a gradient."""
+    return [*BASIC_OPTIONS, *(entry_name(e) for e in gradient_entries())]
+
+
+def resolve_option(raw: str) -> str | None:
+    """The option name a link means, accepting aliases and any case of the library name.
+
+    ``verl:k3`` is verl's loss option ``low_var_kl`` (``k3`` is its alias);
+    ``openrlhf:k3:reward`` is ``OpenRLHF:k3:reward``; ``K3`` is ``k3``.  None if
+    nothing matches.
+    """
+    names = option_names()
+    # No option contains a space, but a '+' typed into a link arrives as one (verl:k3+).
+    text = raw.replace(" ", "+")
+    if text in names:
+        return text
+    if text.lower() in BASIC_OPTIONS:
+        return text.lower()
+    lib, _colon, rest = text.partition(":")
+    if rest.endswith((":loss", ":reward")):
+        option, _colon, acts_on = rest.rpartition(":")
+    else:
+        option, acts_on = rest, "loss"
+    try:
+        entry = lookup(lib, option, acts_on=acts_on)
+    except ValueError:
+        return None
+    name = entry_name(entry)
+    return name if name in names else None
+
+
+def link_option(option: str | None, opt: str | None) -> tuple[str | None, str]:
+    """The option a link names, and the text of the link's value when it names none.
+
+    ``option`` is the link's ``?option=``, ``opt`` its ``?opt=`` (read only when
+    there is no ``option``).  Returns ``(name, "")`` for a usable value (an
+    alias resolved), ``(None, raw)`` for an unusable one, ``(None, "")`` if the
+    link names no option.
+    """
+    raw = option if option else opt
+    if not raw:
+        return None, ""
+    name = resolve_option(raw)
+    return (name, "") if name is not None else (None, raw)
+
+
+def option_problem(raw: str) -> str:
+    """What the ``?option=`` note says a link's option must be, with the closest names."""
+    names = option_names()
+    close = difflib.get_close_matches(raw, names, n=3, cutoff=0.5)
+    text = _("a KL option with a gradient: k1, k2, k3, k3_pq, k1_score, k_lambda, or a library "
+             "option written LIBRARY:OPTION, such as verl:low_var_kl, from the table at the "
+             "bottom of the page")
+    if close:
+        text = _("{allowed}; did you mean {names}?").format(
+            allowed=text, names=", ".join(f"`{n}`" for n in close))
+    return text
+
+
+def gradients_link(entry: CrosswalkEntry) -> str | None:
+    """The link to this page with ``entry`` highlighted, or None for a metric (no gradient).
+
+    Relative to the page it is on (``gradients?option=verl:low_var_kl``), so that
+    it also works where the app is served under a path prefix.
+    """
+    if entry.grad_mode == "none":
+        return None
+    return "{page}?{key}={name}".format(page=PAGE_URL, key=OPTION_KEY,
+                                         name=quote(entry_name(entry), safe=":/"))
+
+
+def panel_names(chosen: str) -> list[str]:
+    """The options drawn in views 1 and 2: the chosen one first, then the basic ones."""
+    return [chosen, *(n for n in BASIC_OPTIONS if n != chosen)]
+
+
+def option_title(row: GradientRow) -> str:
+    """A panel's title: the option, and where its value goes."""
+    if row.entry is None:
+        return _(_BASIC_TITLES[row.name])
+    e = row.entry
+    if e.acts_on == "reward":
+        return _("{library} {option} (reward)").format(library=e.library, option=e.option)
+    return _("{library} {option} (loss)").format(library=e.library, option=e.option)
+
+
+# --------------------------------------------------------------------------- words for numbers
+def cos_text(x: float | None) -> str:
+    """A cosine with its sign and three decimals, ``—`` when it is undefined (a zero vector)."""
+    return "—" if x is None else f"{x:+.3f}"
+
+
+def target_words(row: GradientRow, on_policy: bool) -> str:
+    """What the row's expected gradient is, in words: reverse KL, forward KL, zero, or why it is biased."""
+    if row.target != "mixed":
+        return _(TARGET_WORDS[row.target])
+    on_claim = row.entry.grad_target if row.entry is not None else BASIC_CLAIMS[row.name]
+    clamps = row.clamped_mass > 0
+    stale = not on_policy and on_claim != "mixed"  # clean on-policy: the old samples bias it
+    if clamps and row.claim not in (None, "mixed"):
+        return _("biased by clamps ({share:.1%} of sampled tokens)").format(share=row.clamped_mass)
+    if stale and clamps:
+        return _("biased by off-policy samples and clamps")
+    if stale:
+        return _("biased by off-policy samples")
+    return _(TARGET_WORDS["mixed"])
+
+
+def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
+    """Three lines under a panel's title: what the gradient is, and its cosine to each true gradient."""
+    return [
+        _("expected gradient: {what}").format(what=target_words(row, on_policy)),
+        _("cos to ∇ reverse KL: {cos}").format(cos=cos_text(row.cos_reverse)),
+        _("cos to ∇ forward KL: {cos}").format(cos=cos_text(row.cos_forward)),
+    ]
+
+
+def chosen_note(table: GradientTable, name: str) -> Note:
+    """What the highlighted option does here, with the library's fix where it has one."""
+    row = table.row(name)
+    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+        return Note("info", _("**{title}**: at π_θ = π_ref every option's expected gradient is "
+                              "zero.").format(title=option_title(row)), ":material/info:")
+    what = target_words(row, table.on_policy)
+    text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to ∇KL[π_θ‖π_ref], "
+             "{fwd} to ∇KL[π_ref‖π_θ]).").format(title=option_title(row), what=what,
+                                                  rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward))
+    if row.entry is not None and row.entry.grad_fix and row.target != "reverse_kl":
+        text += " " + _("The library's fix: {fix}").format(fix=row.entry.grad_fix)
+    good = row.target == "reverse_kl"
+    return Note("success" if good else "warning", text,
+                ":material/check_circle:" if good else ":material/warning:")
+
+
+def headline(table: GradientTable) -> Note:
+    """The message at a glance: which basic option's gradient is which, at this setting."""
+    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+        return Note("info", _("π_θ equals π_ref here, so both KL gradients are zero and every "
+                              "option's expected gradient is zero too. Move the drift slider."),
+                    ":material/info:")
+    if table.on_policy:
+        k2, k3 = table.row("k2"), table.row("k3")
+        return Note(
+            "info",
+            _("**Same value, different gradient.** k1 and k3 both estimate KL[π_θ‖π_ref] = "
+              "{kl:.4g} without bias, yet in a loss k1's expected gradient is zero and k3's is the "
+              "gradient of the *other* KL, KL[π_ref‖π_θ] (cosine {c3:+.3f} to it, {c3r:+.3f} to the "
+              "one you meant). k2 in a loss, or k1 as a detached reward (k1_score), gives "
+              "∇KL[π_θ‖π_ref] (cosine {c2:+.3f}).").format(
+                kl=table.kl_reverse, c3=k3.cos_forward or 0.0, c3r=k3.cos_reverse or 0.0,
+                c2=k2.cos_reverse or 0.0),
+            ":material/lightbulb:",
+        )
+    k2 = table.row("k2")
+    return Note(
+        "warning",
+        _("**Tokens from an older policy.** With samples from π_old none of the basic options "
+          "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to ∇KL[π_θ‖π_ref]. "
+          "Options that reweight by π_θ/π_old (TRL's use_bias_correction_kl, OpenRLHF's "
+          "unbiased_gradient) restore it; see the table at the bottom.").format(
+            c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0),
+        ":material/history:",
+    )
+
+
+def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
+    """The compact table under view 1: cosines, sizes and what each gradient is.
+
+    The last columns, the expected gradient per logit, are the numbers behind
+    the bars (in the CSV; the page shows the first six columns).
+    """
+    rows = [table.row(n) for n in names]
+    frame = {
+        _("option"): [r.name for r in rows],
+        _("expected gradient is"): [target_words(r, table.on_policy) for r in rows],
+        _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
+        _("cos to ∇ forward KL"): [cos_text(r.cos_forward) for r in rows],
+        # a zero gradient is zero up to rounding (1e-17): show it as 0
+        _("‖E g‖"): [0.0 if r.target == "zero" else float(np.linalg.norm(r.expected_grad)) for r in rows],
+        _("spread per token"): [r.grad_spread for r in rows],
+    }
+    for x in range(table.k):
+        frame[_("E g, logit {x}").format(x=x)] = [
+            0.0 if r.target == "zero" else float(r.expected_grad[x]) for r in rows]
+    return pd.DataFrame(frame)
+
+
+def _fix(row: GradientRow) -> str:
+    e = row.entry
+    if e is not None and e.grad_fix:
+        return e.grad_fix
+    return _("not needed") if e is not None and e.grad_target == "reverse_kl" else "—"
+
+
+def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
+    """View 4: every library option with a gradient, what it is here and in the crosswalk, and the fix.
+
+    The option named ``chosen`` comes first, marked with a star.
+    """
+    rows = [r for r in table.rows if r.entry is not None]
+    rows = [r for r in rows if r.name == chosen] + [r for r in rows if r.name != chosen]
+    return pd.DataFrame({
+        "": ["★" if r.name == chosen else "" for r in rows],
+        _("library"): [r.library for r in rows],
+        _("option"): [r.option for r in rows],
+        _("acts on"): [r.entry.acts_on for r in rows],
+        _("gradient here"): [target_words(r, table.on_policy) for r in rows],
+        _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
+        _("on-policy"): [_(TARGET_WORDS[r.entry.grad_target]) for r in rows],
+        _("from π_old"): [_(TARGET_WORDS[r.entry.grad_target_off_policy])
+                          if r.entry.grad_target_off_policy else "—" for r in rows],
+        _("the library's fix"): [_fix(r) for r in rows],
+        _("name in links"): [r.name for r in rows],
+    })
+
+
+# --------------------------------------------------------------------------- the spread
+def _shown(x: float, scale: float) -> float:
+    """``x``, or 0 if it is rounding noise next to ``scale`` (a zero mean computed as 1e-17)."""
+    return 0.0 if abs(x) <= 1e-12 * scale else x
+
+
+def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> list[str]:
+    """Two lines under a spread panel: Monte Carlo, then exact (mean ± standard deviation)."""
+    scale = max(abs(mean), sd, 1e-300)
+    return [
+        _("Monte Carlo: {m:.3g} ± {s:.3g}").format(m=_shown(mc_mean, scale), s=mc_sd),
+        _("exact: {m:.3g} ± {s:.3g}").format(m=_shown(mean, scale), s=sd),
+    ]
+
+
+def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
+    """What to look at in view 2."""
+    return _("Each histogram: {repeats:,} estimates, each the mean gradient of N = {n:,} sampled "
+             "tokens, projected on the direction of ∇KL[π_θ‖π_ref]. The solid black line is where "
+             "an unbiased estimate of that gradient centres ({norm:.3g}); the grey band is the exact "
+             "mean ± one standard deviation. Same tokens for every option.").format(
+        repeats=repeats, n=n, norm=norm_reverse)
+
+
+def lambda_caption(table: GradientTable) -> str:
+    """What to look at in the λ chart."""
+    return _("k_λ's gradient is unbiased for every λ, but its spread is a parabola in λ: least at "
+             "λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes the KL's *value* "
+             "estimate least noisy.").format(grad=table.lam_grad_opt, value=table.lam_value_opt)
+
+
+# --------------------------------------------------------------------------- the training picture
+def _ends_at(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> str | None:
+    """Which analytic optimum a run's fixed point is, if either (to 1e-6 in every probability)."""
+    if run.fixed_point is None:
+        return None
+    for key, opt in zip(("reverse_kl", "forward_kl"), optima, strict=True):
+        if float(np.abs(run.fixed_point - opt).max()) < 1e-6:
+            return key
+    return "other"
+
+
+def run_end_text(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> list[str]:
+    """How one training run ends, in one or two short lines."""
+    where = _ends_at(run, optima)
+    if where == "reverse_kl":
+        return [_("ends at the reverse-KL optimum ●")]
+    if where == "forward_kl":
+        return [_("ends at the forward-KL optimum ○")]
+    if where == "other":
+        return [_("ends at a fixed point of its own,"), _("neither optimum")]
+    if run.vanished:
+        kept = [i for i in range(run.limit.size) if i not in run.vanished]
+        return [_("no fixed point: tokens {gone} → 0,").format(gone=", ".join(map(str, run.vanished))),
+                _("the mass ends on token {kept}").format(kept=", ".join(map(str, kept)))]
+    return [_("no fixed point found: tokens have"),
+            _("not settled (max |h − E h| = {res:.2g})").format(res=run.residual)]
+
+
+def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]) -> str:
+    """What to look at in view 3."""
+    rev_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "reverse_kl"]
+    fwd_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "forward_kl"]
+    parts = []
+    if rev_opt:
+        parts.append(ngettext("{names} ends at the optimum of E[R] − β·KL[π‖π_ref] (●)",
+                              "{names} end at the optimum of E[R] − β·KL[π‖π_ref] (●)",
+                              len(rev_opt)).format(names=", ".join(rev_opt)))
+    if fwd_opt:
+        parts.append(_("{names} at the optimum of E[R] − β·KL[π_ref‖π] (○)").format(names=", ".join(fwd_opt)))
+    summary = "; ".join(parts) if parts else _("No option ends at either optimum")
+    return _("{summary}. Each line is one token's probability; the dots right of the lines are the "
+             "two analytic optima, ● filled for the reverse KL, ○ hollow for the forward KL.").format(
+        summary=summary)
+
+
+def training_step(reward: Sequence[float], beta: float) -> float:
+    """The step size of the drawn ascent: :data:`TRAINING_SPEEDUP` times the core's default."""
+    return TRAINING_SPEEDUP / (max(reward) - min(reward) + beta)
+
+
+def training_frame(
+    s: Setting, runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]
+) -> pd.DataFrame:
+    """Per token: π_ref, R, the start, both optima, and where each run ends."""
+    ref = np.exp(np.asarray(s.ref) - np.logaddexp.reduce(s.ref))
+    start = np.exp(np.asarray(s.policy) - np.logaddexp.reduce(s.policy))
+    frame = {
+        _("token"): list(range(s.k)),
+        _("R"): list(s.reward),
+        _("π_ref"): ref,
+        _("π_θ at the start"): start,
+        _("optimum, reverse KL"): optima[0],
+        _("optimum, forward KL"): optima[1],
+    }
+    for name, run in runs.items():
+        frame[_("{name} ends at").format(name=name)] = run.limit
+    return pd.DataFrame(frame)
+
+
+# --------------------------------------------------------------------------- reproduce
+def cli_command(s: Setting, lam: float, beta: float) -> str:
+    """The ``python -m kl_core grad`` command that prints this view's numbers."""
+    def spec(logits: Sequence[float]) -> str:
+        return "categorical({v})".format(v=values_text(logits))
+
+    args = ["python", "-m", "kl_core", "grad", "--policy", spec(s.policy), "--ref", spec(s.ref)]
+    if s.sampler is not None:
+        args += ["--sampler", spec(s.sampler)]
+    args += [f"--lam={lam:g}", "--reward", values_text(s.reward), f"--beta={beta:g}"]
+    return "uv run " + shlex.join(args)
+
+

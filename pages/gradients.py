@@ -1,0 +1,214 @@
+"""Gradients: a KL estimator's value is not its gradient.
+
+A categorical policy π_θ = softmax(θ) over a small vocabulary, a uniform π_ref,
+and every KL option of the crosswalk used as a loss or a reward:
+
+1. each option's exact expected gradient per logit beside the two true KL
+   gradients, with the cosines (``kl_core.gradients.gradient_table``);
+2. the spread of one N-sample estimate, projected on ∇KL[π_θ‖π_ref];
+3. where exact expected-gradient training with k2, k3 and k1 ends
+   (``kl_core.gradient_flow``);
+4. what each library's option differentiates to, with the library's fix.
+
+URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lamg`` (λ; not ``lam``, the value pages' λ,
+which their buttons set from code and would carry here), ``n``,
+``seed``, ``option`` (the highlighted option, e.g. ``?option=verl:low_var_kl``; ``?opt=`` is read too),
+``rew``, ``beta``.
+"""
+
+import numpy as np
+import streamlit as st
+
+from charts.gradients import (
+    gradient_panel,
+    lambda_spread_chart,
+    option_color,
+    spread_panel,
+    symmetric_domain,
+    training_panel,
+)
+from charts.histograms import common_domain
+from kl_core import gradient_flow, gradients
+from lab import cache, state, ui
+from lab.i18n import _
+from lab.navigation import leave_legacy_wrapper
+from lab.notes import gradients as notes
+from lab.token_setting import token_setting
+from lab.widgets import count_slider, seed_picker
+
+LAM_MIN, LAM_MAX = -1.0, 3.0
+PANEL_WIDTH = 260  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
+
+
+def panels(items, draw) -> None:
+    """Draw ``draw(item)`` for each item in fixed-width boxes that wrap onto new rows."""
+    with st.container(horizontal=True, wrap=True, gap="small"):
+        for item in items:
+            with st.container(width=PANEL_WIDTH):
+                draw(item)
+
+
+leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+st.title(_("Gradients"))
+st.markdown(_(
+    "k3 is an excellent estimator of a KL's **value**. But put `k3.mean()` into a loss, let autograd "
+    "differentiate it, and the **gradient** you get is not the gradient of that KL. Here is a "
+    "policy π_θ = softmax(θ) over a few tokens, a reference π_ref, and the exact expected gradient "
+    "in θ of every KL option: Schulman's estimators used as a loss, and what each RL library does."
+))
+with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
+    for tex in notes.GRADIENT_FORMULAS:  # side by side where they fit, one per line on a phone
+        st.latex(tex, width="content")
+
+# ------------------------------------------------------------ the setting
+s = token_setting()  # ?k= ?t= ?smp= ?told= ?logits= ?rew=
+
+long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops an unusable one
+linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))
+if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=verl:k3 is low_var_kl
+    st.session_state[notes.OPTION_KEY] = linked
+c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.8, 1, 0.6], gap="medium")
+with c_opt:
+    chosen = state.select(
+        _("Option to highlight"), notes.OPTION_KEY, notes.option_names(), value=notes.DEFAULT_OPTION,
+        allowed=notes.option_problem(unusable),
+        help=_("Shown first in views 1 and 2 and marked in the table. Links from the crosswalk "
+               "set it."),
+    )
+    if unusable and not long_raw and chosen == notes.DEFAULT_OPTION:  # the menu's own note covers ?option=
+        ui.note("warning", _("The link set `opt={raw}`, which this page can't use ({allowed}); showing "
+                             "**{shown}** instead.").format(raw=unusable, allowed=notes.option_problem(unusable),
+                                                            shown=chosen), ":material/link_off:")
+table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)
+with c_lam:
+    lam = state.slider(_("λ of k_λ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
+                       step=0.01, format="%.3f")
+    with st.container(horizontal=True, gap="small"):
+        for key, value, text, tip in (
+            ("grad", table0.lam_grad_opt, _("λ_grad = {lam:.3f}"),
+             _("The λ whose gradient estimate has the least spread (view 2).")),
+            ("value", table0.lam_value_opt, _("λ* = {lam:.3f}"),
+             _("The λ whose *value* estimate of the KL has the least variance (Control variates "
+               "page): not the best λ for the gradient.")),
+        ):
+            st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
+                      kwargs={"lamg": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
+                      help=tip, type="tertiary")
+with c_n:
+    n = count_slider(_("N, tokens per estimate"), "n", value=100, hi=100_000, lo=1,
+                     help=_("How many sampled tokens one gradient estimate averages (view 2)."))
+with c_seed:
+    seed = seed_picker()
+
+table = cache.gradient_table(s.policy, s.ref, s.sampler, lam)
+with ui.metric_row():
+    st.metric("KL[π_θ‖π_ref]", f"{table.kl_reverse:.4g}", help=_("The penalty RLHF means: reverse KL."))
+    st.metric("KL[π_ref‖π_θ]", f"{table.kl_forward:.4g}", help=_("The other direction: forward KL."))
+    st.metric(_("‖∇ reverse KL‖"), f"{np.linalg.norm(table.true_reverse):.4g}")
+    st.metric(_("‖∇ forward KL‖"), f"{np.linalg.norm(table.true_forward):.4g}")
+for note in (notes.headline(table), notes.chosen_note(table, chosen)):
+    ui.note(note.kind, note.text, note.icon)
+shown = notes.panel_names(chosen)
+
+# ------------------------------------------------------------ 1. expected gradients
+st.header(_("1. The expected gradient of each option, per logit"))
+st.markdown(_(
+    "Bars: the option's expected gradient in each logit θ_x, averaged exactly over the sampled "
+    "token. Black ticks: ∇KL[π_θ‖π_ref] (reverse KL, the penalty RLHF means). Hollow circles: "
+    "∇KL[π_ref‖π_θ] (forward KL). The highlighted option comes first."
+))
+y_dom = symmetric_domain([table.true_reverse, table.true_forward,
+                          *(table.row(name).expected_grad for name in shown)])
+
+
+def draw_gradient(name: str) -> None:
+    row = table.row(name)
+    ui.chart(gradient_panel(row, table.true_reverse, table.true_forward,
+                            title=notes.option_title(row), subtitle=notes.panel_subtitle(row, table.on_policy),
+                            y_domain=y_dom), name=f"gradient-{name}", downloads=False)
+
+
+panels(shown, draw_gradient)
+cosines = notes.cosine_frame(table, shown)
+ui.table(cosines, name="gradient-cosines", column_order=list(cosines.columns[:6]),
+         caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero. "
+                   "The CSV adds the expected gradient per logit."))
+ui.show_source(gradients._basic_coef)  # c(x) of each basic option: g(x) = c(x)·(e_x − π_θ)
+ui.show_source(gradients._expected)  # E_s[g] = Σ_x s(x) c(x) (e_x − π_θ), exactly
+
+# ------------------------------------------------------------ 2. the spread
+st.header(_("2. One estimate from N tokens: how far from its mean?"))
+draws = cache.projection_draws(s.policy, s.ref, s.sampler, lam, tuple(shown), n,
+                               notes.SPREAD_REPEATS, seed)
+if not draws:
+    ui.note("info", _("∇KL[π_θ‖π_ref] is zero here (π_θ = π_ref), so there is no direction to "
+                      "project on. Move the drift slider."), ":material/info:")
+else:
+    target = float(np.linalg.norm(table.true_reverse))
+    x_dom = common_domain([d[0] for d in draws.values()], coverage=0.995, include=(0.0, target))
+
+    def draw_spread(name: str) -> None:
+        samples, mean, sd = draws[name]
+        row = table.row(name)
+        ui.chart(spread_panel(samples, mean=mean, sd=sd, target=target, domain=x_dom, title=name,
+                              subtitle=notes.spread_subtitle(mean, sd, float(samples.mean()),
+                                                             float(samples.std(ddof=1))),
+                              colour=option_color(row)), name=f"spread-{name}-n{n}", downloads=False)
+
+    panels(shown, draw_spread)
+    ui.caption(notes.spread_caption(n, notes.SPREAD_REPEATS, target))
+lams = np.linspace(LAM_MIN, LAM_MAX, 81)
+ui.chart(lambda_spread_chart(lams, cache.k_lambda_spread(s.policy, s.ref, s.sampler, lams), lam=lam,
+                             lam_grad=table.lam_grad_opt, lam_value=table.lam_value_opt),
+         name="k-lambda-spread", caption=notes.lambda_caption(table))
+ui.show_source(gradients.k_lambda_spread)
+
+# ------------------------------------------------------------ 3. training
+st.header(_("3. Where training with each KL loss ends"))
+st.markdown(_(
+    "Maximise E[R] − β·(KL loss) by exact expected-gradient ascent, on-policy, starting from π_θ. "
+    "Each option's loop stops where its own gradient vanishes: for k2 (and k1_score) at the "
+    "optimum of the reverse KL, for k3 at the optimum of the forward KL — **this is what GRPO's k3 "
+    "loss optimises** — and k1, whose expected gradient is zero, ignores the KL altogether."
+))
+beta = state.slider(_("β, the KL coefficient"), "beta", min_value=0.05, max_value=5.0, value=0.5,
+                    step=0.05, format="%.2f")
+st.caption(_("Reward R = ({r}); change it token by token in the box under the controls.").format(
+    r=notes.values_text(s.reward)))
+try:
+    with st.spinner(_("Following the gradient for each option…")):
+        runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, notes.TRAINING_OPTIONS,
+                                           notes.TRAINING_STEPS, notes.training_step(s.reward, beta))
+except ValueError as exc:
+    ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=exc),
+            ":material/warning:")
+else:
+    def draw_run(name: str) -> None:
+        run, row = runs[name], table.row(name)
+        ui.chart(training_panel(run.steps, run.probs, optima, title=notes.option_title(row),
+                                subtitle=notes.run_end_text(run, optima), colour=option_color(row)),
+                 name=f"training-{name}", downloads=False)
+
+    panels(notes.TRAINING_OPTIONS, draw_run)
+    ui.caption(notes.training_caption(runs, optima))
+    ends = notes.training_frame(s, runs, optima)
+    ui.table(ends, name="training-ends",
+             column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ends.columns[2:]})
+    ui.show_source(gradient_flow.analytic_optima)
+
+# ------------------------------------------------------------ 4. the libraries
+st.header(_("4. What your library does"))
+st.markdown(_(
+    "Every KL option of the crosswalk with a gradient, at this setting: what its expected gradient "
+    "is here, what it is in general on-policy and with tokens from π_old (clamps inactive), and "
+    "the library's own setting that gives ∇KL[π_θ‖π_ref] where the option does not."
+))
+ui.table(notes.library_frame(table, chosen), name="library-gradients", height=420,
+         caption=_("★ marks {name}. Same value, different gradient: read the option's row before "
+                   "you trust a KL loss.").format(name=chosen),
+         column_config={"": st.column_config.TextColumn(width=30, pinned=True),
+                        _("option"): st.column_config.TextColumn(pinned=True),
+                        _("the library's fix"): st.column_config.TextColumn(width="large")})
+
+with st.expander(_("Reproduce these numbers on the command line"), icon=":material/terminal:"):
+    st.code(notes.cli_command(s, lam, beta), language="bash")

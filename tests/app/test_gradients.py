@@ -1,0 +1,336 @@
+"""The "Gradients" page: it runs, every widget reruns it, its numbers are the core's, ``?option=`` preselects.
+
+Also the page's chart builders (``charts/gradients.py``): each spec validates
+against the Vega-Lite schema (``lab.ui.chart`` sends it unvalidated), stays
+under the row limit, has axis titles and uses the palette's colours.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from charts.gradients import (
+    MAX_TRAINING_POINTS,
+    gradient_panel,
+    lambda_spread_chart,
+    option_color,
+    spread_panel,
+    symmetric_domain,
+    training_panel,
+)
+from charts.histograms import MAX_ROWS
+from charts.palette import COLORS, REFERENCE_COLOR
+from kl_core.gradient_flow import analytic_optima, training_runs
+from kl_core.gradients import (
+    BASIC_OPTIONS,
+    demo_logits,
+    gradient_entries,
+    gradient_table,
+    k_lambda_spread,
+    projection_moments,
+    sample_projection_means,
+)
+from lab.notes import gradients as notes
+
+ROOT = Path(__file__).resolve().parents[2]
+APP = str(ROOT / "app.py")
+PAGE = "pages/gradients.py"
+PANELS = len(BASIC_OPTIONS) + 1  # the highlighted library option and the six basic ones
+CHARTS = 2 * PANELS + 1 + len(notes.TRAINING_OPTIONS)  # gradients, spreads, λ, training
+
+
+def open_page(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE)
+    at.query_params.update(query)
+    return at.run()
+
+
+@pytest.fixture(scope="module")
+def default_page() -> AppTest:
+    """The page at its defaults (shared: these tests only read it)."""
+    return open_page()
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def specs(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    return [s.get("title", {}).get("text") for s in specs(at)]
+
+
+def metric(at: AppTest, label: str) -> str:
+    (value,) = [m.value for m in at.metric if m.label == label]
+    return value
+
+
+def frame(at: AppTest, first_column: str, having: str | None = None):
+    """The one table whose first column is ``first_column`` (and that has a column ``having``)."""
+    (df,) = [d.value for d in at.dataframe
+             if d.value.columns[0] == first_column and (having is None or having in d.value.columns)]
+    return df
+
+
+def core(policy=None, sampler=None, lam: float = 1.0, k: int = 6):
+    policy = demo_logits(k, 1.0) if policy is None else policy
+    return gradient_table(policy, demo_logits(k, 0.0), sampler=sampler, lam=lam, entries=gradient_entries())
+
+
+# ------------------------------------------------------------------ the default view
+def test_default_run_shows_the_core_numbers(default_page):
+    at = default_page
+    clean(at)
+    assert at.title[0].value == "Gradients"
+    t = core()
+    assert metric(at, "KL[π_θ‖π_ref]") == f"{t.kl_reverse:.4g}"
+    assert metric(at, "KL[π_ref‖π_θ]") == f"{t.kl_forward:.4g}"
+    assert metric(at, "‖∇ reverse KL‖") == f"{np.linalg.norm(t.true_reverse):.4g}" == "0.2371"
+    assert len(at.get("vega_lite_chart")) == CHARTS
+    assert at.info[0].value == notes.headline(t).text
+    assert at.warning[0].value == notes.chosen_note(t, "verl:low_var_kl").text
+    buttons = {b.key: b.label for b in at.button}
+    assert buttons["set_lam_grad"] == f"λ_grad = {t.lam_grad_opt:.3f}" == "λ_grad = 1.020"
+    assert buttons["set_lam_value"] == f"λ* = {t.lam_value_opt:.3f}" == "λ* = 0.747"
+    code = "\n".join(c.value for c in at.code if "kl_core grad" in c.value)
+    assert code == notes.cli_command(notes.setting(6, 1.0, "", True, 0.5, "")[0], 1.0, 0.5)
+
+
+def test_the_gradient_panels_and_table_are_the_core_rows(default_page):
+    t = core()
+    shown = notes.panel_names("verl:low_var_kl")
+    panels = specs(default_page)[:PANELS]
+    for spec, name in zip(panels, shown, strict=True):
+        row = t.row(name)
+        assert spec["title"]["text"] == notes.option_title(row)
+        assert spec["title"]["subtitle"] == notes.panel_subtitle(row, True)
+        bars = spec["layer"][1]["data"]["values"]
+        np.testing.assert_allclose([b["g"] for b in bars], row.expected_grad, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose([b["rev"] for b in bars], t.true_reverse, rtol=1e-12)
+        np.testing.assert_allclose([b["fwd"] for b in bars], t.true_forward, rtol=1e-12)
+    cosines = frame(default_page, "option")
+    assert list(cosines["option"]) == shown
+    assert list(cosines["cos to ∇ forward KL"]) == [notes.cos_text(t.row(n).cos_forward) for n in shown]
+
+
+def test_the_spread_panels_are_the_core_draws_and_moments(default_page):
+    t = core()
+    direction = t.true_reverse
+    spreads = specs(default_page)[PANELS : 2 * PANELS]
+    for spec, name in zip(spreads, notes.panel_names("verl:low_var_kl"), strict=True):
+        row = t.row(name)
+        mean, sd = projection_moments(row, t, direction, 100)
+        draws = sample_projection_means(row, t, direction, 100, notes.SPREAD_REPEATS, seed=0)
+        assert spec["title"]["text"] == name
+        assert spec["title"]["subtitle"] == notes.spread_subtitle(mean, sd, float(draws.mean()),
+                                                                  float(draws.std(ddof=1)))
+        # the Monte Carlo mean is within 4 standard errors of the exact mean
+        assert abs(draws.mean() - mean) < 4 * sd / np.sqrt(notes.SPREAD_REPEATS)
+
+
+def test_the_training_picture_is_the_core_runs(default_page):
+    s = notes.setting(6, 1.0, "", True, 0.5, "")[0]
+    runs = training_runs(s.policy, s.ref, s.reward, 0.5, options=notes.TRAINING_OPTIONS)
+    optima = analytic_optima(s.ref, s.reward, 0.5)
+    ends = frame(default_page, "token", having="k2 ends at")
+    np.testing.assert_allclose(ends["k2 ends at"], optima[0], rtol=1e-9)
+    np.testing.assert_allclose(ends["k3 ends at"], optima[1], rtol=1e-9)
+    # the page draws fewer, longer steps (notes.training_step); the ends are the core's defaults'
+    np.testing.assert_allclose(ends["k1 ends at"], runs["k1"].limit, rtol=1e-9, atol=1e-12)
+    subtitles = [sp["title"]["subtitle"] for sp in specs(default_page)[-3:]]
+    assert subtitles == [notes.run_end_text(runs[n], optima) for n in notes.TRAINING_OPTIONS]
+
+
+def test_the_library_table_has_every_entry_with_a_gradient(default_page):
+    df = frame(default_page, "")
+    assert len(df) == len(gradient_entries())
+    assert df.iloc[0]["name in links"] == "verl:low_var_kl" and df.iloc[0][""] == "★"
+
+
+# ------------------------------------------------------------------ ?option= links
+@pytest.mark.parametrize(
+    ("link", "name"),
+    [("OpenRLHF:k3", "OpenRLHF:k3"), ("verl:k3", "verl:low_var_kl"), ("TRL:k3:reward", "TRL:k3:reward"),
+     ("k2", "k2")],
+)
+def test_a_link_preselects_its_option(link, name):
+    at = open_page(option=link)
+    clean(at)
+    assert at.selectbox(key="option").value == name
+    t = core()
+    assert titles(at)[0] == notes.option_title(t.row(name))  # first in views 1 and 2
+    assert titles(at)[len(notes.panel_names(name))] == name
+    if name not in BASIC_OPTIONS:
+        assert frame(at, "").iloc[0]["name in links"] == name
+    assert notes.chosen_note(t, name).text in [n.value for n in (*at.warning, *at.success, *at.info)]
+    assert not any("can't use" in w.value for w in at.warning)
+
+
+def test_an_unknown_option_in_a_link_says_so_and_suggests_one():
+    at = open_page(option="verl:lowvar_kl")
+    clean(at)
+    assert at.selectbox(key="option").value == notes.DEFAULT_OPTION
+    (note,) = [w.value for w in at.warning if "can't use" in w.value]
+    assert "`option=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
+
+
+def test_the_short_key_opt_works_too():
+    at = open_page(opt="OpenRLHF:k3")
+    clean(at)
+    assert at.selectbox(key="option").value == "OpenRLHF:k3"
+    at = open_page(opt="verl:lowvar_kl")
+    clean(at)
+    (note,) = [w.value for w in at.warning if "can't use" in w.value]
+    assert "`opt=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
+
+
+# ------------------------------------------------------------------ every widget
+def test_changing_every_widget_reruns_cleanly():
+    at = open_page()
+    at.slider(key="t").set_value(2.0).run()
+    clean(at)
+    t2 = core(policy=demo_logits(6, 2.0))
+    assert metric(at, "KL[π_θ‖π_ref]") == f"{t2.kl_reverse:.4g}"
+    at.segmented_control(key="smp").set_value("old").run()
+    clean(at)
+    assert not at.slider(key="told").disabled
+    at.slider(key="told").set_value(-1.0).run()
+    clean(at)
+    t_old = core(policy=demo_logits(6, 2.0), sampler=demo_logits(6, -1.0))
+    assert at.warning[0].value == notes.headline(t_old).text
+    at.selectbox(key="option").set_value("TRL:use_bias_correction_kl").run()
+    clean(at)
+    assert at.success[0].value == notes.chosen_note(t_old, "TRL:use_bias_correction_kl").text
+    at.slider(key="lamg").set_value(2.0).run()
+    clean(at)
+    at.button(key="set_lam_grad").click().run()
+    clean(at)
+    assert at.slider(key="lamg").value == pytest.approx(round(t_old.lam_grad_opt, 3))
+    at.select_slider(key="n").set_value(1000).run()
+    clean(at)
+    assert "N = 1,000 sampled tokens" in "\n".join(m.value for m in at.markdown)
+    at.number_input(key="seed").set_value(7).run()
+    clean(at)
+    at.slider(key="beta").set_value(2.0).run()
+    clean(at)
+    at.text_input(key="rew").set_value("0,0,0,0,0,3").run()
+    clean(at)
+    assert "Reward R = (0,0,0,0,0,3)" in "\n".join(c.value for c in at.caption)
+    at.text_input(key="logits").set_value("2,1,0,-1,-2,0").run()
+    clean(at)
+    assert at.slider(key="t").disabled
+    t_hand = core(policy=[2.0, 1.0, 0.0, -1.0, -2.0, 0.0], sampler=demo_logits(6, -1.0))
+    assert metric(at, "KL[π_θ‖π_ref]") == f"{t_hand.kl_reverse:.4g}"
+    # a smaller vocabulary cuts the hand-set logits and rewards instead of making them unusable
+    at.slider(key="k").set_value(4).run()
+    clean(at)
+    assert at.text_input(key="logits").value == "2,1,0,-1"
+    assert at.text_input(key="rew").value == "0,0,0,0"
+    assert not [w for w in at.warning if "one number per token" in w.value]
+
+
+def test_lambda_set_on_another_page_does_not_reach_this_one():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("pages/control-variates.py").run()
+    at.button(key="set_k1").click().run()  # sets the value pages' λ from code
+    at.switch_page(PAGE).run()
+    clean(at)
+    assert at.slider(key="lamg").value == 1.0
+
+
+def test_hand_set_logits_that_cannot_be_used_fall_back_to_the_slider():
+    at = open_page(logits="1,2,3")
+    clean(at)
+    assert any("need one number per token (6), got 3" in w.value for w in at.warning)
+    assert metric(at, "KL[π_θ‖π_ref]") == f"{core().kl_reverse:.4g}"
+
+
+def test_pi_theta_equal_to_pi_ref_explains_the_zero_gradients():
+    at = open_page(t="0")
+    clean(at)
+    assert any("π_θ equals π_ref" in i.value for i in at.info)
+    assert len(at.get("vega_lite_chart")) == CHARTS - PANELS  # nothing to project on: no spread panels
+
+
+def test_a_reward_range_too_wide_for_beta_says_so():
+    at = open_page(rew="200,0,0,0,0,0", beta="0.05")
+    clean(at)
+    assert any("training picture cannot be drawn" in w.value and "beta must be at least" in w.value
+               for w in at.warning)
+
+
+# ------------------------------------------------------------------ chart builders
+@pytest.fixture(scope="module")
+def far_table():
+    return gradient_table(demo_logits(10, 3.0), demo_logits(10, 0.0), sampler=demo_logits(10, 1.0),
+                          entries=gradient_entries())
+
+
+def _check(spec: dict) -> None:
+    assert all(len(rows) <= MAX_ROWS for rows in spec["datasets"].values())
+    json.dumps(spec, allow_nan=False)
+    assert spec["config"]["axis"]["labelFontSize"] >= 13
+
+
+def test_gradient_panel_spec(far_table):
+    t = far_table
+    row = t.row("verl:low_var_kl")
+    dom = symmetric_domain([t.true_reverse, t.true_forward, row.expected_grad])
+    assert dom[0] == -dom[1] and dom[1] >= np.abs(t.true_reverse).max()
+    spec = gradient_panel(row, t.true_reverse, t.true_forward, title="t", subtitle=["a", "b"],
+                          y_domain=dom).to_dict()  # validates against the Vega-Lite schema
+    _check(spec)
+    assert option_color(row) == COLORS["k3"] in json.dumps(spec)
+    bars = spec["layer"][1]
+    assert bars["encoding"]["x"]["title"] and bars["encoding"]["y"]["title"]
+    assert option_color(t.row("k1_score")) == COLORS["k1"]
+    assert option_color(t.row("TRL:full:reward")) == REFERENCE_COLOR
+    assert symmetric_domain([np.zeros(3)]) == (-1.0, 1.0)
+
+
+def test_spread_panel_spec(far_table):
+    t = far_table
+    row = t.row("k3")
+    draws = sample_projection_means(row, t, t.true_reverse, 50, 3000, seed=1)
+    mean, sd = projection_moments(row, t, t.true_reverse, 50)
+    spec = spread_panel(draws, mean=mean, sd=sd, target=1.0, domain=(-1.0, 2.0), title="k3",
+                        subtitle=["x", "y"], colour=COLORS["k3"]).to_dict()
+    _check(spec)
+    bins = spec["datasets"]
+    assert sum(len(rows) for rows in bins.values()) < 60  # binned: 3,000 draws in, 40 bins out
+    assert spec["layer"][1]["encoding"]["x"]["title"] and spec["layer"][1]["encoding"]["y"]["title"]
+
+
+def test_lambda_chart_spec(far_table):
+    s = notes.setting(10, 3.0, "", False, 1.0, "")[0]
+    lams = np.linspace(-1, 3, 81)
+    spreads = k_lambda_spread(s.policy, s.ref, s.sampler, lams)
+    spec = lambda_spread_chart(lams, spreads, lam=1.0, lam_grad=far_table.lam_grad_opt,
+                               lam_value=far_table.lam_value_opt).to_dict()
+    _check(spec)
+    assert COLORS["k_lambda"] in json.dumps(spec)
+    assert spec["layer"][0]["encoding"]["y"]["title"]
+
+
+def test_training_panel_spec():
+    s = notes.setting(10, 1.0, "", True, 0.5, "")[0]
+    run = training_runs(s.policy, s.ref, s.reward, 0.5, options=("k3",))["k3"]
+    optima = analytic_optima(s.ref, s.reward, 0.5)
+    spec = training_panel(run.steps, run.probs, optima, title="k3", subtitle=["ends"],
+                          colour=COLORS["k3"]).to_dict()
+    _check(spec)
+    lines = [d for name, d in spec["datasets"].items() if len(d) > 2 * s.k]
+    assert len(lines[0]) == MAX_TRAINING_POINTS * s.k  # thinned from 401 recorded steps
+    assert spec["layer"][0]["encoding"]["x"]["title"] and spec["layer"][0]["encoding"]["y"]["title"]

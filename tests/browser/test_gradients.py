@@ -1,0 +1,85 @@
+"""The "Gradients" page in headless Chromium: a deep link with a non-default state reproduces its numbers.
+
+The link sets the vocabulary, the drift, an older sampler, λ and β, and names
+an option by an alias with a '+' (``verl:k3%2B``); the page must show the
+core's numbers, draw every chart, and a new browser context opening the URL
+the page ends on must show the same.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import numpy as np
+
+from kl_core.gradients import demo_logits, gradient_entries, gradient_table
+from lab.notes import gradients as notes
+
+CHARTS = 7 + 7 + 1 + 3  # gradient panels, spread panels, λ, training
+
+
+def metric_values(page) -> dict[str, str]:
+    """Every st.metric on the page: label → value."""
+    return page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll("[data-testid='stMetric']")].map(m => [
+            (m.querySelector("[data-testid='stMetricLabel']")?.innerText || '').trim(),
+            (m.querySelector("[data-testid='stMetricValue']")?.innerText || '').trim()]))"""
+    )
+
+
+def wait_for_charts(page, count: int) -> None:
+    """Wait until ``count`` Vega-Lite charts have drawn marks (charts draw once scrolled into view)."""
+    main = page.locator("[data-testid='stMain']")
+    for _ in range(20):
+        drawn = page.evaluate(
+            """() => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
+                .filter(el => el.querySelector('svg g.mark-rect path, svg g.mark-line path, '
+                    + 'svg g.mark-symbol path, svg g.mark-tick path, canvas')).length"""
+        )
+        if drawn >= count:
+            return
+        main.evaluate("el => el.scrollBy(0, 700)")
+        page.wait_for_timeout(300)
+    raise AssertionError(f"only {drawn} of {count} charts were drawn")
+
+
+def selected_option(page) -> str:
+    """The text the "Option to highlight" box shows."""
+    return page.locator("input[aria-label='Option to highlight']").input_value()
+
+
+def button_labels(page) -> list[str]:
+    return [b.strip() for b in page.locator("[data-testid='stMain'] button").all_inner_texts()]
+
+
+def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
+    link = "/gradients?k=5&t=1.5&smp=older%20policy&told=0.25&lamg=0.5&beta=1.5&option=" + quote("verl:k3+", safe=":")
+    t = gradient_table(demo_logits(5, 1.5), demo_logits(5, 0.0), sampler=demo_logits(5, 0.25), lam=0.5,
+                       entries=gradient_entries())
+    want = {
+        "KL[π_θ‖π_ref]": f"{t.kl_reverse:.4g}",
+        "KL[π_ref‖π_θ]": f"{t.kl_forward:.4g}",
+        "‖∇ reverse KL‖": f"{np.linalg.norm(t.true_reverse):.4g}",
+    }
+    page = new_page()
+    page.goto(app_url + link)
+    wait_for_app(page)
+    assert page.title() == "Gradients · KL Estimator Lab"
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.wait_for_selector("[data-testid='stMetricValue']")
+    shown = metric_values(page)
+    assert {k: shown[k] for k in want} == want
+    assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(page)
+    assert selected_option(page) == "verl:k3+"
+    alert = page.locator("[data-testid='stAlert']").filter(has_text="verl k3+ (loss)").first.inner_text()
+    row = t.row("verl:k3+")
+    assert f"is {notes.target_words(row, False)} (cosine {notes.cos_text(row.cos_reverse)}" in alert
+    wait_for_charts(page, CHARTS)
+
+    other = new_page()
+    other.goto(page.url)  # the URL the page ends on: the shared link
+    wait_for_app(other)
+    other.wait_for_selector("[data-testid='stMetricValue']")
+    assert {k: metric_values(other)[k] for k in want} == want
+    assert selected_option(other) == "verl:k3+"
+    assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(other)

@@ -1,0 +1,321 @@
+"""lab.notes.gradients: the Gradients page's setting, option links, words, tables and command line.
+
+Everything is checked against the core (``kl_core.gradients``,
+``kl_core.gradient_flow``, ``kl_core.cli_grad``) at the page's own settings,
+never against copied numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+
+from kl_core.cli_grad import grad_report
+from kl_core.crosswalk import CROSSWALK, lookup
+from kl_core.gradient_flow import analytic_optima, training_runs
+from kl_core.gradients import (
+    BASIC_OPTIONS,
+    demo_logits,
+    demo_reward,
+    entry_name,
+    gradient_entries,
+    gradient_table,
+)
+from lab.notes import gradients as notes
+
+
+def table_at(s: notes.Setting, lam: float = 1.0):
+    return gradient_table(s.policy, s.ref, sampler=s.sampler, lam=lam, entries=gradient_entries())
+
+
+@pytest.fixture(scope="module")
+def default() -> notes.Setting:
+    s, problems = notes.setting(6, 1.0, "", True, 0.5, "")
+    assert problems == []
+    return s
+
+
+# ------------------------------------------------------------------ the setting
+def test_default_setting_is_the_readme_grad_example(default):
+    assert default.policy == (1.0, 0.0, -1.0, 0.5, 0.0, 0.0)
+    assert default.ref == (0.0,) * 6
+    assert default.sampler is None
+    assert default.reward == (1.0, 0.2, 0.5, -0.3, 0.0, 0.8)
+    assert default.k == 6
+
+
+def test_hand_set_values_override_the_sliders_and_an_older_sampler_has_its_own_drift():
+    s, problems = notes.setting(4, 2.0, " 3, 1 ,0,-1 ", False, -0.5, "1;0;0;2")
+    assert problems == []
+    assert s.policy == (3.0, 1.0, 0.0, -1.0)
+    assert s.sampler == tuple(demo_logits(4, -0.5))
+    assert s.reward == (1.0, 0.0, 0.0, 2.0)
+
+
+@pytest.mark.parametrize(
+    ("logits", "reward", "says"),
+    [
+        ("1,2", "", "need one number per token (6), got 2"),
+        ("a,b,c,d,e,f", "", "must be numbers separated by commas"),
+        ("1,2,3,4,5,inf", "", "must be finite"),
+        ("0,0,0,0,0,150", "", "may differ by at most 100"),
+        ("", "1,2,3", "need one number per token (6), got 3"),
+    ],
+)
+def test_unusable_hand_set_values_fall_back_with_a_warning(logits, reward, says):
+    s, problems = notes.setting(6, 1.0, logits, True, 0.5, reward)
+    assert len(problems) == 1 and problems[0].kind == "warning"
+    assert says in problems[0].text
+    assert s.policy == tuple(demo_logits(6, 1.0)) and s.reward == tuple(demo_reward(6))
+
+
+def test_parse_and_resize_values():
+    assert notes.parse_values("1, -2.5,3e-1", 3, "x") == ((1.0, -2.5, 0.3), "")
+    assert notes.values_text([1.0, -2.5, 0.3, 0.0]) == "1,-2.5,0.3,0"
+    default = demo_reward(8)
+    assert notes.resize_values("", 8, default) == ""
+    assert notes.resize_values("1,2,3", 5, default) == "1,2,3,-0.3,0"  # filled from the default's tokens 3, 4
+    assert notes.resize_values("1,2,3,4", 2, default) == "1,2"
+
+
+def test_token_table_and_its_edits(default):
+    df = notes.token_frame(default)
+    assert list(df.columns) == ["token", "π_ref", "logit of π_θ", "π_θ", "reward R"]
+    np.testing.assert_allclose(df["π_θ"], np.exp(gradient_table(default.policy, default.ref).policy_log_probs),
+                               rtol=1e-12)
+    assert df["π_θ"].sum() == pytest.approx(1.0, rel=1e-12)
+    old = notes.setting(3, 1.0, "", False, 0.5, "")[0]
+    assert "π_old" in notes.token_frame(old).columns
+    assert notes.apply_edits(default, {}) == {}
+    assert notes.apply_edits(default, {2: {"logit of π_θ": 4.0}}) == {"logits": "1,0,4,0.5,0,0"}
+    assert notes.apply_edits(default, {0: {"reward R": -1}, 5: {"reward R": 2.5}}) == {
+        "rew": "-1,0.2,0.5,-0.3,0,2.5"}
+    assert notes.apply_edits(default, {1: {"logit of π_θ": None}}) == {}  # a cleared cell changes nothing
+
+
+# ------------------------------------------------------------------ the ?option= link
+def test_every_option_name_is_a_row_of_the_table_and_resolves_to_itself(default):
+    names = notes.option_names()
+    assert names[: len(BASIC_OPTIONS)] == list(BASIC_OPTIONS)
+    assert len(names) == len(set(names)) == len(BASIC_OPTIONS) + len(gradient_entries())
+    assert table_at(default).names == names
+    assert all(notes.resolve_option(n) == n for n in names)
+    assert notes.DEFAULT_OPTION in names
+
+
+@pytest.mark.parametrize(
+    ("raw", "name"),
+    [
+        ("verl:k3", "verl:low_var_kl"),  # k3 is an alias of verl's low_var_kl
+        ("verl:k3 ", "verl:k3+"),  # a '+' typed into a link arrives as a space
+        ("VERL:k3 ", "verl:k3+"),
+        ("OpenRLHF:k1 unbiased_gradient", "OpenRLHF:k1+unbiased_gradient"),
+        ("VERL:low_var_kl", "verl:low_var_kl"),
+        ("openrlhf:k3:reward", "OpenRLHF:k3:reward"),
+        ("trl:beta", "TRL:beta"),
+        ("K3", "k3"),
+        ("verl:nope", None),
+        ("nolib:k3", None),
+        ("verl:actor/ppo_kl", None),  # a logged metric: no gradient
+        ("", None),
+    ],
+)
+def test_links_may_use_aliases_and_any_case(raw, name):
+    assert notes.resolve_option(raw) == name
+
+
+def test_a_link_may_name_the_option_as_option_or_opt():
+    assert notes.link_option("verl:k3", None) == ("verl:low_var_kl", "")
+    assert notes.link_option(None, "verl:k3") == ("verl:low_var_kl", "")
+    assert notes.link_option("k2", "k3") == ("k2", "")  # ?option= wins
+    assert notes.link_option(None, "nope") == (None, "nope")
+    assert notes.link_option(None, None) == notes.link_option("", "") == (None, "")
+
+
+def test_unknown_option_note_names_the_closest_options():
+    text = notes.option_problem("verl:lowvar_kl")
+    assert "`verl:low_var_kl`" in text and "did you mean" in text
+    assert "did you mean" not in notes.option_problem("zzzzzz")
+
+
+def test_crosswalk_links_point_at_the_entry():
+    for e in CROSSWALK:
+        link = notes.gradients_link(e)
+        if e.grad_mode == "none":
+            assert link is None
+            continue
+        parts = urlsplit(link)
+        assert parts.path == notes.PAGE_URL
+        assert parse_qs(parts.query) == {notes.OPTION_KEY: [entry_name(e)]}
+
+
+def test_panels_put_the_chosen_option_first_once():
+    assert notes.panel_names("verl:low_var_kl") == ["verl:low_var_kl", *BASIC_OPTIONS]
+    assert notes.panel_names("k3") == ["k3", "k1", "k2", "k3_pq", "k1_score", "k_lambda"]
+
+
+# ------------------------------------------------------------------ words for the numbers
+def test_words_for_what_each_gradient_is(default):
+    t = table_at(default)
+    words = {n: notes.target_words(t.row(n), t.on_policy) for n in BASIC_OPTIONS}
+    assert words == {"k1": "zero", "k2": "reverse KL", "k3": "forward KL", "k3_pq": "mixed/biased",
+                     "k1_score": "reverse KL", "k_lambda": "reverse KL"}
+    assert notes.target_words(t.row("verl:low_var_kl"), True) == "forward KL"
+    assert notes.cos_text(t.row("k1").cos_reverse) == "—"
+    assert notes.cos_text(t.row("k2").cos_reverse) == "+1.000"
+
+
+def test_clamps_and_old_samples_are_named_as_the_bias():
+    far, _ = notes.setting(6, 3.0, "", True, 0.5, "")
+    t = table_at(far)
+    row = t.row("verl:low_var_kl")
+    assert row.target == "mixed" and row.clamped_mass > 0
+    assert notes.target_words(row, True) == f"biased by clamps ({row.clamped_mass:.1%} of sampled tokens)"
+    old, _ = notes.setting(6, 1.0, "", False, 0.0, "")
+    t = table_at(old)
+    assert notes.target_words(t.row("k2"), False) == "biased by off-policy samples"
+    assert notes.target_words(t.row("k3_pq"), False) == "mixed/biased"  # mixed on-policy too
+    assert notes.target_words(t.row("TRL:use_bias_correction_kl"), False) == "reverse KL"
+
+
+def test_headline_and_chosen_note_carry_the_table_numbers(default):
+    t = table_at(default)
+    head = notes.headline(t)
+    assert head.kind == "info"
+    assert f"{t.kl_reverse:.4g}" in head.text
+    assert f"cosine {t.row('k3').cos_forward:+.3f} to it, {t.row('k3').cos_reverse:+.3f}" in head.text
+    note = notes.chosen_note(t, "verl:low_var_kl")
+    assert note.kind == "warning" and "**forward KL**" in note.text
+    assert lookup("verl", "low_var_kl", acts_on="loss").grad_fix in note.text
+    assert notes.chosen_note(t, "k2").kind == "success"
+    old, _ = notes.setting(6, 1.0, "", False, 0.0, "")
+    t_old = table_at(old)
+    assert notes.headline(t_old).kind == "warning"
+    assert f"{t_old.row('k2').cos_reverse:+.3f}" in notes.headline(t_old).text
+    flat, _ = notes.setting(6, 0.0, "", True, 0.5, "")
+    t_flat = table_at(flat)
+    assert notes.headline(t_flat).kind == notes.chosen_note(t_flat, "k3").kind == "info"
+
+
+def test_panel_subtitles():
+    t = table_at(notes.setting(6, 1.0, "", True, 0.5, "")[0])
+    row = t.row("k3")
+    assert notes.panel_subtitle(row, True) == [
+        "expected gradient: forward KL",
+        f"cos to ∇ reverse KL: {row.cos_reverse:+.3f}",
+        "cos to ∇ forward KL: +1.000",
+    ]
+    assert notes.option_title(t.row("verl:low_var_kl")) == "verl low_var_kl (loss)"
+    assert notes.option_title(t.row("OpenRLHF:k3:reward")) == "OpenRLHF k3 (reward)"
+
+
+# ------------------------------------------------------------------ tables
+def test_cosine_table_is_the_core_rows(default):
+    t = table_at(default)
+    names = notes.panel_names("verl:low_var_kl")
+    df = notes.cosine_frame(t, names)
+    assert list(df["option"]) == names
+    for i, name in enumerate(names):
+        row = t.row(name)
+        gradient = df.iloc[i, 6:].to_numpy(dtype=float)
+        if row.target == "zero":
+            assert df["‖E g‖"][i] == 0.0 and not gradient.any()
+        else:
+            assert df["‖E g‖"][i] == pytest.approx(np.linalg.norm(row.expected_grad), rel=1e-12)
+            np.testing.assert_allclose(gradient, row.expected_grad, rtol=1e-12)
+        assert df["spread per token"][i] == row.grad_spread
+    assert list(df.columns[6:]) == [f"E g, logit {x}" for x in range(6)]
+
+
+def test_library_table_puts_the_chosen_option_first(default):
+    t = table_at(default)
+    df = notes.library_frame(t, "OpenRLHF:k3")
+    assert len(df) == len(gradient_entries())
+    assert df.iloc[0][""] == "★" and df.iloc[0]["name in links"] == "OpenRLHF:k3"
+    assert (df[""] == "★").sum() == 1
+    by_name = df.set_index("name in links")
+    assert by_name.loc["verl:low_var_kl", "gradient here"] == "forward KL"
+    assert by_name.loc["verl:low_var_kl", "the library's fix"].startswith("kl_loss_type=k3+")
+    assert by_name.loc["verl:k3+", "the library's fix"] == "not needed"
+    assert by_name.loc["TRL:abs:reward", "the library's fix"] == "—"
+    assert by_name.loc["TRL:use_bias_correction_kl", "from π_old"] == "reverse KL"
+
+
+def test_spread_subtitle_shows_rounding_noise_as_zero():
+    assert notes.spread_subtitle(-4.35e-17, 0.0493, -0.00207, 0.0491) == [
+        "Monte Carlo: -0.00207 ± 0.0491", "exact: 0 ± 0.0493"]
+    assert notes.spread_subtitle(0.224, 0.0272, 0.223, 0.0268)[1] == "exact: 0.224 ± 0.0272"
+
+
+# ------------------------------------------------------------------ training
+@pytest.fixture(scope="module")
+def runs(default):
+    return (training_runs(default.policy, default.ref, default.reward, 0.5, options=notes.TRAINING_OPTIONS),
+            analytic_optima(default.ref, default.reward, 0.5))
+
+
+@pytest.mark.parametrize(("k", "drift", "beta"), [(6, 1.0, 0.5), (10, 3.0, 0.05), (2, -3.0, 5.0), (6, -1.5, 0.1)])
+def test_the_faster_drawn_ascent_ends_where_the_cores_default_does(k, drift, beta):
+    s = notes.setting(k, drift, "", True, 0.5, "")[0]
+    lr = notes.training_step(s.reward, beta)
+    assert lr == pytest.approx(notes.TRAINING_SPEEDUP / (np.ptp(s.reward) + beta), rel=1e-15)
+    slow = training_runs(s.policy, s.ref, s.reward, beta, options=notes.TRAINING_OPTIONS)
+    fast = training_runs(s.policy, s.ref, s.reward, beta, options=notes.TRAINING_OPTIONS,
+                         steps=notes.TRAINING_STEPS, lr=lr)
+    for name in notes.TRAINING_OPTIONS:
+        np.testing.assert_allclose(fast[name].limit, slow[name].limit, rtol=1e-8, atol=1e-10)
+        assert (fast[name].fixed_point is None) == (slow[name].fixed_point is None)
+        assert fast[name].vanished == slow[name].vanished
+
+
+def test_training_words(runs):
+    done, optima = runs
+    assert notes.run_end_text(done["k2"], optima) == ["ends at the reverse-KL optimum ●"]
+    assert notes.run_end_text(done["k3"], optima) == ["ends at the forward-KL optimum ○"]
+    assert notes.run_end_text(done["k1"], optima) == ["no fixed point: tokens 1, 2, 3, 4, 5 → 0,",
+                                                      "the mass ends on token 0"]
+    caption = notes.training_caption(done, optima)
+    assert caption.startswith("k2 ends at the optimum of E[R] − β·KL[π‖π_ref] (●); k3 at the optimum")
+
+
+def test_training_table(default, runs):
+    done, optima = runs
+    df = notes.training_frame(default, done, optima)
+    assert list(df["R"]) == list(default.reward)
+    np.testing.assert_allclose(df["π_ref"], 1 / 6, rtol=1e-12)
+    np.testing.assert_allclose(df["optimum, reverse KL"], optima[0], rtol=0)
+    for name in notes.TRAINING_OPTIONS:
+        np.testing.assert_allclose(df[f"{name} ends at"], done[name].limit, rtol=0)
+    assert df["π_θ at the start"].sum() == pytest.approx(1.0, rel=1e-12)
+
+
+# ------------------------------------------------------------------ the command line
+def test_the_command_line_reproduces_the_view():
+    on_policy, _ = notes.setting(5, 1.3, "", True, 0.4, "")
+    assert "--sampler" not in notes.cli_command(on_policy, lam=0.25, beta=0.7)
+    s, _ = notes.setting(5, 1.3, "", False, 0.4, "")
+    cmd = notes.cli_command(s, lam=0.25, beta=0.7)
+    args = shlex.split(cmd)
+    assert args[:6] == ["uv", "run", "python", "-m", "kl_core", "grad"]
+
+    def arg(flag: str) -> str | None:
+        for i, a in enumerate(args):
+            if a == flag:
+                return args[i + 1]
+            if a.startswith(flag + "="):
+                return a.split("=", 1)[1]
+        return None
+
+    rep = grad_report(arg("--policy"), arg("--ref"), arg("--sampler"), float(arg("--lam")),
+                      arg("--reward"), float(arg("--beta")))
+    t = gradient_table(s.policy, s.ref, sampler=s.sampler, lam=0.25)
+    np.testing.assert_allclose(rep["true_grad"]["reverse_kl"], t.true_reverse, rtol=1e-12)
+    for row, out in zip(t.rows, rep["rows"], strict=True):
+        assert out["name"] == row.name
+        np.testing.assert_allclose(out["expected_grad"], row.expected_grad, rtol=1e-12, atol=1e-15)
+    assert set(rep["fixed_points"]) == set(t.names)  # --reward and --beta were understood
+    assert arg("--reward") == notes.values_text(s.reward) and math.isclose(float(arg("--beta")), 0.7)
