@@ -78,7 +78,7 @@ with st.container(border=True):
 st.markdown(notes.read_line(d))
 
 # ------------------------------------------------------------ the card
-approx = page_by_url("approx-kl")
+approx, gradients = page_by_url("approx-kl"), page_by_url("gradients")
 for i, u in enumerate(d.kl_uses):
     with st.container(border=True):
         st.subheader(notes.use_title(d, u))
@@ -97,6 +97,9 @@ for i, u in enumerate(d.kl_uses):
         st.caption(u.entry.caveat)
         st.page_link(approx.path, icon=":material/table_rows:", query_params=notes.crosswalk_query(u),
                       label="This option in the crosswalk: {row}".format(row=u.crosswalk_name))
+        if (grad_query := notes.gradients_query(u)) is not None:
+            st.page_link(gradients.path, icon=":material/trending_down:", query_params=grad_query,
+                         label="Where its gradient pushes, on the Gradients page")
         with st.expander("Every option {where} in {lib}, and its gradient".format(
                 where="in the reward" if u.where == "reward" else "in the loss", lib=d.library)):
             ui.table(notes.alternatives_frame(u), name="options-{i}".format(i=i),

@@ -23,6 +23,7 @@ from kl_core.doctor import (
 )
 
 __all__ = [
+    "gradients_query",
     "EXAMPLES",
     "EXAMPLE_LABELS",
     "GRADIENT_BADGES",
@@ -187,6 +188,19 @@ def alternatives_frame(u: KLUse) -> pd.DataFrame:
 def crosswalk_query(u: KLUse) -> dict[str, str]:
     """The approx_kl page's "Translate one option" link for this term: ``?lib=…&opt=…``."""
     return {"lib": u.entry.library, "opt": "{option} ({where})".format(option=u.option, where=u.where)}
+
+
+def gradients_query(u: KLUse) -> dict[str, str] | None:
+    """The Gradients page's link for this term, with its option highlighted (``?option=…``).
+
+    None for a term whose option has no gradient (a logged metric).
+    """
+    from kl_core.gradients import entry_name
+    from lab.notes.gradients import OPTION_KEY
+
+    if u.entry.grad_mode == "none":
+        return None
+    return {OPTION_KEY: entry_name(u.entry)}
 
 
 def warning_title(w: DoctorWarning) -> str:

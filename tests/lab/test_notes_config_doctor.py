@@ -123,3 +123,21 @@ def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
     reward = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_penalty=mse")
     cap = notes.pull_caption(reward.kl_uses[0])
     assert cap.startswith("The coloured line follows neither") and cap.endswith("policy-gradient term.")
+
+
+def test_every_kl_term_links_to_its_option_on_the_gradients_page():
+    from kl_core.gradients import entry_name
+    from lab.notes.gradients import resolve_option
+
+    seen = 0
+    for path in sorted(FIXTURES.glob("*")):
+        d = diagnose(path.read_text(), filename=path.name)
+        for u in d.kl_uses:
+            q = notes.gradients_query(u)
+            if u.entry.grad_mode == "none":
+                assert q is None
+            else:
+                assert q == {"option": entry_name(u.entry)}
+                assert resolve_option(q["option"]) == q["option"]  # the Gradients page finds it
+                seen += 1
+    assert seen >= 5
