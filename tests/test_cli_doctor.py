@@ -14,7 +14,7 @@ from kl_core import cli
 from kl_core.doctor import diagnose
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data" / "doctor"
+DATA = ROOT / "data" / "doctor_examples"
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

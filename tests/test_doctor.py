@@ -24,7 +24,7 @@ from kl_core.doctor import (
 from kl_core.doctor_parse import MAX_BYTES
 from kl_core.doctor_profile import profiles
 
-DATA = Path(__file__).parent / "data" / "doctor"
+DATA = Path(__file__).resolve().parents[1] / "data" / "doctor_examples"
 VERL = "python3 -m verl.trainer.main_ppo "
 ORL = "python3 -m openrlhf.cli.train_ppo_ray "
 

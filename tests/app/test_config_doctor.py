@@ -25,7 +25,7 @@ from lab.notes import config_doctor as notes
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGE = "pages/config-doctor.py"
-FIXTURES = ROOT / "tests" / "data" / "doctor"
+FIXTURES = ROOT / "data" / "doctor_examples"
 
 
 @pytest.fixture(autouse=True)

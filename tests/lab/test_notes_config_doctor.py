@@ -13,7 +13,7 @@ from kl_core.doctor import GRADIENT_WORDS, diagnose
 from lab.notes import config_doctor as notes
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "tests" / "data" / "doctor"
+FIXTURES = ROOT / "data" / "doctor_examples"
 VERL = "python3 -m verl.trainer.main_ppo "
 
 
