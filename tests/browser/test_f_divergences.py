@@ -112,7 +112,7 @@ def test_a_changed_view_round_trips_through_its_url(app_url, new_page, wait_for_
     thumb.focus()
     for _ in range(4):  # 4 steps of 0.05: θ from −3 to −2.8
         thumb.press("ArrowRight")
-    page.wait_for_url(re.compile(r"[?&]th_logit=-2\.8"))
+    page.wait_for_url(re.compile(r"[?&]th_logit=-2\.8(&|$)"))
     wait_for_app(page)
     after = settled_view_state(page)
     assert after["checked"] == ["Categorical logit direction", "D_f and parabola"]
