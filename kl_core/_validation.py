@@ -11,7 +11,9 @@ command line only ever show the English text (``str(exc)``); the app
 translates the template and fills in the same params (``lab.i18n.message``).
 Each template is written once, here in the core, as the literal first
 argument of ``InputError(...)`` or ``Message(...)``: the translation tools
-(Babel, ``scripts/translations.py``) extract them from those calls.
+(Babel, ``scripts/translations.py``) extract them from those calls.  Other
+constants the app shows in words (an estimator's one-line summary) are marked
+with the no-op :func:`N_`.
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ from numpy.typing import ArrayLike
 __all__ = [
     "InputError",
     "Message",
+    "N_",
     "as_float_array",
     "check_finite",
     "check_positive",
     "check_positive_int",
     "reason",
 ]
+
+
+def N_(text: str) -> str:
+    """Mark a constant the app shows (an estimator's summary) for translation; returns it unchanged.
+
+    The core stays English: this only lets the translation tools find the
+    text, and the app shows it as ``lab.i18n._(text)``.
+    """
+    return text
 
 
 class Message(str):
@@ -107,7 +119,7 @@ def as_float_array(x: ArrayLike, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError("{name} must be numeric, got {got}", name=name, got=f"{x!r:.60}") from exc
+        raise InputError("{name} must be numeric, got {got}", name=name, got=repr(x)[:60]) from exc
     if np.isnan(arr).any():
         raise InputError("{name} contains NaN", name=name)
     return arr

@@ -459,7 +459,7 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(
-            "{name} must be numeric log-probabilities, got {got}", name=name, got=f"{x!r:.60}"
+            "{name} must be numeric log-probabilities, got {got}", name=name, got=repr(x)[:60]
         ) from exc
     if arr.ndim != 1:
         raise InputError(
@@ -503,7 +503,7 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(
-            "{name} must be numeric KL values, got {got}", name=name, got=f"{x!r:.60}"
+            "{name} must be numeric KL values, got {got}", name=name, got=repr(x)[:60]
         ) from exc
     if arr.ndim != 1:
         raise InputError(
@@ -536,7 +536,7 @@ def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
     try:
         f = arr.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError("{name} must be boolean or 0/1, got {got}", name=name, got=f"{x!r:.60}") from exc
+        raise InputError("{name} must be boolean or 0/1, got {got}", name=name, got=repr(x)[:60]) from exc
     bad = ~((f == 0) | (f == 1))
     if bad.any():
         i = int(np.argmax(bad))
@@ -551,7 +551,7 @@ def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
         f = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InputError(
-            "{name} must be integer token positions, got {got}", name=name, got=f"{x!r:.60}"
+            "{name} must be integer token positions, got {got}", name=name, got=repr(x)[:60]
         ) from exc
     if f.ndim != 1:
         raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=f.shape)
