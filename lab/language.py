@@ -46,10 +46,13 @@ def language_switch() -> str:
     state.start_run()
     browser = i18n.from_locale(st.context.locale)
     if KEY not in st.session_state and _from_link() is None:
-        # No usable language in the link: the browser's, written into the URL
-        # (an unusable ?lang=fr is dropped by Streamlit, with lab.state's note).
+        # No usable language in the link: the browser's, written into the URL;
+        # an unusable ?lang=fr is dropped by Streamlit, and named in a note.
         st.session_state[KEY] = browser
-        if not st.query_params.get_all(KEY):
+        raw = st.query_params.get_all(KEY)
+        if raw:
+            state.dropped_link(KEY, raw, browser)
+        else:
             st.query_params[KEY] = browser
     i18n.set_language(st.session_state.get(KEY) or _from_link() or browser)
     with st.sidebar:

@@ -49,6 +49,7 @@ from lab.i18n import _
 __all__ = [
     "BIND",
     "checkbox",
+    "dropped_link",
     "multiselect",
     "number",
     "radio",
@@ -144,6 +145,16 @@ def _track(
             )
         else:  # the user has since changed the widget: the note is stale
             del notes[key]
+
+
+def dropped_link(key: str, raw: list[str], fallback: Any) -> None:
+    """Note that the link's ``key=raw`` was not used and ``fallback`` is shown instead.
+
+    For a value set from code before the widget is drawn (the language
+    switch's browser default): the widget then shows the usual note until the
+    user changes it.
+    """
+    st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), fallback)
 
 
 def _other_language(

@@ -198,7 +198,7 @@ def problems(lang: str, template=None) -> list[str]:
         out.append(f"obsolete in {lang}: {msg.id!r}")
     mo = po_path(lang).with_suffix(".mo")
     if not mo.exists():
-        out.append(f"{mo.relative_to(ROOT)} is missing: run scripts/translations.py")
+        out.append(f"{_shown(mo)} is missing: run scripts/translations.py")
     else:
         with open(mo, "rb") as fh:
             compiled = {k: v for k, v in gettext.GNUTranslations(fh)._catalog.items() if k}
@@ -208,8 +208,12 @@ def problems(lang: str, template=None) -> list[str]:
         }
         want = {k.split("\x00")[0]: v.split("\x00")[0] for k, v in expected.items()}
         if compiled != want:
-            out.append(f"{mo.relative_to(ROOT)} is not in step with the .po: run scripts/translations.py")
+            out.append(f"{_shown(mo)} is not in step with the .po: run scripts/translations.py")
     return out
+
+
+def _shown(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
 
 def _where(msg) -> str:
@@ -423,6 +427,31 @@ def untranslated(path: Path) -> list[Finding]:
     return _Scan(rel, path.read_text("utf-8")).run()
 
 
+#: Words a reader may meet in English in any language: names of libraries, people and methods.
+ALLOWED_NAMES = ("KL Estimator Lab", "John Schulman", "Okabe–Ito", "Student t")
+_WORD = r"[A-Za-z]{2,}[A-Za-z0-9_'’]*"
+_SEP = r"(?:[ \t\n,;:!?\"()\[\]/&*.-]|(?<![A-Za-z])[A-Za-z](?![A-Za-z0-9_]))+"
+_RUN = re.compile(rf"{_WORD}(?:{_SEP}{_WORD})*")
+
+
+def english_runs(text: str, *, at_least: int = 4, allowed: Iterable[str] = ALLOWED_NAMES) -> list[str]:
+    """Runs of ``at_least`` or more English words in ``text`` (words: two or more letters).
+
+    Chinese characters and punctuation, digits and ``=`` break a run; single
+    letters (``q``, ``p``) neither count nor break one.  So ``"PPO, GRPO and
+    RLHF training"`` is a run of five, ``"PPO、GRPO 和 RLHF"`` none.  ``allowed`` names are
+    removed first.  Strip code and LaTeX before calling (the browser test reads
+    the page's text without them).
+    """
+    for name in allowed:
+        text = text.replace(name, " · ")
+    runs = []
+    for m in _RUN.finditer(text):
+        if len(re.findall(_WORD, m.group(0))) >= at_least:
+            runs.append(m.group(0))
+    return runs
+
+
 def scanned_files(paths: Iterable[str] = SCANNED) -> list[Path]:
     """The Python files under ``paths`` (relative to the repository), except the i18n machinery itself."""
     out = []
@@ -460,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in (None, "update"):
         for lang in TRANSLATED:
             n, changed = update(lang)
-            print(f"{po_path(lang).relative_to(ROOT)}: {n} messages" + (", updated" if changed else ", unchanged"))
+            print(f"{_shown(po_path(lang))}: {n} messages" + (", updated" if changed else ", unchanged"))
     template = extract()
     failed = False
     for lang in TRANSLATED:
