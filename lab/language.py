@@ -14,11 +14,17 @@ is drawn.  How the language is chosen:
   rewrites select-type values in the new language's words.
 
 The widget is bound in ``app.py``, outside the pages, so Streamlit keeps
-``?lang=`` on every page switch: the sidebar menu, ``st.page_link`` and
-``st.switch_page`` all carry it (a page link must not add ``lang`` to its own
-``query_params``: it would appear twice).  Its default is "no choice" rather
-than English, so ``?lang=en`` is written out too: a link made in English
-stays English for a reader whose browser prefers Chinese.
+``?lang=`` on every page switch made in the browser: the sidebar menu and
+``st.page_link`` (with or without its own ``query_params``, which must not
+name ``lang``: it would appear twice) both carry it.  ``st.switch_page`` with
+``query_params`` clears every parameter it is not given and refuses a bound
+one, so after it the session keeps its language but the URL shows none; only
+the hidden aliases of the old underscore URLs (:mod:`lab.navigation`) switch
+that way, and those links predate ``?lang=``.
+
+The widget's default is "no choice" rather than English, so ``?lang=en`` is
+written out too: a link made in English stays English for a reader whose
+browser prefers Chinese.
 """
 
 from __future__ import annotations

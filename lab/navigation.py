@@ -67,8 +67,14 @@ def leave_legacy_wrapper() -> None:
 
 
 def _link_params() -> dict[str, list[str]]:
-    """The current query parameters, repeated keys kept (``?keys=k1&keys=k3``)."""
-    return {key: st.query_params.get_all(key) for key in st.query_params}
+    """The current query parameters, repeated keys kept (``?keys=k1&keys=k3``).
+
+    The language is left out: it is bound to the switch in ``app.py``, which
+    Streamlit carries onto every page itself (and refuses to set it directly).
+    """
+    from lab.language import KEY
+
+    return {key: st.query_params.get_all(key) for key in st.query_params if key != KEY}
 
 
 def _redirect(target: st.Page) -> Callable[[], None]:
