@@ -66,5 +66,5 @@ def test_captions_in_chinese_keep_the_numbers():
     moments = {k: estimator_moments(k, q, p) for k in KEYS}
     with i18n.using("zh"):
         caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p))
-    assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：偏差为 +25.0%。"
+    assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：有偏，偏差为 +25.0%。"
     assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} 的单个值为负")
