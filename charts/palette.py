@@ -12,7 +12,7 @@ on charts that are later layered or concatenated).
 Fonts: :data:`FONT` is Streamlit's own text font first (Latin letters and
 digits look the same in both languages), then fonts with Chinese glyphs, so a
 Chinese title renders in the browser (the CI machine and the README install
-Debian's ``fonts-noto-cjk``) and in the PNG/SVG exports made by vl-convert.
+Debian's ``fonts-noto-cjk``) and in the PNG exports made by vl-convert.
 """
 
 from __future__ import annotations
