@@ -48,6 +48,32 @@ TRANSLATED = ("zh",)
 #: Where the coverage scan looks for text not wrapped in _().
 SCANNED = ("app.py", "pages", "lab", "charts")
 OK_MARK = "i18n: ok"
+#: Files whose user-visible text is not yet wrapped in _() and translated (issue 13, part 2
+#: empties this list).  Their messages may be missing from the catalog or untranslated, and
+#: the coverage test skips them; tests/lab/test_translations.py fails once one of them is
+#: clean, so the list only shrinks.
+NOT_YET_TRANSLATED: frozenset[str] = frozenset({
+    "charts/approx_kl.py",
+    "charts/bregman.py",
+    "charts/config_doctor.py",
+    "charts/control_variates.py",
+    "charts/estimator_lab.py",
+    "charts/fisher.py",
+    "lab/notes/approx_kl.py",
+    "lab/notes/audit.py",
+    "lab/notes/bregman_gap.py",
+    "lab/notes/config_doctor.py",
+    "lab/notes/control_variates.py",
+    "lab/notes/estimator_lab.py",
+    "lab/notes/f_divergences.py",
+    "pages/approx-kl.py",
+    "pages/audit.py",
+    "pages/bregman-gap.py",
+    "pages/config-doctor.py",
+    "pages/control-variates.py",
+    "pages/estimator-lab.py",
+    "pages/f-divergences.py",
+})
 
 
 # --------------------------------------------------------------------------- #
@@ -154,21 +180,30 @@ def _fields(text: str) -> list[str]:
     return sorted(out)
 
 
-def problems(lang: str, template=None) -> list[str]:
+def _pending(msg, exempt: frozenset[str]) -> bool:
+    """True if every file the message comes from is still to be translated (in ``exempt``)."""
+    files = {f for f, _ in msg.locations}
+    return bool(files) and files <= exempt
+
+
+def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATED) -> list[str]:
     """What keeps ``lang``'s catalog from being complete and in step with the source, one line each.
 
     A message the source has and the catalog lacks; an empty translation; a
     fuzzy one; an obsolete message; a translation whose ``{placeholders}`` differ
     from the English (it would raise or drop a number); a ``.mo`` that does
-    not hold exactly the ``.po``'s translations.
+    not hold exactly the ``.po``'s translations.  Messages found only in the
+    ``exempt`` files (default :data:`NOT_YET_TRANSLATED`) may still be missing
+    or untranslated: they show in English until those files are converted.
     """
     import gettext
 
+    exempt = frozenset(exempt)
     template = extract() if template is None else template
     catalog = read_catalog(lang)
     out = []
     for msg in template:
-        if msg.id and msg.id not in catalog:
+        if msg.id and msg.id not in catalog and not _pending(msg, exempt):
             out.append(f"missing from {lang}: {msg.id!r} ({_where(msg)})")
     expected: dict[str, str] = {}
     for msg in catalog:
@@ -178,6 +213,8 @@ def problems(lang: str, template=None) -> list[str]:
         strs = msg.string if isinstance(msg.string, tuple) else (msg.string,)
         if msg.id not in template:
             out.append(f"stale in {lang} (no longer in the source): {ids[0]!r}")
+        elif _pending(template[msg.id], exempt) and not all(s and s.strip() for s in strs):
+            continue  # a message of a file still to be translated: English for now
         if not all(s and s.strip() for s in strs):
             out.append(f"untranslated in {lang}: {ids[0]!r} ({_where(msg)})")
             continue

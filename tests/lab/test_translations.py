@@ -4,8 +4,9 @@
   non-fuzzy translation whose ``{placeholders}`` are the English ones; the
   catalog has nothing stale; the committed ``.mo`` holds exactly the ``.po``;
 * no user-visible string literal escapes ``_()`` in the files already
-  converted; :data:`NOT_YET_TRANSLATED` lists the files part 2 of issue 13
-  still has to convert, and must shrink to nothing.
+  converted; ``scripts/translations.py``'s ``NOT_YET_TRANSLATED`` lists the
+  files part 2 of issue 13 still has to convert (their messages may stay
+  untranslated meanwhile), and must shrink to nothing.
 """
 
 from __future__ import annotations
@@ -18,29 +19,8 @@ import pytest
 from lab import i18n
 from scripts import translations as tr
 
-#: Files whose user-visible text is not yet wrapped in _() (issue 13, part 2 empties this).
-NOT_YET_TRANSLATED = {
-    "charts/approx_kl.py",
-    "charts/bregman.py",
-    "charts/config_doctor.py",
-    "charts/control_variates.py",
-    "charts/estimator_lab.py",
-    "charts/fisher.py",
-    "lab/notes/approx_kl.py",
-    "lab/notes/audit.py",
-    "lab/notes/bregman_gap.py",
-    "lab/notes/config_doctor.py",
-    "lab/notes/control_variates.py",
-    "lab/notes/estimator_lab.py",
-    "lab/notes/f_divergences.py",
-    "pages/approx-kl.py",
-    "pages/audit.py",
-    "pages/bregman-gap.py",
-    "pages/config-doctor.py",
-    "pages/control-variates.py",
-    "pages/estimator-lab.py",
-    "pages/f-divergences.py",
-}
+#: Files not yet converted (issue 13, part 2 empties this list; it lives in scripts/translations.py).
+NOT_YET_TRANSLATED = tr.NOT_YET_TRANSLATED
 
 
 @pytest.fixture(scope="module")
@@ -88,13 +68,15 @@ def test_a_translation_that_breaks_a_placeholder_is_found(tmp_path, monkeypatch)
     source = Catalog()
     for text in ("{n} rows", "Seed", "Save", "New"):
         source.add(text, locations=[("x.py", 1)])
-    found = "\n".join(tr.problems("zh", source))
+    source.add("Later", locations=[("pages/later.py", 1)])  # a file still to be converted
+    found = "\n".join(tr.problems("zh", source, exempt={"pages/later.py"}))
     assert "placeholders differ in zh: '{n} rows'" in found
     assert "fuzzy in zh" in found and "'Seed'" in found
     assert "untranslated in zh: 'Save'" in found
     assert "missing from zh: 'New'" in found
     assert "obsolete in zh: 'Gone'" in found
     assert "is missing: run scripts/translations.py" in found  # no .mo
+    assert "Later" not in found
 
 
 # --------------------------------------------------------------------------- coverage
