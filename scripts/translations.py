@@ -205,7 +205,6 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
     for msg in template:
         if msg.id and msg.id not in catalog and not _pending(msg, exempt):
             out.append(f"missing from {lang}: {msg.id!r} ({_where(msg)})")
-    expected: dict[str, str] = {}
     for msg in catalog:
         if not msg.id:
             continue
@@ -213,7 +212,7 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
         strs = msg.string if isinstance(msg.string, tuple) else (msg.string,)
         if msg.id not in template:
             out.append(f"stale in {lang} (no longer in the source): {ids[0]!r}")
-        elif _pending(template[msg.id], exempt) and not all(s and s.strip() for s in strs):
+        elif _pending(template[msg.id], exempt) and (msg.fuzzy or not all(s and s.strip() for s in strs)):
             continue  # a message of a file still to be translated: English for now
         if not all(s and s.strip() for s in strs):
             out.append(f"untranslated in {lang}: {ids[0]!r} ({_where(msg)})")
@@ -229,8 +228,6 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
                 continue
             if not fields_ok and not (len(ids) > 1 and _fields(s) in (_fields(ids[0]), _fields(ids[1]))):
                 out.append(f"placeholders differ in {lang}: {ids[0]!r} -> {s!r}")
-        key = ids[0] if len(ids) == 1 else "\x00".join(ids)
-        expected[key] = strs[0] if len(strs) == 1 else "\x00".join(strs)
     for msg in catalog.obsolete.values():
         out.append(f"obsolete in {lang}: {msg.id!r}")
     mo = po_path(lang).with_suffix(".mo")
@@ -243,9 +240,44 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
             (k if isinstance(k, str) else k[0]): v for k, v in compiled.items()
             if isinstance(k, str) or k[1] == 0
         }
-        want = {k.split("\x00")[0]: v.split("\x00")[0] for k, v in expected.items()}
-        if compiled != want:
+        if compiled != _compiled_from(catalog):
             out.append(f"{_shown(mo)} is not in step with the .po: run scripts/translations.py")
+    return out
+
+
+def untranslated_messages(lang: str, path: str, template=None) -> list[str]:
+    """The messages of file ``path`` (relative, e.g. ``pages/home.py``) that ``lang`` lacks.
+
+    Missing from the catalog, with an empty translation, or fuzzy.  A file is
+    translated when this is empty and :func:`untranslated` finds nothing in it.
+    """
+    template = extract() if template is None else template
+    catalog = read_catalog(lang)
+    out = []
+    for msg in template:
+        if not msg.id or path not in {f for f, _ in msg.locations}:
+            continue
+        have = catalog.get(msg.id)
+        strs = () if have is None else have.string if isinstance(have.string, tuple) else (have.string,)
+        if have is None or have.fuzzy or not all(s and s.strip() for s in strs):
+            out.append(msg.id if isinstance(msg.id, str) else msg.id[0])
+    return out
+
+
+def _compiled_from(catalog) -> dict[str, str]:
+    """What ``write_mo`` puts in the ``.mo`` (first forms): translated, non-fuzzy messages.
+
+    As Babel does, a plural message counts once any form is set, an empty form
+    falling back to the English.
+    """
+    out = {}
+    for m in catalog:
+        if not m.id or not m.string or m.fuzzy:
+            continue
+        if m.pluralizable:
+            out[m.id[0]] = m.string[0] or m.id[0]
+        else:
+            out[m.id] = m.string
     return out
 
 

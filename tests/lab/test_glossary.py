@@ -56,7 +56,9 @@ def test_the_glossary_has_checked_rows():
 @pytest.fixture(scope="module")
 def catalog():
     with open(LOCALE_DIR / "zh" / "LC_MESSAGES" / "messages.po", "rb") as fh:
-        return [(m.id, m.string) for m in read_po(fh, locale="zh") if m.id]
+        # translated messages only: a file still on the list may leave some empty or fuzzy
+        return [(m.id, m.string) for m in read_po(fh, locale="zh")
+                if isinstance(m.id, str) and m.id and m.string and not m.fuzzy]
 
 
 @pytest.mark.parametrize(("english", "chinese"), ROWS, ids=[e for e, _ in ROWS])

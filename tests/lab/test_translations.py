@@ -137,9 +137,13 @@ def test_converted_files_have_no_untranslated_text():
     assert offenders == []
 
 
-def test_the_allow_list_only_shrinks():
-    """Every file on the list exists and still has untranslated text: a converted file leaves the list."""
+def test_the_allow_list_only_shrinks(template):
+    """Every listed file exists and is not yet done (text outside _(), or messages untranslated).
+
+    A file whose text is all wrapped and translated leaves the list.
+    """
     scanned = {p.relative_to(tr.ROOT).as_posix(): p for p in tr.scanned_files()}
     for name in sorted(NOT_YET_TRANSLATED):
         assert name in scanned, f"{name} is not scanned (moved or removed?)"
-        assert tr.untranslated(scanned[name]), f"{name} is fully translated: remove it from the list"
+        todo = tr.untranslated(scanned[name]) or tr.untranslated_messages("zh", name, template)
+        assert todo, f"{name} is translated: remove it from NOT_YET_TRANSLATED"
