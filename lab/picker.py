@@ -150,6 +150,7 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
     labels = {k: _(v) for k, v in VOCABULARY_LABELS.items()}
     labels["own"] = _(OWN_VOCABULARY).format(k=d.k)
     _show(f"{key}.vocab", vocab or "own")
+    state.follows_language(f"{key}.vocab")
     st.selectbox(
         _("Vocabulary"),
         [*VOCABULARIES, *(["own"] if vocab is None else [])],
@@ -240,6 +241,7 @@ def distribution_picker(
         error = message(exc)
     family_key = f"{key}.family"
     _show(family_key, spec_params.family_of(dist) if dist is not None else None)
+    state.follows_language(family_key)
     with sliders:
         st.selectbox(
             _("Family"),

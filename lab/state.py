@@ -50,6 +50,7 @@ __all__ = [
     "BIND",
     "checkbox",
     "dropped_link",
+    "follows_language",
     "multiselect",
     "number",
     "radio",
@@ -182,17 +183,27 @@ def _other_language(
     return True
 
 
+def follows_language(key: str) -> None:
+    """Have :func:`relabel` rewrite the widget ``key`` on a language switch.
+
+    The select-type helpers here do it for their bound widgets; call it for an
+    unbound select whose options are translated (the picker's family menu), so
+    that it shows its option in the new language instead of the old words.
+    """
+    st.session_state.setdefault(_SELECTS, set()).add(key)
+
+
 def start_run() -> None:
     """Forget the previous run's select-type widgets (``app.py`` calls it before the page runs)."""
     st.session_state[_SELECTS] = set()
 
 
 def relabel() -> None:
-    """Write every select-type value of the latest run again, so the URL shows it in the new language.
+    """Write every select-type value of the latest run again, in the new language's words.
 
     The language switch's ``on_change``: callbacks run before the script, when
     writing a widget's value is allowed, and a value written from code is sent
-    to the browser, which puts its (now translated) text in the URL.
+    to the browser, which shows its (now translated) text and puts it in the URL.
     """
     for key in st.session_state.get(_SELECTS, ()):
         if key in st.session_state:
@@ -216,7 +227,7 @@ def _bound(
     """
     raw = _raw_from_url(_check_key(key))
     if choices:
-        st.session_state.setdefault(_SELECTS, set()).add(key)
+        follows_language(key)
         if raw is not None and _other_language(key, raw, choices, fmt, widget is st.multiselect):
             raw = None
     out = widget(label, key=key, bind=BIND, **kwargs)

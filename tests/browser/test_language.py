@@ -121,3 +121,19 @@ def test_a_link_without_a_language_opens_in_the_browsers(app_url, chromium, wait
         assert page.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "KL 估计器实验室"
     finally:
         context.close()
+
+
+def test_the_switch_relabels_the_pickers_menus_and_keeps_their_values(app_url, new_page, wait_for_app):
+    """The distribution picker is shared by every page: its family menu follows the language."""
+    page = new_page()
+    page.goto(f"{app_url}/estimator-lab?q=laplace(0,1)&n=500&lang=en")
+    wait_for_app(page)
+    shown = """() => [...document.querySelectorAll("[data-testid='stSelectbox'] input")].map(e => e.value)"""
+    page.wait_for_function(f"() => ({shown})().join() === 'Laplace,Normal'")  # q's and p's families
+    page.locator("[data-testid='stSidebar'] button", has_text=re.compile(r"^zh$")).click()
+    page.wait_for_url(re.compile(r"[?&]lang=zh(&|$)"))
+    page.wait_for_function(f"() => ({shown})().join() === '拉普拉斯分布,正态分布'")
+    wait_for_app(page)
+    assert "q=laplace%280%2C1%29" in page.url and "n=500" in page.url
+    assert page.locator("[data-testid='stSelectbox']", has_text="分布族").count() == 2
+    assert page.locator("[data-testid='stException']").count() == 0
