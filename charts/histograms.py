@@ -310,7 +310,7 @@ def per_sample_histogram(
     ]
     if binned.outside_share > 0:  # a line of its own: a third of a 1280-px page is narrow
         subtitle.append(
-            _("{outside:.2%} beyond the x-range shown").format(outside=binned.outside_share)
+            _("{outside:.2%} outside the chart").format(outside=binned.outside_share)
         )
     lo, hi = domain
     tallest = float(binned.table["share"].max())
