@@ -443,7 +443,7 @@ class _Scan:
             elif isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
                     if isinstance(key, ast.Constant) and key.value in TEXT_KEYS:
-                        self._ui(value, f'"{key.value}" in a dict')
+                        self._ui(value, f'"{key.value}" in a dict', codes=False)
         for node in nodes:
             if id(node) in self.exempt or id(node) in self.judged:
                 continue
@@ -465,9 +465,9 @@ class _Scan:
             for key in node.args[0].keys:
                 if key is not None:
                     self._ui(key, "table header", codes=False)
-        for kw in node.keywords:
+        for kw in node.keywords:  # a title or a label is never a code, even one lower-case word
             if kw.arg in TEXT_KEYWORDS:
-                self._ui(kw.value, f"{kw.arg}=")
+                self._ui(kw.value, f"{kw.arg}=", codes=kw.arg == "file_name")
 
     def _ok(self, node: ast.AST) -> bool:
         first, last = node.lineno, getattr(node, "end_lineno", None) or node.lineno

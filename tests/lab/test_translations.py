@@ -94,16 +94,17 @@ def test_the_checker_finds_unwrapped_text_in_ui_positions(tmp_path):
         st.title("Control variates")
         st.slider("Number of draws", 1, 10, key="n", help="How many samples.")
         st.markdown(f"Mean {x:.3f} of the draws")
-        ui.chart(c, name="k1", caption="What to look at.")
+        ui.chart(c, name="k1-histogram", caption="What to look at.")
         chart = {"title": "share of samples", "field": "share"}
+        tooltip = {"field": "count", "title": "count"}
         df = pd.DataFrame({"estimator": names})
         QUESTION = "Which direction of KL is this?"
         st.error("{n} draws are too few".format(n=n))
     ''')
     assert found == [
         "Control variates", "Number of draws", "How many samples.", "Mean  of the draws",
-        "What to look at.", "share of samples", "estimator", "Which direction of KL is this?",
-        "{n} draws are too few",
+        "k1-histogram", "What to look at.", "share of samples", "count", "estimator",
+        "Which direction of KL is this?", "{n} draws are too few",
     ]
 
 
@@ -117,7 +118,8 @@ def test_the_checker_leaves_code_maths_and_wrapped_text_alone(tmp_path):
         st.latex(r"k_3 = (r - 1) - \\log r")
         state.number(_("Seed"), "seed", min_value=0)
         st.page_link("pages/home.py", icon=":material/home:")
-        ui.chart(c, name="k1-histogram")
+        ui.chart(c, name=_("k1-histogram"))
+        st.download_button(_("PNG image"), data=png, file_name=f"{stem}.png")
         raise ValueError("key must be one of the presets, got something else")
         if kind == "per sample histogram":
             pass
