@@ -1,28 +1,31 @@
 """KL Estimator Lab: the entry point.
 
-Run with ``uv run streamlit run app.py``.  This file only sets up the page and
-the navigation; each page is a script in ``pages/`` (titles and URL paths in
-``lab/pages.py``, the navigation in ``lab/navigation.py``; see
-``docs/app_conventions.md``).
+Run with ``uv run streamlit run app.py``.  This file only sets up the page,
+the language and the navigation; each page is a script in ``pages/`` (titles
+and URL paths in ``lab/pages.py``, the navigation in ``lab/navigation.py``,
+the language switch in ``lab/language.py``; see ``docs/app_conventions.md``).
 """
 
 import os
 
 import streamlit as st
 
+from lab.i18n import _, message
+from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES
 
+language_switch()  # first: every text below is in the run's language
 st.set_page_config(
-    page_title="KL Estimator Lab",
+    page_title=_("KL Estimator Lab"),
     page_icon=":material/query_stats:",
     layout="wide",
 )
 
 page = navigation()
-if page.title != PAGES[0].title:
+if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
-    st.set_page_config(page_title=f"{page.title} · KL Estimator Lab")
+    st.set_page_config(page_title=_("{page} · KL Estimator Lab").format(page=page.title))
 try:
     page.run()
 except Exception as exc:
@@ -31,7 +34,9 @@ except Exception as exc:
     if os.environ.get("KL_LAB_STRICT") == "1":
         raise
     st.error(
-        f"This view could not be computed for these settings ({type(exc).__name__}: {exc}). "
-        "Try less extreme values; the rest of the lab keeps working.",
+        _(
+            "This view could not be computed for these settings ({error}: {reason}). "
+            "Try less extreme values; the rest of the lab keeps working."
+        ).format(error=type(exc).__name__, reason=message(exc)),
         icon=":material/error:",
     )

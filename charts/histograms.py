@@ -18,6 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from lab.i18n import N_, _
 
 __all__ = [
     "bars_layer",
@@ -211,7 +212,8 @@ def bars_layer(
     """The histogram bars of a binned table (``left``, ``right``, ``count``, ``share``).
 
     Drawn from the dataset named ``"bins"``, in the estimator's colour, with a
-    tooltip giving the bin, its count of ``noun`` and its share.
+    tooltip giving the bin, its count of ``noun`` and its share.  The titles
+    are shown as given (translated by the caller).
     """
     mark: dict = {"type": "rect", "color": color(key)}
     if opacity is not None:
@@ -238,10 +240,13 @@ def bars_layer(
             },
             y2={"datum": 0},
             tooltip=[
-                {"field": "left", "type": "quantitative", "title": "from", "format": ".4g"},
-                {"field": "right", "type": "quantitative", "title": "to", "format": ".4g"},
+                # TRANSLATORS: tooltip of a histogram bar: the left edge of its bin
+                {"field": "left", "type": "quantitative", "title": _("from"), "format": ".4g"},
+                # TRANSLATORS: tooltip of a histogram bar: the right edge of its bin
+                {"field": "right", "type": "quantitative", "title": _("to"), "format": ".4g"},
                 {"field": "count", "type": "quantitative", "title": noun},
-                {"field": "share", "type": "quantitative", "title": "share", "format": share_format},
+                # TRANSLATORS: tooltip of a histogram bar: the fraction of all values in its bin
+                {"field": "share", "type": "quantitative", "title": _("share"), "format": share_format},
             ],
         ),
     )
@@ -252,7 +257,7 @@ def per_sample_histogram(
     key: str,
     *,
     true_value: float | None = None,
-    true_label: str = "true KL",
+    true_label: str = N_("true KL"),
     mean: float | None = None,
     neg_fraction: float | None = None,
     domain: tuple[float, float] | None = None,
@@ -270,7 +275,7 @@ def per_sample_histogram(
     true_value : float, optional
         The exact quantity the estimator targets; drawn as a dashed black rule.
     true_label : str, default "true KL"
-        Name of that quantity in the label.
+        Name of that quantity in the label (translated here if it is a message).
     mean, neg_fraction : float, optional
         Sample mean and fraction of samples < 0, if already computed by the
         core; otherwise computed here from ``values``.
@@ -299,9 +304,14 @@ def per_sample_histogram(
         neg_fraction = float(np.mean(v < 0)) if v.size else math.nan
 
     name = label(key)
-    subtitle = [f"{neg_fraction:.1%} of values < 0", f"sample mean {_fmt(mean)}"]
-    if binned.outside_share > 0:
-        subtitle[1] += f" · {binned.outside_share:.2%} beyond the x-range shown"
+    subtitle = [
+        _("{share:.1%} of values < 0").format(share=neg_fraction),
+        _("sample mean {mean}").format(mean=_fmt(mean)),
+    ]
+    if binned.outside_share > 0:  # a line of its own: a third of a 1280-px page is narrow
+        subtitle.append(
+            _("{outside:.2%} outside the chart").format(outside=binned.outside_share)
+        )
     lo, hi = domain
     tallest = float(binned.table["share"].max())
     y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)  # headroom for the label, ≤ 100 %
@@ -326,10 +336,10 @@ def per_sample_histogram(
         bars_layer(
             key,
             x_scale=x_scale,
-            x_title=f"per-sample value of {name}",
-            y_title="share of samples",
+            x_title=_("per-sample value of {estimator}").format(estimator=name),
+            y_title=_("share of samples"),
             y_top=y_top,
-            noun="samples",
+            noun=_("samples"),
             share_format=".2%",
             tick_count=6,
         )
@@ -345,7 +355,10 @@ def per_sample_histogram(
         )
     if true_value is not None and math.isfinite(true_value) and lo <= true_value <= hi:
         datasets["reference"] = records(
-            pd.DataFrame({"x": [true_value], "text": [f"{true_label} = {_fmt(true_value)}"]})
+            pd.DataFrame({
+                "x": [true_value],
+                "text": [_("{label} = {value}").format(label=_(true_label), value=_fmt(true_value))],
+            })
         )
         right_side = true_value > lo + 0.6 * (hi - lo)  # keep the label inside the plot
         layers.append(

@@ -8,6 +8,11 @@ a chart legend and the formula above it always use the same name.
 :func:`finish` applies the projector-friendly fonts every chart shares; call it
 once on the top-level chart a builder returns (Vega-Lite refuses ``configure``
 on charts that are later layered or concatenated).
+
+Fonts: :data:`FONT` is Streamlit's own text font first (Latin letters and
+digits look the same in both languages), then fonts with Chinese glyphs, so a
+Chinese title renders in the browser (the CI machine and the README install
+Debian's ``fonts-noto-cjk``) and in the PNG exports made by vl-convert.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ __all__ = [
     "AXIS_TITLE_SIZE",
     "COLORS",
     "CONFIG",
+    "FONT",
     "RB_COLOR",
     "REFERENCE_COLOR",
     "ZERO_COLOR",
@@ -78,8 +84,17 @@ def color_scale(keys: list[str] | tuple[str, ...] | None = None) -> alt.Scale:
     return alt.Scale(domain=[label(k) for k in keys], range=[color(k) for k in keys])
 
 
+#: The charts' font family: Streamlit's font, then fonts that have Chinese glyphs
+#: (Noto Sans CJK is Debian's fonts-noto-cjk; the others ship with macOS and Windows).
+FONT = ", ".join([  # i18n: ok (font names)
+    '"Source Sans"', '"Source Sans Pro"', '"Noto Sans CJK SC"', '"Noto Sans SC"',  # i18n: ok
+    '"Source Han Sans SC"', '"WenQuanYi Micro Hei"', '"PingFang SC"', '"Microsoft YaHei"',  # i18n: ok
+    "sans-serif",
+])
+
 #: The shared Vega-Lite configuration: fonts a projector at 1280×800 can carry.
 CONFIG: dict = {
+    "font": FONT,
     "axis": {
         "labelFontSize": AXIS_LABEL_SIZE,
         "titleFontSize": AXIS_TITLE_SIZE,

@@ -1,17 +1,117 @@
-"""Argument checks shared by the core modules.
+"""Argument checks shared by the core modules, and translatable messages.
 
 Each check raises ``ValueError`` with a message that names the offending
 parameter, so that a user who mistypes an argument is told which one.
+
+Messages a user of the app can meet (a mistyped distribution spec, a file
+that cannot be audited, a config the doctor cannot read) are raised as
+:class:`InputError`: a ``ValueError`` whose English text is made from a
+*template* with named placeholders and its *params*.  The core and its
+command line only ever show the English text (``str(exc)``); the app
+translates the template and fills in the same params (``lab.i18n.message``).
+Each template is written once, here in the core, as the literal first
+argument of ``InputError(...)`` or ``Message(...)``: the translation tools
+(Babel, ``scripts/translations.py``) extract them from those calls.  Other
+constants the app shows in words (an estimator's one-line summary) are marked
+with the no-op :func:`N_`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["as_float_array", "check_finite", "check_positive", "check_positive_int"]
+__all__ = [
+    "InputError",
+    "Message",
+    "N_",
+    "as_float_array",
+    "check_finite",
+    "check_positive",
+    "check_positive_int",
+    "reason",
+]
+
+
+def N_(text: str) -> str:
+    """Mark a constant the app shows (an estimator's summary) for translation; returns it unchanged.
+
+    The core stays English: this only lets the translation tools find the
+    text, and the app shows it as ``lab.i18n._(text)``.
+    """
+    return text
+
+
+class Message(str):
+    """A sentence for a user: its English text, and the template and params it was made from.
+
+    ``Message("{name} must be > 0, got {value!r}", name="sigma", value=-1.0)``
+    is the string ``"sigma must be > 0, got -1.0"``; ``.template`` and
+    ``.params`` let the app show it in another language.  A param may itself
+    be a :class:`Message` (a reason inside a sentence); it is translated too.
+    """
+
+    template: str
+    params: Mapping[str, Any]
+
+    def __new__(cls, template: str, /, **params: Any) -> Message:
+        self = super().__new__(cls, template.format(**params))
+        self.template = template
+        self.params = params
+        return self
+
+    def __reduce__(self) -> tuple:
+        # st.cache_data pickles results; a str subclass would come back without its template.
+        return (_message, (self.template, dict(self.params)))
+
+
+def _message(template: str, params: dict[str, Any]) -> Message:
+    return Message(template, **params)
+
+
+class InputError(ValueError):
+    """A ``ValueError`` whose text is a :class:`Message`: the template, the params, the English text.
+
+    Raise it where a user's input is refused:
+    ``raise InputError("spec {spec!r}: {s!r} is not a number", spec=spec, s=s)``,
+    or with a :class:`Message` already made: ``raise InputError(message)``.
+    Without params the text is taken literally (no placeholders).
+    """
+
+    def __init__(self, template: str, /, **params: Any) -> None:
+        if isinstance(template, Message) and not params:
+            self.message = template
+        elif not params:  # a fixed sentence: taken literally, braces and all
+            self.message = Message(template.replace("{", "{{").replace("}", "}}"))
+        else:
+            self.message = Message(template, **params)
+        super().__init__(str(self.message))
+
+    @property
+    def template(self) -> str:
+        """The English template, with ``{named}`` placeholders."""
+        return self.message.template
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        """The values of the template's placeholders."""
+        return self.message.params
+
+    def __reduce__(self) -> tuple:
+        return (_input_error, (type(self), self.message))
+
+
+def _input_error(cls: type[InputError], message: Message) -> InputError:
+    return cls(message)
+
+
+def reason(exc: BaseException) -> str:
+    """An exception's text, as a :class:`Message` when it has one (to nest in another message)."""
+    return exc.message if isinstance(exc, InputError) else str(exc)
 
 
 def as_float_array(x: ArrayLike, name: str) -> np.ndarray:
@@ -19,9 +119,9 @@ def as_float_array(x: ArrayLike, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric, got {x!r:.60}") from exc
+        raise InputError("{name} must be numeric, got {got}", name=name, got=repr(x)[:60]) from exc
     if np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
+        raise InputError("{name} contains NaN", name=name)
     return arr
 
 
@@ -30,9 +130,9 @@ def check_finite(value: float, name: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a number, got {value!r}") from exc
+        raise InputError("{name} must be a number, got {value!r}", name=name, value=value) from exc
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InputError("{name} must be finite, got {value!r}", name=name, value=value)
     return v
 
 
@@ -40,7 +140,7 @@ def check_positive(value: float, name: str) -> float:
     """Return ``value`` as a float if it is finite and > 0, else raise ``ValueError``."""
     v = check_finite(value, name)
     if v <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
+        raise InputError("{name} must be > 0, got {value!r}", name=name, value=value)
     return v
 
 
@@ -50,7 +150,7 @@ def check_positive_int(value: int, name: str) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         else:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            raise InputError("{name} must be a positive integer, got {value!r}", name=name, value=value)
     if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value!r}")
+        raise InputError("{name} must be >= 1, got {value!r}", name=name, value=value)
     return int(value)

@@ -109,7 +109,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core import estimators
-from kl_core._validation import check_finite
+from kl_core._validation import InputError, Message, check_finite
 
 __all__ = [
     "DEFINITIONS",
@@ -458,32 +458,43 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric log-probabilities, got {x!r:.60}") from exc
+        raise InputError(
+            "{name} must be numeric log-probabilities, got {got}", name=name, got=repr(x)[:60]
+        ) from exc
     if arr.ndim != 1:
-        raise ValueError(
-            f"{name} must be 1-D (one value per token; flatten first), got shape {arr.shape}"
+        raise InputError(
+            "{name} must be 1-D (one value per token; flatten first), got shape {shape}",
+            name=name, shape=arr.shape,
         )
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(
-            f"{name} has {int(bad.sum())} NaN or infinite values (first at index {i}: {arr[i]})"
+        raise InputError(
+            "{name} has {n} NaN or infinite values (first at index {i}: {value})",
+            name=name, n=int(bad.sum()), i=i, value=arr[i],
         )
     pos = arr > tol
     if pos.any():
         i = int(np.argmax(pos))
-        raise ValueError(
-            f"{name} has {int(pos.sum())} values > 0 (first at index {i}: {arr[i]:.6g}); "
-            "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)"
+        raise InputError(
+            "{name} has {n} values > 0 (first at index {i}: {value:.6g}); "
+            "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
+            name=name, n=int(pos.sum()), i=i, value=arr[i],
         )
     return arr
 
 
-def _rows(idx: np.ndarray, what: str) -> str:
-    """``"rows 3, 8 and 12"`` or ``"rows 3, 8, 12, 20, 31, … (40 in all)"``."""
+def _rows(idx: np.ndarray, what: str) -> Message:
+    """``"rows 3, 8, 12"`` or ``"rows 3, 8, 12, 20, 31, … (40 in all)"``; ``what``: ``"rows"`` or ``"data rows"``."""
     shown = ", ".join(str(int(i)) for i in idx[:5])
-    more = f", … ({idx.size} in all)" if idx.size > 5 else ""
-    return f"{what} {shown}{more}" if idx.size > 1 else f"{what[:-1]} {shown}"
+    data = what == "data rows"
+    if idx.size == 1:
+        return Message("data row {shown}", shown=shown) if data else Message("row {shown}", shown=shown)
+    if idx.size <= 5:
+        return Message("data rows {shown}", shown=shown) if data else Message("rows {shown}", shown=shown)
+    if data:
+        return Message("data rows {shown}, … ({n} in all)", shown=shown, n=idx.size)
+    return Message("rows {shown}, … ({n} in all)", shown=shown, n=idx.size)
 
 
 def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.ndarray:
@@ -491,21 +502,27 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be numeric KL values, got {x!r:.60}") from exc
+        raise InputError(
+            "{name} must be numeric KL values, got {got}", name=name, got=repr(x)[:60]
+        ) from exc
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D (one value per token), got shape {arr.shape}")
+        raise InputError(
+            "{name} must be 1-D (one value per token), got shape {shape}", name=name, shape=arr.shape
+        )
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
-        raise ValueError(
-            f"{name} has {bad.size} NaN or infinite values ({_rows(bad, what)}); "
-            "an exact KL of two next-token distributions is finite"
+        raise InputError(
+            "{name} has {n} NaN or infinite values ({rows}); "
+            "an exact KL of two next-token distributions is finite",
+            name=name, n=bad.size, rows=_rows(bad, what),
         )
     neg = np.flatnonzero(arr < -tol)
     if neg.size:
-        raise ValueError(
-            f"{name} has {neg.size} negative values ({_rows(neg, what)}, e.g. {arr[neg[0]]:.6g}); "
+        raise InputError(
+            "{name} has {n} negative values ({rows}, e.g. {value:.6g}); "
             "a KL is >= 0 (is this a per-token log-ratio rather than the KL of the full "
-            "next-token distributions?)"
+            "next-token distributions?)",
+            name=name, n=neg.size, rows=_rows(neg, what), value=arr[neg[0]],
         )
     return arr
 
@@ -513,17 +530,19 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
 def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=arr.shape)
     if arr.dtype == bool:
         return arr
     try:
         f = arr.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be boolean or 0/1, got {x!r:.60}") from exc
+        raise InputError("{name} must be boolean or 0/1, got {got}", name=name, got=repr(x)[:60]) from exc
     bad = ~((f == 0) | (f == 1))
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be boolean or 0/1, got {f[i]!r} at index {i}")
+        raise InputError(
+            "{name} must be boolean or 0/1, got {value!r} at index {i}", name=name, value=f[i], i=i
+        )
     return f == 1
 
 
@@ -531,30 +550,36 @@ def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
     try:
         f = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be integer token positions, got {x!r:.60}") from exc
+        raise InputError(
+            "{name} must be integer token positions, got {got}", name=name, got=repr(x)[:60]
+        ) from exc
     if f.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {f.shape}")
+        raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=f.shape)
     bad = ~np.isfinite(f) | (f < 0) | (f != np.round(f)) | (f > 2.0**53)
     if bad.any():
         i = int(np.argmax(bad))
-        raise ValueError(f"{name} must be integers >= 0, got {f[i]!r} at index {i}")
+        raise InputError(
+            "{name} must be integers >= 0, got {value!r} at index {i}", name=name, value=f[i], i=i
+        )
     return f.astype(np.int64)
 
 
 def _ids_array(x: ArrayLike, name: str) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+        raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=arr.shape)
     if arr.dtype.kind == "f" and np.isnan(arr).any():
-        raise ValueError(f"{name} contains NaN")
+        raise InputError("{name} contains NaN", name=name)
     if arr.dtype.kind == "O" and any(v is None or v != v for v in arr):
-        raise ValueError(f"{name} contains missing values")
+        raise InputError("{name} contains missing values", name=name)
     return arr
 
 
 def _check_length(arr: np.ndarray, name: str, n: int) -> None:
     if arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]}, but logp_sampler has length {n}")
+        raise InputError(
+            "{name} has length {got}, but logp_sampler has length {n}", name=name, got=arr.shape[0], n=n
+        )
 
 
 # ---------------------------------------------------------------- statistics
@@ -767,7 +792,7 @@ def audit(
     ls = _logp_array(logp_sampler, "logp_sampler", tol)
     n_total = ls.size
     if n_total == 0:
-        raise ValueError("logp_sampler is empty: nothing to audit")
+        raise InputError("logp_sampler is empty: nothing to audit")
     lo = _logp_array(logp_other, "logp_other", tol)
     _check_length(lo, "logp_other", n_total)
 
@@ -795,7 +820,7 @@ def audit(
 
     n = int(keep.sum())
     if n == 0:
-        raise ValueError(f"mask keeps none of the {n_total} tokens: nothing to audit")
+        raise InputError("mask keeps none of the {n} tokens: nothing to audit", n=n_total)
 
     logr = lo[keep] - ls[keep]
     values = _per_token_values(direction, logr)
@@ -884,7 +909,7 @@ def _sequence_summary(
     try:
         uniq, inv = np.unique(ids, return_inverse=True)
     except TypeError as exc:
-        raise ValueError(f"sequence_ids must be mutually comparable values: {exc}") from exc
+        raise InputError("sequence_ids must be mutually comparable values: {why}", why=str(exc)) from exc
     inv = inv.ravel()
     m = uniq.size
     tokens = np.bincount(inv, minlength=m)
@@ -951,15 +976,39 @@ class AuditTable:
         }
 
 
+def _unsupported_format(name: str | None) -> InputError:
+    """The error for a file not named ``.csv``/``.parquet``/``.pq`` (or an unnamed buffer)."""
+    if name:
+        return InputError("path_or_buffer must be a .csv or .parquet file, got {name!r}", name=name)
+    return InputError(
+        "path_or_buffer must be a .csv or .parquet file, got 'an unnamed buffer'; "
+        "pass fmt='csv' or fmt='parquet'"
+    )
+
+
+def _unparsable(name: str | None, fmt: str, why: str) -> InputError:
+    """The error for a file pandas/pyarrow cannot read as ``fmt``; ``why`` is their message."""
+    if name:
+        return InputError(
+            "path_or_buffer: {name!r} could not be parsed as {fmt}: {why}",
+            name=name, fmt=fmt.upper(), why=why,
+        )
+    return InputError(
+        "path_or_buffer: the buffer could not be parsed as {fmt}: {why}", fmt=fmt.upper(), why=why
+    )
+
+
 def _read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int) -> tuple[bytes, str | None]:
     """Read at most ``limit`` bytes of ``source``; return them and the file name."""
-    too_big = f"path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)"
+    too_big = Message(
+        "path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)", limit=limit
+    )
     if isinstance(source, str | os.PathLike):
         path = os.fspath(source)
         if not os.path.isfile(path):
-            raise ValueError(f"path_or_buffer {path!r} is not a file")
+            raise InputError("path_or_buffer {path!r} is not a file", path=path)
         if os.path.getsize(path) > limit:  # refuse before reading anything
-            raise ValueError(too_big)
+            raise InputError(too_big)
         with open(path, "rb") as fh:
             return fh.read(), path
     if not hasattr(source, "read"):
@@ -968,12 +1017,12 @@ def _read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int) -> tuple[
         )
     size = getattr(source, "size", None)  # Streamlit's UploadedFile knows its size
     if isinstance(size, int) and size > limit:
-        raise ValueError(too_big)
+        raise InputError(too_big)
     data = source.read(limit + 1)
     if isinstance(data, str):
         data = data.encode()
     if len(data) > limit:
-        raise ValueError(too_big)
+        raise InputError(too_big)
     name = getattr(source, "name", None)
     return data, name if isinstance(name, str) else None
 
@@ -983,14 +1032,15 @@ def _column(df: Any, col: str, role: str, numeric: bool = True) -> np.ndarray:
 
     s = df[col]
     if numeric and not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
-        raise ValueError(
-            f"{role}={col!r}: column is not numeric (dtype {s.dtype}); first value {s.iloc[0]!r}"
+        raise InputError(
+            "{role}={col!r}: column is not numeric (dtype {dtype}); first value {first!r}",
+            role=role, col=col, dtype=str(s.dtype), first=s.iloc[0],
         )
     na = s.isna().to_numpy()
     if na.any():
-        raise ValueError(
-            f"{role}={col!r}: column has {int(na.sum())} NaN/missing values "
-            f"(first at data row {int(np.argmax(na))})"
+        raise InputError(
+            "{role}={col!r}: column has {n} NaN/missing values (first at data row {row})",
+            role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
         )
     return s.to_numpy()
 
@@ -1068,25 +1118,21 @@ def load_table(
         name = name or getattr(path_or_buffer, "name", None)
         ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
         if ext not in _FORMATS:
-            raise ValueError(
-                f"path_or_buffer must be a .csv or .parquet file, got {name or 'an unnamed buffer'!r}"
-                + ("" if name else "; pass fmt='csv' or fmt='parquet'")
-            )
+            raise _unsupported_format(name)
         fmt = _FORMATS[ext]
 
     data, name = _read_bytes(path_or_buffer, limit)
-    label = repr(name) if name else "the buffer"
     try:
         if fmt == "csv":
             df = pd.read_csv(io.BytesIO(data))
         else:
             df = pd.read_parquet(io.BytesIO(data))
     except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise ValueError(
-            f"path_or_buffer: {label} could not be parsed as {fmt.upper()}: {exc}"
-        ) from exc
+        raise _unparsable(name, fmt, str(exc)) from exc
     if len(df) == 0:
-        raise ValueError(f"path_or_buffer: {label} has no data rows")
+        if name:
+            raise InputError("path_or_buffer: {name!r} has no data rows", name=name)
+        raise InputError("path_or_buffer: the buffer has no data rows")
 
     roles = {
         "sampler_col": sampler_col,
@@ -1101,11 +1147,16 @@ def load_table(
     available = ", ".join(repr(str(c)) for c in df.columns)
     for role, col in named.items():
         if col not in df.columns:
-            raise ValueError(f"{role}={col!r} is not a column; available columns: {available}")
+            raise InputError(
+                "{role}={col!r} is not a column; available columns: {available}",
+                role=role, col=col, available=available,
+            )
     seen: dict[str, str] = {}
     for role, col in named.items():
         if col in seen:
-            raise ValueError(f"{role}={col!r} is the same column as {seen[col]}")
+            raise InputError(
+                "{role}={col!r} is the same column as {other}", role=role, col=col, other=seen[col]
+            )
         seen[col] = role
 
     def logp(role: str) -> np.ndarray:

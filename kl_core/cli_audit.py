@@ -35,6 +35,7 @@ import os
 from typing import BinaryIO
 
 from kl_core import audit
+from kl_core._validation import InputError
 from kl_core.cli import json_value
 
 __all__ = ["register", "report_lines", "run_audit", "table_columns"]
@@ -90,13 +91,9 @@ def table_columns(
         name = name or getattr(path_or_buffer, "name", None)
         ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
         if ext not in audit._FORMATS:
-            raise ValueError(
-                f"path_or_buffer must be a .csv or .parquet file, got {name or 'an unnamed buffer'!r}"
-                + ("" if name else "; pass fmt='csv' or fmt='parquet'")
-            )
+            raise audit._unsupported_format(name)
         fmt = audit._FORMATS[ext]
     data, name = audit._read_bytes(path_or_buffer, limit)
-    label = repr(name) if name else "the buffer"
     try:
         if fmt == "csv":
             cols = list(pd.read_csv(io.BytesIO(data), nrows=0).columns)
@@ -105,12 +102,12 @@ def table_columns(
 
             cols = list(pq.read_schema(io.BytesIO(data)).names)
     except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise ValueError(
-            f"path_or_buffer: {label} could not be parsed as {fmt.upper()}: {_one_line(exc)}"
-        ) from exc
+        raise audit._unparsable(name, fmt, _one_line(exc)) from exc
     cols = [str(c) for c in cols if not str(c).startswith("__index_level_")]
     if not cols:
-        raise ValueError(f"path_or_buffer: {label} has no columns")
+        if name:
+            raise InputError("path_or_buffer: {name!r} has no columns", name=name)
+        raise InputError("path_or_buffer: the buffer has no columns")
     return cols
 
 

@@ -31,7 +31,15 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core._validation import as_float_array, check_finite, check_positive, check_positive_int
+from kl_core._validation import (
+    InputError,
+    Message,
+    as_float_array,
+    check_finite,
+    check_positive,
+    check_positive_int,
+    reason,
+)
 
 __all__ = [
     "Categorical",
@@ -422,13 +430,14 @@ class GaussianMixture(Distribution):
         m = tuple(check_finite(v, "means") for v in np.atleast_1d(self.means))
         s = tuple(check_positive(v, "sigmas") for v in np.atleast_1d(self.sigmas))
         if not w:
-            raise ValueError("weights must have at least one component")
+            raise InputError("weights must have at least one component")
         if not len(w) == len(m) == len(s):
-            raise ValueError(
-                f"weights, means and sigmas must have the same length, got {len(w)}, {len(m)}, {len(s)}"
+            raise InputError(
+                "weights, means and sigmas must have the same length, got {nw}, {nm}, {ns}",
+                nw=len(w), nm=len(m), ns=len(s),
             )
         if abs(sum(w) - 1.0) > 1e-9:
-            raise ValueError(f"weights must sum to 1, got {sum(w):.12g}")
+            raise InputError("weights must sum to 1, got {total:.12g}", total=sum(w))
         object.__setattr__(self, "weights", w)
         object.__setattr__(self, "means", m)
         object.__setattr__(self, "sigmas", s)
@@ -503,7 +512,7 @@ class Categorical(Distribution):
     def __post_init__(self) -> None:
         arr = np.atleast_1d(np.asarray(self.logits, dtype=object))
         if arr.size == 0:
-            raise ValueError("logits must not be empty")
+            raise InputError("logits must not be empty")
         object.__setattr__(self, "logits", tuple(check_finite(v, "logits") for v in arr))
 
     @property
@@ -624,7 +633,8 @@ def practical_issue(d: Distribution) -> str:
     Returns
     -------
     str
-        One sentence naming the parameter, or an empty string.
+        One sentence naming the parameter (a :class:`~kl_core._validation.Message`,
+        which the app can translate), or an empty string.
 
     Examples
     --------
@@ -642,20 +652,22 @@ def practical_issue(d: Distribution) -> str:
     elif isinstance(d, StudentT):
         scales, locations = [("scale", d.scale)], [("loc", d.loc)]
         if d.df < PRACTICAL["df"]:
-            return f"df = {d.df:g} is below {PRACTICAL['df']:g}"
+            return Message("df = {df:g} is below {least:g}", df=d.df, least=PRACTICAL["df"])
     elif isinstance(d, GaussianMixture):
         scales = [("sigmas", s) for s in d.sigmas]
         locations = [("means", m) for m in d.means]
     elif isinstance(d, Categorical):
         worst = max(abs(v) for v in d.logits)
         if worst > PRACTICAL["logit"]:
-            return f"logits = {worst:g} is beyond ±{PRACTICAL['logit']:g}"
+            return Message(
+                "logits = {worst:g} is beyond ±{most:g}", worst=worst, most=PRACTICAL["logit"]
+            )
     for name, v in scales:
         if not lo <= v <= hi:
-            return f"{name} = {v:g} is outside [{lo:g}, {hi:g}]"
+            return Message("{name} = {v:g} is outside [{lo:g}, {hi:g}]", name=name, v=v, lo=lo, hi=hi)
     for name, v in locations:
         if abs(v) > loc_max:
-            return f"{name} = {v:g} is beyond ±{loc_max:g}"
+            return Message("{name} = {v:g} is beyond ±{most:g}", name=name, v=v, most=loc_max)
     return ""
 
 
@@ -670,14 +682,21 @@ def _floats(text: str, spec: str) -> list[float]:
     items = [s.strip() for s in text.split(",")] if text.strip() else []
     for s in items:
         if not re.fullmatch(_NUMBER, s):
-            raise ValueError(f"spec {spec!r}: {s!r} is not a number")
+            raise InputError("spec {spec!r}: {s!r} is not a number", spec=spec, s=s)
     return [float(s) for s in items]
 
 
 def _arity(name: str, args: list[float], lo: int, hi: int, spec: str) -> None:
     if not lo <= len(args) <= hi:
-        want = str(lo) if lo == hi else f"{lo} to {hi}"
-        raise ValueError(f"spec {spec!r}: {name} takes {want} numbers, got {len(args)}")
+        if lo == hi:
+            raise InputError(
+                "spec {spec!r}: {name} takes {want} numbers, got {got}",
+                spec=spec, name=name, want=lo, got=len(args),
+            )
+        raise InputError(
+            "spec {spec!r}: {name} takes {lo} to {hi} numbers, got {got}",
+            spec=spec, name=name, lo=lo, hi=hi, got=len(args),
+        )
 
 
 def parse(spec: str) -> Distribution:
@@ -708,16 +727,20 @@ def parse(spec: str) -> Distribution:
     (-1.0, 1.0)
     """
     if not isinstance(spec, str):
-        raise ValueError(f"spec must be a string, got {type(spec).__name__}")
+        raise InputError("spec must be a string, got {type}", type=type(spec).__name__)
     m = _SPEC.match(spec)
     if not m:
-        raise ValueError(f"spec {spec!r} is not of the form family(args); families: {_FAMILIES}")
+        raise InputError(
+            "spec {spec!r} is not of the form family(args); families: {families}",
+            spec=spec, families=_FAMILIES,
+        )
     family, body = m.group(1).lower(), m.group(2)
     if family == "markov":
-        raise ValueError(
-            f"spec {spec[:60]!r}: markov(...) is a sequence model, not a one-dimensional "
+        raise InputError(
+            "spec {spec!r}: markov(...) is a sequence model, not a one-dimensional "
             "distribution; use it with the sequence tools (kl_core.markov.parse_markov, "
-            "python -m kl_core sequence)"
+            "python -m kl_core sequence)",
+            spec=spec[:60],
         )
     try:
         if family in ("normal", "gaussian", "n"):
@@ -735,22 +758,28 @@ def parse(spec: str) -> Distribution:
         if family in ("categorical", "cat"):
             args = _floats(body, spec)
             if not args:
-                raise ValueError("logits must not be empty")
+                raise InputError("logits must not be empty")
             _arity("categorical", args, 1, 10_000, spec)
             return Categorical(tuple(args))
         if family in ("mixture", "mix", "gmm"):
             comps = [c.strip() for c in body.split(",")] if body.strip() else []
             if not comps:
-                raise ValueError(f"spec {spec!r}: mixture needs at least one w:m:s component")
+                raise InputError("spec {spec!r}: mixture needs at least one w:m:s component", spec=spec)
             triples = []
             for c in comps:
                 parts = c.split(":")
                 if len(parts) != 3:
-                    raise ValueError(f"spec {spec!r}: mixture component {c!r} is not weight:mean:sigma")
+                    raise InputError(
+                        "spec {spec!r}: mixture component {c!r} is not weight:mean:sigma", spec=spec, c=c
+                    )
                 triples.append(_floats(",".join(parts), spec))
             w, mu, s = zip(*triples, strict=False)
             return GaussianMixture(tuple(w), tuple(mu), tuple(s))
     except ValueError as exc:
-        msg = str(exc)
-        raise ValueError(msg if msg.startswith("spec ") else f"spec {spec!r}: {msg}") from None
-    raise ValueError(f"spec {spec!r}: unknown family {family!r}; families: {_FAMILIES}")
+        if str(exc).startswith("spec "):
+            raise InputError(reason(exc)) from None
+        raise InputError("spec {spec!r}: {reason}", spec=spec, reason=reason(exc)) from None
+    raise InputError(
+        "spec {spec!r}: unknown family {family!r}; families: {families}",
+        spec=spec, family=family, families=_FAMILIES,
+    )

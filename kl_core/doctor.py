@@ -603,7 +603,8 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
     if best[0] <= 0:
         raise UnreadableInput(
             "the doctor cannot tell which library this is for: no setting of "
-            f"{', '.join(sorted({p.library for p in candidates}))} was found; pass --library verl, openrlhf or trl"
+            "{libraries} was found; pass --library verl, openrlhf or trl",
+            libraries=", ".join(sorted({p.library for p in candidates})),
         )
     return best[2]
 

@@ -39,6 +39,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kl_core._validation import InputError, Message
+
 __all__ = [
     "CONFIG_CALLS",
     "MAX_BYTES",
@@ -79,8 +81,8 @@ _LEADING = {"then", "else", "elif", "do", "!", "time", "exec", "nohup", "command
 _DECLARE = {"export", "declare", "local", "readonly", "typeset"}
 
 
-class UnreadableInput(ValueError):
-    """The input cannot be read; the message is one sentence saying why."""
+class UnreadableInput(InputError):
+    """The input cannot be read; the message is one sentence saying why (translatable in the app)."""
 
 
 @dataclass(frozen=True)
@@ -209,8 +211,9 @@ def decode(data: bytes | str) -> str:
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > MAX_BYTES:
         raise UnreadableInput(
-            f"the input is {len(raw) / 1024:.0f} KiB; the doctor reads at most {MAX_BYTES // 1024} KiB "
-            "(a launch script or config is a few KiB)"
+            "the input is {kib:.0f} KiB; the doctor reads at most {most} KiB "
+            "(a launch script or config is a few KiB)",
+            kib=len(raw) / 1024, most=MAX_BYTES // 1024,
         )
     if b"\x00" in raw:
         raise UnreadableInput("the input looks like a binary file (it contains NUL bytes); paste a launch script or a config")
@@ -218,7 +221,8 @@ def decode(data: bytes | str) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UnreadableInput(
-            f"the input is not UTF-8 text (byte {exc.start} cannot be decoded); paste a launch script or a config"
+            "the input is not UTF-8 text (byte {byte} cannot be decoded); paste a launch script or a config",
+            byte=exc.start,
         ) from None
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     if not text.strip():
@@ -335,7 +339,9 @@ def _matching(text: str, i: int, open_: str, close: str) -> int:
             if depth == 0:
                 return j + 1
         j += 1
-    raise UnreadableInput(f"the script has an unclosed {open_!r} (line {text.count(chr(10), 0, i) + 1})")
+    raise UnreadableInput(
+        "the script has an unclosed {open!r} (line {line})", open=open_, line=text.count(chr(10), 0, i) + 1
+    )
 
 
 def _dollar(text: str, i: int, tok: _Tok) -> int:
@@ -486,7 +492,7 @@ def _tokenize(text: str) -> list[_Stmt]:
         if c == "'":
             k = text.find("'", i + 1)
             if k < 0:
-                raise UnreadableInput(f"the script has an unclosed ' quote (line {line})")
+                raise UnreadableInput("the script has an unclosed ' quote (line {line})", line=line)
             w = word()
             w.quoted = True
             w.add("lit", text[i + 1 : k])
@@ -499,7 +505,7 @@ def _tokenize(text: str) -> list[_Stmt]:
             j = i + 1
             while True:
                 if j >= n:
-                    raise UnreadableInput(f'the script has an unclosed " quote (line {line})')
+                    raise UnreadableInput('the script has an unclosed " quote (line {line})', line=line)
                 d = text[j]
                 if d == '"':
                     j += 1
@@ -951,11 +957,16 @@ def _looks_numeric(text: str) -> bool:
 def _flatten(tree: Any, prefix: str, out: list[RawSetting], budget: list[int], notes: list[str]) -> None:
     budget[0] -= 1
     if budget[0] < 0:
-        raise UnreadableInput(f"the document expands to more than {MAX_VALUES:,} values (YAML aliases?); the doctor stops there")
+        raise UnreadableInput(
+            "the document expands to more than {most:,} values (YAML aliases?); the doctor stops there",
+            most=MAX_VALUES,
+        )
     if isinstance(tree, dict) and tree:
         for key, value in tree.items():
             if not isinstance(key, (str, int, float, bool)) or key is None:
-                raise UnreadableInput(f"a key under {prefix or 'the top level'!r} is not text: {key!r}")
+                if prefix:
+                    raise UnreadableInput("a key under {prefix!r} is not text: {key!r}", prefix=prefix, key=key)
+                raise UnreadableInput("a key under 'the top level' is not text: {key!r}", key=key)
             _flatten(value, f"{prefix}.{key}" if prefix else str(key), out, budget, notes)
         return
     if isinstance(tree, list):
@@ -973,7 +984,10 @@ def _count(tree: Any, budget: list[int]) -> None:
         node = stack.pop()
         budget[0] -= 1
         if budget[0] < 0:
-            raise UnreadableInput(f"the document expands to more than {MAX_VALUES:,} values (YAML aliases?); the doctor stops there")
+            raise UnreadableInput(
+                "the document expands to more than {most:,} values (YAML aliases?); the doctor stops there",
+                most=MAX_VALUES,
+            )
         if isinstance(node, dict):
             stack.extend(node.values())
         elif isinstance(node, list):
@@ -1011,13 +1025,18 @@ def read_structured(text: str, kind: str) -> ParsedInput:
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
             doc = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader: no object is constructed
     except RecursionError:
-        raise UnreadableInput(f"the {kind.upper()} nests too deeply to be a config") from None
+        raise UnreadableInput("the {kind} nests too deeply to be a config", kind=kind.upper()) from None
     except json.JSONDecodeError as exc:
-        raise UnreadableInput(f"the input is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        raise UnreadableInput(
+            "the input is not valid JSON: {problem} (line {line}, column {column})",
+            problem=exc.msg, line=exc.lineno, column=exc.colno,
+        ) from None
     except Exception as exc:  # noqa: BLE001 - every YAML error becomes one sentence
         raise UnreadableInput(_yaml_message(exc)) from None
     if not isinstance(doc, dict):
-        raise UnreadableInput(f"the {kind.upper()} is a {type(doc).__name__}, not a mapping of settings")
+        raise UnreadableInput(
+            "the {kind} is a {type}, not a mapping of settings", kind=kind.upper(), type=type(doc).__name__
+        )
     notes: list[str] = []
     for skip in ("defaults", "hydra"):
         if skip in doc:
@@ -1027,20 +1046,27 @@ def read_structured(text: str, kind: str) -> ParsedInput:
     try:
         _flatten(doc, "", out, [MAX_VALUES], notes)
     except RecursionError:
-        raise UnreadableInput(f"the {kind.upper()} nests too deeply to be a config") from None
+        raise UnreadableInput("the {kind} nests too deeply to be a config", kind=kind.upper()) from None
     return ParsedInput(kind, settings=tuple(out), notes=tuple(notes))
 
 
-def _yaml_message(exc: Exception) -> str:
+def _yaml_message(exc: Exception) -> Message:
     text = " ".join(str(exc).split())
     tag = re.search(r"tag '([^']+)'", text)
     if tag:
-        return (f"YAML tag {tag.group(1).replace('tag:yaml.org,2002:', '!!')} is not allowed: the doctor reads "
-                "plain YAML with a safe loader, which builds no objects")
+        return Message(
+            "YAML tag {tag} is not allowed: the doctor reads "
+            "plain YAML with a safe loader, which builds no objects",
+            tag=tag.group(1).replace("tag:yaml.org,2002:", "!!"),
+        )
     mark = getattr(exc, "problem_mark", None)
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
     problem = getattr(exc, "problem", None) or text
-    return f"the input is not valid YAML: {problem}{where}"
+    if mark is None:
+        return Message("the input is not valid YAML: {problem}", problem=problem)
+    return Message(
+        "the input is not valid YAML: {problem} (line {line}, column {column})",
+        problem=problem, line=mark.line + 1, column=mark.column + 1,
+    )
 
 
 def read_python(text: str) -> ParsedInput:
@@ -1070,7 +1096,9 @@ def read_python(text: str) -> ParsedInput:
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
     except SyntaxError as exc:
-        raise UnreadableInput(f"the Python does not parse: {exc.msg} (line {exc.lineno})") from None
+        raise UnreadableInput(
+            "the Python does not parse: {problem} (line {line})", problem=exc.msg, line=exc.lineno
+        ) from None
     except (RecursionError, MemoryError, ValueError):
         raise UnreadableInput("the Python nests too deeply to be read") from None
     calls = []
@@ -1081,7 +1109,10 @@ def read_python(text: str) -> ParsedInput:
             if name in CONFIG_CALLS:
                 calls.append((node.lineno, node.col_offset, name, node))
     if not calls:
-        raise UnreadableInput(f"the Python holds no call of {', '.join(CONFIG_CALLS)}; paste the code that builds the config")
+        raise UnreadableInput(
+            "the Python holds no call of {calls}; paste the code that builds the config",
+            calls=", ".join(CONFIG_CALLS),
+        )
     calls.sort(key=lambda c: (c[0], c[1]))
     _, _, name, call = calls[0]
     notes = []

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core._validation import as_float_array, check_finite
+from kl_core._validation import N_, as_float_array, check_finite
 
 __all__ = [
     "BLOG",
@@ -417,19 +417,19 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=False,
-            summary="Unbiased but noisy: a single sample is negative whenever p(x) > q(x).",
+            summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
             source=BLOG,
         ),
         EstimatorInfo(
             key="k2",
             name="k2",
             latex=r"k_2 = \tfrac12 (\log r)^2",
-            estimates="the f-divergence with f(u) = ½ log² u (≈ KL[q,p] when p ≈ q)",
+            estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q,p] when p ≈ q)"),
             estimates_latex=r"D_f(p,q),\ f(u)=\tfrac12\log^2 u",
             divergence="k2",
             unbiased_for=None,
             nonnegative=True,
-            summary="Low variance and never negative, but biased; the bias grows with the distance.",
+            summary=N_("Low variance and never negative, but biased; the bias grows with the distance."),
             source=BLOG,
         ),
         EstimatorInfo(
@@ -441,7 +441,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=True,
-            summary="Unbiased, never negative and low variance: k1 plus the control variate r − 1.",
+            summary=N_("Unbiased, never negative and low variance: k1 plus the control variate r − 1."),
             source=BLOG,
         ),
         EstimatorInfo(
@@ -453,7 +453,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=False,
-            summary="Unbiased for every λ; only λ = 1 keeps every sample ≥ 0.",
+            summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
             source=BLOG,
         ),
         EstimatorInfo(
@@ -465,19 +465,19 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="kl_pq",
             unbiased_for="kl_pq",
             nonnegative=True,
-            summary="The same tangent-gap trick for the other direction, still from samples of q.",
+            summary=N_("The same tangent-gap trick for the other direction, still from samples of q."),
             source=BLOG,
         ),
         EstimatorInfo(
             key="abs",
             name="|log r|",
             latex=r"|\log r|",
-            estimates="E_q|log r| (not a divergence)",
+            estimates=N_("E_q|log r| (not a divergence)"),
             estimates_latex=r"\mathbb{E}_q|\log r|",
             divergence=None,
             unbiased_for=None,
             nonnegative=True,
-            summary="Offered as 'abs' by TRL and verl; its mean is not a KL in either direction.",
+            summary=N_("Offered as 'abs' by TRL and verl; its mean is not a KL in either direction."),
             source="TRL and verl kl_penalty='abs'",
         ),
     )

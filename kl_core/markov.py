@@ -38,7 +38,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core._validation import check_finite, check_positive_int
+from kl_core._validation import InputError, Message, check_finite, check_positive_int, reason
 from kl_core.estimators import k3
 
 __all__ = [
@@ -134,14 +134,17 @@ class MarkovChain:
         )
         k = len(first)
         if k == 0:
-            raise ValueError("first must hold at least one logit")
+            raise InputError("first must hold at least one logit")
         if k > MAX_TOKENS:
-            raise ValueError(f"first has {k} logits: at most MAX_TOKENS = {MAX_TOKENS} tokens")
+            raise InputError(
+                "first has {k} logits: at most MAX_TOKENS = {most} tokens", k=k, most=MAX_TOKENS
+            )
         rows = tuple(self.transitions)
         if len(rows) != k:
-            raise ValueError(
-                f"transitions has {len(rows)} rows, expected K = {k} "
-                "(one row of next-token logits per token)"
+            raise InputError(
+                "transitions has {rows} rows, expected K = {k} "
+                "(one row of next-token logits per token)",
+                rows=len(rows), k=k,
             )
         table = []
         for i, row in enumerate(rows):
@@ -150,19 +153,21 @@ class MarkovChain:
                 for v in np.atleast_1d(np.asarray(row, dtype=object))
             )
             if len(vals) != k:
-                raise ValueError(
-                    f"transitions[{i}] (after token {i}) has {len(vals)} logits, expected K = {k}"
+                raise InputError(
+                    "transitions[{i}] (after token {i}) has {n} logits, expected K = {k}",
+                    i=i, n=len(vals), k=k,
                 )
             table.append(vals)
         for label, vals in (
             ("first", first),
-            *((f"transitions[{i}] (after token {i})", r) for i, r in enumerate(table)),
+            *((Message("transitions[{i}] (after token {i})", i=i), r) for i, r in enumerate(table)),
         ):
             spread = max(vals) - min(vals)
             if spread > MAX_LOGIT_SPREAD:
-                raise ValueError(
-                    f"{label}: logits spread over {spread:.6g}, more than {MAX_LOGIT_SPREAD:g} "
-                    "(so that every ratio of probabilities, and its square, stays a finite double)"
+                raise InputError(
+                    "{label}: logits spread over {spread:.6g}, more than {most:g} "
+                    "(so that every ratio of probabilities, and its square, stays a finite double)",
+                    label=label, spread=spread, most=MAX_LOGIT_SPREAD,
                 )
         object.__setattr__(self, "first", first)
         object.__setattr__(self, "transitions", tuple(table))
@@ -414,14 +419,16 @@ def check_pair(
             try:
                 c = parse_markov(c)
             except ValueError as exc:
-                raise ValueError(f"{name}: {exc}") from None
+                raise InputError("{name}: {reason}", name=name, reason=reason(exc)) from None
         elif not isinstance(c, MarkovChain):
             raise ValueError(
                 f"{name} must be a MarkovChain or a markov(...) spec, got {type(c).__name__}"
             )
         chains.append(c)
     if chains[0].k != chains[1].k:
-        raise ValueError(f"policy has K = {chains[0].k} tokens but ref has K = {chains[1].k}")
+        raise InputError(
+            "policy has K = {kp} tokens but ref has K = {kr}", kp=chains[0].k, kr=chains[1].k
+        )
     return chains[0], chains[1]
 
 
@@ -458,45 +465,55 @@ def parse_markov(spec: str) -> MarkovChain:
     2
     """
     if not isinstance(spec, str):
-        raise ValueError(f"spec must be a string, got {type(spec).__name__}")
+        raise InputError("spec must be a string, got {type}", type=type(spec).__name__)
     label = spec if len(spec) <= 60 else spec[:57] + "..."
     m = re.fullmatch(r"\s*markov\s*\((.*)\)\s*", spec, flags=re.IGNORECASE | re.DOTALL)
     if not m:
-        raise ValueError(
-            f"spec {label!r} is not of the form markov(a1,...,aK; b11,...,b1K; ...; bK1,...,bKK)"
+        raise InputError(
+            "spec {spec!r} is not of the form markov(a1,...,aK; b11,...,b1K; ...; bK1,...,bKK)",
+            spec=label,
         )
     rows_text = [r.strip() for r in m.group(1).split(";")]
     rows: list[list[float]] = []
     for i, text in enumerate(rows_text):
-        where = "first row" if i == 0 else f"row {i + 1} (after token {i - 1})"
+        where = (
+            Message("first row") if i == 0
+            else Message("row {row} (after token {token})", row=i + 1, token=i - 1)
+        )
         if not text:
-            raise ValueError(f"spec {label!r}: the {where} is empty")
+            raise InputError("spec {spec!r}: the {where} is empty", spec=label, where=where)
         vals = []
         for item in text.split(","):
             s = item.strip()
             try:
                 v = float(s)
             except ValueError:
-                raise ValueError(f"spec {label!r}: {where}: {s!r} is not a number") from None
+                raise InputError(
+                    "spec {spec!r}: {where}: {s!r} is not a number", spec=label, where=where, s=s
+                ) from None
             if not math.isfinite(v):
-                raise ValueError(f"spec {label!r}: {where}: {s!r} is not a finite number")
+                raise InputError(
+                    "spec {spec!r}: {where}: {s!r} is not a finite number", spec=label, where=where, s=s
+                )
             vals.append(v)
         rows.append(vals)
     k = len(rows[0])
     if len(rows) != k + 1:
-        raise ValueError(
-            f"spec {label!r}: the first row has K = {k} logits, so K + 1 = {k + 1} rows are "
-            f"needed (first-token logits, then one row per token), got {len(rows)}"
+        raise InputError(
+            "spec {spec!r}: the first row has K = {k} logits, so K + 1 = {k1} rows are "
+            "needed (first-token logits, then one row per token), got {rows}",
+            spec=label, k=k, k1=k + 1, rows=len(rows),
         )
     for i, r in enumerate(rows[1:]):
         if len(r) != k:
-            raise ValueError(
-                f"spec {label!r}: row {i + 2} (after token {i}) has {len(r)} numbers, expected K = {k}"
+            raise InputError(
+                "spec {spec!r}: row {row} (after token {token}) has {n} numbers, expected K = {k}",
+                spec=label, row=i + 2, token=i, n=len(r), k=k,
             )
     try:
         return MarkovChain(tuple(rows[0]), tuple(tuple(r) for r in rows[1:]))
     except ValueError as exc:
-        raise ValueError(f"spec {label!r}: {exc}") from None
+        raise InputError("spec {spec!r}: {reason}", spec=label, reason=reason(exc)) from None
 
 
 # ---------------------------------------------------------------- drift family

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kl_core._validation import N_
 from kl_core.distributions import Distribution, parse
 
 __all__ = ["PRESETS", "Preset", "get_preset"]
@@ -22,11 +23,11 @@ class Preset:
     key : str
         Short key, used in URLs.
     title : str
-        Display title.
+        Display title (English; the app translates it, see ``kl_core._validation.N_``).
     q_spec, p_spec : str
         Specs read by :func:`kl_core.distributions.parse`.
     blurb : str
-        One sentence on what the preset shows.
+        One sentence on what the preset shows (English, translated by the app).
     source : str
         Where the setting comes from.
     """
@@ -56,50 +57,50 @@ PRESETS: dict[str, Preset] = {
     for s in (
         Preset(
             "schulman-small",
-            "Schulman's small-KL case (μ = 0.1)",
+            N_("Schulman's small-KL case (μ = 0.1)"),
             "normal(0,1)",
             "normal(0.1,1)",
-            "True KL 0.005: k1's stdev is 20× the KL, k2 and k3 about 1.42×; k2's bias is tiny.",
+            N_("True KL 0.005: k1's stdev is 20× the KL, k2 and k3 about 1.42×; k2's bias is tiny."),
             _BLOG,
         ),
         Preset(
             "schulman-large",
-            "Schulman's large-KL case (μ = 1)",
+            N_("Schulman's large-KL case (μ = 1)"),
             "normal(0,1)",
             "normal(1,1)",
-            "True KL 0.5: k2 is now 25% too high, while k3 stays unbiased with stdev 1.70×.",
+            N_("True KL 0.5: k2 is now 25% too high, while k3 stays unbiased with stdev 1.70×."),
             _BLOG,
         ),
         Preset(
             "notes-example",
-            "Worked example from the notes (μ = 0.5)",
+            N_("Worked example from the notes (μ = 0.5)"),
             "normal(0,1)",
             "normal(0.5,1)",
-            "True KL 0.125; k1 = (0.25 − x)/2 per sample, so any x > 0.25 gives a negative value.",
+            N_("True KL 0.125; k1 = (0.25 − x)/2 per sample, so any x > 0.25 gives a negative value."),
             "Study notes on Schulman's blog (2025), worked example",
         ),
         Preset(
             "heavy-tails",
-            "Heavy tails: p = N(0, 1.5²)",
+            N_("Heavy tails: p = N(0, 1.5²)"),
             "normal(0,1)",
             "normal(0,1.5)",
-            "p is wider than √2·q, so E_q[r²] = ∞ and Var(k3) is infinite: its running mean jumps.",
+            N_("p is wider than √2·q, so E_q[r²] = ∞ and Var(k3) is infinite: its running mean jumps."),
             "Variance condition σ_p² < 2σ_q² for E_q[r²] < ∞",
         ),
         Preset(
             "laplace-gaussian",
-            "Laplace sampler, Gaussian target",
+            N_("Laplace sampler, Gaussian target"),
             "laplace(0,1)",
             "normal(0,1)",
-            "Different shapes, no closed form: the exact values come from quadrature.",
+            N_("Different shapes, no closed form: the exact values come from quadrature."),
             "This lab",
         ),
         Preset(
             "next-token",
-            "Categorical next-token pair",
+            N_("Categorical next-token pair"),
             "categorical(2,1,0.5,0,-1)",
             "categorical(1.6,1.2,0.7,0.2,-0.6)",
-            "Two next-token distributions over 5 tokens, as in an RLHF policy and its reference.",
+            N_("Two next-token distributions over 5 tokens, as in an RLHF policy and its reference."),
             "This lab",
         ),
     )

@@ -8,6 +8,13 @@ strings (``Distribution.spec``), ints, floats and tuples, never on
 Add a wrapper here for every core call a page makes that costs more than a
 millisecond or so; keep ``max_entries`` bounded so a long session cannot grow
 memory without limit.
+
+Languages: the core's results hold numbers and English-only core text, the
+same in every language, so their keys need no language.  A cached function
+that returns *translated* text (a chart with its titles) takes the language
+as its first argument, filled in by a plain wrapper from
+:func:`lab.i18n.language` (see :func:`estimator_chart`), so an English chart is
+never served to a Chinese page.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import streamlit as st
 
 from kl_core import exact, montecarlo
 from kl_core.distributions import parse
+from lab import i18n
 
 __all__ = [
     "CORE_ERRORS",
@@ -108,8 +116,8 @@ def moments_or_failures(
         try:
             moments[k] = estimator_moments(k, q_spec, p_spec, lam if k == "k_lambda" else None)
         except CORE_ERRORS as exc:
-            moments[k] = exact.Moments(math.nan, math.nan, str(exc))
-            failed[k] = str(exc)
+            moments[k] = exact.Moments(math.nan, math.nan, i18n.message(exc))
+            failed[k] = i18n.message(exc)
     return moments, failed
 
 
@@ -124,14 +132,19 @@ def _estimator_builders() -> dict:
     }
 
 
-@st.cache_resource(max_entries=128, show_spinner=False)
 def estimator_chart(kind: str, *args, **kwargs):  # -> alt.Chart
     """The Estimator Lab's chart ``kind`` (per-sample, estimates, running-means), kept across reruns.
 
-    The same inputs (arrays are hashed by content) give the same read-only
-    chart object, so a rerun that changes nothing a chart shows does not
-    rebuild it.
+    The same inputs (arrays are hashed by content) in the same language give
+    the same read-only chart object, so a rerun that changes nothing a chart
+    shows does not rebuild it.
     """
+    return _estimator_chart(i18n.language(), kind, *args, **kwargs)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _estimator_chart(lang: str, kind: str, *args, **kwargs):  # -> alt.Chart
+    # ``lang`` is only part of the key: the builders translate with the run's language.
     from charts.estimator_lab import with_numpy_rows
 
     return with_numpy_rows(_estimator_builders()[kind](*args, **kwargs))

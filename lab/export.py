@@ -17,6 +17,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from lab.i18n import N_, _
+
 __all__ = ["chart_downloads", "csv_bytes", "csv_download", "slug", "to_png", "to_svg"]
 
 #: Width in pixels of exported charts (on screen the width follows the container).
@@ -24,8 +26,12 @@ EXPORT_WIDTH = 900
 
 
 def slug(name: str) -> str:
-    """A file-name-safe version of ``name``: ``"k1 histogram"`` → ``"k1-histogram"``."""
-    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower()
+    """A file-name-safe version of ``name``: ``"k1 histogram"`` → ``"k1-histogram"``.
+
+    Letters of any script are kept (a Chinese file name stays Chinese); spaces,
+    slashes and other punctuation become ``-``.
+    """
+    s = re.sub(r"[^\w.-]+", "-", name).strip("-.").lower()
     return s or "chart"
 
 
@@ -66,9 +72,9 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     ``name`` must be unique on the page; it is the file name and the widget key.
     """
     stem = slug(name)
-    with st.popover("Save", icon=":material/download:", type="tertiary"):
+    with st.popover(_("Save"), icon=":material/download:", type="tertiary"):
         st.download_button(
-            "PNG image",
+            _("PNG image"),
             data=lambda: to_png(chart),
             file_name=f"{stem}.png",
             mime="image/png",
@@ -77,7 +83,7 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
             icon=":material/image:",
         )
         st.download_button(
-            "SVG (vector)",
+            _("SVG (vector)"),
             data=lambda: to_svg(chart),
             file_name=f"{stem}.svg",
             mime="image/svg+xml",
@@ -88,15 +94,20 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
-    """``df`` as UTF-8 CSV without the index."""
-    return df.to_csv(index=False).encode("utf-8")
+    """``df`` as UTF-8 CSV without the index.
+
+    With a byte-order mark: spreadsheet programs then read non-ASCII headers
+    (the Chinese UI's) as UTF-8 instead of the system's legacy code page;
+    pandas and Python's csv module (``encoding="utf-8-sig"``) skip it.
+    """
+    return df.to_csv(index=False).encode("utf-8-sig")
 
 
-def csv_download(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
-    """A download button that saves ``df`` as ``<name>.csv``."""
+def csv_download(df: pd.DataFrame, name: str, label: str = N_("Download CSV")) -> None:
+    """A download button that saves ``df`` as ``<name>.csv``; ``label`` is translated here."""
     stem = slug(name)
     st.download_button(
-        label,
+        _(label),
         data=lambda: csv_bytes(df),
         file_name=f"{stem}.csv",
         mime="text/csv",

@@ -26,6 +26,11 @@ then finds, and two calls hand the session over to ``st.navigation``:
 
 Links to the old underscore stems (``/estimator_lab``) are hidden alias pages
 that switch to the canonical URL, keeping the link's query parameters.
+
+Menu titles are translated into the run's language (``lab.language`` sets it
+before the navigation is built); URL paths never change with the language.
+The language itself, ``?lang=``, is bound in ``app.py``, so every page switch
+keeps it.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from lab.i18n import _
 from lab.pages import PAGES, PageInfo
 
 __all__ = ["leave_legacy_wrapper", "navigation"]
@@ -61,8 +67,14 @@ def leave_legacy_wrapper() -> None:
 
 
 def _link_params() -> dict[str, list[str]]:
-    """The current query parameters, repeated keys kept (``?keys=k1&keys=k3``)."""
-    return {key: st.query_params.get_all(key) for key in st.query_params}
+    """The current query parameters, repeated keys kept (``?keys=k1&keys=k3``).
+
+    The language is left out: it is bound to the switch in ``app.py``, which
+    Streamlit carries onto every page itself (and refuses to set it directly).
+    """
+    from lab.language import KEY
+
+    return {key: st.query_params.get_all(key) for key in st.query_params if key != KEY}
 
 
 def _redirect(target: st.Page) -> Callable[[], None]:
@@ -75,7 +87,7 @@ def _redirect(target: st.Page) -> Callable[[], None]:
 def _page(info: PageInfo, *, default: bool) -> st.Page:
     return st.Page(
         info.path,
-        title=info.title,
+        title=_(info.title),
         icon=info.icon,
         url_path=info.url_path or None,
         default=default,
@@ -92,7 +104,7 @@ def navigation() -> st.Page:
     under_wrapper = _under_legacy_wrapper()
     pages = [_page(info, default=(i == 0)) for i, info in enumerate(PAGES)]
     aliases = [
-        st.Page(_redirect(page), title=info.title, url_path=_old_stem(info), visibility="hidden")
+        st.Page(_redirect(page), title=_(info.title), url_path=_old_stem(info), visibility="hidden")
         for info, page in zip(PAGES, pages, strict=True)
         if _old_stem(info) != info.url_path
     ]

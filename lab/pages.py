@@ -1,6 +1,8 @@
 """The app's pages: one registry for the menu (``app.py``) and the links (Home).
 
-Titles and URL paths are fixed: links shared by users point at them.
+Titles and URL paths are fixed: links shared by users point at them.  Titles
+and blurbs are English source strings, marked with ``N_`` and translated where
+shown (``_(page.title)``); URL paths are the same in every language.
 Page files live in ``pages/`` and are named after their URL path
 (``pages/estimator-lab.py`` is ``/estimator-lab``; Home, served at ``/``, is
 ``pages/home.py``): Streamlit's legacy ``pages/`` mode then finds every page
@@ -11,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from lab.i18n import N_
 
 __all__ = ["PAGES", "PageInfo", "page_by_path", "page_by_url"]
 
@@ -24,13 +28,13 @@ class PageInfo:
     path : str
         The page file, relative to ``app.py``.
     title : str
-        Menu and browser-tab title.
+        Menu and browser-tab title (English; show it as ``_(title)``).
     url_path : str
         The deep link ``/<url_path>``; the default page (Home) is served at ``/``.
     icon : str
         A Material icon.
     blurb : str
-        One sentence for the links on Home.
+        One sentence for the links on Home (English; show it as ``_(blurb)``).
     """
 
     path: str
@@ -48,76 +52,82 @@ class PageInfo:
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
         "pages/home.py",
-        "Home",
+        N_("Home"),
         "",
         ":material/home:",
-        "The question, the three estimators, and the five questions to ask of any KL number.",
+        N_("The question, the three estimators, and the five questions to ask of any KL number."),
     ),
     PageInfo(
         "pages/estimator-lab.py",
-        "Estimator Lab",
+        N_("Estimator Lab"),
         "estimator-lab",
         ":material/science:",
-        "Choose q, p, N, R, the seed and λ; watch bias, spread and negative values live.",
+        N_("Choose q, p, N, R, the seed and λ; watch bias, spread and negative values live."),
     ),
     PageInfo(
         "pages/control-variates.py",
-        "Control variates",
+        N_("Control variates"),
         "control-variates",
         ":material/tune:",
-        "kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0.",
+        N_("kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0."),
     ),
     PageInfo(
         "pages/bregman-gap.py",
-        "Bregman gap",
+        N_("Bregman gap"),
         "bregman-gap",
         ":material/show_chart:",
-        "k3 as the gap between log r and its tangent r − 1, sample by sample.",
+        N_("k3 as the gap between log r and its tangent r − 1, sample by sample."),
     ),
     PageInfo(
         "pages/f-divergences.py",
-        "f-divergences & Fisher",
+        N_("f-divergences & Fisher"),
         "f-divergences",
         ":material/functions:",
-        "Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there.",
+        N_("Why k2 tracks KL near p = q: every smooth f-divergence is ½ f″(1) F θ² there."),
     ),
     PageInfo(
         "pages/gradients.py",
-        "Gradients",
+        N_("Gradients"),
         "gradients",
         ":material/trending_down:",
-        "Value ≠ gradient: what k1, k2, k3 and each library's KL loss actually differentiate to.",
+        N_("Value ≠ gradient: what k1, k2, k3 and each library's KL loss actually differentiate to."),
     ),
     PageInfo(
         "pages/sequences.py",
-        "Tokens & sequences",
+        N_("Tokens & sequences"),
         "sequences",
         ":material/linear_scale:",
-        "KL between whole sequences: six estimators against T, β per token against per sequence, "
-        "and which per-token losses have the right gradient.",
+        N_(
+            "KL between whole sequences: six estimators against T, β per token against per "
+            "sequence, and which per-token losses have the right gradient."
+        ),
     ),
     PageInfo(
         "pages/approx-kl.py",
-        "approx_kl in practice",
+        N_("approx_kl in practice"),
         "approx-kl",
         ":material/monitoring:",
-        "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
-        "their clamps bias it.",
+        N_(
+            "What PPO, GRPO and RLHF libraries actually compute under the name approx_kl, and how "
+            "their clamps bias it."
+        ),
     ),
     PageInfo(
         "pages/audit.py",
-        "Audit your log-probs",
+        N_("Audit your log-probs"),
         "audit",
         ":material/fact_check:",
-        "Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence.",
+        N_("Upload per-token log-probs: k1, k2, k3 with standard errors, by position and sequence."),
     ),
     PageInfo(
         "pages/config-doctor.py",
-        "Config doctor",
+        N_("Config doctor"),
         "config-doctor",
         ":material/stethoscope:",
-        "Paste a verl, OpenRLHF or TRL config: what its KL term estimates, where its gradient "
-        "pushes, and what to change.",
+        N_(
+            "Paste a verl, OpenRLHF or TRL config: what its KL term estimates, where its gradient "
+            "pushes, and what to change."
+        ),
     ),
 )
 

@@ -12,6 +12,11 @@ and the sliders are not in the URL: they are read from the spec on every run
 (:mod:`lab.spec_params`), and moving one writes a new spec into the field from
 its callback (:func:`lab.state.set_values`).  So slider, typed spec and URL
 always agree, and a spec typed by hand re-seeds the sliders.
+
+Labels and messages are in the run's language; the spec string, the URL
+value, is the same in every language.  An unreadable spec or one outside the
+practical range is shown with the core's reason, translated
+(:func:`lab.i18n.message`).
 """
 
 from __future__ import annotations
@@ -24,12 +29,13 @@ import streamlit as st
 
 from kl_core.distributions import Categorical, Distribution, Gaussian, parse, practical_issue
 from lab import spec_params, state
+from lab.i18n import N_, _, message
 from lab.spec_params import FAMILIES, VOCABULARIES
 from lab.ui import fail
 
 __all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker"]
 
-SPEC_HELP = (
+SPEC_HELP = N_(
     "Type a distribution as `family(parameters)`:\n\n"
     "- `normal(μ,σ)`, e.g. `normal(0.5,1)`\n"
     "- `laplace(loc,scale)`\n"
@@ -37,13 +43,13 @@ SPEC_HELP = (
     "- `mixture(w:μ:σ,w:μ:σ,…)`, weights summing to 1\n"
     "- `categorical(logit,logit,…)`, e.g. a next-token distribution"
 )
-RANGE_NOTE = (
+RANGE_NOTE = N_(
     "The lab keeps scales within [1e-6, 1e6], locations within ±1e6, Student t's df ≥ 0.1 "
     "and logits within ±1e4: beyond that, double precision can no longer tell the two "
     "distributions apart reliably."
 )
-VOCABULARY_LABELS = {"peaked": "Rare token (8 tokens)", "logit": "Mild drift (5 tokens)"}
-OWN_VOCABULARY = "{k} tokens, as typed"
+VOCABULARY_LABELS = {"peaked": N_("Rare token (8 tokens)"), "logit": N_("Mild drift (5 tokens)")}
+OWN_VOCABULARY = N_("{k} tokens, as typed")
 
 
 def _g(x: float) -> str:
@@ -141,32 +147,37 @@ def _knob_widget(key: str, knob: spec_params.Knob) -> None:
 
 def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted: bool) -> None:
     vocab = spec_params.vocabulary_of(d)
-    labels = {**VOCABULARY_LABELS, "own": OWN_VOCABULARY.format(k=d.k)}
+    labels = {k: _(v) for k, v in VOCABULARY_LABELS.items()}
+    labels["own"] = _(OWN_VOCABULARY).format(k=d.k)
     _show(f"{key}.vocab", vocab or "own")
+    state.follows_language(f"{key}.vocab")
     st.selectbox(
-        "Vocabulary",
+        _("Vocabulary"),
         [*VOCABULARIES, *(["own"] if vocab is None else [])],
         format_func=labels.get,
         key=f"{key}.vocab",
         on_change=_on_vocabulary,
         args=(key, partner, drifted),
-        help="Rare token: token 7 is all but impossible (log-prob −22); raise its logit to make it "
-        "likely, as fine-tuning can. Mild drift: 5 tokens, the last ones gaining mass. Both are "
-        "the start of the lab's drift paths (kl_core.clamps.CLAMP_PATHS); then move any token's "
-        "logit, or type one in the table.",
+        help=_(
+            "Rare token: token 7 is all but impossible (log-prob −22); raise its logit to make it "
+            "likely, as fine-tuning can. Mild drift: 5 tokens, the last ones gaining mass. Both are "
+            "the start of the lab's drift paths (kl_core.clamps.CLAMP_PATHS); then move any token's "
+            "logit, or type one in the table."
+        ),
     )
     token_key = f"{key}.token"
     if st.session_state.get(token_key) not in range(d.k):
         st.session_state[token_key] = spec_params.moving_token(d)
     c_token, c_logit = st.columns([1, 3], gap="small", vertical_alignment="bottom")
     with c_token:
-        token = st.selectbox("Token", range(d.k), key=token_key)
+        token = st.selectbox(_("Token"), range(d.k), key=token_key)
     with c_logit:
         _knob_widget(key, spec_params.logit_knob(d, token))
     digest = hashlib.blake2s(d.spec.encode(), digest_size=6).hexdigest()
     editor = f"{key}.logits.{digest}"  # a new spec gives a fresh table
+    # Column ids stay as they are (the edit callback reads "logit"); their labels are translated.
     st.data_editor(
-        pd.DataFrame({"token": range(d.k), "logit": d.logits, "probability": d.probs}),
+        pd.DataFrame({"token": range(d.k), "logit": d.logits, "probability": d.probs}),  # i18n: ok
         key=editor,
         hide_index=True,
         num_rows="fixed",
@@ -174,10 +185,10 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
         on_change=_on_table,
         args=(key, editor),
         column_config={
-            "token": st.column_config.NumberColumn(width="small"),
-            "logit": st.column_config.NumberColumn(format="%g", required=True,
-                                                   help="Click to type a logit."),
-            "probability": st.column_config.NumberColumn(format="%.3g"),
+            "token": st.column_config.NumberColumn(_("token"), width="small"),
+            "logit": st.column_config.NumberColumn(_("logit"), format="%g", required=True,
+                                                   help=_("Click to type a logit.")),
+            "probability": st.column_config.NumberColumn(_("probability"), format="%.3g"),
         },
     )
 
@@ -201,7 +212,8 @@ def distribution_picker(
     Parameters
     ----------
     label : str
-        The picker's heading, e.g. ``"q — the sampler (old policy)"``.
+        The picker's heading, e.g. ``"q — the sampler (old policy)"``, shown as given
+        (translated by the caller).
     key : str
         URL key of the spec, e.g. ``"q"``; the sliders' session keys start with it.
     default_spec : str
@@ -212,30 +224,31 @@ def distribution_picker(
     drifted : bool
         True for the target p: a new categorical starts a step along its path.
     help : str, optional
-        Tooltip of the spec field; defaults to the spec grammar.
+        Tooltip of the spec field; defaults to the spec grammar (:data:`SPEC_HELP`, translated).
     """
     st.markdown("**{label}**".format(label=label))
     sliders = st.container()
     shown = st.container()
-    with st.expander("Type a spec (advanced)", icon=":material/edit:"):
+    with st.expander(_("Type a spec (advanced)"), icon=":material/edit:"):
         spec = state.text(
-            "Spec of {key}, as in the link".format(key=key), key, value=default_spec,
-            help=help or SPEC_HELP,
+            _("Spec of {key}, as in the link").format(key=key), key, value=default_spec,
+            help=help or _(SPEC_HELP),
         )
     try:
         dist = parse(spec)
     except ValueError as exc:
         dist = None
-        error = str(exc)
+        error = message(exc)
     family_key = f"{key}.family"
     _show(family_key, spec_params.family_of(dist) if dist is not None else None)
+    state.follows_language(family_key)
     with sliders:
         st.selectbox(
-            "Family",
+            _("Family"),
             list(FAMILIES),
-            format_func=FAMILIES.get,
+            format_func=lambda family: _(FAMILIES[family]),
             key=family_key,
-            placeholder="Choose a family to start again",
+            placeholder=_("Choose a family to start again"),
             on_change=_on_family,
             args=(key, partner, drifted),
         )
@@ -247,12 +260,14 @@ def distribution_picker(
             _knob_widget(key, knob)
     with shown:
         if dist.discrete:  # the table above already lists the probabilities
-            st.caption("Written `{spec}` in the link.".format(spec=dist.spec))
+            st.caption(_("Written `{spec}` in the link.").format(spec=dist.spec))
         else:
-            st.caption("= {name}, written `{spec}` in the link".format(name=dist.name, spec=dist.spec))
+            st.caption(_("= {name}, written `{spec}` in the link").format(name=dist.name, spec=dist.spec))
         issue = practical_issue(dist)
         if issue:
-            fail("**{label}**: {issue}. {note}".format(label=label, issue=issue, note=RANGE_NOTE))
+            fail(_("**{label}**: {issue}. {note}").format(
+                label=label, issue=message(issue), note=_(RANGE_NOTE)
+            ))
     return dist
 
 
@@ -260,22 +275,26 @@ def distribution_pair(
     q_default: str,
     p_default: str,
     *,
-    q_label: str = "q — the sampler (old policy)",
-    p_label: str = "p — the target (new policy)",
+    q_label: str = N_("q — the sampler (old policy)"),
+    p_label: str = N_("p — the target (new policy)"),
     q_key: str = "q",
     p_key: str = "p",
 ) -> tuple[Distribution, Distribution]:
-    """Two pickers side by side; stops with a clear error if q and p cannot be compared."""
+    """Two pickers side by side; stops with a clear error if q and p cannot be compared.
+
+    The labels are translated here (``_(q_label)``): pass English source strings
+    marked with ``N_``, or text already translated.
+    """
     left, right = st.columns(2, gap="medium")
     with left:
-        q = distribution_picker(q_label, q_key, q_default, partner=p_key)
+        q = distribution_picker(_(q_label), q_key, q_default, partner=p_key)
     with right:
-        p = distribution_picker(p_label, p_key, p_default, partner=q_key, drifted=True)
+        p = distribution_picker(_(p_label), p_key, p_default, partner=q_key, drifted=True)
     if q.discrete != p.discrete:
-        fail("q and p must both be continuous or both be categorical.")
+        fail(_("q and p must both be continuous or both be categorical."))
     if q.discrete and getattr(q, "k", None) != getattr(p, "k", None):
         fail(
-            "q has {kq} categories but p has {kp}; give both the same number of logits.".format(
+            _("q has {kq} categories but p has {kp}; give both the same number of logits.").format(
                 kq=q.k, kp=p.k
             )
         )

@@ -37,6 +37,7 @@ from kl_core.distributions import (
     StudentT,
 )
 from lab.grids import log_grid, with_value
+from lab.i18n import N_, _
 
 __all__ = [
     "FAMILIES",
@@ -55,18 +56,19 @@ __all__ = [
     "with_logits",
 ]
 
-#: The picker's families, in menu order, with their menu labels.
+#: The picker's families, in menu order, with their menu labels (English; shown as ``_(label)``).
 FAMILIES: dict[str, str] = {
-    "normal": "Normal",
-    "laplace": "Laplace",
-    "t": "Student t",
-    "mixture": "Mixture of normals",
-    "categorical": "Categorical (tokens)",
+    "normal": N_("Normal"),
+    "laplace": N_("Laplace"),
+    "t": N_("Student t"),
+    "mixture": N_("Mixture of normals"),
+    "categorical": N_("Categorical (tokens)"),
 }
 
 #: Preset vocabularies: the base distribution of each drift path in
-#: :data:`kl_core.clamps.CLAMP_PATHS`, with the label the clamp demo uses too.
-VOCABULARIES: dict[str, str] = {"peaked": "Rare token", "logit": "Mild drift"}
+#: :data:`kl_core.clamps.CLAMP_PATHS`, with the label the clamp demo uses too
+#: (English; shown as ``_(label)``).
+VOCABULARIES: dict[str, str] = {"peaked": N_("Rare token"), "logit": N_("Mild drift")}
 #: How far along its path a vocabulary's target starts (the clamp demo's defaults).
 _DRIFT = {"peaked": 20.0, "logit": 1.0}
 
@@ -87,7 +89,7 @@ class Knob:
         What :func:`with_knob` changes: ``mu``, ``sigma``, ``loc``, ``scale``,
         ``df``, ``w1`` … (mixture weights), ``mu1``/``sigma1`` … (components).
     label : str
-        The slider's label, a whole phrase.
+        The slider's label, a whole phrase, in the language of the run that made it.
     value : float
         The parameter's value in the distribution, exactly.
     steps : tuple of float
@@ -131,33 +133,33 @@ def knobs(d: Distribution) -> list[Knob]:
     """The sliders of a continuous ``d``, each at ``d``'s value (a categorical's are its logits)."""
     if isinstance(d, Gaussian):
         return [
-            _linear("mu", "μ, the mean", d.mu, LOCATION_RANGE),
-            _log("sigma", "σ, the standard deviation (log scale)", d.sigma, SCALE_RANGE),
+            _linear("mu", _("μ, the mean"), d.mu, LOCATION_RANGE),
+            _log("sigma", _("σ, the standard deviation (log scale)"), d.sigma, SCALE_RANGE),
         ]
     if isinstance(d, Laplace):
         return [
-            _linear("loc", "Location", d.loc, LOCATION_RANGE),
-            _log("scale", "Scale b (log scale)", d.scale, SCALE_RANGE),
+            _linear("loc", _("Location"), d.loc, LOCATION_RANGE),
+            _log("scale", _("Scale b (log scale)"), d.scale, SCALE_RANGE),
         ]
     if isinstance(d, StudentT):
         return [
-            _log("df", "ν, degrees of freedom (log scale): small ν, heavy tails", d.df, DF_RANGE),
-            _linear("loc", "Location", d.loc, LOCATION_RANGE),
-            _log("scale", "Scale (log scale)", d.scale, SCALE_RANGE),
+            _log("df", _("ν, degrees of freedom (log scale): small ν, heavy tails"), d.df, DF_RANGE),
+            _linear("loc", _("Location"), d.loc, LOCATION_RANGE),
+            _log("scale", _("Scale (log scale)"), d.scale, SCALE_RANGE),
         ]
     if isinstance(d, GaussianMixture):
         k = len(d.weights)
         out = []
         if k == 2:
-            label = "Weight of component 1 (component 2 has the rest)"
+            label = _("Weight of component 1 (component 2 has the rest)")
             out.append(_linear("w1", label, d.weights[0], WEIGHT_RANGE))
         elif k > 2:
             for i, w in enumerate(d.weights, start=1):
-                label = "Weight of component {i} (the others share the rest)".format(i=i)
+                label = _("Weight of component {i} (the others share the rest)").format(i=i)
                 out.append(_linear(f"w{i}", label, w, WEIGHT_RANGE))
         for i, (m, s) in enumerate(zip(d.means, d.sigmas, strict=True), start=1):
-            out.append(_linear(f"mu{i}", "μ of component {i}".format(i=i), m, LOCATION_RANGE))
-            label = "σ of component {i} (log scale)".format(i=i)
+            out.append(_linear(f"mu{i}", _("μ of component {i}").format(i=i), m, LOCATION_RANGE))
+            label = _("σ of component {i} (log scale)").format(i=i)
             out.append(_log(f"sigma{i}", label, s, SCALE_RANGE))
         return out
     if isinstance(d, Categorical):
@@ -262,7 +264,7 @@ def logit_knob(d: Categorical, token: int) -> Knob:
     """The slider of token ``token``'s logit in ``d``."""
     if not 0 <= token < d.k:
         raise ValueError(f"token must be in 0 … {d.k - 1}, got {token!r}")
-    label = "Logit of token {token}".format(token=token)
+    label = _("Logit of token {token}").format(token=token)
     return _linear(f"logit{token}", label, d.logits[token], LOGIT_RANGE)
 
 

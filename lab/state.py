@@ -26,6 +26,13 @@ Conventions (see ``docs/app_conventions.md``):
 * to change a bound widget from code (presets), call :func:`set_values` from
   an ``on_click``/``on_change`` callback; ``st.query_params`` cannot write a
   bound parameter.
+
+Languages: labels, help and option texts are translated by the caller
+(``_()``); a select-type widget's URL value is its *displayed* option text, so
+it follows the language: the language switch calls :func:`relabel`, which
+rewrites every select-type value of the page in the new language, and a link
+whose option text is in another language than its ``?lang=`` is still read
+(see :func:`_other_language`).
 """
 
 from __future__ import annotations
@@ -36,17 +43,24 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from lab import i18n
+from lab.i18n import _
+
 __all__ = [
     "BIND",
     "checkbox",
+    "dropped_link",
+    "follows_language",
     "multiselect",
     "number",
     "radio",
+    "relabel",
     "segmented",
     "select",
     "select_slider",
     "set_values",
     "slider",
+    "start_run",
     "text",
     "toggle",
 ]
@@ -55,7 +69,8 @@ T = TypeVar("T")
 
 BIND = "query-params"
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,11}$")
-_NOTES = "_lab_url_notes"  # session-state slot: {key: (message, fallback value)}
+_NOTES = "_lab_url_notes"  # session-state slot: {key: (the link's text, fallback value)}
+_SELECTS = "_lab_select_keys"  # session-state slot: select-type keys drawn in the latest run
 
 
 def _check_key(key: str) -> str:
@@ -112,22 +127,87 @@ def _track(
     fmt: Callable[[Any], str] = str,
     options: Sequence[Any] = (),
 ) -> None:
-    """Record and show a note if the link's value for ``key`` was not used as given."""
+    """Record and show a note if the link's value for ``key`` was not used as given.
+
+    The note is written afresh on every run (in the run's language) from the
+    link's text and the value shown instead, until the user changes the widget.
+    """
     notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_NOTES, {})
     if raw is not None and not _matches(raw, value, fmt, options):
-        shown = ", ".join(fmt(v) for v in value) if isinstance(value, (list, tuple)) else fmt(value)
-        given = "&".join(f"{key}={r}" for r in raw)
-        notes[key] = (
-            f"The link set `{given}`, which this page can't use ({allowed}); "
-            f"showing **{shown}** instead.",
-            value,
-        )
+        notes[key] = ("&".join(f"{key}={r}" for r in raw), value)
     if key in notes:
-        message, fallback = notes[key]
+        given, fallback = notes[key]
         if value == fallback:
-            st.warning(message, icon=":material/link_off:")
+            shown = ", ".join(fmt(v) for v in value) if isinstance(value, (list, tuple)) else fmt(value)
+            st.warning(
+                _("The link set `{given}`, which this page can't use ({allowed}); "
+                  "showing **{shown}** instead.").format(given=given, allowed=allowed, shown=shown),
+                icon=":material/link_off:",
+            )
         else:  # the user has since changed the widget: the note is stale
             del notes[key]
+
+
+def dropped_link(key: str, raw: list[str], fallback: Any) -> None:
+    """Note that the link's ``key=raw`` was not used and ``fallback`` is shown instead.
+
+    For a value set from code before the widget is drawn (the language
+    switch's browser default): the widget then shows the usual note until the
+    user changes it.
+    """
+    st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), fallback)
+
+
+def _other_language(
+    key: str, raw: list[str], choices: Sequence[Any], fmt: Callable[[Any], str], multi: bool
+) -> bool:
+    """Read a link whose option text is another language's (``?lang=zh&fam=Normal``).
+
+    Select-type widgets keep the displayed text in the URL, so a link made in
+    one language and opened in another (an edited ``?lang=``) names its options
+    in words this run does not show.  If every value is an option's text in
+    some language, the widget is set to those options (Streamlit drops the
+    link's text) and True is returned; otherwise False.
+    """
+    shown = {fmt(o) for o in choices}
+    if all(r in shown for r in raw):
+        return False
+    names: dict[str, Any] = {}
+    for lang in i18n.LANGUAGES:
+        with i18n.using(lang):
+            for option in choices:
+                names.setdefault(fmt(option), option)
+    if not all(r in names for r in raw):
+        return False
+    st.session_state[key] = [names[r] for r in raw] if multi else names[raw[-1]]
+    return True
+
+
+def follows_language(key: str) -> None:
+    """Have :func:`relabel` rewrite the widget ``key`` on a language switch.
+
+    The select-type helpers here do it for their bound widgets; call it for an
+    unbound select whose options are translated (the picker's family menu), so
+    that it shows its option in the new language instead of the old words.
+    """
+    st.session_state.setdefault(_SELECTS, set()).add(key)
+
+
+def start_run() -> None:
+    """Forget the previous run's select-type widgets (``app.py`` calls it before the page runs)."""
+    st.session_state[_SELECTS] = set()
+
+
+def relabel() -> None:
+    """Write every select-type value of the latest run again, in the new language's words.
+
+    The language switch's ``on_change``: callbacks run before the script, when
+    writing a widget's value is allowed, and a value written from code is sent
+    to the browser, which shows its (now translated) text and puts it in the URL.
+    """
+    for key in st.session_state.get(_SELECTS, ()):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def _bound(
@@ -146,6 +226,10 @@ def _bound(
     widget writes its value and its options (see :func:`_track`).
     """
     raw = _raw_from_url(_check_key(key))
+    if choices:
+        follows_language(key)
+        if raw is not None and _other_language(key, raw, choices, fmt, widget is st.multiselect):
+            raw = None
     out = widget(label, key=key, bind=BIND, **kwargs)
     _track(key, raw, out, allowed=allowed, fmt=fmt, options=choices)
     return out
@@ -173,10 +257,13 @@ def _numeric(
     **kwargs: Any,
 ) -> Any:
     """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped."""
-    kind = "a whole number" if isinstance(value, int) else "a number"
+    lo, hi = _num_text(min_value), _num_text(max_value)
+    if isinstance(value, int):
+        allowed = _("a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
+    else:
+        allowed = _("a number from {lo} to {hi}").format(lo=lo, hi=hi)
     return _bound(
-        widget, label, key,
-        allowed=f"{kind} from {_num_text(min_value)} to {_num_text(max_value)}", fmt=_num_text,
+        widget, label, key, allowed=allowed, fmt=_num_text,
         min_value=min_value, max_value=max_value, value=value, step=step, format=format,
         help=help, **kwargs,
     )
@@ -227,7 +314,7 @@ def _index(options: Sequence[T], value: T | None) -> int:
 def _allowed(options: Sequence[Any], fmt: Callable[[Any], str]) -> str:
     shown = [fmt(o) for o in options]
     listed = ", ".join(shown[:8]) + (", …" if len(shown) > 8 else "")
-    return f"one of {listed}"
+    return _("one of {options}").format(options=listed)
 
 
 def select(
@@ -345,13 +432,13 @@ def multiselect(
 
 def toggle(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
     """``st.toggle`` bound to ``?key=true|false``."""
-    return _bound(st.toggle, label, key, allowed="true or false", fmt=_bool_text, value=value,
+    return _bound(st.toggle, label, key, allowed=_("true or false"), fmt=_bool_text, value=value,
                   help=help, **kwargs)
 
 
 def checkbox(label: str, key: str, *, value: bool = False, help: str | None = None, **kwargs: Any) -> bool:
     """``st.checkbox`` bound to ``?key=true|false``."""
-    return _bound(st.checkbox, label, key, allowed="true or false", fmt=_bool_text, value=value,
+    return _bound(st.checkbox, label, key, allowed=_("true or false"), fmt=_bool_text, value=value,
                   help=help, **kwargs)
 
 
@@ -369,7 +456,7 @@ def text(
     Streamlit accepts any text from the URL; the caller validates it (see
     :func:`lab.widgets.distribution_picker`).
     """
-    allowed = f"at most {max_chars} characters" if max_chars else "text"
+    allowed = _("at most {n} characters").format(n=max_chars) if max_chars else _("text")
     return _bound(st.text_input, label, key, allowed=allowed, value=value, help=help,
                   max_chars=max_chars, **kwargs)
 

@@ -12,7 +12,11 @@ same:
   the estimator's chart colour;
 * :func:`show_source` – a ``kl_core`` function's code in an expander, so a
   student sees the formula and the code that computes it side by side;
-* :func:`fail` – a clear error on the page, then stop (no traceback).
+* :func:`fail` – a clear error on the page, then stop (no traceback);
+  :func:`error_text` – a core error (a ``ValueError`` the core raised) in the
+  run's language.
+
+Texts passed in are shown as given: the caller translates them (``_()``).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from altair.utils.schemapi import SchemaBase
 
 from charts.palette import color, label
 from kl_core.estimators import ESTIMATORS
+from lab import i18n
 from lab.export import chart_downloads, csv_download
+from lab.i18n import _
 
 T = TypeVar("T")
 
@@ -42,6 +48,7 @@ __all__ = [
     "grid",
     "metric_row",
     "note",
+    "error_text",
     "estimator_formula",
     "estimator_name",
     "fail",
@@ -224,19 +231,33 @@ def show_source(func: Callable[..., Any], *, expanded: bool = False) -> None:
     """Show the source of a ``kl_core`` function in an expander.
 
     The docstring's first line is shown as text and the rest of the docstring
-    is dropped, so the code itself fits on a projector screen.
+    is dropped, so the code itself fits on a projector screen.  The core's
+    docstrings are English, like its code: in another language only the code
+    is shown.
     """
-    module = func.__module__
-    title = f"Code: `{module}.{func.__qualname__}`"
-    with st.expander(title, expanded=expanded, icon=":material/code:"):
+    name = f"{func.__module__}.{func.__qualname__}"
+    with st.expander(_("Code: `{name}`").format(name=name), expanded=expanded, icon=":material/code:"):
         doc = inspect.getdoc(func)
-        if doc:
+        if doc and i18n.language() == "en":
             st.markdown(doc.splitlines()[0])
         st.code(_without_docstring(func), language="python")
 
 
-def fail(message: str) -> NoReturn:
-    """Show ``message`` as an error where the page currently is, then stop the run."""
-    st.error(message, icon=":material/error:")
+def error_text(exc: BaseException) -> str:
+    """What went wrong, in the run's language: a core ``InputError``'s template translated, else ``str(exc)``.
+
+    Use it wherever a page shows a caught core error:
+    ``ui.fail(_("**This file can't be audited.** {why}").format(why=ui.error_text(exc)))``.
+    """
+    return i18n.message(exc)
+
+
+def fail(message: object) -> NoReturn:
+    """Show ``message`` as an error where the page currently is, then stop the run.
+
+    ``message`` is a sentence in the run's language, or a core error or
+    message (shown with :func:`error_text`).
+    """
+    st.error(i18n.message(message), icon=":material/error:")
     st.stop()
     raise AssertionError("unreachable")  # st.stop raises; this keeps type checkers honest

@@ -17,6 +17,7 @@ from kl_core.distributions import parse
 from kl_core.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
+from lab.i18n import _
 
 __all__ = ["active_preset", "count_slider", "preset_bar", "seed_picker"]
 
@@ -44,7 +45,7 @@ def count_slider(
 ) -> int:
     """A sample size on 1–2–5 steps from ``lo`` to ``hi``, bound to ``?key=``.
 
-    A link's whole number off the steps but within ``[accept_from, hi]``
+    ``label`` and ``help`` are shown as given (translated by the caller).  A link's whole number off the steps but within ``[accept_from, hi]``
     (``accept_from`` defaults to ``lo``; older pages allowed smaller values) is
     kept exactly, as one more step.
     """
@@ -56,7 +57,7 @@ def count_slider(
             one_two_five(lo, hi),
             value=value,
             off_grid=_whole_number(first, hi),
-            allowed="a whole number from {lo} to {hi}".format(lo=first, hi=hi),
+            allowed=_("a whole number from {lo} to {hi}").format(lo=first, hi=hi),
             help=help,
         )
     )
@@ -66,13 +67,13 @@ def seed_picker() -> int:
     """The seed field, ``?seed=``: one definition, so the seed carries from page to page."""
     return int(
         state.number(
-            "Seed",
+            _("Seed"),
             "seed",
             min_value=0,
             max_value=2**31 - 1,
             value=0,
             step=1,
-            help="Seed of numpy's default_rng: the same seed gives the same draws, on every machine.",
+            help=_("Seed of numpy's default_rng: the same seed gives the same draws, on every machine."),
         )
     )
 
@@ -99,17 +100,19 @@ def preset_bar(buttons: Mapping[str, str], q_default: str, p_default: str) -> No
     """One button per preset (``{preset key: button text}``) that sets ``?q=`` and ``?p=``.
 
     The preset that q and p currently equal is drawn as the primary button.
+    Button texts are shown as given (translated by the caller); each button's
+    tooltip gives the preset's title and blurb, translated.
     """
     shown = (_shown_spec("q", q_default), _shown_spec("p", p_default))
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
-        st.markdown("**Presets:**", width="content")
+        st.markdown(_("**Presets:**"), width="content")
         for key, text in buttons.items():
             preset = PRESETS[key]
             st.button(
                 text,
                 key=f"preset_{key}",
-                help="{title}: q = {q}, p = {p}. {blurb}".format(
-                    title=preset.title, q=preset.q.name, p=preset.p.name, blurb=preset.blurb
+                help=_("{title}: q = {q}, p = {p}. {blurb}").format(
+                    title=_(preset.title), q=preset.q.name, p=preset.p.name, blurb=_(preset.blurb)
                 ),
                 type="primary" if shown == (preset.q_spec, preset.p_spec) else "secondary",
                 on_click=state.set_values,

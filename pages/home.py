@@ -5,7 +5,6 @@ policy).  One slider, ``?mu=``, sets the distance; the sample size and seed are
 fixed, so everyone who opens the same link sees the same numbers.
 """
 
-import pandas as pd
 import streamlit as st
 
 from charts.histograms import common_domain, per_sample_histogram
@@ -13,7 +12,7 @@ from kl_core import estimators
 from kl_core.distributions import Gaussian
 from kl_core.estimators import ESTIMATORS
 from lab import cache, state, ui
-from lab.i18n import _
+from lab.i18n import N_, _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import home as notes
 from lab.pages import PAGES, page_by_url
@@ -25,35 +24,37 @@ Q = Gaussian(0.0, 1.0)
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
-st.title("KL Estimator Lab")
+st.title(_("KL Estimator Lab"))
 st.markdown(
-    "### “How far has my policy drifted — and why is my `approx_kl` negative?”\n"
-    "PPO, GRPO and RLHF training loops log a KL divergence between the policy that sampled "
-    "the batch, **q**, and the policy being trained, **p**. The exact KL needs every possible "
-    "action or token, so the code estimates it from the sampled ones alone, through the ratio "
-    r"$r = p(x)/q(x)$ at samples $x \sim q$. Three one-line estimators are in common use; all "
-    r"three average to (about) $\mathrm{KL}[q,p] = \mathbb{E}_{x\sim q}[-\log r]$, but on a "
-    "single sample they behave very differently."
+    _(
+        "### “How far has my policy drifted — and why is my `approx_kl` negative?”\n"
+        "PPO, GRPO and RLHF training loops log a KL divergence between the policy that sampled "
+        "the batch, **q**, and the policy being trained, **p**. The exact KL needs every possible "
+        "action or token, so the code estimates it from the sampled ones alone, through the ratio "
+        r"$r = p(x)/q(x)$ at samples $x \sim q$. Three one-line estimators are in common use; all "
+        r"three average to (about) $\mathrm{KL}[q,p] = \mathbb{E}_{x\sim q}[-\log r]$, but on a "
+        "single sample they behave very differently."
+    )
 )
 
 # ------------------------------------------------------------ the estimators
 for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
     with col:
         ui.estimator_formula(key)
-        st.markdown(ESTIMATORS[key].summary)
+        st.markdown(_(ESTIMATORS[key].summary))
 
 # ------------------------------------------------------------ the miniature
 controls, exact_col = st.columns([3, 1], vertical_alignment="center")
 with controls:
     mu = state.slider(
-        "Move p away from q: the distance μ between q = N(0, 1) and p = N(μ, 1)",
+        _("Move p away from q: the distance μ between q = N(0, 1) and p = N(μ, 1)"),
         "mu",
         min_value=0.0,
         max_value=3.0,
         value=0.5,
         step=0.05,
         format="%.2f",
-        help="p = N(μ, 1) is the new policy, q = N(0, 1) the old one that drew the samples.",
+        help=_("p = N(μ, 1) is the new policy, q = N(0, 1) the old one that drew the samples."),
     )
 P = Gaussian(mu, 1.0)
 true_kl = cache.exact_kl(Q.spec, P.spec)
@@ -61,9 +62,9 @@ sim = cache.simulate(Q.spec, P.spec, N, seed=SEED, keys=KEYS, sample_size=N)
 moments = {key: cache.estimator_moments(key, Q.spec, P.spec) for key in KEYS}
 with exact_col:
     st.metric(
-        "Exact KL[q, p] = μ²/2",
+        _("Exact KL[q, p] = μ²/2"),
         f"{true_kl:.4g}",
-        help="Computed by kl_core.exact.kl(q, p), in closed form.",
+        help=_("Computed by kl_core.exact.kl(q, p), in closed form."),
     )
 
 domain = common_domain([sim[k].samples for k in KEYS], include=(0.0, true_kl))
@@ -80,38 +81,23 @@ for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
                 neg_fraction=s.neg_fraction,
                 domain=domain,
             ),
-            name=f"{key}-histogram-mu-{mu:g}",
+            name=_("{estimator}-histogram-mu-{mu}").format(estimator=key, mu=f"{mu:g}"),
             caption=captions[key],
         )
 for key, col in zip(KEYS, st.columns(len(KEYS), gap="medium"), strict=True):
     with col:
         ui.show_source(getattr(estimators, key))
 
-numbers = pd.DataFrame(
-    {
-        "estimator": [ESTIMATORS[k].name for k in KEYS],
-        f"mean of {N:,} values": [sim[k].mean for k in KEYS],
-        "exact mean": [moments[k].mean for k in KEYS],
-        "exact KL[q,p]": [true_kl] * len(KEYS),
-        "share of values < 0": [sim[k].neg_fraction for k in KEYS],
-        "per-sample std (exact)": [moments[k].std for k in KEYS],
-    }
-)
+table = notes.estimator_table(KEYS, sim, moments, true_kl, N)
 ui.table(
-    numbers,
-    name=f"home-estimators-mu-{mu:g}",
-    caption=(
-        f"q = {Q.name}, p = {P.name}: the same {N:,} draws x ~ q (seed {SEED}) feed all three "
+    table.frame,
+    name=_("home-estimators-mu-{mu}").format(mu=f"{mu:g}"),
+    caption=_(
+        "q = {q}, p = {p}: the same {n} draws x ~ q (seed {seed}) feed all three "
         "estimators, and the three panels share one x-axis. k1 and k3 have the same exact "
         "mean, but k3's spread is far smaller."
-    ),
-    column_config={
-        f"mean of {N:,} values": st.column_config.NumberColumn(format="%.5f"),
-        "exact mean": st.column_config.NumberColumn(format="%.5f"),
-        "exact KL[q,p]": st.column_config.NumberColumn(format="%.5f"),
-        "share of values < 0": st.column_config.NumberColumn(format="percent"),
-        "per-sample std (exact)": st.column_config.NumberColumn(format="%.4f"),
-    },
+    ).format(q=Q.name, p=P.name, n=f"{N:,}", seed=SEED),
+    column_config={c: st.column_config.NumberColumn(format=f) for c, f in table.formats.items()},
 )
 
 # ------------------------------------------------------------ five questions
@@ -119,28 +105,36 @@ st.divider()
 st.header(_("Five questions to ask of any KL number"))
 QUESTIONS = (
     (
-        "1. Whose samples?",
-        "The estimators average over x ~ q. Samples from a third policy, an asynchronous "
-        "rollout or a replay buffer need an importance weight first.",
+        N_("1. Whose samples?"),
+        N_(
+            "The estimators average over x ~ q. Samples from a third policy, an asynchronous "
+            "rollout or a replay buffer need an importance weight first."
+        ),
     ),
     (
-        "2. Which direction of KL?",
-        r"$\mathbb{E}_q[-\log r]$ is KL[q, p]. KL[p, q] is a different number, estimated "
-        r"from the same samples by $r\log r - (r-1)$.",
+        N_("2. Which direction of KL?"),
+        N_(
+            r"$\mathbb{E}_q[-\log r]$ is KL[q, p]. KL[p, q] is a different number, estimated "
+            r"from the same samples by $r\log r - (r-1)$."
+        ),
     ),
     (
-        "3. Which ratio?",
-        "r = p(x)/q(x): target over sampler. A log-ratio written the other way round "
-        "silently changes what k2 and k3 estimate.",
+        N_("3. Which ratio?"),
+        N_(
+            "r = p(x)/q(x): target over sampler. A log-ratio written the other way round "
+            "silently changes what k2 and k3 estimate."
+        ),
     ),
     (
-        "4. Which estimator?",
-        "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
-        "from the same estimator.",
+        N_("4. Which estimator?"),
+        N_(
+            "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
+            "from the same estimator."
+        ),
     ),
     (
-        _("5. Is it a value or a gradient?"),
-        _("An estimator that gets the KL's value right can still give the wrong gradient when "
+        N_("5. Is it a value or a gradient?"),
+        N_("An estimator that gets the KL's value right can still give the wrong gradient when "
           "it is put in a loss: k3 differentiates to the gradient of the other KL, k1 to zero."),
     ),
 )
@@ -148,15 +142,18 @@ gradients_page = page_by_url("gradients")
 for row in (QUESTIONS[:2], QUESTIONS[2:4], QUESTIONS[4:]):
     for col, (question, answer) in zip(st.columns(2, gap="medium"), row, strict=False):
         with col, st.container(border=True, height="stretch"):
-            st.markdown(f"**{question}** {answer}")
+            st.markdown(
+                _("**{question}** {answer}").format(question=_(question), answer=_(answer))
+            )
             if question == QUESTIONS[4][0]:
                 st.page_link(gradients_page.path, icon=gradients_page.icon,
-                             label=_("Open {title}").format(title=gradients_page.title))
+                             label=_("Open {title}").format(title=_(gradients_page.title)))
 
 # ------------------------------------------------------------ where to go next
 st.divider()
-st.header("Explore")
+st.header(_("Explore"))
 for page, col in ui.grid(PAGES[1:]):  # row by row, so each row's links line up
     with col:
-        st.page_link(page.path, label=f"**{page.title}**", icon=page.icon)
-        st.markdown(page.blurb)
+        # ?lang= is bound in app.py, so Streamlit carries it onto the linked page.
+        st.page_link(page.path, label="**{title}**".format(title=_(page.title)), icon=page.icon)
+        st.markdown(_(page.blurb))

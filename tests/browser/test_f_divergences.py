@@ -32,11 +32,13 @@ def view_state(page) -> dict[str, object]:
     """What a reader sees: the chosen options, the θ range and the charts' texts."""
     wait_for_charts(page)
     # both segmented controls (path, view) have their choice drawn
+    # (in the main area: the sidebar's language switch is a segmented control too)
     page.wait_for_function(
-        """() => document.querySelectorAll("[role='radio'][aria-checked='true']").length >= 2"""
+        """() => document.querySelectorAll("[data-testid='stMain'] [role='radio'][aria-checked='true']")
+            .length >= 2"""
     )
     checked = page.evaluate(
-        """() => [...document.querySelectorAll("[role='radio'][aria-checked='true']")]
+        """() => [...document.querySelectorAll("[data-testid='stMain'] [role='radio'][aria-checked='true']")]
             .map(b => b.innerText.trim())"""
     )
     chips = page.evaluate(

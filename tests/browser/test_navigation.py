@@ -44,8 +44,8 @@ def test_every_page_opens_by_its_own_deep_link(app_url, new_page, wait_for_app, 
     # The menu lists the page titles, never file names (the legacy pages/ mode).
     assert menu_titles(page) == [p.title for p in PAGES]
     assert page.locator("[data-testid='stException']").count() == 0
-    # The deep link stays where it was opened.
-    assert page.url.rstrip("/") == (app_url + page_path(info)).rstrip("/")
+    # The deep link stays where it was opened, with the browser's language written into it.
+    assert page.url == app_url + page_path(info) + "?lang=en"
 
 
 def test_home_draws_its_charts(app_url, new_page, wait_for_app):
@@ -65,8 +65,9 @@ def slider(page):
 
 def home_numbers(page) -> dict[str, object]:
     """What a reader of Home sees: μ, the exact KL and each histogram's subtitle."""
-    page.wait_for_function(
-        """() => document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text").length > 0"""
+    page.wait_for_function(  # all three histograms drawn, each with its subtitle
+        """() => [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text")]
+            .filter(t => t.textContent.includes('sample mean')).length >= 3"""
     )
     subtitles = page.evaluate(
         """() => [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text")]

@@ -29,3 +29,63 @@ def test_unknown_language_is_refused_by_name():
 
 def test_marker_leaves_text_alone():
     assert i18n.N_("A sentence.") == "A sentence."
+
+
+def test_chinese_comes_from_the_catalog():
+    with i18n.using("zh"):
+        assert i18n._("Home") == "首页"
+        assert i18n._("a sentence no catalog has") == "a sentence no catalog has"
+    assert i18n._("Home") == "Home"  # the run's language is back
+
+
+def test_using_restores_the_language_after_an_error():
+    ctx = contextvars.copy_context()
+
+    def body():
+        i18n.set_language("en")
+        with pytest.raises(RuntimeError), i18n.using("zh"):
+            assert i18n.language() == "zh"
+            raise RuntimeError
+        return i18n.language()
+
+    assert ctx.run(body) == "en"
+
+
+@pytest.mark.parametrize(
+    ("locale", "lang"),
+    [("zh-CN", "zh"), ("zh-TW", "zh"), ("zh", "zh"), ("ZH_hans", "zh"), ("en-US", "en"),
+     ("fr-FR", "en"), ("", "en"), (None, "en")],
+)
+def test_the_browser_locale_gives_the_default_language(locale, lang):
+    assert i18n.from_locale(locale) == lang
+
+
+def test_a_core_message_is_translated_with_its_params():
+    from kl_core.distributions import parse
+
+    with pytest.raises(ValueError) as info:
+        parse("normal(0,-1)")
+    assert i18n.message(info.value) == "spec 'normal(0,-1)': sigma must be > 0, got -1.0"
+    with i18n.using("zh"):
+        # the outer template and the nested reason are both translated, the numbers kept
+        assert i18n.message(info.value) == "spec 'normal(0,-1)'：sigma 必须 > 0，实际为 -1.0"
+
+
+def test_a_message_without_a_template_stays_english():
+    from kl_core._validation import Message
+
+    with i18n.using("zh"):
+        assert i18n.message(ValueError("plain English")) == "plain English"
+        assert i18n.message(Message("no catalog has {this}", this="it")) == "no catalog has it"
+        assert i18n.message("a string") == "a string"
+
+
+def test_a_broken_translation_falls_back_to_english(monkeypatch):
+    from kl_core._validation import Message
+
+    class Broken:
+        def gettext(self, text):
+            return "{missing} 坏了"
+
+    monkeypatch.setattr(i18n, "_catalog", lambda lang: Broken())
+    assert i18n.message(Message("{n} rows", n=3)) == "3 rows"

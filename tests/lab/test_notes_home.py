@@ -24,3 +24,47 @@ def test_p_equal_q():
     moments = {k: estimator_moments(k, q, q) for k in KEYS}
     caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, 0.0)
     assert set(caps.values()) == {"With p = q every log-ratio is 0, so every value is 0."}
+
+
+def _table(mu: float, lang: str = "en"):
+    from lab import i18n
+
+    q, p = Gaussian(0, 1), Gaussian(mu, 1)
+    sim = simulate(q, p, 2000, keys=KEYS)
+    moments = {k: estimator_moments(k, q, p) for k in KEYS}
+    with i18n.using(lang):
+        return notes.estimator_table(KEYS, sim, moments, kl(q, p), 2000), sim, moments
+
+
+def test_the_table_holds_the_core_numbers_under_its_headers():
+    table, sim, moments = _table(1.0)
+    df = table.frame.set_index("estimator")
+    assert list(df.index) == list(KEYS)
+    for k in KEYS:
+        assert df.loc[k, "mean of 2,000 values"] == sim[k].mean
+        assert df.loc[k, "exact mean"] == moments[k].mean
+        assert df.loc[k, "share of values < 0"] == sim[k].neg_fraction
+        assert df.loc[k, "per-sample std (exact)"] == moments[k].std
+    assert (df["exact KL[q,p]"] == 0.5).all()
+    assert set(table.formats) == set(df.columns)  # every number column has its format
+
+
+def test_the_table_in_chinese_has_the_same_numbers():
+    en, _, _ = _table(1.0)
+    zh, _, _ = _table(1.0, "zh")
+    assert list(zh.frame.columns) == ["估计器", "2,000 个值的均值", "精确均值", "精确 KL[q,p]",
+                                      "值 < 0 的比例", "单样本标准差（精确）"]
+    assert (zh.frame.to_numpy() == en.frame.to_numpy()).all()
+    assert list(zh.formats.values()) == list(en.formats.values())
+
+
+def test_captions_in_chinese_keep_the_numbers():
+    from lab import i18n
+
+    q, p = Gaussian(0, 1), Gaussian(1, 1)
+    sim = simulate(q, p, 2000, keys=KEYS)
+    moments = {k: estimator_moments(k, q, p) for k in KEYS}
+    with i18n.using("zh"):
+        caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p))
+    assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：有偏，偏差为 +25.0%。"
+    assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} 的单个值为负")

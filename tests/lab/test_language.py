@@ -1,0 +1,87 @@
+"""lab.language and lab.state across languages, in AppTest.
+
+AppTest formats a select widget's options with its ``format_func`` in the
+test's own thread, whose language is not the app's: actions on a Chinese
+page run inside ``i18n.using("zh")``.
+"""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from lab import i18n
+
+
+def _family_script():
+    import streamlit as st
+
+    from lab import state
+    from lab.i18n import _
+    from lab.language import language_switch
+    from lab.spec_params import FAMILIES
+
+    language_switch()
+    family = state.select(_("Family"), "fam", list(FAMILIES), value="normal",
+                          format_func=lambda f: _(FAMILIES[f]))
+    n = state.slider(_("Seed"), "n", min_value=0, max_value=10, value=3, step=1)
+    st.write(f"{family} {n}")
+
+
+def run(**query: str) -> AppTest:
+    at = AppTest.from_function(_family_script, default_timeout=30)
+    at.query_params.update(query)
+    return at.run()
+
+
+def test_the_link_sets_the_language():
+    at = run(lang="zh")
+    assert not at.exception
+    assert at.button_group(key="lang").value == "zh"
+    assert at.selectbox(key="fam").label == "分布族"
+    assert at.selectbox(key="fam").options[0] == "正态分布"
+
+
+def test_a_link_without_a_language_gets_the_browsers_written_into_it():
+    at = run()  # AppTest's "browser" states no locale: English
+    assert at.button_group(key="lang").value == "en"
+    assert at.query_params["lang"] == "en"
+    assert at.selectbox(key="fam").label == "Family"
+
+
+def test_an_unusable_language_is_named_and_replaced():
+    at = run(lang="fr")
+    assert at.button_group(key="lang").value == "en"
+    (note,) = at.warning
+    assert "lang=fr" in note.value and "one of en, zh" in note.value
+
+
+def test_switching_the_language_keeps_every_widget_value():
+    at = run(lang="en", fam="Laplace", n="7")
+    assert at.markdown[-1].value == "laplace 7"
+    at.button_group(key="lang").set_value("zh").run()
+    assert at.markdown[-1].value == "laplace 7"
+    assert at.selectbox(key="fam").value == "laplace" and at.selectbox(key="fam").label == "分布族"
+    with i18n.using("zh"):
+        at.selectbox(key="fam").select_index(2).run()
+        assert at.markdown[-1].value == "t 7"
+        at.button_group(key="lang").set_value("en").run()
+    assert at.markdown[-1].value == "t 7"
+    assert at.selectbox(key="fam").options[2] == "Student t"
+
+
+def test_an_option_named_in_another_language_is_understood():
+    # A link made in English, opened with ?lang=zh: "Laplace" is no Chinese option, but it is read.
+    at = run(lang="zh", fam="Laplace")
+    assert at.markdown[-1].value == "laplace 3" and not at.warning
+    at = run(lang="en", fam="学生 t 分布")
+    assert at.markdown[-1].value == "t 3" and not at.warning
+    at = run(lang="en", fam="Cauchy")  # no language has it: dropped, with the note
+    assert at.markdown[-1].value == "normal 3"
+    (note,) = at.warning
+    assert "fam=Cauchy" in note.value
+
+
+def test_the_link_note_is_written_in_the_current_language():
+    at = run(lang="zh", n="99")
+    (note,) = at.warning
+    assert "n=99" in note.value and "0 到 10 之间的整数" in note.value
