@@ -21,7 +21,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PATH="/app/.venv/bin:$PATH"
 
 # uv from PyPI, the version the project uses (uv --version); the app runs as "lab".
+# A font with Chinese glyphs, for the charts' PNG/SVG exports in ?lang=zh (vl-convert
+# renders server-side with the system's fonts; browsers bring their own).
 RUN pip install --no-cache-dir uv==0.13.9 \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends fonts-wqy-microhei \
+    && rm -rf /var/lib/apt/lists/* \
     && useradd --create-home --uid 1000 lab
 
 WORKDIR /app
