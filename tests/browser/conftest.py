@@ -189,14 +189,37 @@ def wait_for_app_run(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
     )
 
 
+# Every chart drawn (an svg with text inside each vega-lite element) and the main
+# area unchanged for ``quiet`` ms: vega-embed draws after the script run ends, so
+# a reader of chart text or a late element must wait for this, not only the run.
+_SETTLED = """([quiet]) => {
+    const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")];
+    if (!charts.every(el => el.querySelector('svg text'))) { window.__klSig = null; return false; }
+    const main = document.querySelector("[data-testid='stMain']");
+    const sig = (main ? main.innerText : '') + '|' + charts.map(
+        el => [...el.querySelectorAll('svg text')].map(t => t.textContent).join('/')).join('|');
+    const now = performance.now();
+    if (window.__klSig !== sig) { window.__klSig = sig; window.__klSince = now; return false; }
+    return now - window.__klSince >= quiet;
+}"""
+
+
+def wait_until_settled(page, quiet_ms: int = 600, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+    """Wait for the script run, then until every chart is drawn and the page has stopped changing."""
+    wait_for_app_run(page, timeout_ms)
+    page.wait_for_function(_SETTLED, arg=[quiet_ms], polling=150, timeout=timeout_ms)
+
+
 @pytest.fixture(scope="session")
 def wait_for_app() -> Callable[..., None]:
     """``wait_for_app(page)``: block until the page's script run has finished.
 
     Checks Streamlit's own signals: the app's ``data-test-script-state`` is
     ``notRunning``, the running indicator (``stStatusWidget``) is gone, and
-    the page's ``st.title`` (an ``h1``) has been drawn.
+    the page's ``st.title`` (an ``h1``) has been drawn.  ``wait_for_app.settled(page)``
+    also waits until every chart is drawn and the page has stopped changing.
     """
+    wait_for_app_run.settled = wait_until_settled
     return wait_for_app_run
 
 

@@ -25,11 +25,9 @@ def expected_running_caption(q: str, p: str, n: int, repeats: int, seed: int) ->
     return f"At n = {n:,}: {finals}."
 
 
-def lab_numbers(page) -> dict[str, object]:
+def lab_numbers(page, wait_for_app) -> dict[str, object]:
     """What a reader sees: the metrics, the running-mean caption, the chart subtitles."""
-    page.wait_for_function(
-        """() => document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text").length > 0"""
-    )
+    wait_for_app.settled(page)
     labels = page.locator("[data-testid='stMetricLabel']").all_inner_texts()
     values = page.locator("[data-testid='stMetricValue']").all_inner_texts()
     caption = page.locator("[data-testid='stMarkdownContainer']", has_text="At n = ").last
@@ -64,7 +62,7 @@ def test_dragging_p_moves_the_spec_the_url_and_the_numbers(app_url, new_page, wa
         """() => [...document.querySelectorAll("[data-testid='stMetricValue']")]
             .some(m => m.innerText.trim() === '0.125')"""
     )
-    shown = lab_numbers(page)
+    shown = lab_numbers(page, wait_for_app)
     assert shown["metrics"]["Exact KL[q, p]"] == "0.125"  # μ²/2
     assert expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0) in shown["running"]
     assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(0.5,1)"
@@ -76,7 +74,7 @@ def open_lab(page, wait_for_app, url: str) -> dict[str, object]:
     page.goto(url)
     wait_for_app(page)
     assert page.locator("[data-testid='stException']").count() == 0
-    return lab_numbers(page)
+    return lab_numbers(page, wait_for_app)
 
 
 def test_deep_link_shows_the_core_numbers(app_url, new_page, wait_for_app):
@@ -120,7 +118,7 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
         arg=caption,
     )
     wait_for_app(page)
-    after = lab_numbers(page)
+    after = lab_numbers(page, wait_for_app)
     assert after["metrics"]["Exact KL[q, p]"] == "0.5"
     assert after["metrics"]["Draws, N · R"] == "40,000"
     assert caption in after["running"]

@@ -43,7 +43,7 @@ def _open(page, url, wait_for_app):
     page.goto(url)
     wait_for_app(page)
     page.wait_for_function(CHARTS_DRAWN, arg=3)
-    page.wait_for_timeout(500)
+    wait_for_app.settled(page)
 
 
 def _numbers(page) -> list[str]:
