@@ -14,6 +14,7 @@ from lab.i18n import _, message
 from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES
+from lab.ui import page_style
 
 language_switch()  # first: every text below is in the run's language
 st.set_page_config(
@@ -22,6 +23,7 @@ st.set_page_config(
     layout="wide",
 )
 
+page_style()
 page = navigation()
 if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.

@@ -47,6 +47,7 @@ __all__ = [
     "chart",
     "grid",
     "metric_row",
+    "page_style",
     "note",
     "error_text",
     "estimator_formula",
@@ -169,11 +170,38 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
         csv_download(df, name)
 
 
-def grid(items: Sequence[T], per_row: int = 3) -> Iterator[tuple[T, Any]]:
-    """Yield ``(item, column)``, ``per_row`` columns to a row (3: readable at 1280×800)."""
+#: A panel of :func:`grid` is never narrower than this: below it tick labels run
+#: together and titles are cut (issue 10), so panels wrap onto a new row instead.
+PANEL_MIN_PX = 260
+_PANEL_KEY = "klpanel"
+#: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
+#: and wraps.  Streamlit puts a keyed container's class on the block inside the
+#: flex item, hence ``:has``.
+PAGE_CSS = (
+    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"
+    f"flex:1 1 {PANEL_MIN_PX}px !important;}}"
+)
+
+
+def page_style() -> None:
+    """Add the lab's page-wide CSS; ``app.py`` calls it once a run, before the page."""
+    st.html(f"<style>{PAGE_CSS}</style>")
+
+
+def grid(items: Sequence[T], per_row: int = 3, *, name: str = "grid") -> Iterator[tuple[T, Any]]:
+    """Yield ``(item, panel)``: side by side while each panel is at least PANEL_MIN_PX wide.
+
+    ``per_row`` panels fit a row at 1280×800 (the sidebar open); on a smaller
+    screen they wrap, two to a row at 1024 px and one on a phone, rather than
+    shrink.  ``name`` must be unique on the page (it keys the panels).
+    """
+    if per_row < 1:
+        raise ValueError(f"per_row must be at least 1, got {per_row}")
     for start in range(0, len(items), per_row):
         row = items[start : start + per_row]
-        yield from zip(row, st.columns(per_row, gap="medium"), strict=False)
+        with st.container(horizontal=True, wrap=True, gap="small"):
+            panels = [st.container(key=f"{_PANEL_KEY}-{name}-{start + i}") for i in range(len(row))]
+        yield from zip(row, panels, strict=True)
 
 
 def metric_row() -> Any:
