@@ -99,7 +99,6 @@ for the effective sample size.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from dataclasses import dataclass, field
@@ -108,7 +107,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core import estimators
+from kl_core import estimators, table_files
 from kl_core._validation import InputError, Message, check_finite
 
 __all__ = [
@@ -202,13 +201,13 @@ LOGP_TOLERANCE = 1e-6
 can come out at about +1e-7; anything above 1e-6 means a wrong column (logits,
 probabilities, a negated log-prob).  Accepted values are used unchanged."""
 
-MAX_FILE_BYTES = 50 * 1024 * 1024
-"""Largest file :func:`load_table` reads (50 MiB), checked before parsing."""
+MAX_FILE_BYTES = table_files.MAX_FILE_BYTES
+"""Largest file :func:`load_table` reads (50 MiB), checked before parsing (:mod:`kl_core.table_files`)."""
 
 MAX_POSITION_BUCKETS = 20
 """Number of log2-width position buckets; the last one is open-ended."""
 
-_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_FORMATS = table_files.FORMATS
 
 
 # ---------------------------------------------------------------- results
@@ -976,72 +975,63 @@ class AuditTable:
         }
 
 
-def _unsupported_format(name: str | None) -> InputError:
-    """The error for a file not named ``.csv``/``.parquet``/``.pq`` (or an unnamed buffer)."""
-    if name:
-        return InputError("path_or_buffer must be a .csv or .parquet file, got {name!r}", name=name)
-    return InputError(
-        "path_or_buffer must be a .csv or .parquet file, got 'an unnamed buffer'; "
-        "pass fmt='csv' or fmt='parquet'"
+COLUMN_ROLES: dict[str, Message] = {
+    "sampler_col": Message("the sampler's log-probs"),
+    "other_col": Message("the other policy's log-probs"),
+    "mask_col": Message("the mask"),
+    "position_col": Message("the positions"),
+    "sequence_col": Message("the sequence ids"),
+    "rollout_col": Message("the rollout policy's log-probs"),
+    "kl_col": Message("the exact next-token KL"),
+}
+"""What each column parameter of :func:`load_table` holds, in words (for the app's messages)."""
+
+
+def _column_error(exc: InputError, file: str | None, col: str, role: str, why: Message | str) -> InputError:
+    """``exc`` (naming the parameter), worded for a user: the file, the column, its role, the reason."""
+    return exc.worded(
+        "“{file}”, column “{col}” ({role}): {why}",
+        file=table_files._label(file), col=col, role=COLUMN_ROLES[role], why=why,
     )
 
 
-def _unparsable(name: str | None, fmt: str, why: str) -> InputError:
-    """The error for a file pandas/pyarrow cannot read as ``fmt``; ``why`` is their message."""
-    if name:
-        return InputError(
-            "path_or_buffer: {name!r} could not be parsed as {fmt}: {why}",
-            name=name, fmt=fmt.upper(), why=why,
-        )
-    return InputError(
-        "path_or_buffer: the buffer could not be parsed as {fmt}: {why}", fmt=fmt.upper(), why=why
-    )
+def _checked(check: Any, values: Any, role: str, col: str, file: str | None, *args: Any) -> np.ndarray:
+    """``check(values, "role='col'", *args)``; on failure the same check names the column for the user."""
+    try:
+        return check(values, f"{role}={col!r}", *args)
+    except InputError as exc:
+        try:
+            check(values, Message("the column"), *args)
+        except InputError as plain:
+            raise _column_error(exc, file, col, role, plain.message) from None
+        raise
 
 
-def _read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int) -> tuple[bytes, str | None]:
-    """Read at most ``limit`` bytes of ``source``; return them and the file name."""
-    too_big = Message(
-        "path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)", limit=limit
-    )
-    if isinstance(source, str | os.PathLike):
-        path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise InputError("path_or_buffer {path!r} is not a file", path=path)
-        if os.path.getsize(path) > limit:  # refuse before reading anything
-            raise InputError(too_big)
-        with open(path, "rb") as fh:
-            return fh.read(), path
-    if not hasattr(source, "read"):
-        raise ValueError(
-            f"path_or_buffer must be a path or a binary file-like object, got {type(source).__name__}"
-        )
-    size = getattr(source, "size", None)  # Streamlit's UploadedFile knows its size
-    if isinstance(size, int) and size > limit:
-        raise InputError(too_big)
-    data = source.read(limit + 1)
-    if isinstance(data, str):
-        data = data.encode()
-    if len(data) > limit:
-        raise InputError(too_big)
-    name = getattr(source, "name", None)
-    return data, name if isinstance(name, str) else None
-
-
-def _column(df: Any, col: str, role: str, numeric: bool = True) -> np.ndarray:
+def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None = None) -> np.ndarray:
     import pandas as pd
 
     s = df[col]
     if numeric and not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
-        raise InputError(
+        text = ~pd.to_numeric(s, errors="coerce").notna() & s.notna()
+        row = int(np.argmax(text.to_numpy())) if text.any() else 0
+        exc = InputError(
             "{role}={col!r}: column is not numeric (dtype {dtype}); first value {first!r}",
             role=role, col=col, dtype=str(s.dtype), first=s.iloc[0],
         )
+        raise _column_error(exc, file, col, role, Message(
+            "it holds text, not numbers (data row {row}: {value!r}). Choose a column of numbers, "
+            "or fix that row.", row=row, value=s.iloc[row],
+        ))
     na = s.isna().to_numpy()
     if na.any():
-        raise InputError(
+        exc = InputError(
             "{role}={col!r}: column has {n} NaN/missing values (first at data row {row})",
             role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
         )
+        raise _column_error(exc, file, col, role, Message(
+            "{n} cells are empty or not a number (the first at data row {row}). Fill them in, or "
+            "drop those rows.", n=int(na.sum()), row=int(np.argmax(na)),
+        ))
     return s.to_numpy()
 
 
@@ -1104,35 +1094,15 @@ def load_table(
     >>> load_table(buf, "lp", "lq", fmt="csv").logp_other.tolist()
     [-1.5, -1.0]
     """
-    import pandas as pd
-
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     tol = check_finite(logp_tolerance, "logp_tolerance")
-    if fmt is not None and fmt not in ("csv", "parquet"):
-        raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
-
-    if fmt is None:
-        name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
-        name = name or getattr(path_or_buffer, "name", None)
-        ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
-        if ext not in _FORMATS:
-            raise _unsupported_format(name)
-        fmt = _FORMATS[ext]
-
-    data, name = _read_bytes(path_or_buffer, limit)
-    try:
-        if fmt == "csv":
-            df = pd.read_csv(io.BytesIO(data))
-        else:
-            df = pd.read_parquet(io.BytesIO(data))
-    except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise _unparsable(name, fmt, str(exc)) from exc
-    if len(df) == 0:
-        if name:
-            raise InputError("path_or_buffer: {name!r} has no data rows", name=name)
-        raise InputError("path_or_buffer: the buffer has no data rows")
+    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+    name = name or getattr(path_or_buffer, "name", None)
+    fmt = table_files.file_format(name, fmt)
+    data, name = table_files.read_bytes(path_or_buffer, limit)
+    df = table_files.read_frame(data, name, fmt)
 
     roles = {
         "sampler_col": sampler_col,
@@ -1150,17 +1120,28 @@ def load_table(
             raise InputError(
                 "{role}={col!r} is not a column; available columns: {available}",
                 role=role, col=col, available=available,
+            ).worded(
+                "“{file}” has no column “{col}” (chosen for {role_words}). Its columns are: "
+                "{available}. Choose one of those.",
+                file=table_files._label(name), col=col, role_words=COLUMN_ROLES[role],
+                available=", ".join(str(c) for c in df.columns),
             )
     seen: dict[str, str] = {}
     for role, col in named.items():
         if col in seen:
             raise InputError(
                 "{role}={col!r} is the same column as {other}", role=role, col=col, other=seen[col]
+            ).worded(
+                "Column “{col}” is chosen for both {first} and {second}. Choose a different column for one.",
+                col=col, first=COLUMN_ROLES[seen[col]], second=COLUMN_ROLES[role],
             )
         seen[col] = role
 
+    def values(role: str, numeric: bool = True) -> np.ndarray:
+        return _column(df, named[role], role, numeric=numeric, file=name)
+
     def logp(role: str) -> np.ndarray:
-        return _logp_array(_column(df, named[role], role), f"{role}={named[role]!r}", tol)
+        return _checked(_logp_array, values(role), role, named[role], name, tol)
 
     out = {
         "logp_sampler": logp("sampler_col"),
@@ -1171,16 +1152,14 @@ def load_table(
         "sequence_ids": None,
     }
     if mask_col is not None:
-        out["mask"] = _mask_array(_column(df, mask_col, "mask_col"), f"mask_col={mask_col!r}")
+        out["mask"] = _checked(_mask_array, values("mask_col"), "mask_col", mask_col, name)
     if position_col is not None:
-        out["positions"] = _positions_array(
-            _column(df, position_col, "position_col"), f"position_col={position_col!r}"
-        )
+        out["positions"] = _checked(_positions_array, values("position_col"), "position_col", position_col, name)
     if sequence_col is not None:
-        out["sequence_ids"] = _column(df, sequence_col, "sequence_col", numeric=False)
+        out["sequence_ids"] = values("sequence_col", numeric=False)
     if kl_col is not None:
-        out["exact_kl"] = _kl_array(
-            _column(df, kl_col, "kl_col"), f"kl_col={kl_col!r}", KL_TOLERANCE, what="data rows"
+        out["exact_kl"] = _checked(
+            _kl_array, values("kl_col"), "kl_col", kl_col, name, KL_TOLERANCE, "data rows"
         )
     columns = {
         "logp_sampler": sampler_col,

@@ -65,7 +65,7 @@ else:
 try:
     columns = cache.table_columns(key, name, _data=data)
 except ValueError as exc:
-    ui.fail("**This file can't be audited.** {why}".format(why=exc))
+    ui.fail("**This file can't be audited.** {why}".format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
@@ -102,7 +102,7 @@ try:
             kl_col=chosen["kc"],
         )
 except ValueError as exc:
-    ui.fail("**This file can't be audited with these columns.** {why}".format(why=exc))
+    ui.fail("**This file can't be audited with these columns.** {why}".format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
 if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")

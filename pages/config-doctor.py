@@ -66,7 +66,7 @@ if not str(data).strip():
 try:
     d = cache.diagnose(data, None if library == "auto" else library, name)
 except UnreadableInput as exc:
-    ui.fail("**The doctor can't read this.** {why}".format(why=exc))
+    ui.fail("**The doctor can't read this.** {why}".format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))

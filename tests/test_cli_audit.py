@@ -381,5 +381,5 @@ def test_table_columns_checks_like_load_table(tmp_path):
         table_columns(pq_path, max_bytes=0)
     with pytest.raises(ValueError, match="larger than the 10-byte limit"):
         table_columns(pq_path, max_bytes=10)
-    with pytest.raises(ValueError, match="could not be parsed as CSV"):
+    with pytest.raises(ValueError, match="'the buffer' is empty"):
         table_columns(io.BytesIO(b""), fmt="csv")
