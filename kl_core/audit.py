@@ -118,6 +118,7 @@ __all__ = [
     "LOGP_TOLERANCE",
     "MAX_FILE_BYTES",
     "MAX_POSITION_BUCKETS",
+    "MIN_FOR_SE",
     "RB_DEFINITIONS",
     "RB_KEY",
     "TARGETS",
@@ -125,8 +126,10 @@ __all__ = [
     "AuditTable",
     "EstimatorSummary",
     "PositionBucket",
+    "SampleSizeCheck",
     "SequenceSummary",
     "audit",
+    "sample_size_check",
     "load_table",
     "position_bucket",
 ]
@@ -313,6 +316,10 @@ class SequenceSummary:
     ess: float | None = None
     variance_ratio: dict[str, float] | None = None
 
+    def sample_size(self) -> SampleSizeCheck:
+        """:func:`sample_size_check` of the sequences (the SE of a sequence sum needs 30 sequences too)."""
+        return sample_size_check(self.n_sequences, "sequences")
+
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
         """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums."""
         out: dict[str, Any] = {"n": self.n_sequences}
@@ -392,6 +399,12 @@ class AuditReport:
     def summaries(self) -> dict[str, EstimatorSummary]:
         """``{"k1": …, "k2": …, "k3": …}``."""
         return {"k1": self.k1, "k2": self.k2, "k3": self.k3}
+
+    def sample_size(self) -> SampleSizeCheck:
+        """:func:`sample_size_check` of the counted tokens (their effective number with a rollout policy)."""
+        if self.weighted and self.ess is not None:
+            return sample_size_check(self.ess, "effective tokens")
+        return sample_size_check(self.n, "tokens")
 
     @property
     def all_summaries(self) -> dict[str, EstimatorSummary]:
@@ -695,6 +708,126 @@ def _per_token_values(direction: str, logr: np.ndarray) -> dict[str, np.ndarray]
         "k2": r * estimators.k2(-logr),
         "k3": estimators.k3_pq(logr),  # = r * k3(-logr), without the cancellation
     }
+
+
+# ---------------------------------------------------------------- too few tokens
+
+MIN_FOR_SE = 30
+r"""Fewest counted tokens (or effective tokens, or sequences) for which a ±SE is shown.
+
+The SE is :math:`\hat\sigma/\sqrt n` with the *sample* SD :math:`\hat\sigma`.
+Even for normal values, the relative standard error of :math:`\hat\sigma` is
+about :math:`1/\sqrt{2(n-1)}`: 13% at :math:`n = 30`, 41% at :math:`n = 4`; and
+the ±1.96 SE band should be :math:`\pm t_{0.975,\,n-1}` SE, 4% wider at
+:math:`n = 30` (2.045) but 62% wider at :math:`n = 4` (3.18).  The per-token
+KL estimators are skewed and heavy-tailed (:mod:`kl_core.reliability`), which
+only makes small :math:`n` worse.  30 is the usual textbook threshold for the
+normal approximation of a mean; below it the SE is withheld, not just flagged."""
+
+
+@dataclass(frozen=True)
+class SampleSizeCheck:
+    r"""Which of an audit's statistics mean something for ``n`` items, and a note when some don't.
+
+    Attributes
+    ----------
+    n : float
+        The items counted: tokens, the effective sample size with a rollout
+        policy, or sequences.
+    se : bool
+        True if ``n >= MIN_FOR_SE``: the standard error and the SD are shown.
+    p95, p99 : bool
+        True if the percentile is shown.  A :math:`p`-percentile needs at
+        least one value above it, :math:`n \ge 1/(1-p)` (20 and 100), else the
+        inverse-CDF percentile *is* the largest value; p95 is also withheld
+        with the SE (below 30), so that the spread statistics go together.
+    note : Message
+        Empty when everything is meaningful; else one sentence for the user.
+    """
+
+    n: float
+    se: bool
+    p95: bool
+    p99: bool
+    note: Message
+
+    @property
+    def all_meaningful(self) -> bool:
+        """True if no statistic is withheld."""
+        return self.se and self.p95 and self.p99
+
+    def masked_all(self, summaries: dict[str, EstimatorSummary]) -> dict[str, EstimatorSummary]:
+        """:meth:`masked` of every summary (``{"k1": …, "k2": …}``)."""
+        return {key: self.masked(v) for key, v in summaries.items()}
+
+    def masked(self, summary: EstimatorSummary) -> EstimatorSummary:
+        """``summary`` with the statistics that mean nothing at this ``n`` set to ``nan``."""
+        nan = math.nan
+        return EstimatorSummary(
+            mean=summary.mean, std=summary.std if self.se else nan, se=summary.se if self.se else nan,
+            neg_fraction=summary.neg_fraction, p95=summary.p95 if self.p95 else nan,
+            p99=summary.p99 if self.p99 else nan, max=summary.max,
+        )
+
+
+def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
+    r"""Which statistics of :func:`audit`'s summaries mean something for ``n`` items.
+
+    The SE and SD need :math:`n \ge` :data:`MIN_FOR_SE` (30; see there for
+    why); so does p95.  p99 needs :math:`n \ge 1/(1-0.99) = 100`: with fewer
+    values the inverse-CDF percentile is the maximum itself.
+
+    Parameters
+    ----------
+    n : float
+        Counted tokens (:attr:`AuditReport.n`), or the effective sample size
+        :attr:`AuditReport.ess` when a rollout policy weights the tokens, or
+        sequences.
+    what : {"tokens", "effective tokens", "sequences"}
+        What ``n`` counts, for the note.
+
+    Returns
+    -------
+    SampleSizeCheck
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is negative or not finite, or ``what`` is not one of the three.
+
+    Examples
+    --------
+    >>> c = sample_size_check(4)
+    >>> c.se, c.p95, c.p99
+    (False, False, False)
+    >>> sample_size_check(250).all_meaningful
+    True
+    """
+    n = check_finite(n, "n")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n!r}")
+    if what not in ("tokens", "effective tokens", "sequences"):
+        raise ValueError(f"what must be 'tokens', 'effective tokens' or 'sequences', got {what!r}")
+    se = p95 = n >= MIN_FOR_SE  # ≥ 30 also covers p95's own 1/(1 - 0.95) = 20
+    p99 = n >= 100
+    items = {"tokens": Message("tokens"), "effective tokens": Message("effective tokens"),
+             "sequences": Message("sequences")}[what]
+    if not se:
+        note = Message(
+            "Only {n:,.0f} {items}: too few for a standard error (it needs at least {least}), so SE, "
+            "std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
+            "tokens (a whole batch) before reading anything into these numbers.",
+            n=n, items=items, least=MIN_FOR_SE,
+        )
+    elif not p99:
+        note = Message(
+            "Only {n:,.0f} {items}: p99 needs at least 100 (with fewer it is just the largest value), "
+            "so it is not shown.",
+            n=n, items=items,
+        )
+    else:
+        note = Message("")
+    return SampleSizeCheck(n=n, se=se, p95=p95, p99=p99, note=note)
 
 
 # ---------------------------------------------------------------- audit

@@ -80,6 +80,18 @@ def _label(name: str | None) -> str:
 def file_format(name: str | None, fmt: str | None = None) -> str:
     """``"csv"`` or ``"parquet"``: ``fmt`` if given, else from the file name's extension.
 
+    Parameters
+    ----------
+    name : str or None
+        The file's name (``.csv``, ``.parquet`` or ``.pq``).
+    fmt : {"csv", "parquet"}, optional
+        The format, overriding the name.
+
+    Returns
+    -------
+    str
+        ``"csv"`` or ``"parquet"``.
+
     Raises
     ------
     ValueError
@@ -106,6 +118,19 @@ def file_format(name: str | None, fmt: str | None = None) -> str:
 def read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int = MAX_FILE_BYTES) -> tuple[bytes, str | None]:
     """Read at most ``limit`` bytes of ``source`` (a path or a binary file); return them and the file name.
 
+    Parameters
+    ----------
+    source : str, path or binary file-like
+        A path, or an open binary file (Streamlit's ``UploadedFile`` also
+        gives its ``size``, so an oversized upload is refused unread).
+    limit : int, default :data:`MAX_FILE_BYTES`
+        The largest size accepted, in bytes.
+
+    Returns
+    -------
+    (bytes, str or None)
+        The file's bytes and its name (None for an unnamed buffer).
+
     Raises
     ------
     ValueError
@@ -127,6 +152,10 @@ def read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int = MAX_FILE_
     name = getattr(source, "name", None)
     name = name if isinstance(name, str) else None
     size = getattr(source, "size", None)  # Streamlit's UploadedFile knows its size
+    if not isinstance(size, int) and getattr(source, "seekable", lambda: False)():
+        here = source.tell()
+        size = source.seek(0, os.SEEK_END) - here
+        source.seek(here)
     if isinstance(size, int) and size > limit:
         raise _too_big(name, size, limit)
     data = source.read(limit + 1)
@@ -137,20 +166,28 @@ def read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int = MAX_FILE_
     return data, name
 
 
+def _size_text(n: int) -> str:
+    """A size as a user reads it: ``84 MB`` (MiB, as the uploader counts them), ``300 KB``, ``64 bytes``."""
+    if n >= 2**20:
+        mb = n / 2**20
+        return f"{mb:.0f} MB" if mb >= 10 else f"{mb:.1f} MB"
+    if n >= 1024:
+        return f"{n / 1024:.0f} KB"
+    return Message("{n} bytes", n=n)
+
+
 def _too_big(name: str | None, size: int | None, limit: int) -> InputError:
     exc = InputError("path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)", limit=limit)
-    mib = limit / 2**20
     if size is not None:
         return exc.worded(
-            "“{file}” is {size:.0f} MB, over the limit of {limit:.0f} MB. Upload fewer rows "
-            "(one training step is plenty for an audit), or save the table as Parquet, which is "
-            "several times smaller.",
-            file=_label(name), size=size / 2**20, limit=mib,
+            "“{file}” is {size}, over the limit of {limit}. Upload fewer rows (one training step is "
+            "plenty for an audit), or save the table as Parquet, which is several times smaller.",
+            file=_label(name), size=_size_text(size), limit=_size_text(limit),
         )
     return exc.worded(
-        "“{file}” is over the limit of {limit:.0f} MB. Upload fewer rows (one training step is "
-        "plenty for an audit), or save the table as Parquet, which is several times smaller.",
-        file=_label(name), limit=mib,
+        "“{file}” is over the limit of {limit}. Upload fewer rows (one training step is plenty for "
+        "an audit), or save the table as Parquet, which is several times smaller.",
+        file=_label(name), limit=_size_text(limit),
     )
 
 
@@ -184,7 +221,7 @@ def _decode(data: bytes) -> str:
 
 
 def sniff_csv(text: str) -> tuple[str, str]:
-    """The column separator and the decimal mark of a CSV text, from its first lines.
+    r"""The column separator and the decimal mark of a CSV text, from its first lines.
 
     A separator is taken when it occurs the same number of times (at least
     once) on the header and on every one of the first 20 lines, quotes aside;
@@ -227,6 +264,22 @@ def sniff_csv(text: str) -> tuple[str, str]:
 
 def read_frame(data: bytes, name: str | None, fmt: str, *, nrows: int | None = None) -> Any:
     """A pandas data frame of a CSV or Parquet file's bytes (``nrows=0``: the header only).
+
+    Parameters
+    ----------
+    data : bytes
+        The file's bytes (see :func:`read_bytes`).
+    name : str or None
+        Its name, for the messages.
+    fmt : {"csv", "parquet"}
+        The format by its name; bytes starting with Parquet's ``PAR1`` are
+        read as Parquet whatever the name.
+    nrows : int, optional
+        Rows to read (``0``: only the column names).
+
+    Returns
+    -------
+    pandas.DataFrame
 
     Raises
     ------

@@ -57,7 +57,7 @@ def count_slider(
             one_two_five(lo, hi),
             value=value,
             off_grid=_whole_number(first, hi),
-            allowed=_("a whole number from {lo} to {hi}").format(lo=first, hi=hi),
+            allowed=state.allowed_range(first, hi, whole=True),
             help=help,
         )
     )

@@ -115,6 +115,8 @@ if meta is not None and exact is None:
 # ------------------------------------------------------------ the report
 st.header("The report")
 st.markdown(notes.counted_line(report, name))
+if (small := report.sample_size()).note:  # too few tokens: say so, and withhold SE/std/p95/p99
+    st.warning(ui.error_text(small.note), icon=":material/data_alert:")
 defs = audit.DEFINITIONS[report.direction]
 for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
     with col:
@@ -125,13 +127,13 @@ with ui.metric_row():
     for k in KEYS:
         s = report.summaries[k]
         st.metric(
-            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se),
+            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se) if small.se else None,
             delta_color="off", delta_arrow="off",
             help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
         )
     if report.rb is not None:
         st.metric(
-            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}"),
+            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
             help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
         )
@@ -159,7 +161,7 @@ if report.rb is not None:
                       notes.ratio_text(report.sequences.variance_ratio["k1"]))
     st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(report.all_summaries, exact), name="audit-summary",
+    notes.summary_frame(small.masked_all(report.all_summaries), exact), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
@@ -189,7 +191,8 @@ if report.positions is not None:
 if report.sequences is not None:
     st.subheader("Sequence sums")
     ui.table(
-        notes.summary_frame(report.sequences.stats, exact, prefix="seq_"), name="audit-sequences",
+        notes.summary_frame(report.sequences.sample_size().masked_all(report.sequences.stats), exact,
+                            prefix="seq_"), name="audit-sequences",
         caption=notes.sequences_caption(report.sequences.n_sequences), column_config=SUMMARY_FORMAT,
     )
 ui.show_source(audit.audit)
