@@ -741,15 +741,15 @@ class SampleSizeCheck:
         least one value above it, :math:`n \ge 1/(1-p)` (20 and 100), else the
         inverse-CDF percentile *is* the largest value; p95 is also withheld
         with the SE (below 30), so that the spread statistics go together.
-    note : Message
-        Empty when everything is meaningful; else one sentence for the user.
+    note : Message or None
+        None when everything is meaningful; else one sentence for the user.
     """
 
     n: float
     se: bool
     p95: bool
     p99: bool
-    note: Message
+    note: Message | None
 
     @property
     def all_meaningful(self) -> bool:
@@ -810,23 +810,33 @@ def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
         raise ValueError(f"what must be 'tokens', 'effective tokens' or 'sequences', got {what!r}")
     se = p95 = n >= MIN_FOR_SE  # ≥ 30 also covers p95's own 1/(1 - 0.95) = 20
     p99 = n >= 100
-    items = {"tokens": Message("tokens"), "effective tokens": Message("effective tokens"),
-             "sequences": Message("sequences")}[what]
+    note = None
     if not se:
-        note = Message(
-            "Only {n:,.0f} {items}: too few for a standard error (it needs at least {least}), so SE, "
-            "std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
-            "tokens (a whole batch) before reading anything into these numbers.",
-            n=n, items=items, least=MIN_FOR_SE,
-        )
+        note = {
+            "tokens": lambda: Message(
+                "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so SE, "
+                "std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
+                "tokens (a whole batch) before reading anything into these numbers.", n=n, least=MIN_FOR_SE),
+            "effective tokens": lambda: Message(
+                "Only {n:,.1f} effective tokens (the rollout weights leave that few): too few for a "
+                "standard error (it needs at least {least}), so SE, std, p95 and p99 are not shown, and "
+                "the means can be far from the true KL.", n=n, least=MIN_FOR_SE),
+            "sequences": lambda: Message(
+                "Only {n:,.0f} sequences: too few for a standard error of the sequence sums (it needs at "
+                "least {least}), so their SE, std, p95 and p99 are not shown.", n=n, least=MIN_FOR_SE),
+        }[what]()
     elif not p99:
-        note = Message(
-            "Only {n:,.0f} {items}: p99 needs at least 100 (with fewer it is just the largest value), "
-            "so it is not shown.",
-            n=n, items=items,
-        )
-    else:
-        note = Message("")
+        note = {
+            "tokens": lambda: Message(
+                "Only {n:,.0f} tokens: p99 needs at least 100 (with fewer it is just the largest value), "
+                "so it is not shown.", n=n),
+            "effective tokens": lambda: Message(
+                "Only {n:,.1f} effective tokens: p99 needs at least 100 (with fewer it is just the "
+                "largest value), so it is not shown.", n=n),
+            "sequences": lambda: Message(
+                "Only {n:,.0f} sequences: p99 of the sequence sums needs at least 100 (with fewer it is "
+                "just the largest value), so it is not shown.", n=n),
+        }[what]()
     return SampleSizeCheck(n=n, se=se, p95=p95, p99=p99, note=note)
 
 

@@ -49,8 +49,8 @@ Streamlit counts them: MiB) in ``.streamlit/config.toml``; a test checks they ag
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 """File extensions read, and their format."""
 
-SEPARATORS = {",": Message("comma"), ";": Message("semicolon"), "\t": Message("tab"), "|": Message("vertical bar")}
-"""Column separators :func:`sniff_csv` recognises, and their names."""
+SEPARATORS = (",", ";", "\t", "|")
+"""Column separators :func:`sniff_csv` recognises, in order of preference."""
 
 SNIFF_BYTES = 4096
 """Bytes of a file's start that :func:`sniff_csv` and the binary check look at."""

@@ -190,6 +190,8 @@ if report.positions is not None:
     )
 if report.sequences is not None:
     st.subheader("Sequence sums")
+    if (few := report.sequences.sample_size()).note:  # too few sequences for their SE/percentiles
+        st.caption(ui.error_text(few.note))
     ui.table(
         notes.summary_frame(report.sequences.sample_size().masked_all(report.sequences.stats), exact,
                             prefix="seq_"), name="audit-sequences",
