@@ -241,14 +241,16 @@ def distribution_picker(
             _("Spec of {key}, as in the link").format(key=key), key, value=default_spec,
             help=help or _(SPEC_HELP),
         )
-    dist, problem = _read_spec(spec)
+    typed, problem = _read_spec(spec)
     st.session_state[f"{key}.unreadable"] = problem is not None  # read by wait_for_specs()
     if problem is None:
+        dist = typed
         st.session_state[f"{key}.good"] = dist.spec
-    else:  # say what is wrong at the field; the sliders start from the last spec that worked
+    else:  # say what is wrong at the field, and go on with the last spec that worked
         dist = _current(f"{key}.good") or parse(default_spec)
+    shown_dist = typed or dist  # the sliders show an out-of-range spec as it is, to move back from
     family_key = f"{key}.family"
-    _show(family_key, spec_params.family_of(dist))
+    _show(family_key, spec_params.family_of(shown_dist))
     state.follows_language(family_key)
     with sliders:
         st.selectbox(
@@ -260,17 +262,18 @@ def distribution_picker(
             on_change=_on_family,
             args=(key, partner, drifted),
         )
-        if isinstance(dist, Categorical):
-            _categorical_widgets(key, dist, partner, drifted)
-        for knob in spec_params.knobs(dist):
+        if isinstance(shown_dist, Categorical):
+            _categorical_widgets(key, shown_dist, partner, drifted)
+        for knob in spec_params.knobs(shown_dist):
             _knob_widget(key, knob)
     with shown:
         if problem is not None:
             st.error(problem, icon=":material/error:")
-            st.caption(_(
-                "Fix it under “Type a spec (advanced)”, or move a slider: the sliders start from "
-                "`{spec}`, the last spec that worked."
-            ).format(spec=dist.spec))
+            if typed is None:
+                st.caption(_(
+                    "Fix it under “Type a spec (advanced)”, or move a slider: the sliders start from "
+                    "`{spec}`, the last spec that worked."
+                ).format(spec=dist.spec))
         elif dist.discrete:  # the table above already lists the probabilities
             st.caption(_("Written `{spec}` in the link.").format(spec=dist.spec))
         else:
@@ -279,11 +282,12 @@ def distribution_picker(
 
 
 def _read_spec(spec: str) -> tuple[Distribution | None, str | None]:
-    """The typed spec's distribution, or None and what is wrong with it, in the run's language.
+    """The typed spec's distribution (None if it can't be read) and what is wrong with it, if anything.
 
     Wrong: ``parse`` refuses it (the core names the mistake: a missing
     bracket, a count of numbers, σ ≤ 0, an unknown family), or it is outside
-    :func:`kl_core.distributions.practical_issue`'s range.
+    :func:`kl_core.distributions.practical_issue`'s range (then the
+    distribution is returned too, for the sliders).  The text is in the run's language.
     """
     try:
         dist = parse(spec)
@@ -291,7 +295,7 @@ def _read_spec(spec: str) -> tuple[Distribution | None, str | None]:
         return None, _("**This spec can't be read.** {why}").format(why=message(exc))
     issue = practical_issue(dist)
     if issue:
-        return None, _("**This spec is out of range:** {issue}. {note}").format(
+        return dist, _("**This spec is out of range:** {issue}. {note}").format(
             issue=message(issue), note=_(RANGE_NOTE))
     return dist, None
 

@@ -127,7 +127,10 @@ def test_an_upload_takes_the_place_of_the_text():
     assert any("a link can't carry it" in c.value for c in at.caption)
     at.file_uploader[0].set_value(("weights.bin", b"\x00\x01\x02" * 100, "application/octet-stream"))
     at.run()
-    assert not at.exception and "binary file" in at.error[0].value
+    assert not at.exception and "“weights.bin”: the input looks like a binary file" in at.error[0].value
+    at.file_uploader[0].set_value(("config.yaml", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image/png"))
+    at.run()
+    assert "“config.yaml”: the input is not text: it looks like a PNG image" in at.error[0].value
 
 
 def test_the_json_download_and_the_crosswalk_link():
