@@ -161,7 +161,7 @@ if report.rb is not None:
                       notes.ratio_text(report.sequences.variance_ratio["k1"]))
     st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(small.masked_all(report.all_summaries), exact), name="audit-summary",
+    notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
@@ -176,7 +176,7 @@ for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
                 neg_fraction=s.neg_fraction, domain=domain, height=280,
             ),
             name=f"audit-{k}-histogram",
-            caption=notes.histogram_caption(s, report.weighted),
+            caption=notes.histogram_caption(small.masked(s), report.weighted),
         )
 if report.positions is not None:
     st.subheader("By position")
@@ -193,8 +193,8 @@ if report.sequences is not None:
     if (few := report.sequences.sample_size()).note:  # too few sequences for their SE/percentiles
         st.caption(ui.error_text(few.note))
     ui.table(
-        notes.summary_frame(report.sequences.sample_size().masked_all(report.sequences.stats), exact,
-                            prefix="seq_"), name="audit-sequences",
+        notes.summary_frame(few.masked_all(report.sequences.stats), exact, prefix="seq_").dropna(axis=1, how="all"),
+        name="audit-sequences",
         caption=notes.sequences_caption(report.sequences.n_sequences), column_config=SUMMARY_FORMAT,
     )
 ui.show_source(audit.audit)
