@@ -55,6 +55,8 @@ if uploaded is None:
     key, name, data, upload_id = str(EXAMPLE_CSV), EXAMPLE_CSV.name, None, None
     meta = cache.json_file(str(EXAMPLE_JSON))
     st.info(notes.example_info(meta, EXAMPLE_CSV.name), icon=":material/dataset:")
+    st.caption(_("A file over {mb} MB is refused by the box above (a red mark on its name): upload fewer rows, "
+                 "or save them as Parquet.").format(mb=audit.MAX_FILE_BYTES // 2**20))  # never reaches the server
 else:
     key, name, data, upload_id = uploaded.file_id, uploaded.name, uploaded.getvalue(), uploaded.file_id
     meta = None

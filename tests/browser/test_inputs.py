@@ -27,6 +27,8 @@ def test_bad_uploads_are_explained_and_a_semicolon_file_is_read(app_url, new_pag
     wait_for_app(page)
     dropzone = page.locator("[data-testid='stFileUploaderDropzoneInstructions']").inner_text()
     assert "50MB per file" in dropzone and "200MB" not in dropzone  # the stated limit is the real one
+    # a larger file is refused in the browser and never reaches the server: the page says so beforehand
+    assert "A file over 50 MB is refused by the box above" in page.locator("[data-testid='stMain']").inner_text()
     files = {
         "empty.csv": (b"", "“empty.csv” is empty. Upload a CSV file"),
         "picture.csv": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(200), "“picture.csv” is not a CSV: it looks like a PNG image"),
