@@ -280,7 +280,7 @@ def _numeric(
         help=help, **kwargs,
     )
     if widget is st.number_input:
-        st.caption(_("Allowed: {allowed}.").format(allowed=allowed))
+        st.caption(_("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value)))
     return out
 
 
