@@ -581,6 +581,25 @@ def _known(prof: Profile, key: str, op: str) -> bool:
     return False
 
 
+def _refuse_uncovered(text: str) -> None:
+    """Refuse a script that runs a library's trainer the doctor has no profile for.
+
+    Without this, its flags would be scored against the covered trainers and a
+    DPO or SFT run would get a confident card for a PPO/GRPO loss.  A covered
+    trainer of another library (``--library`` forced) is read as before.
+    """
+    entry = doctor_parse.library_entry(text)
+    covered = {n.removesuffix(".py").replace("/", ".") for n in _names(None)}
+    if entry is None or entry in covered:
+        return
+    raise UnreadableInput(
+        "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
+        "of {covered}",
+        trainer=entry,
+        covered=", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper())),
+    )
+
+
 def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str | None) -> Profile:
     candidates = [p for p in profiles() if library is None or p.library == library]
     if parsed.names:
@@ -1071,6 +1090,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     lib = _canonical_library(library)
     text = doctor_parse.decode(data)
     parsed = doctor_parse.read(text, _names(lib))
+    if parsed.kind == "command" and not parsed.names:
+        _refuse_uncovered(text)
     prof = _choose(parsed, lib, text, filename)
     raw, notes = _settings_for(parsed, prof)
     values = {k: spec.default for k, spec in prof.keys.items()}

@@ -470,3 +470,29 @@ def test_a_verl_yaml_and_a_trl_json_config():
     j = diagnose('{"beta": 0.04, "use_bias_correction_kl": false, "loss_type": "bnpo"}')
     assert (j.library, j.kind, j.kl_uses[0].option) == ("TRL", "json", "beta")
     assert next(w.fix for w in j.warnings if w.code == "FORWARD_KL_GRAD") == '"use_bias_correction_kl": true'
+
+
+@pytest.mark.parametrize(
+    ("text", "library", "trainer"),
+    [
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", None, "openrlhf.cli.train_dpo"),
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", "openrlhf", "openrlhf.cli.train_dpo"),
+        ("CUDA_VISIBLE_DEVICES=0 trl dpo --beta 0.1\n", None, "trl dpo"),
+        ("python3 /src/verl/trainer/main_generation.py data.n_samples=4\n", "verl", "verl.trainer.main_generation"),
+    ],
+)
+def test_a_trainer_the_doctor_does_not_cover_is_refused_not_guessed(text, library, trainer):
+    # Scored against the covered trainers, train_dpo's --beta once gave a TRL GRPO card.
+    with pytest.raises(UnreadableInput, match=re.escape(f"this runs {trainer}, a trainer the doctor does not cover")):
+        diagnose(text, library)
+
+
+def test_a_trl_config_the_doctor_does_not_cover_is_refused():
+    text = "from trl import OnlineDPOConfig\nargs = OnlineDPOConfig(beta=0.1)\n"
+    with pytest.raises(UnreadableInput, match="OnlineDPOConfig, a TRL config the doctor does not cover"):
+        diagnose(text, "trl")
+
+
+def test_installing_trl_is_not_running_it():
+    script = "pip install trl peft\npython3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
+    assert diagnose(script).library == "verl"
