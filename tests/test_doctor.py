@@ -496,3 +496,39 @@ def test_a_trl_config_the_doctor_does_not_cover_is_refused():
 def test_installing_trl_is_not_running_it():
     script = "pip install trl peft\npython3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
     assert diagnose(script).library == "verl"
+
+
+REWARD_KL_YAML = """\
+actor_rollout_ref:
+  actor:
+    kl_loss_coef: 0.05
+algorithm:
+  use_kl_in_reward: true
+  kl_ctrl:
+    kl_coef: {ref}
+"""
+
+
+def test_an_omegaconf_reference_takes_the_value_it_points_to():
+    d = diagnose(REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.kl_loss_coef}"), "verl")
+    assert d.settings["algorithm.kl_ctrl.kl_coef"] == 0.05 and d.kl_uses[0].coef == 0.05
+    assert "NOT_LITERAL" not in d.codes
+
+
+def test_a_reference_to_a_key_not_given_takes_the_release_default():
+    text = REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}")
+    default = profiles()[0].keys["actor_rollout_ref.actor.policy_loss.ppo_kl_coef"].default
+    assert diagnose(text, "verl").kl_uses[0].coef == default
+
+
+def test_a_reference_in_a_hydra_override_is_followed_through_a_chain():
+    d = diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.kl_loss_coef=0.2 "
+                 "actor_rollout_ref.actor.policy_loss.ppo_kl_coef='${actor_rollout_ref.actor.kl_loss_coef}' "
+                 "algorithm.kl_ctrl.kl_coef='${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}'")
+    assert d.kl_uses[0].coef == 0.2 and "NOT_LITERAL" not in d.codes
+
+
+@pytest.mark.parametrize("ref", ["${oc.env:KL_COEF}", "${.kl_coef}", "${algorithm.kl_ctrl.kl_coef}", "${nowhere.x}"])
+def test_a_reference_the_doctor_cannot_follow_stays_unreadable(ref):
+    d = diagnose(REWARD_KL_YAML.format(ref=f"'{ref}'"), "verl")
+    assert "NOT_LITERAL" in d.codes
