@@ -582,6 +582,53 @@ def _known(prof: Profile, key: str, op: str) -> bool:
     return False
 
 
+_REFERENCE = re.compile(r"^\$\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\}$")
+
+
+def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]) -> None:
+    """Give a setting written as ``${other.key}`` (an OmegaConf reference) the value of that key.
+
+    verl's configs tie keys together this way (``kl_coef: ${actor_rollout_ref.actor.kl_loss_coef}``).
+    The referenced key's value is the one given in the same input, else the
+    release default; a chain is followed, a cycle or anything else
+    (``${oc.env:X}``, arithmetic, a relative ``${.x}``) stays not literal.
+    """
+    for _ in range(len(given) + 1):  # each pass resolves at least one link of a chain, or stops
+        changed = False
+        for key, s in list(given.items()):
+            m = None if s.literal else _REFERENCE.match(s.text.strip().strip("'\""))
+            if m is None or m.group(1) == key or m.group(1) not in prof.keys:
+                continue
+            ref = given.get(m.group(1))
+            if ref is not None and not ref.literal:
+                continue  # resolve that one first (or it stays unreadable)
+            origin = f"{s.text} is {m.group(1)}" + ("" if ref is not None else ", the release default")
+            given[key] = RawSetting(key, values[m.group(1)], s.text, True, s.op, origin)
+            values[key] = values[m.group(1)]
+            changed = True
+        if not changed:
+            return
+
+
+def _refuse_uncovered(text: str) -> None:
+    """Refuse a script that runs a library's trainer the doctor has no profile for.
+
+    Without this, its flags would be scored against the covered trainers and a
+    DPO or SFT run would get a confident card for a PPO/GRPO loss.  A covered
+    trainer of another library (``--library`` forced) is read as before.
+    """
+    entry = doctor_parse.library_entry(text)
+    covered = {n.removesuffix(".py").replace("/", ".") for n in _names(None)}
+    if entry is None or entry in covered:
+        return
+    raise UnreadableInput(
+        "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
+        "of {covered}",
+        trainer=entry,
+        covered=", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper())),
+    )
+
+
 def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str | None) -> Profile:
     candidates = [p for p in profiles() if library is None or p.library == library]
     if parsed.names:
@@ -1073,6 +1120,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     try:
         text = doctor_parse.decode(data)
         parsed = doctor_parse.read(text, _names(lib))
+        if parsed.kind == "command" and not parsed.names:
+            _refuse_uncovered(text)
         prof = _choose(parsed, lib, text, filename)
     except UnreadableInput as exc:
         if filename:  # say which file: the app shows exc.user
@@ -1099,6 +1148,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         given[s.key] = s
         if s.literal:
             values[s.key] = s.value
+    _resolve_references(prof, values, given)
     st = _analyse(prof, values, given, parsed.kind)
     notes += [note for when, note in prof.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     return Diagnosis(

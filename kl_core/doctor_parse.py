@@ -775,6 +775,46 @@ def _find_trainer(commands: list[Command], names: tuple[str, ...]) -> tuple[Comm
     return (top or found)[0]
 
 
+#: A word that runs a trainer of one of the libraries the doctor knows: a module
+#: (``openrlhf.cli.train_dpo``), a script path (``…/verl/trainer/main_generation.py``)
+#: or a TRL subcommand (``trl dpo``, matched with the word before it).
+_LIBRARY_ENTRY = re.compile(
+    r"(?:^|/)((?:openrlhf|verl)(?:[./]\w+)+?|trl/scripts/\w+)(?:\.py)?$"
+)
+
+
+def library_entry(text: str) -> str | None:
+    """The first entry point of verl, OpenRLHF or TRL that a script's commands run, if any.
+
+    Parameters
+    ----------
+    text : str
+        A launch script or command line (already :func:`decode`-d).
+
+    Returns
+    -------
+    str or None
+        A module name (``openrlhf.cli.train_dpo``), a script's dotted path
+        (``trl.scripts.dpo``) or a TRL subcommand (``trl dpo``); the caller
+        decides whether the doctor covers it.
+
+    Raises
+    ------
+    UnreadableInput
+        On an unclosed quote, bracket or array.
+    """
+    for cmd in _commands(text)[0]:
+        texts = [w.text for w in cmd.words]
+        for j, t in enumerate(texts):
+            runs_trl = t == "trl" and all("=" in x for x in texts[:j])  # not `pip install trl peft`
+            if runs_trl and j + 1 < len(texts) and re.fullmatch(r"[a-z][a-z_-]*", texts[j + 1]):
+                return f"trl {texts[j + 1]}"
+            m = _LIBRARY_ENTRY.search(t)
+            if m and not t.startswith("-") and "=" not in t:
+                return m.group(1).replace("/", ".")
+    return None
+
+
 def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
     """Read a launch script or command line without running it.
 
@@ -1154,6 +1194,7 @@ def _segment(lines: list[str], node: ast.expr) -> str:
     return "".join(parts)
 
 
+_TRL_CONFIG = re.compile(r"\b([A-Z]\w*Config)\s*\(")
 _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
 _YAML_LINE = re.compile(r"^\s*(-\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*:(\s|$)")
 
@@ -1185,6 +1226,12 @@ def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
     stripped = text.lstrip()
     if _PY_CALL.search(text):
         return read_python(text)
+    other = _TRL_CONFIG.search(text)
+    if other and re.search(r"^\s*(from|import)\s+trl\b", text, re.M):
+        raise UnreadableInput(
+            "the Python builds {config}, a TRL config the doctor does not cover; it reads "
+            "{calls}", config=other.group(1), calls=", ".join(CONFIG_CALLS),
+        )
     if stripped.startswith("{"):
         return read_structured(text, "json")
     lines = [ln for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]

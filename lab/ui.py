@@ -178,8 +178,8 @@ _PANEL_KEY = "klpanel"
 #: and wraps.  Streamlit puts a keyed container's class on the block inside the
 #: flex item, hence ``:has``.
 PAGE_CSS = (
-    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"
-    f"flex:1 1 {PANEL_MIN_PX}px !important;}}"
+    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"  # i18n: ok
+    f"flex:1 1 {PANEL_MIN_PX}px !important;}}"  # i18n: ok (CSS)
 )
 
 
@@ -188,19 +188,19 @@ def page_style() -> None:
     st.html(f"<style>{PAGE_CSS}</style>")
 
 
-def grid(items: Sequence[T], per_row: int = 3, *, name: str = "grid") -> Iterator[tuple[T, Any]]:
+def grid(items: Sequence[T], per_row: int = 3, *, key: str = "grid") -> Iterator[tuple[T, Any]]:
     """Yield ``(item, panel)``: side by side while each panel is at least PANEL_MIN_PX wide.
 
     ``per_row`` panels fit a row at 1280×800 (the sidebar open); on a smaller
     screen they wrap, two to a row at 1024 px and one on a phone, rather than
-    shrink.  ``name`` must be unique on the page (it keys the panels).
+    shrink.  ``key`` must be unique on the page (it keys the panels).
     """
     if per_row < 1:
         raise ValueError(f"per_row must be at least 1, got {per_row}")
     for start in range(0, len(items), per_row):
         row = items[start : start + per_row]
         with st.container(horizontal=True, wrap=True, gap="small"):
-            panels = [st.container(key=f"{_PANEL_KEY}-{name}-{start + i}") for i in range(len(row))]
+            panels = [st.container(key=f"{_PANEL_KEY}-{key}-{start + i}") for i in range(len(row))]
         yield from zip(row, panels, strict=True)
 
 

@@ -131,7 +131,7 @@ for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
 
 # ------------------------------------------------------------ the estimators
 st.header("The estimators")
-for key, col in ui.grid(keys, name="formulas"):
+for key, col in ui.grid(keys, key="formulas"):
     with col:
         ui.estimator_formula(key)
         st.markdown(notes.estimator_mean_line(key, lam))
@@ -149,7 +149,7 @@ share_x = state.toggle(
     help="On: spreads compare at a glance. Off: each panel zooms in on its own values.",
 )
 shared = common_domain([sim[k].samples for k in keys], include=(0.0, *(t for _, t in targets.values())))
-for key, col in ui.grid(keys, name="per-sample"):
+for key, col in ui.grid(keys, key="per-sample"):
     s = sim[key]
     own = common_domain([s.samples], include=(0.0, s.target))
     with col:
@@ -171,7 +171,7 @@ st.markdown(
     "(the central limit theorem; its shape is approximate for small N). "
     "Each panel has its own x-axis: read the spread from the axis and the subtitle."
 )
-for key, col in ui.grid(keys, name="estimates"):
+for key, col in ui.grid(keys, key="estimates"):
     s, m = sim[key], moments[key]
     approx = sampling.batch_mean_normal(m.mean, m.var, n) if not math.isnan(m.var) else None
     with col:
@@ -244,7 +244,7 @@ st.markdown(
 # ------------------------------------------------------------ code
 st.header("The code")
 ui.show_source(montecarlo.simulate)
-for key, col in ui.grid(keys, name="code"):
+for key, col in ui.grid(keys, key="code"):
     with col:
         ui.show_source(FUNCS[key])
 ui.show_source(sampling.batch_mean_normal)

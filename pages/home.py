@@ -38,7 +38,7 @@ st.markdown(
 )
 
 # ------------------------------------------------------------ the estimators
-for key, col in ui.grid(KEYS, name="formulas"):
+for key, col in ui.grid(KEYS, key="formulas"):
     with col:
         ui.estimator_formula(key)
         st.markdown(_(ESTIMATORS[key].summary))
@@ -69,7 +69,7 @@ with exact_col:
 
 domain = common_domain([sim[k].samples for k in KEYS], include=(0.0, true_kl))
 captions = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, true_kl)
-for key, col in ui.grid(KEYS, name="histograms"):
+for key, col in ui.grid(KEYS, key="histograms"):
     s = sim[key]
     with col:
         ui.chart(
@@ -84,7 +84,7 @@ for key, col in ui.grid(KEYS, name="histograms"):
             name=_("{estimator}-histogram-mu-{mu}").format(estimator=key, mu=f"{mu:g}"),
             caption=captions[key],
         )
-for key, col in ui.grid(KEYS, name="code"):
+for key, col in ui.grid(KEYS, key="code"):
     with col:
         ui.show_source(getattr(estimators, key))
 
@@ -152,7 +152,7 @@ for row in (QUESTIONS[:2], QUESTIONS[2:4], QUESTIONS[4:]):
 # ------------------------------------------------------------ where to go next
 st.divider()
 st.header(_("Explore"))
-for page, col in ui.grid(PAGES[1:], name="pages"):  # row by row, so each row's links line up
+for page, col in ui.grid(PAGES[1:], key="pages"):  # row by row, so each row's links line up
     with col:
         # ?lang= is bound in app.py, so Streamlit carries it onto the linked page.
         st.page_link(page.path, label="**{title}**".format(title=_(page.title)), icon=page.icon)

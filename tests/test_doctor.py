@@ -470,3 +470,65 @@ def test_a_verl_yaml_and_a_trl_json_config():
     j = diagnose('{"beta": 0.04, "use_bias_correction_kl": false, "loss_type": "bnpo"}')
     assert (j.library, j.kind, j.kl_uses[0].option) == ("TRL", "json", "beta")
     assert next(w.fix for w in j.warnings if w.code == "FORWARD_KL_GRAD") == '"use_bias_correction_kl": true'
+
+
+@pytest.mark.parametrize(
+    ("text", "library", "trainer"),
+    [
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", None, "openrlhf.cli.train_dpo"),
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", "openrlhf", "openrlhf.cli.train_dpo"),
+        ("CUDA_VISIBLE_DEVICES=0 trl dpo --beta 0.1\n", None, "trl dpo"),
+        ("python3 /src/verl/trainer/main_generation.py data.n_samples=4\n", "verl", "verl.trainer.main_generation"),
+    ],
+)
+def test_a_trainer_the_doctor_does_not_cover_is_refused_not_guessed(text, library, trainer):
+    # Scored against the covered trainers, train_dpo's --beta once gave a TRL GRPO card.
+    with pytest.raises(UnreadableInput, match=re.escape(f"this runs {trainer}, a trainer the doctor does not cover")):
+        diagnose(text, library)
+
+
+def test_a_trl_config_the_doctor_does_not_cover_is_refused():
+    text = "from trl import OnlineDPOConfig\nargs = OnlineDPOConfig(beta=0.1)\n"
+    with pytest.raises(UnreadableInput, match="OnlineDPOConfig, a TRL config the doctor does not cover"):
+        diagnose(text, "trl")
+
+
+def test_installing_trl_is_not_running_it():
+    script = "pip install trl peft\npython3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
+    assert diagnose(script).library == "verl"
+
+
+REWARD_KL_YAML = """\
+actor_rollout_ref:
+  actor:
+    kl_loss_coef: 0.05
+algorithm:
+  use_kl_in_reward: true
+  kl_ctrl:
+    kl_coef: {ref}
+"""
+
+
+def test_an_omegaconf_reference_takes_the_value_it_points_to():
+    d = diagnose(REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.kl_loss_coef}"), "verl")
+    assert d.settings["algorithm.kl_ctrl.kl_coef"] == 0.05 and d.kl_uses[0].coef == 0.05
+    assert "NOT_LITERAL" not in d.codes
+
+
+def test_a_reference_to_a_key_not_given_takes_the_release_default():
+    text = REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}")
+    default = profiles()[0].keys["actor_rollout_ref.actor.policy_loss.ppo_kl_coef"].default
+    assert diagnose(text, "verl").kl_uses[0].coef == default
+
+
+def test_a_reference_in_a_hydra_override_is_followed_through_a_chain():
+    d = diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.kl_loss_coef=0.2 "
+                 "actor_rollout_ref.actor.policy_loss.ppo_kl_coef='${actor_rollout_ref.actor.kl_loss_coef}' "
+                 "algorithm.kl_ctrl.kl_coef='${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}'")
+    assert d.kl_uses[0].coef == 0.2 and "NOT_LITERAL" not in d.codes
+
+
+@pytest.mark.parametrize("ref", ["${oc.env:KL_COEF}", "${.kl_coef}", "${algorithm.kl_ctrl.kl_coef}", "${nowhere.x}"])
+def test_a_reference_the_doctor_cannot_follow_stays_unreadable(ref):
+    d = diagnose(REWARD_KL_YAML.format(ref=f"'{ref}'"), "verl")
+    assert "NOT_LITERAL" in d.codes
