@@ -49,7 +49,7 @@ st.markdown(
 # ------------------------------------------------------------ the file
 uploaded = st.file_uploader(
     "Upload a CSV or Parquet file (one row per sampled token)", key="upload",
-    help="Up to {mib} MiB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
+    help="Up to {mib} MB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
 )
 if uploaded is None:
     key, name, data, upload_id = str(EXAMPLE_CSV), EXAMPLE_CSV.name, None, None
