@@ -1138,16 +1138,63 @@ def _column_error(exc: InputError, file: str | None, col: str, role: str, why: M
     )
 
 
+def _data_rows(idx: np.ndarray) -> Message:
+    """Data rows as a user counts them (1 = the first row under the header): ``"data rows 2, 5, 9"``."""
+    return _rows(np.asarray(idx) + 1, "data rows")
+
+
+def _value_problem(values: np.ndarray, role: str, tol: float) -> Message | None:
+    """What a user must fix in a log-prob or exact-KL column, rows counted from 1; None if nothing."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None  # left to the check itself
+    if arr.ndim != 1:
+        return None
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        return Message(
+            "there are infinite or non-numeric values at {rows}: fix or drop those rows.", rows=_data_rows(bad)
+        )
+    if role == "kl_col":
+        neg = np.flatnonzero(arr < -tol)
+        if neg.size:
+            return Message(
+                "there are values below 0 at {rows} (e.g. {value:.6g}), but a KL is ≥ 0. Is this a "
+                "per-token log-ratio rather than the KL of the full next-token distributions?",
+                rows=_data_rows(neg), value=arr[neg[0]],
+            )
+        return None
+    pos = np.flatnonzero(arr > tol)
+    if pos.size:
+        return Message(
+            "there are values above 0 at {rows} (e.g. {value:.6g}), but a log-probability is ≤ 0. "
+            "Is this a logit, a probability or a negated log-prob column?",
+            rows=_data_rows(pos), value=arr[pos[0]],
+        )
+    return None
+
+
 def _checked(check: Any, values: Any, role: str, col: str, file: str | None, *args: Any) -> np.ndarray:
-    """``check(values, "role='col'", *args)``; on failure the same check names the column for the user."""
+    """``check(values, "role='col'", *args)``; on failure the error also names the column for the user.
+
+    Log-prob and exact-KL columns get their own sentence (:func:`_value_problem`,
+    rows counted from 1 as in a spreadsheet); other columns the check's own
+    reason, with "the column" for the parameter.
+    """
     try:
         return check(values, f"{role}={col!r}", *args)
     except InputError as exc:
-        try:
-            check(values, Message("the column"), *args)
-        except InputError as plain:
-            raise _column_error(exc, file, col, role, plain.message) from None
-        raise
+        tol = args[0] if args and isinstance(args[0], float) else 0.0
+        why = _value_problem(values, role, tol) if check in (_logp_array, _kl_array) else None
+        if why is None:
+            try:
+                check(values, Message("the column"), *args)
+            except InputError as plain:
+                why = plain.message
+            else:
+                raise
+        raise _column_error(exc, file, col, role, why) from None
 
 
 def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None = None) -> np.ndarray:
@@ -1163,7 +1210,7 @@ def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None
         )
         raise _column_error(exc, file, col, role, Message(
             "it holds text, not numbers (data row {row}: {value!r}). Choose a column of numbers, "
-            "or fix that row.", row=row, value=s.iloc[row],
+            "or fix that row.", row=row + 1, value=s.iloc[row],
         ))
     na = s.isna().to_numpy()
     if na.any():
@@ -1172,8 +1219,8 @@ def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None
             role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
         )
         raise _column_error(exc, file, col, role, Message(
-            "{n} cells are empty or not a number (the first at data row {row}). Fill them in, or "
-            "drop those rows.", n=int(na.sum()), row=int(np.argmax(na)),
+            "there are empty or non-numeric cells at {rows}: fill them in, or drop those rows.",
+            rows=_data_rows(np.flatnonzero(na)),
         ))
     return s.to_numpy()
 

@@ -132,12 +132,19 @@ def test_a_missing_column_lists_the_file_s_columns_in_words():
 def test_bad_column_contents_name_file_column_row_and_fix():
     exc = refusal(b"lp,lq\n-1,-2\n-1,oops\n", "t.csv")
     assert str(exc.user).startswith("“t.csv”, column “lq” (the other policy's log-probs): it holds text")
-    assert "data row 1: 'oops'" in str(exc.user)
+    assert "data row 2: 'oops'" in str(exc.user)  # rows counted from 1 under the header, as in a spreadsheet
     exc = refusal(b"lp,lq\n-1,-2\n-1,\n", "t.csv")
-    assert "column “lq”" in str(exc.user) and "1 cells are empty" in str(exc.user)
-    exc = refusal(b"lp,lq\n-1,-2\n0.3,-1\n", "t.csv")
-    assert str(exc.user).startswith("“t.csv”, column “lp” (the sampler's log-probs): the column has 1 values > 0")
-    assert "logit, a probability" in str(exc.user)
+    assert "column “lq”" in str(exc.user) and "there are empty or non-numeric cells at data row 2:" in str(exc.user)
+    exc = refusal(b"lp,lq\n-1,-2\n0.3,-1\n0.1,-1\n", "t.csv")
+    assert str(exc.user) == (
+        "“t.csv”, column “lp” (the sampler's log-probs): there are values above 0 at data rows 2, 3 "
+        "(e.g. 0.3), but a log-probability is ≤ 0. Is this a logit, a probability or a negated log-prob column?"
+    )
+    assert str(exc).startswith("sampler_col='lp' has 2 values > 0 (first at index 1: 0.3)")  # code's text
+    exc = refusal(b"lp,lq,kl\n-1,-2,0.1\n-1,-1,-0.5\n", "t.csv", kl_col="kl")
+    assert "column “kl” (the exact next-token KL): there are values below 0 at data row 2" in str(exc.user)
+    exc = refusal(b"lp,lq\n-1,-2\n-inf,-1\n", "t.csv")
+    assert "there are infinite or non-numeric values at data row 2: fix or drop" in str(exc.user)
     exc = refusal(b"lp,lq,m\n-1,-2,1\n-1,-1,7\n", "t.csv", mask_col="m")
     assert str(exc.user).startswith("“t.csv”, column “m” (the mask): the column must be boolean or 0/1")
 

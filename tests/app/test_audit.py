@@ -267,8 +267,8 @@ GOOD = "logp_policy,logp_ref\n-1.0,-1.5\n-2.0,-1.0\n-0.5,-0.7\n"
     [
         ("notes.txt", b"hello", None, "“notes.txt” is not a CSV or Parquet file"),
         ("broken.parquet", b"not parquet at all", None, "“broken.parquet” could not be read as a Parquet file"),
-        ("nan.csv", _csv("logp_policy,logp_ref\n-1.0,-1.5\n,-1.0\n"), None, "1 cells are empty"),
-        ("positive.csv", _csv("logp_policy,logp_ref\n0.5,-1.5\n-2.0,-1.0\n"), None, "values > 0"),
+        ("nan.csv", _csv("logp_policy,logp_ref\n-1.0,-1.5\n,-1.0\n"), None, "empty or non-numeric cells at data row 2"),
+        ("positive.csv", _csv("logp_policy,logp_ref\n0.5,-1.5\n-2.0,-1.0\n"), None, "values above 0 at data row 1"),
         ("empty.csv", b"", None, "“empty.csv” is empty. Upload a CSV file"),
         ("image.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", None, "it looks like a PNG image"),
         (
