@@ -11,7 +11,9 @@ command line only ever show the English text (``str(exc)``); the app
 translates the template and fills in the same params (``lab.i18n.message``).
 Each template is written once, here in the core, as the literal first
 argument of ``InputError(...)`` or ``Message(...)``: the translation tools
-(Babel, ``scripts/translations.py``) extract them from those calls.  Other
+(Babel, ``scripts/translations.py``) extract them from those calls.  An error can carry a second sentence for the app's user
+(:meth:`InputError.worded`): the file, the column and what to do, in words,
+while ``str(exc)`` keeps naming the parameter for programmatic callers.  Other
 constants the app shows in words (an estimator's one-line summary) are marked
 with the no-op :func:`N_`.
 """
@@ -82,6 +84,9 @@ class InputError(ValueError):
     Without params the text is taken literally (no placeholders).
     """
 
+    user: Message
+    """The sentence for the app's user (set by :meth:`worded`; else the same as ``message``)."""
+
     def __init__(self, template: str, /, **params: Any) -> None:
         if isinstance(template, Message) and not params:
             self.message = template
@@ -90,6 +95,17 @@ class InputError(ValueError):
         else:
             self.message = Message(template, **params)
         super().__init__(str(self.message))
+        self.user = self.message
+
+    def worded(self, template: str | Message, /, **params: Any) -> InputError:
+        """Give the error a sentence in the user's words (the file, the column, what to do); returns ``self``.
+
+        ``raise InputError("path_or_buffer: {name!r} has no data rows", name=n).worded(
+        "{file} has a header but no rows of data; …", file=n)``: the CLI and
+        programmatic callers read ``str(exc)``, the app shows ``exc.user``.
+        """
+        self.user = template if isinstance(template, Message) and not params else Message(template, **params)
+        return self
 
     @property
     def template(self) -> str:
@@ -102,11 +118,14 @@ class InputError(ValueError):
         return self.message.params
 
     def __reduce__(self) -> tuple:
-        return (_input_error, (type(self), self.message))
+        return (_input_error, (type(self), self.message, self.user))
 
 
-def _input_error(cls: type[InputError], message: Message) -> InputError:
-    return cls(message)
+def _input_error(cls: type[InputError], message: Message, user: Message | None = None) -> InputError:
+    exc = cls(message)
+    if user is not None:
+        exc.user = user
+    return exc
 
 
 def reason(exc: BaseException) -> str:

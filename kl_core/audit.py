@@ -99,7 +99,6 @@ for the effective sample size.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from dataclasses import dataclass, field
@@ -108,7 +107,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core import estimators
+from kl_core import estimators, table_files
 from kl_core._validation import InputError, Message, check_finite
 
 __all__ = [
@@ -119,6 +118,7 @@ __all__ = [
     "LOGP_TOLERANCE",
     "MAX_FILE_BYTES",
     "MAX_POSITION_BUCKETS",
+    "MIN_FOR_SE",
     "RB_DEFINITIONS",
     "RB_KEY",
     "TARGETS",
@@ -126,8 +126,10 @@ __all__ = [
     "AuditTable",
     "EstimatorSummary",
     "PositionBucket",
+    "SampleSizeCheck",
     "SequenceSummary",
     "audit",
+    "sample_size_check",
     "load_table",
     "position_bucket",
 ]
@@ -202,13 +204,13 @@ LOGP_TOLERANCE = 1e-6
 can come out at about +1e-7; anything above 1e-6 means a wrong column (logits,
 probabilities, a negated log-prob).  Accepted values are used unchanged."""
 
-MAX_FILE_BYTES = 50 * 1024 * 1024
-"""Largest file :func:`load_table` reads (50 MiB), checked before parsing."""
+MAX_FILE_BYTES = table_files.MAX_FILE_BYTES
+"""Largest file :func:`load_table` reads (50 MiB), checked before parsing (:mod:`kl_core.table_files`)."""
 
 MAX_POSITION_BUCKETS = 20
 """Number of log2-width position buckets; the last one is open-ended."""
 
-_FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_FORMATS = table_files.FORMATS
 
 
 # ---------------------------------------------------------------- results
@@ -314,6 +316,10 @@ class SequenceSummary:
     ess: float | None = None
     variance_ratio: dict[str, float] | None = None
 
+    def sample_size(self) -> SampleSizeCheck:
+        """:func:`sample_size_check` of the sequences (the SE of a sequence sum needs 30 sequences too)."""
+        return sample_size_check(self.n_sequences, "sequences")
+
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
         """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums."""
         out: dict[str, Any] = {"n": self.n_sequences}
@@ -393,6 +399,12 @@ class AuditReport:
     def summaries(self) -> dict[str, EstimatorSummary]:
         """``{"k1": …, "k2": …, "k3": …}``."""
         return {"k1": self.k1, "k2": self.k2, "k3": self.k3}
+
+    def sample_size(self) -> SampleSizeCheck:
+        """:func:`sample_size_check` of the counted tokens (their effective number with a rollout policy)."""
+        if self.weighted and self.ess is not None:
+            return sample_size_check(self.ess, "effective tokens")
+        return sample_size_check(self.n, "tokens")
 
     @property
     def all_summaries(self) -> dict[str, EstimatorSummary]:
@@ -698,6 +710,136 @@ def _per_token_values(direction: str, logr: np.ndarray) -> dict[str, np.ndarray]
     }
 
 
+# ---------------------------------------------------------------- too few tokens
+
+MIN_FOR_SE = 30
+r"""Fewest counted tokens (or effective tokens, or sequences) for which a ±SE is shown.
+
+The SE is :math:`\hat\sigma/\sqrt n` with the *sample* SD :math:`\hat\sigma`.
+Even for normal values, the relative standard error of :math:`\hat\sigma` is
+about :math:`1/\sqrt{2(n-1)}`: 13% at :math:`n = 30`, 41% at :math:`n = 4`; and
+the ±1.96 SE band should be :math:`\pm t_{0.975,\,n-1}` SE, 4% wider at
+:math:`n = 30` (2.045) but 62% wider at :math:`n = 4` (3.18).  The per-token
+KL estimators are skewed and heavy-tailed (:mod:`kl_core.reliability`), which
+only makes small :math:`n` worse.  30 is the usual textbook threshold for the
+normal approximation of a mean; below it the SE is withheld, not just flagged."""
+
+
+@dataclass(frozen=True)
+class SampleSizeCheck:
+    r"""Which of an audit's statistics mean something for ``n`` items, and a note when some don't.
+
+    Attributes
+    ----------
+    n : float
+        The items counted: tokens, the effective sample size with a rollout
+        policy, or sequences.
+    se : bool
+        True if ``n >= MIN_FOR_SE``: the standard error and the SD are shown.
+    p95, p99 : bool
+        True if the percentile is shown.  A :math:`p`-percentile needs at
+        least one value above it, :math:`n \ge 1/(1-p)` (20 and 100), else the
+        inverse-CDF percentile *is* the largest value; p95 is also withheld
+        with the SE (below 30), so that the spread statistics go together.
+    note : Message or None
+        None when everything is meaningful; else one sentence for the user.
+    """
+
+    n: float
+    se: bool
+    p95: bool
+    p99: bool
+    note: Message | None
+
+    @property
+    def all_meaningful(self) -> bool:
+        """True if no statistic is withheld."""
+        return self.se and self.p95 and self.p99
+
+    def masked_all(self, summaries: dict[str, EstimatorSummary]) -> dict[str, EstimatorSummary]:
+        """:meth:`masked` of every summary (``{"k1": …, "k2": …}``)."""
+        return {key: self.masked(v) for key, v in summaries.items()}
+
+    def masked(self, summary: EstimatorSummary) -> EstimatorSummary:
+        """``summary`` with the statistics that mean nothing at this ``n`` set to ``nan``."""
+        nan = math.nan
+        return EstimatorSummary(
+            mean=summary.mean, std=summary.std if self.se else nan, se=summary.se if self.se else nan,
+            neg_fraction=summary.neg_fraction, p95=summary.p95 if self.p95 else nan,
+            p99=summary.p99 if self.p99 else nan, max=summary.max,
+        )
+
+
+def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
+    r"""Which statistics of :func:`audit`'s summaries mean something for ``n`` items.
+
+    The SE and SD need :math:`n \ge` :data:`MIN_FOR_SE` (30; see there for
+    why); so does p95.  p99 needs :math:`n \ge 1/(1-0.99) = 100`: with fewer
+    values the inverse-CDF percentile is the maximum itself.
+
+    Parameters
+    ----------
+    n : float
+        Counted tokens (:attr:`AuditReport.n`), or the effective sample size
+        :attr:`AuditReport.ess` when a rollout policy weights the tokens, or
+        sequences.
+    what : {"tokens", "effective tokens", "sequences"}
+        What ``n`` counts, for the note.
+
+    Returns
+    -------
+    SampleSizeCheck
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is negative or not finite, or ``what`` is not one of the three.
+
+    Examples
+    --------
+    >>> c = sample_size_check(4)
+    >>> c.se, c.p95, c.p99
+    (False, False, False)
+    >>> sample_size_check(250).all_meaningful
+    True
+    """
+    n = check_finite(n, "n")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n!r}")
+    if what not in ("tokens", "effective tokens", "sequences"):
+        raise ValueError(f"what must be 'tokens', 'effective tokens' or 'sequences', got {what!r}")
+    se = p95 = n >= MIN_FOR_SE  # ≥ 30 also covers p95's own 1/(1 - 0.95) = 20
+    p99 = n >= 100
+    note = None
+    if not se:
+        note = {
+            "tokens": lambda: Message(
+                "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so SE, "
+                "std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
+                "tokens (a whole batch) before reading anything into these numbers.", n=n, least=MIN_FOR_SE),
+            "effective tokens": lambda: Message(
+                "Only {n:,.1f} effective tokens (the rollout weights leave that few): too few for a "
+                "standard error (it needs at least {least}), so SE, std, p95 and p99 are not shown, and "
+                "the means can be far from the true KL.", n=n, least=MIN_FOR_SE),
+            "sequences": lambda: Message(
+                "Only {n:,.0f} sequences: too few for a standard error of the sequence sums (it needs at "
+                "least {least}), so their SE, std, p95 and p99 are not shown.", n=n, least=MIN_FOR_SE),
+        }[what]()
+    elif not p99:
+        note = {
+            "tokens": lambda: Message(
+                "Only {n:,.0f} tokens: p99 needs at least 100 (with fewer it is just the largest value), "
+                "so it is not shown.", n=n),
+            "effective tokens": lambda: Message(
+                "Only {n:,.1f} effective tokens: p99 needs at least 100 (with fewer it is just the "
+                "largest value), so it is not shown.", n=n),
+            "sequences": lambda: Message(
+                "Only {n:,.0f} sequences: p99 of the sequence sums needs at least 100 (with fewer it is "
+                "just the largest value), so it is not shown.", n=n),
+        }[what]()
+    return SampleSizeCheck(n=n, se=se, p95=p95, p99=p99, note=note)
+
+
 # ---------------------------------------------------------------- audit
 
 
@@ -976,72 +1118,110 @@ class AuditTable:
         }
 
 
-def _unsupported_format(name: str | None) -> InputError:
-    """The error for a file not named ``.csv``/``.parquet``/``.pq`` (or an unnamed buffer)."""
-    if name:
-        return InputError("path_or_buffer must be a .csv or .parquet file, got {name!r}", name=name)
-    return InputError(
-        "path_or_buffer must be a .csv or .parquet file, got 'an unnamed buffer'; "
-        "pass fmt='csv' or fmt='parquet'"
+COLUMN_ROLES: dict[str, Message] = {
+    "sampler_col": Message("the sampler's log-probs"),
+    "other_col": Message("the other policy's log-probs"),
+    "mask_col": Message("the mask"),
+    "position_col": Message("the positions"),
+    "sequence_col": Message("the sequence ids"),
+    "rollout_col": Message("the rollout policy's log-probs"),
+    "kl_col": Message("the exact next-token KL"),
+}
+"""What each column parameter of :func:`load_table` holds, in words (for the app's messages)."""
+
+
+def _column_error(exc: InputError, file: str | None, col: str, role: str, why: Message | str) -> InputError:
+    """``exc`` (naming the parameter), worded for a user: the file, the column, its role, the reason."""
+    return exc.worded(
+        "“{file}”, column “{col}” ({role}): {why}",
+        file=table_files._label(file), col=col, role=COLUMN_ROLES[role], why=why,
     )
 
 
-def _unparsable(name: str | None, fmt: str, why: str) -> InputError:
-    """The error for a file pandas/pyarrow cannot read as ``fmt``; ``why`` is their message."""
-    if name:
-        return InputError(
-            "path_or_buffer: {name!r} could not be parsed as {fmt}: {why}",
-            name=name, fmt=fmt.upper(), why=why,
+def _data_rows(idx: np.ndarray) -> Message:
+    """Data rows as a user counts them (1 = the first row under the header): ``"data rows 2, 5, 9"``."""
+    return _rows(np.asarray(idx) + 1, "data rows")
+
+
+def _value_problem(values: np.ndarray, role: str, tol: float) -> Message | None:
+    """What a user must fix in a log-prob or exact-KL column, rows counted from 1; None if nothing."""
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None  # left to the check itself
+    if arr.ndim != 1:
+        return None
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        return Message(
+            "there are infinite or non-numeric values at {rows}: fix or drop those rows.", rows=_data_rows(bad)
         )
-    return InputError(
-        "path_or_buffer: the buffer could not be parsed as {fmt}: {why}", fmt=fmt.upper(), why=why
-    )
-
-
-def _read_bytes(source: str | os.PathLike[str] | BinaryIO, limit: int) -> tuple[bytes, str | None]:
-    """Read at most ``limit`` bytes of ``source``; return them and the file name."""
-    too_big = Message(
-        "path_or_buffer is larger than the {limit:,}-byte limit (MAX_FILE_BYTES)", limit=limit
-    )
-    if isinstance(source, str | os.PathLike):
-        path = os.fspath(source)
-        if not os.path.isfile(path):
-            raise InputError("path_or_buffer {path!r} is not a file", path=path)
-        if os.path.getsize(path) > limit:  # refuse before reading anything
-            raise InputError(too_big)
-        with open(path, "rb") as fh:
-            return fh.read(), path
-    if not hasattr(source, "read"):
-        raise ValueError(
-            f"path_or_buffer must be a path or a binary file-like object, got {type(source).__name__}"
+    if role == "kl_col":
+        neg = np.flatnonzero(arr < -tol)
+        if neg.size:
+            return Message(
+                "there are values below 0 at {rows} (e.g. {value:.6g}), but a KL is ≥ 0. Is this a "
+                "per-token log-ratio rather than the KL of the full next-token distributions?",
+                rows=_data_rows(neg), value=arr[neg[0]],
+            )
+        return None
+    pos = np.flatnonzero(arr > tol)
+    if pos.size:
+        return Message(
+            "there are values above 0 at {rows} (e.g. {value:.6g}), but a log-probability is ≤ 0. "
+            "Is this a logit, a probability or a negated log-prob column?",
+            rows=_data_rows(pos), value=arr[pos[0]],
         )
-    size = getattr(source, "size", None)  # Streamlit's UploadedFile knows its size
-    if isinstance(size, int) and size > limit:
-        raise InputError(too_big)
-    data = source.read(limit + 1)
-    if isinstance(data, str):
-        data = data.encode()
-    if len(data) > limit:
-        raise InputError(too_big)
-    name = getattr(source, "name", None)
-    return data, name if isinstance(name, str) else None
+    return None
 
 
-def _column(df: Any, col: str, role: str, numeric: bool = True) -> np.ndarray:
+def _checked(check: Any, values: Any, role: str, col: str, file: str | None, *args: Any) -> np.ndarray:
+    """``check(values, "role='col'", *args)``; on failure the error also names the column for the user.
+
+    Log-prob and exact-KL columns get their own sentence (:func:`_value_problem`,
+    rows counted from 1 as in a spreadsheet); other columns the check's own
+    reason, with "the column" for the parameter.
+    """
+    try:
+        return check(values, f"{role}={col!r}", *args)
+    except InputError as exc:
+        tol = args[0] if args and isinstance(args[0], float) else 0.0
+        why = _value_problem(values, role, tol) if check in (_logp_array, _kl_array) else None
+        if why is None:
+            try:
+                check(values, Message("the column"), *args)
+            except InputError as plain:
+                why = plain.message
+            else:
+                raise
+        raise _column_error(exc, file, col, role, why) from None
+
+
+def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None = None) -> np.ndarray:
     import pandas as pd
 
     s = df[col]
     if numeric and not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
-        raise InputError(
+        text = ~pd.to_numeric(s, errors="coerce").notna() & s.notna()
+        row = int(np.argmax(text.to_numpy())) if text.any() else 0
+        exc = InputError(
             "{role}={col!r}: column is not numeric (dtype {dtype}); first value {first!r}",
             role=role, col=col, dtype=str(s.dtype), first=s.iloc[0],
         )
+        raise _column_error(exc, file, col, role, Message(
+            "it holds text, not numbers (data row {row}: {value!r}). Choose a column of numbers, "
+            "or fix that row.", row=row + 1, value=s.iloc[row],
+        ))
     na = s.isna().to_numpy()
     if na.any():
-        raise InputError(
+        exc = InputError(
             "{role}={col!r}: column has {n} NaN/missing values (first at data row {row})",
             role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
         )
+        raise _column_error(exc, file, col, role, Message(
+            "there are empty or non-numeric cells at {rows}: fill them in, or drop those rows.",
+            rows=_data_rows(np.flatnonzero(na)),
+        ))
     return s.to_numpy()
 
 
@@ -1104,35 +1284,15 @@ def load_table(
     >>> load_table(buf, "lp", "lq", fmt="csv").logp_other.tolist()
     [-1.5, -1.0]
     """
-    import pandas as pd
-
     limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     tol = check_finite(logp_tolerance, "logp_tolerance")
-    if fmt is not None and fmt not in ("csv", "parquet"):
-        raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
-
-    if fmt is None:
-        name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
-        name = name or getattr(path_or_buffer, "name", None)
-        ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
-        if ext not in _FORMATS:
-            raise _unsupported_format(name)
-        fmt = _FORMATS[ext]
-
-    data, name = _read_bytes(path_or_buffer, limit)
-    try:
-        if fmt == "csv":
-            df = pd.read_csv(io.BytesIO(data))
-        else:
-            df = pd.read_parquet(io.BytesIO(data))
-    except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise _unparsable(name, fmt, str(exc)) from exc
-    if len(df) == 0:
-        if name:
-            raise InputError("path_or_buffer: {name!r} has no data rows", name=name)
-        raise InputError("path_or_buffer: the buffer has no data rows")
+    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+    name = name or getattr(path_or_buffer, "name", None)
+    fmt = table_files.file_format(name, fmt)
+    data, name = table_files.read_bytes(path_or_buffer, limit)
+    df = table_files.read_frame(data, name, fmt)
 
     roles = {
         "sampler_col": sampler_col,
@@ -1150,17 +1310,28 @@ def load_table(
             raise InputError(
                 "{role}={col!r} is not a column; available columns: {available}",
                 role=role, col=col, available=available,
+            ).worded(
+                "“{file}” has no column “{col}” (chosen for {role_words}). Its columns are: "
+                "{available}. Choose one of those.",
+                file=table_files._label(name), col=col, role_words=COLUMN_ROLES[role],
+                available=", ".join(str(c) for c in df.columns),
             )
     seen: dict[str, str] = {}
     for role, col in named.items():
         if col in seen:
             raise InputError(
                 "{role}={col!r} is the same column as {other}", role=role, col=col, other=seen[col]
+            ).worded(
+                "Column “{col}” is chosen for both {first} and {second}. Choose a different column for one.",
+                col=col, first=COLUMN_ROLES[seen[col]], second=COLUMN_ROLES[role],
             )
         seen[col] = role
 
+    def values(role: str, numeric: bool = True) -> np.ndarray:
+        return _column(df, named[role], role, numeric=numeric, file=name)
+
     def logp(role: str) -> np.ndarray:
-        return _logp_array(_column(df, named[role], role), f"{role}={named[role]!r}", tol)
+        return _checked(_logp_array, values(role), role, named[role], name, tol)
 
     out = {
         "logp_sampler": logp("sampler_col"),
@@ -1171,16 +1342,14 @@ def load_table(
         "sequence_ids": None,
     }
     if mask_col is not None:
-        out["mask"] = _mask_array(_column(df, mask_col, "mask_col"), f"mask_col={mask_col!r}")
+        out["mask"] = _checked(_mask_array, values("mask_col"), "mask_col", mask_col, name)
     if position_col is not None:
-        out["positions"] = _positions_array(
-            _column(df, position_col, "position_col"), f"position_col={position_col!r}"
-        )
+        out["positions"] = _checked(_positions_array, values("position_col"), "position_col", position_col, name)
     if sequence_col is not None:
-        out["sequence_ids"] = _column(df, sequence_col, "sequence_col", numeric=False)
+        out["sequence_ids"] = values("sequence_col", numeric=False)
     if kl_col is not None:
-        out["exact_kl"] = _kl_array(
-            _column(df, kl_col, "kl_col"), f"kl_col={kl_col!r}", KL_TOLERANCE, what="data rows"
+        out["exact_kl"] = _checked(
+            _kl_array, values("kl_col"), "kl_col", kl_col, name, KL_TOLERANCE, "data rows"
         )
     columns = {
         "logp_sampler": sampler_col,

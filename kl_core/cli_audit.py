@@ -28,13 +28,12 @@ R. Cotterell (2025), arXiv:2504.10637.
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import math
 import os
 from typing import BinaryIO
 
-from kl_core import audit
+from kl_core import audit, table_files
 from kl_core._validation import InputError
 from kl_core.cli import json_value
 
@@ -79,30 +78,14 @@ def table_columns(
     >>> table_columns(io.BytesIO(b"lp,lq\\n-1.0,-1.5\\n"), fmt="csv")
     ['lp', 'lq']
     """
-    import pandas as pd
-
     limit = audit.MAX_FILE_BYTES if max_bytes is None else max_bytes
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
-    if fmt is not None and fmt not in ("csv", "parquet"):
-        raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
-    if fmt is None:
-        name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
-        name = name or getattr(path_or_buffer, "name", None)
-        ext = os.path.splitext(name)[1].lower() if isinstance(name, str) else ""
-        if ext not in audit._FORMATS:
-            raise audit._unsupported_format(name)
-        fmt = audit._FORMATS[ext]
-    data, name = audit._read_bytes(path_or_buffer, limit)
-    try:
-        if fmt == "csv":
-            cols = list(pd.read_csv(io.BytesIO(data), nrows=0).columns)
-        else:
-            import pyarrow.parquet as pq
-
-            cols = list(pq.read_schema(io.BytesIO(data)).names)
-    except Exception as exc:  # pandas/pyarrow raise many types; all mean "unreadable"
-        raise audit._unparsable(name, fmt, _one_line(exc)) from exc
+    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+    name = name or getattr(path_or_buffer, "name", None)
+    fmt = table_files.file_format(name, fmt)
+    data, name = table_files.read_bytes(path_or_buffer, limit)
+    cols = list(table_files.read_frame(data, name, fmt, nrows=0).columns)
     cols = [str(c) for c in cols if not str(c).startswith("__index_level_")]
     if not cols:
         if name:

@@ -21,6 +21,7 @@ tenths of a second, and Gaussian pairs, the command line's default, never need i
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from abc import ABC, abstractmethod
@@ -678,6 +679,47 @@ _SPEC = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$")
 _FAMILIES = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
 
 
+_FAMILY_NAMES = ("normal", "laplace", "t", "mixture", "categorical")
+
+
+def _shape_error(spec: str) -> InputError:
+    """The error for a spec that is not ``family(args)``, naming the actual mistake."""
+    text = spec.strip()
+    if not text:
+        return InputError("spec is empty; type a distribution such as normal(0,1)")
+    opens, closes = text.count("("), text.count(")")
+    name = re.match(r"[A-Za-z_]*", text).group(0)
+    if opens > closes:
+        return InputError("spec {spec!r}: missing closing bracket ')'", spec=spec)
+    if closes > opens:
+        return InputError("spec {spec!r}: missing opening bracket '('", spec=spec)
+    if opens == 0:
+        if name and name == text:
+            return InputError(
+                "spec {spec!r}: the numbers are missing; write them in brackets, e.g. normal(0,1)",
+                spec=spec,
+            )
+        return InputError(
+            "spec {spec!r} is not of the form family(args); families: {families}",
+            spec=spec, families=_FAMILIES,
+        )
+    if not name:
+        return InputError(
+            "spec {spec!r}: the family name is missing before '('; families: {families}",
+            spec=spec, families=_FAMILIES,
+        )
+    last = text.rfind(")")
+    if last < len(text) - 1:
+        return InputError(
+            "spec {spec!r}: unexpected text after the closing bracket: {extra!r}",
+            spec=spec, extra=text[last + 1:],
+        )
+    return InputError(
+        "spec {spec!r} is not of the form family(args); families: {families}",
+        spec=spec, families=_FAMILIES,
+    )
+
+
 def _floats(text: str, spec: str) -> list[float]:
     items = [s.strip() for s in text.split(",")] if text.strip() else []
     for s in items:
@@ -730,10 +772,7 @@ def parse(spec: str) -> Distribution:
         raise InputError("spec must be a string, got {type}", type=type(spec).__name__)
     m = _SPEC.match(spec)
     if not m:
-        raise InputError(
-            "spec {spec!r} is not of the form family(args); families: {families}",
-            spec=spec, families=_FAMILIES,
-        )
+        raise _shape_error(spec)
     family, body = m.group(1).lower(), m.group(2)
     if family == "markov":
         raise InputError(
@@ -779,6 +818,12 @@ def parse(spec: str) -> Distribution:
         if str(exc).startswith("spec "):
             raise InputError(reason(exc)) from None
         raise InputError("spec {spec!r}: {reason}", spec=spec, reason=reason(exc)) from None
+    close = difflib.get_close_matches(family, _FAMILY_NAMES, n=1, cutoff=0.6)
+    if close:
+        raise InputError(
+            "spec {spec!r}: unknown family {family!r} (did you mean {close}?); families: {families}",
+            spec=spec, family=family, close=close[0], families=_FAMILIES,
+        )
     raise InputError(
         "spec {spec!r}: unknown family {family!r}; families: {families}",
         spec=spec, family=family, families=_FAMILIES,

@@ -40,6 +40,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -1116,11 +1117,16 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     ('low_var_kl', 'forward_kl', 'FORWARD_KL_GRAD')
     """
     lib = _canonical_library(library)
-    text = doctor_parse.decode(data)
-    parsed = doctor_parse.read(text, _names(lib))
-    if parsed.kind == "command" and not parsed.names:
-        _refuse_uncovered(text)
-    prof = _choose(parsed, lib, text, filename)
+    try:
+        text = doctor_parse.decode(data)
+        parsed = doctor_parse.read(text, _names(lib))
+        if parsed.kind == "command" and not parsed.names:
+            _refuse_uncovered(text)
+        prof = _choose(parsed, lib, text, filename)
+    except UnreadableInput as exc:
+        if filename:  # say which file: the app shows exc.user
+            exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
+        raise
     raw, notes = _settings_for(parsed, prof)
     values = {k: spec.default for k, spec in prof.keys.items()}
     given: dict[str, RawSetting] = {}

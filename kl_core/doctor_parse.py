@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kl_core import table_files
 from kl_core._validation import InputError, Message
 
 __all__ = [
@@ -216,6 +217,12 @@ def decode(data: bytes | str) -> str:
             kib=len(raw) / 1024, most=MAX_BYTES // 1024,
         )
     if b"\x00" in raw:
+        what = next((w for magic, w in table_files.MAGIC if raw.startswith(magic)), None)
+        if what is not None:
+            raise UnreadableInput(
+                "the input is not text: it looks like {what}; paste or upload a launch script or a config",
+                what=what,
+            )
         raise UnreadableInput("the input looks like a binary file (it contains NUL bytes); paste a launch script or a config")
     try:
         text = raw.decode("utf-8")

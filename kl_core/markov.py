@@ -469,6 +469,8 @@ def parse_markov(spec: str) -> MarkovChain:
     label = spec if len(spec) <= 60 else spec[:57] + "..."
     m = re.fullmatch(r"\s*markov\s*\((.*)\)\s*", spec, flags=re.IGNORECASE | re.DOTALL)
     if not m:
+        if re.match(r"\s*markov\s*\(", spec, flags=re.IGNORECASE) and spec.count("(") > spec.count(")"):
+            raise InputError("spec {spec!r}: missing closing bracket ')'", spec=label)
         raise InputError(
             "spec {spec!r} is not of the form markov(a1,...,aK; b11,...,b1K; ...; bK1,...,bKK)",
             spec=label,

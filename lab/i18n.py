@@ -120,15 +120,16 @@ def N_(message: str) -> str:
 def message(text: object) -> str:
     """A core message, an exception or a string, in the current language.
 
-    A :class:`kl_core._validation.Message` (or an ``InputError`` carrying one)
-    is shown as ``_(template).format(**params)``, its params that are messages
+    A :class:`kl_core._validation.Message` (or an ``InputError``: its ``user``
+    sentence, which names the file and the column in words where the core
+    gave one, else its message) is shown as ``_(template).format(**params)``, its params that are messages
     themselves translated first; anything else as ``str(text)`` (English, the
     fallback for a message without a template).  A translation whose
     placeholders do not fit the params falls back to the English text, so a
     mistake in the catalog never hides an error from the user.
     """
     if isinstance(text, InputError):
-        text = text.message
+        text = text.user
     if not isinstance(text, Message):
         return str(text)
     params = {k: message(v) if isinstance(v, (Message, InputError)) else v for k, v in text.params.items()}

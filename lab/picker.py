@@ -33,7 +33,7 @@ from lab.i18n import N_, _, message
 from lab.spec_params import FAMILIES, VOCABULARIES
 from lab.ui import fail
 
-__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker"]
+__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker", "wait_for_specs"]
 
 SPEC_HELP = N_(
     "Type a distribution as `family(parameters)`:\n\n"
@@ -62,6 +62,11 @@ def _current(key: str) -> Distribution | None:
         return parse(st.session_state.get(key, ""))
     except ValueError:
         return None
+
+
+def _usable(key: str) -> Distribution | None:
+    """The spec field's distribution, or while it is unreadable the one the page uses instead."""
+    return _current(key) or _current(f"{key}.good")
 
 
 def _match_partner(new: Distribution, partner: str | None, *, drifted: bool) -> dict[str, str]:
@@ -94,8 +99,8 @@ def _on_family(key: str, partner: str | None, drifted: bool) -> None:
     family = st.session_state[f"{key}.family"]
     if family is None:
         return
-    # From an unreadable spec, start over from N(0, 1) (p: N(0.5, 1)).
-    cur = _current(key) or Gaussian(0.5 if drifted else 0.0, 1.0)
+    # From an unreadable spec, start over from the one in use (else N(0, 1); p: N(0.5, 1)).
+    cur = _usable(key) or Gaussian(0.5 if drifted else 0.0, 1.0)
     new = spec_params.switch_family(cur, family, drifted=drifted)
     _set_specs({key: new.spec, **_match_partner(new, partner, drifted=drifted)})
 
@@ -109,7 +114,7 @@ def _on_vocabulary(key: str, partner: str | None, drifted: bool) -> None:
 
 
 def _on_knob(key: str, knob_id: str) -> None:
-    cur = _current(key)
+    cur = _usable(key)  # a slider moved under an unreadable spec repairs it
     if cur is not None:
         new = spec_params.with_knob(cur, knob_id, st.session_state[f"{key}.{knob_id}"])
         state.set_values(**{key: new.spec})
@@ -205,9 +210,11 @@ def distribution_picker(
     """A family menu and one slider per parameter, over the spec field bound to ``?key=``.
 
     Returns the parsed distribution.  On a spec that ``parse`` rejects, or one
-    outside :func:`kl_core.distributions.practical_issue`'s range, shows
-    ``st.error`` with the reason and stops the page (no traceback); the family
-    menu stays usable to start again.
+    outside :func:`kl_core.distributions.practical_issue`'s range, shows the
+    reason at the field and returns the last spec that worked in this session
+    (else ``default_spec``), which the family menu and sliders start from: the
+    page goes on drawing its other controls (N, R, seed), and stops where the
+    results begin with :func:`wait_for_specs`.
 
     Parameters
     ----------
@@ -234,13 +241,16 @@ def distribution_picker(
             _("Spec of {key}, as in the link").format(key=key), key, value=default_spec,
             help=help or _(SPEC_HELP),
         )
-    try:
-        dist = parse(spec)
-    except ValueError as exc:
-        dist = None
-        error = message(exc)
+    typed, problem = _read_spec(spec)
+    st.session_state[f"{key}.unreadable"] = problem is not None  # read by wait_for_specs()
+    if problem is None:
+        dist = typed
+        st.session_state[f"{key}.good"] = dist.spec
+    else:  # say what is wrong at the field, and go on with the last spec that worked
+        dist = _current(f"{key}.good") or parse(default_spec)
+    shown_dist = typed or dist  # the sliders show an out-of-range spec as it is, to move back from
     family_key = f"{key}.family"
-    _show(family_key, spec_params.family_of(dist) if dist is not None else None)
+    _show(family_key, spec_params.family_of(shown_dist))
     state.follows_language(family_key)
     with sliders:
         st.selectbox(
@@ -252,23 +262,42 @@ def distribution_picker(
             on_change=_on_family,
             args=(key, partner, drifted),
         )
-        if dist is None:
-            fail("**{label}**: {error}".format(label=label, error=error))
-        if isinstance(dist, Categorical):
-            _categorical_widgets(key, dist, partner, drifted)
-        for knob in spec_params.knobs(dist):
+        if isinstance(shown_dist, Categorical):
+            _categorical_widgets(key, shown_dist, partner, drifted)
+        for knob in spec_params.knobs(shown_dist):
             _knob_widget(key, knob)
     with shown:
-        if dist.discrete:  # the table above already lists the probabilities
+        if problem is not None:
+            st.error(problem, icon=":material/error:")
+            if typed is None:
+                st.caption(_(
+                    "Fix it under “Type a spec (advanced)”, or move a slider: the sliders start from "
+                    "`{spec}`, the last spec that worked."
+                ).format(spec=dist.spec))
+        elif dist.discrete:  # the table above already lists the probabilities
             st.caption(_("Written `{spec}` in the link.").format(spec=dist.spec))
         else:
             st.caption(_("= {name}, written `{spec}` in the link").format(name=dist.name, spec=dist.spec))
-        issue = practical_issue(dist)
-        if issue:
-            fail(_("**{label}**: {issue}. {note}").format(
-                label=label, issue=message(issue), note=_(RANGE_NOTE)
-            ))
     return dist
+
+
+def _read_spec(spec: str) -> tuple[Distribution | None, str | None]:
+    """The typed spec's distribution (None if it can't be read) and what is wrong with it, if anything.
+
+    Wrong: ``parse`` refuses it (the core names the mistake: a missing
+    bracket, a count of numbers, σ ≤ 0, an unknown family), or it is outside
+    :func:`kl_core.distributions.practical_issue`'s range (then the
+    distribution is returned too, for the sliders).  The text is in the run's language.
+    """
+    try:
+        dist = parse(spec)
+    except ValueError as exc:
+        return None, _("**This spec can't be read.** {why}").format(why=message(exc))
+    issue = practical_issue(dist)
+    if issue:
+        return dist, _("**This spec is out of range:** {issue}. {note}").format(
+            issue=message(issue), note=_(RANGE_NOTE))
+    return dist, None
 
 
 def distribution_pair(
@@ -299,3 +328,21 @@ def distribution_pair(
             )
         )
     return q, p
+
+
+def wait_for_specs(*keys: str) -> None:
+    """Stop the run here, with a note, if the spec field of any of ``keys`` is unreadable.
+
+    A page calls it after its controls and before its results
+    (``wait_for_specs("q", "p")``): an unreadable spec leaves the page's other
+    controls on screen, with the mistake named at the field, and only the
+    results wait for a spec that can be read.
+    """
+    bad = [key for key in keys or ("q", "p") if st.session_state.get(f"{key}.unreadable")]
+    if bad:
+        st.info(
+            _("The results need a distribution that can be read: fix the spec of {keys} above.").format(
+                keys=", ".join(bad)),
+            icon=":material/pending:",
+        )
+        st.stop()

@@ -48,12 +48,14 @@ from lab.i18n import _
 
 __all__ = [
     "BIND",
+    "allowed_range",
     "checkbox",
     "dropped_link",
     "follows_language",
     "multiselect",
     "number",
     "radio",
+    "range_text",
     "relabel",
     "segmented",
     "select",
@@ -243,6 +245,15 @@ def _num_text(x: float) -> str:
     return f"{x:g}"
 
 
+def range_text(x: float) -> str:
+    """A range limit as a user reads it: a whole number in full with thousands commas
+    (``2,147,483,647``, never ``2.14748e+09``), any other number in 4 significant digits."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:.4g}"
+
+
 def _numeric(
     widget: Callable[..., Any],
     label: str,
@@ -256,17 +267,28 @@ def _numeric(
     help: str | None,
     **kwargs: Any,
 ) -> Any:
-    """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped."""
-    lo, hi = _num_text(min_value), _num_text(max_value)
-    if isinstance(value, int):
-        allowed = _("a whole number from {lo} to {hi}").format(lo=lo, hi=hi)
-    else:
-        allowed = _("a number from {lo} to {hi}").format(lo=lo, hi=hi)
-    return _bound(
+    """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped.
+
+    A number box (``st.number_input``) also gets its range as a caption under
+    it: a typed value outside the range is refused by the browser (red, and
+    Enter does nothing), and the limits would otherwise show only on hover.
+    """
+    allowed = allowed_range(min_value, max_value, whole=isinstance(value, int))
+    out = _bound(
         widget, label, key, allowed=allowed, fmt=_num_text,
         min_value=min_value, max_value=max_value, value=value, step=step, format=format,
         help=help, **kwargs,
     )
+    if widget is st.number_input:
+        st.caption(_("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value)))
+    return out
+
+
+def allowed_range(lo: float, hi: float, *, whole: bool) -> str:
+    """``"a whole number from 0 to 2,147,483,647"`` (or ``"a number from …"``), in the run's language."""
+    if whole:
+        return _("a whole number from {lo} to {hi}").format(lo=range_text(lo), hi=range_text(hi))
+    return _("a number from {lo} to {hi}").format(lo=range_text(lo), hi=range_text(hi))
 
 
 def slider(

@@ -57,7 +57,7 @@ def count_slider(
             one_two_five(lo, hi),
             value=value,
             off_grid=_whole_number(first, hi),
-            allowed=_("a whole number from {lo} to {hi}").format(lo=first, hi=hi),
+            allowed=state.allowed_range(first, hi, whole=True),
             help=help,
         )
     )
@@ -92,7 +92,13 @@ def _shown_spec(key: str, default: str) -> str | None:
 
 
 def active_preset(q_spec: str, p_spec: str) -> Preset | None:
-    """The preset whose q and p are exactly ``q_spec`` and ``p_spec``, if any."""
+    """The preset whose q and p are exactly ``q_spec`` and ``p_spec``, if any.
+
+    None while the q or p field holds a spec that can't be read: the specs
+    passed are then the last ones that worked, not what the user typed.
+    """
+    if any(st.session_state.get(f"{key}.unreadable") for key in ("q", "p")):
+        return None
     return next((s for s in PRESETS.values() if (s.q_spec, s.p_spec) == (q_spec, p_spec)), None)
 
 

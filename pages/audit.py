@@ -49,12 +49,14 @@ st.markdown(
 # ------------------------------------------------------------ the file
 uploaded = st.file_uploader(
     "Upload a CSV or Parquet file (one row per sampled token)", key="upload",
-    help="Up to {mib} MiB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
+    help="Up to {mib} MB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
 )
 if uploaded is None:
     key, name, data, upload_id = str(EXAMPLE_CSV), EXAMPLE_CSV.name, None, None
     meta = cache.json_file(str(EXAMPLE_JSON))
     st.info(notes.example_info(meta, EXAMPLE_CSV.name), icon=":material/dataset:")
+    st.caption(_("A file over {mb} MB is refused by the box above (a red mark on its name): upload fewer rows, "
+                 "or save them as Parquet.").format(mb=audit.MAX_FILE_BYTES // 2**20))  # never reaches the server
 else:
     key, name, data, upload_id = uploaded.file_id, uploaded.name, uploaded.getvalue(), uploaded.file_id
     meta = None
@@ -65,7 +67,7 @@ else:
 try:
     columns = cache.table_columns(key, name, _data=data)
 except ValueError as exc:
-    ui.fail("**This file can't be audited.** {why}".format(why=exc))
+    ui.fail("**This file can't be audited.** {why}".format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
@@ -102,7 +104,7 @@ try:
             kl_col=chosen["kc"],
         )
 except ValueError as exc:
-    ui.fail("**This file can't be audited with these columns.** {why}".format(why=exc))
+    ui.fail("**This file can't be audited with these columns.** {why}".format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
 if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")
@@ -115,6 +117,8 @@ if meta is not None and exact is None:
 # ------------------------------------------------------------ the report
 st.header("The report")
 st.markdown(notes.counted_line(report, name))
+if (small := report.sample_size()).note:  # too few tokens: say so, and withhold SE/std/p95/p99
+    st.warning(ui.error_text(small.note), icon=":material/data_alert:")
 defs = audit.DEFINITIONS[report.direction]
 for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
     with col:
@@ -125,13 +129,13 @@ with ui.metric_row():
     for k in KEYS:
         s = report.summaries[k]
         st.metric(
-            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se),
+            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se) if small.se else None,
             delta_color="off", delta_arrow="off",
             help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
         )
     if report.rb is not None:
         st.metric(
-            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}"),
+            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
             help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
         )
@@ -159,7 +163,7 @@ if report.rb is not None:
                       notes.ratio_text(report.sequences.variance_ratio["k1"]))
     st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(report.all_summaries, exact), name="audit-summary",
+    notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"), name="audit-summary",
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
@@ -174,7 +178,7 @@ for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
                 neg_fraction=s.neg_fraction, domain=domain, height=280,
             ),
             name=f"audit-{k}-histogram",
-            caption=notes.histogram_caption(s, report.weighted),
+            caption=notes.histogram_caption(small.masked(s), report.weighted),
         )
 if report.positions is not None:
     st.subheader("By position")
@@ -188,8 +192,11 @@ if report.positions is not None:
     )
 if report.sequences is not None:
     st.subheader("Sequence sums")
+    if (few := report.sequences.sample_size()).note:  # too few sequences for their SE/percentiles
+        st.caption(ui.error_text(few.note))
     ui.table(
-        notes.summary_frame(report.sequences.stats, exact, prefix="seq_"), name="audit-sequences",
+        notes.summary_frame(few.masked_all(report.sequences.stats), exact, prefix="seq_").dropna(axis=1, how="all"),
+        name="audit-sequences",
         caption=notes.sequences_caption(report.sequences.n_sequences), column_config=SUMMARY_FORMAT,
     )
 ui.show_source(audit.audit)

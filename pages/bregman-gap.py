@@ -20,7 +20,7 @@ from lab import cache, state, ui
 from lab.format import number
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import bregman_gap as notes
-from lab.picker import distribution_pair
+from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import count_slider, seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
@@ -63,6 +63,7 @@ with num_col:
         format="%.2f",
         help="A single ratio r = p(x)/q(x); its gap is the thick segment.",
     )
+wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 logr = cache.draw_log_ratios(q.spec, p.spec, draws, seed)
 grid = tangent_picture("kl_qp", u=U_GRID)
 drawn = tangent_picture("kl_qp", logu=logr)

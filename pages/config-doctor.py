@@ -13,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.config_doctor import pull_chart
+from kl_core import doctor_parse
 from kl_core.doctor import UnreadableInput, diagnose
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
@@ -50,6 +51,7 @@ with upload_tab:
     uploaded = st.file_uploader(
         "A launch script, YAML, JSON or Python file (at most 256 KiB)", key="cfg_upload",
         help="An upload takes the place of the text box.",
+        max_upload_size=-(-doctor_parse.MAX_BYTES // 2**20),  # MB, rounded up: the doctor's own limit words the rest
     )
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
@@ -66,7 +68,7 @@ if not str(data).strip():
 try:
     d = cache.diagnose(data, None if library == "auto" else library, name)
 except UnreadableInput as exc:
-    ui.fail("**The doctor can't read this.** {why}".format(why=exc))
+    ui.fail("**The doctor can't read this.** {why}".format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))

@@ -29,7 +29,7 @@ from lab import cache, state, ui
 from lab.format import number
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import control_variates as notes
-from lab.picker import distribution_pair
+from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import count_slider, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
@@ -78,6 +78,7 @@ with c_n:
 with c_seed:
     seed = seed_picker()
 
+wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 # ------------------------------------------------------------ the exact numbers
 var_lam = float(par.variance(lam))
 with ui.metric_row():

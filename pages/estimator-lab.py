@@ -23,7 +23,7 @@ from lab import cache, state, ui
 from lab.format import number
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import estimator_lab as notes
-from lab.picker import distribution_pair
+from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import active_preset, count_slider, preset_bar, seed_picker
 
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
@@ -102,6 +102,7 @@ if not keys:
 if (message := notes.too_many_draws(n, repeats, MAX_DRAWS)) is not None:
     ui.fail(message)
 
+wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 # ------------------------------------------------------------ core calls
 try:
     true_kl = cache.exact_kl(q.spec, p.spec)

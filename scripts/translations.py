@@ -301,7 +301,7 @@ def _where(msg) -> str:
 # --------------------------------------------------------------------------- #
 
 #: Calls whose string arguments are translated, extracted or never shown to a user.
-WRAPPERS = {"_", "N_", "ngettext", "Message", "InputError", "UnreadableInput"}
+WRAPPERS = {"_", "N_", "ngettext", "Message", "InputError", "UnreadableInput", "worded"}
 NOT_SHOWN = {
     "latex", "formula", "code", "echo", "get", "get_all", "getattr", "setattr", "hasattr",
     "isinstance", "startswith", "endswith", "split", "replace", "join", "strip", "removeprefix",

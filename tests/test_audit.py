@@ -494,7 +494,7 @@ def test_loader_rejects_unparseable_files(tmp_path: Path) -> None:
         load_table(ragged, "lp_old", "lp_new")
     empty = tmp_path / "e.csv"
     empty.write_text("")
-    with pytest.raises(ValueError, match=r"could not be parsed as CSV"):
+    with pytest.raises(ValueError, match=r"path_or_buffer: '.*e\.csv' is empty"):
         load_table(empty, "lp_old", "lp_new")
     header_only = tmp_path / "h.csv"
     header_only.write_text("lp_old,lp_new\n")

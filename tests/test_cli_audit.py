@@ -381,5 +381,15 @@ def test_table_columns_checks_like_load_table(tmp_path):
         table_columns(pq_path, max_bytes=0)
     with pytest.raises(ValueError, match="larger than the 10-byte limit"):
         table_columns(pq_path, max_bytes=10)
-    with pytest.raises(ValueError, match="could not be parsed as CSV"):
+    with pytest.raises(ValueError, match="'the buffer' is empty"):
         table_columns(io.BytesIO(b""), fmt="csv")
+
+
+def test_the_cli_reads_a_semicolon_file_with_decimal_commas(tmp_path, capsys):
+    semi = tmp_path / "semi.csv"
+    semi.write_text("lp;lq\n-1,0;-1,5\n-2,0;-1,0\n-0,5;-0,7\n")
+    assert table_columns(semi) == ["lp", "lq"]
+    code, out, _err = run(["audit", str(semi), "--sampler-col", "lp", "--other-col", "lq", "--json"], capsys)
+    assert code == 0
+    expected = audit.audit([-1.0, -2.0, -0.5], [-1.5, -1.0, -0.7])
+    assert json.loads(out)["k1"]["mean"] == pytest.approx(expected.k1.mean, rel=1e-12)

@@ -40,7 +40,11 @@ def test_decode_limits_size_binary_and_encoding():
         decode(b"a" * (MAX_BYTES + 1))
     assert decode(b"a" * MAX_BYTES) == "a" * MAX_BYTES
     with pytest.raises(UnreadableInput, match="binary file"):
+        decode(b"\x01\x02\x00\x00")
+    with pytest.raises(UnreadableInput, match=r"not text: it looks like a ZIP archive or an Excel workbook"):
         decode(b"PK\x03\x04\x00\x00")
+    with pytest.raises(UnreadableInput, match=r"looks like a PNG image"):
+        decode(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     with pytest.raises(UnreadableInput, match="not UTF-8 text"):
         decode(b"beta: \xff\xfe")
     with pytest.raises(UnreadableInput, match="empty"):

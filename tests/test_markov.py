@@ -92,7 +92,7 @@ def test_spec_reads_spaces_case_and_exponents() -> None:
         ("markov(0,,0; 0,0,0; 0,0,0; 0,0,0)", r"'' is not a number"),
         ("markov()", r"first row is empty"),
         ("categorical(0,0)", r"is not of the form markov\("),
-        ("markov(0,0; 0,0; 0,0", r"is not of the form markov\("),
+        ("markov(0,0; 0,0; 0,0", r"missing closing bracket '\)'"),
         ("markov(0,301; 0,0; 0,0)", r"first: logits spread over 301"),
         ("markov(0,0; 0,0; -400,0)", r"transitions\[1\] \(after token 1\): logits spread over 400"),
     ],

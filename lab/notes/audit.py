@@ -200,6 +200,8 @@ def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
     text = "{share:.1%} of tokens below 0; p99 {p99:.4g}.".format(
         share=summary.neg_fraction, p99=summary.p99
     )
+    if summary.p99 != summary.p99:  # nan: withheld, too few tokens (kl_core.audit.sample_size_check)
+        text = "{share:.1%} of tokens below 0.".format(share=summary.neg_fraction)
     if weighted:
         text += " Bars count tokens as drawn (unweighted)."
     return text

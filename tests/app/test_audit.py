@@ -200,7 +200,7 @@ def test_an_uploaded_file_gets_rb_from_a_chosen_column():
     assert metrics(at)["rb mean"].value == f"{rep.rb.mean:.5f}"
     selectbox_labelled(at, "Exact next-token KL column (gives rb)").set_value("logp_ref").run()
     (err,) = [e.value for e in at.error]
-    assert "can't be audited with these columns" in err and "kl_col" in err
+    assert "can't be audited with these columns" in err and "the exact next-token KL" in err
 
 
 # ------------------------------------------------------------------ uploads
@@ -265,21 +265,23 @@ GOOD = "logp_policy,logp_ref\n-1.0,-1.5\n-2.0,-1.0\n-0.5,-0.7\n"
 @pytest.mark.parametrize(
     ("name", "data", "pick", "message"),
     [
-        ("notes.txt", b"hello", None, "must be a .csv or .parquet file"),
-        ("broken.parquet", b"not parquet at all", None, "could not be parsed as PARQUET"),
-        ("nan.csv", _csv("logp_policy,logp_ref\n-1.0,-1.5\n,-1.0\n"), None, "NaN/missing"),
-        ("positive.csv", _csv("logp_policy,logp_ref\n0.5,-1.5\n-2.0,-1.0\n"), None, "values > 0"),
+        ("notes.txt", b"hello", None, "“notes.txt” is not a CSV or Parquet file"),
+        ("broken.parquet", b"not parquet at all", None, "“broken.parquet” could not be read as a Parquet file"),
+        ("nan.csv", _csv("logp_policy,logp_ref\n-1.0,-1.5\n,-1.0\n"), None, "empty or non-numeric cells at data row 2"),
+        ("positive.csv", _csv("logp_policy,logp_ref\n0.5,-1.5\n-2.0,-1.0\n"), None, "values above 0 at data row 1"),
+        ("empty.csv", b"", None, "“empty.csv” is empty. Upload a CSV file"),
+        ("image.csv", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", None, "it looks like a PNG image"),
         (
             "text.csv",
             _csv("logp_policy,logp_ref,name\n-1,-2,a\n-1,-2,b\n"),
             ("Other log-prob column", "name"),
-            "not numeric",
+            "column “name” (the other policy's log-probs): it holds text, not numbers",
         ),
         (
             "one_column.csv",
             _csv("logp\n-1.0\n-2.0\n"),
             ("Other log-prob column", "logp"),
-            "same column",
+            "Column “logp” is chosen for both",
         ),
     ],
 )
@@ -294,6 +296,7 @@ def test_a_bad_file_gets_an_error_and_the_page_keeps_running(name, data, pick, m
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and message in errors[0], errors
     assert "can't be audited" in errors[0]
+    assert not any(w in errors[0] for w in ("path_or_buffer", "_col=", "codec", "MAX_FILE_BYTES", "dtype"))
     # the page keeps working: a good file replaces the bad one
     at = upload(at, "good.csv", _csv(GOOD))
     assert not at.exception and not at.error
@@ -316,7 +319,26 @@ def test_a_file_over_the_size_limit_is_refused(monkeypatch):
     at = upload(at, "big.csv", _csv(GOOD * 3))
     assert not at.exception
     (err,) = at.error
-    assert "larger than the 64-byte limit" in err.value
+    assert "“big.csv” is 153 bytes, over the limit of 64 bytes. Upload fewer rows" in err.value
+
+
+def test_a_four_token_upload_warns_and_withholds_se_and_percentiles():
+    at = open_page()
+    at = upload(at, "four.csv", _csv("logp_policy;logp_ref\n-1,0;-1,5\n-2,0;-1,0\n-0,5;-0,7\n-3,0;-2,0\n"))
+    assert not at.exception and not at.error  # a semicolon file with decimal commas is read
+    (warning,) = [w.value for w in at.warning if "Only 4 tokens" in w.value]
+    assert "SE, std, p95 and p99 are not shown" in warning
+    m = metrics(at)
+    assert m["k1 mean"].value == f"{audit.audit([-1.0, -2.0, -0.5, -3.0], [-1.5, -1.0, -0.7, -2.0]).k1.mean:.5f}"
+    assert not m["k1 mean"].proto.delta  # no ± SE
+    summary = frame(at, "estimator", "k1").set_index("estimator")
+    assert not {"SE", "std", "p95", "p99"} & set(summary.columns)  # withheld, not shown empty
+    assert summary["mean"].notna().all() and summary["max"].notna().all()
+    assert not any("p99" in c.value for c in at.caption)  # nor under the histograms
+    # the bundled example (hundreds of tokens) gets no such warning
+    uploader(at).clear()
+    at.run()
+    assert not any("Only" in w.value for w in at.warning)
 
 
 def test_clearing_the_upload_returns_to_the_example():

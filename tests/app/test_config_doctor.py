@@ -119,6 +119,7 @@ def test_unreadable_text_is_one_clear_error(text, match):
 
 def test_an_upload_takes_the_place_of_the_text():
     at = open_page()
+    assert at.file_uploader[0].proto.max_upload_size_mb == 1  # not the app's 50 MB: the doctor reads 256 KiB
     data = (FIXTURES / "trl_rloo_config.yaml").read_bytes()
     at.file_uploader[0].set_value(("rloo_config.yaml", data, "application/x-yaml"))
     at.run()
@@ -127,7 +128,13 @@ def test_an_upload_takes_the_place_of_the_text():
     assert any("a link can't carry it" in c.value for c in at.caption)
     at.file_uploader[0].set_value(("weights.bin", b"\x00\x01\x02" * 100, "application/octet-stream"))
     at.run()
-    assert not at.exception and "binary file" in at.error[0].value
+    assert not at.exception and "“weights.bin”: the input looks like a binary file" in at.error[0].value
+    at.file_uploader[0].set_value(("config.yaml", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "image/png"))
+    at.run()
+    assert "“config.yaml”: the input is not text: it looks like a PNG image" in at.error[0].value
+    at.file_uploader[0].set_value(("big.yaml", b"a: 1\n" * 61_440, "application/x-yaml"))
+    at.run()
+    assert "“big.yaml”: the input is 300 KiB; the doctor reads at most 256 KiB" in at.error[0].value
 
 
 def test_the_json_download_and_the_crosswalk_link():

@@ -180,9 +180,11 @@ def test_keys_must_be_short_and_url_safe():
 def _picker_script():
     import streamlit as st
 
-    from lab.picker import distribution_pair
+    from lab.picker import distribution_pair, wait_for_specs
 
     q, p = distribution_pair("normal(0,1)", "normal(1,1)")
+    st.number_input("N", key="n_after")  # a control drawn after the pickers
+    wait_for_specs("q", "p")
     st.write(f"picked {q.spec} {p.spec}")
 
 
@@ -210,3 +212,29 @@ def test_picker_stops_the_page_with_a_clear_error(query, message):
     assert not at.exception
     assert message in at.error[0].value
     assert not any(m.value.startswith("picked") for m in at.markdown)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("normal(0,1", "missing closing bracket"),
+        ("normal(0,1,2)", "normal takes 2 numbers, got 3"),
+        ("normal(0,-1)", "sigma must be > 0, got -1"),
+        ("normla(0,1)", "did you mean normal?"),
+        ("normal(0,1e-9)", "out of range"),
+    ],
+)
+def test_a_bad_spec_names_the_mistake_and_keeps_the_other_controls(spec, message):
+    at = AppTest.from_function(_picker_script, default_timeout=30)
+    at.query_params.update({"q": spec})
+    at.run()
+    assert not at.exception
+    (error,) = at.error
+    assert message in error.value
+    assert at.number_input(key="n_after")  # drawn: only the results wait
+    assert any("fix the spec of q" in i.value for i in at.info)
+    assert not any(m.value.startswith("picked") for m in at.markdown)
+    # the sliders start from the default; moving one repairs the spec
+    assert at.selectbox(key="q.family").value == "normal"
+    at.text_input(key="q").set_value("normal(0.5,1)").run()
+    assert not at.error and at.markdown[-1].value == "picked normal(0.5,1) normal(1,1)"

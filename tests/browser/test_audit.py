@@ -109,7 +109,7 @@ def test_a_text_file_gets_an_error_and_the_page_keeps_working(
     wait_for_text(page, "This file can't be audited")
     wait_for_app(page)
     error = page.locator("[data-testid='stAlertContentError']").first.inner_text()
-    assert "must be a .csv or .parquet file" in error
+    assert "“notes.txt” is not a CSV or Parquet file" in error
     assert page.locator("[data-testid='stException']").count() == 0
     # the page keeps working: a good file replaces the bad one
     page.set_input_files(UPLOAD_INPUT, str(EXAMPLE_CSV))

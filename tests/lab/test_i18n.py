@@ -71,6 +71,21 @@ def test_a_core_message_is_translated_with_its_params():
         assert i18n.message(info.value) == "spec 'normal(0,-1)'：sigma 必须 > 0，实际为 -1.0"
 
 
+def test_a_file_error_shows_its_user_sentence_translated():
+    import io
+
+    from kl_core.audit import load_table
+
+    buf = io.BytesIO(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    buf.name = "logps.csv"
+    with pytest.raises(ValueError) as info:
+        load_table(buf, "lp", "lq")
+    assert str(info.value).startswith("path_or_buffer: 'logps.csv' is not a text CSV file")  # code's text
+    assert i18n.message(info.value).startswith("“logps.csv” is not a CSV: it looks like a PNG image. Upload")
+    with i18n.using("zh"):
+        assert i18n.message(info.value).startswith("“logps.csv”不是 CSV：它看起来是一张 PNG 图片。请上传 CSV")
+
+
 def test_a_message_without_a_template_stays_english():
     from kl_core._validation import Message
 

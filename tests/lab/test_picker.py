@@ -93,20 +93,35 @@ def test_a_mixture_has_a_weight_and_each_components_sliders():
 
 
 @pytest.mark.parametrize("bad", ["normal(0,", "banana(1)"])
-def test_an_unreadable_spec_stops_with_its_reason_and_a_family_starts_again(bad):
+def test_an_unreadable_spec_is_named_and_the_sliders_start_from_the_last_good_one(bad):
     at = run(p=bad)
     assert not at.exception
-    assert bad in at.error[0].value
-    assert at.selectbox(key="p.family").value is None
+    (error,) = at.error
+    assert bad in error.value
+    # the page goes on with the default p, which the family menu and the sliders show
+    assert picked(at) == "picked normal(0,1) normal(1,1)"
+    assert at.selectbox(key="p.family").value == "normal" and at.slider(key="p.mu").value == 1.0
+    assert any("the last spec that worked" in c.value for c in at.caption)
     at.selectbox(key="p.family").set_value("laplace").run()
     assert not at.error
-    assert picked(at) == "picked normal(0,1) laplace(0.5,1)"
+    assert picked(at).startswith("picked normal(0,1) laplace(")
 
 
-def test_a_spec_outside_the_practical_range_stops_but_keeps_its_sliders():
+def test_a_slider_moved_under_an_unreadable_spec_repairs_it():
+    at = run()
+    at.text_input(key="p").set_value("normal(2,1").run()  # a typo after a good spec
+    assert "missing closing bracket" in at.error[0].value
+    assert picked(at) == "picked normal(0,1) normal(1,1)"  # the last spec that worked
+    at.slider(key="p.mu").set_value(0.5).run()
+    assert not at.error and at.text_input(key="p").value == "normal(0.5,1)"
+
+
+def test_a_spec_outside_the_practical_range_is_refused_but_keeps_its_sliders():
     at = run(q="normal(0,1e-9)")
     assert not at.exception
     assert "double precision" in at.error[0].value and "sigma" in at.error[0].value
     assert at.select_slider(key="q.sigma").value == 1e-9
+    assert picked(at) == "picked normal(0,1) normal(1,1)"  # the page goes on with the default
     at.select_slider(key="q.sigma").set_value(1.0).run()
+    assert not at.error
     assert picked(at) == "picked normal(0,1) normal(1,1)"

@@ -46,7 +46,7 @@ def test_an_off_grid_link_value_is_kept_and_a_bad_one_is_named():
         at = run(n=bad)
         assert shown(at) == "n = 1000"
         (note,) = at.warning
-        assert f"n={bad}" in note.value and "a whole number from 2 to 100000" in note.value
+        assert f"n={bad}" in note.value and "a whole number from 2 to 100,000" in note.value
 
 
 def _presets_script():
@@ -76,3 +76,34 @@ def test_active_preset_matches_exact_specs_only():
     preset = PRESETS["next-token"]
     assert active_preset(preset.q_spec, preset.p_spec) is preset
     assert active_preset(preset.p_spec, preset.q_spec) is None
+
+
+def _seed_script():
+    import streamlit as st
+
+    from lab.widgets import seed_picker
+
+    st.write(f"seed = {seed_picker()}")
+
+
+def test_the_seed_box_states_its_range_under_it_in_whole_numbers():
+    at = AppTest.from_function(_seed_script, default_timeout=30).run()
+    assert at.markdown[-1].value == "seed = 0"
+    assert any(c.value == "Allowed: 0 to 2,147,483,647." for c in at.caption)
+    for bad, used in (("-5", 0), ("2147483648", 0), ("abc", 0), ("1.5", 1)):
+        at = AppTest.from_function(_seed_script, default_timeout=30)
+        at.query_params["seed"] = bad
+        at.run()
+        assert at.markdown[-1].value == f"seed = {used}"
+        (note,) = at.warning  # says what the link set and what is used instead
+        assert f"seed={bad}" in note.value and f"showing **{used}** instead" in note.value
+        assert "0 to 2,147,483,647" in note.value and "e+09" not in note.value
+
+
+def test_range_text_writes_integers_as_integers():
+    from lab.state import range_text
+
+    assert range_text(2**31 - 1) == "2,147,483,647"
+    assert range_text(10.0) == "10"
+    assert range_text(0.05) == "0.05"
+    assert range_text(1e-6) == "1e-06"
