@@ -38,6 +38,7 @@ from charts.palette import color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
 from lab.export import chart_downloads, csv_download
+from lab.gc_policy import freeze_new_imports
 from lab.i18n import _
 
 T = TypeVar("T")
@@ -147,6 +148,7 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
     names the files).  ``downloads=False`` leaves the Save menu out (small
     multiples whose numbers are in a table with its own CSV).
     """
+    freeze_new_imports()
     # The spec goes to st.vega_lite_chart unvalidated: Altair's JSON-schema
     # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
     # validates every builder instead.  The element is the same one
@@ -163,6 +165,7 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
 
 def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:
     """Show ``df`` (``st.dataframe``), its caption, and a CSV download."""
+    freeze_new_imports()
     st.dataframe(df, hide_index=True, width="stretch", **kwargs)
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
