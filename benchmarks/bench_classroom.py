@@ -70,6 +70,10 @@ ACTION_KEYS = {
     "approx-kl": "th",
 }
 FALLBACK_KEY = "seed"
+#: Largest value a session moves a select slider to, by URL path: the Estimator
+#: Lab refuses N · R above 20,000,000 draws with a message (at its R = 200,
+#: N = 100,000), which would count as an error here.
+ACTION_MAX = {"estimator-lab": 100_000}
 RSS_SAMPLE_SECONDS = 0.2
 
 
@@ -79,6 +83,16 @@ def choose_key(url_path: str, keys: list[str]) -> str | None:
         if key in keys:
             return key
     return keys[0] if keys else None
+
+
+def limit_widget(url_path: str, widget) -> None:
+    """Keep a select slider's moves at or below ``ACTION_MAX[url_path]`` (the page's own limit)."""
+    cap = ACTION_MAX.get(url_path)
+    if cap is None or not widget.options:
+        return
+    allowed = [i for i, text in enumerate(widget.options) if float(text) <= cap]
+    if allowed:
+        widget.hi = float(max(allowed))
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -135,6 +149,8 @@ async def simulate_student(
         if run.error == "timeout":
             return log
         log.key = choose_key(url_path, list(session.widgets))
+        if log.key is not None:
+            limit_widget(url_path, session.widgets[log.key])
         for j in range(args.actions):
             if loop.time() + args.pause > deadline:
                 log.errors.append("time budget (--max-seconds) ran out")

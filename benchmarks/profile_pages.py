@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from bench_classroom import choose_key  # noqa: E402
+from bench_classroom import choose_key, limit_widget  # noqa: E402
 from streamlit_client import StreamlitSession, next_value  # noqa: E402
 
 from deploy import processes as procs  # noqa: E402
@@ -63,9 +63,9 @@ SETTLE_S = 0.25
 class Server:
     """One app process on a free port of 127.0.0.1 (profiled or not)."""
 
-    def __init__(self, profile_out: Path | None, work: Path) -> None:
+    def __init__(self, profile_out: Path | None, work: Path, extra: list[str]) -> None:
         port = procs.free_port()
-        cmd = streamlit_command(port)
+        cmd = streamlit_command(port) + extra
         env = dict(os.environ)
         if profile_out is not None:
             cmd = [sys.executable, str(ROOT / "benchmarks" / "_profiled_server.py"), *cmd[3:]]
@@ -138,6 +138,7 @@ async def profile_page(server: Server, url_path: str, runs: int, idle: float) ->
         values = [None, None]
     else:
         widget = session.widgets[key]
+        limit_widget(url_path, widget)
         values = [next_value(widget, 1), widget.initial]
 
     def change(value):
@@ -212,6 +213,10 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7, help="measured runs of each kind (7)")
     parser.add_argument("--pages", default="", help="comma-separated URL paths (default: all; Home is 'home')")
     parser.add_argument("--profile", action="store_true", help="run under cProfile and print the top costs")
+    parser.add_argument("--server-arg", action="append", default=[], metavar="OPTION",
+                        help="extra option for streamlit run, e.g. --server-arg=--runner.postScriptGC=false")
+    parser.add_argument("--save", type=Path, metavar="DIR",
+                        help="with --profile: also write each page's statistics to DIR/<page>.pstats")
     parser.add_argument("--top", type=int, default=10, help="functions listed per page with --profile")
     args = parser.parse_args()
     if args.runs < 2:
@@ -223,7 +228,7 @@ def main() -> int:
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="kllab-profile-") as tmp:
         work = Path(tmp)
-        server = Server(work / "profile.out" if args.profile else None, work)
+        server = Server(work / "profile.out" if args.profile else None, work, args.server_arg)
         try:
             idle = idle_rate(server)
             results = []
@@ -233,8 +238,13 @@ def main() -> int:
                 if args.profile:
                     print(f"/{page.url_path}  ({r['key']}, {args.runs} warm runs)")
                     print_profile(r["stats"], args.runs, args.top)
+                    if args.save:
+                        args.save.mkdir(parents=True, exist_ok=True)
+                        r["stats"].dump_stats(str(args.save / f"{page.url_path or 'home'}.pstats"))
         finally:
             server.stop()
+    if args.server_arg:
+        print("\nstreamlit run " + " ".join(args.server_arg))
     print(f"\nserver CPU per run, ms (mean of {args.runs}; wall: median; idle {1000 * idle:.1f} ms/s subtracted)"
           + ("  [under cProfile]" if args.profile else ""))
     print(f"{'page':<20}{'key':<10}{'warm':>8}{'new':>8}{'open':>8}{'wall warm':>11}{'wall new':>10}  errors")
