@@ -20,14 +20,17 @@ import time
 
 from streamlit.runtime.scriptrunner import script_runner
 
+#: CPU time of the thread by default; KL_PROFILE_TIMER=wall uses perf_counter (less overhead,
+#: but a busy machine's waits count).
+_TIMER = time.perf_counter if os.environ.get("KL_PROFILE_TIMER") == "wall" else time.thread_time
 _lock = threading.Lock()
 _done: list[cProfile.Profile] = []
-_main = cProfile.Profile(time.thread_time)
+_main = cProfile.Profile(_TIMER)
 _original = script_runner.ScriptRunner._run_script_thread
 
 
 def _profiled(self) -> None:  # type: ignore[no-untyped-def]
-    prof = cProfile.Profile(time.thread_time)
+    prof = cProfile.Profile(_TIMER)
     prof.enable()
     try:
         _original(self)
@@ -46,7 +49,7 @@ def _dump(signum: int, frame: object) -> None:
     for prof in profiles:
         stats.add(prof)
     stats.dump_stats(os.environ["KL_PROFILE_OUT"])
-    _main = cProfile.Profile(time.thread_time)
+    _main = cProfile.Profile(_TIMER)
     _main.enable()
 
 
