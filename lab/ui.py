@@ -144,8 +144,10 @@ def _native_row(row: dict[str, Any]) -> dict[str, Any]:
 
 #: Specs of the charts drawn lately, by ``id`` of the chart object: a chart kept
 #: across reruns (:func:`lab.cache.chart`, :func:`lab.cache.estimator_chart`) is
-#: converted once.  An entry goes when its chart is garbage (weak reference).
+#: converted once.  An entry goes when its chart is garbage (weak reference),
+#: and the oldest goes beyond _SPECS_MAX (a spec holds the chart's rows again).
 _SPECS: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+_SPECS_MAX = 24
 _SPECS_LOCK = threading.Lock()
 
 
@@ -162,6 +164,12 @@ def _spec_once(ch: alt.TopLevelMixin) -> dict[str, Any]:
         return spec
     with _SPECS_LOCK:
         _SPECS[key] = (ref, spec)
+        while len(_SPECS) > _SPECS_MAX:
+            try:
+                oldest = next(iter(_SPECS))
+            except (StopIteration, RuntimeError):  # a weak reference's callback removed one meanwhile
+                break
+            _SPECS.pop(oldest, None)
     return spec
 
 

@@ -40,3 +40,11 @@ def test_the_spec_of_a_chart_is_built_once_while_the_chart_lives():
     del ch
     gc.collect()
     assert key not in ui._SPECS
+
+
+def test_the_spec_memo_is_bounded():
+    charts = [per_sample_histogram(_values(), "k1", true_value=0.01 * i) for i in range(ui._SPECS_MAX + 5)]
+    for ch in charts:
+        ui._spec_once(ch)
+    assert len(ui._SPECS) <= ui._SPECS_MAX
+    assert ui._spec_once(charts[-1]) is ui._spec_once(charts[-1])
