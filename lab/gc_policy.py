@@ -14,7 +14,9 @@ page building blocks (:func:`lab.ui.chart`, :func:`lab.ui.table`), so it runs
 on a page's first runs in a process (each page imports its own modules) and
 then costs one ``len(sys.modules)`` a call.  Objects made later (sessions,
 cached results) are collected as before; frozen objects are still freed by
-reference counting when nothing refers to them.
+reference counting when nothing refers to them, but a reference cycle among
+them (a session that was open during a freeze, say) is never collected, so
+a process freezes at most ``MAX_FREEZES`` times.
 """
 
 from __future__ import annotations
@@ -23,10 +25,14 @@ import gc
 import sys
 import threading
 
-__all__ = ["freeze_new_imports"]
+__all__ = ["MAX_FREEZES", "freeze_new_imports"]
+
+#: Freezes per process at most (each page's first run imports its modules: ~10).
+MAX_FREEZES = 32
 
 _lock = threading.Lock()
 _modules_at_freeze = 0
+freezes = 0
 
 
 def freeze_new_imports() -> bool:
@@ -34,14 +40,15 @@ def freeze_new_imports() -> bool:
 
     Returns whether it froze.
     """
-    global _modules_at_freeze
-    if len(sys.modules) == _modules_at_freeze:
+    global _modules_at_freeze, freezes
+    if len(sys.modules) == _modules_at_freeze or freezes >= MAX_FREEZES:
         return False
     with _lock:
         n = len(sys.modules)
-        if n == _modules_at_freeze:
+        if n == _modules_at_freeze or freezes >= MAX_FREEZES:
             return False
         gc.collect()
         gc.freeze()
         _modules_at_freeze = n
+        freezes += 1
         return True

@@ -33,3 +33,15 @@ def test_freezes_only_after_new_imports_and_collects_garbage_first():
         assert freeze_new_imports() is False
     finally:
         del sys.modules[name]
+
+
+def test_a_process_freezes_a_bounded_number_of_times(monkeypatch):
+    from lab import gc_policy
+
+    monkeypatch.setattr(gc_policy, "freezes", gc_policy.MAX_FREEZES)
+    name = "_kl_lab_test_gc_policy_module_2"
+    sys.modules[name] = types.ModuleType(name)
+    try:
+        assert freeze_new_imports() is False
+    finally:
+        del sys.modules[name]
