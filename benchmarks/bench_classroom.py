@@ -11,7 +11,9 @@ the default) or N processes behind nginx (``--processes N``, the deployment of
 * server CPU per run (utime + stime of every app process, from ``/proc``,
   over the load, divided by the runs) and how busy the cores were;
 * peak RSS of the app processes (sum and largest single process, sampled from
-  ``/proc/<pid>/status``), and nginx's.
+  ``/proc/<pid>/status``), and nginx's; and the peak of the processes' summed
+  PSS (``/proc/<pid>/smaps_rollup``), which counts the shared libraries every
+  process maps (~90 MB: numpy, scipy, pyarrow) once instead of once per process.
 
 The load: ``--sessions`` students, pages in rotation over ``lab.pages.PAGES``,
 starting at random moments within ``--ramp`` seconds.  Each opens its page with
@@ -70,6 +72,10 @@ ACTION_KEYS = {
     "approx-kl": "th",
 }
 FALLBACK_KEY = "seed"
+#: Largest value a session moves a select slider to, by URL path: the Estimator
+#: Lab refuses N · R above 20,000,000 draws with a message (at its R = 200,
+#: N = 100,000), which would count as an error here.
+ACTION_MAX = {"estimator-lab": 100_000}
 RSS_SAMPLE_SECONDS = 0.2
 
 
@@ -79,6 +85,16 @@ def choose_key(url_path: str, keys: list[str]) -> str | None:
         if key in keys:
             return key
     return keys[0] if keys else None
+
+
+def limit_widget(url_path: str, widget) -> None:
+    """Keep a select slider's moves at or below ``ACTION_MAX[url_path]`` (the page's own limit)."""
+    cap = ACTION_MAX.get(url_path)
+    if cap is None or not widget.options:
+        return
+    allowed = [i for i, text in enumerate(widget.options) if float(text) <= cap]
+    if allowed:
+        widget.hi = float(max(allowed))
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -91,12 +107,13 @@ def percentile(values: list[float], q: float) -> float | None:
 
 
 class Sampler(threading.Thread):
-    """Samples the RSS of the app processes (and nginx's) until stopped."""
+    """Samples the RSS and PSS of the app processes (and nginx's RSS) until stopped."""
 
     def __init__(self, app_pids: list[int], nginx_pids: list[int]) -> None:
         super().__init__(daemon=True)
         self.app_pids, self.nginx_pids = app_pids, nginx_pids
         self.peak_sum = 0
+        self.peak_pss_sum = 0
         self.peak_each = dict.fromkeys(app_pids, 0)
         self.peak_nginx = 0
         self._done = threading.Event()
@@ -104,6 +121,7 @@ class Sampler(threading.Thread):
     def sample(self) -> None:
         rss = {pid: procs.rss_bytes(pid) for pid in self.app_pids}
         self.peak_sum = max(self.peak_sum, sum(rss.values()))
+        self.peak_pss_sum = max(self.peak_pss_sum, sum(procs.pss_bytes(p) for p in self.app_pids))
         for pid, value in rss.items():
             self.peak_each[pid] = max(self.peak_each[pid], value)
         self.peak_nginx = max(self.peak_nginx, sum(procs.rss_bytes(p) for p in self.nginx_pids))
@@ -135,6 +153,8 @@ async def simulate_student(
         if run.error == "timeout":
             return log
         log.key = choose_key(url_path, list(session.widgets))
+        if log.key is not None:
+            limit_widget(url_path, session.widgets[log.key])
         for j in range(args.actions):
             if loop.time() + args.pause > deadline:
                 log.errors.append("time budget (--max-seconds) ran out")
@@ -271,6 +291,7 @@ def summarise(logs: list[SessionLog], *, cpu: float, wall: float, sampler: Sampl
         "cores_busy": cpu / wall if wall else None,
         "cores_busy_fraction": cpu / wall / ncpu if wall else None,
         "rss_peak_sum_mb": sampler.peak_sum / 2**20,
+        "pss_peak_sum_mb": sampler.peak_pss_sum / 2**20,
         "rss_peak_max_process_mb": max(sampler.peak_each.values(), default=0) / 2**20,
         "rss_nginx_peak_mb": sampler.peak_nginx / 2**20,
         "client_cpu_s": client_cpu,
@@ -324,6 +345,7 @@ def print_report(r: dict) -> None:
     print(f"server RSS peak: {r['rss_peak_sum_mb']:.0f} MB in all "
           f"(largest process {r['rss_peak_max_process_mb']:.0f} MB)"
           + (f"; nginx {r['rss_nginx_peak_mb']:.0f} MB" if s["proxy"] == "nginx" else ""))
+    print(f"server PSS peak: {r['pss_peak_sum_mb']:.0f} MB in all (shared library pages counted once)")
     if r["sessions_per_process"]:
         print("sessions per process: " + ", ".join(
             f"{k} {v}" for k, v in sorted(r["sessions_per_process"].items())))

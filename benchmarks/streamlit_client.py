@@ -68,6 +68,9 @@ class Widget:
     hi: float | None
     step: float
     is_int: bool
+    #: A select slider's option labels: the value is then their indices, and the
+    #: labels are what goes over the wire (``string_array_value``) and into the URL.
+    options: list[str] | None = None
 
 
 @dataclass
@@ -225,7 +228,10 @@ class StreamlitSession:
         rerun.page_script_hash = self.page_hash
         state = rerun.widget_states.widgets.add()
         state.id = widget.id
-        if widget.kind == "slider":
+        if widget.options:
+            texts = [widget.options[int(v)] for v in value]
+            state.string_array_value.data.extend(texts)
+        elif widget.kind == "slider":
             state.double_array_value.data.extend(float(v) for v in value)
             texts = [_url_text(v, widget.is_int) for v in value]
         elif widget.is_int:
@@ -312,7 +318,7 @@ class StreamlitSession:
         if what == "slider":
             value = list(w.value) if w.set_value else [w.default[i] for i in range(len(w.default))]
             self.widgets[key] = Widget(w.id, what, key, value, list(value), w.min, w.max,
-                                       w.step, w.data_type == w.INT)
+                                       w.step, w.data_type == w.INT, list(w.options) or None)
         else:
             default = w.default if w.HasField("default") else (w.min if w.has_min else 0.0)
             value = w.value if w.set_value else default

@@ -180,3 +180,19 @@ def rss_bytes(pid: int) -> int:
     except OSError:
         pass
     return 0
+
+
+def pss_bytes(pid: int) -> int:
+    """Proportional set size of ``pid`` now, in bytes; 0 once it is gone or unreadable.
+
+    Like RSS, but a page shared with other processes (the shared libraries of
+    numpy, scipy, pyarrow, mapped by every app process) counts as its share, so
+    the PSS of N processes adds up to the memory they use together.
+    """
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0

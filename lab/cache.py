@@ -31,6 +31,7 @@ from lab import i18n
 __all__ = [
     "CORE_ERRORS",
     "audit_file",
+    "chart",
     "estimator_chart",
     "clamp_curve",
     "diagnose",
@@ -148,6 +149,28 @@ def _estimator_chart(lang: str, kind: str, *args, **kwargs):  # -> alt.Chart
     from charts.estimator_lab import with_numpy_rows
 
     return with_numpy_rows(_estimator_builders()[kind](*args, **kwargs))
+
+
+def chart(builder, *args, **kwargs):  # -> alt.TopLevelMixin
+    """``builder(*args, **kwargs)`` — a ``charts`` builder's chart — kept across reruns and sessions.
+
+    For a chart whose inputs often stay the same while another widget moves:
+    ``ui.chart(cache.chart(fisher.gap_chart, curve, theta), name=...)``.  The
+    key is the builder's qualified name, the language and the arguments (arrays
+    by content, so pass the arrays the chart is drawn from, not large raw
+    samples); the chart returned is shared, so never change it.  Building an
+    Altair chart costs ~1-3 ms and :func:`lab.ui.chart` converts a kept chart
+    to its spec only once.
+    """
+    name = f"{builder.__module__}.{builder.__qualname__}"
+    return _chart(i18n.language(), name, builder, *args, **kwargs)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _chart(lang: str, name: str, _builder, *args, **kwargs):  # -> alt.TopLevelMixin
+    # ``lang`` and ``name`` are only the key (the builder translates with the run's language);
+    # ``_builder`` is not hashed: its name stands for it.
+    return _builder(*args, **kwargs)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -25,6 +25,8 @@ import ast
 import functools
 import inspect
 import textwrap
+import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -38,6 +40,7 @@ from charts.palette import color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
 from lab.export import chart_downloads, csv_download
+from lab.gc_policy import freeze_new_imports
 from lab.i18n import _
 
 T = TypeVar("T")
@@ -139,6 +142,37 @@ def _native_row(row: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
 
 
+#: Specs of the charts drawn lately, by ``id`` of the chart object: a chart kept
+#: across reruns (:func:`lab.cache.chart`, :func:`lab.cache.estimator_chart`) is
+#: converted once.  An entry goes when its chart is garbage (weak reference),
+#: and the oldest goes beyond _SPECS_MAX (a spec holds the chart's rows again).
+_SPECS: dict[int, tuple[weakref.ref, dict[str, Any]]] = {}
+_SPECS_MAX = 24
+_SPECS_LOCK = threading.Lock()
+
+
+def _spec_once(ch: alt.TopLevelMixin) -> dict[str, Any]:
+    """:func:`_spec` of ``ch``, memoised while ``ch`` lives (charts are not changed once drawn)."""
+    key = id(ch)
+    hit = _SPECS.get(key)
+    if hit is not None and hit[0]() is ch:
+        return hit[1]
+    spec = _spec(ch)
+    try:
+        ref = weakref.ref(ch, lambda _r, key=key: _SPECS.pop(key, None))
+    except TypeError:  # not weak-referenceable: no memo
+        return spec
+    with _SPECS_LOCK:
+        _SPECS[key] = (ref, spec)
+        while len(_SPECS) > _SPECS_MAX:
+            try:
+                oldest = next(iter(_SPECS))
+            except (StopIteration, RuntimeError):  # a weak reference's callback removed one meanwhile
+                break
+            _SPECS.pop(oldest, None)
+    return spec
+
+
 def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
           downloads: bool = True) -> None:
     """Draw the Altair chart ``ch`` at container width, its caption and a Save menu.
@@ -147,11 +181,12 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
     names the files).  ``downloads=False`` leaves the Save menu out (small
     multiples whose numbers are in a table with its own CSV).
     """
+    freeze_new_imports()
     # The spec goes to st.vega_lite_chart unvalidated: Altair's JSON-schema
     # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
     # validates every builder instead.  The element is the same one
     # st.altair_chart draws (Streamlit theme, hover toolbar, full width).
-    st.vega_lite_chart(_spec(ch), width="stretch")
+    st.vega_lite_chart(_spec_once(ch), width="stretch")
     if not (caption or downloads):
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
@@ -163,6 +198,7 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
 
 def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:
     """Show ``df`` (``st.dataframe``), its caption, and a CSV download."""
+    freeze_new_imports()
     st.dataframe(df, hide_index=True, width="stretch", **kwargs)
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
