@@ -29,6 +29,7 @@ __all__ = [
     "COLORS",
     "CONFIG",
     "FONT",
+    "HIGHLIGHT_COLOR",
     "RB_COLOR",
     "REFERENCE_COLOR",
     "ZERO_COLOR",
@@ -54,6 +55,9 @@ RB_COLOR = "#332288"
 REFERENCE_COLOR = "#000000"
 #: Zero lines and other guides.
 ZERO_COLOR = "#8C8C8C"
+#: The one item a reader moves by hand (the Bregman gap's "your r"): Paul Tol's purple,
+#: colour-blind safe and apart from the gap colours (k3 green, k3_pq orange) it sits among.
+HIGHLIGHT_COLOR = "#AA3377"
 
 AXIS_LABEL_SIZE = 14
 AXIS_TITLE_SIZE = 15
