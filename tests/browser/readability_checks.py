@@ -23,9 +23,12 @@ LAPTOP = {"width": 1024, "height": 768}
 PHONE = {"width": 390, "height": 844}
 MIN_CHART_PX = 260
 
-#: The main area's words as a reader sees them, without code and maths (and icon names).
-TEXT_OF = """(selector) => {
-    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial']";
+#: The main area's words as a reader sees them, without code and maths (and icon names), nor
+#: the cells of data tables (st.dataframe: data such as library option names; its headers are
+#: checked by the coverage test of tests/lab/test_translations.py).
+TEXT_OF = """([selector, more]) => {
+    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
+        + "[data-testid='stDataFrame']" + (more ? ", " + more : "");
     const out = [];
     for (const root of document.querySelectorAll(selector)) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
@@ -90,9 +93,10 @@ def readability_problems(page) -> list[str]:
     return out
 
 
-def main_text(page) -> str:
-    """The main area's text outside code and maths, one text node a line."""
-    return page.evaluate(TEXT_OF, MAIN)
+def main_text(page, skip: str = "") -> str:
+    """The main area's text outside code and maths, one text node a line (and outside ``skip``,
+    a CSS selector)."""
+    return page.evaluate(TEXT_OF, [MAIN, skip])
 
 
 def numbers(page) -> list[str]:
