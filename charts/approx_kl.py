@@ -35,6 +35,8 @@ EXACT = N_("exact KL")
 UNCLAMPED = N_("no clamps")
 CLAMPED = N_("library (clamped)")
 _GUIDE = ZERO_COLOR
+#: Title lines are never cut short with "…"; each line is short enough for a 260-px panel.
+TITLE_LIMIT = 1000
 #: y ticks of the symmetric-log axis: ½ below 1, then 1–2–5 (its title says the scale).
 _SYMLOG_TICKS = [0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200]
 
@@ -175,7 +177,7 @@ def clamp_chart(
             ),
         )
     )
-    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": title})
+    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": title, "limit": TITLE_LIMIT})
     return finish(chart, height=height)
 
 
@@ -274,7 +276,7 @@ def clamp_hit_chart(
         ),
     ]
     chart = alt.LayerChart(
-        layer=layers, datasets=datasets, title={"text": _("How often a clamp is hit")}
+        layer=layers, datasets=datasets, title={"text": _("How often a clamp is hit"), "limit": TITLE_LIMIT}
     )
     return finish(chart, height=height)
 

@@ -236,7 +236,7 @@ def tangent_gap_chart(
         layers += _hand_layers(hand, datasets, x_enc, y_scale, lo, hi)
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     if title or lines_sub:
-        chart.title = {"text": title or "", **({"subtitle": lines_sub} if lines_sub else {})}
+        chart.title = {"text": title or "", "limit": 1000, **({"subtitle": lines_sub} if lines_sub else {})}
     return finish(chart, height=height)
 
 

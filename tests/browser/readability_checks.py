@@ -8,7 +8,8 @@ Used by the pages' own browser modules (``test_bregman_gap.py``,
 * :func:`readability_problems` lists what a reader would find cut off or
   unreadable: a sideways scroll, a chart under 260 px, a metric label cut
   short, a display formula that neither fits nor scrolls in its own box, a
-  chart text cut with "…", and raw notation (``^{``, ``_{``, ``\\frac``,
+  chart text cut with "…", a Markdown table wider than its box that does not
+  scroll, and raw notation (``^{``, ``_{``, ``\\frac``,
   ``π_θ``-style subscripts) in prose outside maths and code;
 * :func:`main_text`, :func:`numbers`, :func:`chart_numbers` read the main
   area's words and numbers, as ``test_language.py`` does for Home.
@@ -64,15 +65,27 @@ _MEASURE = """() => {
             .filter(e => cut(e) && !scrolls(e)).map(e => e.innerText.slice(0, 40)),
         chart_text: [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text")]
             .map(t => t.textContent).filter(t => t.endsWith('…')),
+        tables: [...document.querySelectorAll("[data-testid='stMarkdownContainer'] table")]
+            .filter(t => {
+                const box = t.closest("[data-testid='stMarkdownContainer']").getBoundingClientRect();
+                return t.scrollWidth > box.width + 1 && !scrolls(t);
+            }).map(t => t.innerText.slice(0, 40)),
     };
 }"""
 
 
-def open_at(new_page, url: str, wait_for_app, viewport: dict[str, int]):
-    """A fresh page at ``viewport`` showing ``url``, every chart drawn and the page still."""
+def open_at(new_page, url: str, wait_for_app, viewport: dict[str, int], charts: int = 0):
+    """A fresh page at ``viewport`` showing ``url``: its ``charts`` charts (at least) drawn,
+    and the page still."""
     page = new_page()
     page.set_viewport_size(viewport)
     page.goto(url)
+    wait_for_app(page)
+    page.wait_for_function(
+        """(n) => [...document.querySelectorAll("[data-testid='stVegaLiteChart']")]
+            .filter(el => el.querySelector('svg text')).length >= n""",
+        arg=charts,
+    )
     wait_for_app.settled(page)
     return page
 
@@ -88,6 +101,7 @@ def readability_problems(page) -> list[str]:
     out += [f"metric label cut: {t!r}" for t in m["metrics"]]
     out += [f"display formula cut: {t!r}" for t in m["formulas"]]
     out += [f"chart text cut: {t!r}" for t in m["chart_text"]]
+    out += [f"a table is cut, with no scroll box: {t!r}" for t in m["tables"]]
     out += [f"raw notation in prose: {line!r}" for line in main_text(page).splitlines()
             if RAW_NOTATION.search(line)]
     return out
@@ -99,9 +113,15 @@ def main_text(page, skip: str = "") -> str:
     return page.evaluate(TEXT_OF, [MAIN, skip])
 
 
+#: The "Code: …" expanders of ``lab.ui.show_source``: their docstring line is shown in English
+#: only (the core's docstrings are English), so its numbers are not compared across languages.
+SOURCE = "[data-testid='stExpander']:has(summary code)"
+
+
 def numbers(page) -> list[str]:
-    """Every number in the main area outside code and maths, sorted (word order differs)."""
-    return sorted(n.replace("−", "-") for n in NUMBER.findall(main_text(page)))
+    """Every number in the main area outside code, maths and the source expanders, sorted
+    (word order differs between languages)."""
+    return sorted(n.replace("−", "-") for n in NUMBER.findall(main_text(page, skip=SOURCE)))
 
 
 def chart_numbers(page) -> list[str]:

@@ -74,8 +74,8 @@ CASES = [
 def test_readable_in_both_languages_with_the_same_numbers(
     app_url, new_page, wait_for_app, viewport, query
 ):
-    en = open_at(new_page, f"{app_url}/approx-kl?lang=en{query}", wait_for_app, viewport)
-    zh = open_at(new_page, f"{app_url}/approx-kl?lang=zh{query}", wait_for_app, viewport)
+    en = open_at(new_page, f"{app_url}/approx-kl?lang=en{query}", wait_for_app, viewport, charts=2)
+    zh = open_at(new_page, f"{app_url}/approx-kl?lang=zh{query}", wait_for_app, viewport, charts=2)
     for page in (en, zh):
         assert page.locator("[data-testid='stException']").count() == 0
         assert page.locator("[data-testid='stVegaLiteChart']").count() == 2
