@@ -37,6 +37,8 @@ CLAMPED = N_("library (clamped)")
 _GUIDE = ZERO_COLOR
 #: Title lines are never cut short with "…"; each line is short enough for a 260-px panel.
 TITLE_LIMIT = 1000
+#: Legend text in the axes' colour (charts.palette.CONFIG), where the palette sets one.
+_LEGEND_TEXT = {k: v for k, v in {"labelColor": CONFIG.get("axis", {}).get("labelColor")}.items() if v}
 #: y ticks of the symmetric-log axis: ½ below 1, then 1–2–5 (its title says the scale).
 _SYMLOG_TICKS = [0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200]
 
@@ -55,7 +57,7 @@ def _legend(stroke_width: float | None = 3) -> dict:
     """A legend of line symbols (dash pattern as drawn), dark text, one entry a line above the
     plot (a panel may be only 260 px wide).  ``stroke_width`` None: the lines' own widths."""
     legend = {"title": None, "orient": "top", "labelLimit": 320, "symbolType": "stroke",
-              "symbolSize": 500, "columns": 1, "labelColor": CONFIG["axis"]["labelColor"]}
+              "symbolSize": 500, "columns": 1, **_LEGEND_TEXT}
     if stroke_width is not None:
         legend["symbolStrokeWidth"] = stroke_width
     return legend

@@ -26,6 +26,8 @@ CURVE_COLOR = REFERENCE_COLOR
 TANGENT_COLOR = "#6E6E6E"
 #: Gap colour of an f whose tangent-gap estimator is none of the named ones.
 OTHER_GAP_COLOR = "#4D4D4D"
+#: Legend text in the axes' colour (charts.palette.CONFIG), where the palette sets one.
+_LEGEND_TEXT = {k: v for k, v in {"labelColor": CONFIG.get("axis", {}).get("labelColor")}.items() if v}
 
 
 def gap_color(picture: TangentPicture) -> str:
@@ -161,7 +163,7 @@ def tangent_gap_chart(
                     "scale": legend_scale,
                     "legend": {"orient": "top", "title": None, "labelFontSize": 14,
                                "symbolStrokeWidth": 3, "labelLimit": 420, "columns": 1,
-                               "labelColor": CONFIG["axis"]["labelColor"]},
+                               **_LEGEND_TEXT},
                     "sort": None,
                 },
                 strokeDash={

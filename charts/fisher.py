@@ -100,7 +100,8 @@ _DASH = [7, 4]
 #: Title lines are never cut short with "…" (Vega-Lite's default limit cut them on a phone); keep
 #: each line short enough for a 260-px panel instead.
 TITLE_LIMIT = 1000
-_TEXT_COLOR = CONFIG["axis"]["labelColor"]
+#: Text drawn in the chart (legend labels, the u = 1 note): the axes' colour of charts.palette.
+_TEXT_COLOR = CONFIG.get("axis", {}).get("labelColor", "#31333F")
 
 
 def f_color(key: str) -> str:
