@@ -211,3 +211,17 @@ def test_clamp_charts_are_valid_small_specs(eid):
         assert any("θ" in t for t in _axis_titles(spec))
         assert len(_axis_titles(spec)) >= 2
         assert spec["config"]["axis"]["labelFontSize"] >= 13
+    # the clamp chart: exact KL drawn last (thin dashes over the thick no-clamps dots), a y title
+    # that names the non-linear scale, line symbols in the legend
+    spec = clamp_chart(curve, pt, estimator_key=e.estimator, title=eid).to_dict()
+    lines = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"]
+    assert [layer["transform"][1]["filter"]["equal"] for layer in lines] == [
+        "library (clamped)", "no clamps", "exact KL"]
+    assert [layer["mark"]["strokeWidth"] for layer in lines] == [3, 6, 2]
+    assert any("symmetric log" in t for t in lines[0]["encoding"]["y"]["title"])
+    assert lines[0]["encoding"]["color"]["legend"]["symbolType"] == "stroke"
+    # the hit chart: 0 % and the top tick inside the y domain, not on its edges
+    hit = clamp_hit_chart(curve, pt).to_dict()
+    y = next(layer for layer in hit["layer"] if layer["mark"]["type"] == "line")["encoding"]["y"]
+    lo, hi = y["scale"]["domain"]
+    assert lo < 0 < max(y["axis"]["values"]) < hi

@@ -353,6 +353,13 @@ def test_f_curves_builder(tangent):
     svg = _svg_text(chart)
     for d in DIVERGENCES.values():  # the legend names come back from the codes
         assert d.name.replace("&", "&amp;") in svg
+    # seven f's: each has its own dash pattern or colour-and-pattern pair, in one legend
+    line = next(layer for layer in spec["layer"] if layer.get("mark", {}).get("type") == "line")
+    dash = line["encoding"]["strokeDash"]
+    colours, dashes = line["encoding"]["color"]["scale"]["range"], dash["scale"]["range"]
+    pairs = set(zip(colours, map(tuple, dashes), strict=True))
+    assert len(pairs) == 7 and len({tuple(d) for d in dash["scale"]["range"]}) >= 4
+    assert dash["scale"]["domain"] == line["encoding"]["color"]["scale"]["domain"]
 
 
 @pytest.mark.parametrize("ratio", [False, True])
