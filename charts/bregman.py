@@ -16,16 +16,24 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import CONFIG, HIGHLIGHT_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    CONFIG,
+    EXTRA_COLORS,
+    HIGHLIGHT_COLOR,
+    REFERENCE_COLOR,
+    ZERO_COLOR,
+    color,
+    finish,
+)
 from kl_core.bregman import TangentPicture
 from lab.i18n import _
 
 __all__ = ["CURVE_COLOR", "OTHER_GAP_COLOR", "TANGENT_COLOR", "gap_color", "tangent_gap_chart"]
 
 CURVE_COLOR = REFERENCE_COLOR
-TANGENT_COLOR = "#6E6E6E"
+TANGENT_COLOR = EXTRA_COLORS["grey"]
 #: Gap colour of an f whose tangent-gap estimator is none of the named ones.
-OTHER_GAP_COLOR = "#4D4D4D"
+OTHER_GAP_COLOR = EXTRA_COLORS["dark grey"]
 #: Legend text in the axes' colour (charts.palette.CONFIG), where the palette sets one.
 _LEGEND_TEXT = {k: v for k, v in {"labelColor": CONFIG.get("axis", {}).get("labelColor")}.items() if v}
 

@@ -49,7 +49,7 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import check_rows, records
-from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import CONFIG, EXTRA_COLORS, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.divergences import DIVERGENCES
 from kl_core.fisher import FisherCurve, K2Bias
 from lab.i18n import N_, _
@@ -73,10 +73,10 @@ F_COLORS: dict[str, str] = {
     "kl_qp": color("k3"),  # green: k3 estimates KL[q,p]
     "kl_pq": color("k3_pq"),  # orange: k3_pq estimates KL[p,q]
     "k2": color("k2"),  # blue: E[k2] is this f-divergence
-    "pearson": "#882255",  # wine
-    "hellinger": "#999933",  # olive
-    "js": "#8C510A",  # brown
-    "tv": "#4D4D4D",  # dark grey: no f''(1)
+    "pearson": EXTRA_COLORS["wine"],
+    "hellinger": EXTRA_COLORS["olive"],
+    "js": EXTRA_COLORS["brown"],
+    "tv": EXTRA_COLORS["dark grey"],  # no f''(1)
 }
 
 #: A dash pattern per f as well as its colour (seven series: orange, brown and olive alone are
