@@ -124,7 +124,7 @@ def test_a_changed_view_round_trips_through_its_url(app_url, new_page, wait_for_
 
     page.locator("[role='radio']", has_text="Categorical logit direction").click()
     page.wait_for_url(re.compile(r"[?&]path=Categorical"))
-    wait_for_app(page)
+    wait_for_app.settled(page)  # the new path's range slider is drawn and still: keys reach it
     thumb = page.locator("[data-testid='stSlider'] input[type='range']").first
     thumb.focus()
     for _ in range(4):  # 4 steps of 0.05: θ from −3 to −2.8
