@@ -15,9 +15,10 @@ import altair as alt
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from kl_core.audit import PositionBucket
 from kl_core.clamps import ClampCurve, ClampPoint
+from lab.i18n import N_, _
 
 __all__ = [
     "CLAMPED",
@@ -29,10 +30,17 @@ __all__ = [
     "position_chart",
 ]
 
-EXACT = "exact KL"
-UNCLAMPED = "no clamps"
-CLAMPED = "library (clamped)"
-_GUIDE = "#5A5A5A"
+#: The three lines of :func:`clamp_chart`, as their rows name them (shown translated).
+EXACT = N_("exact KL")
+UNCLAMPED = N_("no clamps")
+CLAMPED = N_("library (clamped)")
+_GUIDE = ZERO_COLOR
+#: Title lines are never cut short with "…"; each line is short enough for a 260-px panel.
+TITLE_LIMIT = 1000
+#: Legend text in the axes' colour (charts.palette.CONFIG), where the palette sets one.
+_LEGEND_TEXT = {k: v for k, v in {"labelColor": CONFIG.get("axis", {}).get("labelColor")}.items() if v}
+#: y ticks of the symmetric-log axis: ½ below 1, then 1–2–5 (its title says the scale).
+_SYMLOG_TICKS = [0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200]
 
 
 def _theta_rule(theta: float, x_value: dict) -> tuple[dict, alt.Chart]:
@@ -45,14 +53,24 @@ def _theta_rule(theta: float, x_value: dict) -> tuple[dict, alt.Chart]:
     return {"selected": rows}, layer
 
 
+def _legend(stroke_width: float | None = 3) -> dict:
+    """A legend of line symbols (dash pattern as drawn), dark text, one entry a line above the
+    plot (a panel may be only 260 px wide).  ``stroke_width`` None: the lines' own widths."""
+    legend = {"title": None, "orient": "top", "labelLimit": 320, "symbolType": "stroke",
+              "symbolSize": 500, "columns": 1, **_LEGEND_TEXT}
+    if stroke_width is not None:
+        legend["symbolStrokeWidth"] = stroke_width
+    return legend
+
+
 def clamp_chart(
     curve: ClampCurve,
     point: ClampPoint,
     *,
     estimator_key: str,
-    title: str,
-    x_title: str = "drift θ",
-    height: int = 340,
+    title: str | list[str],
+    x_title: str | None = None,
+    height: int = 420,
 ) -> alt.LayerChart:
     """The exact KL, the unclamped and the clamped mean of one entry along a drift path.
 
@@ -65,96 +83,103 @@ def clamp_chart(
         marked with a vertical rule and three dots.
     estimator_key : str
         The entry's estimator (``"k1"``, ``"k2"``, ``"k3"``): the colour of its lines.
-    title : str
-        Chart title, e.g. the entry's name.
-    x_title : str
-        Title of the θ axis.
+    title : str or list of str
+        Chart title, e.g. the entry's name (a list: one line each).
+    x_title : str, optional
+        Title of the θ axis (default "drift θ", translated).
     height : int
         Height in pixels.
 
     Returns
     -------
     altair.LayerChart
-        Exact KL black dashed, the estimator without clamps dotted, the
-        library's clamped value solid, on a symmetric-log y axis (linear below
-        1, logarithmic above) so that small and large drifts both show.
+        The library's clamped value solid, the estimator without clamps as a
+        thick dotted line and the exact KL thin, black and dashed on top (for
+        k1 and k3 the two coincide: the dots show round the dashes), on a
+        symmetric-log y axis (linear below 1, logarithmic above; its title
+        says so) so that small and large drifts both show.
     """
     est = color(estimator_key)
+    names = {EXACT: _(EXACT), UNCLAMPED: _(UNCLAMPED), CLAMPED: _(CLAMPED)}
     # Wide rows, folded to long in the browser: a third of the rows Altair walks on to_dict.
     rows = pd.DataFrame(
         {
             "theta": curve.theta,
-            EXACT: curve.kl,
-            UNCLAMPED: curve.unclamped_mean,
-            CLAMPED: curve.mean,
+            names[EXACT]: curve.kl,
+            names[UNCLAMPED]: curve.unclamped_mean,
+            names[CLAMPED]: curve.mean,
         }
     )
     marks = pd.DataFrame(
         {
             "theta": [point.theta] * 3,
-            "series": [EXACT, UNCLAMPED, CLAMPED],
-            "value": [point.kl, point.unclamped_mean, point.mean],
+            "series": [names[CLAMPED], names[UNCLAMPED], names[EXACT]],
+            "value": [point.mean, point.unclamped_mean, point.kl],
         }
     )
-    domain = [EXACT, UNCLAMPED, CLAMPED]
+    domain = [names[CLAMPED], names[UNCLAMPED], names[EXACT]]  # drawing order: exact on top
     colour = {
         "field": "series",
         "type": "nominal",
-        "scale": {"domain": domain, "range": [REFERENCE_COLOR, est, est]},
-        "legend": {"title": None, "orient": "top", "labelLimit": 320},
+        "scale": {"domain": domain, "range": [est, est, REFERENCE_COLOR]},
+        "legend": _legend(),
+        "sort": None,
+    }
+    dash = {
+        "field": "series",
+        "type": "nominal",
+        "scale": {"domain": domain, "range": [[1, 0], [2, 6], [7, 4]]},
+        "legend": _legend(),
+        "sort": None,
     }
     x_value = {
         "field": "theta",
         "type": "quantitative",
-        "title": x_title,
+        "title": _("drift θ") if x_title is None else x_title,
         "scale": {"domain": [float(curve.theta[0]), float(curve.theta[-1])], "nice": False},
+        "axis": {"tickCount": 6},
     }
+    top = float(max(curve.kl.max(), curve.unclamped_mean.max(), curve.mean.max(), 1.0))
     y_value = {
         "field": "value",
         "type": "quantitative",
-        "title": "mean per token (nats)",
+        "title": [_("mean per token (nats),"), _("symmetric log scale: linear below 1")],
         "scale": {"type": "symlog", "constant": 1},
-        "axis": {"values": [0, 0.5, 1, 2, 5, 10, 20, 50, 100, 200], "format": "~g"},
+        "axis": {"values": [t for t in _SYMLOG_TICKS if t <= 1.05 * top], "format": "~g"},
     }
     tooltip = [
-        {"field": "series", "type": "nominal", "title": "line"},
+        {"field": "series", "type": "nominal", "title": _("line")},
         {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3g"},
-        {"field": "value", "type": "quantitative", "title": "mean per token", "format": ".5g"},
+        {"field": "value", "type": "quantitative", "title": _("mean per token"), "format": ".5g"},
     ]
     sel_data, sel_layer = _theta_rule(point.theta, x_value)
     datasets = {"curve": records(rows), "marks": records(marks), **sel_data}
-    layers = [
-        sel_layer,
-        alt.Chart(
-            {"name": "curve"},
-            mark={"type": "line", "strokeWidth": 3, "clip": True},
-            transform=[{"fold": domain, "as": ["series", "value"]}],
-            encoding=alt.FacetedEncoding(
-                x=x_value,
-                y=y_value,
-                color=colour,
-                strokeDash={
-                    "field": "series",
-                    "type": "nominal",
-                    "scale": {"domain": domain, "range": [[7, 4], [1, 4], [1, 0]]},
-                    "legend": None,
-                },
-                opacity={
-                    "field": "series",
-                    "type": "nominal",
-                    "scale": {"domain": domain, "range": [1.0, 0.55, 1.0]},
-                    "legend": None,
-                },
-                tooltip=tooltip,
-            ),
-        ),
+    widths = {names[CLAMPED]: 3, names[UNCLAMPED]: 6, names[EXACT]: 2}
+    layers = [sel_layer]
+    for series in domain:  # one layer per line, in drawing order
+        layers.append(
+            alt.Chart(
+                {"name": "curve"},
+                mark={"type": "line", "strokeWidth": widths[series], "strokeCap": "round",
+                      "clip": True},
+                transform=[{"fold": domain, "as": ["series", "value"]},
+                           {"filter": {"field": "series", "equal": series}}],
+                encoding=alt.FacetedEncoding(
+                    x=x_value, y=y_value, color=colour, strokeDash=dash, tooltip=tooltip,
+                ),
+            )
+        )
+    layers.append(
         alt.Chart(
             {"name": "marks"},
-            mark={"type": "point", "filled": True, "size": 80},
-            encoding=alt.FacetedEncoding(x=x_value, y=y_value, color=colour, tooltip=tooltip),
-        ),
-    ]
-    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": title})
+            mark={"type": "point", "filled": True, "size": 80, "opacity": 1},
+            encoding=alt.FacetedEncoding(
+                x=x_value, y=y_value,
+                color={**colour, "legend": None}, tooltip=tooltip,
+            ),
+        )
+    )
+    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": title, "limit": TITLE_LIMIT})
     return finish(chart, height=height)
 
 
@@ -162,9 +187,9 @@ def clamp_hit_chart(
     curve: ClampCurve,
     point: ClampPoint,
     *,
-    x_title: str = "drift θ",
+    x_title: str | None = None,
     show_logr: bool = False,
-    height: int = 340,
+    height: int = 420,
 ) -> alt.LayerChart:
     """The probability that a sampled token hits a clamp, along the drift path.
 
@@ -174,8 +199,8 @@ def clamp_hit_chart(
         From :func:`kl_core.clamps.clamp_curve`.
     point : ClampPoint
         The selected θ, marked with a rule and a dot.
-    x_title : str
-        Title of the θ axis.
+    x_title : str, optional
+        Title of the θ axis (default "drift θ", translated).
     show_logr : bool
         Also draw the log-ratio clamp alone (dashed), for entries that have one.
     height : int
@@ -184,38 +209,46 @@ def clamp_hit_chart(
     Returns
     -------
     altair.LayerChart
+        The y axis runs a little below 0 and above its top tick, so that lines
+        at 0 % and at the top are drawn inside the plot, level with their ticks.
     """
-    series = ["any clamp"] + (["log-ratio clamp"] if show_logr else [])
-    wide = {"theta": curve.theta, "any clamp": curve.hit_prob}
+    any_name, logr_name = _("any clamp"), _("log-ratio clamp")
+    series = [any_name] + ([logr_name] if show_logr else [])
+    wide = {"theta": curve.theta, any_name: curve.hit_prob}
     if show_logr:
-        wide["log-ratio clamp"] = curve.logr_hit_prob
+        wide[logr_name] = curve.logr_hit_prob
     rows = pd.DataFrame(wide)
-    marks = pd.DataFrame({"theta": [point.theta], "series": ["any clamp"], "p": [point.hit_prob]})
+    marks = pd.DataFrame({"theta": [point.theta], "series": [any_name], "p": [point.hit_prob]})
     x_value = {
         "field": "theta",
         "type": "quantitative",
-        "title": x_title,
+        "title": _("drift θ") if x_title is None else x_title,
         "scale": {"domain": [float(curve.theta[0]), float(curve.theta[-1])], "nice": False},
+        "axis": {"tickCount": 6},
     }
+    # 0-100 % once clamps bite often; a 0-5 % window keeps rare hits visible
+    top = min(1.0, max(0.05, 1.2 * float(curve.hit_prob.max())))
+    step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5)
+    ticks = [round(i * step, 4) for i in range(int(top / step + 1e-9) + 1)]
+    pad = 0.04 * top
     y_value = {
         "field": "p",
         "type": "quantitative",
-        "title": "P(sampled token is clamped)",
-        # 0-100 % once clamps bite often; a 0-5 % window keeps rare hits visible
-        "scale": {"domain": [0, min(1.0, max(0.05, 1.2 * float(curve.hit_prob.max())))]},
-        "axis": {"format": "%", "tickCount": 5},
+        "title": _("P(sampled token is clamped)"),
+        "scale": {"domain": [-pad, top + pad], "nice": False, "zero": False},
+        "axis": {"format": ".0%", "values": ticks},
     }
-    domain = ["any clamp", "log-ratio clamp"]
+    domain = [any_name, logr_name]
     colour = {
         "field": "series",
         "type": "nominal",
-        "scale": {"domain": domain, "range": [_GUIDE, "#56B4E9"]},
-        "legend": {"title": None, "orient": "top"} if show_logr else None,
+        "scale": {"domain": domain, "range": [_GUIDE, color("abs")]},
+        "legend": _legend() if show_logr else None,
     }
     tooltip = [
-        {"field": "series", "type": "nominal", "title": "clamp"},
+        {"field": "series", "type": "nominal", "title": _("clamp")},
         {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3g"},
-        {"field": "p", "type": "quantitative", "title": "probability", "format": ".3g"},
+        {"field": "p", "type": "quantitative", "title": _("probability"), "format": ".3g"},
     ]
     sel_data, sel_layer = _theta_rule(point.theta, x_value)
     datasets = {"hits": records(rows), "marks": records(marks), **sel_data}
@@ -223,7 +256,7 @@ def clamp_hit_chart(
         sel_layer,
         alt.Chart(
             {"name": "hits"},
-            mark={"type": "line", "strokeWidth": 3},
+            mark={"type": "line", "strokeWidth": 3, "clip": True},
             transform=[{"fold": series, "as": ["series", "p"]}],
             encoding=alt.FacetedEncoding(
                 x=x_value,
@@ -233,7 +266,7 @@ def clamp_hit_chart(
                     "field": "series",
                     "type": "nominal",
                     "scale": {"domain": domain, "range": [[1, 0], [6, 3]]},
-                    "legend": None,
+                    "legend": _legend() if show_logr else None,
                 },
                 tooltip=tooltip,
             ),
@@ -245,7 +278,7 @@ def clamp_hit_chart(
         ),
     ]
     chart = alt.LayerChart(
-        layer=layers, datasets=datasets, title={"text": "How often a clamp is hit"}
+        layer=layers, datasets=datasets, title={"text": _("How often a clamp is hit"), "limit": TITLE_LIMIT}
     )
     return finish(chart, height=height)
 
@@ -263,7 +296,7 @@ def position_chart(
     buckets: Sequence[PositionBucket],
     keys: Sequence[str] = ("k1", "k2", "k3"),
     *,
-    title: str = "Mean per token by position",
+    title: str | None = None,
     height: int = 320,
 ) -> alt.LayerChart:
     """Each estimator's mean per position bucket, with ±2 standard-error bars.
@@ -274,8 +307,8 @@ def position_chart(
         ``AuditReport.positions`` from :func:`kl_core.audit.audit`.
     keys : sequence of str
         Estimator keys to draw, each in its colour.
-    title : str
-        Chart title.
+    title : str, optional
+        Chart title (default "Mean per token by position", translated).
     height : int
         Height in pixels.
 
@@ -308,7 +341,7 @@ def position_chart(
     x_value = {
         "field": "bucket",
         "type": "ordinal",
-        "title": "token position (log2 buckets)",
+        "title": _("token position (log2 buckets)"),
         "sort": order,
         "axis": {"labelAngle": 0},
     }
@@ -320,13 +353,13 @@ def position_chart(
     }
     offset = {"field": "estimator", "type": "nominal", "sort": names}
     tooltip = [
-        {"field": "estimator", "type": "nominal"},
-        {"field": "bucket", "type": "ordinal", "title": "positions"},
-        {"field": "tokens", "type": "quantitative", "title": "tokens"},
-        {"field": "mean", "type": "quantitative", "format": ".4g"},
-        {"field": "se", "type": "quantitative", "title": "SE", "format": ".2g"},
+        {"field": "estimator", "type": "nominal", "title": _("estimator")},
+        {"field": "bucket", "type": "ordinal", "title": _("positions")},
+        {"field": "tokens", "type": "quantitative", "title": _("tokens")},
+        {"field": "mean", "type": "quantitative", "title": _("mean"), "format": ".4g"},
+        {"field": "se", "type": "quantitative", "title": _("SE"), "format": ".2g"},
     ]
-    y_title = "mean per token, ±2 SE"
+    y_title = _("mean per token, ±2 SE")
     layers = [
         alt.Chart(
             {"name": "zero"},
@@ -357,5 +390,6 @@ def position_chart(
         ),
     ]
     datasets = {"buckets": records(df), "zero": [{}]}
-    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": title})
+    chart = alt.LayerChart(layer=layers, datasets=datasets, title={
+        "text": _("Mean per token by position") if title is None else title})
     return finish(chart, height=height)

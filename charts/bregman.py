@@ -16,15 +16,26 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    CONFIG,
+    EXTRA_COLORS,
+    HIGHLIGHT_COLOR,
+    REFERENCE_COLOR,
+    ZERO_COLOR,
+    color,
+    finish,
+)
 from kl_core.bregman import TangentPicture
+from lab.i18n import _
 
 __all__ = ["CURVE_COLOR", "OTHER_GAP_COLOR", "TANGENT_COLOR", "gap_color", "tangent_gap_chart"]
 
 CURVE_COLOR = REFERENCE_COLOR
-TANGENT_COLOR = "#6E6E6E"
+TANGENT_COLOR = EXTRA_COLORS["grey"]
 #: Gap colour of an f whose tangent-gap estimator is none of the named ones.
-OTHER_GAP_COLOR = "#4D4D4D"
+OTHER_GAP_COLOR = EXTRA_COLORS["dark grey"]
+#: Legend text in the axes' colour (charts.palette.CONFIG), where the palette sets one.
+_LEGEND_TEXT = {k: v for k, v in {"labelColor": CONFIG.get("axis", {}).get("labelColor")}.items() if v}
 
 
 def gap_color(picture: TangentPicture) -> str:
@@ -34,7 +45,7 @@ def gap_color(picture: TangentPicture) -> str:
 
 def _fmt(x: float) -> str:
     if not math.isfinite(x):
-        return "∞" if x > 0 else "undefined"
+        return "∞" if x > 0 else _("undefined")
     return f"{x:.4g}"
 
 
@@ -68,9 +79,9 @@ def tangent_gap_chart(
     tangent_label: str | None,
     gap_label: str,
     x_title: str = "u = r = p(x)/q(x)",
-    y_title: str = "value",
+    y_title: str | None = None,
     subtitle: list[str] | None = None,
-    title: str | None = None,
+    title: str | list[str] | None = None,
     height: int = 420,
 ) -> alt.LayerChart:
     """The curve and its tangent at u = 1, with a vertical gap segment per draw.
@@ -84,15 +95,16 @@ def tangent_gap_chart(
         thin gap segment for each.  Draws outside the grid's u-range are
         counted in the subtitle, not drawn.
     hand : TangentPicture, optional
-        One ratio chosen by the reader: a thick gap segment, labelled with its value.
+        One ratio chosen by the reader: a thick segment in :data:`HIGHLIGHT_COLOR`
+        with a diamond at each end, drawn over the draws and labelled with r and its gap.
     curve_label, tangent_label, gap_label : str
         Legend entries (``tangent_label`` None when there is no tangent).
     x_title, y_title : str
-        Axis titles.
+        Axis titles (``y_title`` None: "value", translated).
     subtitle : list of str, optional
         Lines under the title; the count of draws off the chart is appended.
-    title : str, optional
-        The chart title.
+    title : str or list of str, optional
+        The chart title (a list: one line each, so a narrow chart never cuts it).
     height : int, default 420
         Chart height in pixels.
 
@@ -151,13 +163,15 @@ def tangent_gap_chart(
             mark={"type": "line", "strokeWidth": 3, "clip": True},
             encoding=alt.FacetedEncoding(
                 x={**x_enc, "title": x_title, "axis": {"tickCount": 10}},
-                y={"field": "value", "type": "quantitative", "scale": y_scale, "title": y_title},
+                y={"field": "value", "type": "quantitative", "scale": y_scale,
+                   "title": _("value") if y_title is None else y_title},
                 color={
                     "field": "series",
                     "type": "nominal",
                     "scale": legend_scale,
                     "legend": {"orient": "top", "title": None, "labelFontSize": 14,
-                               "symbolStrokeWidth": 3, "labelLimit": 420},
+                               "symbolStrokeWidth": 3, "labelLimit": 420, "columns": 1,
+                               **_LEGEND_TEXT},
                     "sort": None,
                 },
                 strokeDash={
@@ -167,9 +181,9 @@ def tangent_gap_chart(
                     "legend": None,
                 },
                 tooltip=[
-                    {"field": "series", "type": "nominal", "title": "line"},
+                    {"field": "series", "type": "nominal", "title": _("line")},
                     {"field": "u", "type": "quantitative", "title": "u", "format": ".3f"},
-                    {"field": "value", "type": "quantitative", "title": "value", "format": ".4g"},
+                    {"field": "value", "type": "quantitative", "title": _("value"), "format": ".4g"},
                 ],
             ),
         )
@@ -180,13 +194,13 @@ def tangent_gap_chart(
         datasets["draws"] = records(rows)
         tooltip = [
             {"field": "u", "type": "quantitative", "title": "r", "format": ".4f"},
-            {"field": "logu", "type": "quantitative", "title": "log r", "format": ".4f"},
-            {"field": "curve", "type": "quantitative", "title": "curve", "format": ".4f"},
+            {"field": "logu", "type": "quantitative", "title": "log r", "format": ".4f"},  # i18n: ok
+            {"field": "curve", "type": "quantitative", "title": _("curve"), "format": ".4f"},
         ]
         if has_tangent:
             tooltip += [
-                {"field": "tangent", "type": "quantitative", "title": "tangent", "format": ".4f"},
-                {"field": "gap", "type": "quantitative", "title": "gap", "format": ".4f"},
+                {"field": "tangent", "type": "quantitative", "title": _("tangent"), "format": ".4f"},
+                {"field": "gap", "type": "quantitative", "title": _("gap"), "format": ".4f"},
             ]
             layers.append(
                 alt.Chart(
@@ -207,7 +221,7 @@ def tangent_gap_chart(
             "tooltip": tooltip,
         }
         if len(rows) < drawn:  # repeated ratios (categorical): one point per ratio, sized by count
-            tooltip.append({"field": "count", "type": "quantitative", "title": "draws here"})
+            tooltip.append({"field": "count", "type": "quantitative", "title": _("draws here")})
             point_enc["size"] = {
                 "field": "count",
                 "type": "quantitative",
@@ -224,63 +238,65 @@ def tangent_gap_chart(
         )
         if off:
             lines_sub.append(
-                f"{off:,} of {samples.u.size:,} draws have r outside [{lo:g}, {hi:g}] "
-                "and are not drawn"
-            )
-    if hand is not None and hand.u.size:
-        u0 = float(hand.u[0])
-        row = {"u": u0, "curve": float(hand.curve[0]), "label_y": float(hand.curve[0])}
-        if hand.tangent is not None and hand.gap is not None:
-            row["tangent"] = float(hand.tangent[0])
-            # under the lower end of the segment: below both lines nothing else is drawn
-            row["label_y"] = min(row["curve"], row["tangent"])
-            lines_sub.append(f"thick segment: your r = {u0:g}, gap {_fmt(float(hand.gap[0]))}")
-        row["text"] = "your r"
-        datasets["hand"] = records(pd.DataFrame([row]))
-        if "tangent" in row:
-            layers.append(
-                alt.Chart(
-                    {"name": "hand"},
-                    mark={"type": "rule", "strokeWidth": 6, "color": gap_col},
-                    encoding=alt.FacetedEncoding(
-                        x=x_enc,
-                        y={"field": "curve", "type": "quantitative", "scale": y_scale},
-                        y2={"field": "tangent"},
-                    ),
+                _("{off:,} of {n:,} draws have r outside [{lo:g}, {hi:g}]: not drawn").format(
+                    off=off, n=samples.u.size, lo=lo, hi=hi
                 )
             )
-        layers.append(
-            alt.Chart(
-                {"name": "hand"},
-                mark={"type": "point", "filled": True, "size": 160, "color": CURVE_COLOR,
-                      "stroke": "white", "strokeWidth": 2},
-                encoding=alt.FacetedEncoding(
-                    x=x_enc, y={"field": "curve", "type": "quantitative", "scale": y_scale}
-                ),
-            )
-        )
-        span = hi - lo
-        align = "left" if u0 < lo + 0.08 * span else ("right" if u0 > hi - 0.08 * span else "center")
-        layers.append(
-            alt.Chart(
-                {"name": "hand"},
-                mark={
-                    "type": "text",
-                    "align": align,
-                    "baseline": "top",
-                    "dy": 12,
-                    "fontSize": 16,
-                    "fontWeight": "bold",
-                    "color": REFERENCE_COLOR,
-                },
-                encoding=alt.FacetedEncoding(
-                    x=x_enc,
-                    y={"field": "label_y", "type": "quantitative", "scale": y_scale},
-                    text={"field": "text", "type": "nominal"},
-                ),
-            )
-        )
+    if hand is not None and hand.u.size:
+        layers += _hand_layers(hand, datasets, x_enc, y_scale, lo, hi)
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     if title or lines_sub:
-        chart.title = {"text": title or "", **({"subtitle": lines_sub} if lines_sub else {})}
+        chart.title = {"text": title or "", "limit": 1000, **({"subtitle": lines_sub} if lines_sub else {})}
     return finish(chart, height=height)
+
+
+def _hand_layers(
+    hand: TangentPicture, datasets: dict[str, list[dict]], x_enc: dict, y_scale: dict,
+    lo: float, hi: float,
+) -> list[alt.Chart]:
+    """The reader's r, drawn last so no draw hides it: a thick segment in
+    :data:`HIGHLIGHT_COLOR` from the curve to the tangent, a diamond at each end, and a
+    label "your r = …, gap = …" beside the segment's middle, on a halo over the draws."""
+    u0 = float(hand.u[0])
+    curve = float(hand.curve[0])
+    y_enc = {"field": "y", "type": "quantitative", "scale": y_scale}
+    if hand.tangent is not None and hand.gap is not None:
+        tangent = float(hand.tangent[0])
+        ends = [curve, tangent]
+        text = [_("your r = {r:g}").format(r=u0),
+                _("gap = {gap}").format(gap=_fmt(float(hand.gap[0])))]
+    else:
+        tangent = curve
+        ends = [curve]
+        text = [_("your r = {r:g}").format(r=u0)]
+    datasets["hand"] = records(pd.DataFrame({"u": u0, "y": ends}))
+    datasets["hand_label"] = records(pd.DataFrame([{"u": u0, "y": (curve + tangent) / 2}]))
+    right = u0 > lo + 0.7 * (hi - lo)  # near the right edge the label goes to the left
+    label = {"type": "text", "align": "right" if right else "left", "baseline": "middle",
+             "dx": -14 if right else 14, "fontSize": 15, "fontWeight": "bold",
+             "lineHeight": 18, "text": text}
+    layers = []
+    if len(ends) == 2:
+        layers.append(alt.Chart(
+            {"name": "hand"},
+            mark={"type": "line", "strokeWidth": 5, "color": HIGHLIGHT_COLOR, "clip": True},
+            encoding=alt.FacetedEncoding(x=x_enc, y=y_enc),
+        ))
+    layers.append(alt.Chart(
+        {"name": "hand"},
+        mark={"type": "point", "shape": "diamond", "filled": True, "size": 170,
+              "color": HIGHLIGHT_COLOR, "stroke": "white", "strokeWidth": 1.5, "opacity": 1},
+        encoding=alt.FacetedEncoding(x=x_enc, y=y_enc),
+    ))
+    layers.append(alt.Chart(  # the halo: the same text, thick and white, underneath
+        {"name": "hand_label"},
+        mark={**label, "color": "white", "stroke": "white", "strokeWidth": 5,
+              "strokeJoin": "round"},
+        encoding=alt.FacetedEncoding(x=x_enc, y=y_enc),
+    ))
+    layers.append(alt.Chart(
+        {"name": "hand_label"},
+        mark={**label, "color": HIGHLIGHT_COLOR},
+        encoding=alt.FacetedEncoding(x=x_enc, y=y_enc),
+    ))
+    return layers

@@ -49,9 +49,10 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import check_rows, records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import CONFIG, EXTRA_COLORS, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.divergences import DIVERGENCES
 from kl_core.fisher import FisherCurve, K2Bias
+from lab.i18n import N_, _
 
 __all__ = [
     "EXACT",
@@ -72,19 +73,35 @@ F_COLORS: dict[str, str] = {
     "kl_qp": color("k3"),  # green: k3 estimates KL[q,p]
     "kl_pq": color("k3_pq"),  # orange: k3_pq estimates KL[p,q]
     "k2": color("k2"),  # blue: E[k2] is this f-divergence
-    "pearson": "#882255",  # wine
-    "hellinger": "#999933",  # olive
-    "js": "#8C510A",  # brown
-    "tv": "#4D4D4D",  # dark grey: no f''(1)
+    "pearson": EXTRA_COLORS["wine"],
+    "hellinger": EXTRA_COLORS["olive"],
+    "js": EXTRA_COLORS["brown"],
+    "tv": EXTRA_COLORS["dark grey"],  # no f''(1)
 }
 
-#: Legend entries of the two line styles.
-EXACT = "exact D_f"
+#: A dash pattern per f as well as its colour (seven series: orange, brown and olive alone are
+#: easy to confuse).  Solid for the three f's with f″(1) = 1 that the page compares most.
+F_DASHES: dict[str, list[float]] = {
+    "kl_qp": [1, 0],
+    "kl_pq": [10, 4],
+    "k2": [2, 3],
+    "pearson": [1, 0],
+    "hellinger": [7, 3, 2, 3],
+    "js": [4, 4],
+    "tv": [1, 0],
+}
+#: Legend entries of the two line styles (shown translated).
+EXACT = N_("exact value")
 QUADRATIC = "½ f″(1) F θ²"
 #: Legend entries of the k2 charts.
 KL_LABEL = "KL[q,p] = E[k1] = E[k3]"
 K2_LABEL = "E[k2]"
 _DASH = [7, 4]
+#: Title lines are never cut short with "…" (Vega-Lite's default limit cut them on a phone); keep
+#: each line short enough for a 260-px panel instead.
+TITLE_LIMIT = 1000
+#: Text drawn in the chart (legend labels, the u = 1 note): the axes' colour of charts.palette.
+_TEXT_COLOR = CONFIG.get("axis", {}).get("labelColor", "#31333F")
 
 
 def f_color(key: str) -> str:
@@ -95,10 +112,10 @@ def f_color(key: str) -> str:
 
 
 def f_label(key: str) -> str:
-    """The display name of registry entry ``key`` (``DIVERGENCES[key].name``)."""
+    """The display name of registry entry ``key`` (``DIVERGENCES[key].name``, translated)."""
     if key not in DIVERGENCES:
         raise ValueError(f"key must be one of {sorted(DIVERGENCES)}, got {key!r}")
-    return DIVERGENCES[key].name
+    return _(DIVERGENCES[key].name)
 
 
 # ------------------------------------------------------------------ helpers
@@ -162,13 +179,31 @@ def _theta_axis(lo: float, hi: float, title: str) -> dict:
     }
 
 
+def _legend(columns: int = 1) -> dict:
+    """Line symbols with dark text, above the plot, in ``columns`` (a phone is 358 px wide)."""
+    return {"orient": "top", "labelLimit": 150 if columns > 1 else 300, "symbolType": "stroke",
+            "symbolStrokeWidth": 3, "symbolSize": 400, "columns": columns,
+            "labelColor": _TEXT_COLOR}
+
+
 def _f_colors(keys: Sequence[str]) -> dict:
     return {
         "field": "f",
         "type": "nominal",
         "title": None,
         "scale": {"domain": [f_label(k) for k in keys], "range": [f_color(k) for k in keys]},
-        "legend": {"orient": "right", "labelLimit": 260, "symbolStrokeWidth": 3},
+        "legend": _legend(),
+    }
+
+
+def _f_dashes(keys: Sequence[str]) -> dict:
+    """The f's dash patterns, merged into the colour legend (same field, same title)."""
+    return {
+        "field": "f",
+        "type": "nominal",
+        "title": None,
+        "scale": {"domain": [f_label(k) for k in keys], "range": [F_DASHES[k] for k in keys]},
+        "legend": _legend(),
     }
 
 
@@ -198,7 +233,7 @@ def f_curves(
     values: Mapping[str, np.ndarray],
     *,
     tangent_removed: bool = False,
-    height: int = 340,
+    height: int = 520,
 ) -> alt.LayerChart:
     r"""The f of each registry entry on one chart, near :math:`u = 1`.
 
@@ -211,13 +246,14 @@ def f_curves(
         as computed by ``kl_core``; the order sets the legend's order.
     tangent_removed : bool, default False
         Whether ``values`` hold the tangent gap; sets the y-axis title.
-    height : int, default 340
-        Chart height in pixels.
+    height : int, default 520
+        Chart height in pixels (the legend of seven, a line each, takes a third of it).
 
     Returns
     -------
     altair.LayerChart
-        Lines in :data:`F_COLORS`, a zero line and a guide at :math:`u = 1`.
+        Lines in :data:`F_COLORS` and :data:`F_DASHES` (seven series: colour alone is not
+        enough), a zero line and a guide at :math:`u = 1`.
     """
     u = np.asarray(u, dtype=np.float64)
     keys = list(values)
@@ -237,7 +273,7 @@ def f_curves(
     datasets = {
         "f": rows,
         "y0": records(pd.DataFrame({"y": [0.0]})),
-        "u1": records(pd.DataFrame({"x": [1.0], "text": ["u = 1: p = q"]})),
+        "u1": records(pd.DataFrame({"x": [1.0], "text": ["u = 1: p = q"]})),  # i18n: ok (maths)
     }
     layers = [
         _rule("y0", "y"),
@@ -245,7 +281,7 @@ def f_curves(
         alt.Chart(
             {"name": "u1"},
             mark={"type": "text", "align": "left", "baseline": "top", "dx": 5, "dy": 4,
-                  "color": "#31333F"},
+                  "color": _TEXT_COLOR},
             encoding=alt.FacetedEncoding(
                 x={"field": "x", "type": "quantitative"},
                 y={"value": 0},
@@ -260,7 +296,7 @@ def f_curves(
                 x={
                     "field": "u",
                     "type": "quantitative",
-                    "title": "u = p(x) / q(x), the likelihood ratio",
+                    "title": _("u = p(x) / q(x), the likelihood ratio"),
                     "scale": {"domain": [float(u.min()), float(u.max())], "nice": False,
                               "zero": False},
                 },
@@ -271,8 +307,9 @@ def f_curves(
                     "scale": {"domain": y_domain, "nice": True},
                 },
                 color=_f_colors(keys),
+                strokeDash=_f_dashes(keys),
                 tooltip=[
-                    {"field": "f", "type": "nominal", "title": "f-divergence"},
+                    {"field": "f", "type": "nominal", "title": _("f-divergence")},
                     {"field": "u", "type": "quantitative", "title": "u", "format": ".3f"},
                     {"field": "value", "type": "quantitative", "title": y_title, "format": ".4g"},
                 ],
@@ -292,12 +329,13 @@ def _infinite_note(name: str, theta: np.ndarray, exact: np.ndarray) -> str | Non
         return None
     bad, good = theta[inf], theta[~inf]
     if (bad > 0).all() and good.size:
-        where = f"finite at θ = {good.max():.3g} but infinite from θ = {bad.min():.3g} on"
-    elif (bad < 0).all() and good.size:
-        where = f"finite at θ = {good.min():.3g} but infinite from θ = {bad.max():.3g} down"
-    else:
-        where = f"infinite at {bad.size} of the {theta.size} θ computed"
-    return f"{name} is {where}: its line stops"
+        return _("{name}: finite at θ = {good:.3g}, infinite from θ = {bad:.3g} on").format(
+            name=name, good=good.max(), bad=bad.min())
+    if (bad < 0).all() and good.size:
+        return _("{name}: finite at θ = {good:.3g}, infinite from θ = {bad:.3g} down").format(
+            name=name, good=good.min(), bad=bad.max())
+    return _("{name}: infinite at {bad} of the {n} θ computed").format(
+        name=name, bad=bad.size, n=theta.size)
 
 
 def divergence_along_path(
@@ -309,7 +347,7 @@ def divergence_along_path(
     ratio: bool = False,
     headroom: float = 2.0,
     ratio_cap: float = 2.5,
-    height: int = 380,
+    height: int = 540,
 ) -> alt.LayerChart:
     r""":math:`D_f(p_\theta, p_0)` (solid) against :math:`\tfrac12 f''(1) F\theta^2` (dashed).
 
@@ -329,7 +367,7 @@ def divergence_along_path(
         quadratic in range; curves above it are clipped and named in the subtitle.
     ratio_cap : float, default 2.5
         In the ratio view the y-axis ends at most here (clipped curves are named).
-    height : int, default 380
+    height : int, default 540
         Chart height in pixels.
 
     Returns
@@ -358,14 +396,14 @@ def divergence_along_path(
         bottom = max(min(float(finite.min()) if finite.size else 1.0, 1.0), 0.0)
         pad = 0.05 * max(top - bottom, 1e-3)
         domain = [max(bottom - pad, 0.0), top + pad]
-        y_title = "D_f ÷ ½ f″(1) F θ²"
+        y_title = _("f-divergence ÷ ½ f″(1) F θ²")
     else:
         quad = value[(kind == 1) & np.isfinite(value)]
         top_quad = float(quad.max()) if quad.size else 0.0
         top_all = float(finite.max()) if finite.size else 0.0
         top = min(top_all, headroom * top_quad) if top_quad > 0 else top_all
         domain = [0.0, top if top > 0 else 1.0]
-        y_title = "D_f(p_θ, p₀)"
+        y_title = _("f-divergence at θ")
     for key in keys:
         m = merged[key]
         v = m["ratio" if ratio else "exact"]
@@ -373,13 +411,13 @@ def divergence_along_path(
         if ok.any() and float(v[ok].max()) > domain[1] * (1 + 1e-9):
             i = int(np.argmax(np.where(ok, v, -np.inf)))
             notes.append(
-                f"{f_label(key)} leaves the top of the chart (it reaches {_fmt(float(v[i]))} "
-                f"at θ = {m['theta'][i]:.3g})"
+                _("{name} leaves the top: {value} at θ = {theta:.3g}").format(
+                    name=f_label(key), value=_fmt(float(v[i])), theta=m["theta"][i])
             )
 
     rows, names = _numeric_records(
         {"theta": theta, "value": value, "f": code, "curve": kind},
-        {"f": [f_label(k) for k in keys], "curve": [EXACT, QUADRATIC]},
+        {"f": [f_label(k) for k in keys], "curve": [_(EXACT), QUADRATIC]},
     )
     datasets = {"curves": rows}
     layers = []
@@ -396,8 +434,8 @@ def divergence_along_path(
         },
         "color": _f_colors(keys),
         "tooltip": [
-            {"field": "f", "type": "nominal", "title": "f-divergence"},
-            {"field": "curve", "type": "nominal", "title": "curve"},
+            {"field": "f", "type": "nominal", "title": _("f-divergence")},
+            {"field": "curve", "type": "nominal", "title": _("curve")},
             {"field": "theta", "type": "quantitative", "title": "θ", "format": ".4g"},
             {"field": "value", "type": "quantitative", "title": y_title, "format": ".5g"},
         ],
@@ -407,9 +445,8 @@ def divergence_along_path(
             "field": "curve",
             "type": "nominal",
             "title": None,
-            "scale": {"domain": [EXACT, QUADRATIC], "range": [[1, 0], _DASH]},
-            "legend": {"orient": "right", "symbolStrokeWidth": 2.5, "symbolStrokeColor": "#31333F",
-                       "symbolSize": 500, "labelLimit": 260},
+            "scale": {"domain": [_(EXACT), QUADRATIC], "range": [[1, 0], _DASH]},
+            "legend": {**_legend(2), "orient": "bottom", "symbolStrokeColor": _TEXT_COLOR},
         }
     # Dashed parabolas first, exact lines on top: where they coincide (KL on the
     # mean-shift path) the solid colour stays visible.
@@ -423,9 +460,11 @@ def divergence_along_path(
             )
         )
     title: dict = {
-        "text": "D_f ÷ its parabola: every line → 1 as θ → 0"
+        "limit": TITLE_LIMIT,
+        "text": [_("Each f-divergence ÷ its parabola:"), _("every line → 1 as θ → 0")]
         if ratio
-        else "D_f along the path (solid) and its parabola ½ f″(1) F θ² (dashed)"
+        else [_("Each f-divergence along the path (solid)"),
+              _("and its parabola ½ f″(1) F θ² (dashed)")]
     }
     if notes:
         title["subtitle"] = notes
@@ -465,7 +504,7 @@ def k2_against_kl(
     """
     t = _bias_table(biases, lo, hi)
     n = t["theta"].size
-    gap, _ = _numeric_records({"theta": t["theta"], "kl": t["kl"], "mean_k2": t["mean_k2"]})
+    gap, _unused = _numeric_records({"theta": t["theta"], "kl": t["kl"], "mean_k2": t["mean_k2"]})
     lines, names = _numeric_records(
         {
             "theta": np.tile(t["theta"], 2),
@@ -489,18 +528,18 @@ def k2_against_kl(
             transform=names,
             encoding=alt.FacetedEncoding(
                 x=x,
-                y={"field": "value", "type": "quantitative", "title": "exact value"},
+                y={"field": "value", "type": "quantitative", "title": _("exact value")},
                 color={
                     "field": "f",
                     "type": "nominal",
                     "title": None,
                     "scale": {"domain": [K2_LABEL, KL_LABEL], "range": [color("k2"), F_COLORS["kl_qp"]]},
-                    "legend": {"orient": "top", "labelLimit": 260, "symbolStrokeWidth": 3},
+                    "legend": _legend(),
                 },
                 tooltip=[
-                    {"field": "f", "type": "nominal", "title": "quantity"},
+                    {"field": "f", "type": "nominal", "title": _("quantity")},
                     {"field": "theta", "type": "quantitative", "title": "θ", "format": ".4g"},
-                    {"field": "value", "type": "quantitative", "title": "value", "format": ".5g"},
+                    {"field": "value", "type": "quantitative", "title": _("value"), "format": ".5g"},
                 ],
             ),
         ),
@@ -508,7 +547,8 @@ def k2_against_kl(
     chart = alt.LayerChart(
         layer=layers,
         datasets={"gap": gap, "lines": lines},
-        title={"text": "E[k2] and the KL it estimates", "subtitle": "shaded: the bias E[k2] − KL"},
+        title={"text": [_("E[k2] and the KL it estimates")], "limit": TITLE_LIMIT,
+               "subtitle": [_("shaded: the bias E[k2] − KL")]},
     )
     return finish(chart, height=height)
 
@@ -544,12 +584,12 @@ def k2_relative_bias(
         The curve, a zero line and the labelled marks.
     """
     t = _bias_table(biases, lo, hi)
-    rows, _ = _numeric_records({"theta": t["theta"], "relative_bias": t["relative_bias"], "kl": t["kl"]})
+    rows, _unused = _numeric_records({"theta": t["theta"], "relative_bias": t["relative_bias"], "kl": t["kl"]})
     rb = t["relative_bias"][np.isfinite(t["relative_bias"])]
     y_lo, y_hi = (min(0.0, float(rb.min())), max(0.0, float(rb.max()))) if rb.size else (0.0, 1.0)
     pad = 0.12 * (y_hi - y_lo or 1.0)  # room for a label under the zero line
     x = _theta_axis(lo, hi, theta_title)
-    y_title = "(E[k2] − KL) / KL"
+    y_title = "(E[k2] − KL) / KL"  # i18n: ok (maths)
     shown = [(th, v, text) for th, v, text in marks if lo <= th <= hi]
     datasets = {
         "bias": rows,
@@ -557,12 +597,12 @@ def k2_relative_bias(
         "marks": records(
             pd.DataFrame(
                 {
-                    "theta": [th for th, _, _ in shown],
-                    "value": [v for _, v, _ in shown],
-                    "text": [text for _, _, text in shown],
+                    "theta": [th for th, _v, _t in shown],
+                    "value": [v for _th, v, _t in shown],
+                    "text": [text for _th, _v, text in shown],
                     # right half: label above-left of the point, else below-right, the
                     # sides where a rising curve leaves room
-                    "right": [th > lo + 0.6 * (hi - lo) for th, _, _ in shown],
+                    "right": [th > lo + 0.6 * (hi - lo) for th, _v, _t in shown],
                 }
             )
         ),
@@ -597,7 +637,7 @@ def k2_relative_bias(
                 mark={"type": "point", "filled": True, "size": 110, "color": REFERENCE_COLOR,
                       "opacity": 1},
                 encoding=alt.FacetedEncoding(
-                    x=x, y=y, tooltip=[{"field": "text", "type": "nominal", "title": "marked"}]
+                    x=x, y=y, tooltip=[{"field": "text", "type": "nominal", "title": _("marked")}]
                 ),
             )
         )
@@ -621,6 +661,7 @@ def k2_relative_bias(
     chart = alt.LayerChart(
         layer=layers,
         datasets=datasets,
-        title={"text": "k2's relative bias", "subtitle": "0: unbiased; 0.25: 25 % too high"},
+        title={"text": [_("k2's relative bias")], "limit": TITLE_LIMIT,
+               "subtitle": [_("0: unbiased; 0.25: 25 % too high")]},
     )
     return finish(chart, height=height)

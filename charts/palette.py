@@ -28,7 +28,9 @@ __all__ = [
     "AXIS_TITLE_SIZE",
     "COLORS",
     "CONFIG",
+    "EXTRA_COLORS",
     "FONT",
+    "HIGHLIGHT_COLOR",
     "RB_COLOR",
     "REFERENCE_COLOR",
     "ZERO_COLOR",
@@ -54,6 +56,18 @@ RB_COLOR = "#332288"
 REFERENCE_COLOR = "#000000"
 #: Zero lines and other guides.
 ZERO_COLOR = "#8C8C8C"
+#: The one item a reader moves by hand (the Bregman gap's "your r"): Paul Tol's purple,
+#: colour-blind safe and apart from the gap colours (k3 green, k3_pq orange) it sits among.
+HIGHLIGHT_COLOR = "#AA3377"
+#: Colours of lines that are no estimator (f-divergences without one, tangents, other gaps);
+#: the estimator colours above stay reserved for the estimators.
+EXTRA_COLORS: dict[str, str] = {
+    "wine": "#882255",  # Paul Tol's muted wine
+    "olive": "#999933",  # Paul Tol's muted olive
+    "brown": "#8C510A",
+    "dark grey": "#4D4D4D",
+    "grey": "#6E6E6E",
+}
 
 AXIS_LABEL_SIZE = 14
 AXIS_TITLE_SIZE = 15

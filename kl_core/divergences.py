@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core._validation import as_float_array
+from kl_core._validation import N_, as_float_array
 from kl_core.estimators import k3_pq
 
 __all__ = ["DIVERGENCES", "FDivergence", "get_divergence"]
@@ -143,7 +143,7 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="k2",
-            name="½ log² (the f of k2)",
+            name=N_("½ log² (the f of k2)"),
             f_latex=r"\tfrac12 \log^2 u",
             divergence_latex=r"\mathbb{E}_q[\tfrac12 \log^2 r]",
             f_log=lambda t: 0.5 * _as_t(t) ** 2,
@@ -154,7 +154,7 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="pearson",
-            name="Pearson χ²",
+            name=N_("Pearson χ²"),
             f_latex=r"(u - 1)^2",
             divergence_latex=r"\chi^2(p\,\|\,q)",
             f_log=lambda t: np.expm1(_as_t(t)) ** 2,
@@ -165,7 +165,7 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="hellinger",
-            name="squared Hellinger",
+            name=N_("squared Hellinger"),
             f_latex=r"(\sqrt{u} - 1)^2",
             divergence_latex=r"H^2(p,q) = \int (\sqrt{p} - \sqrt{q})^2",
             f_log=lambda t: np.expm1(0.5 * _as_t(t)) ** 2,
@@ -176,7 +176,7 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="js",
-            name="Jensen–Shannon",
+            name=N_("Jensen–Shannon"),
             f_latex=r"\tfrac12\left[u\log u - (1+u)\log\tfrac{1+u}{2}\right]",
             divergence_latex=r"\mathrm{JS}(p,q)",
             f_log=lambda t: _js_of_log(_as_t(t)),
@@ -187,7 +187,7 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="tv",
-            name="total variation",
+            name=N_("total variation"),
             f_latex=r"\tfrac12 |u - 1|",
             divergence_latex=r"\mathrm{TV}(p,q)",
             f_log=lambda t: 0.5 * np.abs(np.expm1(_as_t(t))),

@@ -29,120 +29,124 @@ from lab.pages import page_by_url
 from lab.spec_params import VOCABULARIES
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title("approx_kl in practice")
-st.markdown(
+st.title(_("approx_kl in practice"))
+st.markdown(_(
     "Training logs print a line such as `approx_kl`, `ppo_kl` or `kl_penalty`, and RL libraries "
     "offer options such as `low_var_kl`, `k3` or `mse`. This page turns that line into a precise "
     "statement — **whose samples, which KL direction, which ratio, which estimator**, and whether "
     "the value acts on the **reward**, the **loss** or only a **metric** — and shows how the "
     "libraries' clamps bias it."
-)
+))
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
 audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page
-    st.info("This link carries settings for the log-prob audit, which now has its own page.",
+    st.info(_("This link carries settings for the log-prob audit, which now has its own page."),
             icon=":material/move_item:")
 st.page_link(
     audit_page.path, icon=audit_page.icon, query_params=audit_link or None,
-    label="Open {title}, with this link's settings".format(title=audit_page.title) if audit_link
-    else "Audit your own per-token log-probs: {title}".format(title=audit_page.title),
+    label=_("Open {title}, with this link's settings").format(title=_(audit_page.title))
+    if audit_link
+    else _("Audit your own per-token log-probs: {title}").format(title=_(audit_page.title)),
 )
 
 # =================================================================== 1. checklist
-st.header("Four questions, four common mistakes")
+st.header(_("Four questions, four common mistakes"))
 OLD, NEW = PATHS["logit"].base, PATHS["logit"].at(1.0)
 ppo = clamps.token_expectations(OLD, NEW)  # a PPO batch: tokens from π_old, compared with π_new
 rlhf = clamps.token_expectations(NEW, OLD)  # an RLHF penalty: tokens from π_θ, compared with π_ref
-st.markdown(notes.CHECKLIST_INTRO.format(old=OLD.name, new=NEW.name))
+st.markdown(_(notes.CHECKLIST_INTRO).format(old=OLD.name, new=NEW.name))
 items = notes.checklist(ppo, rlhf)
 for row in (items[:2], items[2:]):
     for col, item in zip(st.columns(2, gap="medium"), row, strict=True):
         with col, st.container(border=True, height="stretch"):
-            st.markdown("#### {q}\n{rule}".format(q=item.question, rule=item.rule))
-            st.markdown(item.markdown())
+            st.markdown(notes.typeset("#### {q}\n{rule}".format(q=item.question, rule=item.rule)))
+            st.markdown(notes.typeset(item.markdown()))
 ui.show_source(clamps.token_expectations)
 
 # =================================================================== 2. crosswalk
 st.divider()
-st.header("The library crosswalk")
-st.markdown(
+st.header(_("The library crosswalk"))
+st.markdown(_(
     "What each library computes for each KL option, as data "
-    "(`kl_core.crosswalk.CROSSWALK`, read from the libraries' own source). "
-    "In every row, log r = log π_other − log π_sampler on the sampled tokens."
-)
+    "(`kl_core.crosswalk.CROSSWALK`, read from the libraries' own source). In every row, "
+    "{logr} on the sampled tokens."
+).format(logr=r"$\log r = \log\pi_{\text{other}} - \log\pi_{\text{sampler}}$"))
 ui.table(
     notes.crosswalk_frame(list(CROSSWALK)),
-    name="kl-crosswalk",
-    caption=(
+    name=_("kl-crosswalk"),
+    caption=_(
         "{n} options in {libs} libraries; scroll for more. \"Gradients →\" opens what an option "
         "differentiates to in a loss or a reward. The CSV adds where each is set, the library code, "
         "sampler, weight, source, the version read and a caveat."
     ).format(n=len(CROSSWALK), libs=len(libraries())),
-    column_order=["library", "option", "acts on", "gradient", "estimator", "estimates", "unbiased",
-                  "clamps"],
-    column_config={"gradient": st.column_config.LinkColumn(
+    column_order=[notes.header(k) for k in notes.SHOWN_COLUMNS],
+    column_config={notes.header("gradient"): st.column_config.LinkColumn(
         display_text=_("Gradients →"),
         help=_("Open the Gradients page with this option highlighted. A logged metric has no gradient."))},
     height=330,
 )
 
-st.subheader("Translate one option")
+st.subheader(_("Translate one option"))
 lib_col, opt_col = st.columns(2, gap="medium")
 with lib_col:
-    library = state.select("Library", "lib", libraries(), value="verl")
+    library = state.select(_("Library"), "lib", libraries(), value="verl")
 by_id = {clamps.entry_id(e): e for e in options(library)}
 with opt_col:
     chosen_id = state.select(
-        "Option or logged name", "opt", list(by_id),
+        _("Option or logged name"), "opt", list(by_id),
         value="verl:low_var_kl:loss" if library == "verl" else next(iter(by_id)),
-        format_func=lambda i: "{option} ({where})".format(option=by_id[i].option, where=by_id[i].acts_on),
-        help="The option a user sets, or the name a log shows; in brackets where the value acts.",
+        format_func=lambda i: _("{option} ({where})").format(
+            option=by_id[i].option, where=_(notes.ACTS_ON[by_id[i].acts_on])),
+        help=_("The option a user sets, or the name a log shows; in brackets where the value acts."),
     )
 entry = by_id[chosen_id]
-st.markdown("**{lib} · {part}** — set or shown as `{setting}`".format(
-    lib=entry.library, part=entry.component, setting=entry.setting))
-ui.formula(entry.formula_latex)
-formula_col, facts_col = st.columns([1, 1], gap="large")
-with formula_col:
-    st.code(entry.library_formula, language="python")
-    st.markdown(notes.variables_text(entry))
-with facts_col:
-    name_md = "" if entry.estimator == "full" else ui.estimator_name(entry.estimator)
-    st.markdown("\n".join("- " + fact for fact in notes.entry_facts(entry, name_md)))
-    st.caption("Checked in: {v}".format(v=entry.verified_in))
-ui.note(*notes.caveat_note(entry))
+# The crosswalk's own words (sampler, caveat, where it was read) are English data of
+# kl_core/crosswalk.toml, not yet in the catalog: the box is keyed so tests can tell.
+with st.container(key="crosswalk-entry"):
+    st.markdown(_("**{lib} · {part}** — set or shown as `{setting}`").format(
+        lib=entry.library, part=entry.component, setting=entry.setting))
+    ui.formula(entry.formula_latex)
+    formula_col, facts_col = st.columns([1, 1], gap="large")
+    with formula_col:
+        st.code(entry.library_formula, language="python")
+        st.markdown(notes.variables_text(entry))
+    with facts_col:
+        name_md = "" if entry.estimator == "full" else ui.estimator_name(entry.estimator)
+        st.markdown("\n".join("- " + fact for fact in notes.entry_facts(entry, name_md)))
+        st.caption(_("Checked in: {v}").format(v=entry.verified_in))
+    ui.note(*notes.caveat_note(entry))
 
 # =================================================================== 3. clamps
 st.divider()
-st.header("Clamps: when the library's number stops growing")
-st.markdown(
+st.header(_("Clamps: when the library's number stops growing"))
+st.markdown(_(
     "verl clamps `low_var_kl` (log r to [−20, 20], the value to [−10, 10]); OpenRLHF clamps k1, "
     "k2 and k3 to [−10, 10]. While every sampled token's log-ratio is moderate the clamps do "
     "nothing; once the policy puts real mass on tokens the other policy finds nearly impossible, "
     "they cap those tokens' values and the mean falls below the KL. All numbers here are exact sums "
     "over the tokens, not samples."
-)
+))
 path_col, entry_col = st.columns([1, 2], gap="medium")
 with path_col:
-    path_key = state.segmented("Drift path", "cpath", list(VOCABULARIES), value="peaked",
-                               format_func=VOCABULARIES.get, help=notes.PATH_HELP)
+    path_key = state.segmented(_("Drift path"), "cpath", list(VOCABULARIES), value="peaked",
+                               format_func=lambda k: _(VOCABULARIES[k]), help=_(notes.PATH_HELP))
 with entry_col:
     demo_id = state.select(
-        "Library option", "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",
-        format_func=lambda i: "{lib} {opt} ({where})".format(
-            lib=i.split(":")[0], opt=i.split(":")[1], where=i.split(":")[2]),
-        help="Every clamped option of the crosswalk, and TRL's unclamped k3 for reference.",
+        _("Library option"), "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",
+        format_func=lambda i: _("{lib} {opt} ({where})").format(
+            lib=i.split(":")[0], opt=i.split(":")[1], where=_(notes.ACTS_ON[i.split(":")[2]])),
+        help=_("Every clamped option of the crosswalk, and TRL's unclamped k3 for reference."),
     )
 demo = clamps.entry_by_id(demo_id)
 path = clamps.CLAMP_PATHS[path_key]
 if path_key == "peaked":
-    theta = state.slider("Drift θ: how much the policy has raised the logit of token 7", "th",
+    theta = state.slider(_("Drift θ: how much the policy has raised the logit of token 7"), "th",
                          min_value=0.0, max_value=30.0, value=20.0, step=0.5, format="%.1f")
-    x_title = "drift θ (logit boost of token 7)"
+    x_title = _("drift θ (logit boost of token 7)")
 else:
-    theta = state.slider("Drift θ along the direction v", "thm", min_value=0.0, max_value=3.0,
+    theta = state.slider(_("Drift θ along the direction v"), "thm", min_value=0.0, max_value=3.0,
                          value=3.0, step=0.05, format="%.2f")
-    x_title = "drift θ (along v)"
+    x_title = _("drift θ (along v)")
 st.markdown(notes.clamp_roles(demo, clamps.drifting_role(demo), path.family_latex,
                               path.theta_latex, path.base.name))
 
@@ -151,46 +155,55 @@ point = clamps.clamp_point(demo_id, path_key, theta)
 kl_name = demo.direction.split(" (")[0]
 rel = " ({b:+.0%})".format(b=point.relative_bias) if point.kl > 0 else ""
 with ui.metric_row():
-    st.metric("Exact {kl}".format(kl=kl_name), f"{point.kl:.4g}", help="Exact sum over the tokens.")
+    st.metric(_("Exact KL"), f"{point.kl:.4g}",
+              help=notes.typeset(_("Exact {kl}: a sum over the tokens.").format(kl=kl_name)))
     st.metric(
-        "Library's mean", f"{point.mean:.4g}",
-        delta="{b:+.3g} vs the KL{rel}".format(b=point.bias, rel=rel) if point.bias != 0 else None,
-        help="Exact mean over the sampler's tokens of the library's clamped per-token value.",
+        _("Library's mean"), f"{point.mean:.4g}",
+        delta=_("{b:+.3g} vs the KL{rel}").format(b=point.bias, rel=rel) if point.bias != 0 else None,
+        help=_("Exact mean over the sampler's tokens of the library's clamped per-token value."),
     )
-    st.metric("Same estimator, no clamps", f"{point.unclamped_mean:.4g}",
-              help="k1 and k3 are unbiased without clamps; k2 is biased with or without.")
-    st.metric("P(sampled token is clamped)", f"{point.hit_prob:.3g}",
-              help="Probability, under the sampler, that the token's log-ratio or value is outside a clamp.")
-chart_col, hit_col = st.columns([3, 2], gap="medium")
-with chart_col:
-    ui.chart(
-        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
-                    title="{lib} {opt} ({where}) against the exact KL".format(
-                        lib=demo.library, opt=demo.option, where=demo.acts_on)),
-        name=f"clamps-{demo.library}-{demo.option}-{path_key}",
-        caption="Solid: the library's mean per token; dashed black: the exact KL; dotted: the same "
-        "estimator without clamps. Where the solid line leaves the others, the clamps bias it.",
-    )
-with hit_col:
-    ui.chart(
-        clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
-        name=f"clamp-hits-{demo.library}-{demo.option}-{path_key}",
-        caption="The share of sampled tokens whose log-ratio or value a clamp changes."
-        if curve.hit_prob[-1] > 0
-        else "No sampled token reaches this option's clamps anywhere on this path.",
-    )
+    st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",
+              help=_("The same estimator without clamps: k1 and k3 are unbiased without clamps; "
+                     "k2 is biased with or without."))
+    st.metric(_("P(clamped)"), f"{point.hit_prob:.3g}",
+              help=_("Probability, under the sampler, that the sampled token's log-ratio or value "
+                     "is outside a clamp."))
+charts = [
+    (clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
+                 title=[_("{lib} {opt} ({where})").format(
+                     lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
+                     _("against the exact KL")]),
+     _("clamps-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key)),
+    (clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
+     _("clamp-hits-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key)),
+]
+for (chart, name), panel in ui.grid(charts, per_row=2, name="clamps"):  # i18n: ok (key)
+    with panel:
+        ui.chart(chart, name=name)
+ui.caption(
+    _("Left: solid, the library's mean per token; thick dots, the same estimator without clamps; "
+      "thin black dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
+      "clamps they are unbiased). Where the solid line leaves them, the clamps bias it.")
+    + " "
+    + (_("Right: the share of sampled tokens whose log-ratio or value a clamp changes.")
+       if curve.hit_prob[-1] > 0
+       else _("Right: no sampled token reaches this option's clamps anywhere on this path."))
+)
 
 sampler_d, other_d = clamps.roles_at(demo_id, path_key, theta)
 tokens = clamps.clamp_tokens(demo_id, sampler_d.log_probs, other_d.log_probs)
 g3, g4 = st.column_config.NumberColumn(format="%.3g"), st.column_config.NumberColumn(format="%.4g")
 ui.table(
     notes.clamp_token_rows(tokens, demo.estimator),
-    name=f"clamp-tokens-{demo.library}-{demo.option}-{path_key}-{theta:g}",
-    caption="Every token at θ = {theta:g}: the library's mean is the sum of P under sampler × "
-    "library value; the KL is the same sum without clamps (for k1 and k3).".format(theta=theta),
-    column_config={"P under sampler": g3, "P under other": g3, "library value": g4,
+    name=_("clamp-tokens-{lib}-{opt}-{path}-{theta:g}").format(
+        lib=demo.library, opt=demo.option, path=path_key, theta=theta),
+    caption=_("Every token at θ = {theta:g}: the library's mean is the sum of P under sampler × "
+              "library value; the KL is the same sum without clamps (for k1 and k3).").format(
+        theta=theta),
+    column_config={notes.header("P under sampler"): g3, notes.header("P under other"): g3,  # i18n: ok (keys)
+                   notes.header("library value"): g4,  # i18n: ok (key)
                    "log r": st.column_config.NumberColumn(format="%.3f"),
-                   "{k}, no clamp".format(k=demo.estimator): g4},
+                   notes.no_clamp_header(demo.estimator): g4},
 )
 ui.show_source(clamps.clamp_tokens)
 ui.show_source(evaluate)

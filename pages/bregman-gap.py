@@ -18,6 +18,7 @@ from kl_core.bregman import tangent_picture
 from kl_core.divergences import DIVERGENCES
 from lab import cache, state, ui
 from lab.format import number
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import bregman_gap as notes
 from lab.picker import distribution_pair, wait_for_specs
@@ -32,37 +33,35 @@ F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, K
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
-st.title("Bregman gap")
-st.markdown(
+st.title(_("Bregman gap"))
+st.markdown(_(
     "Why is k3 = (r − 1) − log r never negative? Draw the curve **log r** and its **tangent line "
     "r − 1** at r = 1. log is concave, so the curve never rises above its tangent, and k3 is "
     "exactly the **vertical gap** between the two at the sample's r. Every sample's k3 is a "
     "length: it can be small, never negative."
-)
+))
 
-q, p = distribution_pair("normal(0,1)", "normal(1,1)")
+q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 c_draws, c_seed = st.columns(2, gap="medium")
 with c_draws:
     draws = count_slider(
-        "Draws x ~ q shown", "draws", value=200, hi=1_000,
-        help="Each draw x gives one ratio r = p(x)/q(x): one point on the curve and one gap.",
+        _("Draws x ~ q shown"), "draws", value=200, hi=1_000,
+        help=_("Each draw x gives one ratio r = p(x)/q(x): one point on the curve and one gap."),
     )
 with c_seed:
     seed = seed_picker()
 
-st.header("KL[q, p]: the curve log r under its tangent r − 1")
-chart_col, num_col = st.columns([3.2, 1], gap="medium")
-with num_col:
-    r = state.slider(
-        "Move one r by hand",
-        "r",
-        min_value=R_MIN,
-        max_value=R_MAX,
-        value=2.5,
-        step=0.05,
-        format="%.2f",
-        help="A single ratio r = p(x)/q(x); its gap is the thick segment.",
-    )
+st.header(_("KL[q, p]: the curve log r under its tangent r − 1"))
+r = state.slider(
+    _("Move one r by hand"),
+    "r",
+    min_value=R_MIN,
+    max_value=R_MAX,
+    value=2.5,
+    step=0.05,
+    format="%.2f",
+    help=_("A single ratio r = p(x)/q(x); its gap is the thick purple segment on both charts."),
+)
 wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 logr = cache.draw_log_ratios(q.spec, p.spec, draws, seed)
 grid = tangent_picture("kl_qp", u=U_GRID)
@@ -75,66 +74,69 @@ except QuadratureError:  # the integrand overflows: q and p are extremely far ap
     true_kl = math.nan
 
 # ------------------------------------------------------------ KL[q, p]: log r under r − 1
-with num_col:
-    st.metric("tangent r − 1", number(float(hand.tangent[0])))
-    st.metric("curve log r", number(float(hand.curve[0])))
-    st.metric(
-        "gap = tangent − curve",
-        number(float(hand.gap[0])),
-        help="kl_core.bregman.tangent_picture('kl_qp', u=[r]).gap",
-    )
-    st.metric(
-        "k3 at this log r",
-        number(k3_hand),
-        help="kl_core.estimators.k3(log r): the same number, computed as the estimator.",
-    )
 qp_caption = notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None)
-with chart_col:
-    ui.chart(
-        tangent_gap_chart(
-            grid,
-            samples=drawn,
-            hand=hand,
-            curve_label="log r (the curve)",
-            tangent_label="r − 1 (its tangent at r = 1)",
-            gap_label="gap at each draw = k3",
-            x_title="r = p(x)/q(x)",
-            y_title="log r and r − 1",
-            title=(
-                f"{draws:,} draws: mean gap {number(drawn.mean_gap)}, exact KL[q,p] = {number(true_kl)}"
-            ),
-            subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
-            height=440,
-        ),
-        name=f"bregman-gap-kl-qp-r-{r:g}",
-        caption=qp_caption,
+ui.chart(
+    tangent_gap_chart(
+        grid,
+        samples=drawn,
+        hand=hand,
+        curve_label=_("log r (the curve)"),
+        tangent_label=_("r − 1 (its tangent at r = 1)"),
+        gap_label=_("gap at each draw = k3"),
+        x_title="r = p(x)/q(x)",
+        y_title=_("log r and r − 1"),
+        title=[
+            _("{draws:,} draws: mean gap {mean},").format(draws=draws, mean=number(drawn.mean_gap)),
+            _("exact KL[q,p] = {kl}").format(kl=number(true_kl)),
+        ],
+        subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
+        height=480,
+    ),
+    name=_("bregman-gap-kl-qp-r-{r:g}").format(r=r),
+    caption=qp_caption,
+)
+with ui.metric_row():
+    st.metric(_("tangent r − 1"), number(float(hand.tangent[0])))
+    st.metric(_("curve log r"), number(float(hand.curve[0])))
+    st.metric(
+        _("gap = tangent − curve"),
+        number(float(hand.gap[0])),
+        help="kl_core.bregman.tangent_picture('kl_qp', u=[r]).gap",  # i18n: ok (code)
+    )
+    st.metric(
+        _("k3 at this log r"),
+        number(k3_hand),
+        help=_("kl_core.estimators.k3(log r): the same number, computed as the estimator."),
     )
 ui.formula(
-    r"k_3 = \underbrace{(r - 1)}_{\text{tangent}} - \underbrace{\log r}_{\text{curve}} \;\ge\; 0,"
-    r"\qquad \mathbb{E}_q[k_3] = \underbrace{\mathbb{E}_q[r - 1]}_{=\,0} "
+    r"k_3 = \underbrace{(r - 1)}_{\text{" + _("tangent") + r"}} - \underbrace{\log r}_{\text{"
+    + _("curve") + r"}} \;\ge\; 0"
+)
+ui.formula(
+    r"\mathbb{E}_q[k_3] = \underbrace{\mathbb{E}_q[r - 1]}_{=\,0} "
     r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q,p]"
 )
-st.markdown(
+st.markdown(_(
     "The tangent term averages to zero under q, so it adds no bias; it only cancels the noise "
     "of −log r. That is the control variate of the *Control variates* page with λ = 1, and the "
     "picture shows why no other λ keeps every gap ≥ 0: tilt the line and it crosses the curve."
-)
+))
 
 # ------------------------------------------------------------ any f
-st.header("The same picture for KL[p, q] and any f-divergence")
-st.markdown(
-    "An f-divergence is D_f(p, q) = E_q[f(r)] for a convex f with f(1) = 0. The gap between f "
-    "and its tangent at u = 1 is again ≥ 0, and its mean under q is again D_f(p, q), because the "
-    "tangent's part f′(1)(r − 1) averages to zero. With f(u) = u log u this is the estimator of "
-    "KL[p, q] from samples of q."
-)
+st.header(_("The same picture for KL[p, q] and any f-divergence"))
+st.markdown(_(
+    r"An f-divergence is $D_f(p, q) = \mathbb{E}_q[f(r)]$ for a convex f with f(1) = 0. The gap "
+    r"between f and its tangent at u = 1 is again ≥ 0, and its mean under q is again $D_f(p, q)$, "
+    r"because the tangent's part $f'(1)(r - 1)$ averages to zero. With $f(u) = u \log u$ this is "
+    r"the estimator of KL[p, q] from samples of q."
+))
 f_key = state.segmented(
-    "f (from kl_core.divergences)",
+    _("f (from kl_core.divergences)"),
     "f",
     list(F_ORDER),
     value="kl_pq",
-    format_func=lambda k: DIVERGENCES[k].name,
-    help="The registry's f-divergences; KL[q, p] itself is the picture above.",
+    format_func=lambda k: _(DIVERGENCES[k].name),
+    help=_("The registry's f-divergences; KL[q, p] itself is the picture above."),
 )
 f_grid = tangent_picture(f_key, u=U_GRID)
 f_drawn = tangent_picture(f_key, logu=logr)
@@ -145,7 +147,8 @@ except QuadratureError:  # the integrand overflows: q and p are extremely far ap
     exact_f = math.nan
 div = DIVERGENCES[f_key]
 f_picture = {  # what both f pictures share
-    "samples": f_drawn, "hand": f_hand, "curve_label": f"f(u), {div.name}",
+    "samples": f_drawn, "hand": f_hand,
+    "curve_label": _("f(u), {name}").format(name=_(div.name)),
     "x_title": "u = r = p(x)/q(x)",
 }
 
@@ -155,49 +158,56 @@ if f_grid.smooth:
         rf"\qquad {f_grid.gap_latex} \;\ge\; 0"
     )
     gap_label = (
-        f"gap at each draw = {estimators.ESTIMATORS[f_grid.estimator].name}"
+        _("gap at each draw = {estimator}").format(
+            estimator=estimators.ESTIMATORS[f_grid.estimator].name)
         if f_grid.estimator
-        else "gap at each draw"
+        else _("gap at each draw")
     )
-    f_caption = notes.f_caption(f_key, div.name, draws, f_drawn.mean_gap, exact_f)
-    f_chart_col, f_num_col = st.columns([3.2, 1], gap="medium")
-    with f_num_col:
-        st.metric("your r", f"{r:g}")
-        st.metric("tangent at your r", number(float(f_hand.tangent[0])))
+    f_caption = notes.f_caption(f_key, _(div.name), draws, f_drawn.mean_gap, exact_f)
+    ui.chart(
+        tangent_gap_chart(
+            f_grid,
+            **f_picture,
+            tangent_label=_("its tangent at u = 1"),
+            gap_label=gap_label,
+            y_title=_("f(u) and its tangent"),
+            title=[
+                _("The same {draws:,} draws: mean gap {mean},").format(
+                    draws=draws, mean=number(f_drawn.mean_gap)),
+                _("exact {name} = {value}").format(name=_(div.name), value=number(exact_f)),
+            ],
+            subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
+            height=480,
+        ),
+        name=_("bregman-gap-{f}-r-{r:g}").format(f=f_key, r=r),
+        caption=f_caption,
+    )
+    with ui.metric_row():
+        st.metric(_("your r"), f"{r:g}")
+        st.metric(_("tangent at your r"), number(float(f_hand.tangent[0])))
         st.metric("f(r)", number(float(f_hand.curve[0])))
         st.metric(
-            "gap = f(r) − tangent",
+            _("gap = f(r) − tangent"),
             number(float(f_hand.gap[0])),
-            help=f"kl_core.estimators.bregman({f_key!r}, log r)",
+            help=f"kl_core.estimators.bregman({f_key!r}, log r)",  # i18n: ok (code)
         )
         if f_grid.estimator:
             est_name = estimators.ESTIMATORS[f_grid.estimator].name
             st.metric(
-                f"{est_name} at this log r",
+                _("{estimator} at this log r").format(estimator=est_name),
                 number(float(estimators.evaluate(f_grid.estimator, f_hand.logu)[0])),
-                help=f"kl_core.estimators.{f_grid.estimator}(log r): the same number.",
+                help=_("kl_core.estimators.{estimator}(log r): the same number.").format(
+                    estimator=f_grid.estimator),
             )
-    with f_chart_col:
-        ui.chart(
-            tangent_gap_chart(
-                f_grid,
-                **f_picture,
-                tangent_label="its tangent at u = 1",
-                gap_label=gap_label,
-                y_title="f(u) and its tangent",
-                title=(
-                    f"The same {draws:,} draws: mean gap {number(f_drawn.mean_gap)}, "
-                    f"exact {div.name} = {number(exact_f)}"
-                ),
-                subtitle=[f"q = {q.name}, p = {p.name}, seed {seed}"],
-                height=440,
-            ),
-            name=f"bregman-gap-{f_key}-r-{r:g}",
-            caption=f_caption,
-        )
 else:
-    st.info(f_grid.note + " TV is the one entry of the registry without a gap estimator.",
-            icon=":material/info:")
+    st.info(
+        _(
+            "The f of {name} has a kink at u = 1: f′(1) does not exist, so there is no tangent "
+            "line there and no gap estimator. TV is the one entry of the registry without a gap "
+            "estimator."
+        ).format(name=_(div.name)),
+        icon=":material/info:",
+    )
     ui.formula(rf"f(u) = {f_grid.curve_latex}")
     ui.chart(
         tangent_gap_chart(
@@ -206,10 +216,10 @@ else:
             tangent_label=None,
             gap_label="",
             y_title="f(u)",
-            title=f"{div.name}: the kink at u = 1",
+            title=_("{name}: the kink at u = 1").format(name=_(div.name)),
         ),
-        name=f"bregman-curve-{f_key}",
-        caption=(
+        name=_("bregman-curve-{f}").format(f=f_key),
+        caption=_(
             "The V has two slopes at u = 1 (−½ and +½), so no single line touches it there: "
             "every line with a slope between them stays below, and none is 'the' tangent."
         ),

@@ -27,6 +27,7 @@ from kl_core.paths import PATHS
 from kl_core.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import f_divergences as notes
 
@@ -35,29 +36,30 @@ GRIDS = {path: notes.theta_grid(path) for path in PATHS}
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
-st.title("f-divergences & Fisher")
-st.markdown(
+st.title(_("f-divergences & Fisher"))
+st.markdown(_(
     "k2 = ½(log r)² is **not** the KL: it averages to a different number. Yet when p is close "
     "to q it averages to almost exactly KL[q, p]. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "
     "f″(1) = 1 as KL) and how far from q the agreement lasts."
-)
+))
 
 # ====================================================================== 1. the f's
-st.header("1. One convex f, one divergence")
-st.markdown(
+st.header(_("1. One convex f, one divergence"))
+st.markdown(_(
     "An **f-divergence** averages a function of the likelihood ratio $r = p(x)/q(x)$ over "
     "samples $x \\sim q$. The function f is convex with $f(1) = 0$, so the divergence is "
-    "0 when p = q. Here q is the sampler (the old policy) and p the target (the new one)."
-)
+    "zero when p = q. Here q is the sampler (the old policy) and p the target (the new one)."
+))
 ui.formula(r"D_f(p, q) \;=\; \mathbb{E}_{x\sim q}\!\left[f\big(r(x)\big)\right], \qquad r(x) = \frac{p(x)}{q(x)}")
 
 tangent = state.toggle(
-    "Subtract each f's tangent at u = 1: draw f(u) − f′(1)·(u − 1)",
+    _("Subtract each f's tangent at u = 1: draw f(u) − f′(1)·(u − 1)"),
     "tan",
     value=False,
-    help="Adding c·(u − 1) to f does not change D_f, because E_q[r − 1] = 0. Subtracting the "
-    "tangent makes every smooth f touch 0 flat at u = 1, so only its curvature f″(1) is left.",
+    help=_("Adding c·(u − 1) to f does not change {df}, because {zero}. Subtracting the "
+           "tangent makes every smooth f touch 0 flat at u = 1, so only its curvature f″(1) is "
+           "left.").format(df="$D_f$", zero=r"$\mathbb{E}_q[r - 1] = 0$"),
 )
 with np.errstate(divide="ignore"):
     log_u = np.log(notes.U)
@@ -67,52 +69,57 @@ f_values = {
 }
 ui.chart(
     f_curves(notes.U, f_values, tangent_removed=tangent),
-    name="f-curves-tangent" if tangent else "f-curves",
+    name=_("f-curves-tangent") if tangent else _("f-curves"),
     caption=notes.f_curves_caption(tangent),
 )
 
-st.markdown(notes.f_table_markdown())
+# A Markdown table keeps its typeset maths but does not wrap: on a phone it scrolls in its box.
+st.html("<style>.st-key-f-registry table{display:block;overflow-x:auto;max-width:100%}</style>")
+with st.container(key="f-registry"):
+    st.markdown(notes.f_table_markdown())
 with st.container(horizontal=True, vertical_alignment="center", gap="small"):
     st.markdown(
-        ":material/visibility: KL[q,p] and k2's ½ log² u share **f″(1) = 1**, χ² has 2, "
-        "Hellinger ½, JS ¼. Total variation has a kink at u = 1: no f′(1), no f″(1), so no "
-        "Fisher parabola (TV grows like |θ|, not θ²).",
+        ":material/visibility: " + _(
+            "KL[q,p] and k2's ½ log² u share **f″(1) = 1**, χ² has 2, Hellinger ½, JS ¼. Total "
+            "variation has a kink at u = 1: no f′(1), no f″(1), so no Fisher parabola (TV grows "
+            "like |θ|, not θ²)."
+        ),
         width="stretch",
     )
-    csv_download(notes.f_table(), "f-divergence-registry")
-st.markdown(
+    csv_download(notes.f_table(), _("f-divergence-registry"))
+st.markdown(_(
     "Small print: ½ log² u is convex only for u ≤ e (its f″(u) = (1 − log u)/u² turns negative "
     "beyond), so strictly it is not one of Csiszár's f-divergences. It is still ≥ 0 with "
     "f(1) = 0, and all the second-order argument below needs is f″(1)."
-)
+))
 
 # ====================================================================== 2. along a path
-st.header("2. Near p = q, every smooth D_f is a parabola")
-st.markdown(
-    "Move p away from q = p₀ along a one-parameter path θ ↦ p_θ. Expanding $f(r)$ around "
-    "$r = 1$ (with $\\mathbb{E}_q[r - 1] = 0$ killing the first-order term) gives, for "
-    "every f with a second derivative at 1,"
-)
+st.header(_("2. Near p = q, every smooth f-divergence is a parabola"))
+st.markdown(_(
+    "Move p away from q = p₀ along a one-parameter path {path}. Expanding $f(r)$ around "
+    "$r = 1$ (with {zero} killing the first-order term) gives, for every f with a second "
+    "derivative at 1,"
+).format(path=r"$\theta \mapsto p_\theta$", zero=r"$\mathbb{E}_q[r - 1] = 0$"))
 ui.formula(
     r"D_f(p_\theta, p_0) \;=\; \tfrac12\, f''(1)\; \theta^\top F\, \theta \;+\; O(\theta^3),"
     r"\qquad F = \mathbb{E}_{p_0}\!\left[\big(\partial_\theta \log p_\theta(x)\big|_{\theta=0}\big)^2\right]"
 )
-st.markdown(
-    "F is the path's **Fisher information**; with one parameter $\\theta^\\top F\\theta = F\\theta^2$. "
-    "So near p = q all smooth f-divergences are the same quadratic, up to the factor f″(1)."
-)
+st.markdown(_(
+    "F is the path's **Fisher information**; with one parameter {quad}. So near p = q all "
+    "smooth f-divergences are the same quadratic, up to the factor f″(1)."
+).format(quad=r"$\theta^\top F\theta = F\theta^2$"))
 
 path = state.segmented(
-    "Path from q = p₀ to p = p_θ",
+    _("Path from q = p₀ to p = {p}").format(p=r"$p_\theta$"),
     "path",
     list(PATHS),
     value="shift",
-    format_func=lambda k: PATHS[k].name,
+    format_func=lambda k: _(PATHS[k].name),
 )
 info = PATHS[path]
 smooth = list(fisher.smooth_divergences())
 chosen = state.multiselect(
-    "f-divergences to draw (total variation has no f″(1), so no parabola)",
+    _("f-divergences to draw (total variation has no f″(1), so no parabola)"),
     "f",
     smooth,
     value=[k for k in notes.DEFAULT_F if k in smooth],
@@ -122,7 +129,7 @@ top = info.theta_max
 range_col, view_col = st.columns([3, 2], gap="medium", vertical_alignment="bottom")
 with range_col:
     lo, hi = state.slider(
-        f"Range of θ, where ${info.theta_latex}$",
+        _("Range of θ, where {theta}").format(theta=f"${info.theta_latex}$"),
         f"th_{path}",
         min_value=-top,
         max_value=top,
@@ -131,20 +138,23 @@ with range_col:
         format="%.2f",
     )
 with view_col:
+    if "view" not in st.session_state and st.query_params.get("view") in notes.OLD_VIEWS:
+        st.session_state["view"] = notes.OLD_VIEWS[st.query_params["view"]]  # an older link
     view = state.segmented(
-        "Show",
+        _("Show"),
         "view",
         ["values", "ratio"],
         value="values",
-        format_func=lambda v: {"values": "D_f and parabola", "ratio": "D_f ÷ parabola"}[v],
-        help="The ratio tends to 1 as θ → 0 for every smooth f: that is the Fisher statement.",
+        format_func=lambda v: _(notes.VIEWS[v]),
+        help=_("The ratio tends to 1 as θ → 0 for every smooth f: that is the Fisher statement."),
     )
 lo, hi = sorted((float(lo), float(hi)))  # a link may give the two ends in either order
 ui.formula(rf"{info.family_latex}, \qquad p_0 = q, \qquad F = {info.fisher:.6g}")
 
 grid = GRIDS[path]
+theta_title = _(notes.THETA_TITLES[path]) if path in notes.THETA_TITLES else "θ"
 ends = np.array([lo, hi])
-with st.spinner("Integrating the f-divergences along the path (first time only)…"):
+with st.spinner(_("Integrating the f-divergences along the path (first time only)…")):
     curves = [cache.fisher_curve(path, key, grid) for key in chosen]
     end_curves = [cache.fisher_curve(path, key, ends) for key in chosen]
     biases = cache.k2_bias(path, grid)
@@ -152,95 +162,91 @@ with st.spinner("Integrating the f-divergences along the path (first time only)�
     schulman = cache.k2_bias("shift", np.array([e.p.mu for e in SCHULMAN_2020]))
 
 if lo == hi:
-    st.info(f"The θ range is the single point θ = {lo:g}; widen it to see the curves.")
+    st.info(_("The θ range is the single point θ = {theta:g}; widen it to see the curves.").format(
+        theta=lo))
 if not chosen:
-    st.info("Pick at least one f-divergence above to draw it along the path.")
+    st.info(_("Pick at least one f-divergence above to draw it along the path."))
 else:
     ratio = view == "ratio"
     ui.chart(
         divergence_along_path(
-            curves + end_curves, lo=lo, hi=hi, theta_title=notes.THETA_TITLES.get(path, "θ"), ratio=ratio
+            curves + end_curves, lo=lo, hi=hi, theta_title=theta_title, ratio=ratio
         ),
-        name=f"f-divergences-{path}-{view}",
+        name=_("f-divergences-{path}-{view}").format(path=path, view=view),
         caption=notes.path_caption(ratio, path, chosen),
     )
     if (message := notes.infinite_note(path, curves + end_curves, lo, hi)) is not None:
         st.info(message, icon=":material/all_inclusive:")
     ui.table(
         pd.DataFrame(notes.end_rows(end_curves)),
-        name=f"f-divergences-{path}-ends",
+        name=_("f-divergences-{path}-ends").format(path=path),
         caption=notes.ends_caption(path, info.fisher),
         column_config={
             "f″(1)": st.column_config.NumberColumn(format="%g"),
             "θ": st.column_config.NumberColumn(format="%.4g"),
-            "exact D_f(p_θ, p₀)": st.column_config.NumberColumn(format="%.6g"),
+            notes.EXACT_COLUMN: st.column_config.NumberColumn(format="%.6g"),
             "½ f″(1) F θ²": st.column_config.NumberColumn(format="%.6g"),
-            "ratio": st.column_config.NumberColumn(format="%.5f"),
+            _("ratio"): st.column_config.NumberColumn(format="%.5f"),
         },
     )
 
-with st.expander("Why KL and k2's f share f″(1) = 1, and where the parabola comes from",
+with st.expander(_("Why KL and k2's f share f″(1) = 1, and where the parabola comes from"),
                  icon=":material/school:"):
-    st.markdown(
-        "Write $s(x) = \\partial_\\theta \\log p_\\theta(x)\\big|_{\\theta=0}$ (the score). "
-        "Then $r = p_\\theta/p_0 = 1 + \\theta s + O(\\theta^2)$, and Taylor's theorem at $r = 1$ gives"
-    )
+    st.markdown(_(
+        "Write {score} (the score). Then {r}, and Taylor's theorem at $r = 1$ gives"
+    ).format(score=r"$s(x) = \partial_\theta \log p_\theta(x)\big|_{\theta=0}$",
+             r=r"$r = p_\theta/p_0 = 1 + \theta s + O(\theta^2)$"))
     st.latex(
         r"\mathbb{E}_{p_0}[f(r)] = f(1) + f'(1)\,\underbrace{\mathbb{E}_{p_0}[r-1]}_{=\,0}"
         r" + \tfrac12 f''(1)\,\underbrace{\mathbb{E}_{p_0}[(r-1)^2]}_{=\,F\theta^2 + O(\theta^3)}"
         r" + O(\theta^3)."
     )
-    st.markdown("For the f of KL[q,p] and the f of k2 the second derivatives at 1 agree:")
+    st.markdown(_("For the f of KL[q,p] and the f of k2 the second derivatives at 1 agree:"))
     st.latex(
         r"f(u) = -\log u:\; f''(u) = \frac{1}{u^2} \to 1, \qquad "
         r"f(u) = \tfrac12 \log^2 u:\; f''(u) = \frac{1 - \log u}{u^2} \to 1."
     )
-    st.markdown(
-        "So $\\mathbb{E}_q[k_2]$ and $\\mathrm{KL}[q,p]$ are the same parabola "
-        "$\\tfrac12 F\\theta^2$, and the bias $\\mathbb{E}_q[k_2] - \\mathrm{KL}[q,p]$ is "
-        "$O(\\theta^3)$: relative to the KL it shrinks like θ. On the mean-shift path the odd "
-        "terms cancel and it is exactly $\\theta^4/8$, a relative bias of $\\theta^2/4$."
-    )
+    st.markdown(_(
+        "So {ek2} and {kl} are the same parabola {parabola}, and the bias {bias} is {o3}: "
+        "relative to the KL it shrinks like θ. On the mean-shift path the odd terms cancel and it "
+        "is exactly {t4}, a relative bias of {t2}."
+    ).format(ek2=r"$\mathbb{E}_q[k_2]$", kl=r"$\mathrm{KL}[q,p]$", parabola=r"$\tfrac12 F\theta^2$",
+             bias=r"$\mathbb{E}_q[k_2] - \mathrm{KL}[q,p]$", o3=r"$O(\theta^3)$",
+             t4=r"$\theta^4/8$", t2=r"$\theta^2/4$"))
 ui.show_source(fisher.fisher_curve)
 ui.show_source(fisher.quadratic_approximation)
 ui.show_source(exact.f_divergence)
 
 # ====================================================================== 3. k2 against KL
-st.header("3. Where E[k2] departs from KL")
-st.markdown(
-    "The mean of $k_2 = \\tfrac12(\\log r)^2$ is the f-divergence with $f(u) = \\tfrac12\\log^2 u$. "
-    "It shares KL's parabola but not its higher terms, so k2's bias grows with the distance "
-    f"between q and p. Same path ({info.name}) and θ range as above."
-)
+st.header(_("3. Where E[k2] departs from KL"))
+st.markdown(_(
+    "The mean of {k2} is the f-divergence with {f}. It shares KL's parabola but not its higher "
+    "terms, so k2's bias grows with the distance between q and p. Same path ({path}) and θ range "
+    "as above."
+).format(k2=r"$k_2 = \tfrac12(\log r)^2$", f=r"$f(u) = \tfrac12\log^2 u$", path=_(info.name)))
 marks = notes.schulman_marks(path, schulman)
-left, right = st.columns(2, gap="medium")
-theta_title = notes.THETA_TITLES.get(path, "θ")
-with left:
-    ui.chart(
-        k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
-        name=f"k2-and-kl-{path}",
-        caption="The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded "
-        "gap is k2's bias.",
-    )
-with right:
-    ui.chart(
-        k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
-        name=f"k2-relative-bias-{path}",
-        caption=notes.relative_bias_caption(path, biases, marks, lo, hi),
-    )
+k2_charts = [
+    (k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
+     _("k2-and-kl-{path}").format(path=path),
+     _("The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded gap is k2's "
+       "bias.")),
+    (k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
+     _("k2-relative-bias-{path}").format(path=path),
+     notes.relative_bias_caption(path, biases, marks, lo, hi)),
+]
+for (chart, name, caption), panel in ui.grid(k2_charts, per_row=2, name="k2"):
+    with panel:
+        ui.chart(chart, name=name, caption=caption)
 
 ui.table(
     pd.DataFrame(notes.schulman_rows(schulman)),
-    name="k2-bias-schulman",
-    caption=(
+    name=_("k2-bias-schulman"),
+    caption=_(
         "Schulman's two cases, on the mean-shift path, where the exact relative bias is "
-        "$\\theta^2/4$: 0.0025 at μ = 0.1 and 0.25 at μ = 1. His printed 0.002 comes from "
-        "sampling; the exact 0.0025 sits right on the boundary of rounding to three decimals."
-    ),
-    column_config={
-        "KL[q,p] (exact)": st.column_config.NumberColumn(format="%.6g"),
-        "E[k2] (exact)": st.column_config.NumberColumn(format="%.6g"),
-        "(E[k2] − KL)/KL (exact)": st.column_config.NumberColumn(format="%.6g"),
-    },
+        "{t2}: 0.0025 at μ = 0.1 and 0.25 at μ = 1 (the KL, E[k2] and bias columns are exact). "
+        "His printed 0.002 comes from sampling; the exact 0.0025 sits right on the boundary of "
+        "rounding to three decimals."
+    ).format(t2=r"$\theta^2/4$"),
+    column_config={c: st.column_config.NumberColumn(format="%.6g") for c in notes.SCHULMAN_COLUMNS},
 )
 ui.show_source(fisher.k2_bias_along_path)

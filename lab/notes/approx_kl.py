@@ -7,6 +7,7 @@ rows and facts come from :data:`kl_core.crosswalk.CROSSWALK` entries.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -14,6 +15,7 @@ import pandas as pd
 from kl_core.clamps import TokenBreakdown, TokenExpectations
 from kl_core.crosswalk import CrosswalkEntry
 from kl_core.estimators import ESTIMATORS
+from lab.i18n import N_, _
 from lab.notes.gradients import gradients_link
 
 __all__ = [
@@ -28,21 +30,46 @@ __all__ = [
     "crosswalk_frame",
     "entry_facts",
     "estimator_text",
+    "typeset",
     "variables_text",
 ]
 
 WRONG, RIGHT = ":red[:material/close:]", ":green[:material/check:]"
 TANG_MUNOS = "Tang & Munos, [arXiv:2506.09477](https://arxiv.org/abs/2506.09477)"
-CHECKLIST_INTRO = (
-    "Every number below is an exact sum over the five tokens of a small next-token distribution "
-    "(`kl_core.paths` path *logit*): **π_old = π_ref = {old}** and **π_new = π_θ = {new}**, one "
-    "step (θ = 1) apart. In a PPO update the batch was drawn from π_old; in an RLHF penalty the "
-    "response was drawn from the current policy π_θ."
+CHECKLIST_INTRO = N_(
+    r"Every number below is an exact sum over the five tokens of a small next-token distribution "
+    r"(`kl_core.paths` path *logit*): $\pi_{{\mathrm{{old}}}} = \pi_{{\mathrm{{ref}}}}$ = **{old}** "
+    r"and $\pi_{{\mathrm{{new}}}} = \pi_\theta$ = **{new}**, one step (θ = 1) apart. In a PPO "
+    r"update the batch was drawn from $\pi_{{\mathrm{{old}}}}$; in an RLHF penalty the response was "
+    r"drawn from the current policy $\pi_\theta$."
 )
-PATH_HELP = (
+PATH_HELP = N_(
     "Rare token: 8 tokens, the policy learns to emit a token the anchor gives 2.6e-10. "
     "Mild drift: 5 tokens, mass moves from the likely tokens to the unlikely ones."
 )
+
+#: Plain-text policy names as the crosswalk's data writes them (π_θ, π_ref, π_old …),
+#: and its KLs between two of them (KL[π_θ‖π_ref]).
+_PI = r"π_(θ|\w+)"
+_KL_PI = re.compile(rf"KL\[{_PI}‖{_PI}\]")
+_PI_ALONE = re.compile(_PI)
+#: Code spans and maths already typeset: left as they are.
+_KEEP = re.compile(r"(`[^`]*`|\$[^$]*\$)")
+
+
+def _pi_tex(name: str) -> str:
+    return r"\pi_\theta" if name == "θ" else rf"\pi_{{\mathrm{{{name}}}}}"
+
+
+def typeset(markdown: str) -> str:
+    r"""``markdown`` with plain-text policy notation typeset: π_θ → $\pi_\theta$,
+    KL[π_θ‖π_ref] → $\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]$ (code and maths untouched)."""
+    parts = _KEEP.split(markdown)
+    for i in range(0, len(parts), 2):  # the even parts are outside code and maths
+        text = _KL_PI.sub(
+            lambda m: rf"$\mathrm{{KL}}[{_pi_tex(m[1])}\|{_pi_tex(m[2])}]$", parts[i])
+        parts[i] = _PI_ALONE.sub(lambda m: f"${_pi_tex(m[1])}$", text)
+    return "".join(parts)
 
 
 @dataclass(frozen=True)
@@ -58,7 +85,7 @@ class ChecklistItem:
 
     def markdown(self) -> str:
         """The card's body under its heading."""
-        text = "*{setting}*  \n{wrong}  \n{right}".format(
+        text = "*{setting}*  \n{wrong}  \n{right}".format(  # i18n: ok (layout)
             setting=self.setting, wrong=self.wrong, right=self.right
         )
         return text + ("  \n" + self.note if self.note else "")
@@ -76,50 +103,108 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
     """
     return [
         ChecklistItem(
-            "1 · Whose samples?",
-            "Average over the policy that drew the tokens, and subtract the other policy from it: "
-            r"$k_1 = \log\pi_{\text{sampler}} - \log\pi_{\text{other}}$.",
-            "RLHF penalty, tokens drawn from π_θ:",
-            "{mark} `ref_logprob - logprob` as a positive penalty: mean **{mean}**".format(
+            _("1 · Whose samples?"),
+            _(
+                "Average over the policy that drew the tokens, and subtract the other policy from "
+                "it: {k1}."
+            ).format(k1=r"$k_1 = \log\pi_{\text{sampler}} - \log\pi_{\text{other}}$"),
+            _("RLHF penalty, tokens drawn from π_θ:"),
+            _("{mark} `ref_logprob - logprob` as a positive penalty: mean **{mean}**").format(
                 mark=WRONG, mean=_n(rlhf.other_minus_sampler)),
-            "{mark} `logprob - ref_logprob`: mean **{mean}** = KL[π_θ‖π_ref]".format(
+            _("{mark} `logprob - ref_logprob`: mean **{mean}** = KL[π_θ‖π_ref]").format(
                 mark=RIGHT, mean=_n(rlhf.sampler_minus_other)),
         ),
         ChecklistItem(
-            "2 · Which direction?",
-            "The KL is taken *from* the sampler: tokens of π_old estimate "
-            r"$\mathrm{KL}[\pi_{\text{old}}\|\pi_{\text{new}}] = \mathbb{E}_{\text{old}}[\log\pi_{\text{old}} - \log\pi_{\text{new}}]$.",
-            "PPO batch, tokens drawn from π_old:",
-            "{mark} `new_logprob - old_logprob` as a positive KL(old‖new): mean **{mean}**".format(
+            _("2 · Which direction?"),
+            _("The KL is taken *from* the sampler: tokens of π_old estimate {kl}.").format(
+                kl=r"$\mathrm{KL}[\pi_{\text{old}}\|\pi_{\text{new}}] = \mathbb{E}_{\text{old}}"
+                r"[\log\pi_{\text{old}} - \log\pi_{\text{new}}]$"),
+            _("PPO batch, tokens drawn from π_old:"),
+            _("{mark} `new_logprob - old_logprob` as a positive KL(old‖new): mean **{mean}**").format(
                 mark=WRONG, mean=_n(ppo.other_minus_sampler)),
-            "{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]".format(
+            _("{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]").format(
                 mark=RIGHT, mean=_n(ppo.sampler_minus_other)),
-            "KL[π_new‖π_old] = {other:.4f} is the other direction, a different number "
-            "(r log r − (r − 1) estimates it from the same tokens: {k3pq:.4f}).".format(
-                other=ppo.kl_other_sampler, k3pq=ppo.k3_pq),
+            _(
+                "KL[π_new‖π_old] = {other:.4f} is the other direction, a different number "
+                "(r log r − (r − 1) estimates it from the same tokens: {k3pq:.4f})."
+            ).format(other=ppo.kl_other_sampler, k3pq=ppo.k3_pq),
         ),
         ChecklistItem(
-            "3 · Which ratio?",
-            r"$r = \pi_{\text{other}}/\pi_{\text{sampler}}$, target over sampler (here "
-            r"$\pi_{\text{new}}/\pi_{\text{old}}$): only then is $\mathbb{E}_{\text{sampler}}[r-1] = 0$, "
-            "the control variate inside k3.",
-            "PPO batch, k3 = (r − 1) − log r:",
-            "{mark} r = π_old/π_new: mean **{mean}** (χ² − KL, not a KL)".format(
+            _("3 · Which ratio?"),
+            _(
+                "{r}, target over sampler (here {here}): only then is {zero}, the control variate "
+                "inside k3."
+            ).format(r=r"$r = \pi_{\text{other}}/\pi_{\text{sampler}}$",
+                     here=r"$\pi_{\text{new}}/\pi_{\text{old}}$",
+                     zero=r"$\mathbb{E}_{\text{sampler}}[r-1] = 0$"),
+            _("PPO batch, k3 = (r − 1) − log r:"),
+            _("{mark} r = π_old/π_new: mean **{mean}** (χ² − KL, not a KL)").format(
                 mark=WRONG, mean=_n(ppo.k3_flipped)),
-            "{mark} r = π_new/π_old: mean **{mean}** = KL[π_old‖π_new]".format(
+            _("{mark} r = π_new/π_old: mean **{mean}** = KL[π_old‖π_new]").format(
                 mark=RIGHT, mean=_n(ppo.k3)),
         ),
         ChecklistItem(
-            "4 · Which estimator?",
-            "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one made "
-            "by the same estimator.",
-            "PPO batch, KL[π_old‖π_new] = {kl:.4f}:".format(kl=ppo.kl_sampler_other),
-            "{mark} k2 read as the KL: mean **{mean}**".format(mark=WRONG, mean=_n(ppo.k2)),
-            "{mark} k3: mean **{mean}** = the KL, never negative".format(mark=RIGHT, mean=_n(ppo.k3)),
-            "k1 also averages {mean:.4f}, but **{share:.0%}** of tokens give a negative value.".format(
-                mean=ppo.sampler_minus_other, share=ppo.k1_negative_share),
+            _("4 · Which estimator?"),
+            _(
+                "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
+                "made by the same estimator."
+            ),
+            _("PPO batch, KL[π_old‖π_new] = {kl:.4f}:").format(kl=ppo.kl_sampler_other),
+            _("{mark} k2 read as the KL: mean **{mean}**").format(mark=WRONG, mean=_n(ppo.k2)),
+            _("{mark} k3: mean **{mean}** = the KL, never negative").format(
+                mark=RIGHT, mean=_n(ppo.k3)),
+            _(
+                "k1 also averages {mean:.4f}, but **{share:.0%}** of tokens give a negative value."
+            ).format(mean=ppo.sampler_minus_other, share=ppo.k1_negative_share),
         ),
     ]
+
+
+#: Column headers of the page's tables, by key (shown translated: :func:`header`).
+HEADERS = {
+    "library": N_("library"),
+    "option": N_("option"),
+    "acts on": N_("acts on"),
+    "estimator": N_("estimator"),
+    "estimates": N_("estimates"),
+    "unbiased": N_("unbiased"),
+    "clamps": N_("clamps"),
+    "gradient": N_("gradient"),
+    "set or shown as": N_("set or shown as"),  # i18n: ok (key)
+    "samples from": N_("samples from"),
+    "compared with": N_("compared with"),
+    "library code": N_("library code"),
+    "weight": N_("weight"),
+    "logged as": N_("logged as"),
+    "source": N_("source"),
+    "verified in": N_("verified in"),
+    "caveat": N_("caveat"),
+    "token": N_("token"),
+    "P under sampler": N_("P under sampler"),
+    "P under other": N_("P under other"),
+    "log r": "log r",
+    "library value": N_("library value"),
+    "clamped": N_("clamped"),
+}
+#: The crosswalk columns the page shows (the CSV has them all).
+SHOWN_COLUMNS = ("library", "option", "acts on", "gradient", "estimator", "estimates", "unbiased",
+                 "clamps")
+#: Where a library puts the value (``CrosswalkEntry.acts_on``), in words.
+ACTS_ON = {"loss": N_("loss"), "reward": N_("reward"), "metric": N_("metric")}
+
+
+def header(key: str) -> str:
+    """The column ``key`` of :data:`HEADERS` as the table shows it, in the run's language."""
+    return _(HEADERS[key])
+
+
+def no_clamp_header(estimator: str) -> str:
+    """The token table's column of the estimator's raw value: ``k3, no clamp``."""
+    return _("{k}, no clamp").format(k=estimator)
+
+
+def _yes(flag: bool) -> str:
+    return _("yes") if flag else _("no")
 
 
 def clamps_text(e: CrosswalkEntry) -> str:
@@ -128,16 +213,17 @@ def clamps_text(e: CrosswalkEntry) -> str:
     if e.logr_clamp is not None:
         parts.append("log r ∈ [{lo:g}, {hi:g}]".format(lo=e.logr_clamp[0], hi=e.logr_clamp[1]))
     if e.value_clamp is not None:
-        parts.append("value ∈ [{lo:g}, {hi:g}]".format(lo=e.value_clamp[0], hi=e.value_clamp[1]))
-    return "; ".join(parts) or "none"
+        parts.append(_("value ∈ [{lo:g}, {hi:g}]").format(lo=e.value_clamp[0], hi=e.value_clamp[1]))
+    # TRANSLATORS: an option's clamps: none
+    return _("; ").join(parts) or _("none")
 
 
 def estimator_text(e: CrosswalkEntry) -> str:
     """An entry's estimator for the table: ``k3``, ``k3 (+ k2 gradient)`` or the exact KL."""
     if e.estimator == "full":
-        return "exact (full vocabulary)"
+        return _("exact (full vocabulary)")
     name = ESTIMATORS[e.estimator].name
-    return name + " (+ k2 gradient)" if e.straight_through else name
+    return _("{name} (+ k2 gradient)").format(name=name) if e.straight_through else name
 
 
 def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
@@ -146,37 +232,38 @@ def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
     ``gradient`` is the link to the Gradients page with the entry highlighted
     (None for a logged metric, which has no gradient).
     """
-    return pd.DataFrame(
-        {
-            "library": [e.library for e in entries],
-            "option": [", ".join(e.names) for e in entries],
-            "acts on": [e.acts_on for e in entries],
-            "estimator": [estimator_text(e) for e in entries],
-            "estimates": [e.direction for e in entries],
-            "unbiased": ["yes" if e.unbiased else "no" for e in entries],
-            "clamps": [clamps_text(e) for e in entries],
-            "gradient": [gradients_link(e) for e in entries],
-            "set or shown as": [e.setting for e in entries],
-            "samples from": [e.sampler for e in entries],
-            "compared with": [e.other for e in entries],
-            "library code": [e.library_formula for e in entries],
-            "weight": [e.weight or "" for e in entries],
-            "logged as": [e.logged_as or "" for e in entries],
-            "source": [e.source for e in entries],
-            "verified in": [e.verified_in for e in entries],
-            "caveat": [e.caveat for e in entries],
-        }
-    )
+    columns = {
+        "library": [e.library for e in entries],
+        "option": [", ".join(e.names) for e in entries],
+        "acts on": [_(ACTS_ON[e.acts_on]) for e in entries],
+        "estimator": [estimator_text(e) for e in entries],
+        "estimates": [e.direction for e in entries],
+        "unbiased": [_yes(e.unbiased) for e in entries],
+        "clamps": [clamps_text(e) for e in entries],
+        "gradient": [gradients_link(e) for e in entries],
+        "set or shown as": [e.setting for e in entries],  # i18n: ok (key)
+        "samples from": [e.sampler for e in entries],
+        "compared with": [e.other for e in entries],
+        "library code": [e.library_formula for e in entries],
+        "weight": [e.weight or "" for e in entries],
+        "logged as": [e.logged_as or "" for e in entries],
+        "source": [e.source for e in entries],
+        "verified in": [e.verified_in for e in entries],
+        "caveat": [e.caveat for e in entries],
+    }
+    return pd.DataFrame({header(k): v for k, v in columns.items()})
 
 
-_ROLES = {"sampler": "sampler", "other": "other policy", "current": "policy being updated"}
+_ROLES = {"sampler": N_("sampler"), "other": N_("other policy"),
+          "current": N_("policy being updated")}
 
 
 def variables_text(e: CrosswalkEntry) -> str:
     """What each variable of the library's code is."""
-    return "In this code: {vars}.".format(
-        vars="; ".join(
-            "`{name}` = log-prob under the {role}".format(name=name, role=_ROLES[role])
+    # TRANSLATORS: separates the variables of "In this code: {vars}."
+    return _("In this code: {vars}.").format(
+        vars=_("; ").join(
+            _("`{name}` = log-prob under the {role}").format(name=name, role=_(_ROLES[role]))
             for name, role in e.variables
         )
     )
@@ -189,84 +276,92 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
     (``lab.ui.estimator_name``); the plain name is used without it.
     """
     if e.estimator == "full":
-        what = "the exact KL at each position, summed over the whole vocabulary"
-        unbiased = "exact"
+        what = _("the exact KL at each position, summed over the whole vocabulary")
+        unbiased = _("exact")
     else:
         info = ESTIMATORS[e.estimator]
-        what = "{name}, whose mean over the sampler is {target}".format(
+        what = _("{name}, whose mean over the sampler is {target}").format(
             name=estimator_name_md or info.name, target=info.estimates
         )
-        unbiased = "yes" if e.unbiased else "no"
+        unbiased = _yes(e.unbiased)
     if e.logr_clamp or e.value_clamp:
-        unbiased_line = "**Unbiased for that KL:** {u} (clamps aside)".format(u=unbiased)
+        unbiased_line = _("**Unbiased for that KL:** {u} (clamps aside)").format(u=unbiased)
     else:
-        unbiased_line = "**Unbiased for that KL:** {u}".format(u=unbiased)
+        unbiased_line = _("**Unbiased for that KL:** {u}").format(u=unbiased)
+    where = _(ACTS_ON[e.acts_on])
     if e.weight:
-        acts = "**Acts on:** the {where}, weighted by `{weight}`".format(where=e.acts_on, weight=e.weight)
+        acts = _("**Acts on:** the {where}, weighted by `{weight}`").format(
+            where=where, weight=e.weight)
     else:
-        acts = "**Acts on:** the {where}".format(where=e.acts_on)
+        acts = _("**Acts on:** the {where}").format(where=where)
     facts = [
-        "**Estimates:** {d}".format(d=e.direction),
-        "**Samples from:** {s}".format(s=e.sampler),
-        "**Compared with:** {o}".format(o=e.other),
-        "**Estimator:** {what} (q = sampler, p = other)".format(what=what),
+        _("**Estimates:** {d}").format(d=e.direction),
+        _("**Samples from:** {s}").format(s=e.sampler),
+        _("**Compared with:** {o}").format(o=e.other),
+        _("**Estimator:** {what} (q = sampler, p = other)").format(what=what),
         unbiased_line,
-        "**Clamps:** {c}".format(c=clamps_text(e)),
+        _("**Clamps:** {c}").format(c=clamps_text(e)),
         acts,
     ]
     if e.straight_through:
-        facts.append("**Straight-through:** forward value as above, backward pass uses k2's gradient")
+        facts.append(
+            _("**Straight-through:** forward value as above, backward pass uses k2's gradient"))
     if e.early_stop:
-        facts.append("**Early stopping:** {s}".format(s=e.early_stop))
+        facts.append(_("**Early stopping:** {s}").format(s=e.early_stop))
     if e.logged_as:
-        facts.append("**Logged as:** `{name}`".format(name=e.logged_as))
-    facts.append("**Source:** `{src}`".format(src=e.source))
-    return facts
+        facts.append(_("**Logged as:** `{name}`").format(name=e.logged_as))
+    facts.append(_("**Source:** `{src}`").format(src=e.source))
+    return [typeset(f) for f in facts]
 
 
 def caveat_note(e: CrosswalkEntry) -> tuple[str, str, str]:
     """The entry's caveat as ``(kind, text, icon)``: a warning when the value acts on a loss."""
     caveat = e.caveat.replace("Tang & Munos, arXiv:2506.09477", TANG_MUNOS)
     if e.acts_on == "loss":
-        return "warning", "**In a loss:** {c}".format(c=caveat), ":material/warning:"
-    return "info", "**Caveat:** {c}".format(c=caveat), ":material/info:"
+        return "warning", typeset(_("**In a loss:** {c}").format(c=caveat)), ":material/warning:"
+    return "info", typeset(_("**Caveat:** {c}").format(c=caveat)), ":material/info:"
 
 
-def _role_name(text: str) -> str:
-    return text.split(" (")[0]
+def _policies(e: CrosswalkEntry) -> tuple[str, str]:
+    """The sampler and the other policy as symbols (π_θ, π_ref), read from the KL the entry
+    estimates; the crosswalk's role descriptions (English data) where it does not say."""
+    m = _KL_PI.match(e.direction)
+    if m and e.kl_roles == ("sampler", "other"):
+        return f"π_{m[1]}", f"π_{m[2]}"
+    return e.sampler.split(" (")[0], e.other.split(" (")[0]
 
 
 def clamp_roles(e: CrosswalkEntry, moving: str, family_latex: str, theta_latex: str,
                 base_name: str) -> str:
     """Which policy drifts along the path (``moving``: ``"sampler"`` or ``"other"``) and the clamps."""
     if moving == "sampler":
-        roles = (
-            "Here the **sampler** ({sampler}) drifts along the path, $p_\\theta$, away from the "
-            "fixed **{other}**, $p_0$."
+        text = _(
+            "Path: ${family}$, ${theta}$, with $p_0$ = {base}. Here the **sampler** ({sampler}) "
+            "drifts along the path, $p_\\theta$, away from the fixed **other policy** ({other}), "
+            "$p_0$. The option computes {direction}; clamps: {clamps}."
         )
     else:
-        roles = (
-            "Here the **sampler** ({sampler}) stays at $p_0$ and the **{other}** drifts along "
-            "the path, $p_\\theta$."
+        text = _(
+            "Path: ${family}$, ${theta}$, with $p_0$ = {base}. Here the **sampler** ({sampler}) "
+            "stays at $p_0$ and the **other policy** ({other}) drifts along the path, $p_\\theta$. "
+            "The option computes {direction}; clamps: {clamps}."
         )
-    return (
-        "Path: ${family}$, ${theta}$, with $p_0$ = {base}. " + roles + " The option computes "
-        "{direction}; clamps: {clamps}."
-    ).format(family=family_latex, theta=theta_latex, base=base_name,
-             sampler=_role_name(e.sampler), other=_role_name(e.other), direction=e.direction,
-             clamps=clamps_text(e))
+    sampler, other = _policies(e)
+    return typeset(text.format(
+        family=family_latex, theta=theta_latex, base=base_name, sampler=sampler, other=other,
+        direction=e.direction.split(" (")[0], clamps=clamps_text(e)))
 
 
 def clamp_token_rows(tokens: TokenBreakdown, estimator: str) -> pd.DataFrame:
     """Every token of the clamp demo: probabilities, log r, the raw and the library's value."""
     return pd.DataFrame(
         {
-            "token": range(tokens.logr.size),
-            "P under sampler": tokens.sampler_probs,
-            "P under other": tokens.other_probs,
-            "log r": tokens.logr,
-            "{k}, no clamp".format(k=estimator): tokens.raw,
-            "library value": tokens.value,
-            "clamped": ["yes" if h else "" for h in tokens.hit],
+            header("token"): range(tokens.logr.size),
+            header("P under sampler"): tokens.sampler_probs,  # i18n: ok (key)
+            header("P under other"): tokens.other_probs,  # i18n: ok (key)
+            "log r": tokens.logr,  # i18n: ok (key)
+            no_clamp_header(estimator): tokens.raw,
+            header("library value"): tokens.value,  # i18n: ok (key)
+            header("clamped"): [_("yes") if h else "" for h in tokens.hit],
         }
     )

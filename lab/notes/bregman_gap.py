@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from lab.format import number
+from lab.i18n import _
 
 __all__ = ["f_caption", "kl_caption"]
 
@@ -15,20 +16,20 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
     ``categories`` is K for a categorical pair (its draws pile up on K ratios), else None.
     """
     if true_kl == 0.0:
-        text = (
+        text = _(
             "With p = q every draw has r = 1, where the tangent touches the curve: every gap, and "
-            "so every sample of k3, is 0."
+            "so every sample of k3, is zero."
         )
     else:
-        text = (
+        text = _(
             "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
-            "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick one is "
-            "your r. Their average, {mean}, estimates KL[q,p] = {kl} (raise the draws and it "
-            "settles)."
+            "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick purple "
+            "one is your r. Their average, {mean}, estimates KL[q,p] = {kl} (raise the draws and "
+            "it settles)."
         ).format(mean=number(mean_gap), kl=number(true_kl))
     if categories is not None:
-        text += (
-            " With {k} categories only {k} ratios can occur: the draws pile up on them (bigger "
+        text += " " + _(
+            "With {k} categories only {k} ratios can occur: the draws pile up on them (bigger "
             "dot = more draws)."
         ).format(k=categories)
     return text
@@ -36,23 +37,23 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
 
 def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) -> str:
     """Under the picture of a smooth f: the gaps' average against the exact D_f, with caveats."""
-    text = (
+    text = _(
         "The curve lies above its tangent this time (f is convex), so each gap is f minus the "
         "line; the {draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
     ).format(draws=draws, mean=number(mean_gap), name=name, exact=number(exact))
     if f_key == "k2":
-        text += (
-            " (½ log² u is not convex below u = 1/e, so this f bends the rule; its gap is still "
-            "≥ 0 because its tangent at 1 is the line 0 and ½ log² u ≥ 0.)"
+        text += " " + _(
+            "(½ log² u is not convex below u = 1/e, so this f bends the rule; its gap is still "
+            "≥ 0 because its tangent at 1 is the line zero and ½ log² u ≥ 0.)"
         )
     if math.isnan(exact):
-        text += (
-            " (The exact value could not be computed: the integrand overflows double precision "
+        text += " " + _(
+            "(The exact value could not be computed: the integrand overflows double precision "
             "for a pair this far apart.)"
         )
     if math.isinf(exact):
-        text += (
-            " The exact value is infinite for this pair: rare, huge r (beyond the chart) carry "
+        text += " " + _(
+            "The exact value is infinite for this pair: rare, huge r (beyond the chart) carry "
             "the mean, and a finite sample's average cannot show that."
         )
     return text

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kl_core import clamps
 from kl_core.crosswalk import CROSSWALK, libraries
 from kl_core.paths import PATHS
+from lab.notes import approx_kl as notes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -96,10 +97,10 @@ def test_default_run_shows_the_cores_numbers_everywhere():
     # 3. clamps at the default θ = 20 on the rare-token path
     pt = clamps.clamp_point("verl:low_var_kl:loss", "peaked", 20.0)
     m = metrics(at)
-    assert m["Exact KL[π_θ‖π_ref]"].value == f"{pt.kl:.4g}"
+    assert m["Exact KL"].value == f"{pt.kl:.4g}"
     assert m["Library's mean"].value == f"{pt.mean:.4g}"
-    assert m["Same estimator, no clamps"].value == f"{pt.unclamped_mean:.4g}"
-    assert m["P(sampled token is clamped)"].value == f"{pt.hit_prob:.3g}"
+    assert m["No clamps"].value == f"{pt.unclamped_mean:.4g}"
+    assert m["P(clamped)"].value == f"{pt.hit_prob:.3g}"
     assert pt.mean < 0.6 * pt.kl  # the clamps really bite at this drift
     tokens = frame(at, "token", "0")
     s, o = clamps.roles_at("verl:low_var_kl:loss", "peaked", 20.0)
@@ -136,7 +137,7 @@ def test_translate_every_option_of_every_library(library):
         assert not at.exception
         assert e.library_formula in [c.value for c in at.code]
         md = text_of(at)
-        assert f"**Estimates:** {e.direction}" in md
+        assert notes.typeset(f"**Estimates:** {e.direction}") in md
         assert f"`{e.source}`" in md
         boxes = [w.value for w in at.warning] if e.acts_on == "loss" else [i.value for i in at.info]
         assert any(e.caveat[:40] in b for b in boxes)
@@ -155,7 +156,7 @@ def test_every_demo_entry_on_both_paths(path):
         pt = clamps.clamp_point(eid, path, top)
         m = metrics(at)
         assert m["Library's mean"].value == f"{pt.mean:.4g}"
-        assert m["P(sampled token is clamped)"].value == f"{pt.hit_prob:.3g}"
+        assert m["P(clamped)"].value == f"{pt.hit_prob:.3g}"
 
 
 def test_a_link_reproduces_the_view_and_a_bad_value_is_named():
@@ -210,3 +211,17 @@ def test_clamp_charts_are_valid_small_specs(eid):
         assert any("θ" in t for t in _axis_titles(spec))
         assert len(_axis_titles(spec)) >= 2
         assert spec["config"]["axis"]["labelFontSize"] >= 13
+    # the clamp chart: exact KL drawn last (thin dashes over the thick no-clamps dots), a y title
+    # that names the non-linear scale, line symbols in the legend
+    spec = clamp_chart(curve, pt, estimator_key=e.estimator, title=eid).to_dict()
+    lines = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"]
+    assert [layer["transform"][1]["filter"]["equal"] for layer in lines] == [
+        "library (clamped)", "no clamps", "exact KL"]
+    assert [layer["mark"]["strokeWidth"] for layer in lines] == [3, 6, 2]
+    assert any("symmetric log" in t for t in lines[0]["encoding"]["y"]["title"])
+    assert lines[0]["encoding"]["color"]["legend"]["symbolType"] == "stroke"
+    # the hit chart: 0 % and the top tick inside the y domain, not on its edges
+    hit = clamp_hit_chart(curve, pt).to_dict()
+    y = next(layer for layer in hit["layer"] if layer["mark"]["type"] == "line")["encoding"]["y"]
+    lo, hi = y["scale"]["domain"]
+    assert lo < 0 < max(y["axis"]["values"]) < hi

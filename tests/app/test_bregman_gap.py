@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from charts.bregman import OTHER_GAP_COLOR, gap_color, tangent_gap_chart
 from charts.histograms import MAX_ROWS
-from charts.palette import COLORS
+from charts.palette import COLORS, HIGHLIGHT_COLOR
 from kl_core import estimators
 from kl_core.bregman import draw_log_ratios, tangent_picture
 from kl_core.distributions import parse
@@ -47,6 +47,12 @@ def default_page() -> AppTest:
 def clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def title(spec: dict) -> str:
+    """A chart's title as one line (the page wraps it into lines)."""
+    text = spec["title"]["text"]
+    return " ".join(text) if isinstance(text, list) else text
 
 
 def metric_values(at: AppTest, label: str) -> list[str]:
@@ -115,8 +121,8 @@ def test_the_mean_gap_of_the_draws_is_the_core_mean_of_k3(default_page):
     mean_k3 = float(np.mean(estimators.k3(logr)))
     mean_k3pq = float(np.mean(estimators.k3_pq(logr)))
     first, second = specs(at)
-    assert first["title"]["text"] == f"200 draws: mean gap {fmt(mean_k3)}, exact KL[q,p] = 0.5"
-    assert second["title"]["text"] == (
+    assert title(first) == f"200 draws: mean gap {fmt(mean_k3)}, exact KL[q,p] = 0.5"
+    assert title(second) == (
         f"The same 200 draws: mean gap {fmt(mean_k3pq)}, exact KL[p,q] = 0.5"
     )
     assert f"Their average, {fmt(mean_k3)}, estimates KL[q,p] = 0.5" in captions(at)
@@ -155,7 +161,7 @@ def test_every_f_of_the_registry(key):
     assert metric_values(at, "gap = f(r) − tangent") == [fmt(gap)]
     exact = f_divergence(key, parse("normal(1,1)"), parse("normal(0,1)"))
     mean_gap = float(np.mean(estimators.bregman(key, logr)))
-    assert second["title"]["text"] == (
+    assert title(second) == (
         f"The same 200 draws: mean gap {fmt(mean_gap)}, exact {name} = {fmt(exact)}"
     )
 
@@ -165,9 +171,9 @@ def test_heavy_tails_report_an_infinite_divergence():
     clean(at)
     assert math.isinf(f_divergence("pearson", parse("normal(0,1.5)"), parse("normal(0,1)")))
     second = specs(at)[1]
-    assert second["title"]["text"].endswith("exact Pearson χ² = ∞")
+    assert title(second).endswith("exact Pearson χ² = ∞")
     assert "The exact value is infinite" in captions(at)
-    assert any("are not drawn" in s for s in second["title"]["subtitle"])
+    assert any("not drawn" in s for s in second["title"]["subtitle"])
     assert metric_values(at, "gap = f(r) − tangent") == ["16"]  # (5 − 1)²
 
 
@@ -180,13 +186,13 @@ def test_categorical_draws_pile_up_on_k_ratios():
     assert sum(row["count"] for row in drawn) <= 200
     assert "only 5 ratios can occur" in captions(at)
     true_kl = kl(parse(CATEGORICAL["q"]), parse(CATEGORICAL["p"]))
-    assert f"exact KL[q,p] = {fmt(true_kl)}" in first["title"]["text"]
+    assert f"exact KL[q,p] = {fmt(true_kl)}" in title(first)
 
 
 def test_p_equal_q_gives_zero_gaps():
     at = open_page(p="normal(0,1)", r="1")
     clean(at)
-    assert "every gap, and so every sample of k3, is 0" in captions(at)
+    assert "every gap, and so every sample of k3, is zero" in captions(at)
     assert metric_values(at, "gap = tangent − curve") == ["0"]
 
 
@@ -213,7 +219,7 @@ def test_changing_every_widget_reruns_cleanly():
     assert metric_values(at, "k3 at this log r") == [fmt(float(estimators.k3([math.log(0.3)])[0]))]
     at.select_slider(key="draws").set_value(1_000).run()
     clean(at)
-    assert specs(at)[0]["title"]["text"].startswith("1,000 draws")
+    assert title(specs(at)[0]).startswith("1,000 draws")
     at.number_input(key="seed").set_value(3).run()
     clean(at)
     for name in ("total variation", "Jensen–Shannon", "KL[p,q]"):
@@ -267,7 +273,13 @@ def test_tangent_gap_chart_spec(key):
     assert gap_color(_grid(key)) == expected.get(key, OTHER_GAP_COLOR)
     if key != "tv":
         assert expected.get(key, OTHER_GAP_COLOR) in text
-        assert any("thick segment: your r = 2.5" in s for s in spec["title"]["subtitle"])
+    # the reader's r: a purple segment and diamonds over the draws, labelled with r and its gap
+    assert spec["datasets"]["hand_label"][0]["u"] == 2.5
+    hand = [layer for layer in spec["layer"] if layer["data"]["name"] == "hand_label"][-1]["mark"]
+    assert hand["color"] == HIGHLIGHT_COLOR and hand["text"][0] == "your r = 2.5"
+    if key != "tv":
+        assert hand["text"][1] == f"gap = {fmt(float(estimators.bregman(key, [math.log(2.5)])[0]))}"
+    assert spec["layer"][-1]["data"]["name"] == "hand_label"  # drawn last, over the draws
     off = int(np.count_nonzero((np.exp(logr) < 0.05) | (np.exp(logr) > 5.0)))
     if off:
         assert any(f"{off:,} of 4,000 draws" in s for s in spec["title"]["subtitle"])

@@ -41,7 +41,7 @@ def test_the_crosswalk_table_has_a_row_per_entry():
 def test_entry_facts_and_caveats():
     verl = clamps.entry_by_id("verl:low_var_kl:loss")
     facts = notes.entry_facts(verl)
-    assert facts[0] == f"**Estimates:** {verl.direction}"
+    assert facts[0] == notes.typeset(f"**Estimates:** {verl.direction}")
     assert "(clamps aside)" in facts[4]
     assert facts[-1] == f"**Source:** `{verl.source}`"
     kind, text, _ = notes.caveat_note(verl)
@@ -62,3 +62,11 @@ def test_clamp_roles_and_token_rows():
     df = notes.clamp_token_rows(tokens, demo.estimator)
     np.testing.assert_array_equal(df["library value"].to_numpy(), tokens.value)
     assert list(df["clamped"]) == ["yes" if h else "" for h in tokens.hit]
+
+
+def test_typeset_writes_policy_notation_as_maths_outside_code():
+    assert notes.typeset("KL[π_θ‖π_ref] from π_old") == (
+        r"$\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]$ from $\pi_{\mathrm{old}}$"
+    )
+    assert notes.typeset("`π_θ` and $\\pi_x$ stay") == "`π_θ` and $\\pi_x$ stay"
+    assert "π_" not in notes.typeset(notes.caveat_note(clamps.entry_by_id("verl:low_var_kl:loss"))[1])

@@ -6,7 +6,7 @@ from lab.notes import bregman_gap as notes
 
 
 def test_kl_caption():
-    assert "every gap, and so every sample of k3, is 0" in notes.kl_caption(0.0, 0.0, None)
+    assert "every gap, and so every sample of k3, is zero" in notes.kl_caption(0.0, 0.0, None)
     text = notes.kl_caption(0.5, 0.4871, 5)
     assert "Their average, 0.4871, estimates KL[q,p] = 0.5" in text
     assert "With 5 categories only 5 ratios can occur" in text

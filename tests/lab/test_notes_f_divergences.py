@@ -36,7 +36,7 @@ def test_end_rows_are_the_cores_numbers():
     curve = fisher_curve("shift", "pearson", np.array([-1.0, 2.0]))
     rows = notes.end_rows([curve])
     assert [r["θ"] for r in rows] == [-1.0, 2.0]
-    assert rows[1]["exact D_f(p_θ, p₀)"] == curve.exact[1]
+    assert rows[1]["D_f(p_θ, p₀)"] == curve.exact[1]
     assert rows[1]["ratio"] == curve.ratio[1]
 
 
@@ -45,7 +45,7 @@ def test_captions_depend_on_the_path_and_the_view():
     assert "exactly θ²/2" not in notes.path_caption(False, "scale", ["kl_qp"])
     assert notes.path_caption(True, "shift", ["kl_qp"]).startswith("Every line heads to 1")
     assert "closed forms" not in notes.ends_caption("scale", 2.0)
-    assert "H² = $2(1 - e^{-\\theta^2/8})$" in notes.ends_caption("shift", 1.0)
+    assert "$H^2 = 2(1 - e^{-\\theta^2/8})$" in notes.ends_caption("shift", 1.0)
     assert notes.f_curves_caption(True) != notes.f_curves_caption(False)
 
 
@@ -65,7 +65,7 @@ def test_schulmans_marks_rows_and_the_relative_bias_caption():
     assert notes.schulman_marks("scale", bias) == []
     rows = notes.schulman_rows(bias)
     assert [r["Schulman's printed k2 bias/true"] for r in rows] == ["0.002", "0.25"]
-    assert rows[0]["(E[k2] − KL)/KL (exact)"] == pytest.approx(0.0025, rel=1e-9)
+    assert rows[0]["(E[k2] − KL)/KL"] == pytest.approx(0.0025, rel=1e-9)
     along = k2_bias_along_path("shift", notes.theta_grid("shift"))
     assert "Widen the θ range to see μ = 1" in notes.relative_bias_caption("shift", along, marks, -0.5, 0.5)
     assert "Widen" not in notes.relative_bias_caption("shift", along, marks, -3, 3)
