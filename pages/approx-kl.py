@@ -177,7 +177,7 @@ charts = [
     (clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
      _("clamp-hits-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key)),
 ]
-for (chart, name), panel in ui.grid(charts, per_row=2, name="clamps"):  # i18n: ok (key)
+for (chart, name), panel in ui.grid(charts, per_row=2, key="clamps"):
     with panel:
         ui.chart(chart, name=name)
 ui.caption(

@@ -234,7 +234,7 @@ k2_charts = [
      _("k2-relative-bias-{path}").format(path=path),
      notes.relative_bias_caption(path, biases, marks, lo, hi)),
 ]
-for (chart, name, caption), panel in ui.grid(k2_charts, per_row=2, name="k2"):
+for (chart, name, caption), panel in ui.grid(k2_charts, per_row=2, key="k2"):
     with panel:
         ui.chart(chart, name=name, caption=caption)
 
