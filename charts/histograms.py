@@ -23,6 +23,7 @@ from lab.i18n import N_, _
 __all__ = [
     "bars_layer",
     "MAX_ROWS",
+    "TITLE_LIMIT",
     "Binned",
     "bin_values",
     "check_rows",
@@ -33,6 +34,10 @@ __all__ = [
 
 #: No chart ships more rows than this to the browser.
 MAX_ROWS = 5_000
+#: Widest a panel chart's title and subtitle lines may be (px).  Panels are at least 260 px
+#: wide (``lab.ui.grid``); without an explicit limit Vega cuts a subtitle line at the width
+#: the chart had when first laid out (about 135 px), so "0.13% outside the ch…".
+TITLE_LIMIT = 250
 
 
 def check_rows(df: pd.DataFrame, limit: int = MAX_ROWS) -> pd.DataFrame:
@@ -392,6 +397,7 @@ def per_sample_histogram(
         )
 
     chart = alt.LayerChart(
-        layer=layers, datasets=datasets, title={"text": name, "subtitle": subtitle}
+        layer=layers, datasets=datasets,
+        title={"text": name, "subtitle": subtitle, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)

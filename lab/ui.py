@@ -178,7 +178,7 @@ _PANEL_KEY = "klpanel"
 #: and wraps.  Streamlit puts a keyed container's class on the block inside the
 #: flex item, hence ``:has``.
 PAGE_CSS = (
-    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"
+    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"  # i18n: ok
     f"flex:1 1 {PANEL_MIN_PX}px !important;}}"
 )
 

@@ -310,6 +310,7 @@ NOT_SHOWN = {
     "AssertionError", "RuntimeError", "NotImplementedError", "option_menu", "cache_data",
     "cache_resource", "query_params", "switch_page", "rerun", "Page", "vega_lite_chart",
     "parse", "lookup", "spec", "session_state", "dict", "tuple", "list", "set", "sorted",
+    "grid",  # lab.ui.grid(items, name=...): the name keys the panels
 }
 #: Keyword arguments that never hold user-visible text.
 CODE_KEYWORDS = {
