@@ -58,14 +58,24 @@ def found(page) -> dict[str, list]:
     return {kind: items for kind, items in defects(page).items() if items}
 
 
-def open_sized(chromium, url: str, size: str, wait_for_app):
-    """Open ``url`` at ``SIZES[size]`` in a new browser context and wait until it has settled.
+_CHARTS = """(n) => document.querySelectorAll("[data-testid='stVegaLiteChart']").length >= n"""
+
+
+def goto(page, url: str, wait_for_app, charts: int = 0) -> None:
+    """Open ``url`` in ``page`` and wait until its ``charts`` charts are drawn and it is still."""
+    page.goto(url)
+    wait_for_app(page)
+    page.wait_for_function(_CHARTS, arg=charts)
+    wait_for_app.settled(page)
+
+
+def open_sized(chromium, url: str, size: str, wait_for_app, charts: int = 0):
+    """Open ``url`` at ``SIZES[size]`` in a new browser context, as :func:`goto`.
 
     Close it with ``page.context.close()``.
     """
     context = chromium.new_context(viewport=SIZES[size])
     context.set_default_timeout(RUN_TIMEOUT_MS)
     page = context.new_page()
-    page.goto(url)
-    wait_for_app.settled(page)
+    goto(page, url, wait_for_app, charts)
     return page

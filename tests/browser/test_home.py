@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.readability import SIZES, found, open_sized
+from tests.browser.readability import SIZES, found, goto, open_sized
 
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_home_is_readable_at_every_size_in_both_languages(app_url, chromium, wait_for_app, size):
-    page = open_sized(chromium, f"{app_url}/?lang=en", size, wait_for_app)
+    page = open_sized(chromium, f"{app_url}/?lang=en", size, wait_for_app, 3)
     try:
         for lang in ("en", "zh"):
             if lang != "en":
-                page.goto(f"{app_url}/?lang={lang}")
-                wait_for_app.settled(page)
+                goto(page, f"{app_url}/?lang={lang}", wait_for_app, 3)
             assert page.locator("[data-testid='stVegaLiteChart']").count() == 3
             assert found(page) == {}, f"lang={lang}, {size}"
     finally:
