@@ -22,7 +22,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.histograms import TITLE_LIMIT, bars_layer, bin_values, check_rows, common_domain
+from charts.histograms import (
+    TITLE_LIMIT,
+    bars_layer,
+    bin_values,
+    check_rows,
+    common_domain,
+    legend_text,
+)
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from kl_core.sampling import NormalApproximation
 from lab.i18n import _
@@ -416,6 +423,7 @@ def running_means_chart(
             "symbolStrokeWidth": 3,
             "symbolOpacity": 1,
             "symbolSize": 400,
+            **legend_text(),
         },
     }
     dash = {

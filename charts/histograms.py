@@ -17,11 +17,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from lab.i18n import N_, _
 
 __all__ = [
     "bars_layer",
+    "legend_text",
     "MAX_ROWS",
     "TITLE_LIMIT",
     "Binned",
@@ -192,6 +193,16 @@ def records(df: pd.DataFrame) -> list[dict]:
         columns.append(values)
     names = [str(c) for c in df.columns]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def legend_text() -> dict:
+    """A legend's label colour: the axis labels' (dark on a projector), not Streamlit's light grey.
+
+    Empty when the shared configuration (:data:`charts.palette.CONFIG`) sets no
+    axis label colour, so a theme-aware palette decides for both.
+    """
+    colour = CONFIG.get("axis", {}).get("labelColor")
+    return {"labelColor": colour} if colour else {}
 
 
 def _fmt(x: float) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kl_core._validation import check_finite
+from kl_core._validation import N_, check_finite
 from kl_core.distributions import Categorical, Distribution, Gaussian
 
 __all__ = ["PATHS", "Path", "get_path"]
@@ -101,7 +101,7 @@ PATHS: dict[str, Path] = {
     for p in (
         Path(
             key="shift",
-            name="Gaussian mean shift",
+            name=N_("Gaussian mean shift"),
             theta_latex=r"\theta = \mu",
             family_latex=r"p_\theta = \mathcal N(\theta, 1)",
             fisher=1.0,
@@ -110,7 +110,7 @@ PATHS: dict[str, Path] = {
         ),
         Path(
             key="scale",
-            name="Gaussian scale change",
+            name=N_("Gaussian scale change"),
             theta_latex=r"\theta = \log\sigma",
             family_latex=r"p_\theta = \mathcal N(0, e^{2\theta})",
             fisher=2.0,
@@ -119,7 +119,7 @@ PATHS: dict[str, Path] = {
         ),
         Path(
             key="logit",
-            name="Categorical logit direction",
+            name=N_("Categorical logit direction"),
             theta_latex=r"\theta \text{ along } v = (" + ", ".join(f"{v:g}" for v in _DIRECTION) + ")",
             family_latex=r"p_\theta = \mathrm{softmax}(\ell_0 + \theta v),\ \ell_0 = ("
             + ", ".join(f"{v:g}" for v in _LOGITS0)

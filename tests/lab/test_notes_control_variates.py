@@ -32,14 +32,14 @@ def test_a_finite_pair_has_no_note_and_a_minimum_caption():
 def test_p_equal_q_is_an_info_and_a_flat_parabola():
     par = parabola("normal(0,1)", "normal(0,1)")
     assert notes.pair_note(par, "").kind == "info"
-    assert "flat at 0" in notes.parabola_caption(par)
+    assert "flat at zero" in notes.parabola_caption(par)
 
 
 def test_chi_square_infinite_leaves_only_lambda_zero():
     par = parabola("normal(0,1)", "normal(0,1.5)")
     note = notes.pair_note(par, "")
-    assert note.kind == "warning" and "χ²(p‖q) = Var_q(r) is infinite" in note.text
-    assert notes.parabola_note(par).endswith("only the point at λ = 0 is finite")
+    assert note.kind == "warning" and r"$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is infinite" in note.text
+    assert notes.parabola_note(par)[-1] == "only the point at λ = 0 is finite"
     assert "Only λ = 0 (k1) has a finite variance" in notes.parabola_caption(par)
 
 
