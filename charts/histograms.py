@@ -243,7 +243,7 @@ def bars_layer(
                 "type": "quantitative",
                 "scale": x_scale,
                 "title": x_title,
-                "axis": {"tickCount": tick_count},
+                "axis": {"tickCount": tick_count, "labelOverlap": True},  # never "−1.01.5"
             },
             x2={"field": "right"},
             y={
