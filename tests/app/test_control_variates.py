@@ -31,6 +31,7 @@ from kl_core.bregman import k_lambda_negative_interval
 from kl_core.control_variates import gain_along_path, lambda_parabola
 from kl_core.distributions import parse
 from kl_core.montecarlo import simulate
+from lab.notes import control_variates as notes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -310,6 +311,15 @@ def test_variance_parabola_with_infinite_variances():
     assert spec["datasets"][spec["layer"][2]["data"]["name"]][1]["var"] is None
     with pytest.raises(ValueError, match="same length"):
         variance_parabola([0.0, 1.0], [1.0], marks)
+
+
+def test_histogram_titles_and_legends_fit_a_phone():
+    values = np.random.default_rng(0).standard_normal(2000)
+    assert k_lambda_histogram(values, 0.5, true_value=0.5).to_dict()["title"]["limit"] >= 250
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)"))
+    lams = np.linspace(-1, 3, 41)
+    spec = variance_parabola(lams, par.variance(lams), notes.parabola_marks(par, 0.5)).to_dict()
+    assert spec["layer"][1]["encoding"]["color"]["legend"]["columns"] == 2  # four names
 
 
 def test_k_lambda_histogram_is_titled_with_lambda():

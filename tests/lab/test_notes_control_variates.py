@@ -96,3 +96,10 @@ def test_gain_captions_follow_the_path(path):
     marker = notes.gain_marker(path, curve)
     assert (marker is not None) == (path == "shift")
     assert path in notes.THETA_TITLES
+
+
+@pytest.mark.parametrize("path", list(notes.THETA_TITLES))
+def test_theta_titles_come_in_lines_that_fit_a_panel(path):
+    """One line was wider than a 260-px panel ("μ, the mean of p = N(μ, 1)   (q = N(0, 1))")."""
+    lines = notes.theta_title(path)
+    assert len(lines) == 2 and all(0 < len(line) <= 40 for line in lines)
