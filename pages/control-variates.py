@@ -111,9 +111,10 @@ st.markdown(_(
     "q and p:"
 ))
 ui.formula(
-    r"\begin{gathered} \mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r) "
-    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) + \lambda^2\,\chi^2(p\,\|\,q),"
-    r"\\ \lambda^* = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)} \end{gathered}"
+    r"\begin{aligned} \mathrm{Var}_q(k_\lambda) &= \mathrm{Var}_q(\log r) "
+    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) \\ "
+    r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \\ "
+    r"\lambda^* &= \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)} \end{aligned}"
 )
 lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
 ui.chart(
