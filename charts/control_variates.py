@@ -25,8 +25,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.histograms import per_sample_histogram, records
+from charts.histograms import TITLE_LIMIT, legend_text, per_sample_histogram, records
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from lab.i18n import N_, _
 
 __all__ = [
     "LambdaMark",
@@ -70,12 +71,14 @@ class LambdaMark:
 
 def _fmt(x: float) -> str:
     if not math.isfinite(x):
-        return "∞" if x > 0 else ("−∞" if x < 0 else "undefined")
+        return "∞" if x > 0 else ("−∞" if x < 0 else _("undefined"))
     return f"{x:.4g}"
 
 
 def _legend(orient: str = "top") -> dict:
-    return {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3}
+    # Two to a row: four marks' names do not fit a phone's width on one line.
+    return {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
+            "columns": 2, **legend_text()}
 
 
 def variance_parabola(
@@ -83,7 +86,7 @@ def variance_parabola(
     variances: ArrayLike,
     marks: Sequence[LambdaMark],
     *,
-    infinite_note: str | None = None,
+    infinite_note: str | Sequence[str] | None = None,
     height: int = 330,
 ) -> alt.LayerChart:
     """The exact variance of kλ against λ, with some λ marked.
@@ -95,9 +98,10 @@ def variance_parabola(
         ``LambdaParabola.variance``); ``inf`` is left out of the line.
     marks : sequence of LambdaMark
         The λ to mark with a vertical rule and a point, in legend order.
-    infinite_note : str, optional
+    infinite_note : str or sequence of str, optional
         The chart's title when the variance is infinite (e.g. for every
-        λ ≠ 0 when χ²(p‖q) = ∞), where the curve cannot be drawn.
+        λ ≠ 0 when χ²(p‖q) = ∞), where the curve cannot be drawn; a
+        sequence is drawn one line each.
     height : int, default 330
         Chart height in pixels.
 
@@ -137,9 +141,10 @@ def variance_parabola(
         "range": [m.color for m in marks],
     }
     tooltip = [
-        {"field": "label", "type": "nominal", "title": "where"},
+        # TRANSLATORS: tooltip title of a marked point on the variance parabola
+        {"field": "label", "type": "nominal", "title": _("where")},
         {"field": "lam", "type": "quantitative", "title": "λ", "format": ".4g"},
-        {"field": "var_text", "type": "nominal", "title": "Var(kλ), exact"},
+        {"field": "var_text", "type": "nominal", "title": _("Var(kλ), exact")},
     ]
     datasets = {"curve": records(curve), "marks": records(marks_df)}
     layers = [
@@ -151,13 +156,13 @@ def variance_parabola(
                     "field": "lam",
                     "type": "quantitative",
                     "scale": x_scale,
-                    "title": "λ, the coefficient of the control variate r − 1",
+                    "title": _("λ, the coefficient of the control variate r − 1"),
                 },
                 y={
                     "field": "var",
                     "type": "quantitative",
                     "scale": y_scale,
-                    "title": "Var(kλ) per sample, exact",
+                    "title": _("Var(kλ) per sample, exact"),
                 },
                 tooltip=[
                     {"field": "lam", "type": "quantitative", "title": "λ", "format": ".3f"},
@@ -193,7 +198,7 @@ def variance_parabola(
     ]
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     if infinite_note:
-        chart.title = {"text": infinite_note, "color": "#8A4B00"}
+        chart.title = {"text": _title(infinite_note), "color": "#8A4B00"}
     return finish(chart, height=height)
 
 
@@ -221,10 +226,12 @@ def k_lambda_histogram(
         domain=domain,
         height=height,
     )
-    name = "k3 = kλ at λ = 1" if key == "k3" else f"kλ at λ = {lam:.4g}"
+    name = _("k3 = kλ at λ = 1") if key == "k3" else _("kλ at λ = {lam:.4g}").format(lam=lam)
     title = chart.title
     subtitle = title["subtitle"] if isinstance(title, dict) else None
-    chart.title = {"text": name, "subtitle": subtitle} if subtitle else {"text": name}
+    chart.title = {"text": name, "limit": TITLE_LIMIT}
+    if subtitle:
+        chart.title["subtitle"] = subtitle
     return chart
 
 
@@ -233,7 +240,7 @@ def k_lambda_profile(
     curves: Sequence[tuple[str, ArrayLike, str, bool]],
     *,
     negative: tuple[float, float] | None = None,
-    negative_label: str = "kλ < 0 here",
+    negative_label: str = N_("kλ < 0 here"),
     y_domain: tuple[float, float] = (-1.5, 3.0),
     height: int = 330,
 ) -> alt.LayerChart:
@@ -251,7 +258,7 @@ def k_lambda_profile(
         ``kl_core.bregman.k_lambda_negative_interval``); drawn as a band.
         Infinite ends are clipped to the grid.
     negative_label : str
-        Label of that band.
+        Label of that band (translated here if it is a message).
     y_domain : (float, float), default (-1.5, 3)
         The y-range shown; lines leaving it are clipped.
     height : int, default 330
@@ -264,7 +271,7 @@ def k_lambda_profile(
     """
     x = np.asarray(logr, dtype=np.float64).ravel()
     rows = []
-    for label_, values, _, _ in curves:
+    for label_, values, _colour, _dashed in curves:
         v = np.asarray(values, dtype=np.float64).ravel()
         if v.shape != x.shape:
             raise ValueError(f"curve {label_!r} has {v.size} values for {x.size} points")
@@ -278,8 +285,8 @@ def k_lambda_profile(
         "field": "logr",
         "type": "quantitative",
         "scale": x_scale,
-        "title": "log r = log p(x) − log q(x) of one sample",
-        "axis": {"tickCount": 10},
+        "title": _("log r = log p(x) − log q(x) of one sample"),
+        "axis": {"tickCount": 10, "labelOverlap": True},
     }
     datasets = {
         "lines": records(lines),
@@ -302,7 +309,8 @@ def k_lambda_profile(
         if a < b:
             datasets["negative"] = records(
                 pd.DataFrame(
-                    {"logr": [a], "logr2": [b], "y": [y_lo], "y2": [0.0], "text": [negative_label]}
+                    {"logr": [a], "logr2": [b], "y": [y_lo], "y2": [0.0],
+                     "text": [_(negative_label)]}
                 )
             )
             layers.append(
@@ -359,7 +367,7 @@ def k_lambda_profile(
                     "field": "value",
                     "type": "quantitative",
                     "scale": y_scale,
-                    "title": "per-sample value",
+                    "title": _("per-sample value"),
                 },
                 color={
                     "field": "curve",
@@ -375,15 +383,20 @@ def k_lambda_profile(
                     "legend": None,
                 },
                 tooltip=[
-                    {"field": "curve", "type": "nominal", "title": "estimator"},
+                    {"field": "curve", "type": "nominal", "title": _("estimator")},
                     {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3f"},
-                    {"field": "value", "type": "quantitative", "title": "value", "format": ".4g"},
+                    {"field": "value", "type": "quantitative", "title": _("value"), "format": ".4g"},
                 ],
             ),
         )
     )
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     return finish(chart, height=height)
+
+
+def _title(text: str | Sequence[str]) -> str | list[str]:
+    """An axis title: a string, or a list of lines (Vega-Lite draws one under the other)."""
+    return text if isinstance(text, str) else list(text)
 
 
 def nonfinite_runs(x: ArrayLike, y: ArrayLike) -> list[tuple[float, float]]:
@@ -409,7 +422,11 @@ def nonfinite_runs(x: ArrayLike, y: ArrayLike) -> list[tuple[float, float]]:
 
 
 def _infinite_band(runs: list[tuple[float, float]], x_scale: dict, text: str) -> tuple[list, list]:
-    """Rows and layers of grey bands over ``runs``, each labelled ``text`` up its middle."""
+    """Rows and layers of grey bands over ``runs``, each labelled ``text`` up its middle.
+
+    ``text`` is translated here if it is a message.
+    """
+    text = _(text)
     rows = pd.DataFrame(
         {
             "a": [r[0] for r in runs],
@@ -452,11 +469,11 @@ def gain_chart(
     thetas: ArrayLike,
     gain: ArrayLike,
     *,
-    theta_title: str,
+    theta_title: str | Sequence[str],
     true_kl: ArrayLike | None = None,
     lam_star: ArrayLike | None = None,
     current: tuple[float, float] | None = None,
-    infinite_text: str = "Var(k3) = ∞ here",
+    infinite_text: str = N_("Var(k3) = ∞ here"),
     height: int = 330,
 ) -> alt.LayerChart:
     """Var(k3)/Var(kλ*) along a path, on a log scale, with infinite stretches shaded.
@@ -466,14 +483,14 @@ def gain_chart(
     thetas, gain : array_like
         Positions θ along the path and the gain there (``GainCurve.gain``);
         ``inf``/``nan`` where Var(k3) is infinite.
-    theta_title : str
-        The x-axis title: what θ is.
+    theta_title : str or sequence of str
+        The x-axis title: what θ is (a list: one line each), shown as given.
     true_kl, lam_star : array_like, optional
         KL[q, p_θ] and λ*, shown in the tooltip.
     current : (float, float), optional
         A (θ, gain) point to mark, e.g. Schulman's μ = 1.
     infinite_text : str
-        Label of the shaded stretches where the gain is not finite.
+        Label of the shaded stretches where the gain is not finite (translated here).
     height : int, default 330
         Chart height in pixels.
     """
@@ -482,11 +499,13 @@ def gain_chart(
     df = pd.DataFrame({"theta": th, "gain": np.where(np.isfinite(g), g, np.nan)})
     tooltip = [
         {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
-        {"field": "gain", "type": "quantitative", "title": "Var(k3)/Var(kλ*)", "format": ".4g"},
+        {"field": "gain", "type": "quantitative", "title": "Var(k3)/Var(kλ*)",  # i18n: ok
+         "format": ".4g"},
     ]
     if true_kl is not None:
         df["kl"] = np.asarray(true_kl, dtype=np.float64).ravel()
-        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q,p]", "format": ".4g"})
+        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q,p]",  # i18n: ok
+                        "format": ".4g"})
     if lam_star is not None:
         df["lam_star"] = np.asarray(lam_star, dtype=np.float64).ravel()
         tooltip.append({"field": "lam_star", "type": "quantitative", "title": "λ*", "format": ".4g"})
@@ -507,12 +526,13 @@ def gain_chart(
             mark={"type": "line", "color": color("k_lambda"), "strokeWidth": 3,
                   "point": {"filled": True, "size": 60, "opacity": 0}},
             encoding=alt.FacetedEncoding(
-                x={"field": "theta", "type": "quantitative", "scale": x_scale, "title": theta_title},
+                x={"field": "theta", "type": "quantitative", "scale": x_scale,
+                   "title": _title(theta_title), "axis": {"labelOverlap": True}},
                 y={
                     "field": "gain",
                     "type": "quantitative",
                     "scale": y_scale,
-                    "title": "Var(k3) / Var(kλ*)  (log scale)",
+                    "title": _("Var(k3) / Var(kλ*)  (log scale)"),
                     "axis": {"values": ticks, "format": "~g"},
                 },
                 tooltip=tooltip,
@@ -555,9 +575,9 @@ def lambda_star_chart(
     thetas: ArrayLike,
     lam_star: ArrayLike,
     *,
-    theta_title: str,
+    theta_title: str | Sequence[str],
     infinite: ArrayLike | None = None,
-    infinite_text: str = "χ² = ∞: λ* = 0",
+    infinite_text: str = N_("χ² = ∞: λ* = 0"),
     height: int = 330,
 ) -> alt.LayerChart:
     """λ* along a path, with λ = 1 (k3) as a reference line.
@@ -566,8 +586,8 @@ def lambda_star_chart(
     ----------
     thetas, lam_star : array_like
         Positions θ and λ* there (``GainCurve.lam_star``).
-    theta_title : str
-        The x-axis title.
+    theta_title : str or sequence of str
+        The x-axis title (a list: one line each), shown as given.
     infinite : array_like, optional
         Values that are non-finite where the band should be shaded (e.g. the
         variance of k3 along the path).
@@ -583,7 +603,7 @@ def lambda_star_chart(
     y_scale = {"domain": [bottom, top], "nice": False, "zero": True}
     datasets = {
         "lam": records(df),
-        "ref": records(pd.DataFrame({"y": [1.0], "text": ["λ = 1 (k3)"]})),
+        "ref": records(pd.DataFrame({"y": [1.0], "text": ["λ = 1 (k3)"]})),  # i18n: ok
     }
     layers = []
     if infinite is not None:
@@ -615,9 +635,9 @@ def lambda_star_chart(
                 mark={"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 3},
                 encoding=alt.FacetedEncoding(
                     x={"field": "theta", "type": "quantitative", "scale": x_scale,
-                       "title": theta_title},
+                       "title": _title(theta_title), "axis": {"labelOverlap": True}},
                     y={"field": "lam_star", "type": "quantitative", "scale": y_scale,
-                       "title": "λ*, the variance-optimal λ"},
+                       "title": _("λ*, the variance-optimal λ")},
                     tooltip=[
                         {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
                         {"field": "lam_star", "type": "quantitative", "title": "λ*",

@@ -22,9 +22,17 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.histograms import bars_layer, bin_values, check_rows, common_domain
+from charts.histograms import (
+    TITLE_LIMIT,
+    bars_layer,
+    bin_values,
+    check_rows,
+    common_domain,
+    legend_text,
+)
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from kl_core.sampling import NormalApproximation
+from lab.i18n import _
 
 __all__ = [
     "batch_means_domain",
@@ -40,8 +48,18 @@ __all__ = [
 CURVE_POINTS = 100
 #: The running-mean band is ± this many standard errors.
 BAND_SE = 2.0
-#: Running-mean y-ranges ignore the first values, where the band is still huge.
+#: Running-mean charts start at this n (when N is at least ten times larger): before it the
+#: band is still huge, and the y-range ignores it.
 RUNNING_FROM = 10
+#: Dash pattern of each estimator's running mean: with up to five lines on one pair of axes,
+#: colour alone is not enough, and k2's line would hide under k3's (solid: none).
+DASHES: dict[str, list[int]] = {
+    "k1": [1, 0],
+    "k2": [7, 4],
+    "k3": [1, 0],
+    "k_lambda": [2, 3],
+    "k3_pq": [9, 3, 2, 3],
+}
 
 
 def records(df: pd.DataFrame) -> list[dict]:
@@ -89,7 +107,7 @@ def with_numpy_rows(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
 def fmt(x: float) -> str:
     """A number for a chart label: 4 significant digits (as on the page), ``∞`` spelled out."""
     if not math.isfinite(x):
-        return "∞" if x == math.inf else ("−∞" if x == -math.inf else "undefined")
+        return "∞" if x == math.inf else ("−∞" if x == -math.inf else _("undefined"))
     return f"{x:.4g}"
 
 
@@ -230,17 +248,19 @@ def batch_means_histogram(
     centre = float(np.mean(finite)) if finite.size else math.nan
 
     name = label(key)
+    # Short lines: a panel is 260 px wide (TITLE_LIMIT); the caption says the rest.
     if drawable:
         subtitle = [
-            f"mean {fmt(centre)} · curve {fmt(approx.mean)}",
-            f"sd {fmt(spread)} · curve {fmt(approx.se)}",
+            _("mean {mean} · curve {curve}").format(mean=fmt(centre), curve=fmt(approx.mean)),
+            _("sd {sd} · curve {curve}").format(sd=fmt(spread), curve=fmt(approx.se)),
         ]
+    elif approx is not None and math.isinf(approx.var):
+        subtitle = [_("mean {mean}").format(mean=fmt(centre)),
+                    _("sd {sd} · no curve: Var = ∞").format(sd=fmt(spread))]
     else:
-        subtitle = [f"mean {fmt(centre)}", f"sd {fmt(spread)}"]
-        if approx is not None and math.isinf(approx.var):
-            subtitle[1] += " · no curve: Var = ∞"
+        subtitle = [_("mean {mean}").format(mean=fmt(centre)), _("sd {sd}").format(sd=fmt(spread))]
     if binned.outside_share > 0:
-        subtitle.append(f"{binned.outside_share:.1%} of the {v.size:,} beyond the x-range shown")
+        subtitle.append(_("{outside:.1%} outside the chart").format(outside=binned.outside_share))
     x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
     tallest = float(binned.table["share"].max())
     datasets: dict[str, list[dict]] = {"bins": records(binned.table)}
@@ -255,10 +275,10 @@ def batch_means_histogram(
         bars_layer(
             key,
             x_scale=x_scale,
-            x_title=f"estimate of {true_label}",
-            y_title="share of the estimates",
+            x_title=_("estimate of {target}").format(target=true_label),
+            y_title=_("share of the estimates"),
             y_top=y_top,
-            noun="estimates",
+            noun=_("estimates"),
             share_format=".1%",
             opacity=0.85,
         )
@@ -280,8 +300,10 @@ def batch_means_histogram(
         # a short label, on the roomier side of the rule: it must fit a third of the page
         right_side = true_value > lo + 0.5 * (hi - lo)
         layers.append(_reference_rule("bins", "x", true_value, x_scale))
-        layers.append(_x_label("bins", true_value, x_scale, f"true = {fmt(true_value)}", right_side))
-    chart = alt.LayerChart(layer=layers, datasets=datasets, title={"text": name, "subtitle": subtitle})
+        layers.append(_x_label("bins", true_value, x_scale,
+                               _("true = {value}").format(value=fmt(true_value)), right_side))
+    chart = alt.LayerChart(layer=layers, datasets=datasets,
+                           title={"text": name, "subtitle": subtitle, "limit": TITLE_LIMIT})
     return finish(chart, height=height)
 
 
@@ -341,8 +363,9 @@ def running_means_chart(
     runs : sequence of (key, running_n, running_mean, running_se)
         Per estimator: its key and the checkpoints n, the mean of the first n
         values and its standard error :math:`s_n/\\sqrt n` (``EstimatorSummary``
-        fields, at most a few hundred points each).  Drawn in this order, so
-        put the widest band first.
+        fields, at most a few hundred points each).  Bands are drawn in this
+        order, so put the widest first; lines in it too, the dashed ones
+        (:data:`DASHES`) last, on top of the solid ones they may coincide with.
     targets : sequence of (name, value)
         True values to mark as dashed black lines, e.g. ``[("KL[q,p]", 0.5)]``.
     y_domain : (float, float), optional
@@ -354,10 +377,13 @@ def running_means_chart(
     Returns
     -------
     altair.LayerChart
-        A finished chart, coloured by estimator with a legend on top.
+        A finished chart, coloured and dashed by estimator with a legend on top.
+        The n axis starts at :data:`RUNNING_FROM` (when the largest n is at
+        least ten times that), where the y-range starts too: no band is cut.
     """
     frames = []
-    for key, ns, means, ses in runs:
+    dashed_last = sorted(runs, key=lambda run: DASHES.get(run[0], [1, 0]) != [1, 0])
+    for key, ns, means, ses in dashed_last:
         ns, means, ses = (np.asarray(a, dtype=np.float64) for a in (ns, means, ses))
         keep = np.isfinite(means)
         frames.append(
@@ -375,32 +401,43 @@ def running_means_chart(
     df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         {"estimator": [], "n": [], "mean": [], "lo": [], "hi": []}
     )
+    x_max = float(df["n"].max()) if len(df) else 10.0
+    x_min = float(RUNNING_FROM) if x_max >= 10 * RUNNING_FROM else 1.0
     if y_domain is None:
         y_domain = running_domain(
-            [(ns, means, ses) for _, ns, means, ses in runs], [v for _, v in targets]
+            [(ns, means, ses) for _key, ns, means, ses in runs], [v for _name, v in targets],
+            start=int(x_min),
         )
     lo, hi = y_domain
-    keys = [key for key, *_ in runs]
+    keys = [key for key, *_rest in runs]
+    names = [label(k) for k in keys]
     colour = {
         "field": "estimator",
         "type": "nominal",
-        "scale": {"domain": [label(k) for k in keys], "range": [color(k) for k in keys]},
+        "scale": {"domain": names, "range": [color(k) for k in keys]},
         "legend": {
             "orient": "top",
             "title": None,
+            "columns": 3,  # five names do not fit a phone's width on one line
             "symbolType": "stroke",
-            "symbolStrokeWidth": 4,
+            "symbolStrokeWidth": 3,
             "symbolOpacity": 1,
-            "symbolSize": 300,
+            "symbolSize": 400,
+            **legend_text(),
         },
     }
-    x_max = float(df["n"].max()) if len(df) else 10.0
+    dash = {
+        "field": "estimator",
+        "type": "nominal",
+        "scale": {"domain": names, "range": [DASHES.get(k, [1, 0]) for k in keys]},
+        "legend": None,
+    }
     x_value = {
         "field": "n",
         "type": "quantitative",
-        "scale": {"type": "log", "domain": [1.0, max(x_max, 10.0)], "nice": False},
-        "title": "n, values averaged so far (log scale)",
-        "axis": {"format": "~s"},
+        "scale": {"type": "log", "domain": [x_min, max(x_max, 10.0)], "nice": False},
+        "title": _("n, values averaged so far (log scale)"),
+        "axis": {"format": "~s", "labelOverlap": True},
     }
     y_scale = {"domain": [lo, hi], "nice": False, "zero": False}
     layers = [
@@ -413,7 +450,7 @@ def running_means_chart(
                     "field": "lo",
                     "type": "quantitative",
                     "scale": y_scale,
-                    "title": "mean of the first n values",
+                    "title": _("mean of the first n values"),
                 },
                 y2={"field": "hi"},
                 color=colour,
@@ -421,15 +458,17 @@ def running_means_chart(
         ),
         alt.Chart(
             {"name": "run"},
-            mark={"type": "line", "strokeWidth": 2, "clip": True},
+            mark={"type": "line", "strokeWidth": 2.5, "clip": True},
             encoding=alt.FacetedEncoding(
                 x=x_value,
                 y={"field": "mean", "type": "quantitative", "scale": y_scale},
                 color=colour,
+                strokeDash=dash,
                 tooltip=[
-                    {"field": "estimator", "type": "nominal"},
+                    {"field": "estimator", "type": "nominal", "title": _("estimator")},
                     {"field": "n", "type": "quantitative", "title": "n", "format": ","},
-                    {"field": "mean", "type": "quantitative", "title": "running mean", "format": ".4g"},
+                    {"field": "mean", "type": "quantitative", "title": _("running mean"),
+                     "format": ".4g"},
                     {"field": "lo", "type": "quantitative", "title": "− 2 SE", "format": ".4g"},
                     {"field": "hi", "type": "quantitative", "title": "+ 2 SE", "format": ".4g"},
                 ],
@@ -440,19 +479,20 @@ def running_means_chart(
     for name, value in targets:
         if math.isfinite(value) and lo <= value <= hi:
             merged.setdefault(value, []).append(name)
-    for value, names in merged.items():
+    for value, targets_here in merged.items():
         layers.append(_reference_rule("run", "y", value, y_scale))
-        layers.append(  # in the right margin, clear of the lines
+        layers.append(  # inside the plot, above the rule at its right end: no margin taken
             _guide(
                 "run",
                 {
                     "type": "text",
-                    "align": "left",
-                    "baseline": "middle",
-                    "dx": 6,
+                    "align": "right",
+                    "baseline": "bottom",
+                    "dx": -4,
+                    "dy": -4,
                     "fontSize": 14,
                     "color": REFERENCE_COLOR,
-                    "text": f"{' = '.join(names)} = {fmt(value)}",
+                    "text": f"{' = '.join(targets_here)} = {fmt(value)}",
                 },
                 {
                     "y": {"datum": value, "type": "quantitative", "scale": y_scale},

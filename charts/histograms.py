@@ -17,12 +17,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from lab.i18n import N_, _
 
 __all__ = [
     "bars_layer",
+    "legend_text",
     "MAX_ROWS",
+    "TITLE_LIMIT",
     "Binned",
     "bin_values",
     "check_rows",
@@ -33,6 +35,10 @@ __all__ = [
 
 #: No chart ships more rows than this to the browser.
 MAX_ROWS = 5_000
+#: Widest a panel chart's title and subtitle lines may be (px).  Panels are at least 260 px
+#: wide (``lab.ui.grid``); without an explicit limit Vega cuts a subtitle line at the width
+#: the chart had when first laid out (about 135 px), so "0.13% outside the ch…".
+TITLE_LIMIT = 250
 
 
 def check_rows(df: pd.DataFrame, limit: int = MAX_ROWS) -> pd.DataFrame:
@@ -189,6 +195,16 @@ def records(df: pd.DataFrame) -> list[dict]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
+def legend_text() -> dict:
+    """A legend's label colour: the axis labels' (dark on a projector), not Streamlit's light grey.
+
+    Empty when the shared configuration (:data:`charts.palette.CONFIG`) sets no
+    axis label colour, so a theme-aware palette decides for both.
+    """
+    colour = CONFIG.get("axis", {}).get("labelColor")
+    return {"labelColor": colour} if colour else {}
+
+
 def _fmt(x: float) -> str:
     if x == 0.0:
         return "0"
@@ -227,7 +243,7 @@ def bars_layer(
                 "type": "quantitative",
                 "scale": x_scale,
                 "title": x_title,
-                "axis": {"tickCount": tick_count},
+                "axis": {"tickCount": tick_count, "labelOverlap": True},  # never "−1.01.5"
             },
             x2={"field": "right"},
             y={
@@ -392,6 +408,7 @@ def per_sample_histogram(
         )
 
     chart = alt.LayerChart(
-        layer=layers, datasets=datasets, title={"text": name, "subtitle": subtitle}
+        layer=layers, datasets=datasets,
+        title={"text": name, "subtitle": subtitle, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)

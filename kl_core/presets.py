@@ -29,7 +29,7 @@ class Preset:
     blurb : str
         One sentence on what the preset shows (English, translated by the app).
     source : str
-        Where the setting comes from.
+        Where the setting comes from (a citation, or English translated by the app).
     """
 
     key: str
@@ -77,15 +77,17 @@ PRESETS: dict[str, Preset] = {
             "normal(0,1)",
             "normal(0.5,1)",
             N_("True KL 0.125; k1 = (0.25 − x)/2 per sample, so any x > 0.25 gives a negative value."),
-            "Study notes on Schulman's blog (2025), worked example",
+            N_("Study notes on Schulman's blog (2025), worked example"),
         ),
         Preset(
             "heavy-tails",
             N_("Heavy tails: p = N(0, 1.5²)"),
             "normal(0,1)",
             "normal(0,1.5)",
-            N_("p is wider than √2·q, so E_q[r²] = ∞ and Var(k3) is infinite: its running mean jumps."),
-            "Variance condition σ_p² < 2σ_q² for E_q[r²] < ∞",
+            N_("p is wider than √2·q, so the mean of r² under q is infinite, and so is Var(k3): its "
+               "running mean jumps."),
+            N_("The variance condition: the mean of r² under q is finite only if p's variance is "
+               "less than twice q's"),
         ),
         Preset(
             "laplace-gaussian",
@@ -93,7 +95,7 @@ PRESETS: dict[str, Preset] = {
             "laplace(0,1)",
             "normal(0,1)",
             N_("Different shapes, no closed form: the exact values come from quadrature."),
-            "This lab",
+            N_("This lab"),
         ),
         Preset(
             "next-token",
@@ -101,7 +103,7 @@ PRESETS: dict[str, Preset] = {
             "categorical(2,1,0.5,0,-1)",
             "categorical(1.6,1.2,0.7,0.2,-0.6)",
             N_("Two next-token distributions over 5 tokens, as in an RLHF policy and its reference."),
-            "This lab",
+            N_("This lab"),
         ),
     )
 }

@@ -27,6 +27,7 @@ from kl_core.bregman import k_lambda_negative_interval
 from kl_core.paths import PATHS
 from lab import cache, state, ui
 from lab.format import number
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import control_variates as notes
 from lab.picker import distribution_pair, wait_for_specs
@@ -35,46 +36,49 @@ from lab.widgets import count_slider, seed_picker
 LAM_MIN, LAM_MAX = -1.0, 3.0
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title("Control variates")
-st.markdown(
+st.title(_("Control variates"))
+st.markdown(_(
     "k1 = −log r is unbiased but noisy. Add any multiple of **r − 1**, whose average under q is "
     "exactly 0, and the estimator stays unbiased — so which multiple λ should we add? "
     "This page computes the variance of every choice **exactly** (no sampling), and shows "
     "why Schulman's k3 takes λ = 1 although a smaller variance is often available."
-)
+))
+# Two lines (gathered): on one line the formula is wider than a 1024-px page.
 ui.formula(
-    r"k_\lambda = -\log r + \lambda\,(r - 1), \qquad "
+    r"\begin{gathered} k_\lambda = -\log r + \lambda\,(r - 1), \\ "
     r"\mathbb{E}_{q}[r - 1] = 0 \;\Longrightarrow\; "
-    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q,p] \ \text{for every } \lambda"
+    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q,p] \ \text{" + _("for every λ") + r"}"
+    r"\end{gathered}"
 )
 
-q, p = distribution_pair("normal(0,1)", "normal(1,1)")
+q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 try:
     par = cache.lambda_parabola(q.spec, p.spec)
 except QuadratureError:
-    ui.fail(
+    ui.fail(_(
         "kl_core could not compute the exact variances for this pair: the integrand overflows "
         "double precision, because q and p are extremely far apart. Move p closer to q."
-    )
+    ))
 all_infinite = math.isinf(par.var_log_r)
 c_lam, c_n, c_seed = st.columns([2.2, 1, 1], gap="medium")
 with c_lam:
     lam = state.slider(
-        "λ, the coefficient of r − 1 in kλ", "lam", min_value=LAM_MIN, max_value=LAM_MAX,
+        _("λ, the coefficient of r − 1 in kλ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX,
         value=0.5, step=0.05, format="%.3f",
-        help="λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q, p].",
+        help=_("λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q, p]."),
     )
     with st.container(horizontal=True, gap="small"):
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
         st.button("λ = 1 (k3)", key="set_k3", on_click=state.set_values, kwargs={"lam": 1.0})
         if par.lam_star_defined and LAM_MIN <= par.lam_star <= LAM_MAX:
-            st.button("λ = λ* = {lam:.3f} (least variance)".format(lam=par.lam_star), key="set_star",
+            st.button(_("λ = λ* = {lam:.3f} (least variance)").format(lam=par.lam_star),
+                      key="set_star",
                       on_click=state.set_values, kwargs={"lam": par.lam_star})
     if (why_no_star := notes.lambda_star_missing(par, LAM_MIN, LAM_MAX)) is not None:
         st.caption(why_no_star)
 with c_n:
-    n = count_slider("N, draws x ~ q", "n", value=10_000, hi=1_000_000, accept_from=100,
-                     help="How many samples the per-sample histograms below are made of.")
+    n = count_slider(_("N, draws x ~ q"), "n", value=10_000, hi=1_000_000, accept_from=100,
+                     help=_("How many samples the per-sample histograms below are made of."))
 with c_seed:
     seed = seed_picker()
 
@@ -82,122 +86,130 @@ wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wai
 # ------------------------------------------------------------ the exact numbers
 var_lam = float(par.variance(lam))
 with ui.metric_row():
+    # Short labels (a metric is ~180 px wide at 1024 px); the long form is in the help.
     st.metric(
-        "λ*, least variance", number(par.lam_star) if par.lam_star_defined else "undefined",
-        help="λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from kl_core.control_variates.lambda_parabola. "
-        "Undefined when every λ has infinite variance.",
+        _("λ*, least variance"), number(par.lam_star) if par.lam_star_defined else _("undefined"),
+        help=_("λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from "
+               "kl_core.control_variates.lambda_parabola. Undefined when every λ has infinite "
+               "variance."),
     )
-    st.metric("Var(kλ) at your λ = {lam:.3g}".format(lam=lam), number(var_lam), help="Exact, per sample.")
-    st.metric("Var(k3), λ = 1", number(par.var_k3), help="Exact, per sample.")
-    st.metric("Var(kλ*), λ = λ*", "—" if all_infinite else number(par.var_optimal), help="Exact, per sample.")
-    st.metric("gain Var(k3) / Var(kλ*)", notes.gain_text(par),
-              help="How many times more samples k3 needs than kλ* for the same standard error.")
+    st.metric(_("Var(kλ), λ = {lam:.3g}").format(lam=lam), number(var_lam),
+              help=_("The exact variance per sample of kλ at your λ."))
+    st.metric(_("Var(k3), λ = 1"), number(par.var_k3), help=_("Exact, per sample."))
+    st.metric(_("Var(kλ*), λ = λ*"), "—" if all_infinite else number(par.var_optimal),
+              help=_("Exact, per sample."))
+    st.metric(_("Var(k3) / Var(kλ*)"), notes.gain_text(par),
+              help=_("The gain of kλ* over k3: how many times more samples k3 needs than kλ* "
+                     "for the same standard error."))
 why = cache.estimator_moments("k1", q.spec, p.spec).note if all_infinite else ""
 if (note := notes.pair_note(par, why)) is not None:
     ui.note(note.kind, note.text, note.icon)
 
 # ------------------------------------------------------------ 1. the parabola
-st.header("1. The variance is a parabola in λ")
-st.markdown(
+st.header(_("1. The variance is a parabola in λ"))
+st.markdown(_(
     "Expanding the variance of a sum gives three exact coefficients, each a divergence between "
     "q and p:"
-)
+))
 ui.formula(
-    r"\mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r) "
-    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) + \lambda^2\,\chi^2(p\,\|\,q),"
-    r"\qquad \lambda^* = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}"
+    r"\begin{aligned} \mathrm{Var}_q(k_\lambda) &= \mathrm{Var}_q(\log r) "
+    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) \\ "
+    r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \\ "
+    r"\lambda^* &= \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)} \end{aligned}"
 )
 lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
 ui.chart(
     variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam),
                       infinite_note=notes.parabola_note(par)),
-    name="variance-parabola",
+    name=_("variance-parabola"),
     caption=notes.parabola_caption(par),
 )
 ui.show_source(control_variates.lambda_parabola)
 
 # ------------------------------------------------------------ 2. the histograms
-st.header("2. What the samples look like at your λ")
-with st.spinner("Drawing samples…"):
+st.header(_("2. What the samples look like at your λ"))
+with st.spinner(_("Drawing samples…")):
     sim = cache.simulate(
         q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, 20_000)
     )
 s, s3 = sim["k_lambda"], sim["k3"]
 domain = common_domain([s.samples, s3.samples], include=(0.0, par.true_kl))
-left, right = st.columns(2, gap="medium")
+left, right = (col for _key, col in ui.grid(("k_lambda", "k3"), per_row=2, name="histograms"))
 with left:
     ui.chart(
         k_lambda_histogram(s.samples, lam, true_value=par.true_kl, mean=s.mean,
                            neg_fraction=s.neg_fraction, domain=domain),
-        name=f"k-lambda-histogram-lam-{lam:g}",
+        name=_("k-lambda-histogram-lam-{lam}").format(lam=f"{lam:g}"),
         caption=notes.histogram_caption(s.neg_fraction, n),
     )
 with right:
     ui.chart(
         k_lambda_histogram(s3.samples, 1.0, key="k3", true_value=par.true_kl, mean=s3.mean,
                            neg_fraction=s3.neg_fraction, domain=domain),
-        name="k3-histogram",
-        caption="The same draws with λ = 1: never a negative value. Both panels share one x-axis.",
+        name=_("k3-histogram"),
+        caption=_("The same draws with λ = 1: never a negative value. Both panels share one "
+                  "x-axis."),
     )
 
 # ------------------------------------------------------------ 3. why λ = 1
-st.header("3. Why only λ = 1 keeps every sample ≥ 0")
-st.markdown(
+st.header(_("3. Why only λ = 1 keeps every sample ≥ 0"))
+st.markdown(_(
     "Split kλ into k3 plus what is left over. k3 is the gap between log r and its tangent line "
     "r − 1 at r = 1 (see the *Bregman gap* page), so it is never negative and it touches 0 at "
     "r = 1 **with zero slope**: near there it is only about ½(r − 1)². The left-over term is a "
     "straight line through 0 at r = 1 with slope λ − 1. Close to r = 1 a line always beats a "
     "parabola, so kλ takes the sign of (λ − 1)(r − 1) there: for **λ < 1 it is negative just "
     "above r = 1**, for **λ > 1 just below**. Only λ = 1 removes the line and leaves the gap."
-)
+))
 ui.formula(
-    r"k_\lambda = \underbrace{(r - 1) - \log r}_{k_3\ \ge\ 0,\ \ \approx\ \frac12 (r-1)^2}"
-    r"\;+\;(\lambda - 1)(r - 1),"
-    r"\qquad \log r \le r - 1 \text{ with equality only at } r = 1"
+    r"\begin{gathered} k_\lambda = \underbrace{(r - 1) - \log r}_{k_3\ \ge\ 0,\ \ \approx\ \frac12 (r-1)^2}"
+    r"\;+\;(\lambda - 1)(r - 1), \\"
+    r"\log r \le r - 1, \ \text{" + _("with equality only at r = 1") + r"} \end{gathered}"
 )
 logr_grid = np.linspace(-2.5, 2.5, 101)  # smooth curves; the band's ends are exact
 interval = k_lambda_negative_interval(lam)
 ui.chart(
     k_lambda_profile(logr_grid, notes.profile_curves(logr_grid, lam), negative=interval,
-                     negative_label="kλ < 0 for λ = {lam:.3g}".format(lam=lam)),
-    name=f"k-lambda-profile-lam-{lam:g}",
+                     negative_label=_("kλ < 0 for λ = {lam:.3g}").format(lam=lam)),
+    name=_("k-lambda-profile-lam-{lam}").format(lam=f"{lam:g}"),
     caption=notes.profile_caption(lam, interval, s.neg_fraction),
 )
 ui.show_source(estimators.k_lambda)
 
 # ------------------------------------------------------------ 4. the gain along a path
-st.header("4. How much does λ* beat λ = 1 as p moves away?")
-st.markdown(
+st.header(_("4. How much does λ* beat λ = 1 as p moves away?"))
+st.markdown(_(
     "Take p one step θ away from q along a path and compute λ\\* and the gain "
     "Var(k3) / Var(kλ\\*) exactly at each step. Near p = q the numerator and the denominator of "
     "λ\\* are both ≈ F θ² (F the Fisher information), so **λ\\* → 1 on every path**. That does "
     "not make k3 optimal: both variances shrink like θ⁴, and their ratio tends to a constant set "
     "by the direction of the step — 1 only for the Gaussian mean shift. Further away χ²(p‖q) "
     "grows faster than the KLs, λ\\* moves away from 1 and the gain grows."
-)
+))
 path_key = state.segmented(
-    "Path from q to p", "path", list(PATHS), value="shift", format_func=lambda k: PATHS[k].name,
-    help="Each path starts at p = q (θ = 0); see kl_core.paths.",
+    _("Path from q to p"), "path", list(PATHS), value="shift",
+    format_func=lambda k: _(PATHS[k].name),
+    help=_("Each path starts at p = q (θ = 0); see kl_core.paths."),
 )
 path = PATHS[path_key]
 st.latex(path.family_latex + r",\qquad " + path.theta_latex)
-with st.spinner("Computing λ* and both variances along the path…"):
+with st.spinner(_("Computing λ* and both variances along the path…")):
     curve = cache.gain_along_path(path_key, notes.PATH_THETAS[path_key])
-theta_title = notes.THETA_TITLES[path_key]
-g_left, g_right = st.columns(2, gap="medium")
+theta_title = notes.theta_title(path_key)
+g_left, g_right = (col for _key, col in ui.grid(("gain", "lambda-star"), per_row=2, name="path"))
 with g_left:
     ui.chart(
         gain_chart(curve.thetas, curve.gain, theta_title=theta_title, true_kl=curve.true_kl,
                    lam_star=curve.lam_star, current=notes.gain_marker(path_key, curve)),
-        name=f"gain-{path_key}",
+        name=_("gain-{path}").format(path=path_key),
         caption=notes.gain_caption(path_key, curve),
     )
 with g_right:
     ui.chart(
         lambda_star_chart(curve.thetas, curve.lam_star, theta_title=theta_title,
                           infinite=curve.var_k3),
-        name=f"lambda-star-{path_key}",
-        caption=(
+        name=_("lambda-star-{path}").format(path=path_key),
+        caption=_(
             "λ* tends to k3's λ = 1 as p → q on every path, and moves away from it as p moves "
             "away from q."
         ),

@@ -15,12 +15,13 @@ import math
 import pandas as pd
 import streamlit as st
 
-from charts.estimator_lab import batch_means_domain, usable_domain
+from charts.estimator_lab import RUNNING_FROM, batch_means_domain, usable_domain
 from charts.histograms import common_domain
 from kl_core import estimators, montecarlo, sampling
 from kl_core.published import match_published
 from lab import cache, state, ui
 from lab.format import number
+from lab.i18n import N_, _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs
@@ -32,72 +33,72 @@ DEFAULT_Q, DEFAULT_P = "normal(0,1)", "normal(0.1,1)"  # Schulman's small-KL cas
 MAX_DRAWS = 20_000_000  # N·R cap: about 2 s of simulate
 LAM_RANGE = (-1.0, 2.0)
 PRESET_BUTTONS = {
-    "schulman-small": "Schulman μ = 0.1",
-    "schulman-large": "Schulman μ = 1",
-    "notes-example": "Notes μ = 0.5",
-    "heavy-tails": "Heavy tails",
-    "laplace-gaussian": "Laplace vs Gaussian",
-    "next-token": "Next token",
+    "schulman-small": N_("Schulman μ = 0.1"),
+    "schulman-large": N_("Schulman μ = 1"),
+    "notes-example": N_("Notes μ = 0.5"),
+    "heavy-tails": N_("Heavy tails"),
+    "laplace-gaussian": N_("Laplace vs Gaussian"),
+    "next-token": N_("Next token"),
 }
 FUNCS = {key: getattr(estimators, key) for key in ALL_KEYS}
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title("Estimator Lab")
-st.markdown(
-    "Draw $x_1,\\dots,x_N \\sim q$, compute $r = p(x)/q(x)$ and average an estimator over the "
+st.title(_("Estimator Lab"))
+st.markdown(_(
+    r"Draw $x_1,\dots,x_N \sim q$, compute $r = p(x)/q(x)$ and average an estimator over the "
     "$N$ draws: that is **one estimate** of the KL. Repeat it $R$ times with fresh draws. "
     "How often is a single value negative, how far do the estimates scatter, and is their "
     "average the true KL?"
-)
+))
 
 # ------------------------------------------------------------ inputs
-preset_bar(PRESET_BUTTONS, DEFAULT_Q, DEFAULT_P)
+preset_bar({key: _(text) for key, text in PRESET_BUTTONS.items()}, DEFAULT_Q, DEFAULT_P)
 q, p = distribution_pair(DEFAULT_Q, DEFAULT_P)
 active = active_preset(q.spec, p.spec)
 if active is not None:
-    st.info(f"**{active.title}.** {active.blurb} *({active.source})*", icon=":material/bookmark:")
+    st.info(notes.preset_line(active.title, active.blurb, active.source), icon=":material/bookmark:")
 
 c_n, c_r, c_seed = st.columns(3, gap="medium")
 with c_n:
-    n = count_slider("N, samples per estimate", "n", value=1_000, hi=10_000_000,
-                     help="Each estimate is the mean of N per-sample values.")
+    n = count_slider(_("N, samples per estimate"), "n", value=1_000, hi=10_000_000,
+                     help=_("Each estimate is the mean of N per-sample values."))
 with c_r:
-    repeats = count_slider("R, estimates", "R", value=200, hi=100_000, accept_from=2,
-                           help="How many independent estimates, each from N fresh draws.")
+    repeats = count_slider(_("R, estimates"), "R", value=200, hi=100_000, accept_from=2,
+                           help=_("How many independent estimates, each from N fresh draws."))
 with c_seed:
     seed = seed_picker()
 c_keys, c_lam = st.columns([1.25, 1], gap="medium")
 with c_keys:
     chosen = state.multiselect(
-        "Estimators to show",
+        _("Estimators to show"),
         "keys",
         ALL_KEYS,
         value=DEFAULT_KEYS,
-        help="k1, k2, k3 and k_lambda are compared with KL[q,p]; k3_pq estimates the other "
-        "direction, KL[p,q], from the same samples of q.",
+        help=_("k1, k2, k3 and k_lambda are compared with KL[q,p]; k3_pq estimates the other "
+               "direction, KL[p,q], from the same samples of q."),
     )
 star = cache.lambda_star(q.spec, p.spec)
 lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
 if "k_lambda" in chosen:
     with c_lam:
         lam = state.slider(
-            "λ of kλ = −log r + λ(r − 1)", "lam", min_value=LAM_RANGE[0], max_value=LAM_RANGE[1],
-            value=0.5, step=0.05, format="%.3f",
-            help="λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased.",
+            _("λ of kλ = −log r + λ(r − 1)"), "lam", min_value=LAM_RANGE[0],
+            max_value=LAM_RANGE[1], value=0.5, step=0.05, format="%.3f",
+            help=_("λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased."),
         )
         if (why_not := notes.lambda_star_line(star, *LAM_RANGE)) is None:
             st.button(
-                f"Set λ = λ* = {star.value:.3f}", key="lam_star", type="tertiary",
-                icon=":material/target:", on_click=state.set_values,
+                _("Set λ = λ* = {lam:.3f}").format(lam=star.value), key="lam_star",
+                type="tertiary", icon=":material/target:", on_click=state.set_values,
                 kwargs={"lam": round(star.value, 3)},
-                help="λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
-                "kl_core.exact.lambda_star.",
+                help=_("λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
+                       "kl_core.exact.lambda_star."),
             )
         else:
             st.caption(why_not)
 keys = tuple(k for k in ALL_KEYS if k in chosen)  # one order, whatever the click order
 if not keys:
-    st.info("Choose at least one estimator above.", icon=":material/info:")
+    st.info(_("Choose at least one estimator above."), icon=":material/info:")
     st.stop()
 if (message := notes.too_many_draws(n, repeats, MAX_DRAWS)) is not None:
     ui.fail(message)
@@ -108,45 +109,53 @@ try:
     true_kl = cache.exact_kl(q.spec, p.spec)
     true_kl_pq = cache.exact_kl(p.spec, q.spec)
 except cache.CORE_ERRORS as exc:
-    ui.fail(f"kl_core cannot compute the exact KL for q = {q.name}, p = {p.name}: {exc}.")
+    ui.fail(_("kl_core cannot compute the exact KL for q = {q}, p = {p}: {why}.").format(
+        q=q.name, p=p.name, why=ui.error_text(exc)))
 moments, failed = cache.moments_or_failures(keys, q.spec, p.spec, lam)
 try:
-    with st.spinner(f"Drawing {n * repeats:,} samples and running {len(keys)} estimators…"):
+    with st.spinner(_("Drawing {total:,} samples and running {k} estimators…").format(
+            total=n * repeats, k=len(keys))):
         sim = cache.simulate(q.spec, p.spec, n, repeats=repeats, seed=seed, lam=lam, keys=keys)
 except cache.CORE_ERRORS as exc:
-    ui.fail(f"kl_core cannot simulate q = {q.name}, p = {p.name}: {exc}.")
+    ui.fail(_("kl_core cannot simulate q = {q}, p = {p}: {why}.").format(
+        q=q.name, p=p.name, why=ui.error_text(exc)))
 targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
 checks = cache.error_bar_checks(keys, q.spec, p.spec, n, lam)  # can a ±SE from N draws be trusted?
 zero_kl = true_kl == 0.0
 
 with ui.metric_row():
-    st.metric("Exact KL[q, p]", number(true_kl), help="kl_core.exact.kl(q, p): what k1, k3 and kλ estimate.")
-    st.metric("Exact KL[p, q]", number(true_kl_pq), help="kl_core.exact.kl(p, q): what k3_pq estimates.")
-    st.metric("λ*, least-variance λ", "undefined" if star.value is None else number(star.value),
-              help=star.note or "kl_core.exact.lambda_star(q, p)")
-    st.metric("Draws, N · R", f"{n * repeats:,}", help=f"seed {seed}; the same seed gives the same draws")
+    st.metric(_("Exact KL[q, p]"), number(true_kl),
+              help=_("kl_core.exact.kl(q, p): what k1, k3 and kλ estimate."))
+    st.metric(_("Exact KL[p, q]"), number(true_kl_pq),
+              help=_("kl_core.exact.kl(p, q): what k3_pq estimates."))
+    st.metric(_("λ*, least-variance λ"),
+              _("undefined") if star.value is None else number(star.value),
+              help=_("λ*, the λ of least variance (kl_core.exact.lambda_star(q, p)). {why}").format(
+                  why=star.note))
+    st.metric(_("Draws, N · R"), f"{n * repeats:,}",
+              help=_("seed {seed}; the same seed gives the same draws").format(seed=seed))
 for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
              *notes.error_bar_notes(checks, {k: sim[k] for k in keys})]:
     ui.note(note.kind, note.text, note.icon)
 
 # ------------------------------------------------------------ the estimators
-st.header("The estimators")
+st.header(_("The estimators"))
 for key, col in ui.grid(keys, key="formulas"):
     with col:
         ui.estimator_formula(key)
         st.markdown(notes.estimator_mean_line(key, lam))
 
 # ------------------------------------------------------------ 1. single values
-st.header("1 · One sample at a time")
-st.markdown(
+st.header(_("1 · One sample at a time"))
+st.markdown(_(
     "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "
-    "is binned). A KL is never negative, but a single value of k1 or kλ can be.".format(
+    "is binned). A KL is never negative, but a single value of k1 or kλ can be.").format(
         total=n * repeats, shown=min(sim[keys[0]].samples.size, n * repeats)
     )
 )
 share_x = state.toggle(
-    "Same x-axis for every panel", "sharex", value=True,
-    help="On: spreads compare at a glance. Off: each panel zooms in on its own values.",
+    _("Same x-axis for every panel"), "sharex", value=True,
+    help=_("On: spreads compare at a glance. Off: each panel zooms in on its own values."),
 )
 shared = common_domain([sim[k].samples for k in keys], include=(0.0, *(t for _, t in targets.values())))
 for key, col in ui.grid(keys, key="per-sample"):
@@ -155,22 +164,22 @@ for key, col in ui.grid(keys, key="per-sample"):
     with col:
         ui.chart(
             cache.estimator_chart(
-                "per-sample", s.samples, key, true_value=s.target, true_label="true", mean=s.mean,
+                "per-sample", s.samples, key, true_value=s.target, true_label=N_("true"), mean=s.mean,
                 neg_fraction=s.neg_fraction, domain=usable_domain(shared if share_x else own),
             ),
-            name=f"lab-{key}-per-sample",
+            name=_("lab-{estimator}-per-sample").format(estimator=key),
             caption=notes.per_sample_caption(key, s, zero_kl),
         )
 
 # ------------------------------------------------------------ 2. repeated estimates
-st.header("2 · One estimate (N = {n:,}), repeated R = {r:,} times".format(n=n, r=repeats))
-st.markdown(
+st.header(_("2 · One estimate (N = {n:,}), repeated R = {r:,} times").format(n=n, r=repeats))
+st.markdown(_(
     "Each bar counts estimates, each the mean of N values. The black curve is the **normal "
-    "approximation with the exact mean and variance**, $\\mathcal N(\\mu, \\sigma^2/N)$ with "
-    "$\\mu = \\mathbb E_q[k]$ and $\\sigma^2 = \\mathrm{Var}_q[k]$ from `kl_core.exact` "
+    r"approximation with the exact mean and variance**, $\mathcal N(\mu, \sigma^2/N)$ with "
+    r"$\mu = \mathbb E_q[k]$ and $\sigma^2 = \mathrm{Var}_q[k]$ from `kl_core.exact` "
     "(the central limit theorem; its shape is approximate for small N). "
     "Each panel has its own x-axis: read the spread from the axis and the subtitle."
-)
+))
 for key, col in ui.grid(keys, key="estimates"):
     s, m = sim[key], moments[key]
     approx = sampling.batch_mean_normal(m.mean, m.var, n) if not math.isnan(m.var) else None
@@ -180,29 +189,29 @@ for key, col in ui.grid(keys, key="estimates"):
                 "estimates", s.batch_means, key, n=n, approx=approx, true_value=s.target,
                 true_label=s.target_name, domain=batch_means_domain(s.batch_means, approx, (s.target,)),
             ),
-            name=f"lab-{key}-estimates",
+            name=_("lab-{estimator}-estimates").format(estimator=key),
             caption=notes.estimate_caption(key, m, approx, s.target_name, checks[key]),
         )
 
 # ------------------------------------------------------------ 3. running mean
-st.header("3 · One estimate as N grows")
-st.markdown(
-    "The mean of the first n values of the first batch, for n = 1 … {n:,}, with a band of ±2 "
-    "standard errors estimated from those same n values. The true value should lie inside a "
-    "band about 95% of the time; the bands narrow like $1/\\sqrt n$.".format(n=n)
-)
+st.header(_("3 · One estimate as N grows"))
+st.markdown(_(
+    "The mean of the first n values of the first batch, for n = {start:,} … {n:,}, with a band "
+    "of ±2 standard errors estimated from those same n values. The true value should lie inside "
+    r"a band about 95% of the time; the bands narrow like $1/\sqrt n$."
+).format(start=RUNNING_FROM if n >= 10 * RUNNING_FROM else 1, n=n))
 ui.chart(
     cache.estimator_chart(
         "running-means",
         [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys],
         targets=list(dict.fromkeys(targets[k] for k in keys)),
     ),
-    name="lab-running-means",
+    name=_("lab-running-means"),
     caption=notes.running_caption({k: sim[k] for k in keys}, moments, n, checks),
 )
 
 # ------------------------------------------------------------ 4. Schulman's table
-st.header("4 · Schulman's table")
+st.header(_("4 · Schulman's table"))
 total = n * repeats
 published = match_published(q, p)
 figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published,
@@ -212,37 +221,42 @@ any_infinite = any(math.isinf(moments[k].var) for k in keys)
 if not zero_kl:
     st.markdown(notes.table_intro(total, seed, published is not None))
     rel_fmt = st.column_config.NumberColumn(format="%.4f")
-    for (fig, rows), col in zip(figures.items(), st.columns(2, gap="medium"), strict=True):
-        with col:
-            st.subheader(fig, anchor=False)
-            ui.table(
-                pd.DataFrame(rows), name=f"{fig.replace('/', '-over-')}-{slug}",
-                caption=notes.relative_caption(fig, any_infinite),
-                column_config={**{c: rel_fmt for c in ("exact", "MC", "MC SE")},
-                               "SE trusted": st.column_config.CheckboxColumn(help=notes.SE_TRUSTED)},
-            )
+    h = notes.column_name
+    # One table under the other: side by side, each would hide its last columns below 1280 px.
+    for fig, rows in figures.items():
+        st.subheader(fig, anchor=False)
+        ui.table(
+            pd.DataFrame(rows), name="-".join((fig.replace("/", "-over-"), slug)),
+            caption=notes.relative_caption(fig, any_infinite),
+            column_config={**{h(c): rel_fmt for c in ("exact", "MC", "MC SE")},
+                           h("SE trusted"): st.column_config.CheckboxColumn(
+                               help=_(notes.SE_TRUSTED))},
+        )
     if published is None:
-        st.caption(notes.NOT_PUBLISHED)
+        st.caption(_(notes.NOT_PUBLISHED))
 abs_fmt = st.column_config.NumberColumn(format="%.5g")
-with st.expander("The same in absolute numbers", expanded=zero_kl, icon=":material/table:"):
+share_col = notes.column_name("share < 0 (MC)")
+with st.expander(_("The same in absolute numbers"), expanded=zero_kl, icon=":material/table:"):
     ui.table(
         pd.DataFrame(absolute),
-        name=f"absolute-table-{slug}",
-        caption="Means and per-sample standard deviations; MC over all {total:,} draws.".format(total=total),
+        name=_("absolute-table-{slug}").format(slug=slug),
+        caption=_("Means and per-sample standard deviations; MC over all {total:,} draws.").format(
+            total=total),
         column_config={
-            **{c: abs_fmt for c in absolute[0] if c not in ("estimator", "target", "share < 0 (MC)")},
-            "share < 0 (MC)": st.column_config.NumberColumn(format="percent"),
+            **{c: abs_fmt for c in absolute[0]
+               if c not in (notes.column_name("estimator"), notes.column_name("target"), share_col)},
+            share_col: st.column_config.NumberColumn(format="percent"),
         },
     )
-st.markdown(
+st.markdown(_(
     "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
-    "whenever p is close to q. k2's bias/true is near 0 when p ≈ q and grows with the distance. "
-    "The MC column should agree with the exact one to within about 2 MC SE; change the seed to "
-    "see it move."
-)
+    "whenever p is close to q. k2's bias/true is near zero when p ≈ q and grows with the "
+    "distance. The MC column should agree with the exact one to within about 2 MC SE; change "
+    "the seed to see it move."
+))
 
 # ------------------------------------------------------------ code
-st.header("The code")
+st.header(_("The code"))
 ui.show_source(montecarlo.simulate)
 for key, col in ui.grid(keys, key="code"):
     with col:

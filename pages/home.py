@@ -62,9 +62,10 @@ sim = cache.simulate(Q.spec, P.spec, N, seed=SEED, keys=KEYS, sample_size=N)
 moments = {key: cache.estimator_moments(key, Q.spec, P.spec) for key in KEYS}
 with exact_col:
     st.metric(
-        _("Exact KL[q, p] = μ²/2"),
+        _("Exact KL[q, p]"),
         f"{true_kl:.4g}",
-        help=_("Computed by kl_core.exact.kl(q, p), in closed form."),
+        help=_("KL[q, p] = μ²/2 for these two normals, computed by kl_core.exact.kl(q, p) in "
+               "closed form."),
     )
 
 domain = common_domain([sim[k].samples for k in KEYS], include=(0.0, true_kl))

@@ -15,6 +15,7 @@ from charts.palette import REFERENCE_COLOR, color
 from kl_core import estimators
 from kl_core.control_variates import GainCurve, LambdaParabola
 from lab.format import number
+from lab.i18n import N_, _
 from lab.notes import Note
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "parabola_range",
     "profile_caption",
     "profile_curves",
+    "theta_title",
 ]
 
 # The θ grid of each path's gain curve.  θ = 0 (p = q, gain 0/0) is left out: the gain
@@ -41,11 +43,17 @@ PATH_THETAS = {
     "scale": tuple(np.linspace(-0.6, 0.6, 60).tolist()),
     "logit": tuple(np.linspace(-3.0, 3.0, 60).tolist()),
 }
+#: The x-axis title of each path's charts, one line each (``_()`` where shown: :func:`theta_title`).
 THETA_TITLES = {
-    "shift": "μ, the mean of p = N(μ, 1)   (q = N(0, 1))",
-    "scale": "log σ, where p = N(0, σ²)   (q = N(0, 1))",
-    "logit": "θ, a step along the logit direction v   (q = p at θ = 0)",
+    "shift": (N_("μ, the mean of p = N(μ, 1)"), "(q = N(0, 1))"),
+    "scale": (N_("log σ, where p = N(0, σ²)"), "(q = N(0, 1))"),
+    "logit": (N_("θ, a step along the logit direction v"), N_("(q = p at θ = 0)")),
 }
+
+
+def theta_title(path_key: str) -> list[str]:
+    """The x-axis title of a path's charts, its lines in the run's language."""
+    return [_(line) for line in THETA_TITLES[path_key]]
 
 
 def _all_infinite(par: LambdaParabola) -> bool:
@@ -76,28 +84,28 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
     if _p_equals_q(par):
         return Note(
             "info",
-            "p = q: r = 1 at every sample, so every kλ is exactly 0 and every λ has variance 0. "
-            "Move p away from q to see the parabola.",
+            _("p = q: r = 1 at every sample, so every kλ is exactly zero and every λ has variance "
+              "zero. Move p away from q to see the parabola."),
             ":material/info:",
         )
     if _all_infinite(par):
-        text = (
+        text = _(
             "**Var(log r) is infinite for this pair**, so every kλ has infinite variance: adding "
             "λ(r − 1) cannot cancel it, and λ* is undefined."
         )
         if why_infinite:
-            text += " ({why})".format(why=why_infinite)
+            text = _("{text} ({why})").format(text=text, why=why_infinite)
         return Note("warning", text, ":material/warning:")
     if _chi2_infinite(par):
         return Note(
             "warning",
-            "**χ²(p‖q) = Var_q(r) is infinite for this pair**: the control variate r − 1 itself "
-            "has infinite variance: E_q[r²] = ∫ p²/q diverges when p's tails are too heavy for "
-            "q's, and exceeds the largest double (≈1.8e308) when q and p are very far apart, as "
-            "e^{μ²} does for Gaussians μ > 26.6 apart. Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 "
-            "included — and the best one can do is λ* = 0, plain k1. The histograms can still "
-            "look tame: the variance lives in rare, huge values of r that a finite sample seldom "
-            "contains.",
+            _(r"**$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is infinite for this pair**: the control "
+              r"variate r − 1 itself has infinite variance. $\mathbb{E}_q[r^2] = \int p^2/q$ "
+              r"diverges when p's tails are too heavy for q's, and exceeds the largest double "
+              r"(≈1.8e308) when q and p are very far apart, as $e^{\mu^2}$ does for Gaussians "
+              r"more than 26.6 apart. Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 included — and "
+              r"the best one can do is λ* = 0, plain k1. The histograms can still look tame: the "
+              r"variance lives in rare, huge values of r that a finite sample seldom contains."),
             ":material/warning:",
         )
     return None
@@ -106,9 +114,10 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
 def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None:
     """Why there is no "λ = λ*" button: λ* does not exist for this pair, or lies off [lo, hi]."""
     if not par.lam_star_defined:
-        return "No λ = λ* button: λ* does not exist here ({why}).".format(why=par.lam_star_note)
+        return _("No λ = λ* button: λ* does not exist here ({why}).").format(
+            why=par.lam_star_note)
     if not lo <= par.lam_star <= hi:
-        return "λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].".format(
+        return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
             lam=number(par.lam_star), lo=lo, hi=hi)
     return None
 
@@ -123,38 +132,38 @@ def parabola_range(par: LambdaParabola, lo: float, hi: float) -> tuple[float, fl
 def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
     """The marked points: k1 (λ = 0), k3 (λ = 1), λ* (if defined) and the reader's λ."""
     marks = [
-        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, color("k1")),
-        LambdaMark("λ = 1: k3", 1.0, par.var_k3, color("k3")),
+        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, color("k1")),  # i18n: ok
+        LambdaMark("λ = 1: k3", 1.0, par.var_k3, color("k3")),  # i18n: ok
     ]
     if not _all_infinite(par):
-        label = "λ* = {lam:.3g}: least variance".format(lam=par.lam_star)
+        label = _("λ* = {lam:.3g}: least variance").format(lam=par.lam_star)
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, REFERENCE_COLOR))
-    label = "your λ = {lam:.3g}".format(lam=lam)
+    label = _("your λ = {lam:.3g}").format(lam=lam)
     marks.append(LambdaMark(label, lam, float(par.variance(lam)), color("k_lambda")))
     return marks
 
 
-def parabola_note(par: LambdaParabola) -> str | None:
-    """The note written inside the chart when the curve cannot be drawn."""
+def parabola_note(par: LambdaParabola) -> list[str] | None:
+    """The chart's title when the curve cannot be drawn, in short lines (a phone is 358 px wide)."""
     if _all_infinite(par):
-        return "Var(kλ) = ∞ for every λ: no curve to draw"
+        return [_("Var(kλ) = ∞ for every λ:"), _("no curve to draw")]
     if _chi2_infinite(par):
-        return "Var(kλ) = ∞ for every λ ≠ 0: only the point at λ = 0 is finite"
+        return [_("Var(kλ) = ∞ for every λ ≠ 0:"), _("only the point at λ = 0 is finite")]
     return None
 
 
 def parabola_caption(par: LambdaParabola) -> str:
     """Under the parabola: where its minimum is, or why there is none."""
     if _p_equals_q(par):
-        return "With p = q every coefficient is 0: the 'parabola' is flat at 0."
+        return _("With p = q every coefficient is zero: the 'parabola' is flat at zero.")
     if _all_infinite(par):
-        return "Nothing to minimise: the variance is infinite for every λ."
+        return _("Nothing to minimise: the variance is infinite for every λ.")
     if _chi2_infinite(par):
-        return (
+        return _(
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
             "infinite, so any λ ≠ 0 makes the variance infinite."
         ).format(v=number(par.var_log_r))
-    return (
+    return _(
         "The minimum sits at λ* = {lam:.3g}, not at λ = 1: there Var = {opt} against {k3} for k3 "
         "and {k1} for k1. Every point of the curve has the same mean, KL[q,p] = {kl}; only the "
         "spread changes."
@@ -165,18 +174,18 @@ def parabola_caption(par: LambdaParabola) -> str:
 def histogram_caption(neg_fraction: float, n: int) -> str:
     """Under the kλ histogram: the share of negative values."""
     if neg_fraction > 0:
-        return (
+        return _(
             "{share:.1%} of the {n:,} values are negative (shaded side), although every single "
             "one is a sample of a KL estimator."
         ).format(share=neg_fraction, n=n)
-    return "No value is negative at this λ."
+    return _("No value is negative at this λ.")
 
 
 def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, str, bool]]:
     """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, colour, dashed)``."""
     curves = []
     if lam not in (0.0, 1.0):
-        label = "kλ, λ = {lam:.3g}".format(lam=lam)
+        label = "kλ, λ = {lam:.3g}".format(lam=lam)  # i18n: ok
         curves.append((label, estimators.k_lambda(logr, lam), color("k_lambda"), False))
     curves.append(("k3 (λ = 1)", estimators.k3(logr), color("k3"), False))
     curves.append(("k1 (λ = 0)", estimators.k1(logr), color("k1"), True))
@@ -186,16 +195,16 @@ def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, 
 def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fraction: float) -> str:
     """Under the profile: where kλ < 0 (``interval`` of log r), tied to the histogram's share."""
     if interval is None:
-        return (
+        return _(
             "At λ = 1 the curve (green) touches 0 at log r = 0 and is positive everywhere else: "
             "no sample can be negative."
         )
     if math.isinf(interval[1]):
-        return (
+        return _(
             "For λ = {lam:.3g} ≤ 0 both terms of kλ are negative whenever log r > 0: every sample "
             "with p(x) > q(x) is negative — {share:.1%} of the draws above."
         ).format(lam=lam, share=neg_fraction)
-    return (
+    return _(
         "For λ = {lam:.3g}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
         "shrinks to nothing as λ → 1. That is where the {share:.1%} negative draws above come from."
     ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=neg_fraction)
@@ -212,20 +221,21 @@ def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:
 def gain_caption(path_key: str, curve: GainCurve) -> str:
     """Under the gain curve: the gain next to p = q, and what it does further out."""
     near = int(np.argmin(np.abs(curve.thetas)))  # the step closest to p = q
-    near_text = "×{gain:.3g} at θ = {theta:.2g}".format(gain=curve.gain[near], theta=curve.thetas[near])
+    near_text = _("×{gain:.3g} at θ = {theta:.2g}").format(gain=curve.gain[near],
+                                                           theta=curve.thetas[near])
     if path_key == "shift":
         marker = gain_marker(path_key, curve)
-        return (
+        return _(
             "The gain is {near}, ×{at1:.3g} at Schulman's μ = 1 (black dot) and about ×{far:,.0f} "
             "at μ = {end:g}: k3 is nearly optimal only for small shifts."
         ).format(near=near_text, at1=marker[1], far=curve.gain[-1], end=curve.thetas[-1])
     if path_key == "scale":
-        return (
+        return _(
             "Already {near}, next to p = q: for a change of scale k3 is not nearly optimal even "
             "for tiny steps. Widening p past σ = √2 (θ ≈ 0.35) makes χ² infinite, so Var(k3) = ∞ "
             "while kλ* (λ* = 0, plain k1) stays finite: grey band."
         ).format(near=near_text)
-    return (
+    return _(
         "For this 5-token categorical the gain is {near}, next to p = q, and stays between "
         "×{lo:.3g} and ×{hi:.3g} on the range shown: all variances are finite."
     ).format(near=near_text, lo=np.nanmin(curve.gain), hi=np.nanmax(curve.gain))

@@ -16,17 +16,21 @@ from kl_core.montecarlo import EstimatorSummary
 from kl_core.published import PublishedExperiment
 from kl_core.reliability import ErrorBarCheck
 from lab.format import number
+from lab.i18n import N_, _
 from lab.notes import Note
 
 __all__ = [
+    "HEADERS",
     "NOT_PUBLISHED",
     "SE_TRUSTED",
     "error_bar_notes",
     "estimate_caption",
     "lambda_star_line",
     "estimator_mean_line",
+    "column_name",
     "notes",
     "per_sample_caption",
+    "preset_line",
     "relative_caption",
     "running_caption",
     "table_intro",
@@ -41,16 +45,29 @@ def _names(keys: Sequence[str]) -> str:
 
 def _reason(note: str) -> str:
     """A core note without its "X is infinite: " head."""
-    for head in (" is infinite: ", " is reported as inf: "):
+    for head in (" is infinite: ", " is reported as inf: "):  # i18n: ok (core text)
         note = note.split(head, 1)[-1]
     return note
+
+
+def preset_line(title: str, blurb: str, source: str) -> str:
+    """The note on the active preset: its title, blurb and source (translated here).
+
+    A source ending in a web address shows as a link named by the rest.
+    """
+    source = _(source)
+    text, sep, url = source.rpartition(", http")
+    if sep:
+        source = "[{text}](http{url})".format(text=text, url=url)  # i18n: ok (a link)
+    return _("**{title}.** {blurb} *({source})*").format(title=_(title), blurb=_(blurb),
+                                                         source=source)
 
 
 def too_many_draws(n: int, repeats: int, limit: int) -> str | None:
     """The message when N · R is over the page's ``limit``, else ``None``."""
     if n * repeats <= limit:
         return None
-    return (
+    return _(
         "N · R = {n:,} × {r:,} = {total:,} draws is more than this page runs ({limit:,}, about "
         "two seconds). Lower N or R."
     ).format(n=n, r=repeats, total=n * repeats, limit=limit)
@@ -59,37 +76,40 @@ def too_many_draws(n: int, repeats: int, limit: int) -> str | None:
 def _infinite_target(target_name: str, users: Sequence[str], moments: Mapping[str, Moments]) -> str:
     note = next((moments[k].note for k in users if moments[k].note), "")
     text = (
-        "**{target} is infinite** for this pair ({why}). {names} has no finite value to converge "
-        "to: the estimates keep growing with N, and bias/true and stdev/true are undefined."
+        _("**{target} is infinite** for this pair ({why}). {names} has no finite value to "
+          "converge to: the estimates keep growing with N, and bias/true and stdev/true are "
+          "undefined.")
         if len(users) == 1
-        else "**{target} is infinite** for this pair ({why}). {names} have no finite value to "
-        "converge to: the estimates keep growing with N, and bias/true and stdev/true are "
-        "undefined."
+        else _("**{target} is infinite** for this pair ({why}). {names} have no finite value to "
+               "converge to: the estimates keep growing with N, and bias/true and stdev/true are "
+               "undefined.")
     )
     return text.format(target=target_name, why=_reason(note), names=_names(users))
 
 
 def _infinite_variance(why: str, keys: Sequence[str]) -> str:
     names = ["Var({name})".format(name=ESTIMATORS[k].name) for k in keys]
-    variances = names[0] if len(names) == 1 else "{most} and {last}".format(
+    # TRANSLATORS: a list of variances, e.g. "Var(k2), Var(k3) and Var(kλ)"
+    variances = names[0] if len(names) == 1 else _("{most} and {last}").format(
         most=", ".join(names[:-1]), last=names[-1])
     overflow = "largest double" in why
     if len(keys) == 1:
-        head = "**{v} is too large for a double (shown as ∞)**" if overflow else "**{v} is infinite**"
+        head = (_("**{v} is too large for a double (shown as ∞)**") if overflow
+                else _("**{v} is infinite**"))
     else:
-        head = "**{v} are too large for a double (shown as ∞)**" if overflow else "**{v} are infinite**"
+        head = (_("**{v} are too large for a double (shown as ∞)**") if overflow
+                else _("**{v} are infinite**"))
     hint = (
-        " These estimators contain $r = p/q$, so their variance needs "
-        "$\\mathbb{E}_q[r^2] = \\int p(x)^2/q(x)\\,dx < \\infty$, and here it is not."
+        _(r"These estimators contain $r = p/q$, so their variance needs "
+          r"$\mathbb{E}_q[r^2] = \int p(x)^2/q(x)\,dx < \infty$, and here it is not.")
         if "r^2" in why
         else ""
     )
-    return (
-        head.format(v=variances)
-        + ": {why}.{hint} Their means are still finite, but their estimates do not settle into "
-        "a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
+    return _(
+        "{head}: {why}. {hint} Their means are still finite, but their estimates do not settle "
+        "into a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
         "understate the uncertainty (a rare huge value can move an estimate far at any N)."
-    ).format(why=why, hint=hint)
+    ).format(head=head.format(v=variances), why=why, hint=hint).replace(".  ", ". ")
 
 
 def notes(
@@ -119,16 +139,16 @@ def notes(
     for why, ks in infinite.items():
         out.append(Note("warning", _infinite_variance(why, ks), ":material/warning:"))
     if failed:
-        text = (
+        text = _(
             "kl_core could not compute the exact moments of {names} for this pair ({why}); their "
             "exact columns are left blank. The Monte Carlo figures are still shown."
         ).format(names=_names(list(failed)), why=next(iter(failed.values())))
         out.append(Note("warning", text, ":material/warning:"))
     if true_kl == 0.0:
-        text = (
-            "**p = q**: log r = 0 at every sample, so every estimator gives exactly 0 and the true "
-            "KL is 0. Bias/true and stdev/true divide by the true KL, so they are undefined here; "
-            "the table below shows the absolute numbers instead."
+        text = _(
+            "**p = q**: log r = 0 at every sample, so every estimator gives exactly zero and the "
+            "true KL is zero. Bias/true and stdev/true divide by the true KL, so they are "
+            "undefined here; the table below shows the absolute numbers instead."
         )
         out.append(Note("info", text, ":material/info:"))
     return out
@@ -137,14 +157,14 @@ def notes(
 def estimator_mean_line(key: str, lam: float) -> str:
     """The estimator's summary and what its mean is, under its formula."""
     info = ESTIMATORS[key]
-    summary = info.summary
+    summary = _(info.summary)
     if key == "k_lambda":
-        summary += " Here λ = {lam:g}.".format(lam=lam)
+        summary = _("{summary} Here λ = {lam:g}.").format(summary=summary, lam=lam)
     if info.unbiased_for:
-        mean = "Its mean: ${target}$ exactly.".format(target=info.estimates_latex)
+        mean = _("Its mean: {target} exactly.").format(target=f"${info.estimates_latex}$")
     else:
-        mean = "Its mean: ${target}$, close to the KL only when p ≈ q.".format(
-            target=info.estimates_latex
+        mean = _("Its mean is {target}, close to the KL only when p ≈ q.").format(
+            target=f"${info.estimates_latex}$"
         )
     return summary + "\n\n" + mean
 
@@ -152,12 +172,12 @@ def estimator_mean_line(key: str, lam: float) -> str:
 def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool) -> str:
     """Under a per-sample histogram: how many values are negative, and what the dashed line is."""
     if zero_kl:
-        return "With p = q every log-ratio is 0, so every value is 0."
+        return _("With p = q every log-ratio is 0, so every value is 0.")
     if ESTIMATORS[key].nonnegative:
-        return "Never negative ({share:.0%} below 0); dashed: the true {target}.".format(
+        return _("Never negative ({share:.0%} below 0); dashed: the true {target}.").format(
             share=result.neg_fraction, target=result.target_name
         )
-    return (
+    return _(
         "{share:.1%} of single values are negative (shaded), though a KL never is; dashed: the "
         "true {target}."
     ).format(share=result.neg_fraction, target=result.target_name)
@@ -173,23 +193,24 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
     name = ESTIMATORS[key].name
     if approx is not None and approx.has_density:
         if ESTIMATORS[key].unbiased_for:
-            text = "SE of one estimate σ/√N = {se}; the curve is centred on the truth."
+            text = _("SE of one estimate σ/√N = {se}; the curve is centred on the truth.")
         else:
-            text = "SE of one estimate σ/√N = {se}; the curve is centred at {mean}, not at {target}."
+            text = _("SE of one estimate σ/√N = {se}; the curve is centred at {mean}, not at "
+                     "{target}.")
         text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name)
         if _unreliable(check):
-            text += (
-                " Most batches of N draws miss the rare, huge values behind σ, so the bars "
+            text = _(
+                "{text} Most batches of N draws miss the rare, huge values behind σ, so the bars "
                 "crowd into a narrower, skewed heap than the curve (see the warning above)."
-            )
+            ).format(text=text)
         return text
     if approx is not None and math.isinf(approx.var):
-        return (
+        return _(
             "No curve: Var({name}) is infinite, so the CLT's normal approximation does not exist."
         ).format(name=name)
     if approx is not None:
-        return "No curve: every estimate is exactly the same (variance 0)."
-    return "No curve: the exact moments could not be computed for this pair."
+        return _("No curve: every estimate is exactly the same (variance zero).")
+    return _("No curve: the exact moments could not be computed for this pair.")
 
 
 def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[str, Moments],
@@ -199,24 +220,24 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     ``checks`` are the error-bar checks at N (:func:`kl_core.reliability.error_bar_check`).
     """
     finals = " · ".join(
-        "{name} {mean} (SE {se})".format(
+        "{name} {mean} (SE {se})".format(  # i18n: ok (a name and numbers)
             name=ESTIMATORS[k].name, mean=number(r.running_mean[-1]), se=number(r.running_se[-1])
         )
         for k, r in results.items()
     )
-    text = "At n = {n:,}: {finals}.".format(n=n, finals=finals)
+    text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
     unsettled = [ESTIMATORS[k].name for k in results if math.isinf(moments[k].var)]
     if unsettled:
-        text += (
-            " Var({names}) is infinite: that band is unreliable, and the mean jumps when a rare "
-            "huge value arrives."
-        ).format(names=", ".join(unsettled))
+        text = _(
+            "{text} Var({names}) is infinite: that band is unreliable, and the mean jumps when a "
+            "rare huge value arrives."
+        ).format(text=text, names=", ".join(unsettled))
     narrow = [ESTIMATORS[k].name for k in results if _unreliable((checks or {}).get(k))]
     if narrow:
-        text += (
-            " The band of {names} is too narrow at this N: its sample SD misses the rare, huge "
-            "values (see the warning above)."
-        ).format(names=", ".join(narrow))
+        text = _(
+            "{text} The band of {names} is too narrow at this N: its sample SD misses the rare, "
+            "huge values (see the warning above)."
+        ).format(text=text, names=", ".join(narrow))
     return text
 
 
@@ -244,7 +265,7 @@ def error_bar_notes(
         r = results[key]
         sample_sd = r.running_se[-1] * math.sqrt(r.running_n[-1])
         if math.isinf(check.kurtosis):
-            text = (
+            text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its variance is finite but "
                 "its fourth moment is infinite, so most runs of N draws miss the rare, huge values "
                 "that carry the variance. Exact SD {exact}; the sample SD of this run's first "
@@ -252,7 +273,7 @@ def error_bar_notes(
                 "uncertainty."
             )
         else:
-            text = (
+            text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its kurtosis is {kappa}, "
                 "so N draws estimate its spread with a relative error of about {rel}; a "
                 "trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the sample SD of this run's "
@@ -270,48 +291,75 @@ def error_bar_notes(
 def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
     """Why no button sets λ = λ*: it does not exist here, or it is off the slider's [lo, hi]."""
     if star.value is None:
-        return "There is no λ*: {why}.".format(why=star.note)
+        return _("There is no λ*: {why}.").format(why=star.note)
     if not lo <= star.value <= hi:
-        return "λ* = {lam} is outside the slider's range.".format(lam=number(star.value))
+        return _("λ* = {lam} is outside the slider's range.").format(lam=number(star.value))
     return None
 
 
-SE_TRUSTED = (
+SE_TRUSTED = N_(
     "Can the MC SE be trusted at N · R draws? Decided exactly: unchecked where the variance or "
     "the fourth moment is infinite, or the kurtosis κ is so large that N · R < 2(κ − 1)."
 )
 
-NOT_PUBLISHED = (
+NOT_PUBLISHED = N_(
     "Schulman published figures only for q = N(0,1) with p = N(0.1,1) and p = N(1,1): the first "
     "two presets add his column."
 )
 
+#: The column headers of Schulman's table and of the absolute table (``_()`` where shown).
+HEADERS = {
+    "estimator": N_("estimator"),
+    # TRANSLATORS: a column of exact values
+    "exact": N_("exact"),
+    # TRANSLATORS: a column of Monte Carlo values
+    "MC": N_("MC"),
+    "MC SE": N_("MC SE"),
+    "SE trusted": N_("SE trusted"),
+    "Schulman": N_("Schulman"),
+    "target": N_("target"),
+    "true value": N_("true value"),
+    "mean (exact)": N_("mean (exact)"),
+    "mean (MC)": N_("mean (MC)"),
+    "mean (MC SE)": N_("mean (MC SE)"),
+    "stdev (exact)": N_("stdev (exact)"),
+    "stdev (MC)": N_("stdev (MC)"),
+    "stdev (MC SE)": N_("stdev (MC SE)"),
+    "share < 0 (MC)": N_("share < 0 (MC)"),
+}
+
+
+def column_name(key: str) -> str:
+    """A table column's header in the run's language (``key`` of :data:`HEADERS`)."""
+    return _(HEADERS[key])
+
 
 def table_intro(total: int, seed: int, published: bool) -> str:
     """Above Schulman's table: what the columns are (his own column only for his pairs)."""
-    text = (
+    text = _(
         "Each estimator's **bias** and per-sample **standard deviation**, divided by the true "
         "value it estimates (KL[q,p]; KL[p,q] for k3_pq), as in Schulman's post. **MC**: this "
         "run's {total:,} draws (seed {seed}); **MC SE**: the standard error of that MC figure, "
         "so MC should lie within about 2 MC SE of exact."
-    )
+    ).format(total=total, seed=seed)
     if published:
-        text += " **Schulman**: his published figure for this very pair, as printed."
-    return text.format(total=total, seed=seed)
+        text = _("{text} **Schulman**: his published figure for this very pair, as printed.").format(
+            text=text)
+    return text
 
 
 def relative_caption(figure: str, any_infinite: bool) -> str:
     """Under the bias/true or stdev/true table."""
     text = (
-        "(mean − true) / true: 0 for an unbiased estimator."
+        _("(mean − true) / true: zero for an unbiased estimator.")
         if figure == "bias/true"
-        else "stdev / true: the per-sample spread, relative to the truth."
+        else _("stdev / true: the per-sample spread, relative to the truth.")
     )
     if any_infinite:
-        text += (
-            " *Infinity*: the exact variance is infinite; *None*: no standard error, which needs "
-            "a finite variance."
-        )
+        text = _(
+            "{text} *Infinity*: the exact variance is infinite; *None*: no standard error, which "
+            "needs a finite variance."
+        ).format(text=text)
     return text
 
 
@@ -330,7 +378,9 @@ def table_rows(
     column ("—" for an estimator he did not print).  ``checks`` (the error-bar
     checks at N · R) add a column "SE trusted": False where the MC SE can't be
     trusted (an infinite variance or fourth moment, or a huge kurtosis).
+    Column headers are in the run's language (:func:`column_name`).
     """
+    h = {key: column_name(key) for key in HEADERS}
     figures: dict[str, list[dict]] = {"bias/true": [], "stdev/true": []}
     absolute = []
     for key, s in results.items():
@@ -345,25 +395,28 @@ def table_rows(
             ("bias/true", exact_bias, s.bias_over_true, se_bias),
             ("stdev/true", exact_std, s.std_over_true, se_std),
         ):
-            row = {"estimator": s.name, "exact": exact_value, "MC": mc_value, "MC SE": se}
+            row = {h["estimator"]: s.name, h["exact"]: exact_value, h["MC"]: mc_value,
+                   h["MC SE"]: se}
             if checks is not None:
                 check = checks.get(key)
-                row["SE trusted"] = None if check is None else check.reliable
+                row[h["SE trusted"]] = None if check is None else check.reliable
             if published is not None:
-                row["Schulman"] = (pub.bias_text if fig == "bias/true" else pub.std_text) if pub else "—"
+                row[h["Schulman"]] = (
+                    (pub.bias_text if fig == "bias/true" else pub.std_text) if pub else "—"
+                )
             figures[fig].append(row)
         absolute.append(
             {
-                "estimator": s.name,
-                "target": s.target_name,
-                "true value": s.target,
-                "mean (exact)": m.mean,
-                "mean (MC)": s.mean,
-                "mean (MC SE)": se_mean,
-                "stdev (exact)": m.std,
-                "stdev (MC)": s.std,
-                "stdev (MC SE)": se_sd,
-                "share < 0 (MC)": s.neg_fraction,
+                h["estimator"]: s.name,
+                h["target"]: s.target_name,
+                h["true value"]: s.target,
+                h["mean (exact)"]: m.mean,
+                h["mean (MC)"]: s.mean,
+                h["mean (MC SE)"]: se_mean,
+                h["stdev (exact)"]: m.std,
+                h["stdev (MC)"]: s.std,
+                h["stdev (MC SE)"]: se_sd,
+                h["share < 0 (MC)"]: s.neg_fraction,
             }
         )
     return figures, absolute

@@ -31,6 +31,7 @@ from kl_core.bregman import k_lambda_negative_interval
 from kl_core.control_variates import gain_along_path, lambda_parabola
 from kl_core.distributions import parse
 from kl_core.montecarlo import simulate
+from lab.notes import control_variates as notes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -92,10 +93,10 @@ def test_default_run_shows_the_core_numbers(default_page):
     # Schulman's large-KL case: λ* = 1/(e − 1), Var(k3) = e − 2, gain e − 1
     assert par.lam_star == pytest.approx(1 / (math.e - 1), rel=1e-12)
     assert metric(at, "λ*") == "0.582" == fmt(par.lam_star)
-    assert metric(at, "Var(kλ) at your λ = 0.5") == fmt(float(par.variance(0.5))) == "0.4296"
-    assert metric(at, "Var(k3)") == fmt(par.var_k3) == "0.7183"
+    assert metric(at, "Var(kλ), λ = 0.5") == fmt(float(par.variance(0.5))) == "0.4296"
+    assert metric(at, "Var(k3), λ = 1") == fmt(par.var_k3) == "0.7183"
     assert metric(at, "Var(kλ*)") == fmt(par.var_optimal) == "0.418"
-    assert metric(at, "gain") == f"×{par.gain:.4g}" == "×1.718"
+    assert metric(at, "Var(k3) / Var(kλ*)") == f"×{par.gain:.4g}" == "×1.718"
     assert at.slider(key="lam").value == 0.5
     assert len(at.get("vega_lite_chart")) == 6
     assert not at.warning
@@ -129,7 +130,7 @@ def test_every_lambda_shows_its_exact_variance(lam):
     clean(at)
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)"))
     assert at.slider(key="lam").value == lam
-    assert metric(at, "Var(kλ) at your λ") == fmt(float(par.variance(lam)))
+    assert metric(at, "Var(kλ), λ =") == fmt(float(par.variance(lam)))
     if lam == 1.0:
         assert "no sample can be negative" in captions(at)
 
@@ -140,12 +141,12 @@ def test_infinite_chi2_warns_and_reports_infinite_variances():
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(0,1.5)"))
     assert math.isinf(par.var_r) and par.lam_star == 0.0
     (warning,) = at.warning
-    assert "χ²(p‖q) = Var_q(r) is infinite" in warning.value
+    assert r"$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is infinite" in warning.value
     assert "every λ ≠ 0" in warning.value
     assert metric(at, "λ*") == "0"
-    assert metric(at, "Var(k3)") == "∞"
+    assert metric(at, "Var(k3), λ = 1") == "∞"
     assert metric(at, "Var(kλ*)") == fmt(par.var_log_r)
-    assert metric(at, "gain") == "∞"
+    assert metric(at, "Var(k3) / Var(kλ*)") == "∞"
     parabola = specs(at)[0]
     assert "only the point at λ = 0 is finite" in parabola["title"]["text"]
 
@@ -156,8 +157,8 @@ def test_infinite_var_log_r_makes_every_lambda_infinite():
     (warning,) = at.warning
     assert "Var(log r) is infinite" in warning.value
     assert metric(at, "λ*") == "undefined"
-    assert metric(at, "Var(k3)") == "∞"
-    assert metric(at, "gain") == "—"
+    assert metric(at, "Var(k3), λ = 1") == "∞"
+    assert metric(at, "Var(k3) / Var(kλ*)") == "—"
     # No λ* exists, so no button offers it, and the page says why.
     assert not [b for b in at.button if b.key == "set_star"]
     assert any("λ* does not exist here" in c.value and "no λ helps" in c.value for c in at.caption)
@@ -167,8 +168,8 @@ def test_p_equal_q_is_explained():
     at = open_page(p="normal(0,1)")
     clean(at)
     assert any("p = q" in i.value for i in at.info)
-    assert metric(at, "Var(k3)") == "0"
-    assert metric(at, "gain") == "—"  # 0/0: undefined at p = q (the limit depends on the path)
+    assert metric(at, "Var(k3), λ = 1") == "0"
+    assert metric(at, "Var(k3) / Var(kλ*)") == "—"  # 0/0: undefined at p = q (the limit depends on the path)
 
 
 def test_categorical_pair_runs_with_the_core_numbers():
@@ -176,7 +177,7 @@ def test_categorical_pair_runs_with_the_core_numbers():
     clean(at)
     par = lambda_parabola(parse(CATEGORICAL["q"]), parse(CATEGORICAL["p"]))
     assert metric(at, "λ*") == fmt(par.lam_star)
-    assert metric(at, "Var(kλ) at your λ = 2.5") == fmt(float(par.variance(2.5)))
+    assert metric(at, "Var(kλ), λ = 2.5") == fmt(float(par.variance(2.5)))
     lo, hi = k_lambda_negative_interval(2.5)
     assert lo < 0.0 == hi
     assert f"{fmt(lo)} < log r < {fmt(hi)}" in captions(at)
@@ -197,7 +198,7 @@ def test_extreme_pairs_run_cleanly(q, p):
     at = open_page(q=q, p=p, lam="3")
     clean(at)
     par = lambda_parabola(parse(q), parse(p))
-    assert metric(at, "Var(kλ) at your λ = 3") == fmt(float(par.variance(3.0)))
+    assert metric(at, "Var(kλ), λ = 3") == fmt(float(par.variance(3.0)))
 
 
 def test_a_pair_too_far_apart_for_the_exact_variances_says_so():
@@ -211,7 +212,7 @@ def test_changing_every_widget_reruns_cleanly():
     at = open_page()
     at.slider(key="lam").set_value(2.0).run()
     clean(at)
-    assert metric(at, "Var(kλ) at your λ = 2") == fmt(
+    assert metric(at, "Var(kλ), λ = 2") == fmt(
         float(lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)")).variance(2.0))
     )
     at.select_slider(key="n").set_value(2_000).run()
@@ -220,7 +221,7 @@ def test_changing_every_widget_reruns_cleanly():
     at.slider(key="p.mu").set_value(0.5).run()
     clean(at)
     assert at.text_input(key="p").value == "normal(0.5,1)"
-    assert metric(at, "Var(k3)") == fmt(lambda_parabola(parse("normal(0,1)"), parse("normal(0.5,1)")).var_k3)
+    assert metric(at, "Var(k3), λ = 1") == fmt(lambda_parabola(parse("normal(0,1)"), parse("normal(0.5,1)")).var_k3)
     at.number_input(key="seed").set_value(7).run()
     clean(at)
     for path in ("Gaussian scale change", "Categorical logit direction", "Gaussian mean shift"):
@@ -241,7 +242,7 @@ def test_preset_buttons_set_lambda():
     star.click().run()
     clean(at)
     assert at.slider(key="lam").value == pytest.approx(par.lam_star, rel=1e-12)
-    assert metric(at, "Var(kλ) at your λ") == fmt(par.var_optimal)
+    assert metric(at, "Var(kλ), λ =") == fmt(par.var_optimal)
     (k3,) = [b for b in at.button if b.key == "set_k3"]
     k3.click().run()
     assert at.slider(key="lam").value == 1.0
@@ -250,7 +251,7 @@ def test_preset_buttons_set_lambda():
     k1.click().run()
     clean(at)
     assert at.slider(key="lam").value == 0.0
-    assert metric(at, "Var(kλ) at your λ = 0") == fmt(par.var_log_r) == "1"
+    assert metric(at, "Var(kλ), λ = 0") == fmt(par.var_log_r) == "1"
 
 
 def test_a_bad_link_value_falls_back_with_a_note():
@@ -312,6 +313,15 @@ def test_variance_parabola_with_infinite_variances():
     assert spec["datasets"][spec["layer"][2]["data"]["name"]][1]["var"] is None
     with pytest.raises(ValueError, match="same length"):
         variance_parabola([0.0, 1.0], [1.0], marks)
+
+
+def test_histogram_titles_and_legends_fit_a_phone():
+    values = np.random.default_rng(0).standard_normal(2000)
+    assert k_lambda_histogram(values, 0.5, true_value=0.5).to_dict()["title"]["limit"] >= 250
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)"))
+    lams = np.linspace(-1, 3, 41)
+    spec = variance_parabola(lams, par.variance(lams), notes.parabola_marks(par, 0.5)).to_dict()
+    assert spec["layer"][1]["encoding"]["color"]["legend"]["columns"] == 2  # four names
 
 
 def test_k_lambda_histogram_is_titled_with_lambda():

@@ -15,13 +15,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from charts.estimator_lab import (
+    RUNNING_FROM,
     batch_means_domain,
     batch_means_histogram,
     running_means_chart,
     usable_domain,
     with_numpy_rows,
 )
-from charts.histograms import MAX_ROWS, per_sample_histogram
+from charts.histograms import MAX_ROWS, TITLE_LIMIT, per_sample_histogram
 from charts.palette import COLORS
 from kl_core.distributions import parse
 from kl_core.estimators import ESTIMATORS
@@ -454,6 +455,35 @@ def test_running_means_chart_is_valid_with_every_estimator(run_small):
     first, last = rows[0], [r for r in rows if r["estimator"] == "k1"][-1]
     assert first["n"] == 1 and first["lo"] is None
     assert last["hi"] == pytest.approx(sim["k1"].running_mean[-1] + 2 * sim["k1"].running_se[-1])
+
+
+def test_running_means_show_k2_over_k3_and_cut_no_band(run_small):
+    """k2's line is dashed and drawn after k3's (it hid under it); the n axis starts at
+    RUNNING_FROM, where the y-range starts, so every band shown fits (the k1 band was cut)."""
+    _, _, sim = run_small
+    keys = ("k1", "k2", "k3")
+    runs = [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys]
+    spec = running_means_chart(runs, targets=[("KL[q,p]", sim.true_kl)]).to_dict()
+    dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
+    dashes = dict(zip(dash["domain"], dash["range"], strict=True))
+    assert dashes["k2"] != dashes["k3"] == dashes["k1"] == [1, 0]
+    rows = spec["datasets"]["run"]
+    order = list(dict.fromkeys(r["estimator"] for r in rows))
+    assert order.index("k2") > order.index("k3")  # rows drawn later lie on top
+    x_lo, _x_hi = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
+    y_lo, y_hi = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
+    assert x_lo == RUNNING_FROM
+    shown = [r for r in rows if r["n"] >= x_lo and r["lo"] is not None]
+    assert shown and all(y_lo <= r["lo"] and r["hi"] <= y_hi for r in shown)
+    assert spec["layer"][0]["encoding"]["color"]["legend"]["columns"] == 3
+
+
+def test_panel_titles_are_never_cut_at_a_narrow_first_layout(run_small):
+    _, _, sim = run_small
+    per_sample = per_sample_histogram(sim["k1"].samples, "k1", true_value=sim.true_kl).to_dict()
+    estimates = batch_means_histogram(sim["k1"].batch_means, "k1", n=1000, approx=None).to_dict()
+    for spec in (per_sample, estimates):
+        assert spec["title"]["limit"] == TITLE_LIMIT >= 250  # Vega's default cut at ~120 px
 
 
 def test_numpy_rows_give_the_same_json():

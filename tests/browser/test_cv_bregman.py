@@ -51,7 +51,7 @@ def test_control_variates_deep_link(app_url, new_page, wait_for_app):
     assert page.title() == "Control variates · KL Estimator Lab"
     assert page.locator("[data-testid='stException']").count() == 0
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(0.5,1)"))
-    assert metric(page, "Var(kλ) at your λ = 2") == f"{float(par.variance(2.0)):.4g}"
+    assert metric(page, "Var(kλ), λ = 2") == f"{float(par.variance(2.0)):.4g}"
     assert metric(page, "λ*, least variance") == f"{par.lam_star:.4g}"
     assert metric(page, "Var(k3), λ = 1") == f"{par.var_k3:.4g}"
     wait_for_charts(page, 6)

@@ -1,13 +1,20 @@
 """The Estimator Lab in headless Chromium: a deep link shows the core's numbers, and a
-shared link reproduces the same view and numbers in a new browser context."""
+shared link reproduces the same view and numbers in a new browser context; it reads
+in Chinese with the same numbers (issue 13) and is readable on a small laptop and a
+phone in both languages (issue 10)."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from kl_core.distributions import parse
 from kl_core.exact import kl
 from kl_core.montecarlo import simulate
+from scripts.translations import english_runs
+from tests.browser.readability import SIZES, found, goto, open_sized
+from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
 
 KEYS = ("k1", "k2", "k3")
 
@@ -28,6 +35,10 @@ def expected_running_caption(q: str, p: str, n: int, repeats: int, seed: int) ->
 def lab_numbers(page, wait_for_app) -> dict[str, object]:
     """What a reader sees: the metrics, the running-mean caption, the chart subtitles."""
     wait_for_app.settled(page)
+    page.wait_for_function(  # all four metrics drawn, labels and values
+        """() => ['stMetricLabel', 'stMetricValue'].every(
+            id => document.querySelectorAll(`[data-testid='${id}']`).length >= 4)"""
+    )
     labels = page.locator("[data-testid='stMetricLabel']").all_inner_texts()
     values = page.locator("[data-testid='stMetricValue']").all_inner_texts()
     caption = page.locator("[data-testid='stMarkdownContainer']", has_text="At n = ").last
@@ -128,3 +139,36 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
     other = new_page()  # a new browser context: no cookies, no session state
     assert open_lab(other, wait_for_app, shared) == after
     assert other.url == shared
+
+
+#: A state far from the defaults: every estimator (five panels a row), λ set, another pair.
+EVERYTHING = "&p=normal(1,1)&n=500&keys=k1&keys=k2&keys=k3&keys=k_lambda&keys=k3_pq&lam=0.3"
+
+
+@pytest.mark.parametrize("query", ["", EVERYTHING], ids=["defaults", "every-estimator"])
+def test_the_lab_in_chinese_has_no_english_and_the_same_numbers(app_url, new_page, wait_for_app,
+                                                                query):
+    zh, en = new_page(), new_page()
+    charts = 11 if query else 7
+    for page, lang in ((zh, "zh"), (en, "en")):
+        goto(page, f"{app_url}/estimator-lab?lang={lang}{query}", wait_for_app, charts)
+    assert zh.locator("[data-testid='stException']").count() == 0
+    assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "估计器实验"
+    text = zh.evaluate(TEXT_OF, MAIN)
+    assert english_runs(text) == []
+    assert english_runs(en.evaluate(TEXT_OF, MAIN))  # the check can fail
+    assert _chart_numbers(zh) == _chart_numbers(en)
+    assert _numbers(zh) == _numbers(en)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_lab_is_readable_at_every_size_in_both_languages(app_url, chromium, wait_for_app, size):
+    page = open_sized(chromium, f"{app_url}/estimator-lab?lang=en", size, wait_for_app, 7)
+    try:
+        assert page.locator("[data-testid='stVegaLiteChart']").count() == 7
+        assert found(page) == {}, f"en, defaults, {size}"
+        goto(page, f"{app_url}/estimator-lab?lang=zh{EVERYTHING}", wait_for_app, 11)
+        assert page.locator("[data-testid='stVegaLiteChart']").count() == 11
+        assert found(page) == {}, f"zh, every estimator, {size}"
+    finally:
+        page.context.close()

@@ -32,14 +32,14 @@ def test_a_finite_pair_has_no_note_and_a_minimum_caption():
 def test_p_equal_q_is_an_info_and_a_flat_parabola():
     par = parabola("normal(0,1)", "normal(0,1)")
     assert notes.pair_note(par, "").kind == "info"
-    assert "flat at 0" in notes.parabola_caption(par)
+    assert "flat at zero" in notes.parabola_caption(par)
 
 
 def test_chi_square_infinite_leaves_only_lambda_zero():
     par = parabola("normal(0,1)", "normal(0,1.5)")
     note = notes.pair_note(par, "")
-    assert note.kind == "warning" and "χ²(p‖q) = Var_q(r) is infinite" in note.text
-    assert notes.parabola_note(par).endswith("only the point at λ = 0 is finite")
+    assert note.kind == "warning" and r"$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is infinite" in note.text
+    assert notes.parabola_note(par)[-1] == "only the point at λ = 0 is finite"
     assert "Only λ = 0 (k1) has a finite variance" in notes.parabola_caption(par)
 
 
@@ -96,3 +96,10 @@ def test_gain_captions_follow_the_path(path):
     marker = notes.gain_marker(path, curve)
     assert (marker is not None) == (path == "shift")
     assert path in notes.THETA_TITLES
+
+
+@pytest.mark.parametrize("path", list(notes.THETA_TITLES))
+def test_theta_titles_come_in_lines_that_fit_a_panel(path):
+    """One line was wider than a 260-px panel ("μ, the mean of p = N(μ, 1)   (q = N(0, 1))")."""
+    lines = notes.theta_title(path)
+    assert len(lines) == 2 and all(0 < len(line) <= 40 for line in lines)

@@ -80,7 +80,7 @@ def test_captions_follow_the_numbers():
         "k3", m3, sampling.batch_mean_normal(m3.mean, m3.var, 200), "KL[q,p]")
     inf = sampling.batch_mean_normal(0.1, math.inf, 200)
     assert notes.estimate_caption("k3", m3, inf, "KL[q,p]").startswith("No curve: Var(k3) is infinite")
-    assert "variance 0" in notes.estimate_caption("k3", m3, sampling.batch_mean_normal(0, 0, 5), "")
+    assert "variance zero" in notes.estimate_caption("k3", m3, sampling.batch_mean_normal(0, 0, 5), "")
     assert "could not be computed" in notes.estimate_caption("k3", m3, None, "")
     text = notes.running_caption({k: sim[k] for k in ("k1", "k3")}, moments, 200)
     assert text.startswith("At n = 200: k1 ") and " · k3 " in text and "infinite" not in text
@@ -99,7 +99,7 @@ def test_table_rows_are_the_cores_figures_with_schulmans_column():
     assert absolute[2]["stdev (exact)"] == pytest.approx(moments["k3"].std, rel=1e-15)
     assert "Schulman" in notes.table_intro(4000, 0, True) and "4,000 draws (seed 0)" in notes.table_intro(4000, 0, False)
     assert "*Infinity*" in notes.relative_caption("stdev/true", True)
-    assert notes.relative_caption("bias/true", False) == "(mean − true) / true: 0 for an unbiased estimator."
+    assert notes.relative_caption("bias/true", False) == "(mean − true) / true: zero for an unbiased estimator."
 
 
 def test_infinite_variance_leaves_the_mc_standard_errors_blank():
@@ -168,3 +168,15 @@ def test_lambda_star_line_says_why_there_is_no_button():
     assert text.startswith("There is no λ*") and "no λ helps" in text
     off = notes.lambda_star_line(lambda_star(parse("normal(0,1)"), parse("normal(0.01,1)")), -1, 0.5)
     assert off is not None and "outside the slider's range" in off
+
+
+def test_the_preset_line_links_its_source():
+    from kl_core.presets import PRESETS
+
+    small = PRESETS["schulman-small"]
+    line = notes.preset_line(small.title, small.blurb, small.source)
+    assert line.startswith("**Schulman's small-KL case (μ = 0.1).** True KL 0.005")
+    assert line.endswith("*([J. Schulman, Approximating KL Divergence (2020)]"
+                         "(http://joschu.net/blog/kl-approx.html))*")
+    lab = PRESETS["laplace-gaussian"]
+    assert notes.preset_line(lab.title, lab.blurb, lab.source).endswith("*(This lab)*")

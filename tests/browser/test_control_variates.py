@@ -1,0 +1,50 @@
+"""Control variates in Chinese and at a small laptop's and a phone's size (issues 10 and 13).
+
+* ``?lang=zh`` at the defaults and at a non-default state (p = N(0, 2²), where
+  χ² is infinite; λ = 2; the scale path): no exception, no run of four or more
+  English words outside code and maths, and the same numbers as ``?lang=en``;
+* at 1024×768 and 390×844, in English at the defaults and in Chinese at that
+  state: no sideways scroll, every chart at least 260 px wide, no cut metric
+  label or chart title, display formulas fit or scroll, no raw notation in prose.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from scripts.translations import english_runs
+from tests.browser.readability import SIZES, found, goto, open_sized
+from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
+
+#: χ²(p‖q) = ∞ (a warning with notation in it), λ off the defaults, another path.
+WIDE_P = "&p=normal(0,2)&lam=2&path=Gaussian%20scale%20change"  # a link names the path
+CHARTS = 6
+
+
+@pytest.mark.parametrize("query", ["", WIDE_P], ids=["defaults", "wide-p"])
+def test_control_variates_in_chinese_has_no_english_and_the_same_numbers(
+    app_url, new_page, wait_for_app, query
+):
+    zh, en = new_page(), new_page()
+    for page, lang in ((zh, "zh"), (en, "en")):
+        goto(page, f"{app_url}/control-variates?lang={lang}{query}", wait_for_app, CHARTS)
+    assert zh.locator("[data-testid='stException']").count() == 0
+    assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "控制变量"
+    assert english_runs(zh.evaluate(TEXT_OF, MAIN)) == []
+    assert english_runs(en.evaluate(TEXT_OF, MAIN))  # the check can fail
+    assert _chart_numbers(zh) == _chart_numbers(en)
+    assert _numbers(zh) == _numbers(en)
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_control_variates_is_readable_at_every_size_in_both_languages(
+    app_url, chromium, wait_for_app, size
+):
+    page = open_sized(chromium, f"{app_url}/control-variates?lang=en", size, wait_for_app, CHARTS)
+    try:
+        assert found(page) == {}, f"en, defaults, {size}"
+        goto(page, f"{app_url}/control-variates?lang=zh{WIDE_P}", wait_for_app, CHARTS)
+        assert page.locator("[data-testid='stAlertContentWarning']").count() == 1  # χ² = ∞
+        assert found(page) == {}, f"zh, p = N(0, 2²), {size}"
+    finally:
+        page.context.close()
