@@ -134,7 +134,7 @@ with st.spinner(_("Drawing samples…")):
     )
 s, s3 = sim["k_lambda"], sim["k3"]
 domain = common_domain([s.samples, s3.samples], include=(0.0, par.true_kl))
-left, right = (col for _key, col in ui.grid(("k_lambda", "k3"), per_row=2, name="histograms"))
+left, right = (col for _key, col in ui.grid(("k_lambda", "k3"), per_row=2, key="histograms"))
 with left:
     ui.chart(
         k_lambda_histogram(s.samples, lam, true_value=par.true_kl, mean=s.mean,
@@ -196,7 +196,7 @@ st.latex(path.family_latex + r",\qquad " + path.theta_latex)
 with st.spinner(_("Computing λ* and both variances along the path…")):
     curve = cache.gain_along_path(path_key, notes.PATH_THETAS[path_key])
 theta_title = notes.theta_title(path_key)
-g_left, g_right = (col for _key, col in ui.grid(("gain", "lambda-star"), per_row=2, name="path"))
+g_left, g_right = (col for _key, col in ui.grid(("gain", "lambda-star"), per_row=2, key="path"))
 with g_left:
     ui.chart(
         gain_chart(curve.thetas, curve.gain, theta_title=theta_title, true_kl=curve.true_kl,
