@@ -59,7 +59,6 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "charts/control_variates.py",
     "charts/estimator_lab.py",
     "charts/fisher.py",
-    "charts/gradients.py",
     "charts/sequences.py",
     "lab/notes/approx_kl.py",
     "lab/notes/audit.py",
@@ -68,9 +67,7 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "lab/notes/control_variates.py",
     "lab/notes/estimator_lab.py",
     "lab/notes/f_divergences.py",
-    "lab/notes/gradients.py",
     "lab/notes/sequences.py",
-    "lab/token_setting.py",
     "pages/approx-kl.py",
     "pages/audit.py",
     "pages/bregman-gap.py",
@@ -78,7 +75,6 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "pages/control-variates.py",
     "pages/estimator-lab.py",
     "pages/f-divergences.py",
-    "pages/gradients.py",
     "pages/sequences.py",
 })
 
