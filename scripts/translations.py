@@ -59,7 +59,6 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "charts/control_variates.py",
     "charts/estimator_lab.py",
     "charts/fisher.py",
-    "charts/sequences.py",
     "lab/notes/approx_kl.py",
     "lab/notes/audit.py",
     "lab/notes/bregman_gap.py",
@@ -67,7 +66,6 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "lab/notes/control_variates.py",
     "lab/notes/estimator_lab.py",
     "lab/notes/f_divergences.py",
-    "lab/notes/sequences.py",
     "pages/approx-kl.py",
     "pages/audit.py",
     "pages/bregman-gap.py",
@@ -75,7 +73,6 @@ NOT_YET_TRANSLATED: frozenset[str] = frozenset({
     "pages/control-variates.py",
     "pages/estimator-lab.py",
     "pages/f-divergences.py",
-    "pages/sequences.py",
 })
 
 
