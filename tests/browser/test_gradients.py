@@ -17,7 +17,7 @@ import pytest
 from kl_core.gradients import demo_logits, gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
-from tests.browser.readability import defects, metric_values, numbers, open_page, prose
+from tests.browser.page_checks import defects, metric_values, numbers, open_page, prose
 
 CHARTS = 7 + 7 + 1 + 3  # gradient panels, spread panels, λ, training
 

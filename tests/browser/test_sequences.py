@@ -18,7 +18,7 @@ from kl_core.sequences import exact_curves
 from lab.format import number
 from lab.notes import sequences as notes
 from scripts.translations import english_runs
-from tests.browser.readability import defects, metric_values, numbers, open_page, prose
+from tests.browser.page_checks import defects, metric_values, numbers, open_page, prose
 
 CHARTS = 5
 

@@ -24,11 +24,14 @@ SIZES = {
 }
 MIN_CHART_PX = 260
 
-#: Lines of prose a reader sees in the main area: text nodes outside code, maths, charts
-#: (their SVG text is data, checked by the chart tests) and tables (headers are data).
+#: Lines of prose a reader sees in the main area: text nodes outside code, maths, icon names,
+#: charts (their SVG text is data, checked by the chart tests), tables (headers are data) and
+#: the file uploader's drop zone (Streamlit's own words, "Upload" and its size limit).
 PROSE = """() => {
     const skip = "code, pre, .katex, svg, [data-testid='stCode'], [data-testid='stIconMaterial'], "
-        + "[data-testid='stDataFrame'], [data-testid='stDataFrameResizable'], [data-testid='stTable']";
+        + "[data-testid='stAlertDynamicIcon'], [data-testid='stDataFrame'], "
+        + "[data-testid='stDataFrameResizable'], [data-testid='stTable'], "
+        + "[data-testid='stFileUploaderDropzone']";
     const out = [];
     const root = document.querySelector("[data-testid='stMain']");
     const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
