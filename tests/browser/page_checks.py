@@ -26,19 +26,29 @@ MIN_CHART_PX = 260
 
 #: Lines of prose a reader sees in the main area: text nodes outside code, maths, icon names,
 #: charts (their SVG text is data, checked by the chart tests), tables (headers are data) and
-#: the file uploader's drop zone (Streamlit's own words, "Upload" and its size limit).
+#: the file uploader's drop zone (Streamlit's own words, "Upload" and its size limit) and
+#: what the user typed (text areas and inputs).
 PROSE = """() => {
     const skip = "code, pre, .katex, svg, [data-testid='stCode'], [data-testid='stIconMaterial'], "
         + "[data-testid='stAlertDynamicIcon'], [data-testid='stDataFrame'], "
         + "[data-testid='stDataFrameResizable'], [data-testid='stTable'], "
-        + "[data-testid='stFileUploaderDropzone']";
-    const out = [];
+        + "[data-testid='stFileUploaderDropzone'], textarea, input";
+    // One line per block (paragraph, list item, heading, label, button, tab …): words of two
+    // blocks never run together, words on either side of a formula in one block do.
+    const block = "p, li, h1, h2, h3, h4, h5, h6, summary, button, label, td, th, "
+        + "[data-testid='stCaptionContainer'], [data-baseweb='tab'], [data-testid='stMetricLabel']";
+    const lines = [];
+    let current = null;
     const root = document.querySelector("[data-testid='stMain']");
     const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-        if (!n.parentElement.closest(skip)) out.push(n.textContent);
+        const el = n.parentElement;
+        if (el.closest(skip) || getComputedStyle(el).fontFamily.includes("Material")) continue;
+        const owner = el.closest(block) || el;
+        if (owner === current) lines[lines.length - 1] += n.textContent;
+        else { lines.push(n.textContent); current = owner; }
     }
-    return out.join("\\n");
+    return lines.join("\\n。\\n");
 }"""
 _MEASURE = """(minChart) => {
     const out = [];
