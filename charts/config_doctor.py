@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.doctor import PullCurve
 from lab.i18n import N_, _
 
@@ -65,7 +65,8 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     series = {
         "field": "series", "type": "nominal",
         "scale": {"domain": domain, "range": [REFERENCE_COLOR, ZERO_COLOR, est]},
-        "legend": {"title": None, "orient": "top", "columns": 1, "labelLimit": 320},
+        "legend": {"title": None, "orient": "top", "columns": 1, "labelLimit": 320,
+                   "labelColor": CONFIG["axis"]["labelColor"]},
     }
     layer = alt.Chart(
         {"name": "pull"},

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import bin_values, records
-from charts.palette import COLORS, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import COLORS, CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.gradients import GradientRow
 from lab.i18n import _
 
@@ -42,6 +42,8 @@ TOKEN_COLORS = (*COLORS.values(), RB_COLOR)
 #: still tell tokens apart: with colours in turn, each of the first ten tokens has its own pair.
 TOKEN_DASHES = ([1, 0], [7, 3], [2, 2], [1, 0], [7, 3], [2, 2], [1, 0], [7, 3], [2, 2], [1, 0])
 _FORWARD = REFERENCE_COLOR
+#: Legend text: the colour of the shared axis labels (dark, readable on a projector).
+TEXT_COLOR = CONFIG["axis"]["labelColor"]
 #: Widest a panel's title may be (px): the page lays the panels out 260 px wide.
 TITLE_LIMIT = 250
 
@@ -284,7 +286,7 @@ def lambda_spread_chart(
     which = {
         "field": "which", "type": "nominal",
         "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, purple]},
-        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220},
+        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220, "labelColor": TEXT_COLOR},
     }
     layers = [
         alt.Chart(
@@ -373,7 +375,7 @@ def training_panel(
     dashes = [TOKEN_DASHES[i % len(TOKEN_DASHES)] for i in range(k)]
     token_color = {"field": "token", "type": "nominal", "title": None,
                    "scale": {"domain": list(range(k)), "range": palette},
-                   "legend": {"orient": "top", "direction": "horizontal", "symbolType": "stroke",
+                   "legend": {"orient": "top", "direction": "horizontal", "symbolType": "stroke", "labelColor": TEXT_COLOR,
                               "columns": min(k, 5), "labelFontSize": 13, "symbolSize": 120}}
     x = {"field": "step", "type": "quantitative", "title": _("ascent step"),
          "scale": {"domain": [0, right], "nice": False},

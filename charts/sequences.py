@@ -65,7 +65,7 @@ def _legend(orient: str = "top", columns: int | None = None) -> dict:
     # A fixed number of columns: Vega does not wrap a legend, so a long single row
     # would run off a phone's screen.
     out = {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
-           "labelLimit": 320}
+           "labelLimit": 320, "labelColor": TEXT_COLOR}
     if columns:
         out["columns"] = columns
     return out
