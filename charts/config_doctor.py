@@ -11,15 +11,16 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.doctor import PullCurve
+from lab.i18n import N_, _
 
 __all__ = ["FORWARD", "REVERSE", "Y_LIMIT", "pull_chart"]
 
-REVERSE = "∇KL[π_θ‖π_ref] (reverse KL)"
-FORWARD = "∇KL[π_ref‖π_θ] (forward KL)"
+REVERSE = N_("∇KL[π_θ‖π_ref] (reverse KL)")
+FORWARD = N_("∇KL[π_ref‖π_θ] (forward KL)")
+#: The pull axis shows ±8 (lines leave the plot there): the forward KL's 1 − e^t reaches −400 at t = 6.
 Y_LIMIT = 8.0
-"""The pull axis shows ±8 (lines leave the plot there): the forward KL's 1 − e^t reaches −400 at t = 6."""
 
 
 def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, height: int = 300) -> alt.LayerChart:
@@ -44,7 +45,7 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
         t = log π_ref(x) − log π_θ(x), y the pull c(x), shown to ±:data:`Y_LIMIT`.
     """
     est = color(estimator_key) if estimator_key != "full" else REFERENCE_COLOR
-    domain = [REVERSE, FORWARD, option_label]
+    domain = [_(REVERSE), _(FORWARD), option_label]
     # Long rows (3 × n ≤ 5,000): the legend's labels hold brackets and dots, which a fold's field names can't.
     rows = pd.DataFrame({
         "t": np.concatenate([curve.t] * 3),
@@ -53,18 +54,19 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     })
     x_value = {
         "field": "t", "type": "quantitative",
-        "title": "log π_ref(x) − log π_θ(x) of the sampled token",
+        "title": _("log-ratio t of the sampled token"),
         "scale": {"domain": [float(curve.t[0]), float(curve.t[-1])], "nice": False},
     }
     y_value = {
         "field": "pull", "type": "quantitative",
-        "title": "pull c(x): > 0 lowers π_θ(x)",
+        "title": _("pull c(x): > 0 lowers π_θ(x)"),
         "scale": {"domain": [-Y_LIMIT, Y_LIMIT], "nice": False},
     }
     series = {
         "field": "series", "type": "nominal",
         "scale": {"domain": domain, "range": [REFERENCE_COLOR, ZERO_COLOR, est]},
-        "legend": {"title": None, "orient": "top", "labelLimit": 360},
+        "legend": {"title": None, "orient": "top", "columns": 1, "labelLimit": 320,
+                   "labelColor": CONFIG["axis"]["labelColor"]},
     }
     layer = alt.Chart(
         {"name": "pull"},
@@ -76,9 +78,9 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
             strokeDash={"field": "series", "type": "nominal",
                         "scale": {"domain": domain, "range": [[7, 4], [3, 3], [1, 0]]}, "legend": None},
             tooltip=[
-                {"field": "series", "type": "nominal", "title": "line"},
-                {"field": "t", "type": "quantitative", "title": "log-ratio", "format": ".3g"},
-                {"field": "pull", "type": "quantitative", "title": "pull", "format": ".4g"},
+                {"field": "series", "type": "nominal", "title": _("line")},
+                {"field": "t", "type": "quantitative", "title": _("log-ratio"), "format": ".3g"},
+                {"field": "pull", "type": "quantitative", "title": _("pull"), "format": ".4g"},
             ],
         ),
     )

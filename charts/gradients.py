@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import bin_values, records
-from charts.palette import COLORS, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import COLORS, CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.gradients import GradientRow
 from lab.i18n import _
 
@@ -25,6 +25,7 @@ __all__ = [
     "MAX_TRAINING_POINTS",
     "TITLE_LIMIT",
     "TOKEN_COLORS",
+    "TOKEN_DASHES",
     "gradient_panel",
     "lambda_spread_chart",
     "option_color",
@@ -35,10 +36,14 @@ __all__ = [
 
 #: Up to this many recorded steps per token are drawn (the rest are thinned out).
 MAX_TRAINING_POINTS = 120
-#: One colour per token in the training picture (Vega's tableau10; tokens are not estimators).
-TOKEN_COLORS = ("#4C78A8", "#F58518", "#E45756", "#72B7B2", "#54A24B",
-                "#EECA3B", "#B279A2", "#FF9DA6", "#9D755D", "#BAB0AC")
-_FORWARD = "#5A5A5A"
+#: The training picture's token colours: the shared palette's colour-blind-safe set, in turn.
+TOKEN_COLORS = (*COLORS.values(), RB_COLOR)
+#: A dash pattern per token, so that lines of the same colour (and colour-blind readers) can
+#: still tell tokens apart: with colours in turn, each of the first ten tokens has its own pair.
+TOKEN_DASHES = ([1, 0], [7, 3], [2, 2], [1, 0], [7, 3], [2, 2], [1, 0], [7, 3], [2, 2], [1, 0])
+_FORWARD = REFERENCE_COLOR
+#: Legend text: the colour of the shared axis labels (dark, readable on a projector).
+TEXT_COLOR = CONFIG["axis"]["labelColor"]
 #: Widest a panel's title may be (px): the page lays the panels out 260 px wide.
 TITLE_LIMIT = 250
 
@@ -281,7 +286,7 @@ def lambda_spread_chart(
     which = {
         "field": "which", "type": "nominal",
         "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, purple]},
-        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220},
+        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220, "labelColor": TEXT_COLOR},
     }
     layers = [
         alt.Chart(
@@ -366,10 +371,11 @@ def training_panel(
         "filled": [1] * k + [0] * k,
     })
     heads = pd.DataFrame({"step": [rev_x, fwd_x], "text": ["●", "○"]})
-    palette = list(TOKEN_COLORS[:k]) + [ZERO_COLOR] * max(0, k - len(TOKEN_COLORS))
+    palette = [TOKEN_COLORS[i % len(TOKEN_COLORS)] for i in range(k)]
+    dashes = [TOKEN_DASHES[i % len(TOKEN_DASHES)] for i in range(k)]
     token_color = {"field": "token", "type": "nominal", "title": None,
                    "scale": {"domain": list(range(k)), "range": palette},
-                   "legend": {"orient": "top", "direction": "horizontal", "symbolType": "stroke",
+                   "legend": {"orient": "top", "direction": "horizontal", "symbolType": "stroke", "labelColor": TEXT_COLOR,
                               "columns": min(k, 5), "labelFontSize": 13, "symbolSize": 120}}
     x = {"field": "step", "type": "quantitative", "title": _("ascent step"),
          "scale": {"domain": [0, right], "nice": False},
@@ -384,6 +390,7 @@ def training_panel(
             {"name": "lines"}, mark={"type": "line", "strokeWidth": 2.5},
             encoding=alt.FacetedEncoding(
                 x=x, y=y, color=token_color,
+                strokeDash={**token_color, "scale": {"domain": list(range(k)), "range": dashes}},
                 tooltip=[*tooltip, {"field": "step", "type": "quantitative", "title": _("step")}]),
         ),
         alt.Chart(

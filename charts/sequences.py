@@ -28,8 +28,15 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.histograms import records
-from charts.palette import RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from lab.i18n import _
+
+#: Dash patterns of the spread chart's lines: five series, so colour is not the only cue
+#: (Σk3 and Σk2 run close together; one dashed, one dotted).
+SEQUENCE_DASHES = {"sum_k1": [1, 0], "sum_k3": [8, 4], "seq_k3": [1, 0], "sum_k2": [2, 2], "rb": [1, 0],
+                   "mean_k3": [4, 2]}
+#: Text drawn on a chart (labels next to marks): the colour of the shared axis labels.
+TEXT_COLOR = CONFIG["axis"]["labelColor"]
 
 __all__ = [
     "SEQUENCE_COLORS",
@@ -58,7 +65,7 @@ def _legend(orient: str = "top", columns: int | None = None) -> dict:
     # A fixed number of columns: Vega does not wrap a legend, so a long single row
     # would run off a phone's screen.
     out = {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
-           "labelLimit": 320}
+           "labelLimit": 320, "labelColor": TEXT_COLOR}
     if columns:
         out["columns"] = columns
     return out
@@ -263,6 +270,8 @@ def relative_std_chart(
                   encoding=alt.FacetedEncoding(
                       x=x, y={"field": "value", "type": "quantitative", "scale": y_scale, "title": y_title},
                       color=color_enc,
+                      strokeDash={**color_enc, "scale": {"domain": scale["domain"],
+                                                         "range": [SEQUENCE_DASHES.get(k, [1, 0]) for k in keys]}},
                       tooltip=[
                           {"field": "series", "type": "nominal", "title": _("estimator")},
                           {"field": "T", "type": "quantitative", "title": "T"},
@@ -331,7 +340,7 @@ def relative_std_chart(
                 datasets[f"{name}_{side}"] = records(pd.DataFrame(rows_))
                 layers.append(
                     alt.Chart({"name": f"{name}_{side}"},
-                              mark={"type": "text", "align": side, "baseline": baseline, "color": "#31333F",
+                              mark={"type": "text", "align": side, "baseline": baseline, "color": TEXT_COLOR,
                                     "dx": 8 if side == "left" else -8, "dy": dy, "fontSize": 13, "clip": False},
                               encoding=alt.FacetedEncoding(x=x, y=pos_y, text={"field": "text"})))
     if current is not None:
@@ -513,7 +522,7 @@ def cosine_bars(
     datasets = {"cos": records(df), "inside": records(df[inside]), "outside": records(df[~inside])}
     layers = [
         alt.Chart({"name": "cos"}, mark={"type": "text", "align": "left", "baseline": "bottom", "dy": -6,
-                                         "fontSize": 14, "color": "#31333F"},
+                                         "fontSize": 14, "color": TEXT_COLOR},
                   encoding=alt.FacetedEncoding(
                       y=y, x={"datum": x_scale["domain"][0], "type": "quantitative", "scale": x_scale},
                       text={"field": "option"})),
@@ -525,8 +534,8 @@ def cosine_bars(
                                {"field": "text", "type": "nominal", "title": _("cosine")}])),
     ]
     for name, mark in (
-        ("inside", {"align": "right", "dx": -6, "color": "#FFFFFF", "fontWeight": "bold"}),
-        ("outside", {"align": "left", "dx": 6, "color": "#31333F"}),
+        ("inside", {"align": "right", "dx": -6, "color": "white", "fontWeight": "bold"}),
+        ("outside", {"align": "left", "dx": 6, "color": TEXT_COLOR}),
     ):
         if datasets[name]:
             layers.append(alt.Chart({"name": name}, mark={"type": "text", "fontSize": 14, "yOffset": 12, **mark},

@@ -68,29 +68,29 @@ def token_setting() -> notes.Setting:
     with c_k:
         k = state.slider(_("Tokens in the vocabulary"), "k", min_value=2, max_value=K_MAX,
                          value=gradients.DEMO_TOKENS, step=1, on_change=_on_tokens,
-                         help=_("π_ref is uniform over the tokens; π_θ moves away from it."))
-    by_hand = st.expander(_("π_θ's logits and the reward, token by token"), icon=":material/edit:")
+                         help=_(r"$\pi_\mathrm{ref}$ is uniform over the tokens; $\pi_\theta$ moves away from it."))
+    by_hand = st.expander(_(r"$\pi_\theta$'s logits and the reward, token by token"), icon=":material/edit:")
     with by_hand:
-        logits_text = state.text(_("π_θ's logits, comma-separated (empty: the drift slider sets them)"),
+        logits_text = state.text(_(r"$\pi_\theta$'s logits, comma-separated (empty: the drift slider sets them)"),
                                  "logits", value="")
         reward_text = state.text(_("Reward R per token, comma-separated (empty: the default)"),
                                  "rew", value="")
     with c_t:
         drift = state.slider(
-            _("Drift t: π_θ = softmax(t·v) moves away from π_ref along v"), "t", min_value=-3.0,
+            _(r"Drift $t$: $\pi_\theta = \mathrm{softmax}(t\,v)$ moves away from $\pi_\mathrm{ref}$ along $v$"), "t", min_value=-3.0,
             max_value=3.0, value=1.0, step=0.05, format="%.2f", disabled=bool(logits_text.strip()),
-            help=_("v = (1, 0, −1, 0.5, 0, 0), repeated for more tokens. At t = 0, π_θ = π_ref."),
+            help=_(r"$v = (1, 0, -1, 0.5, 0, 0)$, repeated for more tokens. At $t = 0$, $\pi_\theta = \pi_\mathrm{ref}$."),
         )
         if logits_text.strip():
-            st.caption(_("π_θ's logits are set by hand in the box below; empty its field to use "
-                         "the slider again."))
+            st.caption(_(r"$\pi_\theta$'s logits are set by hand in the box below; empty its field to "
+                         "use the slider again."))
     with c_s:
         sampler = state.segmented(
-            _("Tokens drawn from π_θ (on-policy) or an older π_old"), "smp", ["on", "old"], value="on",
+            _(r"Tokens drawn from $\pi_\theta$ (on-policy) or an older $\pi_\mathrm{old}$"), "smp", ["on", "old"], value="on",
             format_func={"on": _("on-policy"), "old": _("older policy")}.get,
             help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
         )
-        old_drift = state.slider(_("π_old's drift t along the same v"), "told", min_value=-3.0,
+        old_drift = state.slider(_(r"$\pi_\mathrm{old}$'s drift $t$ along the same $v$"), "told", min_value=-3.0,
                                  max_value=3.0, value=0.5, step=0.05, format="%.2f",
                                  disabled=sampler == "on")
     s, problems = notes.setting(k, drift, logits_text, sampler == "on", old_drift, reward_text)

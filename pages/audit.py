@@ -26,17 +26,18 @@ EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
 EXAMPLE_JSON = ROOT / "data" / "example_audit.json"
 KEYS = audit.ESTIMATOR_KEYS
 NUMBER = {f: st.column_config.NumberColumn(format=f) for f in ("%.5f", "%.4f", "%.2g")}
-SUMMARY_FORMAT = {
-    "mean": NUMBER["%.5f"],
-    "exact mean": st.column_config.NumberColumn(format="%.5f", help="From the generator: data/example_audit.json."),
-    "SE": st.column_config.NumberColumn(format="%.2g", help="Standard error of the mean."),
-    "share < 0": st.column_config.NumberColumn(format="percent"),
-    **{c: NUMBER["%.4f"] for c in ("std", "p95", "p99", "max")},
-}
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title("Audit your log-probs")
-st.markdown(
+SUMMARY_FORMAT = {  # keyed by the tables' headers, in the run's language
+    _("mean"): NUMBER["%.5f"],
+    _("exact mean"): st.column_config.NumberColumn(format="%.5f",
+                                                   help=_("From the generator: data/example_audit.json.")),
+    "SE": st.column_config.NumberColumn(format="%.2g", help=_("Standard error of the mean.")),
+    _("share < 0"): st.column_config.NumberColumn(format="percent"),
+    **{c: NUMBER["%.4f"] for c in (_("std"), "p95", "p99", _("max"))},
+}
+st.title(_("Audit your log-probs"))
+st.markdown(_(
     "One row per sampled token: its log-prob under the policy that **sampled** it and under the "
     "**other** policy; optionally a mask (1 = count the token), its position in the sequence, a "
     "sequence id, and the log-prob under a third **rollout** policy that actually drew the tokens "
@@ -44,12 +45,12 @@ st.markdown(
     "the exact KL of the two next-token distributions at the token's prefix, which a trainer "
     "with the full logits can store (then the Rao–Blackwellized **rb** is reported too). "
     "The page computes k1, k2 and k3 per token, as the libraries of *approx_kl in practice* do."
-)
+))
 
 # ------------------------------------------------------------ the file
 uploaded = st.file_uploader(
-    "Upload a CSV or Parquet file (one row per sampled token)", key="upload",
-    help="Up to {mib} MB. Log-probs must be ≤ 0 and finite.".format(mib=audit.MAX_FILE_BYTES // 2**20),
+    _("Upload a CSV or Parquet file (one row per sampled token)"), key="upload",
+    help=_("Up to {mib} MB. Log-probs must be ≤ 0 and finite.").format(mib=audit.MAX_FILE_BYTES // 2**20),
 )
 if uploaded is None:
     key, name, data, upload_id = str(EXAMPLE_CSV), EXAMPLE_CSV.name, None, None
@@ -60,78 +61,81 @@ if uploaded is None:
 else:
     key, name, data, upload_id = uploaded.file_id, uploaded.name, uploaded.getvalue(), uploaded.file_id
     meta = None
-    st.caption(
+    st.caption(_(
         ":material/link_off: An uploaded file stays in this browser session: a link can't carry "
         "it, so the column choices for it are not in the URL."
-    )
+    ))
 try:
     columns = cache.table_columns(key, name, _data=data)
 except ValueError as exc:
-    ui.fail("**This file can't be audited.** {why}".format(why=ui.error_text(exc)))
+    ui.fail(_("**This file can't be audited.** {why}").format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
-rows = [st.columns(3, gap="small") for _row in range(0, len(notes.PICKERS), 3)]
-for i, (role, label, required) in enumerate(notes.PICKERS):
+pickers = list(ui.grid(notes.PICKERS, key="columns"))
+for role_label_required, col in pickers:
+    role, label, required = role_label_required
+    label = _(label)
     opts = list(columns) if required else [notes.NONE, *columns]
     default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
-    with rows[i // 3][i % 3]:
+    with col:
         if upload_id is None:  # the example: the choice is part of the link
             value = state.select(label, role, opts, value=default)
         else:  # an upload: not in the URL; keyed by the upload so new columns start fresh
             value = st.selectbox(
-                label, opts, key=f"up_{role}_{upload_id}", placeholder="choose a column",
+                label, opts, key=f"up_{role}_{upload_id}", placeholder=_("choose a column"),
                 index=opts.index(default) if default is not None else (None if required else 0),
             )
     chosen[role] = None if value in (None, notes.NONE) else value
 direction = state.segmented(
-    "Direction", "dir", list(audit.DIRECTIONS), value="sampler-other",
+    _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
     format_func=notes.DIRECTION_LABELS.get,
-    help="KL[sampler‖other] uses k1, k2, k3 of log r; KL[other‖sampler] weights them by r "
-    "(k3 becomes k3_pq).",
+    help=_("KL[sampler‖other] uses k1, k2, k3 of $\\log r$; KL[other‖sampler] weights them by $r$ "
+           "(k3 becomes k3_pq)."),
 )
 if chosen["sc"] is None or chosen["oc"] is None:
-    st.info("Choose the sampler and the other log-prob columns to see the report.",
+    st.info(_("Choose the sampler and the other log-prob columns to see the report."),
             icon=":material/touch_app:")
     st.stop()
 
 # ------------------------------------------------------------ the core call
 try:
-    with st.spinner("Auditing the file…"):
+    with st.spinner(_("Auditing the file…")):
         report = cache.audit_file(
             key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
             sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
             kl_col=chosen["kc"],
         )
 except ValueError as exc:
-    ui.fail("**This file can't be audited with these columns.** {why}".format(why=ui.error_text(exc)))
+    ui.fail(_("**This file can't be audited with these columns.** {why}").format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
 if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
-    st.caption(
+    st.caption(_(
         "The example's exact KLs apply to its own roles (sampler `logp_policy`, other "
         "`logp_ref`, mask `mask`, no rollout column), so they are not shown for this choice."
-    )
+    ))
 
 # ------------------------------------------------------------ the report
-st.header("The report")
+st.header(_("The report"))
 st.markdown(notes.counted_line(report, name))
 if (small := report.sample_size()).note:  # too few tokens: say so, and withhold SE/std/p95/p99
     st.warning(ui.error_text(small.note), icon=":material/data_alert:")
 defs = audit.DEFINITIONS[report.direction]
-for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
+for k, col in ui.grid(KEYS, key="formulas"):
     with col:
         ui.formula(rf"\color{{{color(k)}}}{{k_{k[1]}}} = {defs[k]['formula']}")
-        st.caption(defs[k]["meaning"])
+        st.caption(notes.meaning(defs[k]["meaning"]))
 with ui.metric_row():
-    st.metric("Tokens counted", f"{report.n:,}")
+    st.metric(_("Tokens counted"), f"{report.n:,}")
     for k in KEYS:
         s = report.summaries[k]
         st.metric(
-            "{k} mean".format(k=k), f"{s.mean:.5f}", delta="± {se:#.2g} (SE)".format(se=s.se) if small.se else None,
+            _("{k} mean").format(k=k), f"{s.mean:.5f}",
+            delta=_("± {se} (SE)").format(se=f"{s.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
-            help="Mean of {k} over the counted tokens, and its standard error.".format(k=k),
+            help=_("Mean of {k} over the counted tokens, and its standard error.").format(k=k),
         )
     if report.rb is not None:
         st.metric(
@@ -141,62 +145,68 @@ with ui.metric_row():
         )
     if exact is not None:
         st.metric(
-            "Exact {kl}".format(kl=notes.DIRECTION_LABELS[report.direction]), f"{exact['k1']:.5f}",
-            help="From the generator (data/example_audit.json): the exact expectation for these tokens.",
+            _("Exact KL"), f"{exact['k1']:.5f}",
+            help=_("The exact {kl}, from the generator (data/example_audit.json): the exact expectation "
+                   "for these tokens.").format(kl=notes.DIRECTION_LABELS[report.direction]),
         )
 if report.weighted:
     with ui.metric_row():
-        st.metric("Effective sample size (tokens)", f"{report.ess:,.0f}",
-                  help="(Σw)² / Σw², w = π_sampler / π_rollout per token.")
-        st.metric("ESS / tokens", f"{report.ess_fraction:.1%}")
+        st.metric(_("ESS, tokens"), f"{report.ess:,.0f}",
+                  help=_(r"Effective sample size in tokens: $(\sum w)^2 / \sum w^2$, "
+                         r"$w = \pi_\mathrm{sampler} / \pi_\mathrm{rollout}$ per token."))
+        st.metric(_("ESS / tokens"), f"{report.ess_fraction:.1%}")
         if report.sequences is not None and report.sequences.ess is not None:
-            st.metric("Effective number of sequences", f"{report.sequences.ess:,.1f}")
+            st.metric(_("ESS, sequences"), f"{report.sequences.ess:,.1f}",
+                      help=_("The effective number of sequences."))
 if report.rb is not None:
     ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
         c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
     with ui.metric_row():
-        st.metric(_("Var(k1) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k1"]),
-                  help=_("How many times more tokens k1 needs than rb for the same standard error."))
-        st.metric(_("Var(k3) / Var(rb), per token"), notes.ratio_text(report.variance_ratio["k3"]))
+        st.metric("Var(k1)/Var(rb)", notes.ratio_text(report.variance_ratio["k1"]),  # i18n: ok (notation)
+                  help=_("Per token: how many times more tokens k1 needs than rb for the same "
+                         "standard error."))
+        st.metric("Var(k3)/Var(rb)", notes.ratio_text(report.variance_ratio["k3"]),  # i18n: ok (notation)
+                  help=_("Per token: the same ratio for k3."))
         if report.sequences is not None and report.sequences.variance_ratio is not None:
-            st.metric(_("Var(Σk1) / Var(Σrb), per sequence"),
-                      notes.ratio_text(report.sequences.variance_ratio["k1"]))
+            st.metric("Var(Σk1)/Var(Σrb)", notes.ratio_text(report.sequences.variance_ratio["k1"]),  # i18n: ok (notation)
+                      help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
     st.markdown(notes.rb_caption(report))
 ui.table(
-    notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"), name="audit-summary",
+    notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"),
+    name=_("audit-summary"),
     caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
                        include=(0.0,) + ((exact["k1"],) if exact is not None else ()))
-for k, col in zip(KEYS, st.columns(3, gap="medium"), strict=True):
+for k, col in ui.grid(KEYS, key="histograms"):
     s = report.summaries[k]
     with col:
         ui.chart(
             per_sample_histogram(
                 report.values[k], k, true_value=None if exact is None else exact[k],
-                true_label="exact KL" if k != "k2" else "exact mean", mean=s.mean,
+                true_label=_("exact KL") if k != "k2" else _("exact mean"), mean=s.mean,
                 neg_fraction=s.neg_fraction, domain=domain, height=280,
             ),
-            name=f"audit-{k}-histogram",
+            name=_("audit-{k}-histogram").format(k=k),
             caption=notes.histogram_caption(small.masked(s), report.weighted),
         )
 if report.positions is not None:
-    st.subheader("By position")
-    ui.chart(position_chart(report.positions), name="audit-positions",
-             caption="Each estimator's mean per token in log2-wide position buckets, ±2 SE.")
+    st.subheader(_("By position"))
+    ui.chart(position_chart(report.positions), name=_("audit-positions"),
+             caption=_("Each estimator's mean per token in log2-wide position buckets, ±2 SE."))
     positions = notes.position_rows(report)
     ui.table(
-        positions, name="audit-positions", caption="The same buckets as numbers.",
-        column_config={c: NUMBER["%.5f" if c.endswith("mean") else "%.2g"]
-                       for c in positions.columns if c.startswith("k")},
+        positions, name=_("audit-positions"), caption=_("The same buckets as numbers."),
+        column_config={c: NUMBER["%.5f" if i % 2 == 0 else "%.2g"]
+                       for i, c in enumerate(positions.columns[2:])},
     )
 if report.sequences is not None:
-    st.subheader("Sequence sums")
+    st.subheader(_("Sequence sums"))
     if (few := report.sequences.sample_size()).note:  # too few sequences for their SE/percentiles
         st.caption(ui.error_text(few.note))
     ui.table(
         notes.summary_frame(few.masked_all(report.sequences.stats), exact, prefix="seq_").dropna(axis=1, how="all"),
-        name="audit-sequences",
+        name=_("audit-sequences"),
         caption=notes.sequences_caption(report.sequences.n_sequences), column_config=SUMMARY_FORMAT,
     )
 ui.show_source(audit.audit)

@@ -16,66 +16,68 @@ from charts.config_doctor import pull_chart
 from kl_core import doctor_parse
 from kl_core.doctor import UnreadableInput, diagnose
 from lab import cache, state, ui
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import config_doctor as notes
 from lab.pages import page_by_url
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title("Config doctor")
-st.markdown(notes.INTRO)
+st.title(_("Config doctor"))
+st.markdown(_(notes.INTRO))
 
 # ------------------------------------------------------------ the input
 pick_col, lib_col = st.columns([4, 3], gap="medium")
 with pick_col:
     example = state.segmented(
-        "Example", "ex", list(notes.EXAMPLES), value="verl",
-        format_func=notes.EXAMPLE_LABELS.get,
-        help="Three real configs from the libraries' own sources: verl's GRPO example script, OpenRLHF's "
-        "DAPO command, TRL's GRPOConfig for DeepSeekMath. Or your own text.",
+        _("Example"), "ex", list(notes.EXAMPLES), value="verl",
+        format_func=lambda key: _(notes.EXAMPLE_LABELS[key]),
+        help=_("Three real configs from the libraries' own sources: verl's GRPO example script, OpenRLHF's "
+               "DAPO command, TRL's `GRPOConfig` for DeepSeekMath. Or your own text."),
     )
 with lib_col:
     library = state.segmented(
-        "Library", "library", list(notes.LIBRARIES), value="auto", format_func=notes.LIBRARIES.get,
-        help="Detect reads the library from the text; choose one if the text is ambiguous.",
+        _("Library"), "library", list(notes.LIBRARIES), value="auto",
+        format_func=lambda key: _(notes.LIBRARIES[key]),
+        help=_("Detect reads the library from the text; choose one if the text is ambiguous."),
     )
-paste_tab, upload_tab = st.tabs([":material/edit_note: Paste", ":material/upload_file: Upload a file"])
+paste_tab, upload_tab = st.tabs([_(":material/edit_note: Paste"), _(":material/upload_file: Upload a file")])
 with paste_tab:
     text = st.text_area(
-        "Launch script or config", value=notes.example_text(example), height=170,
+        _("Launch script or config"), value=notes.example_text(example), height=170,
         key="cfg_{ex}".format(ex=example),
-        placeholder="python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True …",
-        help="Shell scripts are read, not run: the script's own variables and arrays are substituted, "
-        "anything it would compute is reported as not literal.",
+        placeholder="python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True …",  # i18n: ok
+        help=_("Shell scripts are read, not run: the script's own variables and arrays are substituted, "
+               "anything it would compute is reported as not literal."),
     )
 with upload_tab:
     uploaded = st.file_uploader(
-        "A launch script, YAML, JSON or Python file (at most 256 KiB)", key="cfg_upload",
-        help="An upload takes the place of the text box.",
+        _("A launch script, YAML, JSON or Python file (at most 256 KiB)"), key="cfg_upload",
+        help=_("An upload takes the place of the text box."),
         max_upload_size=-(-doctor_parse.MAX_BYTES // 2**20),  # MB, rounded up: the doctor's own limit words the rest
     )
 if uploaded is not None:
     data, name = uploaded.getvalue(), uploaded.name
-    st.caption(":material/link_off: An uploaded file stays in this browser session: a link can't carry it.")
+    st.caption(_(":material/link_off: An uploaded file stays in this browser session: a link can't carry it."))
 else:
     data = text
     name = notes.EXAMPLES[example].file or None
     if example == "own" or text != notes.example_text(example):
-        st.caption(":material/link_off: Your own text stays in this browser session: a link only carries "
-                   "the example and the library, never what you paste.")
+        st.caption(_(":material/link_off: Your own text stays in this browser session: a link only carries "
+                     "the example and the library, never what you paste."))
 if not str(data).strip():
-    st.info("Paste a launch script or config above, or upload a file.", icon=":material/touch_app:")
+    st.info(_("Paste a launch script or config above, or upload a file."), icon=":material/touch_app:")
     st.stop()
 try:
     d = cache.diagnose(data, None if library == "auto" else library, name)
 except UnreadableInput as exc:
-    ui.fail("**The doctor can't read this.** {why}".format(why=ui.error_text(exc)))
+    ui.fail(_("**The doctor can't read this.** {why}").format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))
 with st.container(border=True):
     st.markdown("  \n".join(notes.summary_lines(d)))
     for fix, codes in notes.fix_groups(d):
-        st.markdown("**Change** · removes {codes}".format(codes=", ".join(codes)))
+        st.markdown(_("**Change** · removes {codes}").format(codes=", ".join(codes)))
         st.code(fix, language=notes.fix_language(d))
 st.markdown(notes.read_line(d))
 
@@ -84,7 +86,7 @@ approx, gradients = page_by_url("approx-kl"), page_by_url("gradients")
 for i, u in enumerate(d.kl_uses):
     with st.container(border=True):
         st.subheader(notes.use_title(d, u))
-        st.markdown("**Per token, the library computes**")
+        st.markdown(_("**Per token, the library computes**"))
         ui.formula(u.entry.formula_latex)
         formula_col, facts_col = st.columns([1, 1], gap="large")
         with formula_col:
@@ -95,42 +97,44 @@ for i, u in enumerate(d.kl_uses):
                 ui.formula(u.aggregation.formula)
         ui.chart(pull_chart(cache.pull_curve(u.entry.library, u.option, u.where), estimator_key=u.estimator,
                             option_label="{o} ({w})".format(o=u.option, w=u.where)),
-                 name="pull-{i}".format(i=i), caption=notes.pull_caption(u))
-        st.caption(u.entry.caveat)
+                 name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
+        st.caption(notes.typeset(u.entry.caveat))
         st.page_link(approx.path, icon=":material/table_rows:", query_params=notes.crosswalk_query(u),
-                      label="This option in the crosswalk: {row}".format(row=u.crosswalk_name))
+                      label=_("This option in the crosswalk: {row}").format(row=u.crosswalk_name))
         if (grad_query := notes.gradients_query(u)) is not None:
             st.page_link(gradients.path, icon=":material/trending_down:", query_params=grad_query,
-                         label="Where its gradient pushes, on the Gradients page")
-        with st.expander("Every option {where} in {lib}, and its gradient".format(
-                where="in the reward" if u.where == "reward" else "in the loss", lib=d.library)):
-            ui.table(notes.alternatives_frame(u), name="options-{i}".format(i=i),
-                     caption="The gradients come from kl_core.gradients, exactly, at a small categorical policy.")
+                         label=_("Where its gradient pushes, on the Gradients page"))
+        options_in = (_("Every option in the reward in {lib}, and its gradient") if u.where == "reward"
+                      else _("Every option in the loss in {lib}, and its gradient"))
+        with st.expander(options_in.format(lib=d.library)):
+            ui.table(notes.alternatives_frame(u), name=_("options-{i}").format(i=i),
+                     caption=_("The gradients come from `kl_core.gradients`, exactly, at a small categorical "
+                               "policy."))
 
 # ------------------------------------------------------------ what to change
-st.header("Warnings" if d.warnings else "No warnings")
+st.header(_("Warnings") if d.warnings else _("No warnings"))
 if not d.warnings:
-    st.success("Nothing to change: every KL term has the reverse-KL gradient, on- and off-policy.",
+    st.success(_("Nothing to change: every KL term has the reverse-KL gradient, on- and off-policy."),
                icon=":material/check_circle:")
 for w in d.warnings:
     with st.container(border=True):
         st.markdown(":material/warning: " + notes.warning_title(w))
         if w.fix:
-            st.markdown("**Change** (checked: the doctor finds the warning gone with it)")
+            st.markdown(_("**Change** (checked: the doctor finds the warning gone with it)"))
             st.code(w.fix, language=notes.fix_language(d))
         else:
             st.caption(notes.no_fix_text(d, w))
 
 if d.unrecognised:
-    st.subheader("Keys {lib} {rel} does not know".format(lib=d.library, rel=d.release))
-    ui.table(notes.unknown_frame(d), name="unrecognised-keys",
-             caption="A typo is silently ignored by some launchers and fatal in others; none of these is read.")
-with st.expander("The settings the card used, and where each came from", icon=":material/tune:"):
-    ui.table(notes.settings_frame(d), name="settings",
-             caption="Release defaults come from {files}.".format(files=", ".join(d.profile.key_files)))
+    st.subheader(_("Keys {lib} {rel} does not know").format(lib=d.library, rel=d.release))
+    ui.table(notes.unknown_frame(d), name=_("unrecognised-keys"),
+             caption=_("A typo is silently ignored by some launchers and fatal in others; none of these is read."))
+with st.expander(_("The settings the card used, and where each came from"), icon=":material/tune:"):
+    ui.table(notes.settings_frame(d), name=_("settings"),
+             caption=_("Release defaults come from {files}.").format(files=", ".join(f"`{f}`" for f in d.profile.key_files)))
 for n in d.notes:
-    st.caption(":material/info: " + n)
-st.download_button("Download the card (JSON)", notes.card_json(d), file_name="kl-card.json",
+    st.caption(":material/info: " + notes.typeset(n))
+st.download_button(_("Download the card (JSON)"), notes.card_json(d), file_name=_("kl-card.json"),
                    mime="application/json", icon=":material/download:",
-                   help="The same JSON as `python -m kl_core doctor FILE --json`.")
+                   help=_("The same JSON as `python -m kl_core doctor FILE --json`."))
 ui.show_source(diagnose)

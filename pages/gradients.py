@@ -53,8 +53,9 @@ st.title(_("Gradients"))
 st.markdown(_(
     "k3 is an excellent estimator of a KL's **value**. But put `k3.mean()` into a loss, let autograd "
     "differentiate it, and the **gradient** you get is not the gradient of that KL. Here is a "
-    "policy π_θ = softmax(θ) over a few tokens, a reference π_ref, and the exact expected gradient "
-    "in θ of every KL option: Schulman's estimators used as a loss, and what each RL library does."
+    r"policy $\pi_\theta = \mathrm{softmax}(\theta)$ over a few tokens, a reference "
+    r"$\pi_\mathrm{ref}$, and the exact expected gradient in $\theta$ of every KL option: "
+    "Schulman's estimators used as a loss, and what each RL library does."
 ))
 with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
     for tex in notes.GRADIENT_FORMULAS:  # side by side where they fit, one per line on a phone
@@ -81,7 +82,7 @@ with c_opt:
                                                             shown=chosen), ":material/link_off:")
 table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)
 with c_lam:
-    lam = state.slider(_("λ of k_λ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
+    lam = state.slider(_("λ of kλ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
                        step=0.01, format="%.3f")
     with st.container(horizontal=True, gap="small"):
         for key, value, text, tip in (
@@ -102,10 +103,12 @@ with c_seed:
 
 table = cache.gradient_table(s.policy, s.ref, s.sampler, lam)
 with ui.metric_row():
-    st.metric("KL[π_θ‖π_ref]", f"{table.kl_reverse:.4g}", help=_("The penalty RLHF means: reverse KL."))
-    st.metric("KL[π_ref‖π_θ]", f"{table.kl_forward:.4g}", help=_("The other direction: forward KL."))
-    st.metric(_("‖∇ reverse KL‖"), f"{np.linalg.norm(table.true_reverse):.4g}")
-    st.metric(_("‖∇ forward KL‖"), f"{np.linalg.norm(table.true_forward):.4g}")
+    st.metric(notes.KL_REVERSE, f"{table.kl_reverse:.4g}", help=_("The penalty RLHF means: reverse KL."))
+    st.metric(notes.KL_FORWARD, f"{table.kl_forward:.4g}", help=_("The other direction: forward KL."))
+    st.metric(_("‖∇ reverse KL‖"), f"{np.linalg.norm(table.true_reverse):.4g}",
+              help=_("The length of the gradient of the reverse KL in the logits."))
+    st.metric(_("‖∇ forward KL‖"), f"{np.linalg.norm(table.true_forward):.4g}",
+              help=_("The length of the gradient of the forward KL in the logits."))
 for note in (notes.headline(table), notes.chosen_note(table, chosen)):
     ui.note(note.kind, note.text, note.icon)
 shown = notes.panel_names(chosen)
@@ -113,9 +116,10 @@ shown = notes.panel_names(chosen)
 # ------------------------------------------------------------ 1. expected gradients
 st.header(_("1. The expected gradient of each option, per logit"))
 st.markdown(_(
-    "Bars: the option's expected gradient in each logit θ_x, averaged exactly over the sampled "
-    "token. Black ticks: ∇KL[π_θ‖π_ref] (reverse KL, the penalty RLHF means). Hollow circles: "
-    "∇KL[π_ref‖π_θ] (forward KL). The highlighted option comes first."
+    r"Bars: the option's expected gradient in each logit $\theta_x$, averaged exactly over the "
+    r"sampled token. Black ticks: $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ (reverse KL, "
+    r"the penalty RLHF means). Hollow circles: $\nabla\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$ "
+    "(forward KL). The highlighted option comes first."
 ))
 y_dom = symmetric_domain([table.true_reverse, table.true_forward,
                           *(table.row(name).expected_grad for name in shown)])
@@ -125,12 +129,12 @@ def draw_gradient(name: str) -> None:
     row = table.row(name)
     ui.chart(gradient_panel(row, table.true_reverse, table.true_forward,
                             title=notes.option_title(row), subtitle=notes.panel_subtitle(row, table.on_policy),
-                            y_domain=y_dom), name=f"gradient-{name}", downloads=False)
+                            y_domain=y_dom), name=_("gradient-{option}").format(option=name), downloads=False)
 
 
 panels(shown, draw_gradient)
 cosines = notes.cosine_frame(table, shown)
-ui.table(cosines, name="gradient-cosines", column_order=list(cosines.columns[:6]),
+ui.table(cosines, name=_("gradient-cosines"), column_order=list(cosines.columns[:6]),
          caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero. "
                    "The CSV adds the expected gradient per logit."))
 ui.show_source(gradients._basic_coef)  # c(x) of each basic option: g(x) = c(x)·(e_x − π_θ)
@@ -141,8 +145,9 @@ st.header(_("2. One estimate from N tokens: how far from its mean?"))
 draws = cache.projection_draws(s.policy, s.ref, s.sampler, lam, tuple(shown), n,
                                notes.SPREAD_REPEATS, seed)
 if not draws:
-    ui.note("info", _("∇KL[π_θ‖π_ref] is zero here (π_θ = π_ref), so there is no direction to "
-                      "project on. Move the drift slider."), ":material/info:")
+    ui.note("info", _(r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ is zero here "
+                      r"($\pi_\theta = \pi_\mathrm{ref}$), so there is no direction to project on. "
+                      "Move the drift slider."), ":material/info:")
 else:
     target = float(np.linalg.norm(table.true_reverse))
     x_dom = common_domain([d[0] for d in draws.values()], coverage=0.995, include=(0.0, target))
@@ -153,20 +158,21 @@ else:
         ui.chart(spread_panel(samples, mean=mean, sd=sd, target=target, domain=x_dom, title=name,
                               subtitle=notes.spread_subtitle(mean, sd, float(samples.mean()),
                                                              float(samples.std(ddof=1))),
-                              colour=option_color(row)), name=f"spread-{name}-n{n}", downloads=False)
+                              colour=option_color(row)), name=_("spread-{option}-n{n}").format(option=name, n=n), downloads=False)
 
     panels(shown, draw_spread)
     ui.caption(notes.spread_caption(n, notes.SPREAD_REPEATS, target))
 lams = np.linspace(LAM_MIN, LAM_MAX, 81)
 ui.chart(lambda_spread_chart(lams, cache.k_lambda_spread(s.policy, s.ref, s.sampler, lams), lam=lam,
                              lam_grad=table.lam_grad_opt, lam_value=table.lam_value_opt),
-         name="k-lambda-spread", caption=notes.lambda_caption(table))
+         name=_("k-lambda-spread"), caption=notes.lambda_caption(table))
 ui.show_source(gradients.k_lambda_spread)
 
 # ------------------------------------------------------------ 3. training
 st.header(_("3. Where training with each KL loss ends"))
 st.markdown(_(
-    "Maximise E[R] − β·(KL loss) by exact expected-gradient ascent, on-policy, starting from π_θ. "
+    r"Maximise $\mathbb{E}[R] - \beta\cdot(\text{KL loss})$ by exact expected-gradient ascent, "
+    r"on-policy, starting from $\pi_\theta$. "
     "Each option's loop stops where its own gradient vanishes: for k2 (and k1_score) at the "
     "optimum of the reverse KL, for k3 at the optimum of the forward KL — **this is what GRPO's k3 "
     "loss optimises** — and k1, whose expected gradient is zero, ignores the KL altogether."
@@ -180,19 +186,19 @@ try:
         runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, notes.TRAINING_OPTIONS,
                                            notes.TRAINING_STEPS, notes.training_step(s.reward, beta))
 except ValueError as exc:
-    ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=exc),
+    ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=ui.error_text(exc)),
             ":material/warning:")
 else:
     def draw_run(name: str) -> None:
         run, row = runs[name], table.row(name)
         ui.chart(training_panel(run.steps, run.probs, optima, title=notes.option_title(row),
                                 subtitle=notes.run_end_text(run, optima), colour=option_color(row)),
-                 name=f"training-{name}", downloads=False)
+                 name=_("training-{option}").format(option=name), downloads=False)
 
     panels(notes.TRAINING_OPTIONS, draw_run)
     ui.caption(notes.training_caption(runs, optima))
     ends = notes.training_frame(s, runs, optima)
-    ui.table(ends, name="training-ends",
+    ui.table(ends, name=_("training-ends"),
              column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ends.columns[2:]})
     ui.show_source(gradient_flow.analytic_optima)
 
@@ -200,10 +206,11 @@ else:
 st.header(_("4. What your library does"))
 st.markdown(_(
     "Every KL option of the crosswalk with a gradient, at this setting: what its expected gradient "
-    "is here, what it is in general on-policy and with tokens from π_old (clamps inactive), and "
-    "the library's own setting that gives ∇KL[π_θ‖π_ref] where the option does not."
+    r"is here, what it is in general on-policy and with tokens from $\pi_\mathrm{old}$ (clamps "
+    r"inactive), and the library's own setting that gives $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ "
+    "where the option does not."
 ))
-ui.table(notes.library_frame(table, chosen), name="library-gradients", height=420,
+ui.table(notes.library_frame(table, chosen), name=_("library-gradients"), height=420,
          caption=_("★ marks {name}. Same value, different gradient: read the option's row before "
                    "you trust a KL loss.").format(name=chosen),
          column_config={"": st.column_config.TextColumn(width=30, pinned=True),

@@ -34,16 +34,17 @@ st.title(_("Tokens & sequences"))
 st.markdown(_(
     "A language model's KL penalty is a KL between whole **sequences**, estimated from the "
     "tokens of the sampled ones. Here two Markov chains over K tokens stand in for the policy "
-    "π_θ and the reference π_ref, small enough that every figure is also known **exactly**. "
+    r"$\pi_\theta$ and the reference $\pi_\mathrm{ref}$, small enough that every figure is also "
+    "known **exactly**. "
     "How does the KL build up along a sequence, which estimator stays usable as T grows, what "
     "does averaging over tokens do to β, and which per-token losses have the right gradient?"
 ))
 
 # ------------------------------------------------------------ the chains
 source = state.segmented(
-    _("Chains"), "src", list(notes.SOURCES), value="drift", format_func=notes.SOURCES.get,
-    help=_("The drift family tilts π_ref by a reward per token; the counterexample is a pair "
-           "where rb is noisier than Σk1; or type your own markov(...) specs."),
+    _("Chains"), "src", list(notes.SOURCES), value="drift", format_func=lambda key: _(notes.SOURCES[key]),
+    help=_(r"The drift family tilts $\pi_\mathrm{ref}$ by a reward per token; the counterexample is "
+           "a pair where rb is noisier than Σk1; or type your own `markov(...)` specs."),
 )
 custom = notes.CUSTOM_DEFAULT
 if source == "drift":
@@ -52,36 +53,38 @@ if source == "drift":
         k = state.slider(_("K, tokens in the vocabulary"), "K", min_value=2, max_value=notes.K_MAX,
                          value=notes.DEFAULT_K, step=1)
     with c_d:
-        drift = state.slider(_("Drift δ of π_θ away from π_ref"), "drift", min_value=0.0,
-                             max_value=3.0, value=0.5, step=0.05, format="%.2f",
-                             help=_("π_θ(j | i) ∝ π_ref(j | i) · e^(δ v_j), v from +1 (token 0) "
-                                    "to −1 (token K−1): the RLHF optimum for a reward v/β."))
+        drift = state.slider(_(r"Drift $\delta$ of $\pi_\theta$ away from $\pi_\mathrm{ref}$"), "drift",
+                             min_value=0.0, max_value=3.0, value=0.5, step=0.05, format="%.2f",
+                             help=_(r"$\pi_\theta(j \mid i) \propto \pi_\mathrm{ref}(j \mid i)\, "
+                                    r"e^{\delta v_j}$, $v$ from +1 (token 0) to −1 (token K−1): the "
+                                    r"RLHF optimum for a reward $v/\beta$."))
     with c_f:
-        first_only = state.toggle(_("Drift in the first token only"), "first",
-                                  help=_("Off: the tilt acts in every transition, so the KL grows "
-                                         "with T. On: only the first token drifts."))
+        first_only = state.toggle(_("First token only"), "first",
+                                  help=_("Drift in the first token only. Off: the tilt acts in every "
+                                         "transition, so the KL grows with T. On: only the first "
+                                         "token drifts."))
     drift_specs = cache.drift_specs(k, drift, "first" if first_only else "every")
 else:
     drift_specs = ("", "")
     if source == "custom":
         custom = (
-            state.text(_("π_θ, the policy that samples"), "pol", value=notes.CUSTOM_DEFAULT[0],
+            state.text(_(r"$\pi_\theta$, the policy that samples"), "pol", value=notes.CUSTOM_DEFAULT[0],
                        help=_("markov(a1,…,aK; b11,…,b1K; …; bK1,…,bKK): first-token logits, "
                               "then one row of next-token logits per token.")),
-            state.text(_("π_ref, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
+            state.text(_(r"$\pi_\mathrm{ref}$, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
         )
     else:
         st.markdown(_(
-            "**The counterexample** (K = 3): π_θ picks token 0 or 1 at even odds and then repeats "
-            "it. π_ref makes token 1 e times less likely at first, and after token 0 repeats it "
-            "with probability 1/e only. Then log π_θ(x)/π_ref(x) is the same for both likely "
-            "sequences, so Σk1 barely varies, while the next-token KL after 0 and after 1 differ, "
-            "so rb does."
+            r"**The counterexample** (K = 3): $\pi_\theta$ picks token 0 or 1 at even odds and then "
+            r"repeats it. $\pi_\mathrm{ref}$ makes token 1 $e$ times less likely at first, and after "
+            r"token 0 repeats it with probability $1/e$ only. Then $\log \pi_\theta(x)/\pi_\mathrm{ref}(x)$ "
+            "is the same for both likely sequences, so Σk1 barely varies, while the next-token KL "
+            "after 0 and after 1 differ, so rb does."
         ))
 try:
     policy, ref = check_pair(*notes.chains(source, drift_specs, custom))
 except ValueError as exc:
-    ui.fail(_("**These chains can't be used.** {why}").format(why=exc))
+    ui.fail(_("**These chains can't be used.** {why}").format(why=ui.error_text(exc)))
 c_t, c_n, c_s = st.columns([2, 2, 1], gap="medium")
 with c_t:
     length = int(state.select_slider(
@@ -91,7 +94,7 @@ with c_t:
     ))
 with c_n:
     n = count_slider(_("N, sequences sampled"), "n", value=1_000, hi=100_000,
-                     help=_("Monte Carlo sequences drawn from π_θ for the circles and dots below."))
+                     help=_(r"Monte Carlo sequences drawn from $\pi_\theta$ for the circles and dots below."))
 with c_s:
     seed = seed_picker()
 n_used, n_note = notes.sample_size(n, length)
@@ -115,11 +118,13 @@ ui.formula(
 )
 kl, kl_per_token, kl_reverse = notes.kl_at(curves, length)
 with ui.metric_row():
-    st.metric(_("KL[π_θ‖π_ref] of sequences of length T = {t}").format(t=length), number(kl),
-              help=_("Exact, by the chain rule (kl_core.markov.per_position_kl)."))
+    st.metric(notes.KL_SEQUENCE, number(kl),
+              help=_("The KL of sequences of length T = {t}: exact, by the chain rule "
+                     "(`kl_core.markov.per_position_kl`).").format(t=length))
     st.metric(_("per token, KL / T"), number(kl_per_token))
-    st.metric(_("KL[π_ref‖π_θ], the other direction"), number(kl_reverse))
-    st.metric(_("rb from {n:,} sequences").format(n=n_used), number(sample.summary("rb").mean),
+    st.metric(notes.KL_OTHER, number(kl_reverse), help=_("The other direction, for comparison."))
+    st.metric(_("rb, sampled"), number(sample.summary("rb").mean),
+              help=_("The mean of rb over {n:,} sampled sequences, ± its standard error.").format(n=n_used),
               delta=_("± {se} (SE)").format(se=number(sample.summary("rb").se)),
               delta_color="off", delta_arrow="off")
 terms = {"k1": sample.position_mean["k1"], "rb": sample.position_mean["rb"]}
@@ -127,27 +132,24 @@ ui.chart(
     per_position_chart(curves.per_position_kl[:length], terms,
                        {k: sample.position_se[k] for k in terms},
                        {"k1": _("k1, sampled"), "rb": _("rb, sampled")}),
-    name=f"per-position-kl-T{length}",
+    name=_("per-position-kl-T{t}").format(t=length),
     caption=notes.position_caption(curves, length),
 )
 
 # ------------------------------------------------------------ 2. spread against T
 st.header(_("2. Which estimator stays usable as T grows?"))
-st.markdown("\n".join(
-    f"- **{notes.estimator_label(key)}**: ${info.latex}$ — {_(info.summary)}"
-    for key, info in sequences.SEQUENCE_ESTIMATORS.items()
-))
+st.markdown("\n".join(f"- {notes.estimator_line(key)}" for key in sequences.SEQUENCE_ESTIMATORS))
 ui.chart(
     relative_std_chart(curves.lengths, {k: curves.relative_std(k) for k in notes.CURVE_KEYS},
                        {k: k for k in notes.CURVE_KEYS},
                        notes.mc_points(sample, curves), current=length),
-    name=f"relative-std-T{length}",
+    name=_("relative-std-T{t}").format(t=length),
     caption=notes.relative_std_caption(curves, length),
 )
 for note in (notes.rb_note(curves), notes.unreliable_note(curves, length, n_used)):
     if note is not None:
         ui.note(note.kind, note.text, note.icon)
-ui.table(notes.report_rows(curves, sample, length), name=f"sequence-estimators-T{length}",
+ui.table(notes.report_rows(curves, sample, length), name=_("sequence-estimators-T{t}").format(t=length),
          caption=_("All six at T = {t}, per sequence: exact beside {n:,} sampled sequences (seed "
                    "{seed}). mean_k3 has Σk3's spread divided by T, so the same relative spread."
                    ).format(t=length, n=n_used, seed=seed),
@@ -172,7 +174,7 @@ with ui.metric_row():
     st.metric(_("mean k3 per token"), number(m3.mean),
               delta=_("± {se} (SE); KL / T = {kl}").format(se=number(m3.se), kl=number(kl_per_token)),
               delta_color="off", delta_arrow="off")
-ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=f"sum-mean-T{length}",
+ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=_("sum-mean-T{t}").format(t=length),
          caption=notes.sum_mean_caption(beta, length),
          column_config={c: st.column_config.NumberColumn(format="%.4g") for c in (
              _("coefficient on the sequence KL"), _("penalty, exact"), _("penalty from the samples"), _("± SE"))})
@@ -181,7 +183,7 @@ with st.expander(_("Which library option reduces the loss which way"), icon=":ma
     st.caption(_("As read in verl 0.9.1 (agg_loss) and TRL 1.16.0 (GRPOTrainer); see kl_core.loss_aggregation."))
 penalties, penalty_colors = notes.penalty_curves(beta, curves)
 ui.chart(penalty_chart(curves.lengths, penalties, penalty_colors, current=length),
-         name=f"penalty-beta{beta:g}", caption=notes.penalty_caption(curves, length))
+         name=_("penalty-beta{beta}").format(beta=f"{beta:g}"), caption=notes.penalty_caption(curves, length))
 
 # ------------------------------------------------------------ 4. the gradient
 st.header(_("4. The gradient of a sequence: which per-token losses miss the later prefixes?"))
@@ -189,7 +191,7 @@ st.markdown(_(
     "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
     "changing token t changes the prefixes every later token is drawn from. The true gradient "
     "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
-    "all of π_θ's K + K² logits. In the drift family the per-token Σk2 loss points nearly the "
+    r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
     "right way with the wrong length; in the rb counterexample (T ≥ 3) it points the opposite way."
 ))
 ui.formula(
@@ -207,15 +209,15 @@ if policy.k < 2:
     st.stop()
 table = cache.sequence_gradient_table(pol_spec, ref_spec, length)
 labels, cosines, colors = notes.cosine_data(table)
-ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true ∇KL[π_θ‖π_ref]"),
+ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true gradient"),
                      none_text=_("0: no direction")),
-         name=f"gradient-cosines-T{length}", caption=notes.gradient_caption(table))
-ui.table(notes.gradient_rows(table), name=f"sequence-gradients-T{length}",
-         caption=_("Every option's exact expected gradient at T = {t}, sequences drawn from π_θ."
-                   ).format(t=length),
+         name=_("gradient-cosines-T{t}").format(t=length), caption=notes.gradient_caption(table))
+ui.table(notes.gradient_rows(table), name=_("sequence-gradients-T{t}").format(t=length),
+         caption=_(r"Every option's exact expected gradient at T = {t}, sequences drawn from "
+                   r"$\pi_\theta$.").format(t=length),
          column_config={c: st.column_config.NumberColumn(format="%.4f")
                         for c in (_("‖g‖ / ‖∇KL‖"), _("‖g − ∇KL‖ / ‖∇KL‖"))})
 cats, series, bar_colors, shown = notes.first_token_series(table)
 ui.chart(gradient_bars(cats, series, bar_colors, x_title=_("first-token logit")),
-         name=f"first-token-gradient-T{length}", caption=notes.first_token_caption(table, shown))
+         name=_("first-token-gradient-T{t}").format(t=length), caption=notes.first_token_caption(table, shown))
 ui.show_source(sequence_gradients._later)

@@ -13,7 +13,7 @@ import pandas as pd
 
 from charts.approx_kl import bucket_label
 from kl_core.audit import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
-from lab.i18n import _
+from lab.i18n import N_, _
 
 __all__ = [
     "AUDIT_KEYS",
@@ -25,6 +25,7 @@ __all__ = [
     "example_info",
     "exact_for",
     "histogram_caption",
+    "meaning",
     "kl_column_note",
     "rb_caption",
     "ratio_text",
@@ -39,13 +40,13 @@ NONE = "(none)"
 #: on the "approx_kl in practice" page, so old links keep their column choices;
 #: ``kc``, the exact-KL column of the Rao–Blackwellized ``rb``, came with this page.
 PICKERS = (
-    ("sc", "Sampler log-prob column", True),
-    ("oc", "Other log-prob column", True),
-    ("mc", "Mask column (1 = count)", False),
-    ("pc", "Position column", False),
-    ("qc", "Sequence id column", False),
-    ("rc", "Rollout log-prob column", False),
-    ("kc", "Exact next-token KL column (gives rb)", False),
+    ("sc", N_("Sampler log-prob column"), True),
+    ("oc", N_("Other log-prob column"), True),
+    ("mc", N_("Mask column (1 = count)"), False),
+    ("pc", N_("Position column"), False),
+    ("qc", N_("Sequence id column"), False),
+    ("rc", N_("Rollout log-prob column"), False),
+    ("kc", N_("Exact next-token KL column (gives rb)"), False),
 )
 #: Every URL key of the audit: the column roles and the direction.
 AUDIT_KEYS = (*(key for key, _label, _required in PICKERS), "dir")
@@ -64,7 +65,7 @@ DIRECTION_LABELS = {"sampler-other": "KL[sampler‖other]", "other-sampler": "KL
 
 def example_info(meta: Mapping, file_name: str) -> str:
     """The box that says the bundled example is shown, and what it is."""
-    return (
+    return _(
         "**No file uploaded, so this is the bundled example** `data/{name}`: {seqs} sequences "
         "from a toy policy over {vocab} tokens, with a reference model drifting away along the "
         "sequence (made by `{generator}`). Its exact KLs are known and shown beside the "
@@ -153,9 +154,9 @@ def rb_caption(report: AuditReport) -> str:
 def counted_line(report: AuditReport, file_name: str) -> str:
     """Which tokens count, and which KL the report estimates."""
     if report.n == report.n_total:
-        text = "**{name}:** all {n:,} tokens, estimating **{kl}**."
+        text = _("**{name}:** all {n:,} tokens, estimating **{kl}**.")
     else:
-        text = (
+        text = _(
             "**{name}:** {n:,} of {total:,} tokens (the mask drops the rest), estimating **{kl}**."
         )
     return text.format(name=file_name, n=report.n, total=report.n_total,
@@ -167,61 +168,84 @@ def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, flo
     """One row per estimator: mean, SE, spread, share < 0, tail; the exact mean beside it if known."""
     df = pd.DataFrame(
         {
-            "estimator": list(stats),
-            "mean": [s.mean for s in stats.values()],
+            _("estimator"): list(stats),
+            _("mean"): [s.mean for s in stats.values()],
             "SE": [s.se for s in stats.values()],
-            "std": [s.std for s in stats.values()],
-            "share < 0": [s.neg_fraction for s in stats.values()],
+            _("std"): [s.std for s in stats.values()],
+            _("share < 0"): [s.neg_fraction for s in stats.values()],
             "p95": [s.p95 for s in stats.values()],
             "p99": [s.p99 for s in stats.values()],
-            "max": [s.max for s in stats.values()],
+            _("max"): [s.max for s in stats.values()],
         }
     )
     if exact is not None and any(f"{prefix}{k}" in exact for k in stats):
         # a key without an exact value (rb from another direction's column) gets a blank
-        df.insert(2, "exact mean", [exact.get(f"{prefix}{k}", math.nan) for k in stats])
+        df.insert(2, _("exact mean"), [exact.get(f"{prefix}{k}", math.nan) for k in stats])
     return df
 
 
 def summary_caption(has_exact: bool, weighted: bool) -> str:
     """Under the summary table."""
     text = (
-        "Mean ± SE per token; the example's exact means sit beside the estimates."
+        _("Mean ± SE per token; the example's exact means sit beside the estimates.")
         if has_exact
-        else "Mean ± SE per token."
+        else _("Mean ± SE per token.")
     )
     if weighted:
-        text += " Weighted figures: self-normalised importance sampling."
+        text += " " + _("Weighted figures: self-normalised importance sampling.")
     return text
 
 
 def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
     """Under one estimator's histogram of per-token values."""
-    text = "{share:.1%} of tokens below 0; p99 {p99:.4g}.".format(
+    text = _("{share:.1%} of tokens below 0; p99 {p99:.4g}.").format(
         share=summary.neg_fraction, p99=summary.p99
     )
     if summary.p99 != summary.p99:  # nan: withheld, too few tokens (kl_core.audit.sample_size_check)
-        text = "{share:.1%} of tokens below 0.".format(share=summary.neg_fraction)
+        text = _("{share:.1%} of tokens below 0.").format(share=summary.neg_fraction)
     if weighted:
-        text += " Bars count tokens as drawn (unweighted)."
+        text += " " + _("Bars count tokens as drawn (unweighted).")
     return text
 
 
 def position_rows(report: AuditReport) -> pd.DataFrame:
     """The position buckets as numbers: tokens, and each estimator's mean and SE (rb's too if given)."""
     rows: dict[str, list] = {
-        "positions": [bucket_label(b) for b in report.positions],
-        "tokens": [b.count for b in report.positions],
+        _("positions"): [bucket_label(b) for b in report.positions],
+        _("tokens"): [b.count for b in report.positions],
     }
     for k in (*ESTIMATOR_KEYS, *((RB_KEY,) if report.rb is not None else ())):
-        rows["{k} mean".format(k=k)] = [b.mean[k] for b in report.positions]
-        rows["{k} SE".format(k=k)] = [b.se[k] for b in report.positions]
+        rows[_("{k} mean").format(k=k)] = [b.mean[k] for b in report.positions]
+        rows[_("{k} SE").format(k=k)] = [b.se[k] for b in report.positions]
     return pd.DataFrame(rows)
 
 
 def sequences_caption(n_sequences: int) -> str:
     """Under the sequence-sum table."""
-    return (
+    return _(
         "Each estimator summed over each sequence's counted tokens, {n:,} sequences. Summed k1 "
         "and k3 estimate the sequence-level KL: by the chain rule, the sum of the per-token KLs."
     ).format(n=n_sequences)
+
+
+#: The core's one-line meanings of k1, k2, k3 and rb (kl_core.audit.DEFINITIONS and
+#: RB_DEFINITIONS), as the page shows them: typeset and marked for translation.
+MEANINGS: dict[str, str] = {
+    "unbiased for KL[sampler||other]; single values can be negative":  # i18n: ok (the core's text, a key)
+        N_("unbiased for KL[sampler‖other]; single values can be negative"),
+    "biased (f = 1/2 log^2 u), >= 0; equals the KL to second order in log r":  # i18n: ok (the core's text, a key)
+        N_(r"biased ($f = \tfrac12\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
+    "unbiased for KL[sampler||other], every value >= 0":  # i18n: ok (the core's text, a key)
+        N_("unbiased for KL[sampler‖other], every value ≥ 0"),
+    "unbiased for KL[other||sampler]; single values can be negative":  # i18n: ok (the core's text, a key)
+        N_("unbiased for KL[other‖sampler]; single values can be negative"),
+    "biased (f = 1/2 u log^2 u), >= 0; equals the KL to second order in log r":  # i18n: ok (the core's text, a key)
+        N_(r"biased ($f = \tfrac12 u\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
+    "unbiased for KL[other||sampler], every value >= 0 (k3_pq)":  # i18n: ok (the core's text, a key)
+        N_("unbiased for KL[other‖sampler], every value ≥ 0 (k3_pq)"),
+}
+
+
+def meaning(text: str) -> str:
+    """A core meaning (:data:`MEANINGS`) as the page shows it, translated; an unknown one as it is."""
+    return _(MEANINGS[text]) if text in MEANINGS else text

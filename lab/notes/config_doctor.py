@@ -8,19 +8,20 @@ translation.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from kl_core.doctor import (
-    GRADIENT_WORDS,
     Diagnosis,
     DoctorWarning,
     KLUse,
     clamp_bite,
     render_changes,
 )
+from lab.i18n import N_, _
 
 __all__ = [
     "gradients_query",
@@ -31,6 +32,9 @@ __all__ = [
     "LIBRARIES",
     "Example",
     "alternatives_frame",
+    "badge",
+    "gradient_words",
+    "typeset",
     "card_json",
     "crosswalk_query",
     "example_text",
@@ -50,7 +54,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 
-INTRO = (
+INTRO = N_(
     "Paste the launch script of a run (verl, OpenRLHF) or its config (TRL: YAML, JSON, a `trl` "
     "command or a `GRPOConfig(...)` call), or start from an example. The doctor reads it without "
     "running anything and tells you, for each KL term: **where it acts** (reward or loss), **what it "
@@ -69,27 +73,68 @@ class Example:
     library: str
 
 
+#: The examples; the URL carries the label (``?ex=OpenRLHF``), the files live in ``data/doctor_examples/``.
 EXAMPLES: dict[str, Example] = {
     "verl": Example("verl", "verl_grpo_qwen3_8b.sh", "verl"),
     "openrlhf": Example("OpenRLHF", "openrlhf_dapo_hybrid.sh", "OpenRLHF"),
     "trl": Example("TRL", "trl_deepseekmath.py", "TRL"),
-    "own": Example("Your own", "", ""),
+    "own": Example(N_("Your own"), "", ""),
 }
-"""The examples; the URL carries the label (``?ex=OpenRLHF``), the files live in ``data/doctor_examples/``."""
 
+#: Key → label, for the example picker's ``format_func`` (show it as ``_(label)``).
 EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
-"""Key → label, for the example picker's ``format_func``."""
 
-LIBRARIES: dict[str, str] = {"auto": "Detect", "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
-"""The ``?library=`` choices and their labels."""
+#: The ``?library=`` choices and their labels (show them as ``_(label)``).
+LIBRARIES: dict[str, str] = {"auto": N_("Detect"), "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
 
-GRADIENT_BADGES: dict[str, str] = {
-    "reverse_kl": ":green-badge[:material/check: reverse KL]",
-    "forward_kl": ":orange-badge[:material/swap_horiz: forward KL]",
-    "zero": ":red-badge[:material/block: zero]",
-    "mixed": ":violet-badge[:material/shuffle: mixed]",
+#: A coloured badge per gradient target (green only for the gradient a KL penalty means):
+#: colour, icon and word; :func:`badge` writes it.
+GRADIENT_BADGES: dict[str, tuple[str, str, str]] = {
+    "reverse_kl": ("green", "check", N_("reverse KL")),
+    "forward_kl": ("orange", "swap_horiz", N_("forward KL")),
+    "zero": ("red", "block", N_("zero")),
+    "mixed": ("violet", "shuffle", N_("mixed")),
 }
-"""A coloured badge per gradient target (green only for the gradient a KL penalty means)."""
+
+#: kl_core.doctor.GRADIENT_WORDS, marked for translation (shown through :func:`gradient_words`).
+GRADIENT_WORDS_SHOWN: dict[str, str] = {
+    "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the "
+                     "KL penalty RLHF means"),
+    "forward_kl": N_("∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref "
+                     "covers; not the penalty its value estimates"),
+    "zero": N_("zero on average: the term does not pull π_θ anywhere"),
+    "mixed": N_("neither KL's gradient: a mixture of terms, or biased by samples from an older policy"),
+}
+
+_PI = {"θ": r"\pi_\theta", "ref": r"\pi_\mathrm{ref}", "old": r"\pi_\mathrm{old}"}
+_NOTATION = re.compile(r"(∇\s?)?KL\[π_(θ|ref|old)‖π_(θ|ref|old)\]|π_(θ|ref|old)")
+
+
+def _tex(m: re.Match) -> str:
+    if m.group(4):
+        return "${p}$".format(p=_PI[m.group(4)])
+    grad = r"\nabla" if m.group(1) else ""
+    return r"${g}\mathrm{{KL}}[{a}\|{b}]$".format(g=grad, a=_PI[m.group(2)], b=_PI[m.group(3)])
+
+
+def typeset(text: str) -> str:
+    """The core's plain-text notation as markdown maths: ``KL[π_θ‖π_ref]``, ``∇KL[…]``, ``π_θ``, ``π_old``.
+
+    Code spans (between backticks) stay as they are.
+    """
+    parts = text.split("`")
+    return "`".join(part if i % 2 else _NOTATION.sub(_tex, part) for i, part in enumerate(parts))
+
+
+def badge(target: str) -> str:
+    """The coloured markdown badge of a gradient target, in the run's language."""
+    colour, icon, word = GRADIENT_BADGES[target]
+    return ":{c}-badge[:material/{i}: {w}]".format(c=colour, i=icon, w=_(word))
+
+
+def gradient_words(target: str) -> str:
+    """What a gradient target means for training, typeset and translated."""
+    return typeset(_(GRADIENT_WORDS_SHOWN[target]))
 
 
 def example_text(key: str) -> str:
@@ -110,23 +155,25 @@ def example_text(key: str) -> str:
 
 def headline(d: Diagnosis) -> str:
     """One line over the card: the release, and how many KL terms where."""
-    where = ", ".join("the {w}".format(w=u.where) for u in d.kl_uses)
+    where = _(", ").join(_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses)
     if not d.kl_uses:
-        return "{lib} {rel}: no KL term".format(lib=d.library, rel=d.release)
+        return _("{lib} {rel}: no KL term").format(lib=d.library, rel=d.release)
     if len(d.kl_uses) == 1:
-        return "{lib} {rel}: one KL term, in {where}".format(lib=d.library, rel=d.release, where=where)
-    return "{lib} {rel}: {n} KL terms, in {where}".format(lib=d.library, rel=d.release, n=len(d.kl_uses), where=where)
+        return _("{lib} {rel}: one KL term, in {where}").format(lib=d.library, rel=d.release, where=where)
+    return _("{lib} {rel}: {n} KL terms, in {where}").format(lib=d.library, rel=d.release, n=len(d.kl_uses),
+                                                             where=where)
 
 
-_KINDS = {"command": "a command", "yaml": "YAML", "json": "JSON", "python": "Python"}
+_KINDS = {"command": N_("a command"), "yaml": "YAML", "json": "JSON", "python": "Python"}
 
 
 def read_line(d: Diagnosis) -> str:
     """How the input was read and which defaults filled the rest."""
     given = len(d.given)
-    kind = _KINDS.get(d.kind, d.kind)
-    trainer = "`{c}`".format(c=d.command) if d.command else "{lib}'s {t}".format(lib=d.library, t=d.profile.trainer)
-    return (
+    kind = _(_KINDS[d.kind]) if d.kind in _KINDS else d.kind
+    trainer = "`{c}`".format(c=d.command) if d.command else _("{lib}'s `{t}`").format(
+        lib=d.library, t=d.profile.trainer)
+    return _(
         "Read as {kind}: {trainer}. {given} of the {n} settings the card depends on are in your text; "
         "the others take the defaults of {lib} {rel}, read from that release's own files."
     ).format(kind=kind, trainer=trainer, given=given, n=len(d.profile.relevant), lib=d.library, rel=d.release)
@@ -138,50 +185,51 @@ def use_title(d: Diagnosis, u: KLUse) -> str:
         option = render_changes(d.profile, d.kind, ((u.setting, u.written),))
     else:
         option = u.entry.setting
-    return "In the {where}: `{option}` → {est}".format(where=u.where, option=option, est=u.estimator)
+    text = _("In the reward: `{option}` → {est}") if u.where == "reward" else _("In the loss: `{option}` → {est}")
+    return text.format(option=option, est=u.estimator)
 
 
 def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
     """The card's facts, one markdown line each: coefficient, value, gradient, off-policy."""
     coef = "?" if u.coef is None else f"{u.coef:g}"
     if u.controller == "adaptive":
-        ctrl = "adaptive, target KL {t:g}, horizon {h:g}".format(t=u.target_kl or 0.0, h=u.horizon or 0.0)
+        ctrl = _("adaptive, target KL {t:g}, horizon {h:g}").format(t=u.target_kl or 0.0, h=u.horizon or 0.0)
     else:
-        ctrl = "fixed"
+        ctrl = _("fixed")
     facts = [
-        "**Coefficient** `{key}` = {coef} ({ctrl})".format(key=u.coef_setting, coef=coef, ctrl=ctrl),
-        "**Its value estimates** {kl}".format(kl=u.entry.direction),
-        "**Its expected gradient** {badge} {words}".format(
-            badge=GRADIENT_BADGES[u.gradient_target], words=GRADIENT_WORDS[u.gradient_target]),
+        _("**Coefficient** `{key}` = {coef} ({ctrl})").format(key=u.coef_setting, coef=coef, ctrl=ctrl),
+        _("**Its value estimates** {kl}").format(kl=typeset(u.entry.direction)),
+        _("**Its expected gradient** {badge} {words}").format(
+            badge=badge(u.gradient_target), words=gradient_words(u.gradient_target)),
     ]
     if u.gradient_target_off_policy is not None:
-        facts.append("**In later optimizer steps on the same batch** {badge} {words}".format(
-            badge=GRADIENT_BADGES[u.gradient_target_off_policy],
-            words=GRADIENT_WORDS[u.gradient_target_off_policy]))
+        facts.append(_("**In later optimizer steps on the same batch** {badge} {words}").format(
+            badge=badge(u.gradient_target_off_policy), words=gradient_words(u.gradient_target_off_policy)))
     if u.aggregation is not None:
         how = u.aggregation.name
         if u.aggregation_setting:
             how = "{name} (`{setting}`)".format(
                 name=how, setting=render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
-        facts.append("**Aggregated as** {how}: {meaning}".format(how=how, meaning=u.aggregation.coefficient))
+        facts.append(_("**Aggregated as** {how}: {meaning}").format(how=how, meaning=typeset(u.aggregation.coefficient)))
     else:
-        facts.append("**Aggregated as** `{value}`, which {lib} {rel} does not define.".format(
+        facts.append(_("**Aggregated as** `{value}`, which {lib} {rel} does not define.").format(
             value=u.aggregation_value, lib=d.library, rel=d.release))
     return facts
 
 
 def alternatives_frame(u: KLUse) -> pd.DataFrame:
     """Every option of this placement with its gradient, the one in use marked."""
+    off_col = _("gradient off-policy")
     rows = [{
-        "option": opt,
-        "estimator": est,
-        "gradient on-policy": on,
-        "gradient off-policy": "" if off is None else off,
-        "in use": opt == u.option,
+        _("option"): opt,
+        _("estimator"): est,
+        _("gradient on-policy"): on,
+        off_col: "" if off is None else off,
+        _("in use"): opt == u.option,
     } for opt, est, on, off in u.alternatives]
     df = pd.DataFrame(rows)
-    if all(r["gradient off-policy"] == "" for r in rows):
-        df = df.drop(columns="gradient off-policy")
+    if all(r[off_col] == "" for r in rows):
+        df = df.drop(columns=off_col)
     return df
 
 
@@ -205,7 +253,7 @@ def gradients_query(u: KLUse) -> dict[str, str] | None:
 
 def warning_title(w: DoctorWarning) -> str:
     """The bold first words of a warning box."""
-    return "**{code}** · {message}".format(code=w.code, message=w.message)
+    return "**{code}** · {message}".format(code=w.code, message=typeset(w.message))
 
 
 def fix_language(d: Diagnosis) -> str:
@@ -215,7 +263,7 @@ def fix_language(d: Diagnosis) -> str:
 
 def unknown_frame(d: Diagnosis) -> pd.DataFrame:
     """The keys the release does not know, with the nearest known key."""
-    return pd.DataFrame([{"key": u.key, "did you mean": u.suggestion or ""} for u in d.unrecognised])
+    return pd.DataFrame([{_("key"): u.key, _("did you mean"): u.suggestion or ""} for u in d.unrecognised])
 
 
 def settings_frame(d: Diagnosis) -> pd.DataFrame:
@@ -224,9 +272,10 @@ def settings_frame(d: Diagnosis) -> pd.DataFrame:
     for key in d.profile.relevant:
         value = d.settings.get(key)
         rows.append({
-            "setting": key,
-            "value": "" if value is None else json.dumps(value) if not isinstance(value, str) else value,
-            "from": "your text" if key in d.given else "{lib} {rel} default".format(lib=d.library, rel=d.release),
+            _("setting"): key,
+            _("value"): "" if value is None else json.dumps(value) if not isinstance(value, str) else value,
+            _("from"): _("your text") if key in d.given else _("{lib} {rel} default").format(
+                lib=d.library, rel=d.release),
         })
     return pd.DataFrame(rows)
 
@@ -241,13 +290,15 @@ def summary_lines(d: Diagnosis) -> list[str]:
     lines = []
     for u in d.kl_uses:
         option = u.written or u.option
-        line = "**In the {where}:** `{option}`{est} · its value estimates {kl} · its gradient {badge}".format(
-            where=u.where, option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
-            kl=u.entry.direction, badge=GRADIENT_BADGES[u.gradient_target])
+        text = (_("**In the reward:** `{option}`{est} · its value estimates {kl} · its gradient {badge}")
+                if u.where == "reward" else
+                _("**In the loss:** `{option}`{est} · its value estimates {kl} · its gradient {badge}"))
+        line = text.format(option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
+                           kl=typeset(u.entry.direction), badge=badge(u.gradient_target))
         if u.gradient_target_off_policy is not None:
-            line += " · in later steps {badge}".format(badge=GRADIENT_BADGES[u.gradient_target_off_policy])
+            line += " · " + _("in later steps {badge}").format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)
-    return lines or ["**No KL term**: nothing ties the policy to its reference model."]
+    return lines or [_("**No KL term**: nothing ties the policy to its reference model.")]
 
 
 def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:
@@ -262,27 +313,30 @@ def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:
 def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:
     """What to do about a warning no setting removes."""
     if w.code == "NOT_LITERAL":
-        return "Write the value itself where the config sets it, and the doctor can check it."
+        return _("Write the value itself where the config sets it, and the doctor can check it.")
     if w.code == "LEGACY_TRAINER":
-        return "Move to a trainer {lib} still ships; the card above describes the old one.".format(lib=d.library)
-    return "No setting of {lib} {rel} removes this one.".format(lib=d.library, rel=d.release)
+        return _("Move to a trainer {lib} still ships; the card above describes the old one.").format(lib=d.library)
+    return _("No setting of {lib} {rel} removes this one.").format(lib=d.library, rel=d.release)
 
 
 _PULL = {
-    "reverse_kl": "The coloured line lies on the black one: this term pulls each token back as the reverse KL does.",
-    "forward_kl": "The coloured line follows the grey forward-KL line, not the black reverse-KL one: it pushes "
-                  "π_θ to cover the reference, most strongly on tokens π_θ has all but dropped (t > 0).",
-    "zero": "Where the coloured line leaves the black one, this term's gradient is not the KL penalty's.",
-    "mixed": "The coloured line follows neither KL's line: on average its pull is neither KL's gradient.",
+    "reverse_kl": N_("The coloured line lies on the black one: this term pulls each token back as the reverse "
+                     "KL does."),
+    "forward_kl": N_(r"The coloured line follows the grey forward-KL line, not the black reverse-KL one: it "
+                     r"pushes $\pi_\theta$ to cover the reference, most strongly on tokens $\pi_\theta$ has all "
+                     r"but dropped ($t > 0$)."),
+    "zero": N_("Where the coloured line leaves the black one, this term's gradient is not the KL penalty's."),
+    "mixed": N_("The coloured line follows neither KL's line: on average its pull is neither KL's gradient."),
 }
 
 
 def pull_caption(u: KLUse) -> str:
     """What to look at in the pull chart of one KL term."""
-    text = _PULL[u.gradient_target]
+    text = _(_PULL[u.gradient_target])
     bite = clamp_bite(u.entry)
     if bite is not None and u.entry.grad_mode in ("autograd", "score", "score_current") and bite < 6.0:
-        text += " Past |t| = {b:.2f} the clamp bites: the line goes flat, and larger drifts are pulled no harder.".format(b=bite)
+        text += " " + _("Past |t| = {b:.2f} the clamp bites: the line goes flat, and larger drifts are pulled "
+                        "no harder.").format(b=bite)
     if u.entry.acts_on == "reward":
-        text += " In the reward the pull is the detached value itself, through the policy-gradient term."
+        text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text

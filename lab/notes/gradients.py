@@ -79,25 +79,26 @@ __all__ = [
 ]
 
 PAGE_URL = "gradients"
+#: The link key of the highlighted option; not ``opt``, which the approx_kl page's own
+#: option menu uses (a value set for one would reach the other's menu).
 OPTION_KEY = "option"
+#: Also read from a link (``/gradients?opt=verl:low_var_kl``) when ``option`` is absent; never written.
 SHORT_OPTION_KEY = "opt"
-"""Also read from a link (``/gradients?opt=verl:low_var_kl``) when ``option`` is absent; never written."""
-"""The link key of the highlighted option; not ``opt``, which the approx_kl page's own
-option menu uses (a value set for one would reach the other's menu)."""
+#: The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss.
 DEFAULT_OPTION = "verl:low_var_kl"
-"""The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss."""
+#: Largest difference between two hand-set logits of π_θ.
 LOGIT_SPREAD = 100.0
-"""Largest difference between two hand-set logits of π_θ."""
+#: N-sample estimates drawn for each spread histogram.
 SPREAD_REPEATS = 2000
-"""N-sample estimates drawn for each spread histogram."""
+#: The training picture's options: k2 (k1_score follows the same path on-policy), k3 and k1 as losses.
 TRAINING_OPTIONS = ("k2", "k3", "k1")
-"""The training picture's options: k2 (k1_score follows the same path on-policy), k3 and k1 as losses."""
+#: Recorded ascent steps drawn (the chart shows at most 120 per token anyway).
 TRAINING_STEPS = 120
-"""Recorded ascent steps drawn (the chart shows at most 120 per token anyway)."""
+#: Step size over the core's default 1/(max R − min R + β): 120 such steps cover the 400 default
+#: steps' path, three times faster to compute; where each run ends does not depend on it.
 TRAINING_SPEEDUP = 3.0
-"""Step size over the core's default 1/(max R − min R + β): 120 such steps cover the 400 default
-steps' path, three times faster to compute; where each run ends does not depend on it."""
 
+#: The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen.
 TARGET_WORDS: dict[str, str] = {
     "reverse_kl": N_("reverse KL"),
     "forward_kl": N_("forward KL"),
@@ -105,22 +106,60 @@ TARGET_WORDS: dict[str, str] = {
     "mixed": N_("mixed/biased"),
     "none": N_("no gradient"),
 }
-"""The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen."""
 
+#: The three on-policy facts of Tang & Munos (arXiv:2506.09477), one formula each.
 GRADIENT_FORMULAS = (
-    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0",
-    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]",
-    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]",
+    r"\mathbb{E}_{\pi_\theta}\nabla k_1 = 0",  # i18n: ok (LaTeX)
+    r"\mathbb{E}_{\pi_\theta}\nabla k_2 = \nabla\,\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]",  # i18n: ok (LaTeX)
+    r"\mathbb{E}_{\pi_\theta}\nabla k_3 = \nabla\,\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]",  # i18n: ok (LaTeX)
 )
-"""The three on-policy facts of Tang & Munos (arXiv:2506.09477), one formula each."""
+
+#: Notation the page's sentences typeset (markdown maths), filled into their placeholders.
+KL_REVERSE = r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$"
+KL_FORWARD = r"$\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$"
+GRAD_REVERSE = r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$"
+GRAD_FORWARD = r"$\nabla\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$"
+OLD = r"$\pi_\mathrm{old}$"
+OBJECTIVE_REVERSE = r"$\mathbb{E}[R] - \beta\,\mathrm{KL}[\pi\|\pi_\mathrm{ref}]$"
+OBJECTIVE_FORWARD = r"$\mathbb{E}[R] - \beta\,\mathrm{KL}[\pi_\mathrm{ref}\|\pi]$"
+
+#: The crosswalk's ``grad_fix`` texts, marked for translation: as the table shows them, and
+#: typeset for a sentence (code as code, notation as maths).
+GRAD_FIXES: dict[str, str] = {
+    N_("--algo.kl.unbiased_gradient keeps the logged value and back-propagates "
+       "sg(min(π_θ/π_old, 10))·∇½ log² r, whose expected gradient is ∇KL[π_θ‖π_ref] on- and off-policy."):
+    N_(r"`--algo.kl.unbiased_gradient` keeps the logged value and back-propagates "
+       r"$\mathrm{sg}(\min(\pi_\theta/\pi_\mathrm{old}, 10))\cdot\nabla\tfrac12\log^2 r$, whose expected "
+       r"gradient is $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on- and off-policy."),
+    N_("kl_loss_type=k3+ (or low_var_kl+, k1+, abs+): same logged value, k2's gradient, "
+       "∇KL[π_θ‖π_ref] on-policy."):
+    N_(r"`kl_loss_type=k3+` (or `low_var_kl+`, `k1+`, `abs+`): same logged value, k2's gradient, "
+       r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on-policy."),
+    N_("algorithm.kl_penalty=kl (k1): a detached k1 in the reward gives ∇KL[π_θ‖π_ref]."):
+    N_(r"`algorithm.kl_penalty=kl` (k1): a detached k1 in the reward gives "
+       r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$."),
+    N_("--algo.kl.estimator k1 (the release itself recommends k1 when the KL is not a loss)."):
+    N_("`--algo.kl.estimator k1` (the release itself recommends k1 when the KL is not a loss)."),
+    N_("PPOConfig.kl_estimator='k1' (the default)"): N_("`PPOConfig.kl_estimator='k1'` (the default)"),
+    N_("GRPOConfig.use_bias_correction_kl=True (the default in 1.16.0)"):
+    N_("`GRPOConfig.use_bias_correction_kl=True` (the default in 1.16.0)"),
+    N_("distillation_loss.loss_mode=k1 with use_policy_gradient=True (the release's recommendation)"):
+    N_("`distillation_loss.loss_mode=k1` with `use_policy_gradient=True` (the release's recommendation)"),
+}
+
+
+def fix_markdown(fix: str) -> str:
+    """A crosswalk ``grad_fix`` for a sentence: typeset and translated (a new text: as it is)."""
+    return _(GRAD_FIXES[fix]) if fix in GRAD_FIXES else fix
+
 
 _BASIC_TITLES = {
     "k1": N_("k1 as a loss"),
     "k2": N_("k2 as a loss"),
     "k3": N_("k3 as a loss"),
     "k3_pq": N_("k3_pq as a loss"),
-    "k1_score": N_("k1_score: sg(k1)·log π_θ"),
-    "k_lambda": N_("k_λ: score + pathwise"),
+    "k1_score": N_("k1_score: k1 as a detached reward"),
+    "k_lambda": N_("kλ: score + pathwise"),
 }
 
 
@@ -148,7 +187,7 @@ def values_text(values: Sequence[float]) -> str:
 def parse_values(text: str, k: int, what: str) -> tuple[tuple[float, ...] | None, str]:
     """``k`` comma-separated finite numbers from ``text``, or ``(None, why)``.
 
-    ``what`` names the field in the message (e.g. "π_θ's logits").
+    ``what`` names the field in the message (e.g. "$\\pi_\\theta$'s logits").
     """
     parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
     try:
@@ -194,14 +233,14 @@ def setting(
     notes: list[Note] = []
     policy = tuple(demo_logits(k, drift).tolist())
     if logits_text.strip():
-        typed, why = parse_values(logits_text, k, _("π_θ's logits"))
+        typed, why = parse_values(logits_text, k, _(r"$\pi_\theta$'s logits"))
         if typed is not None and max(typed) - min(typed) > LOGIT_SPREAD:
-            why = _("π_θ's logits may differ by at most {limit:g} (beyond that softmax puts "
-                    "probabilities below e^-{limit:g} on some tokens and their gradients vanish "
-                    "in rounding), got {spread:g}").format(limit=LOGIT_SPREAD, spread=max(typed) - min(typed))
+            why = _(r"$\pi_\theta$'s logits may differ by at most {limit:g} (beyond that softmax "
+                    "puts probabilities below exp(−{limit:g}) on some tokens and their gradients "
+                    "vanish in rounding), got {spread:g}").format(limit=LOGIT_SPREAD, spread=max(typed) - min(typed))
             typed = None
         if typed is None:
-            notes.append(Note("warning", _("{why}; the drift slider sets π_θ instead.").format(why=why),
+            notes.append(Note("warning", _(r"{why}; the drift slider sets $\pi_\theta$ instead.").format(why=why),
                               ":material/warning:"))
         else:
             policy = typed
@@ -377,14 +416,15 @@ def chosen_note(table: GradientTable, name: str) -> Note:
     """What the highlighted option does here, with the library's fix where it has one."""
     row = table.row(name)
     if not np.any(table.true_reverse) and not np.any(table.true_forward):
-        return Note("info", _("**{title}**: at π_θ = π_ref every option's expected gradient is "
-                              "zero.").format(title=option_title(row)), ":material/info:")
+        return Note("info", _(r"**{title}**: at $\pi_\theta = \pi_{{\mathrm{{ref}}}}$ every option's "
+                              "expected gradient is zero.").format(title=option_title(row)), ":material/info:")
     what = target_words(row, table.on_policy)
-    text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to ∇KL[π_θ‖π_ref], "
-             "{fwd} to ∇KL[π_ref‖π_θ]).").format(title=option_title(row), what=what,
-                                                  rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward))
+    text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to {grad_rev}, "
+             "{fwd} to {grad_fwd}).").format(title=option_title(row), what=what,
+                                                  rev=cos_text(row.cos_reverse), fwd=cos_text(row.cos_forward),
+                                                  grad_rev=GRAD_REVERSE, grad_fwd=GRAD_FORWARD)
     if row.entry is not None and row.entry.grad_fix and row.target != "reverse_kl":
-        text += " " + _("The library's fix: {fix}").format(fix=row.entry.grad_fix)
+        text += " " + _("The library's fix: {fix}").format(fix=fix_markdown(row.entry.grad_fix))
     good = row.target == "reverse_kl"
     return Note("success" if good else "warning", text,
                 ":material/check_circle:" if good else ":material/warning:")
@@ -393,30 +433,31 @@ def chosen_note(table: GradientTable, name: str) -> Note:
 def headline(table: GradientTable) -> Note:
     """The message at a glance: which basic option's gradient is which, at this setting."""
     if not np.any(table.true_reverse) and not np.any(table.true_forward):
-        return Note("info", _("π_θ equals π_ref here, so both KL gradients are zero and every "
-                              "option's expected gradient is zero too. Move the drift slider."),
+        return Note("info", _(r"$\pi_\theta$ equals $\pi_\mathrm{ref}$ here, so both KL gradients "
+                              "are zero and every option's expected gradient is zero too. Move the "
+                              "drift slider."),
                     ":material/info:")
     if table.on_policy:
         k2, k3 = table.row("k2"), table.row("k3")
         return Note(
             "info",
-            _("**Same value, different gradient.** k1 and k3 both estimate KL[π_θ‖π_ref] = "
+            _("**Same value, different gradient.** k1 and k3 both estimate {kl_rev} = "
               "{kl:.4g} without bias, yet in a loss k1's expected gradient is zero and k3's is the "
-              "gradient of the *other* KL, KL[π_ref‖π_θ] (cosine {c3:+.3f} to it, {c3r:+.3f} to the "
+              "gradient of the *other* KL, {kl_fwd} (cosine {c3:+.3f} to it, {c3r:+.3f} to the "
               "one you meant). k2 in a loss, or k1 as a detached reward (k1_score), gives "
-              "∇KL[π_θ‖π_ref] (cosine {c2:+.3f}).").format(
-                kl=table.kl_reverse, c3=k3.cos_forward or 0.0, c3r=k3.cos_reverse or 0.0,
+              "{grad_rev} (cosine {c2:+.3f}).").format(
+                kl_rev=KL_REVERSE, kl_fwd=KL_FORWARD, grad_rev=GRAD_REVERSE, kl=table.kl_reverse, c3=k3.cos_forward or 0.0, c3r=k3.cos_reverse or 0.0,
                 c2=k2.cos_reverse or 0.0),
             ":material/lightbulb:",
         )
     k2 = table.row("k2")
     return Note(
         "warning",
-        _("**Tokens from an older policy.** With samples from π_old none of the basic options "
-          "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to ∇KL[π_θ‖π_ref]. "
-          "Options that reweight by π_θ/π_old (TRL's use_bias_correction_kl, OpenRLHF's "
-          "unbiased_gradient) restore it; see the table at the bottom.").format(
-            c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0),
+        _("**Tokens from an older policy.** With samples from {old} none of the basic options "
+          "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to {grad_rev}. "
+          "Options that reweight by {ratio} (TRL's `use_bias_correction_kl`, OpenRLHF's "
+          "`unbiased_gradient`) restore it; see the table at the bottom.").format(
+            old=OLD, grad_rev=GRAD_REVERSE, ratio=r"$\pi_\theta/\pi_\mathrm{old}$", c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0),
         ":material/history:",
     )
 
@@ -446,7 +487,7 @@ def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
 def _fix(row: GradientRow) -> str:
     e = row.entry
     if e is not None and e.grad_fix:
-        return e.grad_fix
+        return _(e.grad_fix)
     return _("not needed") if e is not None and e.grad_target == "reverse_kl" else "—"
 
 
@@ -490,15 +531,15 @@ def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> lis
 def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
     """What to look at in view 2."""
     return _("Each histogram: {repeats:,} estimates, each the mean gradient of N = {n:,} sampled "
-             "tokens, projected on the direction of ∇KL[π_θ‖π_ref]. The solid black line is where "
+             "tokens, projected on the direction of {grad_rev}. The solid black line is where "
              "an unbiased estimate of that gradient centres ({norm:.3g}); the grey band is the exact "
              "mean ± one standard deviation. Same tokens for every option.").format(
-        repeats=repeats, n=n, norm=norm_reverse)
+        repeats=repeats, n=n, norm=norm_reverse, grad_rev=GRAD_REVERSE)
 
 
 def lambda_caption(table: GradientTable) -> str:
     """What to look at in the λ chart."""
-    return _("k_λ's gradient is unbiased for every λ, but its spread is a parabola in λ: least at "
+    return _("kλ's gradient is unbiased for every λ, but its spread is a parabola in λ: least at "
              "λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes the KL's *value* "
              "estimate least noisy.").format(grad=table.lam_grad_opt, value=table.lam_value_opt)
 
@@ -537,11 +578,12 @@ def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, 
     fwd_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "forward_kl"]
     parts = []
     if rev_opt:
-        parts.append(ngettext("{names} ends at the optimum of E[R] − β·KL[π‖π_ref] (●)",
-                              "{names} end at the optimum of E[R] − β·KL[π‖π_ref] (●)",
-                              len(rev_opt)).format(names=", ".join(rev_opt)))
+        parts.append(ngettext("{names} ends at the optimum of {objective} (●)",
+                              "{names} end at the optimum of {objective} (●)",
+                              len(rev_opt)).format(names=", ".join(rev_opt), objective=OBJECTIVE_REVERSE))
     if fwd_opt:
-        parts.append(_("{names} at the optimum of E[R] − β·KL[π_ref‖π] (○)").format(names=", ".join(fwd_opt)))
+        parts.append(_("{names} at the optimum of {objective} (○)").format(
+            names=", ".join(fwd_opt), objective=OBJECTIVE_FORWARD))
     summary = "; ".join(parts) if parts else _("No option ends at either optimum")
     return _("{summary}. Each line is one token's probability; the dots right of the lines are the "
              "two analytic optima, ● filled for the reverse KL, ○ hollow for the forward KL.").format(

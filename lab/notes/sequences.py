@@ -42,6 +42,7 @@ __all__ = [
     "command_line",
     "cosine_data",
     "estimator_label",
+    "estimator_line",
     "first_token_series",
     "gradient_caption",
     "gradient_rows",
@@ -81,6 +82,33 @@ CURVE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "seq_k3", "sum_k2", "rb")
 CUSTOM_DEFAULT: tuple[str, str] = tuple(c.spec for c in drift_pair(3, DEFAULT_DRIFT))  # type: ignore[assignment]
 #: How many first-token logits the gradient bars show at most.
 MAX_BAR_TOKENS = 16
+
+
+#: The core's names of the gradient options (kl_core.sequence_gradients.OPTIONS), marked for
+#: translation (shown as ``_(row.name)``).
+OPTION_NAMES = (N_("Σ k1 as a loss"), N_("Σ k2 as a loss"), N_("Σ k3 as a loss"),
+                N_("Σ exact next-token KL as a loss"), N_("k1 as a reward, reward-to-go"))
+#: The metrics' names of the sequence KL and of the other direction (typeset).
+KL_SEQUENCE = r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$"
+KL_OTHER = r"$\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$"
+#: What each sequence estimator is, for the page's list: the core's one-line summaries
+#: (kl_core.sequences.SEQUENCE_ESTIMATORS), typeset and marked for translation.
+SUMMARIES: dict[str, str] = {
+    "sum_k1": N_("The plain Monte Carlo estimate of the sequence KL; single values can be < 0."),
+    "sum_k3": N_("Each term is unbiased for its own position's KL, and never negative."),
+    "seq_k3": N_(r"k3 applied to the whole-sequence ratio: unbiased, but its variance grows like $e^{cT}$."),
+    "sum_k2": N_(r"Biased: its mean is the sum of each position's $\mathbb{E}[\tfrac12\log^2 r]$, not the KL."),
+    "rb": N_("The exact next-token KL at each sampled prefix; needs the full next-token distributions."),
+    "mean_k3": N_("The per-token average most training logs show: it estimates KL / T, not the KL."),
+}
+#: The core's names of the sequence estimators, marked for translation (shown as ``_(name)``).
+NAMES = (N_("k3 of the sequence ratio"), N_("mean k3 per token"), N_("Rao–Blackwellized"))
+
+
+def estimator_line(key: str) -> str:
+    """One item of the page's list of estimators: name, formula, what it is."""
+    return "**{label}**: ${latex}$ — {summary}".format(
+        label=estimator_label(key), latex=SEQUENCE_ESTIMATORS[key].latex, summary=_(SUMMARIES[key]))
 
 
 def estimator_label(key: str) -> str:
@@ -126,7 +154,7 @@ def checkpoints(length: int) -> tuple[int, ...]:
 
 def command_line(policy: str, ref: str, length: int, n: int, seed: int) -> str:
     """``python -m kl_core sequence`` with these chains, T, N and seed: the same exact and MC figures."""
-    return "uv run python -m kl_core sequence --policy {p} --ref {r} --T {t} --n {n} --seed {s}".format(
+    return "uv run python -m kl_core sequence --policy {p} --ref {r} --T {t} --n {n} --seed {s}".format(  # i18n: ok (a command)
         p=shlex.quote(policy), r=shlex.quote(ref), t=length, n=n, s=seed
     )
 
@@ -238,7 +266,7 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
     leaves = _leaves(curves, "seq_k3", 100.0)
     if leaves is not None:
         text += " " + _(
-            "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like e^(cT))."
+            "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like $e^{{cT}}$)."
         ).format(t=leaves)
     if not rel["seq_k3"] <= WILD_SPREAD:
         text += " " + _(
@@ -325,18 +353,32 @@ def sum_mean_rows(beta: float, length: int, kl: float, sample: SequenceSample | 
 def usage_lines() -> str:
     """Markdown: which library option reduces the loss in each way (from the core's table)."""
     return "\n".join(
-        "- `{key}`: {uses}".format(key=key, uses="; ".join(agg.used_by))
+        "- `{key}`: {uses}".format(key=key, uses="; ".join(_usage(u) for u in agg.used_by))
         for key, agg in LOSS_AGGREGATIONS.items()
     )
+
+
+#: Words in the core's usage notes (``kl_core.loss_aggregation``), marked for translation.
+_USAGE_WORDS = {"its default": N_("its default")}
+
+
+def _usage(text: str) -> str:
+    """``verl loss_agg_mode=token-mean (its default)`` → the setting as code, the remark in words."""
+    setting, paren, remark = text.partition(" (")
+    if not paren:
+        return f"`{setting}`"
+    remark = remark.removesuffix(")")
+    return "`{setting}` ({remark})".format(
+        setting=setting, remark=_(_USAGE_WORDS[remark]) if remark in _USAGE_WORDS else remark)
 
 
 def sum_mean_caption(beta: float, length: int) -> str:
     """Under the sum-against-mean table."""
     return _(
         "With every sequence of length T = {t}, β = {beta} on a per-token mean is β/T = {bt} on "
-        "the sequence KL; summed over tokens it stays β. seq-mean-token-sum-norm divides by a "
-        "constant L_max, here {lmax} (verl: loss_scale_factor or the padded length; TRL: "
-        "max_completion_length). Penalty from the samples: the coefficient times the mean of Σk3 "
+        "the sequence KL; summed over tokens it stays β. `seq-mean-token-sum-norm` divides by a "
+        "constant L_max, here {lmax} (verl: `loss_scale_factor` or the padded length; TRL: "
+        "`max_completion_length`). Penalty from the samples: the coefficient times the mean of Σk3 "
         "over the N sequences above."
     ).format(t=length, beta=number(beta), bt=number(beta / length), lmax=_l_max())
 
@@ -433,7 +475,7 @@ def first_token_series(table: SequenceGradientTable) -> tuple[list[str], dict[st
     else:
         shown = _("all K = {k} first-token logits").format(k=k)
     names = {
-        "true": _("true ∇KL[π_θ‖π_ref] = k1 reward-to-go"),
+        "true": _("true gradient = k1 reward-to-go"),
         "local": _("Σ k2 loss = exact-KL loss (local part)"),
         "later": _("what they miss: later prefixes"),
         "k3": _("Σ k3 loss"),
@@ -502,6 +544,6 @@ def gradient_caption(table: SequenceGradientTable) -> str:
         "length. Σk2 and the exact next-token KL as losses miss them: cosine {cos}, and {length} "
         "times the true gradient's length. Only k1 as a reward with reward-to-go is the true "
         "gradient; Σk1 as a loss is 0 in expectation; Σk3 as a loss follows the other KL "
-        "direction, weighted by π_θ's prefixes."
+        r"direction, weighted by $\pi_\theta$'s prefixes."
     ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}",
              length=number(_length_ratio(table, k2.grad.norm)))

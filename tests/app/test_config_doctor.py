@@ -20,6 +20,7 @@ from charts.config_doctor import FORWARD, REVERSE, pull_chart
 from charts.histograms import MAX_ROWS
 from kl_core.crosswalk import lookup
 from kl_core.doctor import diagnose, pull_curve
+from lab.i18n import _
 from lab.notes import config_doctor as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,6 +167,6 @@ def test_pull_chart_is_a_valid_small_spec(library, option, acts_on):
     spec = pull_chart(curve, estimator_key=entry.estimator, option_label=option).to_dict()  # validates
     rows = spec["datasets"]["pull"]
     assert len(rows) == 3 * curve.t.size <= MAX_ROWS
-    assert {r["series"] for r in rows} == {REVERSE, FORWARD, option}
+    assert {r["series"] for r in rows} == {_(REVERSE), _(FORWARD), option}
     mine = np.array([r["pull"] for r in rows if r["series"] == option])
     np.testing.assert_array_equal(mine, curve.option)

@@ -94,8 +94,8 @@ def test_default_run_shows_the_core_numbers(default_page):
     clean(at)
     assert at.title[0].value == "Gradients"
     t = core()
-    assert metric(at, "KL[π_θ‖π_ref]") == f"{t.kl_reverse:.4g}"
-    assert metric(at, "KL[π_ref‖π_θ]") == f"{t.kl_forward:.4g}"
+    assert metric(at, notes.KL_REVERSE) == f"{t.kl_reverse:.4g}"
+    assert metric(at, notes.KL_FORWARD) == f"{t.kl_forward:.4g}"
     assert metric(at, "‖∇ reverse KL‖") == f"{np.linalg.norm(t.true_reverse):.4g}" == "0.2371"
     assert len(at.get("vega_lite_chart")) == CHARTS
     assert at.info[0].value == notes.headline(t).text
@@ -201,7 +201,7 @@ def test_changing_every_widget_reruns_cleanly():
     at.slider(key="t").set_value(2.0).run()
     clean(at)
     t2 = core(policy=demo_logits(6, 2.0))
-    assert metric(at, "KL[π_θ‖π_ref]") == f"{t2.kl_reverse:.4g}"
+    assert metric(at, notes.KL_REVERSE) == f"{t2.kl_reverse:.4g}"
     at.segmented_control(key="smp").set_value("old").run()
     clean(at)
     assert not at.slider(key="told").disabled
@@ -231,7 +231,7 @@ def test_changing_every_widget_reruns_cleanly():
     clean(at)
     assert at.slider(key="t").disabled
     t_hand = core(policy=[2.0, 1.0, 0.0, -1.0, -2.0, 0.0], sampler=demo_logits(6, -1.0))
-    assert metric(at, "KL[π_θ‖π_ref]") == f"{t_hand.kl_reverse:.4g}"
+    assert metric(at, notes.KL_REVERSE) == f"{t_hand.kl_reverse:.4g}"
     # a smaller vocabulary cuts the hand-set logits and rewards instead of making them unusable
     at.slider(key="k").set_value(4).run()
     clean(at)
@@ -254,13 +254,13 @@ def test_hand_set_logits_that_cannot_be_used_fall_back_to_the_slider():
     at = open_page(logits="1,2,3")
     clean(at)
     assert any("need one number per token (6), got 3" in w.value for w in at.warning)
-    assert metric(at, "KL[π_θ‖π_ref]") == f"{core().kl_reverse:.4g}"
+    assert metric(at, notes.KL_REVERSE) == f"{core().kl_reverse:.4g}"
 
 
 def test_pi_theta_equal_to_pi_ref_explains_the_zero_gradients():
     at = open_page(t="0")
     clean(at)
-    assert any("π_θ equals π_ref" in i.value for i in at.info)
+    assert any(r"$\pi_\theta$ equals $\pi_\mathrm{ref}$" in i.value for i in at.info)
     assert len(at.get("vega_lite_chart")) == CHARTS - PANELS  # nothing to project on: no spread panels
 
 

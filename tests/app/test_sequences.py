@@ -55,8 +55,9 @@ def clean(at: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
 
 
-def metric(at: AppTest, start: str) -> str:
-    (value,) = [m.value for m in at.metric if m.label.startswith(start)]
+def metric(at: AppTest, start: str, help_has: str = "") -> str:
+    """The value of the metric whose label starts with ``start`` (and whose help has ``help_has``)."""
+    (value,) = [m.value for m in at.metric if m.label.startswith(start) and help_has in m.proto.help]
     return value
 
 
@@ -80,11 +81,11 @@ def test_default_run_shows_the_core_numbers(default_page):
     curves = exact_curves(policy, ref, notes.MAX_LENGTH)
     t = notes.DEFAULT_LENGTH
     kl = float(curves.true_kl[t - 1])
-    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 64") == number(kl) == "2.585"
+    assert metric(at, notes.KL_SEQUENCE, "T = 64") == number(kl) == "2.585"
     assert metric(at, "per token, KL / T") == number(kl / t)
-    assert metric(at, "KL[π_ref‖π_θ]") == number(float(curves.true_kl_reverse[t - 1]))
+    assert metric(at, notes.KL_OTHER) == number(float(curves.true_kl_reverse[t - 1]))
     sample = simulate_sequences(policy, ref, t, 1000, seed=0)
-    assert metric(at, "rb from 1,000 sequences") == number(sample.summary("rb").mean)
+    assert metric(at, "rb, sampled", "1,000 sampled sequences") == number(sample.summary("rb").mean)
     assert metric(at, "Σk3, mean over sequences") == number(sample.summary("sum_k3").mean)
     report = table(at, "estimator")
     assert list(report["MC mean"]) == [sample.summary(k).mean for k in report["estimator"]]
@@ -127,8 +128,8 @@ def test_a_link_reproduces_a_non_default_view():
     policy, ref = drift_pair(5, 1.2)
     curves = exact_curves(policy, ref, notes.MAX_LENGTH)
     sample = simulate_sequences(policy, ref, 32, 2000, seed=3)
-    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 32") == number(float(curves.true_kl[31]))
-    assert metric(at, "rb from 2,000 sequences") == number(sample.summary("rb").mean)
+    assert metric(at, notes.KL_SEQUENCE, "T = 32") == number(float(curves.true_kl[31]))
+    assert metric(at, "rb, sampled", "2,000 sampled sequences") == number(sample.summary("rb").mean)
     rows = table(at, "reduction (verl loss_agg_mode)").set_index("reduction (verl loss_agg_mode)")
     assert rows.loc["seq-mean-token-mean", "coefficient on the sequence KL"] == pytest.approx(0.1 / 32)
 
@@ -147,7 +148,7 @@ def test_the_counterexample_says_rb_is_noisier():
     (warning,) = [w.value for w in at.warning if "noisier than Σk1" in w.value]
     assert "for T from 2 to 256" in warning
     curves = exact_curves(*RB_COUNTEREXAMPLE, 2)
-    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 2") == number(float(curves.true_kl[1]))
+    assert metric(at, notes.KL_SEQUENCE, "T = 2") == number(float(curves.true_kl[1]))
 
 
 def test_own_chains_and_a_bad_spec():
@@ -155,7 +156,7 @@ def test_own_chains_and_a_bad_spec():
     at = open_page(src="Your own chains", pol=policy, ref=ref, T="8")
     clean(at)
     curves = exact_curves(policy, ref, 8)
-    assert metric(at, "KL[π_θ‖π_ref] of sequences of length T = 8") == number(float(curves.true_kl[7]))
+    assert metric(at, notes.KL_SEQUENCE, "T = 8") == number(float(curves.true_kl[7]))
     bad = open_page(src="Your own chains", pol="markov(0,0; 1)")
     assert not bad.exception
     (err,) = [e.value for e in bad.error]
@@ -166,7 +167,7 @@ def test_the_sample_budget_caps_n_times_t():
     at = open_page(T="256", n="100000")
     clean(at)
     assert any("uses N = 10,000 sequences at T = 256" in i.value for i in at.info)
-    assert metric(at, "rb from 10,000 sequences")
+    assert metric(at, "rb, sampled", "10,000 sampled sequences")
 
 
 def test_one_token_chains_skip_the_gradients():

@@ -53,9 +53,9 @@ def test_read_line_and_title(verl):
 def test_facts_carry_the_gradient_badges_and_the_aggregation(verl):
     facts = notes.use_facts(verl, verl.kl_uses[0])
     assert facts[0] == "**Coefficient** `actor_rollout_ref.actor.kl_loss_coef` = 0.001 (fixed)"
-    assert facts[1] == "**Its value estimates** KL[π_θ‖π_ref]"
-    assert notes.GRADIENT_BADGES["forward_kl"] in facts[2] and GRADIENT_WORDS["forward_kl"] in facts[2]
-    assert notes.GRADIENT_BADGES["mixed"] in facts[3]
+    assert facts[1] == r"**Its value estimates** $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$"
+    assert notes.badge("forward_kl") in facts[2] and notes.gradient_words("forward_kl") in facts[2]
+    assert notes.badge("mixed") in facts[3]
     assert facts[4].startswith("**Aggregated as** token mean over the batch (`actor_rollout_ref.actor.loss_agg_mode=token-mean`)")
     adaptive = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_ctrl.type=adaptive "
                         "actor_rollout_ref.actor.ppo_mini_batch_size=1024")
@@ -66,8 +66,8 @@ def test_facts_carry_the_gradient_badges_and_the_aggregation(verl):
 
 def test_summary_and_fix_groups(verl):
     (line,) = notes.summary_lines(verl)
-    assert line.startswith("**In the loss:** `low_var_kl` (k3) · its value estimates KL[π_θ‖π_ref]")
-    assert line.endswith("in later steps " + notes.GRADIENT_BADGES["mixed"])
+    assert line.startswith(r"**In the loss:** `low_var_kl` (k3) · its value estimates $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$")
+    assert line.endswith("in later steps " + notes.badge("mixed"))
     assert notes.fix_groups(verl) == [
         ("actor_rollout_ref.actor.kl_loss_type=low_var_kl+", ["FORWARD_KL_GRAD", "CLAMP_HIDES_DRIFT"]),
         ("actor_rollout_ref.actor.ppo_mini_batch_size=1024", ["OFF_POLICY_UNCORRECTED"]),
@@ -98,7 +98,7 @@ def test_crosswalk_link_names_a_row_of_the_approx_kl_picker(name):
 
 def test_warning_texts_fix_language_and_tables(verl):
     w = verl.warnings[0]
-    assert notes.warning_title(w) == "**FORWARD_KL_GRAD** · " + w.message
+    assert notes.warning_title(w) == "**FORWARD_KL_GRAD** · " + notes.typeset(w.message)
     assert notes.fix_language(verl) == "bash" and notes.fix_language(diagnose("beta: 0.1\n")) == "yaml"
     not_literal = next(w for w in verl.warnings if w.code == "NOT_LITERAL")
     assert notes.no_fix_text(verl, not_literal).startswith("Write the value itself")
@@ -141,3 +141,11 @@ def test_every_kl_term_links_to_its_option_on_the_gradients_page():
                 assert resolve_option(q["option"]) == q["option"]  # the Gradients page finds it
                 seen += 1
     assert seen >= 5
+
+
+def test_the_gradient_words_are_the_cores_and_notation_is_typeset():
+    assert notes.GRADIENT_WORDS_SHOWN == GRADIENT_WORDS  # marked copies of the core's sentences
+    assert notes.typeset("KL[π_θ‖π_ref] and ∇KL[π_ref‖π_θ] move π_old; `π_θ` stays") == (
+        r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ and $\nabla\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$ "
+        r"move $\pi_\mathrm{old}$; `π_θ` stays")
+    assert notes.badge("reverse_kl") == ":green-badge[:material/check: reverse KL]"

@@ -190,7 +190,8 @@ def test_headline_and_chosen_note_carry_the_table_numbers(default):
     assert f"cosine {t.row('k3').cos_forward:+.3f} to it, {t.row('k3').cos_reverse:+.3f}" in head.text
     note = notes.chosen_note(t, "verl:low_var_kl")
     assert note.kind == "warning" and "**forward KL**" in note.text
-    assert lookup("verl", "low_var_kl", acts_on="loss").grad_fix in note.text
+    assert notes.fix_markdown(lookup("verl", "low_var_kl", acts_on="loss").grad_fix) in note.text
+    assert "`kl_loss_type=k3+`" in note.text and "π_θ" not in note.text  # typeset, not raw notation
     assert notes.chosen_note(t, "k2").kind == "success"
     old, _ = notes.setting(6, 1.0, "", False, 0.0, "")
     t_old = table_at(old)
@@ -279,7 +280,7 @@ def test_training_words(runs):
     assert notes.run_end_text(done["k1"], optima) == ["no fixed point: tokens 1, 2, 3, 4, 5 → 0,",
                                                       "the mass ends on token 0"]
     caption = notes.training_caption(done, optima)
-    assert caption.startswith("k2 ends at the optimum of E[R] − β·KL[π‖π_ref] (●); k3 at the optimum")
+    assert caption.startswith(f"k2 ends at the optimum of {notes.OBJECTIVE_REVERSE} (●); k3 at the optimum")
 
 
 def test_training_table(default, runs):
@@ -319,3 +320,11 @@ def test_the_command_line_reproduces_the_view():
         np.testing.assert_allclose(out["expected_grad"], row.expected_grad, rtol=1e-12, atol=1e-15)
     assert set(rep["fixed_points"]) == set(t.names)  # --reward and --beta were understood
     assert arg("--reward") == notes.values_text(s.reward) and math.isclose(float(arg("--beta")), 0.7)
+
+
+def test_every_crosswalk_fix_has_a_typeset_translatable_form():
+    """A new ``grad_fix`` in the crosswalk must be added to GRAD_FIXES (else it shows untyped, in English)."""
+    fixes = {e.grad_fix for e in gradient_entries() if e.grad_fix}
+    assert fixes == set(notes.GRAD_FIXES)
+    for plain, typeset in notes.GRAD_FIXES.items():
+        assert "π_" not in typeset and "`" in typeset, plain
