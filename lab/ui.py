@@ -34,7 +34,7 @@ import pandas as pd
 import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
-from charts.palette import color, label
+from charts.palette import LIFTED_IN_DARK, TEXT_LIKE, color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
 from lab.export import chart_downloads, csv_download
@@ -174,13 +174,37 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
 #: together and titles are cut (issue 10), so panels wrap onto a new row instead.
 PANEL_MIN_PX = 260
 _PANEL_KEY = "klpanel"
-#: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
-#: and wraps.  Streamlit puts a keyed container's class on the block inside the
-#: flex item, hence ``:has``.
-PAGE_CSS = (
+#: A grid panel's box grows from PANEL_MIN_PX and wraps.  Streamlit puts a keyed
+#: container's class on the block inside the flex item, hence ``:has``.
+_GRID_CSS = (
     f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"
     f"flex:1 1 {PANEL_MIN_PX}px !important;}}"
 )
+
+
+def _theme_css() -> str:
+    """CSS that keeps chart text and black lines visible in the dark theme (issue 10 §5).
+
+    Streamlit gives a chart's element ``color-scheme: dark`` in the dark theme,
+    so ``light-dark()`` picks the spec's own colour in the light theme and, in
+    the dark one, the page's text colour (``currentColor``) for black and text
+    colours (``charts.palette.TEXT_LIKE``), or a half-and-half mix with it for
+    the dark colours of ``charts.palette.LIFTED_IN_DARK``.  CSS beats the SVG's
+    ``fill``/``stroke`` attributes, so every chart of every page gets it
+    without a change to its spec, and a switch of theme needs no rerun.
+    """
+    svg = "[data-testid='stVegaLiteChart'] svg"
+    rules = []
+    for value, dark in [*((c, "currentColor") for c in TEXT_LIKE),
+                        *((c, f"color-mix(in srgb,{c} 45%,currentColor)") for c in LIFTED_IN_DARK)]:
+        for prop in ("fill", "stroke"):
+            rules.append(f"{svg} [{prop}='{value}' i]{{{prop}:light-dark({value},{dark});}}")
+    return "".join(rules)
+
+
+#: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
+#: and wraps; chart colours follow the dark theme (:func:`_theme_css`).
+PAGE_CSS = _GRID_CSS + _theme_css()
 
 
 def page_style() -> None:
