@@ -177,7 +177,7 @@ _PANEL_KEY = "klpanel"
 #: A grid panel's box grows from PANEL_MIN_PX and wraps.  Streamlit puts a keyed
 #: container's class on the block inside the flex item, hence ``:has``.
 _GRID_CSS = (
-    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"
+    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"  # i18n: ok (CSS)
     f"flex:1 1 {PANEL_MIN_PX}px !important;}}"
 )
 
