@@ -202,9 +202,17 @@ def _theme_css() -> str:
     return "".join(rules)
 
 
+#: A table written in markdown or HTML scrolls sideways in its own box (as GitHub
+#: draws them) instead of widening the page on a phone (issue 10 §3).
+_TABLE_CSS = (
+    "[data-testid='stMarkdownContainer'] table"
+    "{display:block;width:max-content;max-width:100%;overflow-x:auto;}"
+)
+
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
-#: and wraps; chart colours follow the dark theme (:func:`_theme_css`).
-PAGE_CSS = _GRID_CSS + _theme_css()
+#: and wraps; markdown tables scroll in their own box; chart colours follow the
+#: dark theme (:func:`_theme_css`).
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css()
 
 
 def page_style() -> None:

@@ -1,0 +1,250 @@
+"""Readable on a small laptop and a phone, in both languages (issue 10, issue 13's tests).
+
+Every page of ``lab.pages.PAGES`` at 1024×768 and 390×844, with ``?lang=en``
+and ``?lang=zh``, at its defaults:
+
+* **sideways** – the page does not scroll sideways: neither the document nor
+  Streamlit's main scroll box is wider than the screen; the failure names the
+  elements that stick out;
+* **charts** – every chart (``stVegaLiteChart``) is at least 260 px wide;
+* **metrics** – no metric label is cut (its scrollWidth, and every
+  descendant's, is not larger than its clientWidth);
+* **formulas** – every display formula (``.katex-display``) fits its box, or
+  scrolls inside its own box: its nearest ancestor that scrolls sideways
+  (overflow-x auto/scroll) lies within the screen;
+* **notation** – no raw notation in prose outside maths and code: LaTeX
+  (``^{``, ``_{``, ``\\frac`` or any ``\\command``, ``$\\``) or subscripts
+  written with an underscore (``π_θ``, ``π_ref``, ``p_θ``, ``D_f``, ``E_q[``).
+
+One Chromium page per (size, language), reused for every page; each page is
+measured once (one JavaScript pass, after ``wait_for_app.settled``) and the
+five checks read that measurement, so a failure says which check failed on
+which page, at which size and in which language, with the element and its numbers.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from lab.pages import PAGES
+
+SIZES = {"1024x768": (1024, 768), "390x844": (390, 844)}
+LANGS = ("en", "zh")
+CHART_MIN_PX = 260
+#: A pixel of slack for sub-pixel layout.
+SLACK = 1
+
+#: One pass over the page: everything the checks need, as plain data.
+MEASURE = r"""() => {
+    const vw = window.innerWidth;
+    const main = document.querySelector("[data-testid='stMain']");
+    const describe = (el) => {
+        const id = el.getAttribute('data-testid') || el.closest('[data-testid]')?.getAttribute('data-testid') || '';
+        const text = (el.innerText || el.textContent || '').trim().replace(/\s+/g, ' ').slice(0, 60);
+        return `<${el.tagName.toLowerCase()}${id ? ' in ' + id : ''}> "${text}"`;
+    };
+    const scrollsX = (el) => ['auto', 'scroll'].includes(getComputedStyle(el).overflowX);
+    // Inside a box that clips or scrolls sideways (that box is checked itself), or drawn
+    // by KaTeX/SVG internals (MathML is visually hidden; SVG paths are clipped by their svg).
+    const contained = (el) => {
+        if (el.closest('.katex-mathml') || (el.ownerSVGElement)) return true;
+        for (let a = el.parentElement; a && a !== main; a = a.parentElement) {
+            if (getComputedStyle(a).overflowX !== 'visible') return true;
+        }
+        return false;
+    };
+
+    // 1. sideways: the outermost elements, outside any clipping box, that reach past the screen
+    const sticking = [];
+    if (main) {
+        for (const el of main.querySelectorAll('*')) {
+            const r = el.getBoundingClientRect();
+            if (r.width === 0 || r.right <= vw + 1 || contained(el)) continue;
+            const parent = el.parentElement;
+            if (parent && parent !== main && parent.getBoundingClientRect().right > vw + 1) continue;
+            sticking.push(`${describe(el)} reaches x = ${Math.round(r.right)} px`);
+            if (sticking.length >= 5) break;
+        }
+    }
+    const sideways = {
+        doc: document.documentElement.scrollWidth, vw,
+        main: main ? main.scrollWidth : 0, mainClient: main ? main.clientWidth : 0, sticking,
+    };
+
+    // 2. charts
+    const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map((el, i) => {
+        const title = [...el.querySelectorAll('.role-title-text text, .role-title-text')]
+            .map(t => t.textContent).find(t => t && t.trim()) || '';
+        const axis = [...el.querySelectorAll('.role-axis-title text, .role-axis-title')]
+            .map(t => t.textContent).find(t => t && t.trim()) || '';
+        return {i: i + 1, width: el.getBoundingClientRect().width, title: title.trim().slice(0, 50),
+                axis: axis.trim().slice(0, 40)};
+    });
+
+    // 3. metric labels
+    const metrics = [];
+    for (const el of document.querySelectorAll("[data-testid='stMetricLabel']")) {
+        let worst = {sw: el.scrollWidth, cw: el.clientWidth};
+        for (const d of el.querySelectorAll('*')) {
+            if (d.clientWidth > 0 && d.scrollWidth - d.clientWidth > worst.sw - worst.cw) {
+                worst = {sw: d.scrollWidth, cw: d.clientWidth};
+            }
+        }
+        metrics.push({text: el.innerText.trim().replace(/\s+/g, ' '), ...worst});
+    }
+
+    // 4. display formulas
+    const formulas = [];
+    for (const el of document.querySelectorAll('.katex-display')) {
+        const tex = el.querySelector("annotation[encoding='application/x-tex']")?.textContent || el.innerText;
+        let box = null;
+        for (let a = el; a && a !== document.body; a = a.parentElement) {
+            if (scrollsX(a)) { box = a; break; }
+        }
+        const r = el.getBoundingClientRect();
+        const b = box ? box.getBoundingClientRect() : null;
+        formulas.push({
+            tex: tex.trim().replace(/\s+/g, ' ').slice(0, 70), sw: el.scrollWidth, cw: el.clientWidth,
+            right: r.right, width: r.width, visible: r.width > 0,
+            box: b ? {left: b.left, right: b.right} : null,
+        });
+    }
+
+    // 5. prose outside maths and code (the sidebar too; chart text included)
+    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], style, script";
+    const prose = [];
+    for (const root of document.querySelectorAll("[data-testid='stSidebar'], [data-testid='stMain']")) {
+        const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            if (!n.parentElement.closest(skip) && n.textContent.trim()) prose.push(n.textContent);
+        }
+    }
+    return {sideways, charts, metrics, formulas, prose,
+            exception: document.querySelectorAll("[data-testid='stException']").length};
+}"""
+
+#: Raw notation a reader should never see outside maths and code.
+RAW_NOTATION = re.compile(
+    r"\^\{|_\{|\\frac|\$\\|\\(?:mathrm|mathbb|pi|theta|mu|sigma|lambda|log|left|right|cdot|sum|hat)\b"
+    r"|π_|[pDEq]_(?:θ|ref|f|q\b|\{)|E_q\["
+)
+
+
+def _where(name: str, size: str, lang: str) -> str:
+    return f"page {name!r} at {size} ?lang={lang}"
+
+
+@pytest.fixture(scope="module")
+def measured(app_url, chromium, wait_for_app):
+    """``measured(size, lang, url_path)``: the page's measurement, taken once per module."""
+    pages: dict[tuple[str, str], object] = {}
+    contexts = []
+    done: dict[tuple[str, str, str], dict] = {}
+
+    def measure(size: str, lang: str, url_path: str) -> dict:
+        key = (size, lang, url_path)
+        if key not in done:
+            if (size, lang) not in pages:
+                width, height = SIZES[size]
+                context = chromium.new_context(viewport={"width": width, "height": height})
+                context.set_default_timeout(60_000)
+                contexts.append(context)
+                pages[size, lang] = context.new_page()
+            page = pages[size, lang]
+            page.goto(f"{app_url}/{url_path}?lang={lang}")
+            wait_for_app.settled(page, timeout_ms=60_000)
+            done[key] = page.evaluate(MEASURE)
+        return done[key]
+
+    yield measure
+    for context in contexts:
+        context.close()
+
+
+CASES = [
+    pytest.param(size, lang, info.url_path, id=f"{info.url_path or 'home'}-{size}-{lang}")
+    for info in PAGES for size in SIZES for lang in LANGS
+]
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_no_sideways_scroll(measured, size, lang, url_path):
+    m = measured(size, lang, url_path)["sideways"]
+    where = _where(url_path or "home", size, lang)
+    assert m["doc"] <= m["vw"] + SLACK and m["main"] <= m["mainClient"] + SLACK, (
+        f"{where} scrolls sideways: document {m['doc']} px, main area {m['main']} px "
+        f"for a {m['vw']} px screen ({m['mainClient']} px main area); sticking out: "
+        + ("; ".join(m["sticking"]) or "(nothing found outside a scroll box)")
+    )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_every_chart_is_wide_enough(measured, size, lang, url_path):
+    charts = measured(size, lang, url_path)["charts"]
+    narrow = [c for c in charts if c["width"] < CHART_MIN_PX - 0.5]
+    assert not narrow, (
+        f"{_where(url_path or 'home', size, lang)}: {len(narrow)} of {len(charts)} charts narrower "
+        f"than {CHART_MIN_PX} px: "
+        + "; ".join(f"chart {c['i']} ({c['title'] or c['axis']!r}) {c['width']:.0f} px" for c in narrow)
+    )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_no_metric_label_is_cut(measured, size, lang, url_path):
+    metrics = measured(size, lang, url_path)["metrics"]
+    cut = [m for m in metrics if m["sw"] > m["cw"] + SLACK]
+    assert not cut, (
+        f"{_where(url_path or 'home', size, lang)}: {len(cut)} metric label(s) cut: "
+        + "; ".join(f"{m['text']!r} needs {m['sw']} px, has {m['cw']} px" for m in cut)
+    )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_every_display_formula_fits_or_scrolls_in_its_own_box(measured, size, lang, url_path):
+    m = measured(size, lang, url_path)
+    vw = m["sideways"]["vw"]
+    bad = []
+    for f in m["formulas"]:
+        if not f["visible"]:
+            continue  # in a closed expander: measured when it is open (another test's job)
+        fits = f["sw"] <= f["cw"] + SLACK and f["right"] <= vw + SLACK
+        box = f["box"]
+        scrolls = box is not None and box["left"] >= -SLACK and box["right"] <= vw + SLACK
+        if not (fits or scrolls):
+            where = (f"its scroll box spans x = {box['left']:.0f}…{box['right']:.0f} px" if box
+                     else "no scroll box around it")
+            bad.append(f"{f['tex']!r} is {f['sw']} px wide in a {f['cw']} px box, "
+                       f"right edge at x = {f['right']:.0f} px; {where}")
+    assert not bad, (
+        f"{_where(url_path or 'home', size, lang)} (screen {vw} px): display formula(s) cut: "
+        + "; ".join(bad)
+    )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_no_raw_notation_in_prose(measured, size, lang, url_path):
+    m = measured(size, lang, url_path)
+    hits: list[str] = []
+    for text in m["prose"]:
+        match = RAW_NOTATION.search(text)
+        if match:
+            start = max(0, match.start() - 30)
+            hit = f"{match.group()!r} in …{text[start:match.end() + 30].strip()}…"
+            if hit not in hits:
+                hits.append(hit)
+    assert not hits, (
+        f"{_where(url_path or 'home', size, lang)}: raw notation outside maths and code: "
+        + "; ".join(hits[:8])
+    )
+    assert m["exception"] == 0, f"{_where(url_path or 'home', size, lang)} shows an exception"
+
+
+def test_the_notation_pattern_can_fail():
+    for raw in ["as e^{μ²} does", r"\frac{p}{q}", "π_θ and π_ref", "p_θ(x)", "D_f(p‖q)", "E_q[r − 1]",
+                r"$\pi_\theta$", r"\mathrm{KL}"]:
+        assert RAW_NOTATION.search(raw), raw
+    for fine in ["approx_kl", "low_var_kl", "k3_pq", "kl_penalty", "π and θ", "p = normal(0,1)",
+                 "KL[q, p] = E[k1]", "sampler_col"]:
+        assert not RAW_NOTATION.search(fine), fine
