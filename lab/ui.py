@@ -34,7 +34,7 @@ import pandas as pd
 import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
-from charts.palette import LIFTED_IN_DARK, TEXT_LIKE, color, label
+from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
 from lab.export import chart_downloads, csv_download
@@ -198,6 +198,8 @@ def _theme_css() -> str:
     for value, dark in [*((c, "currentColor") for c in TEXT_LIKE),
                         *((c, f"color-mix(in srgb,{c} 45%,currentColor)") for c in LIFTED_IN_DARK)]:
         for prop in ("fill", "stroke"):
+            if prop == "stroke" and value == TEXT_COLOR:
+                continue  # Streamlit's dark theme draws its grid lines in this very grey
             rules.append(f"{svg} [{prop}='{value}' i]{{{prop}:light-dark({value},{dark});}}")
     return "".join(rules)
 

@@ -97,7 +97,10 @@ def test_page_css_redraws_text_and_black_in_the_dark_theme_only():
     from lab.ui import PAGE_CSS
 
     for c in palette.TEXT_LIKE:
-        for prop in ("fill", "stroke"):
-            assert f"[{prop}='{c}' i]{{{prop}:light-dark({c},currentColor);}}" in PAGE_CSS
+        assert f"[fill='{c}' i]{{fill:light-dark({c},currentColor);}}" in PAGE_CSS
+    for c in ("#000000", "black"):
+        assert f"[stroke='{c}' i]{{stroke:light-dark({c},currentColor);}}" in PAGE_CSS
+    # Streamlit's dark theme draws grid lines in the text grey: they must stay grey there
+    assert f"[stroke='{palette.TEXT_COLOR}' i]" not in PAGE_CSS
     for c in palette.LIFTED_IN_DARK:
         assert f"[fill='{c}' i]{{fill:light-dark({c},color-mix(" in PAGE_CSS

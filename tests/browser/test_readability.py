@@ -118,7 +118,9 @@ MEASURE = r"""() => {
     for (const root of document.querySelectorAll("[data-testid='stSidebar'], [data-testid='stMain']")) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
         for (let n = walk.nextNode(); n; n = walk.nextNode()) {
-            if (!n.parentElement.closest(skip) && n.textContent.trim()) prose.push(n.textContent);
+            if (n.parentElement.closest(skip) || !n.textContent.trim()) continue;
+            const box = n.parentElement.closest("[data-testid^='st']");
+            prose.push([n.textContent, box ? box.getAttribute('data-testid') : '']);
         }
     }
     return {sideways, charts, metrics, formulas, prose,
@@ -227,11 +229,11 @@ def test_every_display_formula_fits_or_scrolls_in_its_own_box(measured, size, la
 def test_no_raw_notation_in_prose(measured, size, lang, url_path):
     m = measured(size, lang, url_path)
     hits: list[str] = []
-    for text in m["prose"]:
+    for text, box in m["prose"]:
         match = RAW_NOTATION.search(text)
         if match:
             start = max(0, match.start() - 30)
-            hit = f"{match.group()!r} in …{text[start:match.end() + 30].strip()}…"
+            hit = f"{match.group()!r} in {box or 'text'}: …{text[start:match.end() + 30].strip()}…"
             if hit not in hits:
                 hits.append(hit)
     assert not hits, (
