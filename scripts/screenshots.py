@@ -48,6 +48,8 @@ SIZES: dict[str, tuple[int, int, float]] = {
 }
 #: File-name form of a size ("150%" is "zoom150").
 SIZE_NAMES = {"150%": "zoom150"}
+#: How long a page may take to run and draw (ms) before it is shot as it is.
+TIMEOUT_MS = 60_000
 #: Tallest window a screenshot stretches to (px).
 MAX_HEIGHT = 16_000
 HEIGHT = """() => {
@@ -67,6 +69,7 @@ def page_name(url_path: str) -> str:
 def shoot(base: str, out: Path, pages: list[str], sizes: list[str], themes: list[str],
           langs: list[str]) -> list[Path]:
     """Save the screenshots; returns their paths."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     saved = []
@@ -84,18 +87,23 @@ def shoot(base: str, out: Path, pages: list[str], sizes: list[str], themes: list
                     for name in pages:
                         started = time.monotonic()
                         page.set_viewport_size({"width": width, "height": height})
-                        page.goto(f"{base}/{'' if name == 'home' else name}?lang={lang}")
-                        wait_until_settled(page, timeout_ms=90_000)
-                        full = min(page.evaluate(HEIGHT), MAX_HEIGHT)
-                        if full > height:
-                            page.set_viewport_size({"width": width, "height": full})
-                            wait_until_settled(page, timeout_ms=90_000)
+                        note = ""
+                        try:
+                            page.goto(f"{base}/{'' if name == 'home' else name}?lang={lang}")
+                            wait_until_settled(page, timeout_ms=TIMEOUT_MS)
+                            full = min(page.evaluate(HEIGHT), MAX_HEIGHT)
+                            if full > height:
+                                page.set_viewport_size({"width": width, "height": full})
+                                wait_until_settled(page, timeout_ms=TIMEOUT_MS)
+                        except PlaywrightTimeout:
+                            # shoot it as it is: the picture shows what never finished
+                            full, note = page.evaluate(HEIGHT), ", NOT SETTLED (timed out)"
                         path = out / f"{name}-{SIZE_NAMES.get(size, size)}-{theme}-{lang}.png"
                         page.screenshot(path=str(path))
                         wide = page.evaluate(WIDE)
                         saved.append(path)
                         print(f"{path.name}: {full} px tall, {time.monotonic() - started:.1f} s"
-                              + (f", SIDEWAYS ({wide} px wide)" if wide > width + 1 else ""),
+                              + (f", SIDEWAYS ({wide} px wide)" if wide > width + 1 else "") + note,
                               flush=True)
                     context.close()
         browser.close()

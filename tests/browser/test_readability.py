@@ -14,7 +14,11 @@ and ``?lang=zh``, at its defaults:
   (overflow-x auto/scroll) lies within the screen;
 * **notation** – no raw notation in prose outside maths and code: LaTeX
   (``^{``, ``_{``, ``\\frac`` or any ``\\command``, ``$\\``) or subscripts
-  written with an underscore (``π_θ``, ``π_ref``, ``p_θ``, ``D_f``, ``E_q[``).
+  written with an underscore (``π_θ``, ``π_ref``, ``p_θ``, ``D_f``, ``E_q[``);
+* **theme** – every chart text has a contrast of at least 3 against the page's
+  background.  The English pass runs in the light theme, the Chinese pass in
+  the dark one (the other checks do not depend on the theme), so every page is
+  checked in both themes without loading it more often.
 
 One Chromium page per (size, language), reused for every page; each page is
 measured once (one JavaScript pass, after ``wait_for_app.settled``) and the
@@ -32,6 +36,9 @@ from lab.pages import PAGES
 
 SIZES = {"1024x768": (1024, 768), "390x844": (390, 844)}
 LANGS = ("en", "zh")
+#: The checks above do not depend on the theme, so the Chinese pass runs in the dark
+#: theme: every page is also checked dark (chart text contrast) at no extra page load.
+THEMES = {"en": "light", "zh": "dark"}
 CHART_MIN_PX = 260
 #: A pixel of slack for sub-pixel layout.
 SLACK = 1
@@ -123,7 +130,26 @@ MEASURE = r"""() => {
             prose.push([n.textContent, box ? box.getAttribute('data-testid') : '']);
         }
     }
-    return {sideways, charts, metrics, formulas, prose,
+    // 6. chart text against the page's background (both themes)
+    const rgb = (c) => (c.match(/[\d.]+/g) || []).slice(0, 3).map(Number);
+    const lum = ([r, g, b]) => {
+        const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const app = document.querySelector("[data-testid='stApp']");
+    const bg = rgb(getComputedStyle(app).backgroundColor);
+    const faint = [];
+    document.querySelectorAll("[data-testid='stVegaLiteChart'] svg text").forEach((t) => {
+        const text = t.textContent.trim();
+        const fill = getComputedStyle(t).fill;
+        if (!text || !fill.startsWith('rgb') || getComputedStyle(t).opacity === '0') return;
+        const [a, b] = [lum(rgb(fill)), lum(bg)].sort((x, y) => x - y);
+        const ratio = (b + 0.05) / (a + 0.05);
+        if (ratio < 3) faint.push({text: text.slice(0, 40), fill, ratio});
+    });
+    const theme = {bg: getComputedStyle(app).backgroundColor, faint};
+
+    return {sideways, charts, metrics, formulas, prose, theme,
             exception: document.querySelectorAll("[data-testid='stException']").length};
 }"""
 
@@ -135,7 +161,7 @@ RAW_NOTATION = re.compile(
 
 
 def _where(name: str, size: str, lang: str) -> str:
-    return f"page {name!r} at {size} ?lang={lang}"
+    return f"page {name!r} at {size} ?lang={lang} ({THEMES[lang]} theme)"
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +176,8 @@ def measured(app_url, chromium, wait_for_app):
         if key not in done:
             if (size, lang) not in pages:
                 width, height = SIZES[size]
-                context = chromium.new_context(viewport={"width": width, "height": height})
+                context = chromium.new_context(viewport={"width": width, "height": height},
+                                               color_scheme=THEMES[lang])
                 context.set_default_timeout(60_000)
                 contexts.append(context)
                 pages[size, lang] = context.new_page()
@@ -241,6 +268,16 @@ def test_no_raw_notation_in_prose(measured, size, lang, url_path):
         + "; ".join(hits[:8])
     )
     assert m["exception"] == 0, f"{_where(url_path or 'home', size, lang)} shows an exception"
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_chart_text_stands_out_from_the_background(measured, size, lang, url_path):
+    theme = measured(size, lang, url_path)["theme"]
+    assert not theme["faint"], (
+        f"{_where(url_path or 'home', size, lang)}: chart text with contrast < 3 against the "
+        f"background {theme['bg']}: "
+        + "; ".join(f"{f['text']!r} in {f['fill']} ({f['ratio']:.2f})" for f in theme["faint"][:8])
+    )
 
 
 def test_the_notation_pattern_can_fail():
