@@ -201,6 +201,11 @@ def _theme_css() -> str:
             if prop == "stroke" and value == TEXT_COLOR:
                 continue  # Streamlit's dark theme draws its grid lines in this very grey
             rules.append(f"{svg} [{prop}='{value}' i]{{{prop}:light-dark({value},{dark});}}")
+    # A black bar or cell often carries a white number: in the dark theme it turns a mid
+    # grey (visible on the dark page, the number still readable), not the text colour.
+    for value in TEXT_LIKE:
+        rules.append(f"{svg} .mark-rect>[fill='{value}' i]"
+                     f"{{fill:light-dark({value},color-mix(in srgb,currentColor 45%,#000));}}")
     return "".join(rules)
 
 
