@@ -204,7 +204,7 @@ def _theme_css() -> str:
     # A black bar or cell often carries a white number: in the dark theme it turns a mid
     # grey (visible on the dark page, the number still readable), not the text colour.
     for value in TEXT_LIKE:
-        rules.append(f"{svg} .mark-rect>[fill='{value}' i]"
+        rules.append(f"{svg} .mark-rect>[fill='{value}' i]"  # i18n: ok (CSS)
                      f"{{fill:light-dark({value},color-mix(in srgb,currentColor 45%,#000));}}")
     return "".join(rules)
 
