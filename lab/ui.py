@@ -48,6 +48,7 @@ __all__ = [
     "grid",
     "metric_row",
     "page_style",
+    "run_status",
     "note",
     "error_text",
     "estimator_formula",
@@ -216,10 +217,35 @@ _TABLE_CSS = (
     "{display:block;width:max-content;max-width:100%;overflow-x:auto;}"
 )
 
+_RUN_STATUS_KEY = "klrunstatus"
+#: :func:`run_status`'s box floats at the top of the screen (under Streamlit's header,
+#: whose Stop and menu stay clickable), over the page: a spinner
+#: there is seen wherever the reader has scrolled to, and never pushes the page down
+#: under a slider being dragged.  Its colours are the page's text colour, tinted and
+#: blurred, so it reads in both themes.
+_RUN_STATUS_CSS = (
+    f"div:has(> .st-key-{_RUN_STATUS_KEY}){{position:fixed;top:3.5rem;left:50%;"  # i18n: ok (CSS)
+    "transform:translateX(-50%);z-index:999990;width:max-content !important;max-width:90vw;}"
+    f".st-key-{_RUN_STATUS_KEY} [data-testid='stSpinner']{{padding:0.35rem 0.9rem;white-space:nowrap;"
+    "border-radius:999px;backdrop-filter:blur(10px);"
+    "background:color-mix(in srgb,currentColor 10%,transparent);"
+    "border:1px solid color-mix(in srgb,currentColor 30%,transparent);}"
+)
+
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
-#: dark theme (:func:`_theme_css`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css()
+#: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css() + _RUN_STATUS_CSS
+
+
+def run_status() -> Any:
+    """An empty box floating at the top of the screen, for the whole run's spinner.
+
+    ``app.py`` runs the page inside ``with run_status().spinner(...)``: a run
+    that takes over half a second (a cold shared link, a preset) shows the
+    spinner there; a faster one shows nothing.
+    """
+    return st.container(key=_RUN_STATUS_KEY)
 
 
 def page_style() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,22 @@ def test_every_spinner_text_is_a_sentence_in_both_languages(name):
     texts = getattr(cache, name).spinner_texts
     assert texts["en"].endswith("…"), texts
     assert texts["zh"] != texts["en"], f"{name}: no Chinese spinner text"
+
+
+def test_the_run_spinner_floats_over_the_page():
+    # app.py runs every page inside ui.run_status().spinner(...): the box must not take room
+    # in the page (a slider being dragged must not jump when it appears).
+    from lab import ui
+
+    assert "div:has(> .st-key-klrunstatus){position:fixed;" in ui.PAGE_CSS
+    app = Path(ui.__file__).resolve().parents[1] / "app.py"
+    assert "run_status().spinner(" in app.read_text()
+
+
+def test_app_runs_with_the_run_spinner():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file("../../app.py", default_timeout=60)
+    at.query_params["lang"] = "zh"
+    at.run()
+    assert not at.exception
