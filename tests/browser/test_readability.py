@@ -7,6 +7,9 @@ and ``?lang=zh``, at its defaults:
   Streamlit's main scroll box is wider than the screen; the failure names the
   elements that stick out;
 * **charts** – every chart (``stVegaLiteChart``) is at least 260 px wide;
+* **chart text** – no chart title, subtitle, axis title or legend label is cut
+  short: shortened by Vega's ``limit`` (it ends in "…") or running past the
+  chart's edge;
 * **metrics** – no metric label is cut (its scrollWidth, and every
   descendant's, is not larger than its clientWidth);
 * **formulas** – every display formula (``.katex-display``) fits its box, or
@@ -80,14 +83,26 @@ MEASURE = r"""() => {
         main: main ? main.scrollWidth : 0, mainClient: main ? main.clientWidth : 0, sticking,
     };
 
-    // 2. charts
+    // 2. charts, and their titles, subtitles, axis titles and legend labels cut short:
+    // by Vega's "limit" (it ends the text with "…") or by the chart's edge
     const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map((el, i) => {
         const title = [...el.querySelectorAll('.role-title-text text, .role-title-text')]
             .map(t => t.textContent).find(t => t && t.trim()) || '';
         const axis = [...el.querySelectorAll('.role-axis-title text, .role-axis-title')]
             .map(t => t.textContent).find(t => t && t.trim()) || '';
-        return {i: i + 1, width: el.getBoundingClientRect().width, title: title.trim().slice(0, 50),
-                axis: axis.trim().slice(0, 40)};
+        const box = el.getBoundingClientRect();
+        const cut = [];
+        el.querySelectorAll('.role-title-text text, .role-title-subtitle text, .role-axis-title text, '
+                            + '.role-legend-label text, .role-legend-title text').forEach((t) => {
+            const text = t.textContent.trim(), r = t.getBoundingClientRect();
+            if (!text || r.width === 0) return;
+            if (text.endsWith('…')) cut.push(`"${text}" (shortened to fit)`);
+            else if (r.left < box.left - 1 || r.right > box.right + 1) {
+                cut.push(`"${text.slice(0, 50)}" (runs past the chart's edge, x = ${Math.round(r.left)}…${Math.round(r.right)} px, chart ${Math.round(box.left)}…${Math.round(box.right)} px)`);
+            }
+        });
+        return {i: i + 1, width: box.width, title: title.trim().slice(0, 50),
+                axis: axis.trim().slice(0, 40), cut};
     });
 
     // 3. metric labels
@@ -226,6 +241,16 @@ def test_every_chart_is_wide_enough(measured, size, lang, url_path):
         f"{_where(url_path or 'home', size, lang)}: {len(narrow)} of {len(charts)} charts narrower "
         f"than {CHART_MIN_PX} px: "
         + "; ".join(f"chart {c['i']} ({c['title'] or c['axis']!r}) {c['width']:.0f} px" for c in narrow)
+    )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_no_chart_title_or_legend_is_cut(measured, size, lang, url_path):
+    charts = measured(size, lang, url_path)["charts"]
+    bad = [f"chart {c['i']}: " + "; ".join(c["cut"]) for c in charts if c["cut"]]
+    assert not bad, (
+        f"{_where(url_path or 'home', size, lang)}: chart text cut short (wrap it, shorten it, "
+        "or move the numbers into the caption): " + " | ".join(bad)
     )
 
 
