@@ -8,8 +8,8 @@ and ``?lang=zh``, at its defaults:
   elements that stick out;
 * **charts** – every chart (``stVegaLiteChart``) is at least 260 px wide;
 * **chart text** – no chart title, subtitle, axis title or legend label is cut
-  short: shortened by Vega's ``limit`` (it ends in "…") or running past the
-  chart's edge;
+  short: shortened by Vega's ``limit`` (it ends in "…") or running off the
+  screen;
 * **metrics** – no metric label is cut (its scrollWidth, and every
   descendant's, is not larger than its clientWidth);
 * **formulas** – every display formula (``.katex-display``) fits its box, or
@@ -84,7 +84,7 @@ MEASURE = r"""() => {
     };
 
     // 2. charts, and their titles, subtitles, axis titles and legend labels cut short:
-    // by Vega's "limit" (it ends the text with "…") or by the chart's edge
+    // by Vega's "limit" (it ends the text with "…") or off the screen
     const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")].map((el, i) => {
         const title = [...el.querySelectorAll('.role-title-text text, .role-title-text')]
             .map(t => t.textContent).find(t => t && t.trim()) || '';
@@ -97,8 +97,8 @@ MEASURE = r"""() => {
             const text = t.textContent.trim(), r = t.getBoundingClientRect();
             if (!text || r.width === 0) return;
             if (text.endsWith('…')) cut.push(`"${text}" (shortened to fit)`);
-            else if (r.left < box.left - 1 || r.right > box.right + 1) {
-                cut.push(`"${text.slice(0, 50)}" (runs past the chart's edge, x = ${Math.round(r.left)}…${Math.round(r.right)} px, chart ${Math.round(box.left)}…${Math.round(box.right)} px)`);
+            else if (r.left < -1 || r.right > vw + 1) {
+                cut.push(`"${text.slice(0, 50)}" (off the screen: x = ${Math.round(r.left)}…${Math.round(r.right)} px)`);
             }
         });
         return {i: i + 1, width: box.width, title: title.trim().slice(0, 50),
