@@ -14,7 +14,7 @@ from lab.i18n import _, message
 from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES
-from lab.ui import page_style
+from lab.ui import page_style, run_status
 
 language_switch()  # first: every text below is in the run's language
 st.set_page_config(
@@ -29,7 +29,10 @@ if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
     st.set_page_config(page_title=_("{page} · KL Estimator Lab").format(page=page.title))
 try:
-    page.run()
+    # A run over half a second (a cold link, a preset) says so on the page, not only in
+    # Streamlit's corner; faster runs show nothing (st.spinner waits 0.5 s before drawing).
+    with run_status().spinner(_("Updating the page…"), show_time=True):
+        page.run()
 except Exception as exc:
     # Last line of defence: a student never sees a traceback.  Tests set
     # KL_LAB_STRICT=1 (tests/conftest.py) so that a bug still fails them.

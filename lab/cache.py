@@ -9,6 +9,13 @@ Add a wrapper here for every core call a page makes that costs more than a
 millisecond or so; keep ``max_entries`` bounded so a long session cannot grow
 memory without limit.
 
+Waiting: a wrapper made with :func:`cached` shows a spinner with its text on
+the page (in the run's language) when a call is not in the cache and takes
+more than half a second (Streamlit's own ``show_spinner``, which waits 0.5 s
+before drawing); a cache hit shows nothing and costs nothing more.  So a cold
+shared link or a preset says what it is computing, not only Streamlit's
+"Running" in the corner, without any page code.
+
 Languages: the core's results hold numbers and English-only core text, the
 same in every language, so their keys need no language.  A cached function
 that returns *translated* text (a chart with its titles) takes the language
@@ -19,7 +26,10 @@ never served to a Chinese page.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -27,9 +37,11 @@ import streamlit as st
 from kl_core import exact, montecarlo
 from kl_core.distributions import parse
 from lab import i18n
+from lab.i18n import N_
 
 __all__ = [
     "CORE_ERRORS",
+    "cached",
     "audit_file",
     "chart",
     "estimator_chart",
@@ -61,13 +73,45 @@ __all__ = [
 ]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+def cached(waiting: str, *, max_entries: int) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``st.cache_data(max_entries=...)`` with the spinner text ``waiting`` in the run's language.
+
+    ``waiting`` is an English message marked ``N_("…")``.  Streamlit reads
+    ``show_spinner`` when the function is decorated, so this decorates the
+    function once per language (:data:`lab.i18n.LANGUAGES`) and calls the one
+    of the run's language.  The copies share one cache: Streamlit keys a
+    function's cache by its module, name and source, which they have in common,
+    so a result computed for an English page is a hit for a Chinese one.
+    The returned function has ``clear()`` (empties that shared cache) and
+    ``spinner_texts`` (the spinner text per language).
+    """
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        texts = {}
+        for lang in i18n.LANGUAGES:
+            with i18n.using(lang):
+                texts[lang] = i18n._(waiting)
+        by_language = {lang: st.cache_data(func, max_entries=max_entries, show_spinner=text)
+                       for lang, text in texts.items()}
+
+        @functools.wraps(func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return by_language.get(i18n.language(), by_language["en"])(*args, **kwargs)
+
+        call.clear = by_language["en"].clear  # type: ignore[attr-defined]
+        call.spinner_texts = texts  # type: ignore[attr-defined]
+        return call
+
+    return decorate
+
+
+@cached(N_("Computing the exact KL…"), max_entries=64)
 def exact_kl(a_spec: str, b_spec: str) -> float:
     r"""``kl_core.exact.kl(parse(a_spec), parse(b_spec))`` = :math:`\mathrm{KL}[a\,\|\,b]`."""
     return exact.kl(parse(a_spec), parse(b_spec))
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Drawing samples and computing the estimates…"), max_entries=32)
 def simulate(
     q_spec: str,
     p_spec: str,
@@ -95,7 +139,7 @@ def simulate(
 CORE_ERRORS = (ValueError, ArithmeticError, RuntimeError)
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@cached(N_("Computing the estimators' exact mean and variance…"), max_entries=128)
 def estimator_moments(
     key: str, q_spec: str, p_spec: str, lam: float | None = None
 ) -> exact.Moments:
@@ -173,7 +217,7 @@ def _chart(lang: str, name: str, _builder, *args, **kwargs):  # -> alt.TopLevelM
     return _builder(*args, **kwargs)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing the f-divergences along the path…"), max_entries=64)
 def fisher_curve(path: str, name: str, thetas: np.ndarray):  # -> fisher.FisherCurve
     """``kl_core.fisher.fisher_curve``: D_f along a path and ½ f″(1) F θ² (~1-2 ms per θ).
 
@@ -185,7 +229,7 @@ def fisher_curve(path: str, name: str, thetas: np.ndarray):  # -> fisher.FisherC
     return fisher.fisher_curve(path, name, thetas)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Computing E[k2] and the KL along the path…"), max_entries=32)
 def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
     """``kl_core.fisher.k2_bias_along_path``: E[k2] and KL[q,p] along a path."""
     from kl_core import fisher
@@ -193,13 +237,13 @@ def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
     return fisher.k2_bias_along_path(path, thetas)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing the best λ…"), max_entries=64)
 def lambda_star(q_spec: str, p_spec: str) -> exact.LambdaStar:
     """``kl_core.exact.lambda_star`` on spec strings: λ* of kλ, or None with the reason."""
     return exact.lambda_star(parse(q_spec), parse(p_spec))
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
+@cached(N_("Checking whether the error bars can be trusted…"), max_entries=256)
 def _error_bar_check(key: str, q_spec: str, p_spec: str, n: int, lam: float | None):
     from kl_core import reliability
 
@@ -222,7 +266,7 @@ def error_bar_checks(keys: tuple[str, ...], q_spec: str, p_spec: str, n: int,
     return out
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing the variance of kλ for every λ…"), max_entries=64)
 def lambda_parabola(q_spec: str, p_spec: str):  # -> control_variates.LambdaParabola
     """``kl_core.control_variates.lambda_parabola``: exact Var(kλ) as a parabola in λ."""
     from kl_core import control_variates
@@ -230,7 +274,7 @@ def lambda_parabola(q_spec: str, p_spec: str):  # -> control_variates.LambdaPara
     return control_variates.lambda_parabola(parse(q_spec), parse(p_spec))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(N_("Computing the variance gain along the path…"), max_entries=16)
 def gain_along_path(path: str, thetas: tuple[float, ...]):  # -> control_variates.GainCurve
     """``kl_core.control_variates.gain_along_path``: Var(k3)/Var(kλ*) along a path (~2-4 ms per θ)."""
     from kl_core import control_variates
@@ -238,7 +282,7 @@ def gain_along_path(path: str, thetas: tuple[float, ...]):  # -> control_variate
     return control_variates.gain_along_path(path, thetas)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Drawing samples…"), max_entries=32)
 def draw_log_ratios(q_spec: str, p_spec: str, n: int, seed: int = 0):  # -> numpy.ndarray
     """``kl_core.bregman.draw_log_ratios``: log r of n seeded draws x ~ q."""
     from kl_core import bregman
@@ -246,7 +290,7 @@ def draw_log_ratios(q_spec: str, p_spec: str, n: int, seed: int = 0):  # -> nump
     return bregman.draw_log_ratios(parse(q_spec), parse(p_spec), n, seed)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing the exact f-divergence…"), max_entries=64)
 def f_divergence(name: str, p_spec: str, q_spec: str) -> float:
     """``kl_core.exact.f_divergence``: exact D_f(p, q) = E_q[f(p/q)] (``inf`` if it diverges)."""
     return exact.f_divergence(name, parse(p_spec), parse(q_spec))
@@ -256,7 +300,7 @@ def f_divergence(name: str, p_spec: str, q_spec: str) -> float:
 # (imports inside the functions: kl_core.audit pulls in pandas only when used)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Computing the clamped estimators along the path…"), max_entries=32)
 def clamp_curve(entry_id: str, path: str, n: int = 121):  # -> kl_core.clamps.ClampCurve
     """``kl_core.clamps.clamp_curve``: exact clamped and unclamped means, KL and clamp hits along a path."""
     from kl_core import clamps
@@ -273,7 +317,7 @@ def _source(data: bytes, name: str):
     return buf
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(N_("Reading the file…"), max_entries=16)
 def table_columns(key: str, name: str, _data: bytes | None = None) -> list[str]:
     """``kl_core.cli_audit.table_columns`` of the file at path ``key``, or of uploaded bytes.
 
@@ -286,7 +330,7 @@ def table_columns(key: str, name: str, _data: bytes | None = None) -> list[str]:
     return columns(key if _data is None else _source(_data, name))
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(N_("Auditing the file…"), max_entries=16)
 def audit_file(
     key: str,
     name: str,
@@ -329,7 +373,7 @@ def json_file(path: str) -> dict:
     return json.loads(Path(path).read_text())
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Reading the configuration…"), max_entries=32)
 def diagnose(data: str | bytes, library: str | None = None, filename: str | None = None):  # -> kl_core.doctor.Diagnosis
     """``kl_core.doctor.diagnose``; ``UnreadableInput`` (a ``ValueError``) on input it cannot read."""
     from kl_core.doctor import diagnose as run
@@ -337,7 +381,7 @@ def diagnose(data: str | bytes, library: str | None = None, filename: str | None
     return run(data, library, filename=filename)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing how this option pulls the policy…"), max_entries=64)
 def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.PullCurve
     """``kl_core.doctor.pull_curve`` of the crosswalk entry ``library``/``option``/``acts_on``."""
     from kl_core.crosswalk import lookup
@@ -359,7 +403,7 @@ def drift_specs(k: int, drift: float, placement: str) -> tuple[str, str]:
     return policy.spec, ref.spec
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Computing the exact curves for every sequence length…"), max_entries=32)
 def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> sequences.SequenceCurves
     """``kl_core.sequences.exact_curves``: exact mean and std of the six estimators for T = 1 … max_length."""
     from kl_core.sequences import exact_curves
@@ -367,7 +411,7 @@ def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> seq
     return exact_curves(policy_spec, ref_spec, max_length)
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@cached(N_("Sampling sequences…"), max_entries=16)
 def sequence_sample(
     policy_spec: str, ref_spec: str, length: int, n: int, seed: int, checkpoints: tuple[int, ...]
 ):  # -> sequence_montecarlo.SequenceSample
@@ -377,7 +421,7 @@ def sequence_sample(
     return simulate_sequences(policy_spec, ref_spec, length, n, seed=seed, checkpoints=checkpoints)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Computing every option's exact gradient…"), max_entries=32)
 def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # -> SequenceGradientTable
     """``kl_core.sequence_gradients.sequence_gradient_table``: every option's exact expected gradient."""
     from kl_core.sequence_gradients import sequence_gradient_table as table
@@ -391,7 +435,7 @@ def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # ->
 Logits = tuple[float, ...]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing every option's exact gradient…"), max_entries=64)
 def gradient_table(policy: Logits, ref: Logits, sampler: Logits | None, lam: float):  # -> GradientTable
     """``kl_core.gradients.gradient_table`` with every crosswalk entry that has a gradient (loss and reward)."""
     from kl_core import gradients
@@ -400,7 +444,7 @@ def gradient_table(policy: Logits, ref: Logits, sampler: Logits | None, lam: flo
                                     entries=gradients.gradient_entries())
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@cached(N_("Computing the spread of kλ's gradient…"), max_entries=64)
 def k_lambda_spread(policy: Logits, ref: Logits, sampler: Logits | None,
                     lams: np.ndarray) -> np.ndarray:
     """``kl_core.gradients.k_lambda_spread``: k_λ's gradient spread along a grid of λ."""
@@ -409,7 +453,7 @@ def k_lambda_spread(policy: Logits, ref: Logits, sampler: Logits | None,
     return gradients.k_lambda_spread(policy, ref, sampler=sampler, lam=lams)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Sampling gradient estimates…"), max_entries=32)
 def projection_draws(
     policy: Logits, ref: Logits, sampler: Logits | None, lam: float, names: tuple[str, ...],
     n: int, repeats: int, seed: int,
@@ -435,7 +479,7 @@ def projection_draws(
     return out
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@cached(N_("Training the toy policy with each option…"), max_entries=32)
 def training_runs(policy: Logits, ref: Logits, reward: Logits, beta: float, options: tuple[str, ...],
                   steps: int, lr: float):  # -> (dict of TrainingRun, (reverse, forward) optima)
     """``kl_core.gradient_flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β).

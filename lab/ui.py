@@ -36,7 +36,7 @@ import pandas as pd
 import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
-from charts.palette import color, label
+from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
 from lab.export import chart_downloads, csv_download
@@ -51,6 +51,7 @@ __all__ = [
     "grid",
     "metric_row",
     "page_style",
+    "run_status",
     "note",
     "error_text",
     "estimator_formula",
@@ -210,13 +211,77 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
 #: together and titles are cut (issue 10), so panels wrap onto a new row instead.
 PANEL_MIN_PX = 260
 _PANEL_KEY = "klpanel"
-#: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
-#: and wraps.  Streamlit puts a keyed container's class on the block inside the
-#: flex item, hence ``:has``.
-PAGE_CSS = (
-    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"  # i18n: ok
+#: A grid panel's box grows from PANEL_MIN_PX and wraps.  Streamlit puts a keyed
+#: container's class on the block inside the flex item, hence ``:has``.
+_GRID_CSS = (
+    f"div:has(> [class*='st-key-{_PANEL_KEY}-']){{min-width:min({PANEL_MIN_PX}px,100%);"  # i18n: ok (CSS)
     f"flex:1 1 {PANEL_MIN_PX}px !important;}}"  # i18n: ok (CSS)
 )
+
+
+def _theme_css() -> str:
+    """CSS that keeps chart text and black lines visible in the dark theme (issue 10 §5).
+
+    Streamlit gives a chart's element ``color-scheme: dark`` in the dark theme,
+    so ``light-dark()`` picks the spec's own colour in the light theme and, in
+    the dark one, the page's text colour (``currentColor``) for black and text
+    colours (``charts.palette.TEXT_LIKE``), or a half-and-half mix with it for
+    the dark colours of ``charts.palette.LIFTED_IN_DARK``.  CSS beats the SVG's
+    ``fill``/``stroke`` attributes, so every chart of every page gets it
+    without a change to its spec, and a switch of theme needs no rerun.
+    """
+    svg = "[data-testid='stVegaLiteChart'] svg"
+    rules = []
+    for value, dark in [*((c, "currentColor") for c in TEXT_LIKE),
+                        *((c, f"color-mix(in srgb,{c} 45%,currentColor)") for c in LIFTED_IN_DARK)]:
+        for prop in ("fill", "stroke"):
+            if prop == "stroke" and value == TEXT_COLOR:
+                continue  # Streamlit's dark theme draws its grid lines in this very grey
+            rules.append(f"{svg} [{prop}='{value}' i]{{{prop}:light-dark({value},{dark});}}")
+    # A black bar or cell often carries a white number: in the dark theme it turns a mid
+    # grey (visible on the dark page, the number still readable), not the text colour.
+    for value in TEXT_LIKE:
+        rules.append(f"{svg} .mark-rect>[fill='{value}' i]"  # i18n: ok (CSS)
+                     f"{{fill:light-dark({value},color-mix(in srgb,currentColor 45%,#000));}}")
+    return "".join(rules)
+
+
+#: A table written in markdown or HTML scrolls sideways in its own box (as GitHub
+#: draws them) instead of widening the page on a phone (issue 10 §3).
+_TABLE_CSS = (
+    "[data-testid='stMarkdownContainer'] table"
+    "{display:block;width:max-content;max-width:100%;overflow-x:auto;}"
+)
+
+_RUN_STATUS_KEY = "klrunstatus"
+#: :func:`run_status`'s box floats at the top of the screen (under Streamlit's header,
+#: whose Stop and menu stay clickable), over the page: a spinner
+#: there is seen wherever the reader has scrolled to, and never pushes the page down
+#: under a slider being dragged.  Its colours are the page's text colour, tinted and
+#: blurred, so it reads in both themes.
+_RUN_STATUS_CSS = (
+    f"div:has(> .st-key-{_RUN_STATUS_KEY}){{position:fixed;top:3.5rem;left:50%;"  # i18n: ok (CSS)
+    "transform:translateX(-50%);z-index:999990;width:max-content !important;max-width:90vw;}"
+    f".st-key-{_RUN_STATUS_KEY} [data-testid='stSpinner']{{padding:0.35rem 0.9rem;white-space:nowrap;"
+    "border-radius:999px;backdrop-filter:blur(10px);"
+    "background:color-mix(in srgb,currentColor 10%,transparent);"
+    "border:1px solid color-mix(in srgb,currentColor 30%,transparent);}"
+)
+
+#: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
+#: and wraps; markdown tables scroll in their own box; chart colours follow the
+#: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css() + _RUN_STATUS_CSS
+
+
+def run_status() -> Any:
+    """An empty box floating at the top of the screen, for the whole run's spinner.
+
+    ``app.py`` runs the page inside ``with run_status().spinner(...)``: a run
+    that takes over half a second (a cold shared link, a preset) shows the
+    spinner there; a faster one shows nothing.
+    """
+    return st.container(key=_RUN_STATUS_KEY)
 
 
 def page_style() -> None:

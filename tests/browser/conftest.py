@@ -159,13 +159,31 @@ def chromium(chromium_path: str):
         browser.close()
 
 
+#: The screens of issue 10: name -> (width, height, device scale factor).  ``zoom150``
+#: is 150 % browser zoom on the 1280×800 projector (853×533 CSS px).
+SCREENS: dict[str, tuple[int, int, float]] = {
+    "projector": (1280, 800, 1.0),
+    "laptop": (1024, 768, 1.0),
+    "phone": (390, 844, 1.0),
+    "zoom150": (853, 533, 1.5),
+}
+
+
 @pytest.fixture
-def new_page(chromium) -> Iterator[Callable[[], object]]:
-    """Factory: each call opens a page in a NEW browser context (no shared state)."""
+def new_page(chromium) -> Iterator[Callable[..., object]]:
+    """Factory: each call opens a page in a NEW browser context (no shared state).
+
+    ``new_page()`` is the 1280×800 projector in the light theme;
+    ``new_page(screen="phone", dark=True)`` a screen of :data:`SCREENS` in the
+    dark theme (Streamlit follows the browser's ``prefers-color-scheme``).
+    """
     contexts = []
 
-    def _open():
-        context = chromium.new_context(viewport=VIEWPORT)
+    def _open(screen: str = "projector", *, dark: bool = False):
+        width, height, scale = SCREENS[screen]
+        context = chromium.new_context(viewport={"width": width, "height": height},
+                                       device_scale_factor=scale,
+                                       color_scheme="dark" if dark else "light")
         context.set_default_timeout(RUN_TIMEOUT_MS)
         contexts.append(context)
         return context.new_page()
