@@ -2,7 +2,8 @@
 
 * :func:`count_slider` – a sample size on 1–2–5 steps (10, 20, 50, …), bound to the URL;
 * :func:`seed_picker` – the seed field, one definition so ``?seed=`` carries between pages;
-* :func:`preset_bar` – a row of buttons that set q and p, the active one highlighted.
+* :func:`preset_bar` – a row of buttons that set q and p, the active one highlighted;
+* :func:`lambda_slider` – λ of kλ, with a button that sets λ = λ* where λ* exists.
 
 The distribution picker is :mod:`lab.picker`.
 """
@@ -19,7 +20,7 @@ from lab import state
 from lab.grids import one_two_five
 from lab.i18n import _
 
-__all__ = ["active_preset", "count_slider", "preset_bar", "seed_picker"]
+__all__ = ["active_preset", "count_slider", "lambda_slider", "preset_bar", "seed_picker"]
 
 
 def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:
@@ -124,3 +125,27 @@ def preset_bar(buttons: Mapping[str, str], q_default: str, p_default: str) -> No
                 on_click=state.set_values,
                 kwargs={"q": preset.q_spec, "p": preset.p_spec},
             )
+
+
+def lambda_slider(star, lam_range: tuple[float, float], *, why_not: str | None) -> float:
+    """λ of kλ = −log r + λ(r − 1) (``?lam=``), and a button that sets it to ``star.value``.
+
+    ``star`` is :func:`lab.cache.lambda_star`'s result; ``why_not`` says why
+    there is no button (λ* undefined or off the slider) and is shown instead.
+    """
+    lam = state.slider(
+        _("λ of kλ = −log r + λ(r − 1)"), "lam", min_value=lam_range[0],
+        max_value=lam_range[1], value=0.5, step=0.05, format="%.3f",
+        help=_("λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased."),
+    )
+    if why_not is None:
+        st.button(
+            _("Set λ = λ* = {lam:.3f}").format(lam=star.value), key="lam_star",
+            type="tertiary", icon=":material/target:", on_click=state.set_values,
+            kwargs={"lam": round(star.value, 3)},
+            help=_("λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
+                   "kl_core.exact.lambda_star."),
+        )
+    else:
+        st.caption(why_not)
+    return lam

@@ -100,12 +100,11 @@ if chosen["sc"] is None or chosen["oc"] is None:
 
 # ------------------------------------------------------------ the core call
 try:
-    with st.spinner(_("Auditing the file…")):
-        report = cache.audit_file(
-            key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
-            sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
-            kl_col=chosen["kc"],
-        )
+    report = cache.audit_file(
+        key, name, chosen["sc"], chosen["oc"], mask_col=chosen["mc"], position_col=chosen["pc"],
+        sequence_col=chosen["qc"], rollout_col=chosen["rc"], direction=direction, _data=data,
+        kl_col=chosen["kc"],
+    )
 except ValueError as exc:
     ui.fail(_("**This file can't be audited with these columns.** {why}").format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None

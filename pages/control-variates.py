@@ -128,10 +128,9 @@ ui.show_source(control_variates.lambda_parabola)
 
 # ------------------------------------------------------------ 2. the histograms
 st.header(_("2. What the samples look like at your λ"))
-with st.spinner(_("Drawing samples…")):
-    sim = cache.simulate(
-        q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, 20_000)
-    )
+sim = cache.simulate(
+    q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, 20_000)
+)
 s, s3 = sim["k_lambda"], sim["k3"]
 domain = common_domain([s.samples, s3.samples], include=(0.0, par.true_kl))
 left, right = (col for _key, col in ui.grid(("k_lambda", "k3"), per_row=2, key="histograms"))
@@ -193,8 +192,7 @@ path_key = state.segmented(
 )
 path = PATHS[path_key]
 st.latex(path.family_latex + r",\qquad " + path.theta_latex)
-with st.spinner(_("Computing λ* and both variances along the path…")):
-    curve = cache.gain_along_path(path_key, notes.PATH_THETAS[path_key])
+curve = cache.gain_along_path(path_key, notes.PATH_THETAS[path_key])
 theta_title = notes.theta_title(path_key)
 g_left, g_right = (col for _key, col in ui.grid(("gain", "lambda-star"), per_row=2, key="path"))
 with g_left:

@@ -25,7 +25,7 @@ from lab.i18n import N_, _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs
-from lab.widgets import active_preset, count_slider, preset_bar, seed_picker
+from lab.widgets import active_preset, count_slider, lambda_slider, preset_bar, seed_picker
 
 ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
 DEFAULT_KEYS = ("k1", "k2", "k3")
@@ -81,21 +81,7 @@ star = cache.lambda_star(q.spec, p.spec)
 lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
 if "k_lambda" in chosen:
     with c_lam:
-        lam = state.slider(
-            _("λ of kλ = −log r + λ(r − 1)"), "lam", min_value=LAM_RANGE[0],
-            max_value=LAM_RANGE[1], value=0.5, step=0.05, format="%.3f",
-            help=_("λ = 0 gives k1, λ = 1 gives k3; every λ is unbiased."),
-        )
-        if (why_not := notes.lambda_star_line(star, *LAM_RANGE)) is None:
-            st.button(
-                _("Set λ = λ* = {lam:.3f}").format(lam=star.value), key="lam_star",
-                type="tertiary", icon=":material/target:", on_click=state.set_values,
-                kwargs={"lam": round(star.value, 3)},
-                help=_("λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
-                       "kl_core.exact.lambda_star."),
-            )
-        else:
-            st.caption(why_not)
+        lam = lambda_slider(star, LAM_RANGE, why_not=notes.lambda_star_line(star, *LAM_RANGE))
 keys = tuple(k for k in ALL_KEYS if k in chosen)  # one order, whatever the click order
 if not keys:
     st.info(_("Choose at least one estimator above."), icon=":material/info:")
@@ -113,9 +99,7 @@ except cache.CORE_ERRORS as exc:
         q=q.name, p=p.name, why=ui.error_text(exc)))
 moments, failed = cache.moments_or_failures(keys, q.spec, p.spec, lam)
 try:
-    with st.spinner(_("Drawing {total:,} samples and running {k} estimators…").format(
-            total=n * repeats, k=len(keys))):
-        sim = cache.simulate(q.spec, p.spec, n, repeats=repeats, seed=seed, lam=lam, keys=keys)
+    sim = cache.simulate(q.spec, p.spec, n, repeats=repeats, seed=seed, lam=lam, keys=keys)
 except cache.CORE_ERRORS as exc:
     ui.fail(_("kl_core cannot simulate q = {q}, p = {p}: {why}.").format(
         q=q.name, p=p.name, why=ui.error_text(exc)))

@@ -154,12 +154,11 @@ ui.formula(rf"{info.family_latex}, \qquad p_0 = q, \qquad F = {info.fisher:.6g}"
 grid = GRIDS[path]
 theta_title = _(notes.THETA_TITLES[path]) if path in notes.THETA_TITLES else "θ"
 ends = np.array([lo, hi])
-with st.spinner(_("Integrating the f-divergences along the path (first time only)…")):
-    curves = [cache.fisher_curve(path, key, grid) for key in chosen]
-    end_curves = [cache.fisher_curve(path, key, ends) for key in chosen]
-    biases = cache.k2_bias(path, grid)
-    end_bias = cache.k2_bias(path, ends)
-    schulman = cache.k2_bias("shift", np.array([e.p.mu for e in SCHULMAN_2020]))
+curves = [cache.fisher_curve(path, key, grid) for key in chosen]
+end_curves = [cache.fisher_curve(path, key, ends) for key in chosen]
+biases = cache.k2_bias(path, grid)
+end_bias = cache.k2_bias(path, ends)
+schulman = cache.k2_bias("shift", np.array([e.p.mu for e in SCHULMAN_2020]))
 
 if lo == hi:
     st.info(_("The θ range is the single point θ = {theta:g}; widen it to see the curves.").format(

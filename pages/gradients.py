@@ -182,9 +182,8 @@ beta = state.slider(_("β, the KL coefficient"), "beta", min_value=0.05, max_val
 st.caption(_("Reward R = ({r}); change it token by token in the box under the controls.").format(
     r=notes.values_text(s.reward)))
 try:
-    with st.spinner(_("Following the gradient for each option…")):
-        runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, notes.TRAINING_OPTIONS,
-                                           notes.TRAINING_STEPS, notes.training_step(s.reward, beta))
+    runs, optima = cache.training_runs(s.policy, s.ref, s.reward, beta, notes.TRAINING_OPTIONS,
+                                       notes.TRAINING_STEPS, notes.training_step(s.reward, beta))
 except ValueError as exc:
     ui.note("warning", _("The training picture cannot be drawn here: {why}.").format(why=ui.error_text(exc)),
             ":material/warning:")

@@ -102,8 +102,7 @@ if n_note:
     st.info(n_note, icon=":material/speed:")
 pol_spec, ref_spec = policy.spec, ref.spec
 curves = cache.sequence_curves(pol_spec, ref_spec, notes.MAX_LENGTH)
-with st.spinner(_("Sampling {n:,} sequences…").format(n=n_used)):
-    sample = cache.sequence_sample(pol_spec, ref_spec, length, n_used, seed, notes.checkpoints(length))
+sample = cache.sequence_sample(pol_spec, ref_spec, length, n_used, seed, notes.checkpoints(length))
 with st.expander(_("The two chains as specs, and the command line that gives these numbers"),
                  icon=":material/terminal:"):
     st.code(notes.command_line(pol_spec, ref_spec, length, n_used, seed), language="bash", wrap_lines=True)
