@@ -121,7 +121,7 @@ SERIES_COLORS: tuple[str, ...] = (
 #: half-and-half with the page's text colour.  :data:`REFERENCE_COLOR` and
 #: :data:`TEXT_COLOR` become the text colour itself (:data:`TEXT_LIKE`).
 LIFTED_IN_DARK: tuple[str, ...] = (
-    "#332288", "#882255", "#8A4B00", "#6B2D57", "#5A5A5A", "#4D4D4D", "#8C510A",
+    "#332288", "#882255", "#8A4B00", "#6B2D57", "#5A5A5A", "#4D4D4D", "#8C510A", HIGHLIGHT_COLOR,
 )
 #: Colours drawn in the page's text colour in the dark theme (black lines, text).
 TEXT_LIKE: tuple[str, ...] = (REFERENCE_COLOR, "#000", "black", TEXT_COLOR)

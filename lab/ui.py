@@ -243,6 +243,10 @@ def _theme_css() -> str:
     for value in TEXT_LIKE:
         rules.append(f"{svg} .mark-rect>[fill='{value}' i]"  # i18n: ok (CSS)
                      f"{{fill:light-dark({value},color-mix(in srgb,currentColor 45%,#000));}}")
+    # A label's white halo (stroke, or a thick white copy underneath) is the page's
+    # background in the dark theme, not a white blot.
+    rules.append(f"{svg} text[stroke='white' i]{{stroke:light-dark(white,Canvas);}}"  # i18n: ok (CSS)
+                 f"{svg} text[stroke='white' i][fill='white' i]{{fill:light-dark(white,Canvas);}}")
     return "".join(rules)
 
 

@@ -110,6 +110,7 @@ MEASURE = r"""() => {
     for (const el of document.querySelectorAll("[data-testid='stMetricLabel']")) {
         let worst = {sw: el.scrollWidth, cw: el.clientWidth};
         for (const d of el.querySelectorAll('*')) {
+            if (d.closest('.katex-mathml')) continue;  // visually hidden MathML, clipped to 1 px
             if (d.clientWidth > 0 && d.scrollWidth - d.clientWidth > worst.sw - worst.cw) {
                 worst = {sw: d.scrollWidth, cw: d.clientWidth};
             }
@@ -142,7 +143,8 @@ MEASURE = r"""() => {
         for (let n = walk.nextNode(); n; n = walk.nextNode()) {
             if (n.parentElement.closest(skip) || !n.textContent.trim()) continue;
             const box = n.parentElement.closest("[data-testid^='st']");
-            prose.push([n.textContent, box ? box.getAttribute('data-testid') : '']);
+            prose.push([n.textContent, box ? box.getAttribute('data-testid') : '',
+                        !!n.parentElement.closest("[data-testid='stVegaLiteChart'], [data-testid^='stDataFrame'], [data-testid='stTable']")]);
         }
     }
     // 6. chart text against the page's background (both themes)
@@ -162,8 +164,10 @@ MEASURE = r"""() => {
       }).filter((c) => c.fill.startsWith('rgb') && c.opacity >= 0.5 && c.r.width > 0);
       svg.querySelectorAll('text').forEach((t) => {
         const text = t.textContent.trim();
-        const fill = getComputedStyle(t).fill;
-        if (!text || !fill.startsWith('rgb') || getComputedStyle(t).opacity === '0') return;
+        const fill = getComputedStyle(t).fill, cs = getComputedStyle(t);
+        if (!text || !fill.startsWith('rgb') || cs.opacity === '0') return;
+        // a halo: a thick copy in one colour under the label it lets stand out
+        if (cs.stroke === fill && parseFloat(cs.strokeWidth) >= 3) return;
         const box = t.getBoundingClientRect(), x = box.left + box.width / 2, y = box.top + box.height / 2;
         const under = cells.filter((c) => c.r.left <= x && x <= c.r.right && c.r.top <= y && y <= c.r.bottom).pop();
         const [a, b] = [lum(rgb(fill)), lum(under ? rgb(under.fill) : bg)].sort((x, y) => x - y);
@@ -177,11 +181,15 @@ MEASURE = r"""() => {
             exception: document.querySelectorAll("[data-testid='stException']").length};
 }"""
 
-#: Raw notation a reader should never see outside maths and code.
-RAW_NOTATION = re.compile(
+#: Raw LaTeX a reader should never see outside maths and code, wherever it is.
+RAW_LATEX = re.compile(
     r"\^\{|_\{|\\frac|\$\\|\\(?:mathrm|mathbb|pi|theta|mu|sigma|lambda|log|left|right|cdot|sum|hat)\b"
-    r"|π_|[pDEq]_(?:θ|ref|f|q\b|\{)|E_q\["
 )
+#: Subscripts written with "_": typeset them in prose.  Table cells and chart text
+#: cannot hold maths, and there "π_θ" is the plain-text convention, so only LaTeX is
+#: refused there.
+PLAIN_SUBSCRIPT = re.compile(r"π_|[pDEq]_(?:θ|ref|f|q\b|\{)|E_q\[")
+RAW_NOTATION = re.compile(f"{RAW_LATEX.pattern}|{PLAIN_SUBSCRIPT.pattern}")
 
 
 def _where(name: str, size: str, lang: str) -> str:
@@ -290,8 +298,8 @@ def test_every_display_formula_fits_or_scrolls_in_its_own_box(measured, size, la
 def test_no_raw_notation_in_prose(measured, size, lang, url_path):
     m = measured(size, lang, url_path)
     hits: list[str] = []
-    for text, box in m["prose"]:
-        match = RAW_NOTATION.search(text)
+    for text, box, data in m["prose"]:
+        match = (RAW_LATEX if data else RAW_NOTATION).search(text)
         if match:
             start = max(0, match.start() - 30)
             hit = f"{match.group()!r} in {box or 'text'}: …{text[start:match.end() + 30].strip()}…"
