@@ -120,8 +120,8 @@ CROSSWALK_FILE = Path(__file__).with_name("crosswalk.toml")
 """The data file behind :data:`CROSSWALK` and :data:`RELEASES`."""
 
 PROSE_FIELDS: dict[str, tuple[str, ...]] = {
-    "entries": ("sampler", "other", "weight", "early_stop", "verified_in", "caveat", "grad_expected",
-                "grad_fix"),
+    "entries": ("component", "sampler", "other", "direction", "weight", "early_stop", "verified_in", "caveat",
+                "grad_expected", "grad_fix"),
     "profiles": ("legacy",),
     "profiles.off_policy": ("why",),
     "profiles.cautions": ("message",),

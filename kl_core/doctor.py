@@ -112,12 +112,14 @@ WARNING_CODES: dict[str, str] = {
 """Every warning code, with what it means (codes are stable: scripts may match on them)."""
 
 GRADIENT_WORDS: dict[str, str] = {
-    "reverse_kl": "∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL penalty RLHF means",
-    "forward_kl": "∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref covers; not the penalty its value estimates",
-    "zero": "zero on average: the term does not pull π_θ anywhere",
-    "mixed": "neither KL's gradient: a mixture of terms, or biased by samples from an older policy",
+    "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL "
+                     "penalty RLHF means"),
+    "forward_kl": N_("∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref covers; "
+                     "not the penalty its value estimates"),
+    "zero": N_("zero on average: the term does not pull π_θ anywhere"),
+    "mixed": N_("neither KL's gradient: a mixture of terms, or biased by samples from an older policy"),
 }
-"""What each gradient target means for training, one sentence each."""
+"""What each gradient target means for training, one sentence each (marked for the app's catalog)."""
 
 _GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
                "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
