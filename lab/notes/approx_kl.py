@@ -233,9 +233,19 @@ def _plain(text: str) -> str:
     return text.replace("`", "")
 
 
+_SOURCE_REF = re.compile(r"(?<![\w`@/.-])(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_./@-]*[A-Za-z0-9_]|[A-Za-z0-9_-]*@[0-9a-f]{7,}"
+                         r"|[A-Za-z0-9_]+\.(?:py|yaml|json))(?![\w`@/])")
+
+
+def _code_refs(text: str) -> str:
+    """Paths, ``repo@commit`` and file names in ``text`` as code spans (in any language: they are not words)."""
+    parts = text.split("`")
+    return "`".join(p if i % 2 else _SOURCE_REF.sub(lambda m: "`" + m.group(0) + "`", p) for i, p in enumerate(parts))
+
+
 def checked_in(e: CrosswalkEntry) -> str:
-    """Where the entry was read, in the run's language (the crosswalk's ``verified_in``)."""
-    return _("Checked in: {v}").format(v=message(e.verified_in))
+    """Where the entry was read, in the run's language (the crosswalk's ``verified_in``), paths as code."""
+    return _("Checked in: {v}").format(v=_code_refs(message(e.verified_in)))
 
 
 def entry_heading(e: CrosswalkEntry) -> str:
