@@ -87,6 +87,7 @@ __all__ = [
     "libraries",
     "load_crosswalk",
     "lookup",
+    "marked_message",
     "options",
     "prose",
     "releases",
@@ -523,12 +524,54 @@ def _resolve_template(
     return merged
 
 
+def marked_message(template: str, /, **params: Any) -> Message:
+    """A :class:`Message` whose template is not a literal here: the catalog gets it elsewhere.
+
+    From :func:`extract_messages` (a prose field of the data file), from an
+    ``N_("...")`` literal (a word chosen from a table), or it is only
+    placeholders and separators (a list of messages, nothing to translate).
+    Babel extracts ``Message("...")`` calls only when the template is a literal;
+    everything else goes through here so that the rule stays checkable.
+
+    Parameters
+    ----------
+    template : str
+        The English template, with ``{named}`` placeholders.
+    **params
+        Its values; a :class:`Message` among them is translated too.
+
+    Returns
+    -------
+    Message
+    """
+    return Message.__new__(Message, template, **params)
+
+
 def prose(text: str, snippets: dict[str, str], where: str = "", seen: tuple[str, ...] = ()) -> Message:
     """A prose field as a :class:`Message`: its English text is :func:`_expand`'s.
 
     The template is the field with its braces escaped and each ``@{name}`` as a
     ``{name}`` placeholder, whose param is the snippet's own message; so the app
     translates the sentence and each snippet once (``lab.i18n.message``).
+
+    Parameters
+    ----------
+    text : str
+        The field as written in the data file.
+    snippets : dict of str to str
+        The file's ``[snippets]``.
+    where, seen : str, tuple of str
+        For error messages, and the snippets being expanded (a cycle is refused).
+
+    Returns
+    -------
+    Message
+        ``str(result)`` is the expanded English text.
+
+    Raises
+    ------
+    ValueError
+        If a snippet is unknown or refers to itself.
     """
     parts = _SNIPPET.split(text)  # text, name, text, name, ..., text
     template, params = "", {}
@@ -542,7 +585,7 @@ def prose(text: str, snippets: dict[str, str], where: str = "", seen: tuple[str,
             raise ValueError(f"{where}: snippet @{{{part}}} refers to itself")
         template += "{" + part + "}"
         params[part] = prose(snippets[part], snippets, where, (*seen, part))
-    return Message(template, **params)
+    return marked_message(template, **params)
 
 
 def _convert(key: str, value: Any, snippets: dict[str, str], where: str) -> Any:
@@ -694,9 +737,21 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
 
     Registered in pyproject.toml (``[[tool.babel.mappings]]``) and used by
     ``scripts/translations.py``: the catalog's English comes from the data
-    file itself, the one source of truth.  Yields ``(lineno, None, template,
-    comments)``; a template that is only placeholders (``{verl_plus_fix}``) is
-    not a sentence to translate and is left out.
+    file itself, the one source of truth.  A template that is only
+    placeholders, settings or notation (``{verl_plus_fix}``, ``GRPOConfig.beta``)
+    has no words to translate and is left out.
+
+    Parameters
+    ----------
+    fileobj : binary file
+        The data file.
+    keywords, comment_tags, options
+        Babel's extractor arguments (unused).
+
+    Yields
+    ------
+    tuple
+        ``(lineno, None, template, comments)``, each template once, in file order.
     """
     text = fileobj.read().decode("utf-8")
     raw = tomllib.loads(text)

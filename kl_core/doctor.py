@@ -48,7 +48,7 @@ from typing import Any
 
 from kl_core import doctor_parse
 from kl_core._validation import N_, Message
-from kl_core.crosswalk import CrosswalkEntry
+from kl_core.crosswalk import CrosswalkEntry, marked_message
 from kl_core.doctor_parse import ParsedInput, RawSetting, UnreadableInput, joined
 from kl_core.doctor_profile import (
     AggregationMode,
@@ -718,7 +718,7 @@ _CAPITALS = {
 
 def _cap(text: str) -> str:
     if isinstance(text, Message) and text.template in _CAPITALS:
-        return Message(_CAPITALS[text.template], **text.params)
+        return marked_message(_CAPITALS[text.template], **text.params)
     return text[:1].upper() + text[1:] if text.startswith(("the ", "each ", "one ")) else text
 
 
@@ -801,7 +801,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         pl = _placement_of(prof, u)
         _use_warnings(st, pl, u, i, off_rules)
     if len(st.uses) > 1:
-        wheres = [Message("{where} ({option}, coefficient {coef})", where=Message(_PLACES[u.where]), option=u.option,
+        wheres = [Message("{where} ({option}, coefficient {coef})", where=marked_message(_PLACES[u.where]), option=u.option,
                           coef=_fmt(u.coef)) for u in st.uses]
         wheres = Message("{a} and {b}", a=wheres[0], b=wheres[1]) if len(wheres) == 2 else joined(" and ", wheres)
         _warn(st, None, "KL_TWICE",
@@ -922,7 +922,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
               Message("Training is off-policy after the first optimizer step on each batch ({why}). In those steps "
                       "the tokens come from π_old, and {name} has a {target} expected gradient instead of "
                       "∇KL[π_θ‖π_ref].", why=why, name=name,
-                      target=Message(_TARGETS[target]) if target in _TARGETS else target), use=i)
+                      target=marked_message(_TARGETS[target]) if target in _TARGETS else target), use=i)
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
         _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e, bite), use=i)

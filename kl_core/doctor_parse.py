@@ -87,12 +87,26 @@ def joined(sep: str, items: Any) -> str:
     """``sep.join(items)``, as a :class:`Message` when an item is one (so each item is translated).
 
     The template is only placeholders and ``sep``: the app translates the items, not the list.
+
+    Parameters
+    ----------
+    sep : str
+        The separator, e.g. ``"; "``.
+    items : iterable of str
+        Texts, some of them :class:`Message`.
+
+    Returns
+    -------
+    str
+        The joined text; a :class:`Message` with params ``m0``, ``m1`` … when an item is one.
     """
+    from kl_core.crosswalk import marked_message
+
     items = list(items)
     if not any(isinstance(i, Message) for i in items):
         return sep.join(items)
     template = sep.replace("{", "{{").replace("}", "}}").join("{m" + str(i) + "}" for i in range(len(items)))
-    return Message(template, **{"m" + str(i): v for i, v in enumerate(items)})
+    return marked_message(template, **{"m" + str(i): v for i, v in enumerate(items)})
 
 
 class UnreadableInput(InputError):
