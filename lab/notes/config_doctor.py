@@ -191,7 +191,7 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
         ctrl = _("fixed")
     facts = [
         _("**Coefficient** `{key}` = {coef} ({ctrl})").format(key=u.coef_setting, coef=coef, ctrl=ctrl),
-        _("**Its value estimates** {kl}").format(kl=typeset(u.entry.direction)),
+        _("**Its value estimates** {kl}").format(kl=typeset(message(u.entry.direction))),
         _("**Its expected gradient** {badge} {words}").format(
             badge=badge(u.gradient_target), words=gradient_words(u.gradient_target)),
     ]
@@ -298,7 +298,7 @@ def summary_lines(d: Diagnosis) -> list[str]:
                 if u.where == "reward" else
                 _("**In the loss:** `{option}`{est} · its value estimates {kl} · its gradient {badge}"))
         line = text.format(option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
-                           kl=typeset(u.entry.direction), badge=badge(u.gradient_target))
+                           kl=typeset(message(u.entry.direction)), badge=badge(u.gradient_target))
         if u.gradient_target_off_policy is not None:
             line += " · " + _("in later steps {badge}").format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)
