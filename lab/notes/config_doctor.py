@@ -214,11 +214,14 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
 def alternatives_frame(u: KLUse) -> pd.DataFrame:
     """Every option of this placement with its gradient, the one in use marked."""
     off_col = _("gradient off-policy")
+    def word(target: str) -> str:
+        return _(GRADIENT_BADGES[target][2]) if target in GRADIENT_BADGES else target
+
     rows = [{
         _("option"): opt,
         _("estimator"): est,
-        _("gradient on-policy"): on,
-        off_col: "" if off is None else off,
+        _("gradient on-policy"): word(on),
+        off_col: "" if off is None else word(off),
         _("in use"): opt == u.option,
     } for opt, est, on, off in u.alternatives]
     df = pd.DataFrame(rows)

@@ -82,7 +82,7 @@ def test_alternatives_frame_marks_the_option_in_use(verl):
     df = notes.alternatives_frame(verl.kl_uses[0])
     assert list(df.columns) == ["option", "estimator", "gradient on-policy", "gradient off-policy", "in use"]
     assert df.loc[df["in use"], "option"].tolist() == ["low_var_kl"]
-    assert df.set_index("option").loc["k3+", "gradient on-policy"] == "reverse_kl"
+    assert df.set_index("option").loc["k3+", "gradient on-policy"] == "reverse KL"  # the badge's word
     on = diagnose(notes.example_text("trl"))
     assert "gradient off-policy" not in notes.alternatives_frame(on.kl_uses[0]).columns
 
