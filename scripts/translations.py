@@ -80,9 +80,18 @@ def _sources() -> Iterator[tuple[Path, str]]:
             yield path, "python"
         else:
             yield from ((p, "python") for p in sorted(path.rglob("*.py")) if "__pycache__" not in p.parts)
-    for m in mappings():
-        if m["method"] != "python":  # e.g. kl_core/crosswalk.toml's prose fields (kl_core.crosswalk.extract_messages)
-            yield from ((p, m["method"]) for p in sorted(ROOT.glob(m["pattern"])))
+    from babel.util import pathmatch
+
+    others = [m for m in mappings() if m["method"] != "python"]  # kl_core/crosswalk.toml's prose fields
+    for name in config()["input_paths"]:
+        path = ROOT / name
+        if not path.is_dir():
+            continue
+        for p in sorted(path.rglob("*")):  # matched as pybabel does: relative to the input folder
+            method = next((m["method"] for m in others if pathmatch(m["pattern"], p.relative_to(path).as_posix())),
+                          None)
+            if method is not None and p.suffix != ".py" and "__pycache__" not in p.parts:
+                yield p, method
 
 
 def extract():  # -> babel.messages.catalog.Catalog
