@@ -67,7 +67,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core import estimators
-from kl_core._validation import as_float_array
+from kl_core._validation import Message, as_float_array
 
 __all__ = [
     "ACTS_ON",
@@ -81,11 +81,15 @@ __all__ = [
     "CrosswalkData",
     "CrosswalkEntry",
     "Release",
+    "PROSE_FIELDS",
     "evaluate",
+    "extract_messages",
     "libraries",
     "load_crosswalk",
     "lookup",
+    "marked_message",
     "options",
+    "prose",
     "releases",
 ]
 
@@ -115,6 +119,23 @@ r"""What an entry's expected gradient is, with :math:`\pi_\theta` the policy tra
 
 CROSSWALK_FILE = Path(__file__).with_name("crosswalk.toml")
 """The data file behind :data:`CROSSWALK` and :data:`RELEASES`."""
+
+PROSE_FIELDS: dict[str, tuple[str, ...]] = {
+    "entries": ("component", "sampler", "other", "direction", "weight", "early_stop", "verified_in", "caveat",
+                "grad_expected", "grad_fix"),
+    "profiles": ("legacy",),
+    "profiles.off_policy": ("why",),
+    "profiles.cautions": ("message",),
+    "profiles.uncovered": ("note",),
+    "aggregations.modes": ("name", "coefficient"),
+}
+"""The data file's fields a user reads as sentences, by table (``[templates.*]`` count as entries).
+
+They are loaded as :class:`kl_core._validation.Message` (the English text, with the
+template and params the app translates; a ``@{snippet}`` is a param, itself a
+message), and :func:`extract_messages` gives their templates to the translation
+tools.  Every other field (names, settings, code, formulas, sources) stays as written.
+"""
 
 _FULL = "full"
 _LOSS_MODES = ("autograd", "k2", "k2_is")
@@ -503,9 +524,75 @@ def _resolve_template(
     return merged
 
 
+def marked_message(template: str, /, **params: Any) -> Message:
+    """A :class:`Message` whose template is not a literal here: the catalog gets it elsewhere.
+
+    From :func:`extract_messages` (a prose field of the data file), from an
+    ``N_("...")`` literal (a word chosen from a table), or it is only
+    placeholders and separators (a list of messages, nothing to translate).
+    Babel extracts ``Message("...")`` calls only when the template is a literal;
+    everything else goes through here so that the rule stays checkable.
+
+    Parameters
+    ----------
+    template : str
+        The English template, with ``{named}`` placeholders.
+    **params
+        Its values; a :class:`Message` among them is translated too.
+
+    Returns
+    -------
+    Message
+    """
+    return Message.__new__(Message, template, **params)
+
+
+def prose(text: str, snippets: dict[str, str], where: str = "", seen: tuple[str, ...] = ()) -> Message:
+    """A prose field as a :class:`Message`: its English text is :func:`_expand`'s.
+
+    The template is the field with its braces escaped and each ``@{name}`` as a
+    ``{name}`` placeholder, whose param is the snippet's own message; so the app
+    translates the sentence and each snippet once (``lab.i18n.message``).
+
+    Parameters
+    ----------
+    text : str
+        The field as written in the data file.
+    snippets : dict of str to str
+        The file's ``[snippets]``.
+    where, seen : str, tuple of str
+        For error messages, and the snippets being expanded (a cycle is refused).
+
+    Returns
+    -------
+    Message
+        ``str(result)`` is the expanded English text.
+
+    Raises
+    ------
+    ValueError
+        If a snippet is unknown or refers to itself.
+    """
+    parts = _SNIPPET.split(text)  # text, name, text, name, ..., text
+    template, params = "", {}
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            template += part.replace("{", "{{").replace("}", "}}")
+            continue
+        if part not in snippets:
+            raise ValueError(f"{where}: unknown snippet @{{{part}}}")
+        if part in seen:
+            raise ValueError(f"{where}: snippet @{{{part}}} refers to itself")
+        template += "{" + part + "}"
+        params[part] = prose(snippets[part], snippets, where, (*seen, part))
+    return marked_message(template, **params)
+
+
 def _convert(key: str, value: Any, snippets: dict[str, str], where: str) -> Any:
     """One field from TOML types to the dataclass's."""
     if isinstance(value, str):
+        if key in PROSE_FIELDS["entries"]:
+            return prose(value, snippets, f"{where}.{key}")
         return _expand(value, snippets, f"{where}.{key}")
     if key in _TUPLE_FIELDS:
         return tuple(value)
@@ -609,6 +696,75 @@ def load_crosswalk(path: str | os.PathLike[str] | None = None) -> CrosswalkData:
                 f"{e.library} {e.option}: release {e.release!r} is not among the [[releases]] read"
             )
     return CrosswalkData(entries=entries, releases=rels)
+
+
+def _prose_texts(raw: dict[str, Any]) -> list[str]:
+    """The raw text of every prose field of a parsed data file (see :data:`PROSE_FIELDS`), in file order."""
+    out = []
+    tables = {
+        "entries": [*raw.get("templates", {}).values(), *raw.get("entries", [])],
+        "profiles": raw.get("profiles", []),
+        "profiles.off_policy": [r for p in raw.get("profiles", []) for r in p.get("off_policy", [])],
+        "profiles.cautions": [c for p in raw.get("profiles", []) for c in p.get("cautions", [])],
+        "profiles.uncovered": [u for p in raw.get("profiles", []) for u in p.get("uncovered", [])],
+        "aggregations.modes": [m for a in raw.get("aggregations", []) for m in a.get("modes", [])],
+    }
+    for table, rows in tables.items():
+        for row in rows:
+            out += [row[f] for f in PROSE_FIELDS[table] if isinstance(row.get(f), str)]
+    return out
+
+
+def _templates(message: Message) -> list[str]:
+    """A message's template and its params' templates, depth first."""
+    out = [message.template]
+    for value in message.params.values():
+        out += _templates(value)
+    return out
+
+
+_PLAIN_WORD = re.compile(r"(?<![\w.∇/@\[-])[a-z]{3,}(?![\w.(/@\]-])")
+
+
+def _reads_as_words(template: str) -> bool:
+    """Whether a template has a word to translate (not only placeholders, settings, code or notation)."""
+    words = _PLAIN_WORD.findall(re.sub(r"\{[^{}]*\}", " ", template))
+    return any(w not in ("log", "exp", "sign", "min", "max") for w in words)
+
+
+def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Any:
+    """Babel extractor for ``crosswalk.toml``: the templates of its prose fields and their snippets.
+
+    Registered in pyproject.toml (``[[tool.babel.mappings]]``) and used by
+    ``scripts/translations.py``: the catalog's English comes from the data
+    file itself, the one source of truth.  A template that is only
+    placeholders, settings or notation (``{verl_plus_fix}``, ``GRPOConfig.beta``)
+    has no words to translate and is left out.
+
+    Parameters
+    ----------
+    fileobj : binary file
+        The data file.
+    keywords, comment_tags, options
+        Babel's extractor arguments (unused).
+
+    Yields
+    ------
+    tuple
+        ``(lineno, None, template, comments)``, each template once, in file order.
+    """
+    text = fileobj.read().decode("utf-8")
+    raw = tomllib.loads(text)
+    snippets = raw.get("snippets", {})
+    seen: set[str] = set()
+    for field_text in _prose_texts(raw):
+        for template in _templates(prose(field_text, snippets, "extract")):
+            if template in seen or not _reads_as_words(template):
+                continue
+            seen.add(template)
+            first = template.split("{")[0][:40] or template[:40]
+            lineno = text[: max(text.find(first), 0)].count("\n") + 1
+            yield lineno, None, template, []
 
 
 _DATA = load_crosswalk()

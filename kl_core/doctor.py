@@ -47,8 +47,9 @@ from functools import cache
 from typing import Any
 
 from kl_core import doctor_parse
-from kl_core.crosswalk import CrosswalkEntry
-from kl_core.doctor_parse import ParsedInput, RawSetting, UnreadableInput
+from kl_core._validation import N_, Message
+from kl_core.crosswalk import CrosswalkEntry, marked_message
+from kl_core.doctor_parse import ParsedInput, RawSetting, UnreadableInput, joined
 from kl_core.doctor_profile import (
     AggregationMode,
     Placement,
@@ -111,12 +112,14 @@ WARNING_CODES: dict[str, str] = {
 """Every warning code, with what it means (codes are stable: scripts may match on them)."""
 
 GRADIENT_WORDS: dict[str, str] = {
-    "reverse_kl": "∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL penalty RLHF means",
-    "forward_kl": "∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref covers; not the penalty its value estimates",
-    "zero": "zero on average: the term does not pull π_θ anywhere",
-    "mixed": "neither KL's gradient: a mixture of terms, or biased by samples from an older policy",
+    "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL "
+                     "penalty RLHF means"),
+    "forward_kl": N_("∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref covers; "
+                     "not the penalty its value estimates"),
+    "zero": N_("zero on average: the term does not pull π_θ anywhere"),
+    "mixed": N_("neither KL's gradient: a mixture of terms, or biased by samples from an older policy"),
 }
-"""What each gradient target means for training, one sentence each."""
+"""What each gradient target means for training, one sentence each (marked for the app's catalog)."""
 
 _GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
                "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
@@ -562,7 +565,8 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     out = []
     for s in got:
         if s.key == "--config":
-            notes.append(f"--config {s.text}: the YAML file itself is not read here; give it to the doctor to read its settings")
+            notes.append(Message("--config {text}: the YAML file itself is not read here; give it to the doctor to read "
+                                 "its settings", text=s.text))
             continue
         out.append(RawSetting(s.key[2:], s.value, s.text, s.literal, s.op, s.origin))
     return out, list(n)
@@ -602,7 +606,8 @@ def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, 
             ref = given.get(m.group(1))
             if ref is not None and not ref.literal:
                 continue  # resolve that one first (or it stays unreadable)
-            origin = f"{s.text} is {m.group(1)}" + ("" if ref is not None else ", the release default")
+            origin = (Message("{text} is {key}", text=s.text, key=m.group(1)) if ref is not None else
+                      Message("{text} is {key}, the release default", text=s.text, key=m.group(1)))
             given[key] = RawSetting(key, values[m.group(1)], s.text, True, s.op, origin)
             values[key] = values[m.group(1)]
             changed = True
@@ -703,26 +708,42 @@ def _say(prof: Profile, key: str, value: Any, kind: str = "command") -> str:
     return render_changes(prof, kind, ((key, value),))
 
 
+#: The sentences that can open a message, and the same with a capital (written out for the catalog).
+_CAPITALS = {
+    "the KL {where} is off ({settings})": N_("The KL {where} is off ({settings})"),
+    "the KL {where} is on, but {said} turns it off": N_("The KL {where} is on, but {said} turns it off"),
+    "the KL {where} ({said})": N_("The KL {where} ({said})"),
+}
+
+
 def _cap(text: str) -> str:
+    if isinstance(text, Message) and text.template in _CAPITALS:
+        return marked_message(_CAPITALS[text.template], **text.params)
     return text[:1].upper() + text[1:] if text.startswith(("the ", "each ", "one ")) else text
 
 
-def _where_words(pl: Placement) -> str:
-    return "in the reward" if pl.acts_on == "reward" else "in the loss"
+def _where_words(pl: Placement) -> Message:
+    return Message("in the reward") if pl.acts_on == "reward" else Message("in the loss")
 
 
 def _clamp_words(prof: Profile, e: CrosswalkEntry, bite: float) -> str:
     parts = []
     if e.value_clamp is not None:
-        parts.append(f"the per-token value to [{_fmt(e.value_clamp[0])}, {_fmt(e.value_clamp[1])}]")
+        parts.append(Message("the per-token value to [{lo}, {hi}]", lo=_fmt(e.value_clamp[0]), hi=_fmt(e.value_clamp[1])))
     if e.logr_clamp is not None:
-        parts.append(f"the log-ratio to [{_fmt(e.logr_clamp[0])}, {_fmt(e.logr_clamp[1])}]")
-    head = f"{prof.library}'s {e.option} clamps {' and '.join(parts)}, which bites once a token's probability ratio between the two policies passes {math.exp(bite):.3g} (|log r| > {bite:.2f})."
+        parts.append(Message("the log-ratio to [{lo}, {hi}]", lo=_fmt(e.logr_clamp[0]), hi=_fmt(e.logr_clamp[1])))
+    clamps = parts[0] if len(parts) == 1 else Message("{a} and {b}", a=parts[0], b=parts[1])
     if e.grad_mode == "autograd":
-        tail = " torch.clamp passes no gradient there, so the KL stops pulling exactly on the tokens that drifted furthest, and the logged value under-reports the drift."
-    else:
-        tail = " Past that point each token's penalty stops growing, so larger drifts cost no more, and the logged value under-reports them."
-    return head + tail
+        return Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's probability ratio between the two "
+            "policies passes {ratio} (|log r| > {bite}). torch.clamp passes no gradient there, so the KL stops "
+            "pulling exactly on the tokens that drifted furthest, and the logged value under-reports the drift.",
+            lib=prof.library, option=e.option, clamps=clamps, ratio=format(math.exp(bite), ".3g"), bite=format(bite, ".2f"))
+    return Message(
+        "{lib}'s {option} clamps {clamps}, which bites once a token's probability ratio between the two "
+        "policies passes {ratio} (|log r| > {bite}). Past that point each token's penalty stops growing, so "
+        "larger drifts cost no more, and the logged value under-reports them.",
+        lib=prof.library, option=e.option, clamps=clamps, ratio=format(math.exp(bite), ".3g"), bite=format(bite, ".2f"))
 
 
 def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
@@ -730,7 +751,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
     if prof.legacy:
         _warn(st, None, "LEGACY_TRAINER", prof.legacy)
     off_rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
-    st.off = [f"{r.why}: {_say(prof, r.when[0], values.get(r.when[0]), kind)}{_rhs_words(r.when[1], values)}"
+    st.off = [Message("{why}: {setting}{rhs}", why=r.why, setting=_say(prof, r.when[0], values.get(r.when[0]), kind),
+                      rhs=_rhs_words(r.when[1], values))
               for r in off_rules]
     live_keys: set[str] = set()
     dead: list[tuple[Placement, str]] = []
@@ -741,21 +763,22 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         if on:
             live_keys.update(pl.settings)
         if not on:
-            dead.append((pl, f"the KL {_where_words(pl)} is off ("
-                         + ", ".join(_say(prof, k, values.get(k), kind) for k, _ in pl.switch) + ")"))
+            dead.append((pl, Message("the KL {where} is off ({settings})", where=_where_words(pl),
+                                     settings=", ".join(_say(prof, k, values.get(k), kind) for k, _ in pl.switch))))
             continue
         if not live:
             said = _say(prof, pl.coef, coef, kind)
-            dead.append((pl, f"the KL {_where_words(pl)} is on, but {said} turns it off" if pl.switch
-                         else f"{said} turns the KL {_where_words(pl)} off"))
+            dead.append((pl, Message("the KL {where} is on, but {said} turns it off", where=_where_words(pl), said=said)
+                         if pl.switch else Message("{said} turns the KL {where} off", said=said, where=_where_words(pl))))
             continue
         entry = _entry_for(prof, pl, values)
         if entry is None:
             written = values.get(pl.option) if pl.option else None
             names = sorted({n for e in pl.entries for n in e.names})
             _warn(st, pl, "UNKNOWN_OPTION",
-                  f"{_say(prof, pl.option or pl.coef, written, kind)} is not a KL option {prof.library} {prof.release} "
-                  f"has {_where_words(pl)}; it knows {', '.join(names)}.")
+                  Message("{said} is not a KL option {lib} {rel} has {where}; it knows {names}.",
+                          said=_say(prof, pl.option or pl.coef, written, kind), lib=prof.library, rel=prof.release,
+                          where=_where_words(pl), names=", ".join(names)))
             continue
         st.uses.append(_use(prof, pl, entry, values, given, bool(off_rules)))
     for pl, why in dead:
@@ -764,33 +787,44 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         on = all(holds(c, values.get(k), values) for k, c in pl.switch)
         if unused and not on:
             _warn(st, pl, "KL_SETTING_UNUSED",
-                  f"{', '.join(_say(prof, k, values.get(k), kind) for k in unused)} has no effect: {why}.")
+                  Message("{settings} has no effect: {why}.",
+                          settings=", ".join(_say(prof, k, values.get(k), kind) for k in unused), why=why))
         if on and st.uses:
-            _warn(st, pl, "KL_OFF", f"{_cap(why)}: it adds nothing.")
+            _warn(st, pl, "KL_OFF", Message("{why}: it adds nothing.", why=_cap(why)))
     if not st.uses:
-        reasons = "; ".join(why for _, why in dead)
+        reasons = joined("; ", (why for _, why in dead))
         _warn(st, None, "KL_OFF",
-              f"No KL term: nothing ties the policy to the reference model ({reasons}). "
-              "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log is a penalty.")
+              Message("No KL term: nothing ties the policy to the reference model ({reasons}). "
+                      "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log "
+                      "is a penalty.", reasons=reasons))
     for i, u in enumerate(st.uses):
         pl = _placement_of(prof, u)
         _use_warnings(st, pl, u, i, off_rules)
     if len(st.uses) > 1:
-        wheres = " and ".join(f"{u.where} ({u.option}, coefficient {_fmt(u.coef)})" for u in st.uses)
+        wheres = [Message("{where} ({option}, coefficient {coef})", where=marked_message(_PLACES[u.where]), option=u.option,
+                          coef=_fmt(u.coef)) for u in st.uses]
+        wheres = Message("{a} and {b}", a=wheres[0], b=wheres[1]) if len(wheres) == 2 else joined(" and ", wheres)
         _warn(st, None, "KL_TWICE",
-              f"The config puts a KL term in the {wheres}: the policy pays the penalty twice, with two "
-              "coefficients and two gradients, and the two logged KLs measure different things.")
+              Message("The config puts a KL term in the {wheres}: the policy pays the penalty twice, with two "
+                      "coefficients and two gradients, and the two logged KLs measure different things.",
+                      wheres=wheres))
     for c in prof.cautions:
         if all(holds(cond, values.get(k), values) for k, cond in c.when):
             _warn(st, None, c.code, c.message, changes=((c.fix[0], _value_of(prof, c.fix[0], c.fix[1], values)),))
     for key, s in given.items():
         if not s.literal and (key in prof.relevant or key.startswith("**")):
-            assumed = "" if key.startswith("**") else f"; the card assumes {_say(prof, key, values.get(key), kind)}"
-            why = s.origin or "it is computed, or set outside the config"
+            assumed = "" if key.startswith("**") else Message(
+                "; the card assumes {setting}", setting=_say(prof, key, values.get(key), kind))
+            why = s.origin or Message("it is computed, or set outside the config")
             _warn(st, None, "NOT_LITERAL",
-                  f"{key} is `{s.text}`, which the doctor cannot evaluate ({why}){assumed}. "
-                  "Write the value itself to check it.")
+                  Message("{key} is `{text}`, which the doctor cannot evaluate ({why}){assumed}. "
+                          "Write the value itself to check it.", key=key, text=s.text, why=why, assumed=assumed))
     return st
+
+
+#: Where a term acts and its off-policy gradient target, as words in a message.
+_PLACES = {"reward": N_("reward"), "loss": N_("loss")}
+_TARGETS = {"mixed": N_("mixed"), "zero": N_("zero"), "forward_kl": N_("forward_kl")}
 
 
 def _rhs_words(cond: str, values: dict[str, Any]) -> str:
@@ -854,10 +888,10 @@ def _float(value: Any) -> float | None:
 def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
     """How messages name a KL term: its option, or its settings when the library has no option."""
     if pl.option:
-        return f"{u.written} {_where_words(pl)}"
+        return Message("{written} {where}", written=u.written, where=_where_words(pl))
     keys = [pl.coef] + [_bare(st.profile, k) for k, _ in u.entry.config if _bare(st.profile, k) != pl.coef]
     said = ", ".join(_say(st.profile, k, st.values.get(k), st.kind) for k in dict.fromkeys(keys))
-    return f"the KL {_where_words(pl)} ({said})"
+    return Message("the KL {where} ({said})", where=_where_words(pl), said=said)
 
 
 def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[Any]) -> None:
@@ -867,29 +901,35 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     t = u.gradient_target
     if t == "zero":
         _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
-              f"{_cap(name)}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
-              f"anywhere, whatever its coefficient, although its logged value looks like a KL. {e.grad_expected}.",
+              Message("{name}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
+                      "anywhere, whatever its coefficient, although its logged value looks like a KL. {expected}.",
+                      name=_cap(name), is_k=is_k, expected=e.grad_expected),
               use=i)
     elif t == "forward_kl":
         _warn(st, pl, "FORWARD_KL_GRAD",
-              f"{_cap(name)}{is_k}: its value estimates {e.direction}, but its expected gradient is "
-              f"{e.grad_expected}: it pushes π_θ to cover everything the reference covers instead of pulling it "
-              "back where it drifted.", use=i)
+              Message("{name}{is_k}: its value estimates {direction}, but its expected gradient is "
+                      "{expected}: it pushes π_θ to cover everything the reference covers instead of pulling it "
+                      "back where it drifted.", name=_cap(name), is_k=is_k, direction=e.direction,
+                      expected=e.grad_expected), use=i)
     elif t == "mixed":
         _warn(st, pl, "MIXED_GRAD",
-              f"{_cap(name)}{is_k}: its expected gradient is neither KL's, but {e.grad_expected}.", use=i)
+              Message("{name}{is_k}: its expected gradient is neither KL's, but {expected}.",
+                      name=_cap(name), is_k=is_k, expected=e.grad_expected), use=i)
     if u.gradient_target_off_policy not in (None, "reverse_kl"):
-        why = "; ".join(st.off)
+        why = joined("; ", st.off)
+        target = u.gradient_target_off_policy
         _warn(st, pl, "OFF_POLICY_UNCORRECTED",
-              f"Training is off-policy after the first optimizer step on each batch ({why}). In those steps the tokens "
-              f"come from π_old, and {name} has a {u.gradient_target_off_policy} expected gradient instead of "
-              "∇KL[π_θ‖π_ref].", use=i)
+              Message("Training is off-policy after the first optimizer step on each batch ({why}). In those steps "
+                      "the tokens come from π_old, and {name} has a {target} expected gradient instead of "
+                      "∇KL[π_θ‖π_ref].", why=why, name=name,
+                      target=marked_message(_TARGETS[target]) if target in _TARGETS else target), use=i)
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
         _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e, bite), use=i)
     if u.coef is not None and u.coef < 0:
         _warn(st, pl, "NEGATIVE_COEF",
-              f"{_say(prof, pl.coef, u.coef, st.kind)} is negative: the term rewards moving away from the reference.", use=i)
+              Message("{said} is negative: the term rewards moving away from the reference.",
+                      said=_say(prof, pl.coef, u.coef, st.kind)), use=i)
 
 
 # --------------------------------------------------------------------------- #
@@ -1143,7 +1183,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
                 unknown[s.key] = match[0] if match else None
             continue
         if s.op == "~":
-            notes.append(f"~{s.key} deletes the setting; the doctor uses the release default")
+            notes.append(Message("~{key} deletes the setting; the doctor uses the release default", key=s.key))
             continue
         given[s.key] = s
         if s.literal:

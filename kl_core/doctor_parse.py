@@ -52,6 +52,7 @@ __all__ = [
     "UnreadableInput",
     "Word",
     "decode",
+    "joined",
     "parse_flags",
     "parse_overrides",
     "read",
@@ -80,6 +81,32 @@ _OPEN = {"if", "case", "for", "while", "until", "select"}
 _CLOSE = {"fi", "esac", "done"}
 _LEADING = {"then", "else", "elif", "do", "!", "time", "exec", "nohup", "command", "builtin"}
 _DECLARE = {"export", "declare", "local", "readonly", "typeset"}
+
+
+def joined(sep: str, items: Any) -> str:
+    """``sep.join(items)``, as a :class:`Message` when an item is one (so each item is translated).
+
+    The template is only placeholders and ``sep``: the app translates the items, not the list.
+
+    Parameters
+    ----------
+    sep : str
+        The separator, e.g. ``"; "``.
+    items : iterable of str
+        Texts, some of them :class:`Message`.
+
+    Returns
+    -------
+    str
+        The joined text; a :class:`Message` with params ``m0``, ``m1`` … when an item is one.
+    """
+    from kl_core.crosswalk import marked_message
+
+    items = list(items)
+    if not any(isinstance(i, Message) for i in items):
+        return sep.join(items)
+    template = sep.replace("{", "{{").replace("}", "}}").join("{m" + str(i) + "}" for i in range(len(items)))
+    return marked_message(template, **{"m" + str(i): v for i, v in enumerate(items)})
 
 
 class UnreadableInput(InputError):
@@ -608,13 +635,14 @@ class _Env:
         if len(tok.parts) == 1 and tok.parts[0].kind in ("arr", "args"):
             p = tok.parts[0]
             if p.kind == "args":
-                self._note(f"{p.text} passes the script's own arguments, which the doctor cannot see")
+                self._note(Message("{text} passes the script's own arguments, which the doctor cannot see", text=p.text))
                 return []
             var = self.vars.get(p.name)
             if var is None:
                 return [Word(p.text, 0)]
             if var.partial:
-                self._note(f"{p.name} has elements added inside if/case blocks; only its unconditional ones are read")
+                self._note(Message("{name} has elements added inside if/case blocks; only its unconditional ones are read",
+                                   name=p.name))
             return list(var.words)
         text, opaque, origins = "", -1, []
         for p in tok.parts:
@@ -633,14 +661,14 @@ class _Env:
                     opaque = len(text)
                 text += p.text
                 why = value.origin if value is not None and value.origin else (
-                    f"${p.name} is not set in the script" if p.kind == "var" and p.name else
-                    f"{p.text} runs a command")
+                    Message("${name} is not set in the script", name=p.name) if p.kind == "var" and p.name else
+                    Message("{text} runs a command", text=p.text))
                 origins.append(why)
             else:
                 text += value.text
                 if value.origin:
                     origins.append(value.origin)
-        return [Word(text, opaque, "; ".join(dict.fromkeys(origins)))]
+        return [Word(text, opaque, joined("; ", dict.fromkeys(origins)))]
 
     def _lookup(self, p: _Part, depth: int) -> Word | None:
         var = self.vars.get(p.name)
@@ -653,10 +681,10 @@ class _Env:
             toks = stmts[0].toks if stmts else []
             words = [w for t in toks for w in self.expand(t, depth + 1)]
             if not words:
-                return Word("", -1, f"default of ${p.name} in the script")
+                return Word("", -1, Message("default of ${name} in the script", name=p.name))
             joined = " ".join(w.text for w in words)
             if all(w.literal for w in words):
-                return Word(joined, -1, f"default of ${p.name} in the script")
+                return Word(joined, -1, Message("default of ${name} in the script", name=p.name))
             return Word(joined, 0)
         return None
 
@@ -670,7 +698,8 @@ class _Env:
             if array and append and old is not None and old.array:
                 old.partial = True
             else:  # depends on which branch runs
-                self.vars[name] = _Var([Word(f"${name}", 0, f"${name} is set inside an if/case block or after && / ||")])
+                self.vars[name] = _Var([Word(f"${name}", 0, Message("${name} is set inside an if/case block or after && / ||",
+                                                                    name=name))])
             return
         if append and old is not None:
             if array and old.array:
@@ -846,7 +875,8 @@ def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
     cmd, start, name = hit
     others = sum(1 for c in commands if c is not cmd and _find_trainer([c], names))
     if others:
-        notes.append(f"the script runs {name} {others + 1} times; the doctor reads the first (line {cmd.line})")
+        notes.append(Message("the script runs {name} {n} times; the doctor reads the first (line {line})",
+                             name=name, n=others + 1, line=cmd.line))
     head = " ".join(w.text for w in cmd.words[:start])
     return ParsedInput("command", arguments=cmd.words[start:], names=(name,), command=head, notes=tuple(notes))
 
@@ -877,9 +907,10 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
             if flag in ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd"):
                 value = t.split("=", 1)[1] if "=" in t else (words[k + 1].text if k + 1 < len(words) else "")
                 skip = "=" not in t
-                notes.append(f"{flag} {value}: the doctor reads the overrides, with the release's defaults for the rest")
+                notes.append(Message("{flag} {value}: the doctor reads the overrides, with the release's defaults for the rest",
+                                     flag=flag, value=value))
             else:
-                notes.append(f"{t}: a Hydra flag, not a setting")
+                notes.append(Message("{t}: a Hydra flag, not a setting", t=t))
             continue
         op = ""
         for prefix in ("++", "+", "~"):
@@ -891,11 +922,11 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
             if op == "~":
                 settings.append(RawSetting(t, None, "", True, "~"))
             else:
-                notes.append(f"{t}: not a key=value override")
+                notes.append(Message("{t}: not a key=value override", t=t))
             continue
         key, value = t.split("=", 1)
         if cut >= 0 and cut <= len(key):
-            notes.append(f"{t}: the key itself is not literal")
+            notes.append(Message("{t}: the key itself is not literal", t=t))
             continue
         literal = w.literal and not _is_interpolation(value)
         settings.append(RawSetting(key, scalar(value) if literal else None, value, literal, op, w.origin))
@@ -910,7 +941,7 @@ def _canonical_flag(flag: str, specs: Mapping[str, Any], dashes: bool) -> tuple[
         return flag, ""
     starts = [f for f in specs if f.startswith(flag)]
     if len(starts) == 1:
-        return starts[0], f"{flag} is argparse's abbreviation of {starts[0]}"
+        return starts[0], Message("{flag} is argparse's abbreviation of {full}", flag=flag, full=starts[0])
     return flag, ""
 
 
@@ -943,7 +974,7 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
         w = words[k]
         t = w.text
         if not t.startswith("-") or t == "-" or t == "--":
-            notes.append(f"{t}: a word that is not a flag")
+            notes.append(Message("{t}: a word that is not a flag", t=t))
             k += 1
             continue
         flag, inline = (t.split("=", 1) + [None])[:2] if "=" in t else (t, None)
@@ -989,7 +1020,7 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
             continue
         literal = all(v.literal for v in values)
         texts = [v.text for v in values]
-        origin = "; ".join(dict.fromkeys(v.origin for v in values if v.origin))
+        origin = joined("; ", dict.fromkeys(v.origin for v in values if v.origin))
         nargs = getattr(spec, "nargs", None) if spec is not None else None
         many = len(values) > 1 or isinstance(nargs, int) and nargs > 1 or nargs in ("+", "*")
         value = [scalar(x) for x in texts] if many else scalar(texts[0])
@@ -1087,7 +1118,7 @@ def read_structured(text: str, kind: str) -> ParsedInput:
     notes: list[str] = []
     for skip in ("defaults", "hydra"):
         if skip in doc:
-            notes.append(f"{skip}: Hydra's own section, not a setting of the trainer")
+            notes.append(Message("{skip}: Hydra's own section, not a setting of the trainer", skip=skip))
             doc = {k: v for k, v in doc.items() if k != skip}
     out: list[RawSetting] = []
     try:
@@ -1164,9 +1195,11 @@ def read_python(text: str) -> ParsedInput:
     _, _, name, call = calls[0]
     notes = []
     if len(calls) > 1:
-        notes.append(f"{len(calls)} config calls; the doctor reads the first, {name}(...) on line {call.lineno}")
+        notes.append(Message("{n} config calls; the doctor reads the first, {name}(...) on line {line}",
+                             n=len(calls), name=name, line=call.lineno))
     if call.args:
-        notes.append(f"{name}(...) on line {call.lineno} has positional arguments, which are not read")
+        notes.append(Message("{name}(...) on line {line} has positional arguments, which are not read",
+                             name=name, line=call.lineno))
     settings = []
     lines = text.splitlines(keepends=True)
     for kw in call.keywords:

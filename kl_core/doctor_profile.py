@@ -30,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kl_core.crosswalk import CROSSWALK, CROSSWALK_FILE, CrosswalkEntry
+from kl_core.crosswalk import CROSSWALK, CROSSWALK_FILE, CrosswalkEntry, prose
 
 __all__ = [
     "SYNTAXES",
@@ -463,12 +463,14 @@ def _keys(file: str, trainer: str) -> tuple[dict[str, KeySpec], tuple[str, ...]]
     return specs, tuple(table.get("files", ()))
 
 
-def _aggregations(raw: list[dict[str, Any]]) -> dict[str, Aggregation]:
+def _aggregations(raw: list[dict[str, Any]], snippets: dict[str, str]) -> dict[str, Aggregation]:
     out = {}
     for i, a in enumerate(raw):
         where = f"aggregations[{i}]"
         try:
-            modes = tuple(AggregationMode(**m) for m in a["modes"])
+            modes = tuple(AggregationMode(**{**m, "name": prose(m["name"], snippets, where),
+                                                "coefficient": prose(m["coefficient"], snippets, where)})
+                          for m in a["modes"])
             agg = Aggregation(id=a["id"], setting=a["setting"], modes=modes, source=a["source"])
         except (KeyError, TypeError) as exc:
             raise ValueError(f"{where}: missing or unknown field ({exc})") from None
@@ -510,7 +512,7 @@ def _placement(raw: dict[str, Any], library: str, release: str, aggs: dict[str, 
         raise ValueError(f"{where}: missing field {exc}") from None
 
 
-def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profile:
+def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets: dict[str, str]) -> Profile:
     where = f"profiles[{i}] ({raw.get('library', '?')} {raw.get('trainer', '?')})"
     try:
         library, release = raw["library"], raw["release"]
@@ -521,11 +523,12 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profi
         )
         off = tuple(
             OffPolicyRule(when=_pair(r["when"], f"{where}.off_policy.when"),
-                          fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=r["why"], source=r["source"])
+                          fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=prose(r["why"], snippets, where), source=r["source"])
             for r in raw.get("off_policy", [])
         )
         cautions = tuple(
-            Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"], message=c["message"],
+            Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"],
+                    message=prose(c["message"], snippets, where),
                     fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"])
             for c in raw.get("cautions", [])
         )
@@ -533,8 +536,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profi
             library=library, release=release, trainer=raw["trainer"], syntax=raw["syntax"],
             prefix=raw.get("prefix", ""), names=tuple(raw["names"]), placements=placements,
             off_policy=off, cautions=cautions, keys=keys, key_files=files, source=raw["source"],
-            legacy=raw.get("legacy", ""),
-            uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), u["note"])
+            legacy=prose(raw.get("legacy", ""), snippets, where),
+            uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
                             for u in raw.get("uncovered", [])),
         )
     except KeyError as exc:
@@ -562,8 +565,9 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int) -> Profi
 def _load(path: str) -> tuple[Profile, ...]:
     with open(path, "rb") as fh:
         raw = tomllib.load(fh)
-    aggs = _aggregations(raw.get("aggregations", []))
-    return tuple(_profile(p, aggs, i) for i, p in enumerate(raw.get("profiles", [])))
+    snippets = raw.get("snippets", {})
+    aggs = _aggregations(raw.get("aggregations", []), snippets)
+    return tuple(_profile(p, aggs, i, snippets) for i, p in enumerate(raw.get("profiles", [])))
 
 
 def profiles(path: str | None = None) -> tuple[Profile, ...]:

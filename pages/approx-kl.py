@@ -100,11 +100,10 @@ with opt_col:
         help=_("The option a user sets, or the name a log shows; in brackets where the value acts."),
     )
 entry = by_id[chosen_id]
-# The crosswalk's own words (sampler, caveat, where it was read) are English data of
-# kl_core/crosswalk.toml, not yet in the catalog: the box is keyed so tests can tell.
+# The crosswalk's own words (component, sampler, caveat, where it was read) are kl_core/crosswalk.toml's
+# prose fields, translated through lab.i18n.message (notes.entry_heading, entry_facts, checked_in, caveat_note).
 with st.container(key="crosswalk-entry"):
-    st.markdown(_("**{lib} · {part}** — set or shown as `{setting}`").format(
-        lib=entry.library, part=entry.component, setting=entry.setting))
+    st.markdown(notes.entry_heading(entry))
     ui.formula(entry.formula_latex)
     formula_col, facts_col = st.columns([1, 1], gap="large")
     with formula_col:
@@ -113,7 +112,7 @@ with st.container(key="crosswalk-entry"):
     with facts_col:
         name_md = "" if entry.estimator == "full" else ui.estimator_name(entry.estimator)
         st.markdown("\n".join("- " + fact for fact in notes.entry_facts(entry, name_md)))
-        st.caption(_("Checked in: {v}").format(v=entry.verified_in))
+        st.caption(notes.checked_in(entry))
     ui.note(*notes.caveat_note(entry))
 
 # =================================================================== 3. clamps

@@ -98,7 +98,7 @@ for i, u in enumerate(d.kl_uses):
         ui.chart(pull_chart(cache.pull_curve(u.entry.library, u.option, u.where), estimator_key=u.estimator,
                             option_label="{o} ({w})".format(o=u.option, w=u.where)),
                  name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
-        st.caption(notes.typeset(u.entry.caveat))
+        st.caption(notes.caveat(u))
         st.page_link(approx.path, icon=":material/table_rows:", query_params=notes.crosswalk_query(u),
                       label=_("This option in the crosswalk: {row}").format(row=u.crosswalk_name))
         if (grad_query := notes.gradients_query(u)) is not None:
@@ -133,7 +133,7 @@ with st.expander(_("The settings the card used, and where each came from"), icon
     ui.table(notes.settings_frame(d), name=_("settings"),
              caption=_("Release defaults come from {files}.").format(files=", ".join(f"`{f}`" for f in d.profile.key_files)))
 for n in d.notes:
-    st.caption(":material/info: " + notes.typeset(n))
+    st.caption(":material/info: " + notes.note_text(n))
 st.download_button(_("Download the card (JSON)"), notes.card_json(d), file_name=_("kl-card.json"),
                    mime="application/json", icon=":material/download:",
                    help=_("The same JSON as `python -m kl_core doctor FILE --json`."))

@@ -66,13 +66,32 @@ def config() -> dict:
         return tomllib.load(fh)["tool"]["babel"]["extract_messages"]
 
 
-def _sources() -> Iterator[Path]:
+def mappings() -> list[dict]:
+    """pyproject.toml's ``[[tool.babel.mappings]]``: extraction methods other than Python's, by file pattern."""
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)["tool"]["babel"].get("mappings", [])
+
+
+def _sources() -> Iterator[tuple[Path, str]]:
+    """Each file to extract from, with its Babel method: the Python sources, then the mapped data files."""
     for name in config()["input_paths"]:
         path = ROOT / name
         if path.is_file():
-            yield path
+            yield path, "python"
         else:
-            yield from sorted(p for p in path.rglob("*.py") if "__pycache__" not in p.parts)
+            yield from ((p, "python") for p in sorted(path.rglob("*.py")) if "__pycache__" not in p.parts)
+    from babel.util import pathmatch
+
+    others = [m for m in mappings() if m["method"] != "python"]  # kl_core/crosswalk.toml's prose fields
+    for name in config()["input_paths"]:
+        path = ROOT / name
+        if not path.is_dir():
+            continue
+        for p in sorted(path.rglob("*")):  # matched as pybabel does: relative to the input folder
+            method = next((m["method"] for m in others if pathmatch(m["pattern"], p.relative_to(path).as_posix())),
+                          None)
+            if method is not None and p.suffix != ".py" and "__pycache__" not in p.parts:
+                yield p, method
 
 
 def extract():  # -> babel.messages.catalog.Catalog
@@ -85,10 +104,12 @@ def extract():  # -> babel.messages.catalog.Catalog
     keywords = parse_keywords(cfg["keywords"])
     tags = cfg.get("add_comments", [])
     template = Catalog(project="KL Estimator Lab", charset="utf-8", fuzzy=False)
-    for path in _sources():
+    if str(ROOT) not in sys.path:  # a "module:function" method is imported from the repository
+        sys.path.insert(0, str(ROOT))
+    for path, method in _sources():
         rel = path.relative_to(ROOT).as_posix()
         for lineno, msg, comments, context in extract_from_file(
-            "python", path, keywords=keywords, comment_tags=tags, strip_comment_tags=True
+            method, path, keywords=keywords, comment_tags=tags, strip_comment_tags=True
         ):
             template.add(msg, None, [(rel, lineno)], auto_comments=comments, context=context)
     return template

@@ -793,3 +793,43 @@ def test_evaluate_without_checks_gives_the_same_values(pols):
         np.testing.assert_array_equal(
             evaluate(e, pols["a"], pols["b"], check=False, **kwargs), evaluate(e, pols["a"], pols["b"], **kwargs)
         )
+
+
+# ------------------------------------------------------------ issue 13: the prose fields are messages
+def test_prose_fields_are_messages_whose_english_is_the_expanded_text():
+    import tomllib
+
+    from kl_core._validation import Message
+    from kl_core.crosswalk import CROSSWALK_FILE, PROSE_FIELDS, _expand, prose
+
+    raw = tomllib.loads(CROSSWALK_FILE.read_text("utf-8"))
+    snippets = raw["snippets"]
+    e = lookup("verl", "low_var_kl", acts_on="loss")
+    assert isinstance(e.caveat, Message) and "{k3_loss}" in e.caveat.template
+    for name in PROSE_FIELDS["entries"]:
+        for entry in CROSSWALK:
+            value = getattr(entry, name)
+            assert value is None or isinstance(value, Message), (entry.option, name)
+    for text in ("plain {braces} stay", "@{tang_munos}: a snippet", "a @{k2_reward} nested one"):
+        m = prose(text, snippets)
+        assert str(m) == _expand(text, snippets, "test")  # byte-identical English
+        assert Message(m.template, **m.params) == m
+    with pytest.raises(ValueError, match="unknown snippet"):
+        prose("@{no_such_snippet}", snippets, "here")
+
+
+def test_the_extractor_yields_each_prose_template_once_from_the_data_file():
+    import io
+
+    from kl_core.crosswalk import CROSSWALK_FILE, extract_messages
+
+    found = list(extract_messages(io.BytesIO(CROSSWALK_FILE.read_bytes()), None, [], {}))
+    templates = [t for _, _, t, _ in found]
+    assert len(templates) == len(set(templates)) > 100
+    e = lookup("verl", "low_var_kl", acts_on="loss")
+    assert e.caveat.template in templates and e.caveat.params["k3_loss"].template in templates
+    assert "reference π_ref" in templates and "GRPOConfig.beta" not in templates  # words, not settings
+    assert not any(t.strip().startswith("{") and t.strip().endswith("}") and t.count("{") == 1 for t in templates)
+    text = CROSSWALK_FILE.read_text("utf-8")
+    for lineno, _, _t, _ in found[:20]:
+        assert 1 <= lineno <= text.count("\n") + 1

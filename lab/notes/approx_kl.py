@@ -15,7 +15,7 @@ import pandas as pd
 from kl_core.clamps import TokenBreakdown, TokenExpectations
 from kl_core.crosswalk import CrosswalkEntry
 from kl_core.estimators import ESTIMATORS
-from lab.i18n import N_, _
+from lab.i18n import N_, _, message
 from lab.notes.gradients import gradients_link
 
 __all__ = [
@@ -23,6 +23,8 @@ __all__ = [
     "PATH_HELP",
     "ChecklistItem",
     "caveat_note",
+    "checked_in",
+    "entry_heading",
     "checklist",
     "clamp_roles",
     "clamp_token_rows",
@@ -226,6 +228,32 @@ def estimator_text(e: CrosswalkEntry) -> str:
     return _("{name} (+ k2 gradient)").format(name=name) if e.straight_through else name
 
 
+def _plain(text: str) -> str:
+    """A crosswalk sentence for a table cell, which shows no markdown: without code backticks."""
+    return text.replace("`", "")
+
+
+_SOURCE_REF = re.compile(r"(?<![\w`@/.-])(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_./@-]*[A-Za-z0-9_]|[A-Za-z0-9_-]*@[0-9a-f]{7,}"
+                         r"|[A-Za-z0-9_]+\.(?:py|yaml|json))(?![\w`@/])")
+
+
+def _code_refs(text: str) -> str:
+    """Paths, ``repo@commit`` and file names in ``text`` as code spans (in any language: they are not words)."""
+    parts = text.split("`")
+    return "`".join(p if i % 2 else _SOURCE_REF.sub(lambda m: "`" + m.group(0) + "`", p) for i, p in enumerate(parts))
+
+
+def checked_in(e: CrosswalkEntry) -> str:
+    """Where the entry was read, in the run's language (the crosswalk's ``verified_in``), paths as code."""
+    return _("Checked in: {v}").format(v=_code_refs(message(e.verified_in)))
+
+
+def entry_heading(e: CrosswalkEntry) -> str:
+    """The option box's first line: library, component (in the run's language) and the setting."""
+    return _("**{lib} · {part}** — set or shown as `{setting}`").format(
+        lib=e.library, part=message(e.component), setting=e.setting)
+
+
 def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
     """The crosswalk as a table: the first eight columns are shown, the rest go to the CSV.
 
@@ -237,19 +265,19 @@ def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
         "option": [", ".join(e.names) for e in entries],
         "acts on": [_(ACTS_ON[e.acts_on]) for e in entries],
         "estimator": [estimator_text(e) for e in entries],
-        "estimates": [e.direction for e in entries],
+        "estimates": [message(e.direction) for e in entries],
         "unbiased": [_yes(e.unbiased) for e in entries],
         "clamps": [clamps_text(e) for e in entries],
         "gradient": [gradients_link(e) for e in entries],
         "set or shown as": [e.setting for e in entries],  # i18n: ok (key)
-        "samples from": [e.sampler for e in entries],
-        "compared with": [e.other for e in entries],
+        "samples from": [message(e.sampler) for e in entries],
+        "compared with": [message(e.other) for e in entries],
         "library code": [e.library_formula for e in entries],
-        "weight": [e.weight or "" for e in entries],
+        "weight": [message(e.weight or "") for e in entries],
         "logged as": [e.logged_as or "" for e in entries],
         "source": [e.source for e in entries],
-        "verified in": [e.verified_in for e in entries],
-        "caveat": [e.caveat for e in entries],
+        "verified in": [_plain(message(e.verified_in)) for e in entries],
+        "caveat": [_plain(message(e.caveat)) for e in entries],
     }
     return pd.DataFrame({header(k): v for k, v in columns.items()})
 
@@ -291,13 +319,13 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
     where = _(ACTS_ON[e.acts_on])
     if e.weight:
         acts = _("**Acts on:** the {where}, weighted by `{weight}`").format(
-            where=where, weight=e.weight)
+            where=where, weight=message(e.weight))
     else:
         acts = _("**Acts on:** the {where}").format(where=where)
     facts = [
-        _("**Estimates:** {d}").format(d=e.direction),
-        _("**Samples from:** {s}").format(s=e.sampler),
-        _("**Compared with:** {o}").format(o=e.other),
+        _("**Estimates:** {d}").format(d=message(e.direction)),
+        _("**Samples from:** {s}").format(s=message(e.sampler)),
+        _("**Compared with:** {o}").format(o=message(e.other)),
         _("**Estimator:** {what} (q = sampler, p = other)").format(what=what),
         unbiased_line,
         _("**Clamps:** {c}").format(c=clamps_text(e)),
@@ -307,7 +335,7 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
         facts.append(
             _("**Straight-through:** forward value as above, backward pass uses k2's gradient"))
     if e.early_stop:
-        facts.append(_("**Early stopping:** {s}").format(s=e.early_stop))
+        facts.append(_("**Early stopping:** {s}").format(s=message(e.early_stop)))
     if e.logged_as:
         facts.append(_("**Logged as:** `{name}`").format(name=e.logged_as))
     facts.append(_("**Source:** `{src}`").format(src=e.source))
@@ -316,7 +344,7 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
 
 def caveat_note(e: CrosswalkEntry) -> tuple[str, str, str]:
     """The entry's caveat as ``(kind, text, icon)``: a warning when the value acts on a loss."""
-    caveat = e.caveat.replace("Tang & Munos, arXiv:2506.09477", TANG_MUNOS)
+    caveat = message(e.caveat).replace("Tang & Munos, arXiv:2506.09477", TANG_MUNOS)
     if e.acts_on == "loss":
         return "warning", typeset(_("**In a loss:** {c}").format(c=caveat)), ":material/warning:"
     return "info", typeset(_("**Caveat:** {c}").format(c=caveat)), ":material/info:"
@@ -328,7 +356,7 @@ def _policies(e: CrosswalkEntry) -> tuple[str, str]:
     m = _KL_PI.match(e.direction)
     if m and e.kl_roles == ("sampler", "other"):
         return f"π_{m[1]}", f"π_{m[2]}"
-    return e.sampler.split(" (")[0], e.other.split(" (")[0]
+    return re.split(r" \(|（", message(e.sampler))[0], re.split(r" \(|（", message(e.other))[0]
 
 
 def clamp_roles(e: CrosswalkEntry, moving: str, family_latex: str, theta_latex: str,

@@ -15,13 +15,14 @@ from pathlib import Path
 import pandas as pd
 
 from kl_core.doctor import (
+    GRADIENT_WORDS,
     Diagnosis,
     DoctorWarning,
     KLUse,
     clamp_bite,
     render_changes,
 )
-from lab.i18n import N_, _
+from lab.i18n import N_, _, message
 
 __all__ = [
     "gradients_query",
@@ -36,6 +37,8 @@ __all__ = [
     "gradient_words",
     "typeset",
     "card_json",
+    "caveat",
+    "note_text",
     "crosswalk_query",
     "example_text",
     "fix_language",
@@ -96,16 +99,6 @@ GRADIENT_BADGES: dict[str, tuple[str, str, str]] = {
     "mixed": ("violet", "shuffle", N_("mixed")),
 }
 
-#: kl_core.doctor.GRADIENT_WORDS, marked for translation (shown through :func:`gradient_words`).
-GRADIENT_WORDS_SHOWN: dict[str, str] = {
-    "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the "
-                     "KL penalty RLHF means"),
-    "forward_kl": N_("∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref "
-                     "covers; not the penalty its value estimates"),
-    "zero": N_("zero on average: the term does not pull π_θ anywhere"),
-    "mixed": N_("neither KL's gradient: a mixture of terms, or biased by samples from an older policy"),
-}
-
 _PI = {"θ": r"\pi_\theta", "ref": r"\pi_\mathrm{ref}", "old": r"\pi_\mathrm{old}"}
 _NOTATION = re.compile(r"(∇\s?)?KL\[π_(θ|ref|old)‖π_(θ|ref|old)\]|π_(θ|ref|old)")
 
@@ -134,7 +127,7 @@ def badge(target: str) -> str:
 
 def gradient_words(target: str) -> str:
     """What a gradient target means for training, typeset and translated."""
-    return typeset(_(GRADIENT_WORDS_SHOWN[target]))
+    return typeset(_(GRADIENT_WORDS[target]))
 
 
 def example_text(key: str) -> str:
@@ -198,7 +191,7 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
         ctrl = _("fixed")
     facts = [
         _("**Coefficient** `{key}` = {coef} ({ctrl})").format(key=u.coef_setting, coef=coef, ctrl=ctrl),
-        _("**Its value estimates** {kl}").format(kl=typeset(u.entry.direction)),
+        _("**Its value estimates** {kl}").format(kl=typeset(message(u.entry.direction))),
         _("**Its expected gradient** {badge} {words}").format(
             badge=badge(u.gradient_target), words=gradient_words(u.gradient_target)),
     ]
@@ -206,11 +199,12 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
         facts.append(_("**In later optimizer steps on the same batch** {badge} {words}").format(
             badge=badge(u.gradient_target_off_policy), words=gradient_words(u.gradient_target_off_policy)))
     if u.aggregation is not None:
-        how = u.aggregation.name
+        how = message(u.aggregation.name)
         if u.aggregation_setting:
             how = "{name} (`{setting}`)".format(
                 name=how, setting=render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
-        facts.append(_("**Aggregated as** {how}: {meaning}").format(how=how, meaning=typeset(u.aggregation.coefficient)))
+        facts.append(_("**Aggregated as** {how}: {meaning}").format(
+            how=how, meaning=typeset(message(u.aggregation.coefficient))))
     else:
         facts.append(_("**Aggregated as** `{value}`, which {lib} {rel} does not define.").format(
             value=u.aggregation_value, lib=d.library, rel=d.release))
@@ -220,11 +214,14 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
 def alternatives_frame(u: KLUse) -> pd.DataFrame:
     """Every option of this placement with its gradient, the one in use marked."""
     off_col = _("gradient off-policy")
+    def word(target: str) -> str:
+        return _(GRADIENT_BADGES[target][2]) if target in GRADIENT_BADGES else target
+
     rows = [{
         _("option"): opt,
         _("estimator"): est,
-        _("gradient on-policy"): on,
-        off_col: "" if off is None else off,
+        _("gradient on-policy"): word(on),
+        off_col: "" if off is None else word(off),
         _("in use"): opt == u.option,
     } for opt, est, on, off in u.alternatives]
     df = pd.DataFrame(rows)
@@ -253,7 +250,17 @@ def gradients_query(u: KLUse) -> dict[str, str] | None:
 
 def warning_title(w: DoctorWarning) -> str:
     """The bold first words of a warning box."""
-    return "**{code}** · {message}".format(code=w.code, message=typeset(w.message))
+    return "**{code}** · {message}".format(code=w.code, message=typeset(message(w.message)))
+
+
+def caveat(u: KLUse) -> str:
+    """The crosswalk's caveat of a KL term's option, in the run's language, typeset."""
+    return typeset(message(u.entry.caveat))
+
+
+def note_text(note: str) -> str:
+    """One of the doctor's notes on how it read the input, in the run's language, typeset."""
+    return typeset(message(note))
 
 
 def fix_language(d: Diagnosis) -> str:
@@ -294,7 +301,7 @@ def summary_lines(d: Diagnosis) -> list[str]:
                 if u.where == "reward" else
                 _("**In the loss:** `{option}`{est} · its value estimates {kl} · its gradient {badge}"))
         line = text.format(option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
-                           kl=typeset(u.entry.direction), badge=badge(u.gradient_target))
+                           kl=typeset(message(u.entry.direction)), badge=badge(u.gradient_target))
         if u.gradient_target_off_policy is not None:
             line += " · " + _("in later steps {badge}").format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)

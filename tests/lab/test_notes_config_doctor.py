@@ -82,7 +82,7 @@ def test_alternatives_frame_marks_the_option_in_use(verl):
     df = notes.alternatives_frame(verl.kl_uses[0])
     assert list(df.columns) == ["option", "estimator", "gradient on-policy", "gradient off-policy", "in use"]
     assert df.loc[df["in use"], "option"].tolist() == ["low_var_kl"]
-    assert df.set_index("option").loc["k3+", "gradient on-policy"] == "reverse_kl"
+    assert df.set_index("option").loc["k3+", "gradient on-policy"] == "reverse KL"  # the badge's word
     on = diagnose(notes.example_text("trl"))
     assert "gradient off-policy" not in notes.alternatives_frame(on.kl_uses[0]).columns
 
@@ -144,8 +144,36 @@ def test_every_kl_term_links_to_its_option_on_the_gradients_page():
 
 
 def test_the_gradient_words_are_the_cores_and_notation_is_typeset():
-    assert notes.GRADIENT_WORDS_SHOWN == GRADIENT_WORDS  # marked copies of the core's sentences
+    assert set(GRADIENT_WORDS) == set(notes.GRADIENT_BADGES)  # one badge per target; the words are the core's (N_)
     assert notes.typeset("KL[π_θ‖π_ref] and ∇KL[π_ref‖π_θ] move π_old; `π_θ` stays") == (
         r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ and $\nabla\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$ "
         r"move $\pi_\mathrm{old}$; `π_θ` stays")
     assert notes.badge("reverse_kl") == ":green-badge[:material/check: reverse KL]"
+
+
+# ------------------------------------------------------------ issue 13: the core's sentences, translated
+def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
+    import re
+
+    from lab.i18n import using
+    from scripts.translations import english_runs
+
+    edge = ("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=True algorithm.kl_penalty=low_var_kl "
+            "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k1 "
+            "actor_rollout_ref.actor.kl_loss_coef=-0.1 ~data.val_files distillation.enabled=True $@")
+    off = ("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=False "
+           "actor_rollout_ref.actor.use_kl_loss=False actor_rollout_ref.actor.kl_loss_coef=0.1")
+    markup = re.compile(r"\$[^$]*\$|`[^`]*`|:[a-z]+-badge\[:material/[a-z_]+:")
+    for text in [notes.example_text(k) for k in ("verl", "openrlhf", "trl")] + [edge, off]:
+        d = diagnose(text)
+        shown = {}
+        for lang in ("en", "zh"):
+            with using(lang):
+                shown[lang] = [notes.warning_title(w) for w in d.warnings] + [notes.note_text(n) for n in d.notes]
+                for u in d.kl_uses:
+                    shown[lang] += [notes.caveat(u)] + notes.use_facts(d, u)
+        assert shown["en"][: len(d.warnings)] == [notes.typeset("**{c}** · {m}".format(c=w.code, m=w.message))
+                                                  for w in d.warnings]  # English: the core's own text
+        for en, zh in zip(shown["en"], shown["zh"], strict=True):
+            assert english_runs(markup.sub(" ", zh)) == [], zh
+            assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)
