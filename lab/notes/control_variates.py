@@ -15,7 +15,7 @@ from charts.palette import REFERENCE_COLOR, color
 from kl_core import estimators
 from kl_core.control_variates import GainCurve, LambdaParabola
 from lab.format import number
-from lab.i18n import N_, _
+from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
@@ -94,7 +94,7 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
             "λ(r − 1) cannot cancel it, and λ* is undefined."
         )
         if why_infinite:
-            text = _("{text} ({why})").format(text=text, why=why_infinite)
+            text = _("{text} ({why})").format(text=text, why=message(why_infinite))
         return Note("warning", text, ":material/warning:")
     if _chi2_infinite(par):
         return Note(
