@@ -115,7 +115,7 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
     """Why there is no "λ = λ*" button: λ* does not exist for this pair, or lies off [lo, hi]."""
     if not par.lam_star_defined:
         return _("No λ = λ* button: λ* does not exist here ({why}).").format(
-            why=par.lam_star_note)
+            why=message(par.lam_star_note))
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
             lam=number(par.lam_star), lo=lo, hi=hi)
