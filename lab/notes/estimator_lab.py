@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from kl_core import sampling
+from kl_core._expectation import OVERFLOW_NOTE
 from kl_core._validation import Message
 from kl_core.estimators import ESTIMATORS
 from kl_core.exact import LambdaStar, Moments
@@ -46,6 +47,16 @@ def _names(keys: Sequence[str]) -> str:
 
 #: The heads of the core's moment notes (kl_core.exact): "Var(k3) is infinite: <why>".
 _HEADS = ("{what} is infinite: {why}", "{what} is reported as inf: {why}")  # i18n: ok (core templates)
+
+
+def _shown(why: str) -> str:
+    """A core reason in the run's language; the overflow note's example typeset.
+
+    The core writes ``E_q[r²] = e^{μ²}`` in plain text for the command line; on a page it is a formula.
+    """
+    if isinstance(why, Message) and why.template == OVERFLOW_NOTE.template:
+        why = Message(why.template, **{**why.params, "example": r"$\mathbb{E}_q[r^2] = e^{\mu^2}$"})
+    return message(why)
 
 
 def _reason(note: str) -> str:
@@ -95,7 +106,7 @@ def _infinite_target(target_name: str, users: Sequence[str], moments: Mapping[st
                "converge to: the estimates keep growing with N, and bias/true and stdev/true are "
                "undefined.")
     )
-    return text.format(target=target_name, why=message(_reason(note)), names=_names(users))
+    return text.format(target=target_name, why=_shown(_reason(note)), names=_names(users))
 
 
 def _infinite_variance(why: str, keys: Sequence[str]) -> str:
@@ -120,7 +131,7 @@ def _infinite_variance(why: str, keys: Sequence[str]) -> str:
         "{head}: {why}. {hint} Their means are still finite, but their estimates do not settle "
         "into a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
         "understate the uncertainty (a rare huge value can move an estimate far at any N)."
-    ).format(head=head.format(v=variances), why=message(why), hint=hint).replace(".  ", ". ")
+    ).format(head=head.format(v=variances), why=_shown(why), hint=hint).replace(".  ", ". ")
 
 
 def notes(
