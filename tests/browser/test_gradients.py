@@ -8,6 +8,7 @@ the page ends on must show the same.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from urllib.parse import quote
 
@@ -104,3 +105,13 @@ def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
         assert metric_values(zh) == metric_values(en)
         got, want = Counter(numbers(zh)), Counter(numbers(en))
         assert got == want, (got - want, want - got)
+
+
+def test_a_chinese_page_keeps_the_samplers_english_name_in_the_url(app_url, new_page, wait_for_app):
+    """The sampler's options are translated; a link names them in English in both languages."""
+    page = new_page()
+    page.goto(f"{app_url}/gradients?lang=zh&smp=older%20policy&told=0.25")
+    wait_for_app(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentWarning']", has_text="smp=").count() == 0
+    assert re.search(r"[?&]smp=older(\+|%20)policy(&|$)", page.url)
