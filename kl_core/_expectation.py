@@ -38,6 +38,7 @@ import numpy as np
 
 from kl_core._integrands import Integrand
 from kl_core._quadrature import QuadratureError, integrate_log_tail, integrate_real_line
+from kl_core._validation import Message
 from kl_core.distributions import (
     Categorical,
     Distribution,
@@ -188,9 +189,11 @@ class _Overflow(ArithmeticError):
     """The integrand exceeds the largest double somewhere in the bulk."""
 
 
-OVERFLOW_NOTE = (
-    "it is finite in exact arithmetic but larger than the largest double (about 1.8e308), "
-    "e.g. E_q[r²] = e^{μ²} for Gaussians μ apart"
+OVERFLOW_NOTE = Message(
+    "it is finite in exact arithmetic but larger than the largest double (about {limit}), "
+    "e.g. {example} for Gaussians μ apart",
+    limit="1.8e308",
+    example="E_q[r²] = e^{μ²}",
 )
 
 
@@ -385,7 +388,7 @@ def _divergence_reason(verdicts: dict[int, TailVerdict]) -> str:
     for side, where in ((1, "+∞"), (-1, "−∞")):
         v = verdicts[side]
         if not v.finite:
-            return f"the integral diverges as x → {where}: {v.reason}"
+            return Message("the integral diverges as x → {where}: {reason}", where=where, reason=v.reason)
     return ""
 
 
@@ -435,7 +438,7 @@ def expect(
         with np.errstate(over="ignore", invalid="ignore"):
             v = g.value(log_ratio(p, q, support))
         total = float(np.sum(np.where(w > 0, w * v, 0.0)))
-        return total, ("" if math.isfinite(total) else "a term of the sum overflows")
+        return total, ("" if math.isfinite(total) else Message("a term of the sum overflows"))
     verdicts = _verdicts(q, p, g)
     note = _divergence_reason(verdicts)
     if note:

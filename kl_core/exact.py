@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from kl_core import estimators as est
 from kl_core._expectation import DEVIATION_NOISE, OVERFLOW_NOTE, expect, tail_note
 from kl_core._integrands import Integrand, divergence_integrand, estimator_integrand
-from kl_core._validation import check_finite
+from kl_core._validation import Message, check_finite
 from kl_core.distributions import Categorical, Distribution, Gaussian, Laplace
 from kl_core.divergences import DIVERGENCES, get_divergence
 
@@ -57,7 +57,9 @@ class Moments:
     var : float
         :math:`\\mathrm{Var}_q[k]`; ``inf`` if it diverges.
     note : str
-        Empty, or one sentence saying why a moment is infinite.
+        Empty, or one sentence saying why a moment is infinite: a
+        :class:`~kl_core._validation.Message` (English text; ``params["why"]``
+        is the reason without its head), which the app translates.
     """
 
     mean: float
@@ -199,7 +201,7 @@ def _mean(key: str, q: Distribution, p: Distribution, g: Integrand) -> tuple[flo
     if math.isfinite(mean):
         return mean, ""
     what = DIVERGENCES[info.divergence].name if info.divergence else f"E_q[{info.name}]"
-    return mean, (f"{what} is infinite: {note}" if note else "")
+    return mean, (Message("{what} is infinite: {why}", what=what, why=note) if note else "")
 
 
 # Above this |mean|/sd, the mean's own 1e-12 relative error would show in the
@@ -229,9 +231,10 @@ def _centred(
 
 
 def _moment_note(what: str, note: str) -> str:
+    """The note on a moment: a :class:`Message` (``why`` holds the reason), or ''."""
     if note == OVERFLOW_NOTE:
-        return f"{what} is reported as inf: {note}"
-    return f"{what} is infinite: {note}" if note else ""
+        return Message("{what} is reported as inf: {why}", what=what, why=note)
+    return Message("{what} is infinite: {why}", what=what, why=note) if note else ""
 
 
 def estimator_moments(
@@ -350,7 +353,8 @@ class LambdaStar:
     value : float or None
         :math:`\lambda^*`; None where every :math:`\lambda` has infinite variance.
     note : str
-        Empty, or one sentence saying why :math:`\lambda^*` is undefined or 0.
+        Empty, or one sentence saying why :math:`\lambda^*` is undefined or 0 (a
+        :class:`~kl_core._validation.Message`, which the app translates).
     """
 
     value: float | None
@@ -368,9 +372,9 @@ def _var_log_r_note(q: Distribution, p: Distribution) -> str:
         return ""
     kl_note = tail_note(q, p, divergence_integrand("kl_qp"))
     if kl_note:
-        return f"KL[q,p] = E_q[−log r] is infinite: {kl_note}"
+        return Message("{what} is infinite: {why}", what="KL[q,p] = E_q[−log r]", why=kl_note)
     var_note = tail_note(q, p, estimator_integrand("k1", 0.0).deviation(0.0, 2))
-    return f"Var(log r) is infinite: {var_note}" if var_note else ""
+    return Message("{what} is infinite: {why}", what="Var(log r)", why=var_note) if var_note else ""
 
 
 def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
@@ -421,17 +425,20 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     if why:
         return LambdaStar(
             None,
-            f"λ* is undefined: {why}, so every kλ = −log r + λ(r − 1) has infinite variance "
-            "and no λ helps",
+            Message(
+                "λ* is undefined: {why}, so every kλ = −log r + λ(r − 1) has infinite variance "
+                "and no λ helps",
+                why=why,
+            ),
         )
     chi2 = f_divergence("pearson", p, q)
     if math.isinf(chi2):
         return LambdaStar(
             0.0,
-            "χ²(p‖q) = Var_q(r) is infinite, so only λ = 0 (k1) has a finite variance",
+            Message("χ²(p‖q) = Var_q(r) is infinite, so only λ = 0 (k1) has a finite variance"),
         )
     if chi2 == 0.0:
-        return LambdaStar(1.0, "p = q: every λ gives variance 0")
+        return LambdaStar(1.0, Message("p = q: every λ gives variance 0"))
     return LambdaStar((kl(p, q) + kl(q, p)) / chi2)
 
 

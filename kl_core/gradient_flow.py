@@ -61,7 +61,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core._validation import as_float_array, check_finite, check_positive, check_positive_int
+from kl_core._validation import (
+    InputError,
+    Message,
+    as_float_array,
+    check_finite,
+    check_positive,
+    check_positive_int,
+)
 from kl_core.crosswalk import CrosswalkEntry
 from kl_core.gradients import (
     BASIC_OPTIONS,
@@ -465,10 +472,11 @@ def training_run(
     max_steps = check_positive_int(max_steps, "max_steps")
     spread = float(r.max() - r.min())
     if spread / beta > MAX_REWARD_RANGE_OVER_BETA:
-        raise ValueError(
-            f"beta must be at least (max R - min R)/{MAX_REWARD_RANGE_OVER_BETA:g} = "
-            f"{spread / MAX_REWARD_RANGE_OVER_BETA:.4g} for this reward, got {beta:g}: a smaller β "
-            "puts probabilities below e^-500 on some tokens"
+        raise InputError(
+            "beta must be at least (max R - min R)/{ratio} = {least} for this reward, got {beta}: "
+            "a smaller β puts probabilities below {floor} on some tokens",
+            ratio=format(MAX_REWARD_RANGE_OVER_BETA, "g"),
+            least=format(spread / MAX_REWARD_RANGE_OVER_BETA, ".4g"), beta=format(beta, "g"), floor="e^-500",
         )
     eta = 1.0 / (spread + beta) if lr is None else check_positive(lr, "lr")
     name = entry_name(opt) if isinstance(opt, CrosswalkEntry) else opt
@@ -508,19 +516,21 @@ def _verdict(
     limit = np.where(gone, 0.0, np.exp(ell))
     limit = limit / limit.sum()
     if residual <= tol and not vanished:
-        note = "interior fixed point: h = R − βc is the same on every token"
+        note = Message("interior fixed point: h = R − βc is the same on every token")
         return TrainingRun(name, record, probs, eta, limit, residual, (), note, limit)
     if residual <= tol:
-        note = (
-            f"no interior fixed point: the ascent drives token(s) {list(vanished)} to probability 0 "
-            f"(nothing in this option's KL gradient holds them up), and the mass ends on token(s) {kept}"
+        note = Message(
+            "no interior fixed point: the ascent drives token(s) {vanished} to probability 0 "
+            "(nothing in this option's KL gradient holds them up), and the mass ends on token(s) {kept}",
+            vanished=list(vanished), kept=kept,
         )
         return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
     stuck = np.flatnonzero(~gone & (np.abs(dev) > tol)).tolist()
-    note = (
-        f"no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual:.3g}) "
+    note = Message(
+        "no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual}) "
         "within the step budget; with a kink (|log r|) or a clamp in the loss, a token can keep "
-        "crossing the point where its gradient jumps instead of stopping"
+        "crossing the point where its gradient jumps instead of stopping",
+        stuck=stuck, residual=format(residual, ".3g"),
     )
     return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
 

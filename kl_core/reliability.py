@@ -40,7 +40,7 @@ import math
 from dataclasses import dataclass
 
 from kl_core import estimators as est
-from kl_core._validation import check_positive_int
+from kl_core._validation import Message, check_positive_int
 from kl_core.distributions import Distribution
 from kl_core.exact import Moments, estimator_fourth_moment, estimator_moments
 
@@ -61,7 +61,8 @@ class ErrorBarCheck:
         True if the sample SD of ``n`` values estimates the true SD well
         enough for :math:`\pm z\,\hat\sigma/\sqrt N` to hold its coverage.
     note : str
-        Empty if reliable; else one sentence: what is wrong, why, the exact SD.
+        Empty if reliable; else one sentence: what is wrong, why, the exact SD (a
+        :class:`~kl_core._validation.Message`, which the app translates).
     exact_sd : float
         :math:`\sigma`, the exact per-sample standard deviation (``inf`` if infinite).
     kurtosis : float
@@ -174,10 +175,10 @@ def error_bar_check(
     m = moments if moments is not None else estimator_moments(key, q, p, lam=lam)
     name = est.ESTIMATORS[key].name
     if not math.isfinite(m.var):
-        why = m.note or f"Var({name}) is infinite"
+        why = m.note or Message("{what} is infinite", what="Var({name})".format(name=name))
         return ErrorBarCheck(
             False,
-            f"no error bar for {name}: {why}; a ±SE from any N is meaningless",
+            Message("no error bar for {name}: {why}; a ±SE from any N is meaningless", name=name, why=why),
             math.inf,
             math.inf,
             n,
@@ -190,22 +191,28 @@ def error_bar_check(
     if kurtosis_allows(kappa, n):
         return ErrorBarCheck(True, "", sd, kappa, n)
     if math.isinf(kappa):
-        detail = why4.partition(": ")[2] or why4
+        # the reason without its "E[(k − mean)⁴] is infinite: " head
+        detail = why4.params.get("why", why4) if isinstance(why4, Message) else why4
         if "largest double" in detail:
-            detail = "it exceeds the largest double"
-        reason = (
-            f"its fourth moment is infinite ({detail}), so the sample SD of N values "
-            "is usually far below the true SD"
+            detail = Message("it exceeds the largest double")
+        reason = Message(
+            "its fourth moment is infinite ({detail}), so the sample SD of N values "
+            "is usually far below the true SD",
+            detail=detail,
         )
     else:
-        reason = (
-            f"the kurtosis of {name} is {_fmt(kappa)}, so the sample variance of N = {n:,} values "
-            f"has a relative standard error of {_fmt(math.sqrt((kappa - 1.0) / n))} "
-            f"(it needs N ≥ {_fmt(2.0 * (kappa - 1.0))})"
+        reason = Message(
+            "the kurtosis of {name} is {kappa}, so the sample variance of N = {n:,} values "
+            "has a relative standard error of {rel} (it needs N ≥ {need})",
+            name=name, kappa=_fmt(kappa), n=n, rel=_fmt(math.sqrt((kappa - 1.0) / n)),
+            need=_fmt(2.0 * (kappa - 1.0)),
         )
     return ErrorBarCheck(
         False,
-        f"unreliable error bar for {name} at N = {n:,}: {reason}; the exact SD is {_fmt(sd)}",
+        Message(
+            "unreliable error bar for {name} at N = {n:,}: {reason}; the exact SD is {sd}",
+            name=name, n=n, reason=reason, sd=_fmt(sd),
+        ),
         sd,
         kappa,
         n,

@@ -80,6 +80,7 @@ from typing import Any
 import numpy as np
 
 from kl_core import estimators as est
+from kl_core._validation import Message
 from kl_core.markov import (
     MarkovChain,
     check_length,
@@ -616,22 +617,23 @@ def _ratio(a: float, b: float) -> float:
 def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> list[str]:
     notes = []
     if math.isinf(ex.std["seq_k3"]):
-        notes.append(
-            f"seq_k3: E[R^2] = e^{ex.log_r2:.4g} is beyond the largest double, so its exact std "
-            "is reported as inf."
-        )
+        notes.append(Message(
+            "seq_k3: E[R^2] = e^{power} is beyond the largest double, so its exact std is reported as inf.",
+            power=format(ex.log_r2, ".4g"),
+        ))
     elif ex.true_kl > 0 and ex.std["seq_k3"] > 10 * ex.true_kl:
-        notes.append(
-            f"seq_k3: its std is {ex.std['seq_k3'] / ex.true_kl:.3g} times the KL; a few rare "
-            "sequences carry its mean, so its Monte Carlo figures are unreliable at any usual n."
-        )
+        notes.append(Message(
+            "seq_k3: its std is {times} times the KL; a few rare sequences carry its mean, so its "
+            "Monte Carlo figures are unreliable at any usual n.",
+            times=format(ex.std["seq_k3"] / ex.true_kl, ".3g"),
+        ))
     if ex.std["rb"] > ex.std["sum_k1"] * (1 + 1e-12):
-        notes.append(
+        notes.append(Message(
             "rb has more variance than sum_k1 here: each position's term has less, but the "
             "log-ratio of a token is anti-correlated with the KL still to come."
-        )
+        ))
     if n is not None and n < 2:
-        notes.append("n = 1: the Monte Carlo std and SE are undefined (null).")
+        notes.append(Message("n = {n}: the Monte Carlo std and SE are undefined (null).", n=n))
     return notes
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from kl_core._validation import Message
 from kl_core.distributions import Tail
 
 __all__ = ["TailVerdict", "tail_verdict"]
@@ -60,7 +61,8 @@ class TailVerdict:
     finite : bool
         True if the integral over this side converges.
     reason : str
-        Empty, or why it diverges (one clause, no side).
+        Empty, or why it diverges (one clause, no side): a
+        :class:`~kl_core._validation.Message`, so the app can translate it.
     decay : str
         ``"exponential"``, ``"algebraic"`` (a power of :math:`|x|`) or
         ``"growth"`` (the infinite exponential case).
@@ -80,14 +82,16 @@ class TailVerdict:
     log_r_sign: int = 0
 
 
-_Q_TAIL = "q's tail is too heavy for the powers of log r in the integrand"
-_P_TAIL = "p's tail is too heavy for the powers of log r in the integrand (weighted by r = p/q)"
+# The reasons are Messages (kl_core._validation): English here and on the command line,
+# translated where the app shows them (lab.i18n.message).
+_Q_TAIL = Message("q's tail is too heavy for the powers of log r in the integrand")
+_P_TAIL = Message("p's tail is too heavy for the powers of log r in the integrand (weighted by r = p/q)")
 
 
-def _r_power(k: float) -> str:
-    return (
-        f"the factor r^{k:g} = (p/q)^{k:g} grows faster than q decays "
-        "(p's tail is too heavy relative to q's)"
+def _r_power(k: float) -> Message:
+    return Message(
+        "the factor r^{k} = (p/q)^{k} grows faster than q decays (p's tail is too heavy relative to q's)",
+        k=format(k, "g"),
     )
 
 

@@ -21,18 +21,22 @@ Conventions (see ``docs/app_conventions.md``):
 * the same key on two pages with an identical widget (same helper, label,
   range and default) shares its value when the user switches pages; a
   different definition under the same key keeps its own value;
-* select-type widgets put the *displayed* option text in the URL, so keep
-  ``format_func`` labels short and stable;
+* select-type widgets put the option's text in the URL (its English text
+  where the options are translated), so keep ``format_func`` labels short and
+  stable;
 * to change a bound widget from code (presets), call :func:`set_values` from
   an ``on_click``/``on_change`` callback; ``st.query_params`` cannot write a
   bound parameter.
 
 Languages: labels, help and option texts are translated by the caller
-(``_()``); a select-type widget's URL value is its *displayed* option text, so
-it follows the language: the language switch calls :func:`relabel`, which
-rewrites every select-type value of the page in the new language, and a link
-whose option text is in another language than its ``?lang=`` is still read
-(see :func:`_other_language`).
+(``_()``).  A select-type widget whose options read the same in every language
+is bound by Streamlit (its URL value is the displayed text).  One whose options
+are translated keeps its option's *English* text in the URL, in every language
+(:func:`_bound_in_english`), so a link made in Chinese opens the same view with
+``?lang=en`` and the other way round, and re-sharing keeps the choice; a link
+naming an option in either language (or by its index) is read.  The language
+switch calls :func:`relabel`, which redraws every select-type value of the page
+in the new language's words.
 """
 
 from __future__ import annotations
@@ -230,10 +234,80 @@ def _bound(
     raw = _raw_from_url(_check_key(key))
     if choices:
         follows_language(key)
+        if _translated(choices, fmt):
+            return _bound_in_english(widget, label, key, raw, allowed=allowed, fmt=fmt,
+                                     choices=choices, **kwargs)
         if raw is not None and _other_language(key, raw, choices, fmt, widget is st.multiselect):
             raw = None
     out = widget(label, key=key, bind=BIND, **kwargs)
     _track(key, raw, out, allowed=allowed, fmt=fmt, options=choices)
+    return out
+
+
+def _english(fmt: Callable[[Any], str], option: Any) -> str:
+    """An option's text in English: what the URL holds, whatever the run's language."""
+    with i18n.using(i18n.LANGUAGES[0]):
+        return fmt(option)
+
+
+def _translated(choices: Sequence[Any], fmt: Callable[[Any], str]) -> bool:
+    """True if some option reads differently in another language."""
+    english = [_english(fmt, o) for o in choices]
+    for lang in i18n.LANGUAGES[1:]:
+        with i18n.using(lang):
+            if [fmt(o) for o in choices] != english:
+                return True
+    return False
+
+
+def _bound_in_english(
+    widget: Callable[..., Any],
+    label: str,
+    key: str,
+    raw: list[str] | None,
+    *,
+    allowed: str,
+    fmt: Callable[[Any], str],
+    choices: Sequence[Any],
+    **kwargs: Any,
+) -> Any:
+    """A select-type widget whose options are translated, kept in the URL by their English text.
+
+    Streamlit's binding writes the *displayed* text, which would make a link
+    depend on its language (and drops a link's English text on a Chinese run).
+    So the widget is not bound: a link's text in any language (or an option's
+    index) seeds it on its first run, and after each run the URL is set to the
+    English text of the value (left out at the default), in every language.
+    """
+    multi = widget is st.multiselect
+    default = (kwargs["options"][kwargs["index"]] if "index" in kwargs
+               else kwargs.get("default", kwargs.get("value")))
+    if raw is not None:
+        names: dict[str, Any] = {}
+        for lang in i18n.LANGUAGES:
+            with i18n.using(lang):
+                for option in choices:
+                    names.setdefault(fmt(option), option)
+        for option in choices:  # an option's own key (?src=counter) is read too
+            names.setdefault(str(option), option)
+        options = list(choices)
+        read = [names[r] if r in names else options[int(r)] if r.isdigit() and int(r) < len(options)
+                else None for r in raw]
+        if all(v is not None for v in read):
+            st.session_state[key] = read if multi else read[-1]
+        else:  # not an option in any language: shown with a note, and dropped from the URL
+            st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default)
+    out = widget(label, key=key, **kwargs)
+    _track(key, None, out, allowed=allowed, fmt=fmt, options=choices)
+    if multi:
+        want = [] if list(out) == list(default or []) else [_english(fmt, v) for v in out]
+    else:
+        want = [] if out == default else [_english(fmt, out)]
+    if st.query_params.get_all(key) != want:
+        if want:
+            st.query_params[key] = want if multi else want[0]
+        else:
+            del st.query_params[key]
     return out
 
 

@@ -22,11 +22,13 @@ import streamlit as st
 
 from kl_core import gradients
 from lab import state, ui
-from lab.i18n import _
+from lab.i18n import N_, _
 from lab.notes import gradients as notes
 
 __all__ = ["K_MAX", "token_setting"]
 
+#: The sampler's options, translated where shown (a link names them in English in both languages).
+SAMPLERS = {"on": N_("on-policy"), "old": N_("older policy")}
 #: Most tokens the page offers: the gradient bars and token colours stay readable.
 K_MAX = 10
 
@@ -87,7 +89,7 @@ def token_setting() -> notes.Setting:
     with c_s:
         sampler = state.segmented(
             _(r"Tokens drawn from $\pi_\theta$ (on-policy) or an older $\pi_\mathrm{old}$"), "smp", ["on", "old"], value="on",
-            format_func={"on": _("on-policy"), "old": _("older policy")}.get,
+            format_func=lambda k: _(SAMPLERS[k]),
             help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
         )
         old_drift = state.slider(_(r"$\pi_\mathrm{old}$'s drift $t$ along the same $v$"), "told", min_value=-3.0,

@@ -115,7 +115,7 @@ with ui.metric_row():
     st.metric(_("λ*, least-variance λ"),
               _("undefined") if star.value is None else number(star.value),
               help=_("λ*, the λ of least variance (kl_core.exact.lambda_star(q, p)). {why}").format(
-                  why=star.note))
+                  why=ui.error_text(star.note)))
     st.metric(_("Draws, N · R"), f"{n * repeats:,}",
               help=_("seed {seed}; the same seed gives the same draws").format(seed=seed))
 for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),

@@ -15,7 +15,7 @@ from charts.palette import REFERENCE_COLOR, color
 from kl_core import estimators
 from kl_core.control_variates import GainCurve, LambdaParabola
 from lab.format import number
-from lab.i18n import N_, _
+from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
@@ -94,7 +94,7 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
             "λ(r − 1) cannot cancel it, and λ* is undefined."
         )
         if why_infinite:
-            text = _("{text} ({why})").format(text=text, why=why_infinite)
+            text = _("{text} ({why})").format(text=text, why=message(why_infinite))
         return Note("warning", text, ":material/warning:")
     if _chi2_infinite(par):
         return Note(
@@ -115,7 +115,7 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
     """Why there is no "λ = λ*" button: λ* does not exist for this pair, or lies off [lo, hi]."""
     if not par.lam_star_defined:
         return _("No λ = λ* button: λ* does not exist here ({why}).").format(
-            why=par.lam_star_note)
+            why=message(par.lam_star_note))
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
             lam=number(par.lam_star), lo=lo, hi=hi)

@@ -10,13 +10,15 @@ import math
 from collections.abc import Mapping, Sequence
 
 from kl_core import sampling
+from kl_core._expectation import OVERFLOW_NOTE
+from kl_core._validation import Message
 from kl_core.estimators import ESTIMATORS
 from kl_core.exact import LambdaStar, Moments
 from kl_core.montecarlo import EstimatorSummary
 from kl_core.published import PublishedExperiment
 from kl_core.reliability import ErrorBarCheck
 from lab.format import number
-from lab.i18n import N_, _
+from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
@@ -43,8 +45,28 @@ def _names(keys: Sequence[str]) -> str:
     return ", ".join(ESTIMATORS[k].name for k in keys)
 
 
+#: The heads of the core's moment notes (kl_core.exact): "Var(k3) is infinite: <why>".
+_HEADS = ("{what} is infinite: {why}", "{what} is reported as inf: {why}")  # i18n: ok (core templates)
+
+
+def _shown(why: str) -> str:
+    """A core reason in the run's language; the overflow note's example typeset.
+
+    The core writes ``E_q[r²] = e^{μ²}`` in plain text for the command line; on a page it is a formula.
+    """
+    if isinstance(why, Message) and why.template == OVERFLOW_NOTE.template:
+        why = Message(why.template, **{**why.params, "example": r"$\mathbb{E}_q[r^2] = e^{\mu^2}$"})
+    return message(why)
+
+
 def _reason(note: str) -> str:
-    """A core note without its "X is infinite: " head."""
+    """A core note without its "X is infinite: " head: the reason, still a core message.
+
+    Compared and grouped in English (a :class:`Message` is its English text); shown
+    with :func:`lab.i18n.message`, in the run's language.
+    """
+    if isinstance(note, Message) and note.template in _HEADS:
+        return note.params["why"]
     for head in (" is infinite: ", " is reported as inf: "):  # i18n: ok (core text)
         note = note.split(head, 1)[-1]
     return note
@@ -84,7 +106,7 @@ def _infinite_target(target_name: str, users: Sequence[str], moments: Mapping[st
                "converge to: the estimates keep growing with N, and bias/true and stdev/true are "
                "undefined.")
     )
-    return text.format(target=target_name, why=_reason(note), names=_names(users))
+    return text.format(target=target_name, why=_shown(_reason(note)), names=_names(users))
 
 
 def _infinite_variance(why: str, keys: Sequence[str]) -> str:
@@ -109,7 +131,7 @@ def _infinite_variance(why: str, keys: Sequence[str]) -> str:
         "{head}: {why}. {hint} Their means are still finite, but their estimates do not settle "
         "into a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
         "understate the uncertainty (a rare huge value can move an estimate far at any N)."
-    ).format(head=head.format(v=variances), why=why, hint=hint).replace(".  ", ". ")
+    ).format(head=head.format(v=variances), why=_shown(why), hint=hint).replace(".  ", ". ")
 
 
 def notes(
@@ -291,7 +313,7 @@ def error_bar_notes(
 def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
     """Why no button sets λ = λ*: it does not exist here, or it is off the slider's [lo, hi]."""
     if star.value is None:
-        return _("There is no λ*: {why}.").format(why=star.note)
+        return _("There is no λ*: {why}.").format(why=message(star.note))
     if not lo <= star.value <= hi:
         return _("λ* = {lam} is outside the slider's range.").format(lam=number(star.value))
     return None

@@ -21,7 +21,11 @@ WIDE_P = "&p=normal(0,2)&lam=2&path=Gaussian%20scale%20change"  # a link names t
 CHARTS = 6
 
 
-@pytest.mark.parametrize("query", ["", WIDE_P], ids=["defaults", "wide-p"])
+#: Var(log r) = ∞ (a t₃ sampler): the core's reasons for it and for "no λ*", in the run's language.
+HEAVY_Q = "&q=t(3,0,1)&p=normal(0,1)"
+
+
+@pytest.mark.parametrize("query", ["", WIDE_P, HEAVY_Q], ids=["defaults", "wide-p", "heavy-q"])
 def test_control_variates_in_chinese_has_no_english_and_the_same_numbers(
     app_url, new_page, wait_for_app, query
 ):
@@ -32,6 +36,9 @@ def test_control_variates_in_chinese_has_no_english_and_the_same_numbers(
     assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "控制变量"
     assert english_runs(zh.evaluate(TEXT_OF, MAIN)) == []
     assert english_runs(en.evaluate(TEXT_OF, MAIN))  # the check can fail
+    if query == HEAVY_Q:  # the core's reasons, translated
+        assert "q's tail is too heavy" in en.evaluate(TEXT_OF, MAIN)
+        assert "λ* 无定义" in zh.evaluate(TEXT_OF, MAIN)
     assert _chart_numbers(zh) == _chart_numbers(en)
     assert _numbers(zh) == _numbers(en)
 

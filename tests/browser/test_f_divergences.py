@@ -169,3 +169,44 @@ def test_readable_in_both_languages_with_the_same_numbers(
     assert english_runs(main_text(en))  # the check can fail: the English page has such runs
     assert chart_numbers(zh) == chart_numbers(en)
     assert numbers(zh) == numbers(en)
+
+
+def test_a_chinese_link_keeps_its_choices_in_english_words(app_url, new_page, wait_for_app):
+    """The URL names options by their English text in both languages (issue 13): a link that
+    names an option in English keeps it on a Chinese page, a choice made in Chinese is written
+    in English, and the zh link opens the same view with ``?lang=en``."""
+    from urllib.parse import parse_qs, urlsplit
+
+    from lab import i18n
+
+    with i18n.using("zh"):
+        logit_zh, pearson_zh = i18n._("Categorical logit direction"), i18n._("Pearson χ²")
+    assert logit_zh != "Categorical logit direction" and pearson_zh != "Pearson χ²"
+
+    def params(page) -> dict[str, list[str]]:
+        return parse_qs(urlsplit(page.url).query)
+
+    zh = new_page()
+    zh.goto(f"{app_url}{PATH}?lang=zh&f=" + quote("Pearson χ²"))
+    wait_for_app(zh)
+    state = settled_view_state(zh)
+    assert state["chips"] == [pearson_zh]
+    assert params(zh)["f"] == ["Pearson χ²"]  # kept, in English
+
+    zh.locator("[role='radio']", has_text=logit_zh).click()
+    zh.wait_for_url(re.compile(r"[?&]path=Categorical"))  # chosen in Chinese, written in English
+    wait_for_app.settled(zh)
+    zh_state = settled_view_state(zh)
+    assert zh_state["checked"][0] == logit_zh
+    assert params(zh)["f"] == ["Pearson χ²"] and params(zh)["lang"] == ["zh"]
+
+    en = new_page()
+    en.goto(zh.url.replace("lang=zh", "lang=en"))
+    wait_for_app(en)
+    en_state = settled_view_state(en)
+    assert en_state["checked"] == ["Categorical logit direction", "f-divergence and parabola"]
+    assert en_state["chips"] == ["Pearson χ²"]
+    assert en_state["range"] == zh_state["range"]
+    assert {k: v for k, v in params(en).items() if k != "lang"} == {
+        k: v for k, v in params(zh).items() if k != "lang"}
+    assert en.locator("[data-testid='stAlertContentWarning']").count() == 0

@@ -8,6 +8,7 @@ the page ends on must show the same.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from urllib.parse import quote
 
@@ -85,8 +86,13 @@ def test_readable_in_both_languages(app_url, chromium, size):
             assert defects(page) == [], (lang, size)
 
 
-@pytest.mark.parametrize("query", ["", "&k=4&t=-1.5&smp=old&told=0.5&beta=2&option=k3"],
-                         ids=["defaults", "older-sampler"])
+#: A reward too wide for β: the core refuses the training runs (kl_core.gradient_flow), and its
+#: reason is shown in the run's language.
+WIDE_REWARD = "&beta=0.05&rew=100,0,0,0,0,0"
+
+
+@pytest.mark.parametrize("query", ["", "&k=4&t=-1.5&smp=old&told=0.5&beta=2&option=k3", WIDE_REWARD],
+                         ids=["defaults", "older-sampler", "wide-reward"])
 def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
     with open_page(chromium, f"{app_url}/gradients?lang=zh{query}", "1280", metrics=4) as zh, \
             open_page(chromium, f"{app_url}/gradients?lang=en{query}", "1280", metrics=4) as en:
@@ -94,6 +100,18 @@ def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
         assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "梯度"
         assert english_runs(prose(zh)) == []
         assert english_runs(prose(en))  # the check can fail: the English page has such runs
+        if query == WIDE_REWARD:
+            assert "beta must be at least" in prose(en) and "β 至少要取" in prose(zh)
         assert metric_values(zh) == metric_values(en)
         got, want = Counter(numbers(zh)), Counter(numbers(en))
         assert got == want, (got - want, want - got)
+
+
+def test_a_chinese_page_keeps_the_samplers_english_name_in_the_url(app_url, new_page, wait_for_app):
+    """The sampler's options are translated; a link names them in English in both languages."""
+    page = new_page()
+    page.goto(f"{app_url}/gradients?lang=zh&smp=older%20policy&told=0.25")
+    wait_for_app(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentWarning']", has_text="smp=").count() == 0
+    assert re.search(r"[?&]smp=older(\+|%20)policy(&|$)", page.url)

@@ -85,3 +85,31 @@ def test_the_link_note_is_written_in_the_current_language():
     at = run(lang="zh", n="99")
     (note,) = at.warning
     assert "n=99" in note.value and "0 到 10 之间的整数" in note.value
+
+
+def _url(at: AppTest, key: str) -> list[str]:
+    """The URL's values for ``key`` (AppTest keeps a single value as a string)."""
+    v = at.query_params.get(key, [])
+    return [v] if isinstance(v, str) else list(v)
+
+
+def test_the_url_names_a_translated_option_in_english_in_both_languages():
+    # The bug: a link naming an option in English on a Chinese page chose it but dropped it
+    # from the URL, so re-sharing lost the choice.  The URL holds the English text in both
+    # languages, so a zh user's link opens the same view with ?lang=en.
+    at = run(lang="zh", fam="Laplace")
+    assert at.markdown[-1].value == "laplace 3"
+    assert _url(at, "fam") == ["Laplace"]
+    with i18n.using("zh"):
+        at.selectbox(key="fam").select_index(2).run()  # chosen from the Chinese menu
+        assert at.markdown[-1].value == "t 3"
+        assert _url(at, "fam") == ["Student t"]
+        at.button_group(key="lang").set_value("en").run()
+    assert _url(at, "fam") == ["Student t"] and at.markdown[-1].value == "t 3"
+    at = run(lang="en", fam="学生 t 分布")  # an older link in Chinese words is read, and rewritten
+    assert at.markdown[-1].value == "t 3" and _url(at, "fam") == ["Student t"]
+    at = run(lang="zh", fam="t")  # the option's own key is read too
+    assert at.markdown[-1].value == "t 3" and _url(at, "fam") == ["Student t"]
+    with i18n.using("zh"):
+        at.selectbox(key="fam").select_index(0).run()  # back to the default: left out
+    assert _url(at, "fam") == []

@@ -180,3 +180,29 @@ def test_the_preset_line_links_its_source():
                          "(http://joschu.net/blog/kl-approx.html))*")
     lab = PRESETS["laplace-gaussian"]
     assert notes.preset_line(lab.title, lab.blurb, lab.source).endswith("*(This lab)*")
+
+
+def test_the_cores_reasons_are_shown_in_the_runs_language():
+    from kl_core.exact import lambda_star
+    from lab import i18n
+
+    for q_spec, p_spec, en, zh in [
+        ("t(3,0,1)", "normal(0,1)", "q's tail is too heavy", "q 的尾部太重"),
+        ("normal(0,1)", "normal(0,1.5)", "grows faster than q decays", "增长得比 q 衰减得快"),
+    ]:
+        _, _, _, moments, targets, true_kl, true_pq = setting(q_spec, p_spec)
+        (english,) = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)
+        with i18n.using("zh"):
+            (chinese,) = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)
+        assert en in english.text and "积分在 x → +∞ 时发散" in chinese.text and zh in chinese.text
+    with i18n.using("zh"):
+        text = notes.lambda_star_line(lambda_star(parse("t(3,0,1)"), parse("normal(0,1)")), -1, 2)
+    assert "λ* 无定义" in text and "no λ helps" not in text
+
+
+def test_the_overflow_note_typesets_its_example():
+    _, _, _, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(40,1)", keys=("k3",))
+    assert "E_q[r²] = e^{μ²}" in moments["k3"].note  # the core's plain text, for the command line
+    (note,) = notes.notes(("k3",), targets, moments, {}, true_kl, true_pq)
+    assert "too large for a double" in note.text
+    assert r"$\mathbb{E}_q[r^2] = e^{\mu^2}$" in note.text and "E_q[" not in note.text
