@@ -9,6 +9,7 @@ import pytest
 from kl_core.doctor import diagnose
 from lab.notes import config_doctor as notes
 from scripts.translations import english_runs
+from tests.browser.conftest import wait_until_settled
 from tests.browser.page_checks import defects, numbers, open_page, prose
 
 
@@ -101,6 +102,7 @@ def _paste(page, text: str, code: str) -> None:
     area.press("Control+Enter")
     wait_for_text(page, code)
     page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+    wait_until_settled(page)  # the card's chart is drawn after the run: read the numbers then
 
 
 def test_pasted_edge_case_in_chinese(app_url, chromium):
