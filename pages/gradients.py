@@ -68,7 +68,7 @@ long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops a
 linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))
 if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=verl:k3 is low_var_kl
     st.session_state[notes.OPTION_KEY] = linked
-c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.8, 1, 0.6], gap="medium")
+c_opt, c_lam, c_n, c_seed = st.columns([1.2, 1.6, 1, 1], gap="medium")
 with c_opt:
     chosen = state.select(
         _("Option to highlight"), notes.OPTION_KEY, notes.option_names(), value=notes.DEFAULT_OPTION,
