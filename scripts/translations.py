@@ -38,6 +38,7 @@ import re
 import string
 import sys
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -193,7 +194,8 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
 
     A message the source has and the catalog lacks; an empty translation; a
     fuzzy one; an obsolete message; a translation whose ``{placeholders}`` differ
-    from the English (it would raise or drop a number); a ``.mo`` that does
+    from the English (it would raise or drop a number); a translation with
+    Chinese in ``*italics*`` (:func:`cjk_italics`); a ``.mo`` that does
     not hold exactly the ``.po``'s translations.  Messages found only in the
     ``exempt`` files (default :data:`NOT_YET_TRANSLATED`) may still be missing
     or untranslated: they show in English until those files are converted.
@@ -231,6 +233,9 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
                 continue
             if not fields_ok and not (len(ids) > 1 and _fields(s) in (_fields(ids[0]), _fields(ids[1]))):
                 out.append(f"placeholders differ in {lang}: {ids[0]!r} -> {s!r}")
+        for s in strs:
+            if slanted := cjk_italics(s):
+                out.append(f"italics on Chinese text in {lang} (a fake slant: use **bold**): {slanted[0]!r} in {_named(msg)}")
     for msg in catalog.obsolete.values():
         out.append(f"obsolete in {lang}: {_named(msg)}")
     mo = po_path(lang).with_suffix(".mo")
@@ -246,6 +251,48 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
         if compiled != _compiled_from(catalog):
             out.append(f"{_shown(mo)} is not in step with the .po: run scripts/translations.py")
     return out
+
+
+#: Maths, code spans and placeholders: their ``*`` and ``_`` are not Markdown emphasis.
+_NOT_MARKDOWN = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\{[^{}]*\}", re.S)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _punctuation(c: str) -> bool:
+    return unicodedata.category(c)[0] in "PS"
+
+
+def single_emphasis(text: str) -> list[str]:
+    """The spans of ``text`` that Markdown sets in italics: ``*x*`` and ``_x_`` (not ``**x**``).
+
+    Delimiters pair as CommonMark's flanking rules pair them, near enough: an
+    opening ``*`` is not followed by a space (nor by punctuation unless a space
+    or punctuation comes before it), a closing one mirrors that; ``_`` also
+    cannot open or close inside a word (``π_old``).  Maths, code and
+    placeholders are left out, so ``$a*b$``, ``λ\\*`` and ``{kl_fwd}`` are not emphasis.
+    """
+    t = _NOT_MARKDOWN.sub("X", text)
+    spans, opener = [], None
+    for m in re.finditer(r"(?<!\\)(\*+|_+)", t):
+        if len(m.group(0)) != 1:  # ** (bold) and longer runs
+            continue
+        before = t[m.start() - 1] if m.start() else " "
+        after = t[m.end()] if m.end() < len(t) else " "
+        left = not after.isspace() and (not _punctuation(after) or before.isspace() or _punctuation(before))
+        right = not before.isspace() and (not _punctuation(before) or after.isspace() or _punctuation(after))
+        if m.group(0) == "_":
+            left, right = left and (not right or _punctuation(before)), right and (not left or _punctuation(after))
+        if opener is not None and right and t[opener] == m.group(0):
+            spans.append(t[opener:m.end()])
+            opener = None
+        elif left:
+            opener = m.start()
+    return spans
+
+
+def cjk_italics(text: str) -> list[str]:
+    """The italic spans of ``text`` holding Chinese: browsers slant CJK glyphs artificially (use bold)."""
+    return [s for s in single_emphasis(text) if _CJK.search(s)]
 
 
 def untranslated_messages(lang: str, path: str, template=None) -> list[str]:
