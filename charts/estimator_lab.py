@@ -32,7 +32,7 @@ from charts.histograms import (
 )
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
 from kl_core.sampling import NormalApproximation
-from lab.i18n import _
+from lab.i18n import _, pgettext
 
 __all__ = [
     "batch_means_domain",
@@ -278,7 +278,8 @@ def batch_means_histogram(
             x_title=_("estimate of {target}").format(target=true_label),
             y_title=_("share of the estimates"),
             y_top=y_top,
-            noun=_("estimates"),
+            # TRANSLATORS: tooltip of a histogram bar: how many estimates fell in its bin
+            noun=pgettext("histogram count", "estimates"),
             share_format=".1%",
             opacity=0.85,
         )

@@ -19,7 +19,7 @@ import pandas as pd
 from charts.histograms import bin_values, records
 from charts.palette import COLORS, CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from kl_core.gradients import GradientRow
-from lab.i18n import _
+from lab.i18n import _, pgettext
 
 __all__ = [
     "MAX_TRAINING_POINTS",
@@ -225,9 +225,12 @@ def spread_panel(
                 y={"field": "share", "type": "quantitative", "title": _("share of estimates"),
                    "scale": {"zero": True}, "axis": {"format": "~%", "tickCount": 3}},
                 y2={"datum": 0},
-                tooltip=[{"field": "left", "type": "quantitative", "title": _("from"), "format": ".4g"},
-                         {"field": "right", "type": "quantitative", "title": _("to"), "format": ".4g"},
-                         {"field": "share", "type": "quantitative", "title": _("share"), "format": ".2%"}],
+                tooltip=[{"field": "left", "type": "quantitative", "title": pgettext("histogram bin", "from"),
+                          "format": ".4g"},
+                         {"field": "right", "type": "quantitative", "title": pgettext("histogram bin", "to"),
+                          "format": ".4g"},
+                         {"field": "share", "type": "quantitative", "title": pgettext("histogram bin", "share"),
+                          "format": ".2%"}],
             ),
         ),
         alt.Chart(

@@ -18,7 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
-from lab.i18n import N_, _
+from lab.i18n import N_, _, pgettext
 
 __all__ = [
     "bars_layer",
@@ -257,12 +257,15 @@ def bars_layer(
             y2={"datum": 0},
             tooltip=[
                 # TRANSLATORS: tooltip of a histogram bar: the left edge of its bin
-                {"field": "left", "type": "quantitative", "title": _("from"), "format": ".4g"},
+                {"field": "left", "type": "quantitative", "title": pgettext("histogram bin", "from"),
+                 "format": ".4g"},
                 # TRANSLATORS: tooltip of a histogram bar: the right edge of its bin
-                {"field": "right", "type": "quantitative", "title": _("to"), "format": ".4g"},
+                {"field": "right", "type": "quantitative", "title": pgettext("histogram bin", "to"),
+                 "format": ".4g"},
                 {"field": "count", "type": "quantitative", "title": noun},
                 # TRANSLATORS: tooltip of a histogram bar: the fraction of all values in its bin
-                {"field": "share", "type": "quantitative", "title": _("share"), "format": share_format},
+                {"field": "share", "type": "quantitative", "title": pgettext("histogram bin", "share"),
+                 "format": share_format},
             ],
         ),
     )

@@ -824,6 +824,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
 
 #: Where a term acts and its off-policy gradient target, as words in a message.
 _PLACES = {"reward": N_("reward"), "loss": N_("loss")}
+# TRANSLATORS: the kind of an expected gradient, in "{name} has a {target} expected gradient instead of ∇KL[π_θ‖π_ref]"
 _TARGETS = {"mixed": N_("mixed"), "zero": N_("zero"), "forward_kl": N_("forward_kl")}
 
 

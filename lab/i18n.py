@@ -48,6 +48,8 @@ __all__ = [
     "language",
     "message",
     "ngettext",
+    "npgettext",
+    "pgettext",
     "set_language",
     "using",
 ]
@@ -110,6 +112,22 @@ def _(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The singular or plural form of a message for the count ``n``, translated."""
     return _catalog(_current.get()).ngettext(singular, plural, n)
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` in the current language, as meant in ``context``.
+
+    For a short message that means different things in different places: the
+    English ``"from"`` is a histogram bin's lower edge in one chart and the
+    source of a setting in the config doctor's table.  Each use gets its own
+    ``msgctxt`` in the catalog, so each gets its own translation.
+    """
+    return _catalog(_current.get()).pgettext(context, message)
+
+
+def npgettext(context: str, singular: str, plural: str, n: int) -> str:
+    """:func:`ngettext` with a context (see :func:`pgettext`)."""
+    return _catalog(_current.get()).npgettext(context, singular, plural, n)
 
 
 def N_(message: str) -> str:

@@ -152,13 +152,12 @@ st.markdown(notes.clamp_roles(demo, clamps.drifting_role(demo), path.family_late
 curve = cache.clamp_curve(demo_id, path_key)
 point = clamps.clamp_point(demo_id, path_key, theta)
 kl_name = demo.direction.split(" (")[0]
-rel = " ({b:+.0%})".format(b=point.relative_bias) if point.kl > 0 else ""
 with ui.metric_row():
     st.metric(_("Exact KL"), f"{point.kl:.4g}",
               help=notes.typeset(_("Exact {kl}: a sum over the tokens.").format(kl=kl_name)))
+    delta, delta_words = notes.bias_delta(point.bias, point.kl)
     st.metric(
-        _("Library's mean"), f"{point.mean:.4g}",
-        delta=_("{b:+.3g} vs the KL{rel}").format(b=point.bias, rel=rel) if point.bias != 0 else None,
+        _("Library's mean"), f"{point.mean:.4g}", delta=delta, delta_description=delta_words,
         help=_("Exact mean over the sampler's tokens of the library's clamped per-token value."),
     )
     st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",

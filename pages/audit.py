@@ -89,7 +89,7 @@ for role_label_required, col in pickers:
     chosen[role] = None if value in (None, notes.NONE) else value
 direction = state.segmented(
     _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
-    format_func=notes.DIRECTION_LABELS.get,
+    format_func=notes.direction_label,
     help=_("KL[sampler‖other] uses k1, k2, k3 of $\\log r$; KL[other‖sampler] weights them by $r$ "
            "(k3 becomes k3_pq)."),
 )
@@ -146,7 +146,7 @@ with ui.metric_row():
         st.metric(
             _("Exact KL"), f"{exact['k1']:.5f}",
             help=_("The exact {kl}, from the generator (data/example_audit.json): the exact expectation "
-                   "for these tokens.").format(kl=notes.DIRECTION_LABELS[report.direction]),
+                   "for these tokens.").format(kl=notes.direction_label(report.direction)),
         )
 if report.weighted:
     with ui.metric_row():

@@ -4,7 +4,9 @@ One command keeps the catalogs in step with the source (run it from anywhere)::
 
     uv run python scripts/translations.py            # extract → update messages.po → compile messages.mo
 
-It extracts every ``_()``, ``N_()``, ``ngettext()`` of the app and every
+It extracts every ``_()``, ``N_()``, ``ngettext()``, ``pgettext()`` and
+``npgettext()`` of the app (a ``pgettext`` message carries its context as the
+``.po`` file's ``msgctxt``: one English word, two entries) and every
 message template of the core (``Message``/``InputError``/``UnreadableInput``,
 see ``kl_core/_validation.py``) with Babel, as configured in pyproject.toml's
 ``[tool.babel.extract_messages]``; merges them into
@@ -36,6 +38,7 @@ import re
 import string
 import sys
 import tomllib
+import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,7 +194,8 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
 
     A message the source has and the catalog lacks; an empty translation; a
     fuzzy one; an obsolete message; a translation whose ``{placeholders}`` differ
-    from the English (it would raise or drop a number); a ``.mo`` that does
+    from the English (it would raise or drop a number); a translation with
+    Chinese in ``*italics*`` (:func:`cjk_italics`); a ``.mo`` that does
     not hold exactly the ``.po``'s translations.  Messages found only in the
     ``exempt`` files (default :data:`NOT_YET_TRANSLATED`) may still be missing
     or untranslated: they show in English until those files are converted.
@@ -203,22 +207,23 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
     catalog = read_catalog(lang)
     out = []
     for msg in template:
-        if msg.id and msg.id not in catalog and not _pending(msg, exempt):
-            out.append(f"missing from {lang}: {msg.id!r} ({_where(msg)})")
+        if msg.id and catalog.get(msg.id, context=msg.context) is None and not _pending(msg, exempt):
+            out.append(f"missing from {lang}: {_named(msg)} ({_where(msg)})")
     for msg in catalog:
         if not msg.id:
             continue
         ids = msg.id if isinstance(msg.id, tuple) else (msg.id,)
         strs = msg.string if isinstance(msg.string, tuple) else (msg.string,)
-        if msg.id not in template:
-            out.append(f"stale in {lang} (no longer in the source): {ids[0]!r}")
-        elif _pending(template[msg.id], exempt) and (msg.fuzzy or not all(s and s.strip() for s in strs)):
+        source = template.get(msg.id, context=msg.context)
+        if source is None:
+            out.append(f"stale in {lang} (no longer in the source): {_named(msg)}")
+        elif _pending(source, exempt) and (msg.fuzzy or not all(s and s.strip() for s in strs)):
             continue  # a message of a file still to be translated: English for now
         if not all(s and s.strip() for s in strs):
-            out.append(f"untranslated in {lang}: {ids[0]!r} ({_where(msg)})")
+            out.append(f"untranslated in {lang}: {_named(msg)} ({_where(msg)})")
             continue
         if msg.fuzzy:
-            out.append(f"fuzzy in {lang} (check it, then remove the fuzzy flag): {ids[0]!r}")
+            out.append(f"fuzzy in {lang} (check it, then remove the fuzzy flag): {_named(msg)}")
             continue
         for s in strs:
             try:
@@ -228,8 +233,11 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
                 continue
             if not fields_ok and not (len(ids) > 1 and _fields(s) in (_fields(ids[0]), _fields(ids[1]))):
                 out.append(f"placeholders differ in {lang}: {ids[0]!r} -> {s!r}")
+        for s in strs:
+            if slanted := cjk_italics(s):
+                out.append(f"italics on Chinese text in {lang} (a fake slant: use **bold**): {slanted[0]!r} in {_named(msg)}")
     for msg in catalog.obsolete.values():
-        out.append(f"obsolete in {lang}: {msg.id!r}")
+        out.append(f"obsolete in {lang}: {_named(msg)}")
     mo = po_path(lang).with_suffix(".mo")
     if not mo.exists():
         out.append(f"{_shown(mo)} is missing: run scripts/translations.py")
@@ -245,6 +253,48 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
     return out
 
 
+#: Maths, code spans and placeholders: their ``*`` and ``_`` are not Markdown emphasis.
+_NOT_MARKDOWN = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|`[^`]*`|\{[^{}]*\}", re.S)
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _punctuation(c: str) -> bool:
+    return unicodedata.category(c)[0] in "PS"
+
+
+def single_emphasis(text: str) -> list[str]:
+    """The spans of ``text`` that Markdown sets in italics: ``*x*`` and ``_x_`` (not ``**x**``).
+
+    Delimiters pair as CommonMark's flanking rules pair them, near enough: an
+    opening ``*`` is not followed by a space (nor by punctuation unless a space
+    or punctuation comes before it), a closing one mirrors that; ``_`` also
+    cannot open or close inside a word (``π_old``).  Maths, code and
+    placeholders are left out, so ``$a*b$``, ``λ\\*`` and ``{kl_fwd}`` are not emphasis.
+    """
+    t = _NOT_MARKDOWN.sub("X", text)
+    spans, opener = [], None
+    for m in re.finditer(r"(?<!\\)(\*+|_+)", t):
+        if len(m.group(0)) != 1:  # ** (bold) and longer runs
+            continue
+        before = t[m.start() - 1] if m.start() else " "
+        after = t[m.end()] if m.end() < len(t) else " "
+        left = not after.isspace() and (not _punctuation(after) or before.isspace() or _punctuation(before))
+        right = not before.isspace() and (not _punctuation(before) or after.isspace() or _punctuation(after))
+        if m.group(0) == "_":
+            left, right = left and (not right or _punctuation(before)), right and (not left or _punctuation(after))
+        if opener is not None and right and t[opener] == m.group(0):
+            spans.append(t[opener:m.end()])
+            opener = None
+        elif left:
+            opener = m.start()
+    return spans
+
+
+def cjk_italics(text: str) -> list[str]:
+    """The italic spans of ``text`` holding Chinese: browsers slant CJK glyphs artificially (use bold)."""
+    return [s for s in single_emphasis(text) if _CJK.search(s)]
+
+
 def untranslated_messages(lang: str, path: str, template=None) -> list[str]:
     """The messages of file ``path`` (relative, e.g. ``pages/home.py``) that ``lang`` lacks.
 
@@ -257,7 +307,7 @@ def untranslated_messages(lang: str, path: str, template=None) -> list[str]:
     for msg in template:
         if not msg.id or path not in {f for f, _ in msg.locations}:
             continue
-        have = catalog.get(msg.id)
+        have = catalog.get(msg.id, context=msg.context)
         strs = () if have is None else have.string if isinstance(have.string, tuple) else (have.string,)
         if have is None or have.fuzzy or not all(s and s.strip() for s in strs):
             out.append(msg.id if isinstance(msg.id, str) else msg.id[0])
@@ -268,21 +318,27 @@ def _compiled_from(catalog) -> dict[str, str]:
     """What ``write_mo`` puts in the ``.mo`` (first forms): translated, non-fuzzy messages.
 
     As Babel does, a plural message counts once any form is set, an empty form
-    falling back to the English.
+    falling back to the English.  A message with a context is keyed as gettext
+    stores it, ``"context\x04message"``.
     """
     out = {}
     for m in catalog:
         if not m.id or not m.string or m.fuzzy:
             continue
-        if m.pluralizable:
-            out[m.id[0]] = m.string[0] or m.id[0]
-        else:
-            out[m.id] = m.string
+        first = m.id[0] if m.pluralizable else m.id
+        key = first if m.context is None else f"{m.context}\x04{first}"
+        out[key] = (m.string[0] or m.id[0]) if m.pluralizable else m.string
     return out
 
 
 def _shown(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
+def _named(msg) -> str:
+    """A message as the report names it: its English, and its context if it has one."""
+    first = msg.id[0] if isinstance(msg.id, tuple) else msg.id
+    return repr(first) + (f" [{msg.context}]" if msg.context else "")
 
 
 def _where(msg) -> str:
@@ -294,7 +350,7 @@ def _where(msg) -> str:
 # --------------------------------------------------------------------------- #
 
 #: Calls whose string arguments are translated, extracted or never shown to a user.
-WRAPPERS = {"_", "N_", "ngettext", "Message", "InputError", "UnreadableInput", "worded"}
+WRAPPERS = {"_", "N_", "ngettext", "pgettext", "npgettext", "Message", "InputError", "UnreadableInput", "worded"}
 NOT_SHOWN = {
     "latex", "formula", "code", "echo", "get", "get_all", "getattr", "setattr", "hasattr",
     "isinstance", "startswith", "endswith", "split", "replace", "join", "strip", "removeprefix",

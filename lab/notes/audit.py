@@ -18,6 +18,7 @@ from lab.i18n import N_, _
 __all__ = [
     "AUDIT_KEYS",
     "DIRECTION_LABELS",
+    "direction_label",
     "EXAMPLE_ROLES",
     "NONE",
     "PICKERS",
@@ -60,7 +61,13 @@ EXAMPLE_ROLES = {
     "rc": NONE,
     "kc": "kl_policy_ref",
 }
-DIRECTION_LABELS = {"sampler-other": "KL[sampler‖other]", "other-sampler": "KL[other‖sampler]"}
+#: The two directions in words (shown translated: :func:`direction_label`).
+DIRECTION_LABELS = {"sampler-other": N_("KL[sampler‖other]"), "other-sampler": N_("KL[other‖sampler]")}
+
+
+def direction_label(direction: str) -> str:
+    """``"sampler-other"`` → ``KL[sampler‖other]``, in the run's language."""
+    return _(DIRECTION_LABELS[direction])
 
 
 def example_info(meta: Mapping, file_name: str) -> str:
@@ -121,7 +128,7 @@ def kl_column_note(meta: Mapping | None, kl_col: str | None, direction: str) -> 
     return _(
         "`{col}` holds the exact next-token KL in the other direction; for {kl} choose `{want}`, "
         "so that rb estimates the same KL as k1 and k3."
-    ).format(col=kl_col, kl=DIRECTION_LABELS[direction], want=want)
+    ).format(col=kl_col, kl=direction_label(direction), want=want)
 
 
 def ratio_text(x: float | None) -> str:
@@ -160,7 +167,7 @@ def counted_line(report: AuditReport, file_name: str) -> str:
             "**{name}:** {n:,} of {total:,} tokens (the mask drops the rest), estimating **{kl}**."
         )
     return text.format(name=file_name, n=report.n, total=report.n_total,
-                       kl=DIRECTION_LABELS[report.direction])
+                       kl=direction_label(report.direction))
 
 
 def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, float] | None,

@@ -22,7 +22,7 @@ from kl_core.doctor import (
     clamp_bite,
     render_changes,
 )
-from lab.i18n import N_, _, message
+from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
     "gradients_query",
@@ -281,7 +281,8 @@ def settings_frame(d: Diagnosis) -> pd.DataFrame:
         rows.append({
             _("setting"): key,
             _("value"): "" if value is None else json.dumps(value) if not isinstance(value, str) else value,
-            _("from"): _("your text") if key in d.given else _("{lib} {rel} default").format(
+            # TRANSLATORS: column of the settings table: who set the value (your text or the release's default)
+            pgettext("settings table", "from"): _("your text") if key in d.given else _("{lib} {rel} default").format(
                 lib=d.library, rel=d.release),
         })
     return pd.DataFrame(rows)

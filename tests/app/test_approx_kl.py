@@ -225,3 +225,22 @@ def test_clamp_charts_are_valid_small_specs(eid):
     y = next(layer for layer in hit["layer"] if layer["mark"]["type"] == "line")["encoding"]["y"]
     lo, hi = y["scale"]["domain"]
     assert lo < 0 < max(y["axis"]["values"]) < hi
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_negative_clamp_bias_shows_a_down_arrow_in_every_language(lang):
+    """st.metric points its arrow down (red) only for a delta starting with "-": the signed number leads."""
+    from lab.i18n import using
+
+    at = open_page(th="25", ce="OpenRLHF k1 (reward)")
+    at.button_group(key="lang").set_value(lang).run()
+    assert not at.exception
+    pt = clamps.clamp_point("OpenRLHF:k1:reward", "peaked", 25.0)
+    assert pt.bias < 0
+    with using(lang):
+        label = notes._("Library's mean")
+    m = metrics(at)[label]
+    assert m.value == f"{pt.mean:.4g}"
+    assert m.delta.startswith("-") and m.delta == f"{pt.bias:+.3g} ({pt.bias / pt.kl:+.0%})"
+    assert m.proto.direction == m.proto.MetricDirection.DOWN and m.proto.color == m.proto.MetricColor.RED
+    assert m.proto.delta_description == (notes.bias_delta(pt.bias, pt.kl)[1] if lang == "en" else "相对于 KL")

@@ -15,7 +15,8 @@ from babel.messages.pofile import read_po
 from lab.i18n import LOCALE_DIR
 
 GLOSSARY = Path(LOCALE_DIR) / "GLOSSARY.md"
-CODE = re.compile(r"\{[^{}]*\}|`[^`]*`|\$[^$]*\$|\b\w+[._]\w[\w.]*\b")
+#: Placeholders, code spans, maths, dotted or snake_case names and paths (verl/trainer/ppo/…): not prose.
+CODE = re.compile(r"\{[^{}]*\}|`[^`]*`|\$[^$]*\$|\b\w+[._]\w[\w.]*\b|[\w.@-]+(?:/[\w.@-]+)+")
 
 
 def _pattern(term: str) -> re.Pattern:

@@ -13,6 +13,8 @@ def test_english_is_the_source_language():
     assert ctx.run(i18n._, "Exact KL[q, p]") == "Exact KL[q, p]"
     assert ctx.run(i18n.ngettext, "{n} draw", "{n} draws", 2) == "{n} draws"
     assert ctx.run(i18n.ngettext, "{n} draw", "{n} draws", 1) == "{n} draw"
+    assert ctx.run(i18n.pgettext, "histogram bin", "from") == "from"
+    assert ctx.run(i18n.npgettext, "a context", "{n} draw", "{n} draws", 2) == "{n} draws"
 
 
 def test_language_is_per_context():
@@ -36,6 +38,14 @@ def test_chinese_comes_from_the_catalog():
         assert i18n._("Home") == "首页"
         assert i18n._("a sentence no catalog has") == "a sentence no catalog has"
     assert i18n._("Home") == "Home"  # the run's language is back
+
+
+def test_a_context_picks_the_sense_of_a_short_word():
+    """One English word, two meanings, two translations (msgctxt); without a catalog entry, the English."""
+    with i18n.using("zh"):
+        assert i18n.pgettext("histogram bin", "from") != i18n.pgettext("settings table", "from")
+        assert i18n.pgettext("no such context", "from") == "from"
+        assert i18n.npgettext("no such context", "{n} draw", "{n} draws", 1) == "{n} draw"
 
 
 def test_using_restores_the_language_after_an_error():

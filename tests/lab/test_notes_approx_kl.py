@@ -70,3 +70,22 @@ def test_typeset_writes_policy_notation_as_maths_outside_code():
     )
     assert notes.typeset("`π_θ` and $\\pi_x$ stay") == "`π_θ` and $\\pi_x$ stay"
     assert "π_" not in notes.typeset(notes.caveat_note(clamps.entry_by_id("verl:low_var_kl:loss"))[1])
+
+
+def test_the_bias_delta_leads_with_its_sign_in_every_language():
+    """st.metric draws a red down-arrow only for a delta starting with "-": a negative bias must, in Chinese too."""
+    from lab.i18n import LANGUAGES, using
+
+    point = clamps.clamp_point("OpenRLHF:k1:reward", "peaked", 25.0)  # the clamp at 10 holds the mean below the KL
+    assert point.bias < 0 < point.kl
+    for lang in LANGUAGES:
+        with using(lang):
+            delta, words = notes.bias_delta(point.bias, point.kl)
+            up, _ = notes.bias_delta(-point.bias, point.kl)
+            none = notes.bias_delta(0.0, point.kl)
+        assert delta == f"{point.bias:+.3g} ({point.bias / point.kl:+.0%})" and delta.startswith("-"), lang
+        assert up.startswith("+"), lang
+        assert words and words != delta and none == (None, None)
+    with using("zh"):
+        assert notes.bias_delta(point.bias, point.kl)[1] != "vs the KL"  # translated
+    assert notes.bias_delta(-0.5, 0.0)[0] == "-0.5"  # no relative bias without a KL

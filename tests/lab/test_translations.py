@@ -59,6 +59,7 @@ def test_a_translation_that_breaks_a_placeholder_is_found(tmp_path, monkeypatch)
         'msgid "{n} rows"\nmsgstr "{m} 行"\n\n'
         '#, fuzzy\nmsgid "Seed"\nmsgstr "种子"\n\n'
         'msgid "Save"\nmsgstr ""\n\n'
+        'msgid "Home"\nmsgstr "*首页*"\n\n'
         '#~ msgid "Gone"\n#~ msgstr "没了"\n',
         "utf-8",
     )
@@ -66,7 +67,7 @@ def test_a_translation_that_breaks_a_placeholder_is_found(tmp_path, monkeypatch)
     from babel.messages.catalog import Catalog
 
     source = Catalog()
-    for text in ("{n} rows", "Seed", "Save", "New"):
+    for text in ("{n} rows", "Seed", "Save", "New", "Home"):
         source.add(text, locations=[("x.py", 1)])
     source.add("Later", locations=[("pages/later.py", 1)])  # a file still to be converted
     found = "\n".join(tr.problems("zh", source, exempt={"pages/later.py"}))
@@ -75,8 +76,69 @@ def test_a_translation_that_breaks_a_placeholder_is_found(tmp_path, monkeypatch)
     assert "untranslated in zh: 'Save'" in found
     assert "missing from zh: 'New'" in found
     assert "obsolete in zh: 'Gone'" in found
+    assert "italics on Chinese text in zh (a fake slant: use **bold**): '*首页*' in 'Home'" in found
     assert "is missing: run scripts/translations.py" in found  # no .mo
     assert "Later" not in found
+
+
+def test_a_message_with_a_context_is_its_own_entry(tmp_path, monkeypatch):
+    """pgettext's context is the msgctxt: one English word, two translations, each checked and compiled."""
+    from babel.messages.catalog import Catalog
+
+    po = tmp_path / "zh" / "LC_MESSAGES" / "messages.po"
+    po.parent.mkdir(parents=True)
+    po.write_text(
+        'msgid ""\nmsgstr "Content-Type: text/plain; charset=utf-8\\n"\n\n'
+        'msgctxt "histogram bin"\nmsgid "from"\nmsgstr "区间下限"\n\n'
+        'msgid "from"\nmsgstr "起点"\n',
+        "utf-8",
+    )
+    monkeypatch.setattr(tr, "LOCALE_DIR", tmp_path)
+    source = Catalog()
+    source.add("from", locations=[("charts/histograms.py", 1)], context="histogram bin")
+    source.add("from", locations=[("lab/notes/config_doctor.py", 1)], context="settings table")
+    found = "\n".join(tr.problems("zh", source))
+    assert "missing from zh: 'from' [settings table]" in found
+    assert "stale in zh (no longer in the source): 'from'" in found  # the one without a context
+    assert "[histogram bin]" not in found
+    tr.update("zh")  # compiles the .mo from the .po (the real source has no bare "from")
+    with open(po.with_suffix(".mo"), "rb") as fh:
+        mo = gettext.GNUTranslations(fh)
+    assert mo.pgettext("histogram bin", "from") == "区间下限"
+    assert tr._compiled_from(tr.read_catalog("zh")).get("histogram bin\x04from") == "区间下限"
+
+
+def test_the_two_senses_of_from_are_translated_apart():
+    assert tr.config()["keywords"].count("pgettext:1c,2") == 1
+    with i18n.using("zh"):
+        bin_edge, source = i18n.pgettext("histogram bin", "from"), i18n.pgettext("settings table", "from")
+        assert (bin_edge, i18n.pgettext("histogram bin", "to")) == ("区间下限", "区间上限")
+        assert source == "来源"
+    with i18n.using("en"):
+        assert i18n.pgettext("settings table", "from") == "from"
+
+
+@pytest.mark.parametrize(("text", "italic"), [
+    ("KL 的方向*从*采样分布出发", ["*从*"]),
+    ("见 _token 与序列_ 页面", ["_token 与序列_"]),
+    ("KL 的方向是**从**采样分布出发的", []),
+    ("Var(kλ*), λ = λ*", []),
+    (r"λ\\* → 1，$a*b + c*d$，`x*y*z`，{kl_fwd} 与 {kl_rev}", []),
+    ("π_old 与 π_ref 之间", []),
+    ("**反例**（K = 3）：*另一个* KL", ["*另一个*"]),
+])
+def test_italics_on_chinese_text_are_found(text, italic):
+    assert tr.cjk_italics(text) == italic
+
+
+def test_no_chinese_translation_is_set_in_italics():
+    """Browsers slant CJK glyphs artificially: Chinese emphasis is **bold** (docs/app_conventions.md)."""
+    from babel.messages.pofile import read_po
+
+    with open(tr.po_path("zh"), "rb") as fh:
+        slanted = [(m.id, tr.cjk_italics(m.string)) for m in read_po(fh, locale="zh")
+                   if m.id and isinstance(m.string, str) and tr.cjk_italics(m.string)]
+    assert slanted == []
 
 
 # --------------------------------------------------------------------------- coverage
