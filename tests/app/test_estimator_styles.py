@@ -122,6 +122,19 @@ def _scale_lookup(channel: dict | None, field: str | None) -> dict[str, object] 
     return None
 
 
+def _drawn_values(spec: dict, layer: dict, field: str) -> set | None:
+    """The values of ``field`` that ``layer`` draws: from its rows in ``spec["datasets"]`` (less
+    those a ``filter`` with ``equal`` drops), or None when the rows do not hold it (a fold)."""
+    rows = spec.get("datasets", {}).get((layer.get("data") or {}).get("name"))
+    values = None
+    if isinstance(rows, list) and rows and all(field in r for r in rows):
+        values = {r[field] for r in rows}
+    for t in layer.get("transform", []):
+        if isinstance(t.get("filter"), dict) and t["filter"].get("field") == field and "equal" in t["filter"]:
+            values = {t["filter"]["equal"]} & (values if values is not None else {t["filter"]["equal"]})
+    return values
+
+
 def series_of(name: str, spec: dict) -> list[Series]:
     """The series of every layer of chart ``spec``."""
     out = []
@@ -138,7 +151,10 @@ def series_of(name: str, spec: dict) -> list[Series]:
             field = colour_channel["field"]
             dashes = _scale_lookup(enc.get("strokeDash"), field)
             shapes = _scale_lookup(enc.get("shape"), field)
+            drawn = _drawn_values(spec, layer, field)
             for entry, colour in colours.items():
+                if drawn is not None and entry not in drawn:
+                    continue  # in the shared scale, not in this layer
                 dash = dashes.get(entry) if dashes is not None else const_dash
                 out.append(Series(where, mark.get("type", ""), str(entry), str(colour), dash,
                                   dashes is not None or const_dash is not None,
