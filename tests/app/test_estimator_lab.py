@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from charts import palette
 from charts.estimator_lab import (
     RUNNING_FROM,
     batch_means_domain,
@@ -23,7 +24,6 @@ from charts.estimator_lab import (
     with_numpy_rows,
 )
 from charts.histograms import MAX_ROWS, TITLE_LIMIT, per_sample_histogram
-from charts import palette
 from charts.palette import COLORS
 from kl_core.distributions import parse
 from kl_core.estimators import ESTIMATORS
