@@ -154,6 +154,8 @@ def variance_parabola(
     # One look per estimator (charts.palette): each mark's rule in its dash, its point in its shape.
     looks = scales([m.label for m in marks], [LAM_STAR_STYLE if m.key is None else m.key for m in marks])
     color_scale = looks["color"]
+    # One legend of filled shapes: an outline would take the rules' dashes and fray them.
+    legend = {**_legend(), "symbolStrokeWidth": 0, "symbolSize": 160}
     tooltip = [
         # TRANSLATORS: tooltip title of a marked point on the variance parabola
         {"field": "label", "type": "nominal", "title": _("where")},
@@ -193,14 +195,14 @@ def variance_parabola(
                     "field": "label",
                     "type": "nominal",
                     "scale": color_scale,
-                    "legend": _legend(),
+                    "legend": legend,
                     "sort": None,
                 },
                 strokeDash={
                     "field": "label",
                     "type": "nominal",
                     "scale": looks["strokeDash"],
-                    "legend": _legend(),
+                    "legend": None,
                     "sort": None,
                 },
                 tooltip=tooltip,
@@ -214,7 +216,7 @@ def variance_parabola(
                 y={"field": "var", "type": "quantitative", "scale": y_scale},
                 color={"field": "label", "type": "nominal", "scale": color_scale, "sort": None},
                 shape={"field": "label", "type": "nominal", "scale": looks["shape"], "sort": None,
-                       "legend": _legend()},
+                       "legend": legend},
                 tooltip=tooltip,
             ),
         ),

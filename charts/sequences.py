@@ -70,6 +70,13 @@ def _legend(orient: str = "top", columns: int | None = None) -> dict:
     return out
 
 
+def _apart(scale: dict) -> dict:
+    """``scale`` with its domain in reverse order: the same mapping, but Vega-Lite no longer
+    merges its legend with the other channels' (it merges legends by domain), so a line legend
+    keeps its line symbols (dashes) while the points still get their shapes."""
+    return {"domain": scale["domain"][::-1], "range": scale["range"][::-1]}
+
+
 def _decade_floor(x: float) -> float:
     return 10.0 ** math.floor(math.log10(x))
 
@@ -302,7 +309,7 @@ def relative_std_chart(
                             "strokeWidth": 2, "clip": True},
                       encoding=alt.FacetedEncoding(
                           x=x, y=y, color={**color_enc, "legend": None},
-                          shape={**color_enc, "scale": looks["shape"], "legend": None},
+                          shape={**color_enc, "scale": _apart(looks["shape"]), "legend": None},
                           tooltip=[
                               {"field": "series", "type": "nominal", "title": _("estimator")},
                               {"field": "T", "type": "quantitative", "title": "T"},
