@@ -37,6 +37,9 @@ from charts.palette import (
     finish,
     scales,
 )
+from charts.palette import (
+    shape as shape_of,
+)
 from kl_core.sequences import SEQUENCE_KEYS
 from lab.i18n import _
 
@@ -68,13 +71,6 @@ def _legend(orient: str = "top", columns: int | None = None) -> dict:
     if columns:
         out["columns"] = columns
     return out
-
-
-def _apart(scale: dict) -> dict:
-    """``scale`` with its domain in reverse order: the same mapping, but Vega-Lite no longer
-    merges its legend with the other channels' (it merges legends by domain), so a line legend
-    keeps its line symbols (dashes) while the points still get their shapes."""
-    return {"domain": scale["domain"][::-1], "range": scale["range"][::-1]}
 
 
 def _decade_floor(x: float) -> float:
@@ -292,7 +288,7 @@ def relative_std_chart(
         for p in points:
             name = labels[p.key]
             inside = math.isfinite(p.value) and 0 < p.value <= top
-            pts.append({"T": p.length, "series": name,
+            pts.append({"T": p.length, "series": name, "shape": shape_of(p.key),
                         "value": max(p.value, floor) if inside or p.value == 0 else None,
                         "low": max(p.low, floor) if inside and math.isfinite(p.low) else None,
                         "high": min(p.high, top) if inside and math.isfinite(p.high) else None,
@@ -309,7 +305,9 @@ def relative_std_chart(
                             "strokeWidth": 2, "clip": True},
                       encoding=alt.FacetedEncoding(
                           x=x, y=y, color={**color_enc, "legend": None},
-                          shape={**color_enc, "scale": _apart(looks["shape"]), "legend": None},
+                          # each point's shape from its row, no scale: a shape scale would put
+                          # its shapes in the lines' legend (Vega-Lite merges them), hiding the dashes
+                          shape={"field": "shape", "type": "nominal", "scale": None, "legend": None},
                           tooltip=[
                               {"field": "series", "type": "nominal", "title": _("estimator")},
                               {"field": "T", "type": "quantitative", "title": "T"},

@@ -135,6 +135,16 @@ def _drawn_values(spec: dict, layer: dict, field: str) -> set | None:
     return values
 
 
+def _row_shapes(spec: dict, layer: dict, field: str, shape_field: str) -> dict[str, str]:
+    """Shapes taken from the rows (``"shape": {"field": ..., "scale": None}``), per value of ``field``."""
+    rows = spec.get("datasets", {}).get((layer.get("data") or {}).get("name")) or []
+    found: dict[str, set] = {}
+    for r in rows:
+        if field in r and shape_field in r:
+            found.setdefault(r[field], set()).add(r[shape_field])
+    return {k: v.pop() if len(v) == 1 else f"several: {sorted(v)}" for k, v in found.items()}
+
+
 def series_of(name: str, spec: dict) -> list[Series]:
     """The series of every layer of chart ``spec``."""
     out = []
@@ -151,6 +161,8 @@ def series_of(name: str, spec: dict) -> list[Series]:
             field = colour_channel["field"]
             dashes = _scale_lookup(enc.get("strokeDash"), field)
             shapes = _scale_lookup(enc.get("shape"), field)
+            if shapes is None and isinstance(enc.get("shape"), dict) and enc["shape"].get("scale", 0) is None:
+                shapes = _row_shapes(spec, layer, field, enc["shape"]["field"])
             drawn = _drawn_values(spec, layer, field)
             for entry, colour in colours.items():
                 if drawn is not None and entry not in drawn:
