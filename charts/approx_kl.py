@@ -15,7 +15,7 @@ import altair as alt
 import pandas as pd
 
 from charts.histograms import records
-from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label, scales
 from kl_core.audit import PositionBucket
 from kl_core.clamps import ClampCurve, ClampPoint
 from lab.i18n import N_, _
@@ -338,6 +338,7 @@ def position_chart(
     df = pd.DataFrame(rows)
     order = [bucket_label(b) for b in sorted(buckets, key=lambda b: b.lo)]
     names = [label(k) for k in keys]
+    looks = scales(names, keys)  # one look per estimator (charts.palette): colour and shape
     x_value = {
         "field": "bucket",
         "type": "ordinal",
@@ -348,9 +349,11 @@ def position_chart(
     colour = {
         "field": "estimator",
         "type": "nominal",
-        "scale": {"domain": names, "range": [color(k) for k in keys]},
+        "scale": looks["color"],
         "legend": {"title": None, "orient": "top"},
     }
+    shape = {"field": "estimator", "type": "nominal", "scale": looks["shape"],
+             "legend": {"title": None, "orient": "top"}}
     offset = {"field": "estimator", "type": "nominal", "sort": names}
     tooltip = [
         {"field": "estimator", "type": "nominal", "title": _("estimator")},
@@ -385,6 +388,7 @@ def position_chart(
                 xOffset=offset,
                 y={"field": "mean", "type": "quantitative", "title": y_title},
                 color=colour,
+                shape=shape,
                 tooltip=tooltip,
             ),
         ),

@@ -26,7 +26,16 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.histograms import TITLE_LIMIT, legend_text, per_sample_histogram, records
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    REFERENCE_COLOR,
+    REFERENCE_DASH,
+    ZERO_COLOR,
+    EstimatorStyle,
+    color,
+    finish,
+    scales,
+    style,
+)
 from lab.i18n import N_, _
 
 __all__ = [
@@ -45,6 +54,11 @@ NEGATIVE_SHADE = "#D55E00"
 _LOG_TICKS = (1, 1.5, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 100_000, 1_000_000)
 #: Shade for "infinite variance here".
 INFINITE_SHADE = "#8C8C8C"
+#: A five-pointed star (an SVG path on the unit square, as Vega's shapes): λ*'s point.
+STAR = ("M0,-1L0.2245,-0.309L0.9511,-0.309L0.3633,0.118L0.5878,0.809L0,0.382L-0.5878,0.809"
+        "L-0.3633,0.118L-0.9511,-0.309L-0.2245,-0.309Z")
+#: The look of λ*, which is no estimator: black, dashed like an exact value, a star.
+LAM_STAR_STYLE = EstimatorStyle(REFERENCE_COLOR, tuple(REFERENCE_DASH), STAR)
 
 
 @dataclass(frozen=True)
@@ -59,14 +73,15 @@ class LambdaMark:
         The λ.
     var : float
         Exact Var(kλ) there (``inf`` allowed: the point is then not drawn).
-    color : str
-        Hex colour, from :mod:`charts.palette`.
+    key : str or None
+        The estimator it is (``"k1"``, ``"k3"``, ``"k_lambda"``): its colour, dash and
+        shape come from :mod:`charts.palette`.  None: λ*, in the exact value's black dashes.
     """
 
     label: str
     lam: float
     var: float
-    color: str
+    key: str | None
 
 
 def _fmt(x: float) -> str:
@@ -136,10 +151,11 @@ def variance_parabola(
     hi = float(max(lam_arr.max(), *(m.lam for m in marks)))
     x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
     y_scale = {"domain": [0.0, top], "nice": False, "zero": True}
-    color_scale = {
-        "domain": [m.label for m in marks],
-        "range": [m.color for m in marks],
-    }
+    # One look per estimator (charts.palette): each mark's rule in its dash, its point in its shape.
+    looks = scales([m.label for m in marks], [LAM_STAR_STYLE if m.key is None else m.key for m in marks])
+    color_scale = looks["color"]
+    # One legend of filled shapes: an outline would take the rules' dashes and fray them.
+    legend = {**_legend(), "symbolStrokeWidth": 0, "symbolSize": 160}
     tooltip = [
         # TRANSLATORS: tooltip title of a marked point on the variance parabola
         {"field": "label", "type": "nominal", "title": _("where")},
@@ -150,7 +166,7 @@ def variance_parabola(
     layers = [
         alt.Chart(
             {"name": "curve"},
-            mark={"type": "line", "color": color("k_lambda"), "strokeWidth": 3, "clip": True},
+            mark={"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
             encoding=alt.FacetedEncoding(
                 x={
                     "field": "lam",
@@ -172,14 +188,21 @@ def variance_parabola(
         ),
         alt.Chart(
             {"name": "marks"},
-            mark={"type": "rule", "strokeDash": [5, 4], "strokeWidth": 2},
+            mark={"type": "rule", "strokeWidth": 2},
             encoding=alt.FacetedEncoding(
                 x={"field": "lam", "type": "quantitative", "scale": x_scale},
                 color={
                     "field": "label",
                     "type": "nominal",
                     "scale": color_scale,
-                    "legend": _legend(),
+                    "legend": legend,
+                    "sort": None,
+                },
+                strokeDash={
+                    "field": "label",
+                    "type": "nominal",
+                    "scale": looks["strokeDash"],
+                    "legend": None,
                     "sort": None,
                 },
                 tooltip=tooltip,
@@ -192,6 +215,8 @@ def variance_parabola(
                 x={"field": "lam", "type": "quantitative", "scale": x_scale},
                 y={"field": "var", "type": "quantitative", "scale": y_scale},
                 color={"field": "label", "type": "nominal", "scale": color_scale, "sort": None},
+                shape={"field": "label", "type": "nominal", "scale": looks["shape"], "sort": None,
+                       "legend": legend},
                 tooltip=tooltip,
             ),
         ),
@@ -237,7 +262,7 @@ def k_lambda_histogram(
 
 def k_lambda_profile(
     logr: ArrayLike,
-    curves: Sequence[tuple[str, ArrayLike, str, bool]],
+    curves: Sequence[tuple[str, ArrayLike, str]],
     *,
     negative: tuple[float, float] | None = None,
     negative_label: str = N_("kλ < 0 here"),
@@ -250,9 +275,10 @@ def k_lambda_profile(
     ----------
     logr : array_like
         The grid of log r (x-axis).
-    curves : sequence of (label, values, colour, dashed)
+    curves : sequence of (label, values, key)
         One line per estimator, values on the ``logr`` grid (from
-        ``kl_core.estimators``).
+        ``kl_core.estimators``), in the colour and dash of estimator ``key``
+        (:mod:`charts.palette`).
     negative : (float, float), optional
         An interval of log r where the first curve is < 0 (from
         ``kl_core.bregman.k_lambda_negative_interval``); drawn as a band.
@@ -271,7 +297,7 @@ def k_lambda_profile(
     """
     x = np.asarray(logr, dtype=np.float64).ravel()
     rows = []
-    for label_, values, _colour, _dashed in curves:
+    for label_, values, _key in curves:
         v = np.asarray(values, dtype=np.float64).ravel()
         if v.shape != x.shape:
             raise ValueError(f"curve {label_!r} has {v.size} values for {x.size} points")
@@ -357,6 +383,7 @@ def k_lambda_profile(
         )
     )
     labels = [c[0] for c in curves]
+    looks = scales(labels, [c[2] for c in curves])
     layers.append(
         alt.Chart(
             {"name": "lines"},
@@ -372,15 +399,16 @@ def k_lambda_profile(
                 color={
                     "field": "curve",
                     "type": "nominal",
-                    "scale": {"domain": labels, "range": [c[2] for c in curves]},
+                    "scale": looks["color"],
                     "legend": _legend(),
                     "sort": None,
                 },
-                strokeDash={
+                strokeDash={  # the colour's legend: merged, each symbol in its dash
                     "field": "curve",
                     "type": "nominal",
-                    "scale": {"domain": labels, "range": [[6, 4] if c[3] else [1, 0] for c in curves]},
-                    "legend": None,
+                    "scale": looks["strokeDash"],
+                    "legend": _legend(),
+                    "sort": None,
                 },
                 tooltip=[
                     {"field": "curve", "type": "nominal", "title": _("estimator")},
@@ -523,7 +551,7 @@ def gain_chart(
     layers.append(
         alt.Chart(
             {"name": "gain"},
-            mark={"type": "line", "color": color("k_lambda"), "strokeWidth": 3,
+            mark={"type": "line", **style("k_lambda").line(), "strokeWidth": 3,
                   "point": {"filled": True, "size": 60, "opacity": 0}},
             encoding=alt.FacetedEncoding(
                 x={"field": "theta", "type": "quantitative", "scale": x_scale,
@@ -615,7 +643,7 @@ def lambda_star_chart(
         [
             alt.Chart(
                 {"name": "ref"},
-                mark={"type": "rule", "color": color("k3"), "strokeDash": [6, 4], "strokeWidth": 2},
+                mark={"type": "rule", **style("k3").line(), "strokeWidth": 2},
                 encoding=alt.FacetedEncoding(
                     y={"field": "y", "type": "quantitative", "scale": y_scale}
                 ),

@@ -30,7 +30,16 @@ from charts.histograms import (
     common_domain,
     legend_text,
 )
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import (
+    REFERENCE_COLOR,
+    REFERENCE_DASH,
+    SOLID,
+    ZERO_COLOR,
+    finish,
+    label,
+    scales,
+    style,
+)
 from kl_core.sampling import NormalApproximation
 from lab.i18n import _, pgettext
 
@@ -51,17 +60,6 @@ BAND_SE = 2.0
 #: Running-mean charts start at this n (when N is at least ten times larger): before it the
 #: band is still huge, and the y-range ignores it.
 RUNNING_FROM = 10
-#: Dash pattern of each estimator's running mean: with up to five lines on one pair of axes,
-#: colour alone is not enough, and k2's line would hide under k3's (solid: none).
-DASHES: dict[str, list[int]] = {
-    "k1": [1, 0],
-    "k2": [7, 4],
-    "k3": [1, 0],
-    "k_lambda": [2, 3],
-    "k3_pq": [9, 3, 2, 3],
-}
-
-
 def records(df: pd.DataFrame) -> list[dict]:
     """``df`` as row dicts for a chart's ``datasets``, after :func:`check_rows`.
 
@@ -127,7 +125,7 @@ def _reference_rule(dataset: str, channel: str, value: float, scale: dict) -> al
     """The exact value: a black dashed rule at ``channel`` = ``value``."""
     return _guide(
         dataset,
-        {"type": "rule", "color": REFERENCE_COLOR, "strokeDash": [6, 4], "strokeWidth": 2},
+        {"type": "rule", "color": REFERENCE_COLOR, "strokeDash": REFERENCE_DASH, "strokeWidth": 2},
         {channel: {"datum": value, "type": "quantitative", "scale": scale}},
     )
 
@@ -366,7 +364,7 @@ def running_means_chart(
         values and its standard error :math:`s_n/\\sqrt n` (``EstimatorSummary``
         fields, at most a few hundred points each).  Bands are drawn in this
         order, so put the widest first; lines in it too, the dashed ones
-        (:data:`DASHES`) last, on top of the solid ones they may coincide with.
+        (``charts.palette.dash``) last, on top of the solid ones they may coincide with.
     targets : sequence of (name, value)
         True values to mark as dashed black lines, e.g. ``[("KL[q,p]", 0.5)]``.
     y_domain : (float, float), optional
@@ -383,7 +381,7 @@ def running_means_chart(
         least ten times that), where the y-range starts too: no band is cut.
     """
     frames = []
-    dashed_last = sorted(runs, key=lambda run: DASHES.get(run[0], [1, 0]) != [1, 0])
+    dashed_last = sorted(runs, key=lambda run: style(run[0]).dash != SOLID)
     for key, ns, means, ses in dashed_last:
         ns, means, ses = (np.asarray(a, dtype=np.float64) for a in (ns, means, ses))
         keep = np.isfinite(means)
@@ -412,10 +410,11 @@ def running_means_chart(
     lo, hi = y_domain
     keys = [key for key, *_rest in runs]
     names = [label(k) for k in keys]
+    looks = scales(names, keys)  # one look per estimator (charts.palette)
     colour = {
         "field": "estimator",
         "type": "nominal",
-        "scale": {"domain": names, "range": [color(k) for k in keys]},
+        "scale": looks["color"],
         "legend": {
             "orient": "top",
             "title": None,
@@ -427,11 +426,11 @@ def running_means_chart(
             **legend_text(),
         },
     }
-    dash = {
+    dash = {  # the same legend as the colour's: Vega-Lite merges them, each symbol in its dash
         "field": "estimator",
         "type": "nominal",
-        "scale": {"domain": names, "range": [DASHES.get(k, [1, 0]) for k in keys]},
-        "legend": None,
+        "scale": looks["strokeDash"],
+        "legend": colour["legend"],
     }
     x_value = {
         "field": "n",

@@ -49,7 +49,16 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import check_rows, records
-from charts.palette import CONFIG, EXTRA_COLORS, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    CONFIG,
+    EXTRA_COLORS,
+    REFERENCE_COLOR,
+    ZERO_COLOR,
+    color,
+    dash,
+    finish,
+    style,
+)
 from kl_core.divergences import DIVERGENCES
 from kl_core.fisher import FisherCurve, K2Bias
 from lab.i18n import N_, _
@@ -79,15 +88,16 @@ F_COLORS: dict[str, str] = {
     "tv": EXTRA_COLORS["dark grey"],  # no f''(1)
 }
 
-#: A dash pattern per f as well as its colour (seven series: orange, brown and olive alone are
-#: easy to confuse).  Solid for the three f's with f″(1) = 1 that the page compares most.
+#: A dash pattern per f as well as its colour (seven series: colour alone is not enough, and
+#: orange, brown and olive are easy to confuse), each different.  The three f's drawn in an
+#: estimator's colour take that estimator's dash too (``charts.palette``: one look per estimator).
 F_DASHES: dict[str, list[float]] = {
-    "kl_qp": [1, 0],
-    "kl_pq": [10, 4],
-    "k2": [2, 3],
-    "pearson": [1, 0],
+    "kl_qp": dash("k3"),
+    "kl_pq": dash("k3_pq"),
+    "k2": dash("k2"),
+    "pearson": [14, 4],
     "hellinger": [7, 3, 2, 3],
-    "js": [4, 4],
+    "js": [3, 5],
     "tv": [1, 0],
 }
 #: Legend entries of the two line styles (shown translated).
@@ -536,6 +546,13 @@ def k2_against_kl(
                     "scale": {"domain": [K2_LABEL, KL_LABEL], "range": [color("k2"), F_COLORS["kl_qp"]]},
                     "legend": _legend(),
                 },
+                strokeDash={  # k2's and k3's dashes (charts.palette), in the same legend
+                    "field": "f",
+                    "type": "nominal",
+                    "title": None,
+                    "scale": {"domain": [K2_LABEL, KL_LABEL], "range": [F_DASHES["k2"], F_DASHES["kl_qp"]]},
+                    "legend": _legend(),
+                },
                 tooltip=[
                     {"field": "f", "type": "nominal", "title": _("quantity")},
                     {"field": "theta", "type": "quantitative", "title": "θ", "format": ".4g"},
@@ -611,7 +628,7 @@ def k2_relative_bias(
         _rule("y0", "y"),
         alt.Chart(
             {"name": "bias"},
-            mark={"type": "line", "strokeWidth": 2.5, "color": color("k2")},
+            mark={"type": "line", "strokeWidth": 2.5, **style("k2").line()},
             encoding=alt.FacetedEncoding(
                 x=x,
                 y={

@@ -17,7 +17,17 @@ import numpy as np
 import pandas as pd
 
 from charts.histograms import bin_values, records
-from charts.palette import COLORS, CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    COLORS,
+    CONFIG,
+    RB_COLOR,
+    REFERENCE_COLOR,
+    REFERENCE_DASH,
+    ZERO_COLOR,
+    dash,
+    finish,
+    style,
+)
 from kl_core.gradients import GradientRow
 from lab.i18n import _, pgettext
 
@@ -267,7 +277,7 @@ def lambda_spread_chart(
     lams, spreads : numpy.ndarray
         The curve (:func:`kl_core.gradients.k_lambda_spread`).
     lam : float
-        The λ in use (a dotted rule).
+        The λ in use (a rule in kλ's colour and dash, ``charts.palette``).
     lam_grad : float
         Least gradient spread (a solid rule).
     lam_value : float
@@ -285,15 +295,15 @@ def lambda_spread_chart(
     lo, hi = float(lams[0]), float(lams[-1])
     marks = marks[(marks["lam"] >= lo) & (marks["lam"] <= hi)]
     x = {"field": "lam", "type": "quantitative", "title": "λ", "scale": {"domain": [lo, hi], "nice": False}}
-    purple = color("k_lambda")
+    k_lambda = style("k_lambda")
     which = {
         "field": "which", "type": "nominal",
-        "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, purple]},
+        "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, k_lambda.color]},
         "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220, "labelColor": TEXT_COLOR},
     }
     layers = [
         alt.Chart(
-            {"name": "curve"}, mark={"type": "line", "color": purple, "strokeWidth": 3},
+            {"name": "curve"}, mark={"type": "line", **k_lambda.line(), "strokeWidth": 3},
             encoding=alt.FacetedEncoding(
                 x=x, y={"field": "spread", "type": "quantitative", "title": _("gradient spread per token"),
                         "scale": {"zero": True}, "axis": {"format": "~g"}},
@@ -305,7 +315,8 @@ def lambda_spread_chart(
             encoding=alt.FacetedEncoding(
                 x={"field": "lam", "type": "quantitative"}, color=which,
                 strokeDash={"field": "which", "type": "nominal",
-                            "scale": {"domain": names, "range": [[1, 0], [6, 4], [2, 2]]}, "legend": None},
+                            "scale": {"domain": names, "range": [[1, 0], REFERENCE_DASH, dash("k_lambda")]},
+                            "legend": which["legend"]},
                 tooltip=[{"field": "which", "type": "nominal", "title": " "},
                          {"field": "lam", "type": "quantitative", "title": "λ", "format": ".3f"}]),
         ),

@@ -17,12 +17,18 @@ on the SVG), and lifts the dark colours of :data:`LIFTED_IN_DARK` towards it,
 so no chart text or black line disappears on Streamlit's near-black
 background; exports (PNG/SVG) keep the light colours.
 
-More than four series: colour alone is not enough (a projector, colour
-blindness).  :func:`dash` and :func:`shape` give each estimator a line dash
-and a point shape, keyed like :data:`COLORS`; :func:`dash_scale` and
-:func:`shape_scale` build the matching ``strokeDash``/``shape`` scales, and
-:data:`SERIES_COLORS` continues the palette for series that are not
-estimators.
+One look per estimator (issue 17): every estimator has one
+:class:`EstimatorStyle` in :data:`STYLES` -- colour, line dash and point
+shape -- keyed by the keys of ``kl_core.estimators.ESTIMATORS`` (plus ``rb``,
+and the sequence estimators of ``kl_core.sequences`` in
+:data:`SEQUENCE_STYLES`).  Every chart takes all three from here:
+:func:`color`, :func:`dash`, :func:`shape`, :func:`style`, or the scales of
+:func:`scales` (colour, ``strokeDash`` and ``shape`` of one field at once),
+:func:`dash_scale` and :func:`shape_scale`.  Colour is never the only cue
+between two estimators: their dashes and shapes differ too (issue 21).
+``tests/app/test_estimator_styles.py`` walks every chart of every page and
+checks it.  :data:`SERIES_COLORS` continues the palette for series that are
+not estimators; the estimator colours stay reserved for the estimators.
 
 Fonts: :data:`FONT` is Streamlit's own text font first (Latin letters and
 digits look the same in both languages), then fonts with Chinese glyphs, so a
@@ -33,10 +39,13 @@ Debian's ``fonts-noto-cjk``) and in the PNG exports made by vl-convert.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import altair as alt
 
 from kl_core.estimators import ESTIMATORS
+from kl_core.sequences import SEQUENCE_KEYS
 
 __all__ = [
     "AXIS_LABEL_SIZE",
@@ -45,13 +54,18 @@ __all__ = [
     "CONFIG",
     "DASHES",
     "EXTRA_COLORS",
+    "EstimatorStyle",
     "FONT",
     "HIGHLIGHT_COLOR",
     "LIFTED_IN_DARK",
     "RB_COLOR",
     "REFERENCE_COLOR",
+    "REFERENCE_DASH",
+    "SEQUENCE_STYLES",
     "SERIES_COLORS",
     "SHAPES",
+    "SOLID",
+    "STYLES",
     "TEXT_COLOR",
     "TEXT_LIKE",
     "ZERO_COLOR",
@@ -61,29 +75,95 @@ __all__ = [
     "dash_scale",
     "finish",
     "label",
+    "scales",
     "shape",
     "shape_scale",
+    "style",
 ]
 
-#: Okabe–Ito colour per estimator key.  Orange and sky blue are Okabe–Ito's
-#: darkened by 15 % and 20 % (lightness): the originals have a contrast of only
-#: 2.3 against white; every colour here has at least 3:1 (the WCAG minimum for
-#: graphics) on white AND on Streamlit's dark background #0E1117
-#: (``tests/app/test_palette.py`` checks it).
-COLORS: dict[str, str] = {
-    "k1": "#D55E00",  # vermillion: the naive, noisy one
-    "k2": "#0072B2",  # blue
-    "k3": "#009E73",  # bluish green
-    "k_lambda": "#CC79A7",  # reddish purple
-    "k3_pq": "#C38700",  # orange (Okabe–Ito #E69F00, darkened)
-    "abs": "#1E9BE2",  # sky blue (Okabe–Ito #56B4E9, darkened)
+#: A solid line (``strokeDash``).
+SOLID: tuple[float, float] = (1, 0)
+
+
+@dataclass(frozen=True)
+class EstimatorStyle:
+    """How one estimator is drawn on every chart.
+
+    Attributes
+    ----------
+    color : str
+        Hex colour of its lines, points, bars and histogram.
+    dash : tuple of float
+        Its lines' ``strokeDash`` (dash and gap lengths in px; :data:`SOLID` for none).
+    shape : str
+        Its points' Vega-Lite ``shape``.
+    """
+
+    color: str
+    dash: tuple[float, ...]
+    shape: str
+
+    def line(self) -> dict:
+        """Mark properties of a line or rule drawn in this style: ``{"color", "strokeDash"}``."""
+        return {"color": self.color, "strokeDash": list(self.dash)}
+
+
+#: Colour, dash and shape per estimator key (every key of ``ESTIMATORS``, checked below).
+#:
+#: Colours: Okabe–Ito.  Orange and sky blue are Okabe–Ito's darkened by 15 % and 20 %
+#: (lightness): the originals have a contrast of only 2.3 against white; every colour here has
+#: at least 3:1 (the WCAG minimum for graphics) on white AND on Streamlit's dark background
+#: #0E1117 (``tests/app/test_palette.py`` checks it).
+#:
+#: Dashes: k3, the estimator to use, is the one solid line.  k1 is dotted everywhere,
+#: the Estimator Lab included (issue 17): the Lab, the most-viewed page, shows k1, k2 and k3
+#: by default, and k1 and k3 have the same target, so their running means run on top of each
+#: other; both solid, colour was the only thing telling them apart.  A dotted k1 reads as
+#: "the naive, noisy one" and lets the solid k3 show through it.  k2 is long dashes, kλ
+#: dash-dot (it sits between k1 and k3), k3_pq short dashes.  Every dash differs from the
+#: exact value's black :data:`REFERENCE_DASH`.
+_LOOKS: dict[str, EstimatorStyle] = {
+    "k1": EstimatorStyle("#D55E00", (2, 3), "circle"),  # vermillion: the naive, noisy one
+    "k2": EstimatorStyle("#0072B2", (9, 4), "square"),  # blue
+    "k3": EstimatorStyle("#009E73", SOLID, "triangle-up"),  # bluish green
+    "k_lambda": EstimatorStyle("#CC79A7", (9, 3, 2, 3), "diamond"),  # reddish purple
+    "k3_pq": EstimatorStyle("#C38700", (5, 2), "triangle-down"),  # orange (Okabe–Ito #E69F00, darkened)
+    "abs": EstimatorStyle("#1E9BE2", (2, 2, 2, 2, 9, 2), "cross"),  # sky blue (#56B4E9, darkened)
 }
+if set(_LOOKS) != set(ESTIMATORS):  # a new estimator needs its look here
+    raise ValueError(f"estimator styles must cover ESTIMATORS: {sorted(set(ESTIMATORS) ^ set(_LOOKS))}")
+
 #: The Rao–Blackwellized ``rb`` (exact next-token KL per prefix; sequence and audit pages):
 #: a blue violet, apart from every colour above and readable on white and on the dark theme
-#: (Tol's indigo #332288 disappeared on the dark background).
-RB_COLOR = "#705CD6"
-#: The exact value (true KL etc.) is drawn in black, dashed.
+#: (Tol's indigo #332288 disappeared on the dark background).  Long dash, dot, dot: it shares
+#: the sequence charts with Σk3's solid line.
+_RB = EstimatorStyle("#705CD6", (12, 3, 2, 3, 2, 3), "triangle-right")
+
+#: One :class:`EstimatorStyle` per estimator: the keys of ``ESTIMATORS``, in their order, and ``rb``.
+STYLES: dict[str, EstimatorStyle] = {**{k: _LOOKS[k] for k in ESTIMATORS}, "rb": _RB}
+
+#: The sequence estimators of ``kl_core.sequences.SEQUENCE_KEYS``: a sum of per-token terms
+#: looks like its term (Σk1 like k1), ``seq_k3`` (k3 of the whole sequence's ratio) takes
+#: k3_pq's look (the second k3 colour), ``rb`` its own, and the per-token mean of k3 k3's
+#: colour with an even dash (it shares no chart with Σk3's solid line, but may one day).
+SEQUENCE_STYLES: dict[str, EstimatorStyle] = {
+    "sum_k1": STYLES["k1"],
+    "sum_k3": STYLES["k3"],
+    "seq_k3": STYLES["k3_pq"],
+    "sum_k2": STYLES["k2"],
+    "rb": STYLES["rb"],
+    "mean_k3": EstimatorStyle(STYLES["k3"].color, (4, 4), "triangle-left"),
+}
+if set(SEQUENCE_STYLES) != set(SEQUENCE_KEYS):
+    raise ValueError(f"sequence styles must cover SEQUENCE_KEYS: {sorted(set(SEQUENCE_KEYS) ^ set(SEQUENCE_STYLES))}")
+
+#: Colour per estimator key (``STYLES[key].color``).
+COLORS: dict[str, str] = {k: _LOOKS[k].color for k in ESTIMATORS}
+#: ``rb``'s colour (``STYLES["rb"].color``).
+RB_COLOR = _RB.color
+#: The exact value (true KL etc.) is drawn in black, dashed with :data:`REFERENCE_DASH`.
 REFERENCE_COLOR = "#000000"
+REFERENCE_DASH: list[float] = [6, 4]
 #: Zero lines and other guides: a mid grey, visible on white and on the dark theme's background.
 ZERO_COLOR = "#8C8C8C"
 #: The one item a reader moves by hand (the Bregman gap's "your r"): Paul Tol's purple,
@@ -126,77 +206,82 @@ LIFTED_IN_DARK: tuple[str, ...] = (
 #: Colours drawn in the page's text colour in the dark theme (black lines, text).
 TEXT_LIKE: tuple[str, ...] = (REFERENCE_COLOR, "#000", "black", TEXT_COLOR)
 
-#: Line dash per series (``strokeDash``: dash and gap lengths in px), keyed like
-#: :data:`COLORS`: with more than four lines, the dash tells them apart where colour
-#: can't.  ``rb`` and k3 are solid (the estimators to use); the exact value stays
-#: :data:`REFERENCE_COLOR` with its own ``[6, 4]``.
-DASHES: dict[str, list[float]] = {
-    "k1": [2, 3],
-    "k2": [9, 4],
-    "k3": [1, 0],
-    "k_lambda": [9, 3, 2, 3],
-    "k3_pq": [5, 2],
-    "abs": [2, 2, 2, 2, 9, 2],
-    "rb": [1, 0],
-}
+#: Line dash per series (``strokeDash``), keyed like :data:`STYLES` (from it).
+DASHES: dict[str, list[float]] = {k: list(v.dash) for k, v in STYLES.items()}
 
-#: Point shape per series (Vega-Lite ``shape`` values), keyed like :data:`COLORS`.
-SHAPES: dict[str, str] = {
-    "k1": "circle",
-    "k2": "square",
-    "k3": "triangle-up",
-    "k_lambda": "diamond",
-    "k3_pq": "triangle-down",
-    "abs": "cross",
-    "rb": "triangle-right",
-}
+#: Point shape per series (Vega-Lite ``shape`` values), keyed like :data:`STYLES` (from it).
+SHAPES: dict[str, str] = {k: v.shape for k, v in STYLES.items()}
 
 AXIS_LABEL_SIZE = 14
 AXIS_TITLE_SIZE = 15
 TITLE_SIZE = 17
 SUBTITLE_SIZE = 14
 
+def style(key: str) -> EstimatorStyle:
+    """The look of estimator ``key``: a key of :data:`STYLES` or :data:`SEQUENCE_STYLES`."""
+    if key in STYLES:
+        return STYLES[key]
+    if key in SEQUENCE_STYLES:
+        return SEQUENCE_STYLES[key]
+    raise ValueError(f"key must be one of {sorted({*STYLES, *SEQUENCE_STYLES})}, got {key!r}")
+
+
 def color(key: str) -> str:
-    """The colour of estimator ``key`` (a key of ``ESTIMATORS``)."""
-    if key not in COLORS:
-        raise ValueError(f"key must be one of {sorted(COLORS)}, got {key!r}")
-    return COLORS[key]
+    """The colour of estimator ``key`` (a key of :data:`STYLES` or :data:`SEQUENCE_STYLES`)."""
+    return style(key).color
 
 
 def dash(key: str) -> list[float]:
-    """The line dash of series ``key`` (a key of :data:`DASHES`), for ``strokeDash``.
+    """The line dash of estimator ``key``, for ``strokeDash`` (see :func:`color`).
 
     A new list each call, so a builder may change it.
     """
-    if key not in DASHES:
-        raise ValueError(f"key must be one of {sorted(DASHES)}, got {key!r}")
-    return list(DASHES[key])
+    return list(style(key).dash)
 
 
 def shape(key: str) -> str:
-    """The point shape of series ``key`` (a key of :data:`SHAPES`), e.g. ``"triangle-up"``."""
-    if key not in SHAPES:
-        raise ValueError(f"key must be one of {sorted(SHAPES)}, got {key!r}")
-    return SHAPES[key]
+    """The point shape of estimator ``key``, e.g. ``"triangle-up"`` (see :func:`color`)."""
+    return style(key).shape
 
 
-def dash_scale(domain: list[str] | tuple[str, ...], keys: list[str] | tuple[str, ...]) -> dict:
+def _style_of(key: str | EstimatorStyle) -> EstimatorStyle:
+    return key if isinstance(key, EstimatorStyle) else style(key)
+
+
+def scales(
+    domain: Sequence[str], keys: Sequence[str | EstimatorStyle]
+) -> dict[str, dict]:
+    """Vega-Lite scales drawing ``domain[i]`` (a legend label) in the look of ``keys[i]``.
+
+    Returns ``{"color": ..., "strokeDash": ..., "shape": ...}``, each a
+    ``{"domain", "range"}`` dict, for the channels of one field, e.g.
+    ``"strokeDash": {"field": "series", "type": "nominal", "scale": scales(names, keys)["strokeDash"]}``;
+    Vega-Lite merges the channels of one field into one legend.  A key may also be an
+    :class:`EstimatorStyle`, for a series that is no estimator (the exact value).
+    """
+    if len(domain) != len(keys):
+        raise ValueError(f"domain and keys must have the same length, got {len(domain)} and {len(keys)}")
+    looks = [_style_of(k) for k in keys]
+    return {
+        "color": {"domain": list(domain), "range": [s.color for s in looks]},
+        "strokeDash": {"domain": list(domain), "range": [list(s.dash) for s in looks]},
+        "shape": {"domain": list(domain), "range": [s.shape for s in looks]},
+    }
+
+
+def dash_scale(domain: Sequence[str], keys: Sequence[str | EstimatorStyle]) -> dict:
     """A Vega-Lite ``strokeDash`` scale: ``domain[i]`` (a legend label) drawn with ``dash(keys[i])``.
 
     Use next to the colour scale of the same field, e.g.
     ``"strokeDash": {"field": "series", "type": "nominal", "scale": dash_scale(labels, keys)}``;
     the legend then shows colour and dash together.
     """
-    if len(domain) != len(keys):
-        raise ValueError(f"domain and keys must have the same length, got {len(domain)} and {len(keys)}")
-    return {"domain": list(domain), "range": [dash(k) for k in keys]}
+    return scales(domain, keys)["strokeDash"]
 
 
-def shape_scale(domain: list[str] | tuple[str, ...], keys: list[str] | tuple[str, ...]) -> dict:
+def shape_scale(domain: Sequence[str], keys: Sequence[str | EstimatorStyle]) -> dict:
     """A Vega-Lite ``shape`` scale: ``domain[i]`` drawn with ``shape(keys[i])`` (see :func:`dash_scale`)."""
-    if len(domain) != len(keys):
-        raise ValueError(f"domain and keys must have the same length, got {len(domain)} and {len(keys)}")
-    return {"domain": list(domain), "range": [shape(k) for k in keys]}
+    return scales(domain, keys)["shape"]
 
 
 def label(key: str) -> str:

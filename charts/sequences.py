@@ -28,13 +28,21 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.histograms import records
-from charts.palette import CONFIG, RB_COLOR, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from charts.palette import (
+    CONFIG,
+    REFERENCE_COLOR,
+    ZERO_COLOR,
+    EstimatorStyle,
+    color,
+    finish,
+    scales,
+)
+from charts.palette import (
+    shape as shape_of,
+)
+from kl_core.sequences import SEQUENCE_KEYS
 from lab.i18n import _
 
-#: Dash patterns of the spread chart's lines: five series, so colour is not the only cue
-#: (Σk3 and Σk2 run close together; one dashed, one dotted).
-SEQUENCE_DASHES = {"sum_k1": [1, 0], "sum_k3": [8, 4], "seq_k3": [1, 0], "sum_k2": [2, 2], "rb": [1, 0],
-                   "mean_k3": [4, 2]}
 #: Text drawn on a chart (labels next to marks): the colour of the shared axis labels.
 TEXT_COLOR = CONFIG["axis"]["labelColor"]
 
@@ -48,17 +56,11 @@ __all__ = [
     "relative_std_chart",
 ]
 
-#: One colour per sequence estimator: the per-token estimator it is built from.
-SEQUENCE_COLORS: dict[str, str] = {
-    "sum_k1": color("k1"),
-    "sum_k3": color("k3"),
-    "seq_k3": color("k3_pq"),
-    "sum_k2": color("k2"),
-    "rb": RB_COLOR,
-    "mean_k3": color("k3"),
-}
-#: Colours of the per-token terms averaged by position.
-TERM_COLORS: dict[str, str] = {"k1": color("k1"), "k3": color("k3"), "rb": RB_COLOR}
+#: One colour per sequence estimator (``charts.palette.SEQUENCE_STYLES``: the per-token
+#: estimator it is built from); their dashes and shapes come from there too.
+SEQUENCE_COLORS: dict[str, str] = {k: color(k) for k in SEQUENCE_KEYS}
+#: The exact line of :func:`per_position_chart` in the legend: black, a line symbol.
+_EXACT_STYLE = EstimatorStyle(REFERENCE_COLOR, (1, 0), "stroke")
 
 
 def _legend(orient: str = "top", columns: int | None = None) -> dict:
@@ -94,7 +96,7 @@ def per_position_chart(
     per_position_kl : array_like
         :math:`c_t` for t = 1 … T (``SequenceCurves.per_position_kl[:T]``).
     mc_mean, mc_se : mapping of str to array_like, optional
-        Per key of :data:`TERM_COLORS` (``SequenceSample.position_mean``/``position_se``):
+        Per estimator key, ``k1``, ``k3``, ``rb`` (``SequenceSample.position_mean``/``position_se``):
         the mean of that per-token term at each position and its SE.
     labels : mapping of str to str, optional
         Legend text per key of ``mc_mean``.
@@ -109,7 +111,7 @@ def per_position_chart(
     exact = np.asarray(per_position_kl, dtype=np.float64).ravel()
     t = np.arange(1, exact.size + 1)
     exact_label = _("exact")
-    domain, rng = [exact_label], [REFERENCE_COLOR]
+    domain, looks_of = [exact_label], [_EXACT_STYLE]
     frames = []
     for key, mean in (mc_mean or {}).items():
         m = np.asarray(mean, dtype=np.float64).ravel()
@@ -123,8 +125,9 @@ def per_position_chart(
             "series": name,
         }))
         domain.append(name)
-        rng.append(TERM_COLORS[key])
-    scale = {"domain": domain, "range": rng}
+        looks_of.append(key)
+    looks = scales(domain, looks_of)  # one look per estimator (charts.palette)
+    scale = looks["color"]
     x = {"field": "t", "type": "quantitative", "title": _("position t in the sequence"),
          "scale": {"domain": [0.5, exact.size + 0.5], "nice": False, "zero": False},
          "axis": {"tickMinStep": 1, "format": "d"}}
@@ -144,6 +147,8 @@ def per_position_chart(
                       encoding=alt.FacetedEncoding(
                           x=x, y={"field": "value", "type": "quantitative", "title": y_title},
                           color={"field": "series", "type": "nominal", "scale": scale,
+                                 "legend": _legend(columns=3), "sort": None},
+                          shape={"field": "series", "type": "nominal", "scale": looks["shape"],
                                  "legend": _legend(columns=3), "sort": None},
                           tooltip=[
                               {"field": "series", "type": "nominal", "title": _("term")},
@@ -257,7 +262,8 @@ def relative_std_chart(
             zero_rows.append({"T": t[zeros[0]], "value": floor, "series": name, "key": k})
     lines = pd.concat(rows, ignore_index=True).sort_values(["series", "T"], kind="stable")
     keys = list(arrays)
-    scale = {"domain": [labels[k] for k in keys], "range": [SEQUENCE_COLORS[k] for k in keys]}
+    looks = scales([labels[k] for k in keys], keys)  # one look per estimator (charts.palette)
+    scale = looks["color"]
     x_scale = {"type": "log", "domain": [float(t.min()), float(max(t.max(), 2))], "nice": False}
     y_scale = {"type": "log", "domain": [floor, top], "nice": False}
     x = {"field": "T", "type": "quantitative", "scale": x_scale,
@@ -270,8 +276,7 @@ def relative_std_chart(
                   encoding=alt.FacetedEncoding(
                       x=x, y={"field": "value", "type": "quantitative", "scale": y_scale, "title": y_title},
                       color=color_enc,
-                      strokeDash={**color_enc, "scale": {"domain": scale["domain"],
-                                                         "range": [SEQUENCE_DASHES.get(k, [1, 0]) for k in keys]}},
+                      strokeDash={**color_enc, "scale": looks["strokeDash"]},
                       tooltip=[
                           {"field": "series", "type": "nominal", "title": _("estimator")},
                           {"field": "T", "type": "quantitative", "title": "T"},
@@ -283,7 +288,7 @@ def relative_std_chart(
         for p in points:
             name = labels[p.key]
             inside = math.isfinite(p.value) and 0 < p.value <= top
-            pts.append({"T": p.length, "series": name,
+            pts.append({"T": p.length, "series": name, "shape": shape_of(p.key),
                         "value": max(p.value, floor) if inside or p.value == 0 else None,
                         "low": max(p.low, floor) if inside and math.isfinite(p.low) else None,
                         "high": min(p.high, top) if inside and math.isfinite(p.high) else None,
@@ -296,10 +301,13 @@ def relative_std_chart(
                           x=x, y={"field": "low", "type": "quantitative", "scale": y_scale, "title": y_title},
                           y2={"field": "high"}, color={**color_enc, "legend": None})),
             alt.Chart({"name": "points"},
-                      mark={"type": "point", "shape": "circle", "filled": False, "size": 90,
+                      mark={"type": "point", "filled": False, "size": 90,
                             "strokeWidth": 2, "clip": True},
                       encoding=alt.FacetedEncoding(
                           x=x, y=y, color={**color_enc, "legend": None},
+                          # each point's shape from its row, no scale: a shape scale would put
+                          # its shapes in the lines' legend (Vega-Lite merges them), hiding the dashes
+                          shape={"field": "shape", "type": "nominal", "scale": None, "legend": None},
                           tooltip=[
                               {"field": "series", "type": "nominal", "title": _("estimator")},
                               {"field": "T", "type": "quantitative", "title": "T"},

@@ -11,7 +11,6 @@ import math
 import numpy as np
 
 from charts.control_variates import LambdaMark
-from charts.palette import REFERENCE_COLOR, color
 from kl_core import estimators
 from kl_core.control_variates import GainCurve, LambdaParabola
 from lab.format import number
@@ -132,14 +131,14 @@ def parabola_range(par: LambdaParabola, lo: float, hi: float) -> tuple[float, fl
 def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
     """The marked points: k1 (λ = 0), k3 (λ = 1), λ* (if defined) and the reader's λ."""
     marks = [
-        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, color("k1")),  # i18n: ok
-        LambdaMark("λ = 1: k3", 1.0, par.var_k3, color("k3")),  # i18n: ok
+        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),  # i18n: ok
+        LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
     if not _all_infinite(par):
         label = _("λ* = {lam:.3g}: least variance").format(lam=par.lam_star)
-        marks.append(LambdaMark(label, par.lam_star, par.var_optimal, REFERENCE_COLOR))
+        marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
     label = _("your λ = {lam:.3g}").format(lam=lam)
-    marks.append(LambdaMark(label, lam, float(par.variance(lam)), color("k_lambda")))
+    marks.append(LambdaMark(label, lam, float(par.variance(lam)), "k_lambda"))
     return marks
 
 
@@ -181,14 +180,14 @@ def histogram_caption(neg_fraction: float, n: int) -> str:
     return _("No value is negative at this λ.")
 
 
-def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, str, bool]]:
-    """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, colour, dashed)``."""
+def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, str]]:
+    """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, estimator key)``."""
     curves = []
     if lam not in (0.0, 1.0):
         label = "kλ, λ = {lam:.3g}".format(lam=lam)  # i18n: ok
-        curves.append((label, estimators.k_lambda(logr, lam), color("k_lambda"), False))
-    curves.append(("k3 (λ = 1)", estimators.k3(logr), color("k3"), False))
-    curves.append(("k1 (λ = 0)", estimators.k1(logr), color("k1"), True))
+        curves.append((label, estimators.k_lambda(logr, lam), "k_lambda"))
+    curves.append(("k3 (λ = 1)", estimators.k3(logr), "k3"))
+    curves.append(("k1 (λ = 0)", estimators.k1(logr), "k1"))
     return curves
 
 

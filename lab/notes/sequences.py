@@ -14,7 +14,7 @@ import shlex
 import numpy as np
 import pandas as pd
 
-from charts.palette import REFERENCE_COLOR, ZERO_COLOR, color
+from charts.palette import REFERENCE_COLOR, SERIES_COLORS, ZERO_COLOR, color
 from charts.sequences import SEQUENCE_COLORS, McPoint
 from kl_core.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
 from kl_core.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
@@ -394,7 +394,8 @@ def penalty_curves(beta: float, curves: SequenceCurves) -> tuple[dict[str, np.nd
         _("sum ÷ {lmax}: (β/L_max)·KL").format(lmax=_l_max()): np.array(
             [kl_coefficient("seq-mean-token-sum-norm", beta, int(n), max_length=_l_max()) for n in t]) * kl,
     }
-    colors = dict(zip(out, (color("k3"), color("k2"), color("k3_pq")), strict=True))
+    # Ways of reducing, no estimators: colours of their own (the estimator colours stay reserved).
+    colors = dict(zip(out, SERIES_COLORS[:3], strict=True))
     return out, colors
 
 

@@ -25,7 +25,7 @@ from charts.control_variates import (
     variance_parabola,
 )
 from charts.histograms import MAX_ROWS
-from charts.palette import COLORS, color
+from charts.palette import COLORS
 from kl_core import estimators
 from kl_core.bregman import k_lambda_negative_interval
 from kl_core.control_variates import gain_along_path, lambda_parabola
@@ -290,9 +290,9 @@ def test_variance_parabola_spec():
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)"))
     lams = np.linspace(-1, 3, 241)
     marks = [
-        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, color("k1")),
-        LambdaMark("λ = 1: k3", 1.0, par.var_k3, color("k3")),
-        LambdaMark("λ*", par.lam_star, par.var_optimal, "#000000"),
+        LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),
+        LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),
+        LambdaMark("λ*", par.lam_star, par.var_optimal, None),
     ]
     spec = variance_parabola(lams, par.variance(lams), marks).to_dict()
     _check(spec)
@@ -305,8 +305,8 @@ def test_variance_parabola_spec():
 def test_variance_parabola_with_infinite_variances():
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(0,1.5)"))
     lams = np.linspace(-1, 3, 241)
-    marks = [LambdaMark("k1", 0.0, par.var_log_r, color("k1")),
-             LambdaMark("k3", 1.0, par.var_k3, color("k3"))]
+    marks = [LambdaMark("k1", 0.0, par.var_log_r, "k1"),
+             LambdaMark("k3", 1.0, par.var_k3, "k3")]
     spec = variance_parabola(lams, par.variance(lams), marks, infinite_note="∞").to_dict()
     _check(spec)
     assert spec["title"]["text"] == "∞"
@@ -338,9 +338,9 @@ def test_k_lambda_histogram_is_titled_with_lambda():
 def test_k_lambda_profile_spec():
     grid = np.linspace(-2.5, 2.5, 501)
     curves = [
-        ("kλ", estimators.k_lambda(grid, 0.5), color("k_lambda"), False),
-        ("k3", estimators.k3(grid), color("k3"), False),
-        ("k1", estimators.k1(grid), color("k1"), True),
+        ("kλ", estimators.k_lambda(grid, 0.5), "k_lambda"),
+        ("k3", estimators.k3(grid), "k3"),
+        ("k1", estimators.k1(grid), "k1"),
     ]
     spec = k_lambda_profile(grid, curves, negative=k_lambda_negative_interval(0.5)).to_dict()
     _check(spec)
@@ -352,7 +352,7 @@ def test_k_lambda_profile_spec():
     band = spec0["datasets"][spec0["layer"][1]["data"]["name"]][0]
     assert band["logr2"] == 2.5
     with pytest.raises(ValueError, match="has 3 values"):
-        k_lambda_profile(grid, [("x", [1.0, 2.0, 3.0], "#000000", False)])
+        k_lambda_profile(grid, [("x", [1.0, 2.0, 3.0], "k1")])
 
 
 @pytest.mark.parametrize("path", ["shift", "scale", "logit"])

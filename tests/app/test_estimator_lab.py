@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from charts import palette
 from charts.estimator_lab import (
     RUNNING_FROM,
     batch_means_domain,
@@ -458,18 +459,20 @@ def test_running_means_chart_is_valid_with_every_estimator(run_small):
 
 
 def test_running_means_show_k2_over_k3_and_cut_no_band(run_small):
-    """k2's line is dashed and drawn after k3's (it hid under it); the n axis starts at
-    RUNNING_FROM, where the y-range starts, so every band shown fits (the k1 band was cut)."""
+    """Each line has its estimator's dash (charts.palette: k3 solid, k1 dotted, k2 dashed), the
+    dashed ones drawn after k3's (k2 hid under it); the n axis starts at RUNNING_FROM, where the
+    y-range starts, so every band shown fits (the k1 band was cut)."""
     _, _, sim = run_small
     keys = ("k1", "k2", "k3")
     runs = [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys]
     spec = running_means_chart(runs, targets=[("KL[q,p]", sim.true_kl)]).to_dict()
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
     dashes = dict(zip(dash["domain"], dash["range"], strict=True))
-    assert dashes["k2"] != dashes["k3"] == dashes["k1"] == [1, 0]
+    assert dashes == {k: palette.dash(k) for k in keys} and dashes["k3"] == [1, 0]
+    assert len({tuple(d) for d in dashes.values()}) == 3  # colour is not the only cue
     rows = spec["datasets"]["run"]
     order = list(dict.fromkeys(r["estimator"] for r in rows))
-    assert order.index("k2") > order.index("k3")  # rows drawn later lie on top
+    assert order.index("k2") > order.index("k3") < order.index("k1")  # rows drawn later lie on top
     x_lo, _x_hi = spec["layer"][0]["encoding"]["x"]["scale"]["domain"]
     y_lo, y_hi = spec["layer"][0]["encoding"]["y"]["scale"]["domain"]
     assert x_lo == RUNNING_FROM

@@ -77,7 +77,7 @@ def test_the_profile_caption_names_the_negative_interval(lam):
 
 def test_profile_curves_are_the_estimators():
     t = np.linspace(-1, 1, 5)
-    (_, values, _, _), *_ = notes.profile_curves(t, 0.5)
+    (_, values, _), *_ = notes.profile_curves(t, 0.5)
     np.testing.assert_array_equal(values, k_lambda(t, 0.5))
 
 
