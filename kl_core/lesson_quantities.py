@@ -67,7 +67,7 @@ Choice quantities return the key of the right choice:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
@@ -349,7 +349,18 @@ def example_text(config: str) -> str:
 
 
 def first_use(params: Mapping[str, Any]) -> Any:
-    """The first KL term the doctor finds in ``params["config"]`` (a :class:`kl_core.doctor.KLUse`), or None."""
+    """The first KL term the doctor finds in a config.
+
+    Parameters
+    ----------
+    params : mapping
+        ``config``: a file name of :data:`EXAMPLES_DIR`.
+
+    Returns
+    -------
+    KLUse or None
+        The first :class:`kl_core.doctor.KLUse` of :func:`kl_core.doctor.diagnose`, or None without one.
+    """
     uses = _diagnosis(params["config"]).kl_uses
     return uses[0] if uses else None
 

@@ -44,9 +44,11 @@ __all__ = [
     "Lesson",
     "Question",
     "Step",
+    "all_questions",
     "grade",
     "lesson",
     "question",
+    "vocabulary",
 ]
 
 #: Variants are 0 … MAX_VARIANT (the ``v`` of a link).
@@ -989,7 +991,18 @@ LESSONS: tuple[Lesson, ...] = (_L1, _L2, _L3, _L4, _L5, _L6, _L7)
 
 
 def lesson(number: int) -> Lesson:
-    """Lesson ``number`` (1 … 7); ``ValueError`` naming ``lesson`` otherwise."""
+    """Lesson ``number`` of :data:`LESSONS`.
+
+    Parameters
+    ----------
+    number : int
+        1 … 7; ``ValueError`` naming ``lesson`` otherwise.
+
+    Returns
+    -------
+    Lesson
+        The lesson.
+    """
     if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= len(LESSONS):
         raise ValueError(f"lesson must be a whole number from 1 to {len(LESSONS)}, got {number!r}")
     return LESSONS[number - 1]
@@ -1146,5 +1159,11 @@ def all_questions(variants: int, seed: int = 0, lessons: tuple[int, ...] | None 
 
 
 def vocabulary() -> tuple[str, ...]:
-    """Every quantity a question may ask for (numeric, then choice)."""
+    """Every quantity a question may ask for (numeric, then choice).
+
+    Returns
+    -------
+    tuple of str
+        The keys of :data:`kl_core.lesson_quantities.NUMERIC_QUANTITIES` and ``CHOICE_QUANTITIES``.
+    """
     return (*NUMERIC_QUANTITIES, *CHOICE_QUANTITIES)
