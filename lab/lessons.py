@@ -45,13 +45,14 @@ _ON = ("1", "true", "yes", "on")
 PRESENTER_CSS = """
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { max-width: 1200px; padding-top: 1.5rem; }
+[data-testid="stMainBlockContainer"] { max-width: 1200px; padding-top: 3.5rem; }
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,
 [data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.4rem; line-height: 1.45; }
 [data-testid="stMainBlockContainer"] h2 { font-size: 2.1rem; }
 [data-testid="stMainBlockContainer"] .stButton button p,
 [data-testid="stMainBlockContainer"] [data-testid="stFormSubmitButton"] button p { font-size: 1.25rem; }
-[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] { font-size: 2.4rem; }
+[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
+[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.4rem; }
 """
 
 

@@ -28,29 +28,24 @@ if not present:
 # ------------------------------------------------------------ which step
 pickers = st.expander(_("Lesson, step and variant"), icon=":material/list:") if present else st.container()
 with pickers:
-    lesson_no = state.segmented(
-        _("Lesson"), "lesson", [les.number for les in core.LESSONS], value=1, format_func=str,
-        on_change=state.set_values, kwargs={"step": 1},
-        help=_("1 Why is my approx_kl negative? · 2 Bias and spread · 3 Control variates · 4 Which "
-               "direction? · 5 Value ≠ gradient · 6 Tokens and sequences · 7 Your library"),
-    )
+    c_lesson, c_step, c_v = st.columns([1.4, 1, 0.9], gap="medium")
+    with c_lesson:
+        lesson_no = state.segmented(
+            _("Lesson"), "lesson", [les.number for les in core.LESSONS], value=1, format_func=str,
+            on_change=state.set_values, kwargs={"step": 1},
+            help=_("1 Why is my approx_kl negative? · 2 Bias and spread · 3 Control variates · 4 Which "
+                   "direction? · 5 Value ≠ gradient · 6 Tokens and sequences · 7 Your library"),
+        )
     les = core.lesson(lesson_no)
-    c_step, c_v, c_mode = st.columns([2, 1.2, 1.2], gap="medium", vertical_alignment="bottom")
     with c_step:
         step_no = state.segmented(_("Step"), "step", list(range(1, len(les.steps) + 1)), value=1, format_func=str)
     with c_v:
         variant = state.number(_("Variant"), "v", min_value=0, max_value=core.MAX_VARIANT, value=0, step=1,
                                help=_("The same variant is the same numbers on every screen."))
-        st.caption(_("Allowed: {range}.").format(range=state.allowed_range(0, core.MAX_VARIANT, whole=True)))
-    with c_mode:
-        st.button(_("Leave presenter mode") if present else _("Presenter mode"), icon=":material/co_present:",
-                  on_click=lessons.set_presenter, args=(not present,), key="present_switch",
-                  help=_("One step per screen in large type, without the sidebar; the answer stays hidden "
-                         "until you reveal it. The link carries it as present=1."))
 
 q = lessons.question(lesson_no, step_no, int(variant))
-st.caption(notes.lesson_label(lesson_no) + " · " + _(les.intro))
-st.header(notes.step_heading(q))
+st.caption(notes.lesson_caption(lesson_no))
+(st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
 st.markdown(message(q.setup))
 st.markdown("**{prompt}**".format(prompt=message(q.prompt)))
 
@@ -103,15 +98,19 @@ with st.container(horizontal=True, gap="small", key="lesson-nav"):
               help=_("A fresh variant of this step, drawn where the lesson's point still holds."))
     st.button(_("Next"), icon=":material/arrow_forward:", type="primary", disabled=nxt is None, key="next",
               on_click=lessons.go, args=nxt or (q.lesson, q.step))
+    st.button(_("Leave presenter mode") if present else _("Presenter mode"), icon=":material/co_present:",
+              on_click=lessons.set_presenter, args=(not present,), key="present_switch",
+              help=_("One step per screen in large type, without the sidebar; the answer stays hidden "
+                     "until you reveal it. The link carries it as present=1."))
 st.caption(_("This variant's link: `{link}`").format(link=q.link() + ("&present=1" if present else "")))
 
 # ------------------------------------------------------------ progress
 done = lessons.records()
 st.caption(notes.progress_line(done, q.lesson))
 with st.expander(_("Your progress and answers"), icon=":material/checklist:", expanded=False):
-    for label, n_done, n_right, n_steps in notes.progress_rows(done):
-        st.markdown(_("{lesson}: {done} of {steps} steps done, {right} right").format(
-            lesson=label, done=n_done, steps=n_steps, right=n_right))
+    st.markdown("\n".join("- " + _("**{lesson}**: {done} of {steps} steps done, {right} right").format(
+        lesson=label, done=n_done, steps=n_steps, right=n_right) for label, n_done, n_right, n_steps in
+        notes.progress_rows(done)))
     frame = notes.answers_frame(done.values())
     st.download_button(_("Download my answers (CSV)"), frame.to_csv(index=False).encode("utf-8"),
                        file_name=_("my-answers.csv"), mime="text/csv", icon=":material/download:",

@@ -27,6 +27,7 @@ __all__ = [
     "answers_frame",
     "check",
     "guess_text",
+    "lesson_caption",
     "lesson_label",
     "parse_guess",
     "progress_line",
@@ -130,8 +131,15 @@ def verdict(q: Question, rec: Record) -> tuple[str, str]:
 
 
 def lesson_label(number_: int) -> str:
-    """``"2. Bias and spread"`` in the run's language."""
+    """``"2. Bias and spread"`` in the run's language (for a list item or a table cell)."""
     return "{n}. {title}".format(n=number_, title=_(LESSONS[number_ - 1].title))
+
+
+def lesson_caption(number_: int) -> str:
+    """``"Lesson 2 of 7: Bias and spread — k2's bias, …"`` (no list marker for Markdown to read)."""
+    les = LESSONS[number_ - 1]
+    return _("Lesson {n} of {total}: {title} — {intro}").format(
+        n=number_, total=len(LESSONS), title=_(les.title), intro=_(les.intro))
 
 
 def step_heading(q: Question) -> str:

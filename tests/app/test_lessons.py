@@ -97,7 +97,7 @@ def test_next_back_and_new_numbers() -> None:
 def test_presenter_mode() -> None:
     at = open_page(present="1", lesson="3", step="2")
     clean(at)
-    assert not at.title  # no page title: one step per screen
+    assert [t.value for t in at.title] == ["Step 2 of 5: The variance parabola"]  # one step per screen
     assert any("stSidebar" in h.body for h in at.get("html"))
     assert any(b.label == "Reveal the answer" for b in at.button)
     assert not at.metric  # hidden until revealed
