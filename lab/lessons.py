@@ -42,18 +42,18 @@ _MISSING = "lessons.missing"
 _ON = ("1", "true", "yes", "on")
 
 #: One step per screen, large type, no sidebar: for a projector at 1280×800.
-PRESENTER_CSS = """
-section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
-[data-testid="stExpandSidebarButton"] { display: none !important; }
-[data-testid="stMainBlockContainer"] { max-width: 1200px; padding-top: 3.5rem; }
-[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,
-[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.4rem; line-height: 1.45; }
-[data-testid="stMainBlockContainer"] h2 { font-size: 2.1rem; }
-[data-testid="stMainBlockContainer"] .stButton button p,
-[data-testid="stMainBlockContainer"] [data-testid="stFormSubmitButton"] button p { font-size: 1.25rem; }
-[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],
-[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.4rem; }
-"""
+PRESENTER_CSS = (
+    'section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],\n'  # i18n: ok (CSS)
+    '[data-testid="stExpandSidebarButton"] { display: none !important; }\n'
+    '[data-testid="stMainBlockContainer"] { max-width: 1200px; padding-top: 3.5rem; }\n'
+    '[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] p,\n'
+    '[data-testid="stMainBlockContainer"] [data-testid="stMarkdownContainer"] li { font-size: 1.4rem; line-height: 1.45; }\n'
+    '[data-testid="stMainBlockContainer"] h2 { font-size: 2.1rem; }\n'
+    '[data-testid="stMainBlockContainer"] .stButton button p,\n'
+    '[data-testid="stMainBlockContainer"] [data-testid="stFormSubmitButton"] button p { font-size: 1.25rem; }\n'
+    '[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"],\n'
+    '[data-testid="stMainBlockContainer"] [data-testid="stMetricValue"] [data-testid="stMarkdownContainer"] p { font-size: 2.4rem; }\n'
+)
 
 
 @lru_cache(maxsize=512)
