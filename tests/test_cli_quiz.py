@@ -214,3 +214,16 @@ def test_quiz_help_imports_no_app_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert "--variants" in proc.stdout
     assert proc.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_chinese_uses_the_apps_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["quiz", "--lesson", "2", "--format", "json", "--lang", "zh"], capsys)
+    rows = json.loads(out)
+    en = json.loads(to_json(L.all_questions(1, 0, (2,))))
+    assert code == 0 and len(rows) == len(en)
+    assert rows[0]["title"] == "k2 的偏差" and "样本来自" in rows[0]["prompt"]
+    for zh_row, en_row in zip(rows, en, strict=True):  # the same numbers, the same answers
+        assert zh_row["answer"] == en_row["answer"] and zh_row["params"] == en_row["params"]
+        assert re.findall(r"\d+\.\d+", zh_row["explanation"]) == re.findall(r"\d+\.\d+", en_row["explanation"])
+    root = ET.fromstring(to_moodle_xml(L.all_questions(1, 0, (7,)), lang="zh").encode("utf-8"))
+    assert "你的库" in root.find("question/category/text").text
