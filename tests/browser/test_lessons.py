@@ -12,7 +12,9 @@ import pytest
 
 from kl_core import lessons as core
 from lab.format import number
-from tests.browser.page_checks import defects, open_page
+from scripts.translations import english_runs
+from tests.browser.conftest import wait_until_settled
+from tests.browser.page_checks import defects, numbers, open_page, prose
 
 
 def wait_for_text(page, text: str) -> None:
@@ -107,3 +109,17 @@ def test_readable_in_both_languages(app_url, chromium, size):
         with open_page(chromium, f"{app_url}/lessons?lang={lang}&lesson=2&step=4&v=3", size) as page:
             assert page.locator("[data-testid='stException']").count() == 0
             assert defects(page) == [], (lang, size)
+
+
+def test_chinese_shows_the_same_numbers_and_no_english_prose(app_url, chromium):
+    views = {}
+    for lang in ("en", "zh"):
+        with open_page(chromium, f"{app_url}/lessons?lang={lang}&lesson=3&step=5&v=8", "1280x800") as page:
+            page.locator("[data-testid='stFormSubmitButton'] button").nth(1).click()  # Show me / 显示答案
+            page.wait_for_function("() => document.querySelectorAll('[data-testid=stMetricValue]').length >= 2")
+            wait_until_settled(page)
+            views[lang] = (numbers(page), prose(page))
+    assert english_runs(views["zh"][1]) == []
+    en_numbers, zh_numbers = views["en"][0], views["zh"][0]
+    q = core.question(3, 5, 8)
+    assert number(q.answer) in en_numbers and number(q.answer) in zh_numbers
