@@ -131,7 +131,13 @@ def test_progress_and_the_csv() -> None:
 
 
 def test_chinese() -> None:
-    at = open_page(lang="zh", lesson="4", step="4")
+    at = open_page(lesson="4", step="4")
+    at = at.button_group(key="lang").set_value("zh").run()  # the sidebar's language switch
     clean(at)
-    at = press(at, at.button[1].label)  # Check, in Chinese; nothing chosen
-    assert at.warning
+    assert at.header[0].value == "第 4 步（共 5 步）：翻转对数比率"
+    at = press(at, "核对")  # Check, with nothing chosen
+    assert at.warning and "请先选一个答案" in at.warning[0].value
+    at = press(at, "显示答案")
+    q = core.question(4, 4, 0)
+    assert at.info and "答案" in at.info[0].value and "k_2" in at.info[0].value
+    assert q.answer == "k2"
