@@ -15,8 +15,10 @@ from functools import lru_cache
 import streamlit as st
 
 from charts.control_variates import k_lambda_histogram
+from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
 from kl_core import lessons as core
+from kl_core import sampling
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.notes import lessons as notes
@@ -148,9 +150,11 @@ def draw_chart(q: core.Question) -> None:
     qs, ps = q.params["q"], q.params["p"]
     kl = cache.estimator_moments("k1", qs, ps).mean
     if q.chart == "mean_k1":
-        sim = cache.simulate(qs, ps, int(q.params["n"]), repeats=2000, seed=q.variant, keys=("k1",))
-        s = sim["k1"]
-        ui.chart(per_sample_histogram(s.batch_means, "k1", true_value=kl, neg_fraction=float((s.batch_means < 0).mean())),
+        n = int(q.params["n"])
+        m = cache.estimator_moments("k1", qs, ps)
+        s = cache.simulate(qs, ps, n, repeats=2000, seed=q.variant, keys=("k1",))["k1"]
+        ui.chart(batch_means_histogram(s.batch_means, "k1", n=n, approx=sampling.batch_mean_normal(m.mean, m.var, n),
+                                       true_value=kl, height=280),
                  name=_("lesson-means"),
                  caption=_("2,000 simulated means of N = {n} values of k1: {share:.1%} of them are negative, "
                            "against {exact:.1%} exactly.").format(

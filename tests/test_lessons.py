@@ -157,3 +157,34 @@ def test_grade_numbers() -> None:
     assert g.correct and g.error == pytest.approx(q.tolerance / 2)
     assert not L.grade(q, None).correct
     assert not L.grade(q, math.nan).correct
+
+
+@pytest.mark.parametrize("t", (-1.3, -0.2, 0.4, 2.0))
+def test_values_at_one_log_ratio(t: float) -> None:
+    r = math.exp(t)
+    p = {"logr": t}
+    assert compute("k1_at", p) == pytest.approx(-t)
+    assert compute("k2_at", p) == pytest.approx(0.5 * t * t)
+    assert compute("k3_at", p) == pytest.approx(r - 1 - t)
+    assert compute("k3_pq_at", p) == pytest.approx(r * t - (r - 1))
+
+
+@pytest.mark.parametrize("mu", (0.4, 1.0))
+def test_k_lambda_mean_and_k3_pq_spread_by_direct_quadrature(mu: float) -> None:
+    assert compute("mean_k_lambda", shift(mu, lam=-0.5)) == pytest.approx(mu * mu / 2, rel=1e-9)
+    # Var(k3_pq) on a fine grid of x ~ N(0, 1): an independent check of the quadrature engine
+    x = np.linspace(-14, 14, 400_001)
+    w = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    t = mu * x - mu * mu / 2
+    k = np.exp(t) * t - np.expm1(t)
+    mean = np.trapezoid(w * k, x)
+    sd = math.sqrt(np.trapezoid(w * (k - mean) ** 2, x))
+    assert compute("sd_k3_pq", shift(mu)) == pytest.approx(sd, rel=1e-7)
+    assert compute("mean_k3_pq", shift(mu)) == pytest.approx(mu * mu / 2, rel=1e-9)
+
+
+def test_sequence_spreads_are_consistent() -> None:
+    s = {"K": 4, "drift": 0.5, "T": 32}
+    assert compute("seq_sd_mean_k3", s) == pytest.approx(compute("seq_sd_sum_k3", s) / 32, rel=1e-12)
+    assert compute("seq_mean_sum_k3", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)
+    assert compute("seq_mean_rb", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)

@@ -141,3 +141,25 @@ def test_chinese() -> None:
     q = core.question(4, 4, 0)
     assert at.info and "答案" in at.info[0].value and "k_2" in at.info[0].value
     assert q.answer == "k2"
+
+
+@pytest.mark.parametrize(("lesson_no", "step"), [(1, 4), (2, 5), (3, 5), (4, 3), (5, 5), (6, 1), (6, 3), (7, 1)])
+def test_explore_links_open_the_same_setting(lesson_no: int, step: int) -> None:
+    """The target page takes every value of the link (no "The link set …" note) and shows the setting."""
+    from lab.pages import page_by_url
+
+    q = core.question(lesson_no, step, 3)
+    path, query = q.explore
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(page_by_url(path).path)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at = at.run()
+    clean(at)
+    notes = [w.value for w in at.warning if "The link set" in w.value]
+    assert notes == []
+    shown = at.query_params
+    for key, value in query.items():
+        got = shown.get(key)
+        assert got is None or got == value or (isinstance(value, list) and got in value), (key, value, got)
