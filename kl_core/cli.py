@@ -69,6 +69,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "kl_core.cli_sequence:register",
     "kl_core.cli_grad:register",
     "kl_core.cli_doctor:register",
+    "kl_core.cli_quiz:register",
 )
 
 TABLE_KEYS: tuple[str, ...] = ("k1", "k2", "k3", "k_lambda", "k3_pq")

@@ -58,6 +58,13 @@ PAGES: tuple[PageInfo, ...] = (
         N_("The question, the three estimators, and the five questions to ask of any KL number."),
     ),
     PageInfo(
+        "pages/lessons.py",
+        N_("Lessons"),
+        "lessons",
+        ":material/school:",
+        N_("Seven short lessons: predict a number, check it against the exact value, explore the setting."),
+    ),
+    PageInfo(
         "pages/estimator-lab.py",
         N_("Estimator Lab"),
         "estimator-lab",

@@ -1,0 +1,184 @@
+"""What the Lessons page says about a guess: the verdict, the numbers, the progress, the CSV.
+
+No streamlit here.  The questions and their exact answers come from
+:mod:`kl_core.lessons`; this module only reads a typed guess, words the check
+("Right. The exact value is 0.245; your 0.3 is 0.055 too high."), counts the
+progress per lesson and lays out the downloadable answers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from kl_core.lessons import LESSONS, Grade, Question, grade
+from lab.format import number
+from lab.i18n import N_, _, message
+
+__all__ = [
+    "INTRO",
+    "RESULTS",
+    "Record",
+    "answer_text",
+    "answers_frame",
+    "check",
+    "guess_text",
+    "lesson_caption",
+    "lesson_label",
+    "parse_guess",
+    "progress_line",
+    "progress_rows",
+    "step_heading",
+    "verdict",
+]
+
+INTRO = N_(
+    "Seven short lessons through the ideas of this lab. Each step gives a setting and asks for a "
+    "prediction: commit to a number or a choice, then check it against the exact value from "
+    "kl_core. **New numbers** draws a fresh variant of the same step; its link (with `v=`) shows "
+    "everyone the same numbers."
+)
+
+#: How a step ended (CSV and progress): keys, with words shown as ``_(RESULTS[key])``.
+RESULTS: dict[str, str] = {"right": N_("right"), "wrong": N_("wrong"), "shown": N_("shown")}
+
+_NUMBER = re.compile(r"^[+-]?(\d+([.,]\d*)?|[.,]\d+)([eE][+-]?\d+)?$")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One answered (or shown) step of one variant, kept for the browser session."""
+
+    lesson: int
+    step: int
+    variant: int
+    quantity: str
+    kind: str
+    guess: float | str | None
+    exact: float | str
+    tolerance: float | None
+    result: str  # a key of RESULTS
+
+
+def parse_guess(text: str) -> float | None:
+    """A typed number: ``0.25``, ``0,25``, ``25%``, ``7.8e-6``, ``−0.1``; None if it is not one.
+
+    Examples
+    --------
+    >>> parse_guess("25%"), parse_guess("0,5"), parse_guess("abc")
+    (0.25, 0.5, None)
+    """
+    s = (text or "").strip().replace("−", "-").replace(" ", "").replace("\u00a0", "")
+    percent = s.endswith("%")
+    if percent:
+        s = s[:-1]
+    if not _NUMBER.match(s):
+        return None
+    value = float(s.replace(",", "."))
+    if not math.isfinite(value):
+        return None
+    return value / 100 if percent else value
+
+
+def check(q: Question, guess: float | str | None) -> Record:
+    """The record of a guess (None: "Show me") for question ``q``."""
+    if guess is None:
+        result = "shown"
+    else:
+        result = "right" if grade(q, guess).correct else "wrong"
+    return Record(q.lesson, q.step, q.variant, q.quantity, q.kind, guess, q.answer, q.tolerance, result)
+
+
+def answer_text(q: Question) -> str:
+    """The exact answer as shown: a number to 4 significant digits, or the right choice's label."""
+    if q.kind == "choice":
+        return message(q.correct_label)
+    return number(float(q.answer))  # type: ignore[arg-type]
+
+
+def guess_text(q: Question, guess: float | str | None) -> str:
+    """The guess as shown: a number as typed (4 significant digits) or the chosen label; — for none."""
+    if guess is None:
+        return "—"
+    if q.kind == "choice":
+        return message(dict(q.choices).get(str(guess), str(guess)))
+    return number(float(guess))
+
+
+def verdict(q: Question, rec: Record) -> tuple[str, str]:
+    """``(kind, text)`` of the box under the question: ``"success"``, ``"error"`` or ``"info"``."""
+    exact = answer_text(q)
+    if rec.result == "shown":
+        return "info", _("The answer: **{exact}**.").format(exact=exact)
+    if q.kind == "choice":
+        if rec.result == "right":
+            return "success", _("Right: **{exact}**.").format(exact=exact)
+        return "error", _("Not quite. You chose {guess}; the answer is **{exact}**.").format(
+            guess=guess_text(q, rec.guess), exact=exact)
+    g: Grade = grade(q, rec.guess)
+    off = _("{diff} too high").format(diff=number(abs(g.error))) if g.error > 0 else (
+        _("{diff} too low").format(diff=number(abs(g.error))) if g.error < 0 else _("exactly right"))
+    within = _("within ± {tol} counts as right").format(tol=number(q.tolerance))
+    if rec.result == "right":
+        return "success", _("Right. The exact value is **{exact}**; your {guess} is {off} ({within}).").format(
+            exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)
+    return "error", _("Not quite. The exact value is **{exact}**; your {guess} is {off} ({within}).").format(
+        exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)
+
+
+def lesson_label(number_: int) -> str:
+    """``"2. Bias and spread"`` in the run's language (for a list item or a table cell)."""
+    return "{n}. {title}".format(n=number_, title=_(LESSONS[number_ - 1].title))
+
+
+def lesson_caption(number_: int) -> str:
+    """``"Lesson 2 of 7: Bias and spread — k2's bias, …"`` (no list marker for Markdown to read)."""
+    les = LESSONS[number_ - 1]
+    return _("Lesson {n} of {total}: {title} — {intro}").format(
+        n=number_, total=len(LESSONS), title=_(les.title), intro=_(les.intro))
+
+
+def step_heading(q: Question) -> str:
+    """``"Step 2 of 5: One value of k1"``."""
+    return _("Step {step} of {steps}: {title}").format(
+        step=q.step, steps=len(LESSONS[q.lesson - 1].steps), title=message(q.title))
+
+
+def progress_rows(records: Mapping[tuple[int, int, int], Record]) -> list[tuple[str, int, int, int]]:
+    """Per lesson: its label, steps answered or shown (any variant), steps right (any variant), steps."""
+    rows = []
+    for les in LESSONS:
+        mine = [r for r in records.values() if r.lesson == les.number]
+        done = {r.step for r in mine}
+        right = {r.step for r in mine if r.result == "right"}
+        rows.append((lesson_label(les.number), len(done), len(right), len(les.steps)))
+    return rows
+
+
+def progress_line(records: Mapping[tuple[int, int, int], Record], lesson_no: int) -> str:
+    """``"This lesson: 3 of 5 steps done, 2 right."``"""
+    _label, done, right, steps = progress_rows(records)[lesson_no - 1]
+    return _("This lesson: {done} of {steps} steps done, {right} right.").format(done=done, steps=steps, right=right)
+
+
+def _cell(x: float | str | None) -> float | str:
+    return "" if x is None else x
+
+
+def answers_frame(records: Iterable[Record]) -> pd.DataFrame:
+    """The session's answers, one row per step and variant, for "Download my answers"."""
+    h = {
+        "lesson": _("lesson"), "step": _("step"), "variant": _("variant"), "quantity": _("quantity"),
+        "guess": _("guess"), "exact": _("exact value"), "tolerance": _("tolerance"), "result": _("result"),
+    }
+    rows = [
+        {h["lesson"]: r.lesson, h["step"]: r.step, h["variant"]: r.variant, h["quantity"]: r.quantity,
+         h["guess"]: _cell(r.guess), h["exact"]: r.exact, h["tolerance"]: _cell(r.tolerance),
+         h["result"]: _(RESULTS[r.result])}
+        for r in sorted(records, key=lambda r: (r.lesson, r.step, r.variant))
+    ]
+    return pd.DataFrame(rows, columns=list(h.values()))
