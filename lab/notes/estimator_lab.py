@@ -185,7 +185,8 @@ def estimator_mean_line(key: str, lam: float) -> str:
     if info.unbiased_for:
         mean = _("Its mean: {target} exactly.").format(target=f"${info.estimates_latex}$")
     else:
-        mean = _("Its mean is {target}, close to the KL only when p ≈ q.").format(
+        mean = _("Its mean is {target}: close to the KL when p ≈ q; further away the two in "
+                 "general differ.").format(
             target=f"${info.estimates_latex}$"
         )
     return summary + "\n\n" + mean
