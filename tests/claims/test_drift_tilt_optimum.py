@@ -31,7 +31,7 @@ def _objective(policy, ref, reward, beta, length, first_only=False) -> float:
 def _optimum(ref, reward, beta, length, first_only=False) -> float:
     """max_π J(π) = β log E_ref[e^{Σ R/β}], by the backward recursion of soft values."""
     value = np.zeros(ref.k)  # V_{T+1}
-    for t in range(length, 1, -1):
+    for _position in range(length, 1, -1):  # T, T − 1, …, 2
         r = 0.0 if first_only else reward
         value = beta * logsumexp(ref.log_transitions + (r + value)[None, :] / beta, axis=1)
     return float(beta * logsumexp(ref.log_first + (reward + value) / beta))

@@ -18,3 +18,12 @@ def test_f_caption_adds_the_caveats():
     assert "convex only up to u = e and concave beyond" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
     assert "could not be computed" in notes.f_caption("kl_pq", "KL", 200, 1.0, math.nan)
     assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf)
+
+
+def test_tangent_text_chooses_its_verdict_from_the_variances():
+    assert "For this pair it cancels noise: Var(k3) = 0.2 against Var(k1) = 1." in notes.tangent_text(1.0, 0.2)
+    assert "For this pair it adds noise: Var(k3) = ∞" in notes.tangent_text(0.5, math.inf)
+    assert "both variances are zero" in notes.tangent_text(0.0, 0.0)
+    assert "For this pair" not in notes.tangent_text(math.nan, math.nan)
+    assert "Var(k1) is infinite, and so is Var(k3)" in notes.tangent_text(math.inf, math.inf)
+    assert "only cancels" not in notes.tangent_text(1.0, 0.2)
