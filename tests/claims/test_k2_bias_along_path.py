@@ -15,6 +15,7 @@ import pytest
 from kl_core.estimators import ESTIMATORS
 from kl_core.fisher import k2_bias_along_path
 from kl_core.paths import PATHS
+from lab.notes import estimator_lab
 from lab.notes import f_divergences as notes
 
 
@@ -98,6 +99,8 @@ def test_the_opening_and_the_summary_are_true_in_general():
     assert "can shrink, vanish and change sign" in notes.K2_BIAS_INTRO
     summary = ESTIMATORS["k2"].summary
     assert "grows with the distance" not in summary and "of either sign" in summary
+    notice = estimator_lab.WHAT_TO_NOTICE  # the Estimator Lab's copy of the sentence
+    assert "grows with the" not in notice and "can grow, shrink or change sign" in notice
     for path in PATHS:  # "grows at first": near θ = 0 the size of the bias rises on both sides
         small = np.array([0.01, 0.02, 0.04]) * PATHS[path].theta_max
         for sign in (1, -1):
