@@ -171,7 +171,7 @@ class GainCurve:
 
 
 def gain_along_path(path: str, thetas: ArrayLike) -> GainCurve:
-    r"""How the advantage of :math:`\lambda^*` over :math:`\lambda = 1` grows with distance.
+    r"""How the advantage of :math:`\lambda^*` over :math:`\lambda = 1` changes with distance.
 
     For each :math:`\theta`, :math:`q = p_0` and :math:`p = p_\theta` on the path.
 

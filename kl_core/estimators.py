@@ -429,7 +429,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="k2",
             unbiased_for=None,
             nonnegative=True,
-            summary=N_("Low variance and never negative, but biased; the bias grows with the distance."),
+            summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
+                       "further away its bias can be large, of either sign."),
             source=BLOG,
         ),
         EstimatorInfo(
@@ -441,7 +442,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=True,
-            summary=N_("Unbiased, never negative and low variance: k1 plus the control variate r − 1."),
+            summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
+                       "the variance while p is close to q (far away it can add to it)."),
             source=BLOG,
         ),
         EstimatorInfo(

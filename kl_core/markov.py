@@ -553,8 +553,11 @@ def drift_pair(
 
     References
     ----------
-    The tilt :math:`\pi_{\mathrm{ref}} e^{\beta^{-1} r}` is the optimum of the
-    KL-regularised RLHF objective (e.g. Rafailov et al., arXiv:2305.18290).
+    For one step, the tilt :math:`\pi_{\mathrm{ref}} e^{\beta^{-1} r}` is the optimum of the
+    KL-regularised RLHF objective (e.g. Rafailov et al., arXiv:2305.18290); here
+    :math:`r = \beta\delta v`.  With ``placement="first"`` it is also the sequence
+    optimum; with ``"every"`` and :math:`T \ge 2` it is only the token-by-token
+    optimum, because the sequence optimum also weighs the reward still to come.
 
     Examples
     --------

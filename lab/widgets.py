@@ -18,9 +18,16 @@ from kl_core.distributions import parse
 from kl_core.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
-from lab.i18n import _
+from lab.i18n import N_, _
 
-__all__ = ["active_preset", "count_slider", "lambda_slider", "preset_bar", "seed_picker"]
+__all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider", "preset_bar",
+           "seed_picker"]
+
+#: The help of the "Set λ = λ*" button (λ* minimises Var(−log r + λ(r − 1)) over λ).
+LAMBDA_STAR_HELP = N_(
+    "λ*, the λ of least variance, = Cov(log r, r)/Var(r) = (KL[p,q] + KL[q,p])/χ²(p‖q), from "
+    "kl_core.exact.lambda_star."
+)
 
 
 def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:
@@ -143,8 +150,7 @@ def lambda_slider(star, lam_range: tuple[float, float], *, why_not: str | None) 
             _("Set λ = λ* = {lam:.3f}").format(lam=star.value), key="lam_star",
             type="tertiary", icon=":material/target:", on_click=state.set_values,
             kwargs={"lam": round(star.value, 3)},
-            help=_("λ*, the λ of least variance, = Cov(−log r, r)/Var(r), from "
-                   "kl_core.exact.lambda_star."),
+            help=_(LAMBDA_STAR_HELP),
         )
     else:
         st.caption(why_not)

@@ -116,11 +116,8 @@ ui.formula(
     r"\mathbb{E}_q[k_3] = \underbrace{\mathbb{E}_q[r - 1]}_{=\,0} "
     r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q,p]"
 )
-st.markdown(_(
-    "The tangent term averages to zero under q, so it adds no bias; it only cancels the noise "
-    "of −log r. That is the control variate of the *Control variates* page with λ = 1, and the "
-    "picture shows why no other λ keeps every gap ≥ 0: tilt the line and it crosses the curve."
-))
+moments, _failed = cache.moments_or_failures(("k1", "k3"), q.spec, p.spec, 1.0)
+st.markdown(notes.tangent_text(moments["k1"].var, moments["k3"].var))
 
 # ------------------------------------------------------------ any f
 st.header(_("The same picture for KL[p, q] and any f-divergence"))

@@ -4,7 +4,7 @@ Every kλ is unbiased because E_q[r − 1] = 0.  The page shows the exact varian
 parabola (``kl_core.control_variates.lambda_parabola``), the per-sample
 histogram at the reader's λ (``kl_core.montecarlo.simulate``), why only λ = 1
 keeps every sample ≥ 0 (``kl_core.bregman.k_lambda_negative_interval``), and
-how the advantage of λ* over λ = 1 grows along a path (``gain_along_path``).
+how the advantage of λ* over λ = 1 changes along a path (``gain_along_path``).
 URL keys: ``q``, ``p``, ``lam``, ``n``, ``seed``, ``path``.
 """
 
@@ -177,14 +177,7 @@ ui.show_source(estimators.k_lambda)
 
 # ------------------------------------------------------------ 4. the gain along a path
 st.header(_("4. How much does λ* beat λ = 1 as p moves away?"))
-st.markdown(_(
-    "Take p one step θ away from q along a path and compute λ\\* and the gain "
-    "Var(k3) / Var(kλ\\*) exactly at each step. Near p = q the numerator and the denominator of "
-    "λ\\* are both ≈ F θ² (F the Fisher information), so **λ\\* → 1 on every path**. That does "
-    "not make k3 optimal: both variances shrink like θ⁴, and their ratio tends to a constant set "
-    "by the direction of the step — 1 only for the Gaussian mean shift. Further away χ²(p‖q) "
-    "grows faster than the KLs, λ\\* moves away from 1 and the gain grows."
-))
+st.markdown(_(notes.PATH_INTRO))
 path_key = state.segmented(
     _("Path from q to p"), "path", list(PATHS), value="shift",
     format_func=lambda k: _(PATHS[k].name),
@@ -212,4 +205,5 @@ with g_right:
             "away from q."
         ),
     )
+st.markdown(notes.path_trend(curve))
 ui.show_source(control_variates.gain_along_path)

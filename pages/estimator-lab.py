@@ -232,12 +232,7 @@ with st.expander(_("The same in absolute numbers"), expanded=zero_kl, icon=":mat
             share_col: st.column_config.NumberColumn(format="percent"),
         },
     )
-st.markdown(_(
-    "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
-    "whenever p is close to q. k2's bias/true is near zero when p ≈ q and grows with the "
-    "distance. The MC column should agree with the exact one to within about 2 MC SE; change "
-    "the seed to see it move."
-))
+st.markdown(_(notes.WHAT_TO_NOTICE))
 
 # ------------------------------------------------------------ code
 st.header(_("The code"))

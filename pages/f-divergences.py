@@ -87,11 +87,8 @@ with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         width="stretch",
     )
     csv_download(notes.f_table(), _("f-divergence-registry"))
-st.markdown(_(
-    "Small print: ½ log² u is convex only for u ≤ e (its f″(u) = (1 − log u)/u² turns negative "
-    "beyond), so strictly it is not one of Csiszár's f-divergences. It is still ≥ 0 with "
-    "f(1) = 0, and all the second-order argument below needs is f″(1)."
-))
+st.markdown(_(notes.K2_SMALL_PRINT))
+st.caption(_(notes.K2_COMMON_SLIP))
 
 # ====================================================================== 2. along a path
 st.header(_("2. Near p = q, every smooth f-divergence is a parabola"))
@@ -218,11 +215,7 @@ ui.show_source(exact.f_divergence)
 
 # ====================================================================== 3. k2 against KL
 st.header(_("3. Where E[k2] departs from KL"))
-st.markdown(_(
-    "The mean of {k2} is the f-divergence with {f}. It shares KL's parabola but not its higher "
-    "terms, so k2's bias grows with the distance between q and p. Same path ({path}) and θ range "
-    "as above."
-).format(k2=r"$k_2 = \tfrac12(\log r)^2$", f=r"$f(u) = \tfrac12\log^2 u$", path=_(info.name)))
+st.markdown(_(notes.K2_BIAS_INTRO).format(k2=r"$k_2 = \tfrac12(\log r)^2$", f=r"$f(u) = \tfrac12\log^2 u$", path=_(info.name)))
 marks = notes.schulman_marks(path, schulman)
 k2_charts = [
     (k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
@@ -231,7 +224,7 @@ k2_charts = [
        "bias.")),
     (k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
      _("k2-relative-bias-{path}").format(path=path),
-     notes.relative_bias_caption(path, biases, marks, lo, hi)),
+     notes.relative_bias_caption(path, biases, marks, lo, hi, end_bias)),
 ]
 for (chart, name, caption), panel in ui.grid(k2_charts, per_row=2, key="k2"):
     with panel:

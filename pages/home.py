@@ -12,7 +12,7 @@ from kl_core import estimators
 from kl_core.distributions import Gaussian
 from kl_core.estimators import ESTIMATORS
 from lab import cache, state, ui
-from lab.i18n import N_, _
+from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import home as notes
 from lab.pages import PAGES, page_by_url
@@ -49,10 +49,10 @@ with controls:
     mu = state.slider(
         _("Move p away from q: the distance μ between q = N(0, 1) and p = N(μ, 1)"),
         "mu",
-        min_value=0.0,
-        max_value=3.0,
-        value=0.5,
-        step=0.05,
+        min_value=notes.MU_SLIDER.lo,
+        max_value=notes.MU_SLIDER.hi,
+        value=notes.MU_SLIDER.value,
+        step=notes.MU_SLIDER.step,
         format="%.2f",
         help=_("p = N(μ, 1) is the new policy, q = N(0, 1) the old one that drew the samples."),
     )
@@ -93,52 +93,14 @@ table = notes.estimator_table(KEYS, sim, moments, true_kl, N)
 ui.table(
     table.frame,
     name=_("home-estimators-mu-{mu}").format(mu=f"{mu:g}"),
-    caption=_(
-        "q = {q}, p = {p}: the same {n} draws x ~ q (seed {seed}) feed all three "
-        "estimators, and the three panels share one x-axis. k1 and k3 have the same exact "
-        "mean, but k3's spread is far smaller."
-    ).format(q=Q.name, p=P.name, n=f"{N:,}", seed=SEED),
+    caption=notes.table_caption(Q.name, P.name, N, SEED, moments),
     column_config={c: st.column_config.NumberColumn(format=f) for c, f in table.formats.items()},
 )
 
 # ------------------------------------------------------------ five questions
 st.divider()
 st.header(_("Five questions to ask of any KL number"))
-QUESTIONS = (
-    (
-        N_("1. Whose samples?"),
-        N_(
-            "The estimators average over x ~ q. Samples from a third policy, an asynchronous "
-            "rollout or a replay buffer need an importance weight first."
-        ),
-    ),
-    (
-        N_("2. Which direction of KL?"),
-        N_(
-            r"$\mathbb{E}_q[-\log r]$ is KL[q, p]. KL[p, q] is a different number, estimated "
-            r"from the same samples by $r\log r - (r-1)$."
-        ),
-    ),
-    (
-        N_("3. Which ratio?"),
-        N_(
-            "r = p(x)/q(x): target over sampler. A log-ratio written the other way round "
-            "silently changes what k2 and k3 estimate."
-        ),
-    ),
-    (
-        N_("4. Which estimator?"),
-        N_(
-            "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
-            "from the same estimator."
-        ),
-    ),
-    (
-        N_("5. Is it a value or a gradient?"),
-        N_("An estimator that gets the KL's value right can still give the wrong gradient when "
-          "it is put in a loss: k3 differentiates to the gradient of the other KL, k1 to zero."),
-    ),
-)
+QUESTIONS = notes.QUESTIONS
 gradients_page = page_by_url("gradients")
 for row in (QUESTIONS[:2], QUESTIONS[2:4], QUESTIONS[4:]):
     for col, (question, answer) in zip(st.columns(2, gap="medium"), row, strict=False):

@@ -55,9 +55,7 @@ if source == "drift":
     with c_d:
         drift = state.slider(_(r"Drift $\delta$ of $\pi_\theta$ away from $\pi_\mathrm{ref}$"), "drift",
                              min_value=0.0, max_value=3.0, value=0.5, step=0.05, format="%.2f",
-                             help=_(r"$\pi_\theta(j \mid i) \propto \pi_\mathrm{ref}(j \mid i)\, "
-                                    r"e^{\delta v_j}$, $v$ from +1 (token 0) to −1 (token K−1): the "
-                                    r"RLHF optimum for a reward $v/\beta$."))
+                             help=_(notes.DRIFT_HELP))
     with c_f:
         first_only = state.toggle(_("First token only"), "first",
                                   help=_("Drift in the first token only. Off: the tilt acts in every "

@@ -5,9 +5,49 @@ from __future__ import annotations
 import math
 
 from lab.format import number
-from lab.i18n import _
+from lab.i18n import N_, _
 
-__all__ = ["f_caption", "kl_caption"]
+__all__ = ["K2_CONVEXITY", "f_caption", "kl_caption", "tangent_text"]
+
+#: The caveat under k2's picture: f(u) = ½ log² u has f″(u) = (1 − log u)/u².
+K2_CONVEXITY = N_(
+    "(½ log² u is convex only up to u = e and concave beyond, so this f bends the rule; its "
+    "gap is still ≥ 0 because its tangent at 1 is the line zero and ½ log² u ≥ 0.)"
+)
+
+
+def tangent_text(var_k1: float, var_k3: float) -> str:
+    """Under the k3 formulas: what the tangent term r − 1 does to the mean and to the noise.
+
+    ``var_k1``, ``var_k3`` are the exact per-sample variances of k1 and k3 for the pair
+    shown (NaN if they could not be computed).  Var(k3) − Var(k1) = χ²(p‖q) −
+    2(KL[p,q] + KL[q,p]) is negative while p is close to q and can be positive (or
+    infinite) further away, so the sentence about this pair is chosen from the numbers.
+    """
+    text = _(
+        "The tangent term averages to zero under q, so it adds no bias. While p is close to q it "
+        "cancels most of the noise of −log r; far from q it can add noise instead, because "
+        "Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p,q] + KL[q,p])."
+    )
+    if var_k1 == 0.0 and var_k3 == 0.0:  # p = q
+        pair = _("With p = q both variances are zero.")
+    elif math.isnan(var_k1) or math.isnan(var_k3):
+        pair = ""
+    elif math.isinf(var_k1):
+        pair = _("For this pair Var(k1) is infinite, and so is Var(k3).")
+    elif var_k3 < var_k1:
+        pair = _("For this pair it cancels noise: Var(k3) = {k3} against Var(k1) = {k1}.")
+    elif var_k3 > var_k1:
+        pair = _("For this pair it adds noise: Var(k3) = {k3} against Var(k1) = {k1}.")
+    else:
+        pair = _("For this pair the two variances are equal, {k1}.")
+    if pair:
+        text += " " + pair.format(k3=number(var_k3), k1=number(var_k1))
+    return text + " " + _(
+        "The tangent term is the control variate of the *Control variates* page with λ = 1, and "
+        "the picture shows why no other λ keeps every gap ≥ 0: tilt the line and it crosses the "
+        "curve."
+    )
 
 
 def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
@@ -42,10 +82,7 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
         "line; the {draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
     ).format(draws=draws, mean=number(mean_gap), name=name, exact=number(exact))
     if f_key == "k2":
-        text += " " + _(
-            "(½ log² u is not convex below u = 1/e, so this f bends the rule; its gap is still "
-            "≥ 0 because its tangent at 1 is the line zero and ½ log² u ≥ 0.)"
-        )
+        text += " " + _(K2_CONVEXITY)
     if math.isnan(exact):
         text += " " + _(
             "(The exact value could not be computed: the integrand overflows double precision "

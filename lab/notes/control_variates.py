@@ -7,6 +7,7 @@ curves and caption; the gain curve's θ grids and caption.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,7 +19,11 @@ from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
+    "PATH_INTRO",
+    "GainSide",
+    "gain_sides",
     "lambda_star_missing",
+    "path_trend",
     "PATH_THETAS",
     "THETA_TITLES",
     "gain_caption",
@@ -48,6 +53,105 @@ THETA_TITLES = {
     "scale": (N_("log σ, where p = N(0, σ²)"), "(q = N(0, 1))"),
     "logit": (N_("θ, a step along the logit direction v"), N_("(q = p at θ = 0)")),
 }
+
+
+#: Section 4's opening (the path's own behaviour is :func:`path_trend`, from the numbers).
+PATH_INTRO = N_(
+    "Take p one step θ away from q along a path and compute λ\\* and the gain "
+    "Var(k3) / Var(kλ\\*) exactly at each step. Near p = q the numerator and the denominator of "
+    "λ\\* are both ≈ F θ² (F the Fisher information), so **λ\\* → 1 on every path**. That does "
+    "not make k3 optimal: both variances shrink like θ⁴, and their ratio tends to a constant set "
+    "by the direction of the step: 1 when the score of the step has zero third moment (the "
+    "Gaussian mean shift, or any symmetric location shift), above 1 otherwise. Further away it "
+    "depends on the path and on the side of θ = 0: λ\\* < 1 where χ²(p‖q) exceeds "
+    "KL[p,q] + KL[q,p], λ\\* > 1 where it falls short, and the gain may rise or fall. The line "
+    "under the charts says what the chosen path does."
+)
+
+
+@dataclass(frozen=True)
+class GainSide:
+    """What λ* and the gain do on one side of θ = 0 of a path's grid, moving away from p = q.
+
+    ``trend`` of the finite gains: "rises", "falls", "rises-falls", "falls-rises" (turning
+    at ``t_turn``, value ``g_turn``) or "mixed".  ``t_infinite`` is the first θ where
+    Var(k3) (so the gain) is infinite, NaN if none.
+    """
+
+    side: str
+    t_a: float
+    t_b: float
+    lam_a: float
+    lam_b: float
+    g_a: float
+    g_b: float
+    trend: str
+    t_turn: float = math.nan
+    g_turn: float = math.nan
+    g_min: float = math.nan
+    g_max: float = math.nan
+    t_infinite: float = math.nan
+
+
+def gain_sides(curve: GainCurve) -> list[GainSide]:
+    """λ* and the gain on each side of θ = 0 (θ > 0 first), ordered away from p = q."""
+    out = []
+    thetas = np.asarray(curve.thetas, float)
+    for side, mask in (("θ > 0", thetas > 0), ("θ < 0", thetas < 0)):  # i18n: ok (maths)
+        order = np.argsort(np.abs(thetas[mask]))
+        t, lam, gain = (np.asarray(a, float)[mask][order] for a in (thetas, curve.lam_star,
+                                                                     curve.gain))
+        finite = np.isfinite(gain)
+        if not finite.any():
+            continue
+        t_inf = float(t[~finite][0]) if (~finite).any() else math.nan
+        n = int(np.argmin(finite)) if (~finite).any() else t.size  # the finite stretch
+        t, lam, g = t[:n], lam[:n], gain[:n]
+        steps = np.sign(np.diff(g))
+        steps = steps[steps != 0]
+        turns = np.flatnonzero(steps[1:] != steps[:-1])
+        extra = {}
+        if steps.size == 0 or turns.size == 0:
+            trend = "rises" if steps.size and steps[0] > 0 else "falls"
+        elif turns.size == 1:
+            trend = "rises-falls" if steps[0] > 0 else "falls-rises"
+            i = int(np.argmax(g)) if steps[0] > 0 else int(np.argmin(g))
+            extra = dict(t_turn=float(t[i]), g_turn=float(g[i]))
+        else:
+            trend = "mixed"
+        out.append(GainSide(side, float(t[0]), float(t[-1]), float(lam[0]), float(lam[-1]),
+                            float(g[0]), float(g[-1]), trend, g_min=float(g.min()),
+                            g_max=float(g.max()), t_infinite=t_inf, **extra))
+    return out
+
+
+def _gain_side_text(s: GainSide) -> str:
+    values = dict(side=s.side, ta=f"{s.t_a:.2g}", tb=f"{s.t_b:.2g}", la=f"{s.lam_a:.3g}",
+                  lb=f"{s.lam_b:.3g}", ga=f"{s.g_a:.4g}", gb=f"{s.g_b:.4g}",
+                  tt=f"{s.t_turn:.2g}", gt=f"{s.g_turn:.4g}", lo=f"{s.g_min:.4g}",
+                  hi=f"{s.g_max:.4g}")
+    templates = {
+        "rises": N_("For {side}, from θ = {ta} to {tb}, λ\\* goes from {la} to {lb} and the gain "
+                    "rises from ×{ga} to ×{gb}."),
+        "falls": N_("For {side}, from θ = {ta} to {tb}, λ\\* goes from {la} to {lb} and the gain "
+                    "falls from ×{ga} to ×{gb}."),
+        "rises-falls": N_("For {side}, from θ = {ta} to {tb}, λ\\* goes from {la} to {lb}; the "
+                          "gain rises from ×{ga} to ×{gt} (θ = {tt}), then falls to ×{gb}."),
+        "falls-rises": N_("For {side}, from θ = {ta} to {tb}, λ\\* goes from {la} to {lb}; the "
+                          "gain falls from ×{ga} to ×{gt} (θ = {tt}), then rises to ×{gb}."),
+        "mixed": N_("For {side}, from θ = {ta} to {tb}, λ\\* goes from {la} to {lb}; the gain "
+                    "moves up and down between ×{lo} and ×{hi}, ending at ×{gb}."),
+    }
+    text = _(templates[s.trend]).format(**values)
+    if not math.isnan(s.t_infinite):
+        text += " " + _("From θ = {t} on, Var(k3) and so the gain are infinite.").format(
+            t=f"{s.t_infinite:.2g}")
+    return text
+
+
+def path_trend(curve: GainCurve) -> str:
+    """Under the path charts: what λ* and the gain do on each side of θ = 0, from the numbers."""
+    return " ".join(_gain_side_text(s) for s in gain_sides(curve))
 
 
 def theta_title(path_key: str) -> list[str]:

@@ -185,7 +185,8 @@ def estimator_mean_line(key: str, lam: float) -> str:
     if info.unbiased_for:
         mean = _("Its mean: {target} exactly.").format(target=f"${info.estimates_latex}$")
     else:
-        mean = _("Its mean is {target}, close to the KL only when p ≈ q.").format(
+        mean = _("Its mean is {target}: close to the KL when p ≈ q; further away the two in "
+                 "general differ.").format(
             target=f"${info.estimates_latex}$"
         )
     return summary + "\n\n" + mean
@@ -442,3 +443,13 @@ def table_rows(
             }
         )
     return figures, absolute
+
+
+#: "What to notice" under the tables (k2's bias need not grow with the distance: on a logit
+#: path it shrinks back to 0 and changes sign, see tests/claims/test_k2_bias_along_path.py).
+WHAT_TO_NOTICE = N_(
+    "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
+    "whenever p is close to q. k2's bias/true is near zero when p ≈ q; further away it can grow, "
+    "shrink or change sign. The MC column should agree with the exact one to within about 2 MC "
+    "SE; change the seed to see it move."
+)

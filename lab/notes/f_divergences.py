@@ -6,6 +6,8 @@ the end-point and Schulman tables, and the captions chosen by the path.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -17,6 +19,11 @@ from lab.i18n import N_, _
 
 __all__ = [
     "DEFAULT_F",
+    "K2_BIAS_INTRO",
+    "K2_COMMON_SLIP",
+    "K2_SMALL_PRINT",
+    "BiasSide",
+    "bias_sides",
     "OLD_VIEWS",
     "THETA_TITLES",
     "U",
@@ -204,33 +211,144 @@ def schulman_marks(path: str, bias) -> list[tuple[float, float, str]]:
     ]
 
 
-def relative_bias_caption(path: str, bias, marks: list, lo: float, hi: float) -> str:
+@dataclass(frozen=True)
+class BiasSide:
+    """What k2's relative bias does on one side of θ = 0 within the range shown.
+
+    ``kind`` is "single" (one point), "grows" or "shrinks" (its size moves one way, one
+    sign), "flips" (it changes sign, at ``zeros``) or "turns" (one sign, its size not
+    monotone; largest at ``t_peak``).  ``a`` at ``t_a`` is the point nearest θ = 0,
+    ``b`` at ``t_b`` the farthest.
+    """
+
+    side: str
+    kind: str
+    t_a: float
+    a: float
+    t_b: float
+    b: float
+    zeros: tuple[float, ...] = ()
+    t_peak: float = float("nan")
+    peak: float = float("nan")
+
+
+def _merged(bias, ends, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
+    """θ's and relative biases of the grid inside [lo, hi] and of the range's ends, finite ones."""
+    t, rb = [np.asarray(bias.thetas, float)], [np.asarray(bias.relative_bias, float)]
+    if ends is not None:
+        t.append(np.asarray(ends.thetas, float))
+        rb.append(np.asarray(ends.relative_bias, float))
+    t, rb = np.concatenate(t), np.concatenate(rb)
+    keep = (t >= lo) & (t <= hi) & np.isfinite(rb)
+    t, idx = np.unique(t[keep], return_index=True)
+    return t, rb[keep][idx]
+
+
+def bias_sides(bias, lo: float, hi: float, ends=None) -> list[BiasSide]:
+    """k2's relative bias on each side of θ = 0 in ``[lo, hi]``: θ > 0 first, then θ < 0.
+
+    ``bias`` is the path's grid (``kl_core.fisher.K2Bias``), ``ends`` the same at the
+    range's two ends (drawn on the chart too).
+    """
+    t, rb = _merged(bias, ends, lo, hi)
+    sides = []
+    for side, mask in (("θ > 0", t > 0), ("θ < 0", t < 0)):  # i18n: ok (maths)
+        order = np.argsort(np.abs(t[mask]))
+        ts, ds = t[mask][order], rb[mask][order]
+        if ts.size == 0:
+            continue
+        a, b = dict(t_a=float(ts[0]), a=float(ds[0])), dict(t_b=float(ts[-1]), b=float(ds[-1]))
+        if ts.size == 1:
+            sides.append(BiasSide(side, "single", **a, **b))
+            continue
+        cross = np.flatnonzero(np.sign(ds[:-1]) * np.sign(ds[1:]) < 0)
+        if cross.size:
+            zeros = tuple(float(ts[i] - ds[i] * (ts[i + 1] - ts[i]) / (ds[i + 1] - ds[i]))
+                          for i in cross)
+            sides.append(BiasSide(side, "flips", **a, **b, zeros=zeros))
+            continue
+        size = np.diff(np.abs(ds))
+        if (size >= 0).all():
+            sides.append(BiasSide(side, "grows", **a, **b))
+        elif (size <= 0).all():
+            sides.append(BiasSide(side, "shrinks", **a, **b))
+        else:
+            i = int(np.argmax(np.abs(ds)))
+            sides.append(BiasSide(side, "turns", **a, **b, t_peak=float(ts[i]), peak=float(ds[i])))
+    return sides
+
+
+def _side_text(s: BiasSide) -> str:
+    values = dict(side=s.side, a=f"{s.a:+.3g}", ta=f"{s.t_a:.3g}", b=f"{s.b:+.3g}",
+                  tb=f"{s.t_b:.3g}")
+    if s.kind == "single":
+        return _("At θ = {ta} it is {a}.").format(**values)
+    if s.kind == "grows":
+        return _("For {side} it grows in size, from {a} at θ = {ta} to {b} at θ = {tb}.").format(
+            **values)
+    if s.kind == "shrinks":
+        return _("For {side} it shrinks in size, from {a} at θ = {ta} to {b} at θ = {tb}.").format(
+            **values)
+    if s.kind == "flips":
+        return _(
+            "For {side} it goes from {a} at θ = {ta} to {b} at θ = {tb} and changes sign at "
+            "θ ≈ {zeros}, where k2 is exactly unbiased."
+        ).format(**values, zeros=", ".join(f"{z:.2g}" for z in s.zeros))  # i18n: ok (numbers)
+    return _(
+        "For {side} it goes from {a} at θ = {ta} to {b} at θ = {tb}, and is largest in size "
+        "({peak}) at θ ≈ {tp}: not monotone."
+    ).format(**values, peak=f"{s.peak:+.3g}", tp=f"{s.t_peak:.2g}")
+
+
+def relative_bias_caption(path: str, bias, marks: list, lo: float, hi: float,
+                          ends=None) -> str:
     """Under k2's relative bias (``bias``: K2Bias along the path) on the range ``[lo, hi]``.
 
-    How the bias grows, whether it changes sign in the range, and which of
-    Schulman's ``marks`` lie outside it.
+    What the bias does on each side of θ = 0, from the numbers (:func:`bias_sides`;
+    ``ends``: K2Bias at lo and hi), and which of Schulman's ``marks`` lie outside.
     """
-    shown = bias.relative_bias[(bias.thetas >= lo) & (bias.thetas <= hi)]
-    flips = bool((shown > 0).any() and (shown < 0).any())
-    outside = [m[0] for m in marks if not lo <= m[0] <= hi]
-    if path == "shift":
-        text = _(
-            "Relative to the KL, k2's bias starts at 0 and grows with the distance; the dots are "
-            "Schulman's two cases."
-        )
-    elif flips:
-        text = _(
-            "Relative to the KL, k2's bias starts at 0 and grows with the distance; on this path "
-            "it changes sign with θ (the O(θ³) term is odd)."
-        )
+    sides = bias_sides(bias, lo, hi, ends)
+    parts = []
+    if lo <= 0.0 <= hi:
+        parts.append(_("Relative to the KL, k2's bias tends to 0 as θ → 0 (p = q)."))
+        if len(sides) == 2 and np.sign(sides[0].a) != np.sign(sides[1].a):
+            parts.append(_("Next to θ = 0 it has opposite signs on the two sides (the O(θ³) "
+                           "term is odd)."))
     else:
-        text = _("Relative to the KL, k2's bias starts at 0 and grows with the distance.")
+        parts.append(_("Relative to the KL, k2's bias on the range shown:"))
+    parts += [_side_text(s) for s in sides]
+    if path == "shift":
+        parts.append(_("The dots are Schulman's two cases."))
+    outside = [m[0] for m in marks if not lo <= m[0] <= hi]
     if outside:
         # TRANSLATORS: joins two values, "μ = 0.1 and μ = 1"
-        text += " " + _("Widen the θ range to see {mus}.").format(
+        parts.append(_("Widen the θ range to see {mus}.").format(
             mus=_(" and ").join("μ = {mu:g}".format(mu=mu) for mu in outside)  # i18n: ok
-        )
-    return text
+        ))
+    return " ".join(parts)
+
+
+#: Section 3's opening, under "Where E[k2] departs from KL" ({k2}, {f}: maths; {path}: its name).
+K2_BIAS_INTRO = N_(
+    "The mean of {k2} is the f-divergence with {f}. It shares KL's parabola but not its higher "
+    "terms, so k2 picks up a bias as p moves away from q: its size grows at first, and further "
+    "out it can shrink, vanish and change sign. Same path ({path}) and θ range as above."
+)
+
+#: The small print under the registry table: ½ log² u is convex only for u ≤ e.
+K2_SMALL_PRINT = N_(
+    "Small print: ½ log² u is convex only for u ≤ e (its f″(u) = (1 − log u)/u² turns negative "
+    "beyond), so strictly it is not one of Csiszár's f-divergences. It is still ≥ 0 with "
+    "f(1) = 0, and all the second-order argument below needs is f″(1)."
+)
+
+#: The slip the seed notes make (f″ = (1 + log u)/u², "not convex below 1/e"), corrected.
+K2_COMMON_SLIP = N_(
+    "A common slip: differentiating f′(u) = (log u)/u as 1/u² + (log u)/u² gives "
+    "f″(u) = (1 + log u)/u² and the claim that ½ log² u is not convex below u = 1/e. The "
+    "quotient rule gives 1/u² − (log u)/u² = (1 − log u)/u², which is positive for every u < e: "
+    "the f is convex below e (1/e included) and concave above it."
+)
 
 
 #: The exact columns of the Schulman table (maths: the same in every language).

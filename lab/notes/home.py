@@ -10,9 +10,63 @@ import pandas as pd
 from kl_core.estimators import ESTIMATORS
 from kl_core.exact import Moments
 from kl_core.montecarlo import EstimatorSummary
-from lab.i18n import _
+from lab.i18n import N_, _
 
-__all__ = ["EstimatorTable", "estimator_table", "histogram_captions"]
+__all__ = ["MU_SLIDER", "QUESTIONS", "EstimatorTable", "SliderRange", "estimator_table",
+           "histogram_captions", "table_caption"]
+
+
+@dataclass(frozen=True)
+class SliderRange:
+    """A slider's range: ``lo`` … ``hi`` in steps of ``step``, starting at ``value``."""
+
+    lo: float
+    hi: float
+    step: float
+    value: float
+
+
+#: Home's one slider, ``?mu=``: the distance μ between q = N(0, 1) and p = N(μ, 1).
+MU_SLIDER = SliderRange(lo=0.0, hi=3.0, step=0.05, value=0.5)
+
+#: The five questions to ask of any KL number: (question, answer), shown with ``_()``.
+QUESTIONS = (
+    (
+        N_("1. Whose samples?"),
+        N_(
+            "The estimators average over x ~ q. Samples from a third policy, an asynchronous "
+            "rollout or a replay buffer need an importance weight first."
+        ),
+    ),
+    (
+        N_("2. Which direction of KL?"),
+        N_(
+            r"$\mathbb{E}_q[-\log r]$ is KL[q, p]. KL[p, q] is in general a different number "
+            r"(for the two normals above, which share a variance, both are μ²/2), estimated "
+            r"from the same samples by $r\log r - (r-1)$."
+        ),
+    ),
+    (
+        N_("3. Which ratio?"),
+        N_(
+            "r = p(x)/q(x): target over sampler. A log-ratio written the other way round "
+            "silently flips the sign of k1 and changes what k3 estimates; only k2 = ½(log r)² "
+            "stays the same."
+        ),
+    ),
+    (
+        N_("4. Which estimator?"),
+        N_(
+            "k1, k2 and k3 differ in bias, spread and sign: compare a number only with one "
+            "from the same estimator."
+        ),
+    ),
+    (
+        N_("5. Is it a value or a gradient?"),
+        N_("An estimator that gets the KL's value right can still give the wrong gradient when "
+           "it is put in a loss: k3 differentiates to the gradient of the other KL, k1 to zero."),
+    ),
+)
 
 
 def histogram_captions(results: Mapping[str, EstimatorSummary], moments: Mapping[str, Moments],
@@ -66,3 +120,34 @@ def estimator_table(keys: Sequence[str], results: Mapping[str, EstimatorSummary]
     formats = {mean_of_n: "%.5f", exact_mean: "%.5f", exact_kl: "%.5f", negative: "percent",
                std: "%.4f"}
     return EstimatorTable(frame, formats)
+
+
+def table_caption(q_name: str, p_name: str, n: int, seed: int,
+                  moments: Mapping[str, Moments]) -> str:
+    """Under Home's table: the shared draws, and whether k3's spread is below or above k1's here.
+
+    k3 = k1 + (r − 1) has k1's exact mean; its per-sample spread is smaller while p is
+    close to q and larger further out (for these normals beyond μ ≈ 1.12), so the
+    comparison is chosen from the exact standard deviations in ``moments``.
+    """
+    text = _(
+        "q = {q}, p = {p}: the same {n} draws x ~ q (seed {seed}) feed all three estimators, "
+        "and the three panels share one x-axis."
+    ).format(q=q_name, p=p_name, n=f"{n:,}", seed=seed)
+    sd1, sd3 = moments["k1"].std, moments["k3"].std
+    if sd1 == 0.0 and sd3 == 0.0:  # p = q: every value is 0
+        return text
+    if sd3 < sd1:
+        more = _(
+            "k1 and k3 have the same exact mean, and here k3's spread is smaller: per-sample std "
+            "{k3:.4g} against {k1:.4g}."
+        )
+    elif sd3 > sd1:
+        more = _(
+            "k1 and k3 have the same exact mean, but this far apart k3's spread is larger: "
+            "per-sample std {k3:.4g} against {k1:.4g} (its control variate r − 1 adds more noise "
+            "than it cancels)."
+        )
+    else:
+        more = _("k1 and k3 have the same exact mean and here the same spread, {k3:.4g}.")
+    return text + " " + more.format(k3=sd3, k1=sd1)

@@ -29,6 +29,7 @@ __all__ = [
     "CURVE_KEYS",
     "CUSTOM_DEFAULT",
     "DEFAULT_K",
+    "DRIFT_HELP",
     "DEFAULT_LENGTH",
     "K_MAX",
     "MAX_BAR_TOKENS",
@@ -82,6 +83,16 @@ CURVE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "seq_k3", "sum_k2", "rb")
 CUSTOM_DEFAULT: tuple[str, str] = tuple(c.spec for c in drift_pair(3, DEFAULT_DRIFT))  # type: ignore[assignment]
 #: How many first-token logits the gradient bars show at most.
 MAX_BAR_TOKENS = 16
+#: The help of the drift slider.  The tilt is the KL-regularised optimum of one step for the
+#: reward βδ·v; over T ≥ 2 tilted tokens the sequence optimum also weighs the reward still to
+#: come (with K = 4, T = 3, δ = β = 1 its objective is 1.529 against the tilt's 1.478).
+DRIFT_HELP = N_(
+    r"$\pi_\theta(j \mid i) \propto \pi_\mathrm{ref}(j \mid i)\, e^{\delta v_j}$, $v$ from +1 "
+    r"(token 0) to −1 (token K−1): token by token, the optimum of the KL-regularised objective "
+    r"for a per-token reward $\beta\delta\, v$. With the first token only it is also the "
+    r"sequence optimum; over several tilted tokens it is not, since the sequence optimum also "
+    r"weighs the reward still to come."
+)
 
 
 #: The core's names of the gradient options (kl_core.sequence_gradients.OPTIONS), marked for

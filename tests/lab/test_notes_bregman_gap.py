@@ -15,6 +15,15 @@ def test_kl_caption():
 def test_f_caption_adds_the_caveats():
     plain = notes.f_caption("pearson", "Pearson χ²", 200, 1.2, 1.718)
     assert "the 200 gaps average 1.2, an estimate of the exact Pearson χ² = 1.718." == plain.split("line; ")[1]
-    assert "not convex below u = 1/e" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
+    assert "convex only up to u = e and concave beyond" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
     assert "could not be computed" in notes.f_caption("kl_pq", "KL", 200, 1.0, math.nan)
     assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf)
+
+
+def test_tangent_text_chooses_its_verdict_from_the_variances():
+    assert "For this pair it cancels noise: Var(k3) = 0.2 against Var(k1) = 1." in notes.tangent_text(1.0, 0.2)
+    assert "For this pair it adds noise: Var(k3) = ∞" in notes.tangent_text(0.5, math.inf)
+    assert "both variances are zero" in notes.tangent_text(0.0, 0.0)
+    assert "For this pair" not in notes.tangent_text(math.nan, math.nan)
+    assert "Var(k1) is infinite, and so is Var(k3)" in notes.tangent_text(math.inf, math.inf)
+    assert "only cancels" not in notes.tangent_text(1.0, 0.2)

@@ -103,3 +103,14 @@ def test_theta_titles_come_in_lines_that_fit_a_panel(path):
     """One line was wider than a 260-px panel ("μ, the mean of p = N(μ, 1)   (q = N(0, 1))")."""
     lines = notes.theta_title(path)
     assert len(lines) == 2 and all(0 < len(line) <= 40 for line in lines)
+
+
+def test_path_trend_describes_each_side_from_the_curve():
+    from kl_core.control_variates import gain_along_path
+
+    scale = notes.path_trend(gain_along_path("scale", notes.PATH_THETAS["scale"]))
+    assert "For θ > 0, from θ = 0.01 to 0.34, λ\\* goes from 0.98 to 0.0962 and the gain rises" in scale
+    assert "From θ = 0.36 on, Var(k3) and so the gain are infinite." in scale
+    assert "For θ < 0, from θ = -0.01 to -0.6, λ\\* goes from 1.02 to 2.04 and the gain falls" in scale
+    logit = notes.path_trend(gain_along_path("logit", notes.PATH_THETAS["logit"]))
+    assert "then falls to" in logit and "then rises to" in logit

@@ -112,7 +112,7 @@ def test_infinite_variance_leaves_the_mc_standard_errors_blank():
 
 def test_the_estimator_line_says_what_its_mean_is():
     assert "exactly" in notes.estimator_mean_line("k3", 1.0)
-    assert "only when p ≈ q" in notes.estimator_mean_line("k2", 1.0)
+    assert "close to the KL when p ≈ q" in notes.estimator_mean_line("k2", 1.0)
     assert "Here λ = 0.25." in notes.estimator_mean_line("k_lambda", 0.25)
 
 

@@ -71,3 +71,15 @@ def test_schulmans_marks_rows_and_the_relative_bias_caption():
     assert "Widen" not in notes.relative_bias_caption("shift", along, marks, -3, 3)
     logit = k2_bias_along_path("logit", notes.theta_grid("logit"))
     assert "changes sign" in notes.relative_bias_caption("logit", logit, [], -3, 3)
+
+
+def test_bias_sides_read_each_side_of_the_range():
+    logit = k2_bias_along_path("logit", notes.theta_grid("logit"))
+    sides = {s.side: s for s in notes.bias_sides(logit, -3, 3)}
+    assert sides["θ > 0"].kind == "flips" and sides["θ > 0"].zeros[0] == pytest.approx(1.6, abs=0.05)
+    assert sides["θ < 0"].kind == "grows"
+    inner = notes.bias_sides(logit, 0.5, 1.4)
+    assert [s.kind for s in inner] == ["turns"]
+    text = notes.relative_bias_caption("logit", logit, [], 0.5, 1.4)
+    assert text.startswith("Relative to the KL, k2's bias on the range shown:") and "not monotone" in text
+    assert notes.bias_sides(logit, 0.5, 0.5)[0].kind == "single"

@@ -68,3 +68,15 @@ def test_captions_in_chinese_keep_the_numbers():
         caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p))
     assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：有偏，偏差为 +25.0%。"
     assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} 的单个值为负")
+
+
+def test_table_caption_compares_the_spreads_it_is_given():
+    q = Gaussian(0, 1)
+    for mu, word in ((0.5, "smaller"), (2.0, "larger")):
+        p = Gaussian(mu, 1)
+        moments = {k: estimator_moments(k, q, p) for k in KEYS}
+        text = notes.table_caption(q.name, p.name, 20_000, 0, moments)
+        assert text.startswith(f"q = {q.name}, p = {p.name}: the same 20,000 draws")
+        assert f"k3's spread is {word}" in text
+    same = {k: estimator_moments(k, q, q) for k in KEYS}
+    assert "spread" not in notes.table_caption(q.name, q.name, 20_000, 0, same)

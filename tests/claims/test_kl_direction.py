@@ -1,0 +1,30 @@
+"""Claim 4 (Home, question 2): "KL[p, q] is a different number".
+
+For Home's own pair q = N(0, 1), p = N(μ, 1) the two directions coincide
+(both μ²/2); they differ in general, e.g. for the heavy-tails or the
+Laplace–Gaussian preset.  The answer now says "in general".
+"""
+
+import numpy as np
+import pytest
+
+from kl_core.distributions import Gaussian
+from kl_core.exact import kl
+from kl_core.presets import PRESETS
+from lab.notes import home as notes
+
+Q = Gaussian(0.0, 1.0)
+
+
+def test_kl_pq_differs_only_in_general():
+    text = next(a for q, a in notes.QUESTIONS if q.startswith("2."))
+    assert "KL[p, q] is in general a different number" in text
+    assert "both are μ²/2" in text
+    s = notes.MU_SLIDER
+    for mu in np.arange(s.lo, s.hi + s.step / 2, s.step):  # Home's slider: equal
+        p = Gaussian(float(mu), 1.0)
+        assert kl(Q, p) == pytest.approx(mu**2 / 2, abs=1e-12)
+        assert kl(p, Q) == pytest.approx(kl(Q, p), rel=1e-12, abs=1e-15)
+    for key in ("heavy-tails", "laplace-gaussian"):  # in general: different
+        q, p = PRESETS[key].q, PRESETS[key].p
+        assert abs(kl(q, p) - kl(p, q)) > 0.01 * kl(q, p), key
