@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sp.add_argument("file", metavar="FILE|-", help="the config or launch script; - reads standard input")
     sp.add_argument("--library", type=str.lower, choices=_LIBRARIES,
                     help="the library (default: detected from the text)")
+    sp.add_argument("--release", metavar="RELEASE",
+                    help="the release to describe: latest, or an older era (openrlhf-0.10.1, verl-0.3, "
+                         "trl-grpo-0.18); default: inferred from the settings the text uses")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.set_defaults(handler=run_doctor)
 
@@ -103,10 +106,12 @@ def card_lines(d: Any) -> list[str]:
     -------
     list of str
     """
-    from kl_core.doctor import GRADIENT_WORDS, render_changes
+    from kl_core.doctor import GRADIENT_WORDS, other_release_words, render_changes
 
     prof = d.profile
     out = [f"{prof.library} {prof.release} ({prof.trainer}): settings not given take this release's defaults"]
+    if d.release_why:
+        out += _wrap(f"release: {d.release_why}", "", 9)
     if d.command:
         out.append(f"read: {d.command}")
     out.append("")
@@ -123,7 +128,7 @@ def card_lines(d: Any) -> list[str]:
         if u.controller == "adaptive":
             ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
         coef = "?" if u.coef is None else f"{u.coef:g}"
-        out.append(f"  coefficient  {u.coef_setting} = {coef} ({ctrl})")
+        out.append(f"  coefficient  {prof.spelling.get(u.coef_setting, u.coef_setting)} = {coef} ({ctrl})")
         out.append(f"  value        estimates {e.direction}")
         grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
         out += _wrap(f"gradient     {grad}", "  ", 13)
@@ -140,6 +145,13 @@ def card_lines(d: Any) -> list[str]:
         alts = ", ".join(f"{o} {t}" for o, _, t, _ in u.alternatives if o != e.option)
         if alts:
             out += _wrap(f"other options here (on-policy gradient): {alts}", "  ")
+        out.append("")
+    if d.also:
+        out.append("Other release:")
+        for o in d.also:
+            out += _wrap(str(other_release_words(o)), "  ")
+        if d.changed:
+            out += _wrap(f"What changed: {d.changed}", "  ")
         out.append("")
     if d.off_policy:
         out.append("Off-policy steps:")
@@ -185,7 +197,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     from kl_core.doctor import diagnose
 
     data, name = _read(args.file)
-    d = diagnose(data, args.library, filename=name)
+    d = diagnose(data, args.library, filename=name, release=getattr(args, "release", None))
     if args.json:
         print(json.dumps(d.to_json(), indent=2, ensure_ascii=False))
     else:

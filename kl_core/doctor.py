@@ -37,6 +37,7 @@ in KL divergence gradient estimation for RL", arXiv:2506.09477.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -50,6 +51,7 @@ from kl_core import doctor_parse
 from kl_core._validation import N_, Message
 from kl_core.crosswalk import CrosswalkEntry, marked_message
 from kl_core.doctor_parse import ParsedInput, RawSetting, UnreadableInput, joined
+from kl_core.doctor_releases import Era, derive, era_profile, infer, parsing_keys, translate
 from kl_core.doctor_profile import (
     AggregationMode,
     Placement,
@@ -67,12 +69,14 @@ __all__ = [
     "Diagnosis",
     "DoctorWarning",
     "KLUse",
+    "OtherRelease",
     "PullCurve",
     "UnknownKey",
     "UnreadableInput",
     "clamp_bite",
     "diagnose",
     "gradient_targets",
+    "other_release_words",
     "pull_curve",
     "render_changes",
 ]
@@ -244,6 +248,31 @@ class UnknownKey:
 
 
 @dataclass(frozen=True)
+class OtherRelease:
+    """What another release makes of the same script.
+
+    Attributes
+    ----------
+    release : str
+        E.g. ``"OpenRLHF 0.11.2"``.
+    kl_uses : tuple of KLUse
+        Its KL terms.
+    fails : tuple of str
+        Settings that release rejects, so the run stops before training (empty if none).
+    changed : str
+        What changed between it and the current release (for an older era).
+    diagnosis : Diagnosis
+        The full diagnosis under that release.
+    """
+
+    release: str
+    kl_uses: tuple[KLUse, ...]
+    fails: tuple[str, ...]
+    changed: str
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """Everything the doctor found (see the module docstring).
 
@@ -266,6 +295,14 @@ class Diagnosis:
         The settings among them that the config wrote.
     notes : tuple of str
         What was skipped while reading, and why.
+    release_why : str
+        Why the card describes this release (empty when only one release is known).
+    also : tuple of OtherRelease
+        What another release makes of the same script: the current release
+        when the card describes an older era, an older era when the text does
+        not say which it was written for and that era's KL differs.
+    changed : str
+        What changed between the releases, when ``also`` is not empty.
     """
 
     profile: Profile
@@ -278,6 +315,9 @@ class Diagnosis:
     settings: dict[str, Any]
     given: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    release_why: str = ""
+    also: tuple[OtherRelease, ...] = ()
+    changed: str = ""
 
     @property
     def library(self) -> str:
@@ -302,7 +342,9 @@ class Diagnosis:
         dict
             ``library``, ``release``, ``trainer``, ``input``, ``kl_uses``,
             ``warnings``, ``unrecognised`` (keys), ``suggestions``,
-            ``off_policy``, ``defaults_assumed``, ``notes``.
+            ``off_policy``, ``defaults_assumed``, ``notes``, ``release_why``,
+            ``also`` (each other release with ``release``, ``fails`` and its
+            ``kl_uses``) and ``changed``.
         """
         uses = []
         for u in self.kl_uses:
@@ -351,6 +393,14 @@ class Diagnosis:
             "defaults_assumed": {k: _plain(self.settings.get(k)) for k in self.profile.relevant
                                  if k not in self.given},
             "notes": list(self.notes),
+            "release_why": self.release_why,
+            "also": [
+                {"release": o.release, "fails": list(o.fails),
+                 "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": u.coef,
+                              "gradient_target": u.gradient_target} for u in o.kl_uses]}
+                for o in self.also
+            ],
+            "changed": self.changed,
         }
 
 
@@ -550,17 +600,18 @@ def _canonical_library(library: str | None) -> str | None:
 
 
 def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
-    """The parsed input's settings in the profile's spelling."""
+    """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs)."""
     notes: list[str] = []
+    keys = parsing_keys(prof)
     if parsed.kind != "command":
         return list(parsed.settings), notes
     if prof.syntax == "hydra":
         got, n = doctor_parse.parse_overrides(parsed.arguments)
         return list(got), list(n)
     if prof.syntax == "argparse":
-        got, n = doctor_parse.parse_flags(parsed.arguments, prof.keys)
+        got, n = doctor_parse.parse_flags(parsed.arguments, keys)
         return list(got), list(n)
-    flags = {f"--{k}": spec for k, spec in prof.keys.items()}
+    flags = {f"--{k}": spec for k, spec in keys.items()}
     got, n = doctor_parse.parse_flags(parsed.arguments, flags, dashes=True, negate=True)
     out = []
     for s in got:
@@ -572,8 +623,8 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     return out, list(n)
 
 
-def _known(prof: Profile, key: str, op: str) -> bool:
-    if key in prof.keys or (prof.syntax == "hydra" and key.startswith("hydra.")):
+def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
+    if key in (prof.keys if keys is None else keys) or (prof.syntax == "hydra" and key.startswith("hydra.")):
         return True
     parts = key.split(".")
     for i in range(len(parts) - 1, 0, -1):
@@ -647,7 +698,8 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
     scored = []
     for i, p in enumerate(candidates):
         got, _ = _settings_for(parsed, p)
-        hits = sum(1 for s in got if _known(p, s.key, s.op))
+        every = parsing_keys(p)
+        hits = sum(1 for s in got if _known(p, s.key, s.op, every))
         bonus = 1000.0 if p.trainer == "rloo" and rloo else 0.0  # a config that names RLOO is RLOO's
         scored.append((hits + bonus if hits else 0.0, -i, p))
     best = max(scored, key=lambda s: (s[0], s[1]))
@@ -1045,8 +1097,8 @@ def _with_fixes(st: _State) -> list[DoctorWarning]:
         found: tuple[tuple[str, Any], ...] = ()
         for changes in _candidates(st, w, pl):
             changes = tuple((k, v) for k, v in changes if not _same(st.values.get(k), v))
-            if not changes:
-                continue
+            if not changes or any(k in st.profile.unavailable for k, _ in changes):
+                continue  # nothing to change, or a setting the era did not have
             values = {**st.values, **dict(changes)}
             given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
             if _accepts(st, _analyse(st.profile, values, given, st.kind), w, pl):
@@ -1093,12 +1145,13 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             parts.append(f"{key}={_hydra(value)}")
         elif prof.syntax == "argparse":
             action = prof.keys[key].action if key in prof.keys else None
+            flag = prof.spelling.get(key, key)  # an older era's name for it
             if action == "store_true" and isinstance(value, bool):
-                parts.append(key if value else f"remove {key}")
+                parts.append(flag if value else f"remove {flag}")
             elif value is None:
-                parts.append(f"remove {key}")
+                parts.append(f"remove {flag}")
             else:
-                parts.append(f"{key} {_hydra(value)}")
+                parts.append(f"{flag} {_hydra(value)}")
         elif kind == "yaml":
             parts.append(f"{key}: {json.dumps(value) if not isinstance(value, str) else value}")
         elif kind == "json":
@@ -1124,7 +1177,8 @@ def _hydra(value: Any) -> str:
 # --------------------------------------------------------------------------- #
 # Entry point
 # --------------------------------------------------------------------------- #
-def diagnose(data: bytes | str, library: str | None = None, *, filename: str | None = None) -> Diagnosis:
+def diagnose(data: bytes | str, library: str | None = None, *, filename: str | None = None,
+             release: str | None = None) -> Diagnosis:
     """Read a training config and say what its KL terms are, estimate and do to the gradient.
 
     Parameters
@@ -1137,6 +1191,11 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         text when omitted.
     filename : str, optional
         The file's name, a hint for TRL's GRPO vs RLOO.
+    release : str, optional
+        The release to describe: ``"latest"`` or an era id or label of
+        :mod:`kl_core.doctor_releases` (``"openrlhf-0.10.1"``, ``"verl-0.3"``,
+        ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
+        omitted (:func:`kl_core.doctor_releases.infer`).
 
     Returns
     -------
@@ -1148,7 +1207,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         If the input is too large, binary, not valid YAML/JSON/Python, uses a
         YAML tag, or belongs to no library the doctor knows (one sentence).
     ValueError
-        If ``library`` is not one of the three.
+        If ``library`` is not one of the three, or ``release`` is not a release of its trainer.
 
     Examples
     --------
@@ -1168,19 +1227,94 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
         raise
     raw, notes = _settings_for(parsed, prof)
-    values = {k: spec.default for k, spec in prof.keys.items()}
+    inf = infer(prof, [(s.key, s.text) for s in raw], release)
+    main = _under(prof, inf.era, parsed, raw, notes)
+    also: list[OtherRelease] = []
+    if inf.era is not None:
+        also.append(_other(_under(prof, None, parsed, raw, notes)))
+    elif not inf.decided:
+        for e in inf.candidates:
+            other = _under(prof, e, parsed, raw, notes)
+            if _kl_facts(other) != _kl_facts(main):
+                also.append(_other(other))
+    changed = inf.era.changed if inf.era is not None else (
+        joined(" ", [o.changed for o in also if o.changed]) if also else "")
+    era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
+    return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
+                               notes=tuple(dict.fromkeys([*main.notes, *era_notes])))
+
+
+def other_release_words(o: OtherRelease) -> str:
+    """One sentence on what another release makes of the script (for the card and the app).
+
+    Parameters
+    ----------
+    o : OtherRelease
+
+    Returns
+    -------
+    str
+        A :class:`~kl_core._validation.Message`.
+    """
+    terms = [Message("{est} in the {where}, coefficient {coef}, gradient {grad}", est=u.estimator,
+                     where=Message("reward") if u.where == "reward" else Message("loss"),
+                     coef="?" if u.coef is None else _fmt(u.coef), grad=u.gradient_target)
+             for u in o.kl_uses]
+    kl = joined("; ", terms) if terms else Message("no KL term")
+    if o.fails:
+        shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
+        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                       "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
+    return Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
+
+
+def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
+    return tuple((u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses)
+
+
+def _other(d: Diagnosis) -> OtherRelease:
+    renamed = {k for e in _eras_of(d.profile) for k in e.renamed}
+    fails = tuple(u.key for u in sorted(d.unrecognised, key=lambda u: u.key not in renamed)) \
+        if d.profile.syntax in ("argparse", "hydra") else ()
+    era = next((e for e in _eras_of(d.profile) if e.label == d.profile.release), None)
+    return OtherRelease(release=f"{d.library} {d.release}", kl_uses=d.kl_uses, fails=fails,
+                        changed=era.changed if era is not None else "", diagnosis=d)
+
+
+def _eras_of(prof: Profile) -> tuple[Era, ...]:
+    from kl_core.doctor_releases import eras
+
+    return tuple(e for e in eras() if e.library == prof.library and e.trainer == prof.trainer)
+
+
+def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSetting],
+           notes: list[str]) -> Diagnosis:
+    """The diagnosis of the settings under the current release (``era`` None) or an older era."""
+    notes = list(notes)
+    p = prof if era is None else era_profile(prof, era)
+    renamed: dict[str, str] = {}
+    for e in _eras_of(prof):
+        renamed.update(e.renamed)
+    values = {k: spec.default for k, spec in p.keys.items()}
     given: dict[str, RawSetting] = {}
     unknown: dict[str, str | None] = {}
-    known = list(prof.keys)
+    known = list(p.keys)
     for s in raw:
+        if era is not None:
+            key, value = translate(era, s.key, s.value)
+            if key != s.key:
+                s = RawSetting(key, value, s.text, s.literal, s.op, s.origin)
         if s.key.startswith("**"):
             given[s.key] = s
             continue
-        if not _known(prof, s.key, s.op):
+        if not _known(p, s.key, s.op):
             if s.key not in unknown:
-                match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
-                    if len(unknown) < _MAX_SUGGESTIONS else []
-                unknown[s.key] = match[0] if match else None
+                if s.key in renamed and renamed[s.key] in p.keys:
+                    unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
+                else:
+                    match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
+                        if len(unknown) < _MAX_SUGGESTIONS else []
+                    unknown[s.key] = match[0] if match else None
             continue
         if s.op == "~":
             notes.append(Message("~{key} deletes the setting; the doctor uses the release default", key=s.key))
@@ -1188,18 +1322,24 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         given[s.key] = s
         if s.literal:
             values[s.key] = s.value
-    _resolve_references(prof, values, given)
-    st = _analyse(prof, values, given, parsed.kind)
-    notes += [note for when, note in prof.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
+    _resolve_references(p, values, given)
+    if era is not None:
+        for key, value, rule in derive(era, values, given):
+            notes.append(Message("{key} did not exist in {lib} {label}: the KL went in the reward whenever "
+                                 "{rule}, which the card reads as {key}={value}",
+                                 key=key, lib=p.library, label=p.release, rule=rule.removeprefix("not ") + " was False",
+                                 value=_hydra(value)))
+    st = _analyse(p, values, given, parsed.kind)
+    notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     return Diagnosis(
-        profile=prof,
+        profile=p,
         kind=parsed.kind,
         command=parsed.command,
         kl_uses=tuple(st.uses),
         warnings=tuple(_with_fixes(st)),
         unrecognised=tuple(UnknownKey(k, v) for k, v in unknown.items()),
         off_policy=tuple(st.off),
-        settings={k: values.get(k) for k in prof.relevant},
-        given=tuple(k for k in prof.relevant if k in given),
+        settings={k: values.get(k) for k in p.relevant},
+        given=tuple(k for k in p.relevant if k in given),
         notes=tuple(dict.fromkeys([*parsed.notes, *notes])),
     )

@@ -25,7 +25,7 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -270,6 +270,11 @@ class Profile:
         For a trainer the library no longer ships, what to tell the user (else empty).
     uncovered : tuple of (tuple of (str, str), str)
         KL terms the doctor does not describe: the conditions that add one, and the note to show.
+    spelling : dict
+        Today's setting → as an older era spelled it (:func:`kl_core.doctor_releases.era_profile`); empty
+        for the current release.
+    unavailable : frozenset of str
+        Today's settings an older era did not have: no fix may change them.
     """
 
     library: str
@@ -286,6 +291,8 @@ class Profile:
     source: str
     legacy: str = ""
     uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
+    spelling: dict[str, str] = field(default_factory=dict)
+    unavailable: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
