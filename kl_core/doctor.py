@@ -51,7 +51,6 @@ from kl_core import doctor_parse
 from kl_core._validation import N_, Message
 from kl_core.crosswalk import CrosswalkEntry, marked_message
 from kl_core.doctor_parse import ParsedInput, RawSetting, UnreadableInput, joined
-from kl_core.doctor_releases import Era, derive, era_profile, infer, parsing_keys, translate
 from kl_core.doctor_profile import (
     AggregationMode,
     Placement,
@@ -60,6 +59,7 @@ from kl_core.doctor_profile import (
     holds,
     profiles,
 )
+from kl_core.doctor_releases import Era, derive, era_profile, infer, parsing_keys, translate
 
 __all__ = [
     "CLAMP_WARN_RATIO",

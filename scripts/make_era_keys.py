@@ -27,7 +27,6 @@ bare git snapshots as ``owner+name/repo``.
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import sys
 from pathlib import Path
