@@ -666,23 +666,49 @@ def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, 
             return
 
 
-def _refuse_uncovered(text: str) -> None:
-    """Refuse a script that runs a library's trainer the doctor has no profile for.
+def _refuse_uncovered(text: str) -> ParsedInput | None:
+    """Refuse a script whose trainer the doctor has no profile for, or read a user script's command line.
 
-    Without this, its flags would be scored against the covered trainers and a
-    DPO or SFT run would get a confident card for a PPO/GRPO loss.  A covered
-    trainer of another library (``--library`` forced) is read as before.
+    The entry point is found past ``srun``, ``ray job submit --``, ``accelerate
+    launch``, ``torchrun``, ``deepspeed`` and ``bash -c "…"``
+    (:func:`kl_core.doctor_parse.entry_points`).  A trainer of no profile
+    (``recipe.dapo.main_dapo``, ``openrlhf.cli.train_dpo``, ``trl dpo``) is named
+    and refused: scored against the covered trainers, its flags would give a
+    confident card for a loss it does not have.  A script of the user's own
+    (``train_grpo.py``) is read from its command line when that line gives
+    settings of TRL's configs (such scripts parse them with ``TrlParser``);
+    otherwise the refusal says the settings come from elsewhere.  Returns the
+    user script's command line to read, or None.
     """
-    entry = doctor_parse.library_entry(text)
+    entries = [e for e in doctor_parse.entry_points(text) if e.trainer]
+    if not entries:
+        return None
+    e = entries[0]
+    dotted = e.name.removesuffix(".py").replace("/", ".")
     covered = {n.removesuffix(".py").replace("/", ".") for n in _names(None)}
-    if entry is None or entry in covered:
-        return
-    raise UnreadableInput(
-        "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
-        "of {covered}",
-        trainer=entry,
-        covered=", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper())),
-    )
+    if dotted in covered or any(dotted.endswith("." + c) for c in covered):
+        return None
+    listing = ", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper()))
+    library_code = re.search(r"(?:^|\.)((?:openrlhf|verl|trl|recipe)\.[\w.]+)$", dotted)
+    if library_code or e.kind != "script":
+        raise UnreadableInput(
+            "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
+            "of {covered}", trainer=library_code.group(1) if library_code else e.name, covered=listing)
+    args = e.command.words[e.start:]
+    flags = [w.text.split("=", 1)[0] for w in args if w.text.startswith("--")]
+    trl = [p for p in profiles() if p.library == "TRL" and not p.legacy]
+    known = [f for f in flags if any(f[2:] in p.keys for p in trl)]
+    if not known:
+        raise UnreadableInput(
+            "this runs {script}, a script of its own, and its command line gives no setting the doctor "
+            "knows ({flags}): its settings come from the script itself or a config it reads; give the "
+            "doctor that file", script=e.name, flags=", ".join(flags) or Message("none"))
+    head = " ".join(w.text for w in e.command.words[:e.start])
+    note = Message("{script} is a script of its own; its command-line flags ({flags}) are read as TRL's "
+                   "GRPOConfig/RLOOConfig settings, as a script built on TrlParser or HfArgumentParser reads "
+                   "them; settings the script sets in its own code are not seen here",
+                   script=e.name, flags=", ".join(known[:4]) + (" …" if len(known) > 4 else ""))
+    return ParsedInput("command", arguments=args, command=head, notes=(note,))
 
 
 def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str | None) -> Profile:
@@ -1220,7 +1246,10 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         text = doctor_parse.decode(data)
         parsed = doctor_parse.read(text, _names(lib))
         if parsed.kind == "command" and not parsed.names:
-            _refuse_uncovered(text)
+            own = _refuse_uncovered(text)
+            if own is not None:  # a user script's command line: TRL's settings
+                parsed, lib = own, lib or "TRL"
+                filename = own.command
         prof = _choose(parsed, lib, text, filename)
     except UnreadableInput as exc:
         if filename:  # say which file: the app shows exc.user

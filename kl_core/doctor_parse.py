@@ -47,11 +47,13 @@ __all__ = [
     "MAX_BYTES",
     "MAX_VALUES",
     "Command",
+    "Entry",
     "ParsedInput",
     "RawSetting",
     "UnreadableInput",
     "Word",
     "decode",
+    "entry_points",
     "joined",
     "parse_flags",
     "parse_overrides",
@@ -726,8 +728,12 @@ def _assignment(tok: _Tok) -> tuple[str, bool, _Tok] | None:
     return m.group(1), m.group(2) == "+", rest
 
 
-def _commands(text: str) -> tuple[list[Command], list[str]]:
-    """Expanded simple commands of a script, with the script's own variables substituted."""
+def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
+    """Expanded simple commands of a script, with the script's own variables substituted.
+
+    The string of a ``bash -c "…"`` is read as a script too (its commands follow
+    the one that runs it), so a trainer launched through ``srun … bash -c`` is found.
+    """
     env = _Env()
     out: list[Command] = []
     depth = 0
@@ -774,7 +780,28 @@ def _commands(text: str) -> tuple[list[Command], list[str]]:
         words = tuple(w for t in rest for w in env.expand(t))
         if words:
             out.append(Command(words, st.line, cmd_depth))
+            inner = _shell_c(words)
+            if inner is not None and _nesting < _MAX_NESTING:  # srun … bash -c "…": the string is a script too
+                for c in _commands(inner, _nesting + 1)[0]:
+                    out.append(Command(c.words, st.line + c.line - 1, cmd_depth + c.depth))
     return out, env.notes
+
+
+_SHELLS = {"bash", "sh", "zsh", "dash"}
+_MAX_NESTING = 3  # bash -c "bash -c '…'" nesting followed
+
+
+def _shell_c(words: tuple[Word, ...]) -> str | None:
+    """The script string of a ``bash -c "…"`` (or ``sh -xc '…'``) inside a command, if there is one."""
+    texts = [w.text for w in words]
+    for j, t in enumerate(texts[:-1]):
+        if t.rsplit("/", 1)[-1] in _SHELLS:
+            k = j + 1
+            while k < len(texts) and texts[k].startswith("-") and not texts[k].startswith("--"):
+                if "c" in texts[k][1:]:
+                    return texts[k + 1] if k + 1 < len(texts) else None
+                k += 1
+    return None
 
 
 # --------------------------------------------------------------------------- #
@@ -804,16 +831,91 @@ def _find_trainer(commands: list[Command], names: tuple[str, ...]) -> tuple[Comm
     return (top or found)[0]
 
 
-#: A word that runs a trainer of one of the libraries the doctor knows: a module
-#: (``openrlhf.cli.train_dpo``), a script path (``…/verl/trainer/main_generation.py``)
-#: or a TRL subcommand (``trl dpo``, matched with the word before it).
-_LIBRARY_ENTRY = re.compile(
-    r"(?:^|/)((?:openrlhf|verl)(?:[./]\w+)+?|trl/scripts/\w+)(?:\.py)?$"
-)
+_PYTHON = re.compile(r"python[\d.]*")
+_LAUNCHERS = {"accelerate", "torchrun", "deepspeed"}
+_PY_OPTS_WITH_VALUE = {"-X", "-W", "-c"}
+#: Modules and TRL subcommands that are not trainers: a server, a package tool, a launcher.
+_NOT_TRAINERS = ("pip", "ray", "venv", "vllm", "sglang", "json", "http", "pytest", "torch.distributed",
+                 "accelerate", "deepspeed", "huggingface_hub", "wandb", "trl vllm-serve", "trl env")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A command's entry point: the module, script or TRL subcommand it runs.
+
+    Attributes
+    ----------
+    name : str
+        ``"recipe.dapo.main_dapo"``, ``"train_grpo.py"`` or ``"trl grpo"``.
+    kind : str
+        ``"module"`` (``python -m``), ``"script"`` (a ``.py`` file) or ``"trl"``.
+    command : Command
+    start : int
+        Index in ``command.words`` of its first argument.
+    """
+
+    name: str
+    kind: str
+    command: Command
+    start: int
+
+    @property
+    def trainer(self) -> bool:
+        """False for servers, package tools and launchers (``trl vllm-serve``, ``python -m pip``)."""
+        return not any(self.name == n or self.name.startswith(n + ".") for n in _NOT_TRAINERS)
+
+
+def _entry(cmd: Command) -> Entry | None:
+    """What one command runs, looking past ``srun``, ``ray job submit --``, ``env``, ``accelerate launch``,
+    ``torchrun`` and ``deepspeed`` to the ``python -m MODULE``, ``SCRIPT.py`` or ``trl SUBCOMMAND`` they start."""
+    texts = [w.text for w in cmd.words]
+    n = len(texts)
+    for j, t in enumerate(texts):
+        base = t.rsplit("/", 1)[-1]
+        if _PYTHON.fullmatch(base) or base in _LAUNCHERS:
+            k = j + 1
+            if base == "accelerate":
+                if k < n and texts[k] != "launch":
+                    continue  # accelerate config, accelerate env
+                k += 1
+            while k < n:
+                w = texts[k]
+                if w == "-m" and k + 1 < n:
+                    return Entry(texts[k + 1], "module", cmd, k + 2)
+                if w.endswith(".py") and not w.startswith("-"):
+                    return Entry(w, "script", cmd, k + 1)
+                if not w.startswith("-") and _PYTHON.fullmatch(base):
+                    break  # python reading stdin, or a non-.py file
+                k += 2 if (w in _PY_OPTS_WITH_VALUE and _PYTHON.fullmatch(base)) else 1
+            continue
+        if base == "trl" and j + 1 < n and re.fullmatch(r"[a-z][a-z_-]*", texts[j + 1]) \
+                and "install" not in texts[:j] and "uninstall" not in texts[:j]:
+            return Entry(f"trl {texts[j + 1]}", "trl", cmd, j + 2)
+    return None
+
+
+def entry_points(text: str) -> list[Entry]:
+    """Every entry point a script's commands run, in order (those inside ``bash -c "…"`` too).
+
+    Parameters
+    ----------
+    text : str
+        A launch script or command line (already :func:`decode`-d).
+
+    Returns
+    -------
+    list of Entry
+
+    Raises
+    ------
+    UnreadableInput
+        On an unclosed quote, bracket or array.
+    """
+    return [e for e in (_entry(c) for c in _commands(text)[0]) if e is not None]
 
 
 def library_entry(text: str) -> str | None:
-    """The first entry point of verl, OpenRLHF or TRL that a script's commands run, if any.
+    """The first trainer a script's commands run, when no covered trainer is named.
 
     Parameters
     ----------
@@ -823,24 +925,19 @@ def library_entry(text: str) -> str | None:
     Returns
     -------
     str or None
-        A module name (``openrlhf.cli.train_dpo``), a script's dotted path
-        (``trl.scripts.dpo``) or a TRL subcommand (``trl dpo``); the caller
-        decides whether the doctor covers it.
+        A module name (``openrlhf.cli.train_dpo``, ``recipe.dapo.main_dapo``), a
+        script path (``train_grpo.py``) or a TRL subcommand (``trl dpo``); the
+        caller decides whether the doctor covers it.  Servers and package tools
+        (``trl vllm-serve``, ``python -m pip``) are passed over.
 
     Raises
     ------
     UnreadableInput
         On an unclosed quote, bracket or array.
     """
-    for cmd in _commands(text)[0]:
-        texts = [w.text for w in cmd.words]
-        for j, t in enumerate(texts):
-            runs_trl = t == "trl" and all("=" in x for x in texts[:j])  # not `pip install trl peft`
-            if runs_trl and j + 1 < len(texts) and re.fullmatch(r"[a-z][a-z_-]*", texts[j + 1]):
-                return f"trl {texts[j + 1]}"
-            m = _LIBRARY_ENTRY.search(t)
-            if m and not t.startswith("-") and "=" not in t:
-                return m.group(1).replace("/", ".")
+    for e in entry_points(text):
+        if e.trainer:
+            return e.name
     return None
 
 
