@@ -46,6 +46,7 @@ __all__ = [
     "CONFIG_CALLS",
     "MAX_BYTES",
     "MAX_VALUES",
+    "PARSER_CALLS",
     "Command",
     "Entry",
     "ParsedInput",
@@ -58,6 +59,7 @@ __all__ = [
     "parse_flags",
     "parse_overrides",
     "read",
+    "looks_python",
     "read_python",
     "read_shell",
     "read_structured",
@@ -1244,12 +1246,91 @@ def _yaml_message(exc: Exception) -> Message:
     )
 
 
-def read_python(text: str) -> ParsedInput:
-    """Read the keyword arguments of the first ``GRPOConfig(...)``, ``RLOOConfig(...)`` or ``PPOConfig(...)`` call.
+PARSER_CALLS = ("TrlParser", "HfArgumentParser")
+"""Argument parsers whose config comes from the command line or a ``--config`` YAML, not from the file."""
 
-    The source is parsed with :func:`ast.parse` and never executed.  A keyword
-    argument is taken when :func:`ast.literal_eval` accepts its expression;
-    otherwise it is kept as not literal, with its source text.
+
+def _parse_python(text: str) -> ast.Module:
+    try:
+        with warnings.catch_warnings():  # the user's code may trip SyntaxWarnings; they are not ours to print
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except SyntaxError as exc:
+        raise UnreadableInput(
+            "the Python does not parse: {problem} (line {line})", problem=exc.msg, line=exc.lineno
+        ) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise UnreadableInput("the Python nests too deeply to be read") from None
+
+
+def _constants(tree: ast.Module) -> dict[str, tuple[Any, int]]:
+    """Names assigned one literal value in the file (module constants, simple local names): name → (value, line).
+
+    A name assigned twice, or to anything :func:`ast.literal_eval` rejects, is left out.
+    """
+    seen: dict[str, list[tuple[Any, int] | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        else:
+            continue
+        try:
+            seen.setdefault(target, []).append((ast.literal_eval(value), node.lineno))
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            seen.setdefault(target, []).append(None)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+
+
+def _trl_imports(tree: ast.Module) -> set[str]:
+    """Names the file imports from ``trl`` (``from trl import GRPOConfig, …``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
+            out |= {a.asname or a.name for a in node.names}
+    return out
+
+
+def _call_name(node: ast.Call) -> str | None:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def looks_python(text: str) -> bool:
+    """Whether a text is a Python file: it parses, and imports or defines something.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
+    if not re.search(r"^\s*(import|from|def|class)\s", text, re.M):
+        return False
+    try:
+        tree = _parse_python(text)
+    except UnreadableInput:
+        return False
+    return any(isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) for n in tree.body)
+
+
+def read_python(text: str) -> ParsedInput:
+    """Read a Python file's training config without running it.
+
+    The source is parsed with :func:`ast.parse` and never executed.
+
+    * The keyword arguments of the first ``GRPOConfig(...)``, ``RLOOConfig(...)``
+      or ``PPOConfig(...)`` call are taken when :func:`ast.literal_eval` accepts
+      them, or when they name a constant the file assigns one literal value
+      (``BETA = 0.02`` … ``beta=BETA``); anything else is kept as not literal,
+      with its source text.
+    * A file that builds its config with ``TrlParser`` or ``HfArgumentParser``
+      holds no settings: they come from the command line or a ``--config`` YAML.
+      When its module docstring shows the launch command (as TRL's example
+      scripts do), that command's flags are read; otherwise the refusal says so.
 
     Parameters
     ----------
@@ -1259,35 +1340,28 @@ def read_python(text: str) -> ParsedInput:
     Returns
     -------
     ParsedInput
-        ``kind="python"``, the call's class name in :attr:`ParsedInput.names`.
+        ``kind="python"``, the call's class name in :attr:`ParsedInput.names`;
+        or ``kind="command"`` for the docstring's launch command.
 
     Raises
     ------
     UnreadableInput
-        If the source does not parse, nests too deeply, or holds no such call.
+        If the source does not parse, nests too deeply, or holds neither such a
+        call nor a launch command to read.
     """
-    try:
-        with warnings.catch_warnings():  # the user's code may trip SyntaxWarnings; they are not ours to print
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise UnreadableInput(
-            "the Python does not parse: {problem} (line {line})", problem=exc.msg, line=exc.lineno
-        ) from None
-    except (RecursionError, MemoryError, ValueError):
-        raise UnreadableInput("the Python nests too deeply to be read") from None
-    calls = []
+    tree = _parse_python(text)
+    calls, parsers = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            name = _call_name(node)
             if name in CONFIG_CALLS:
                 calls.append((node.lineno, node.col_offset, name, node))
+            elif name in PARSER_CALLS:
+                parsers.append((node.lineno, name, node))
+    lines = text.splitlines(keepends=True)
     if not calls:
-        raise UnreadableInput(
-            "the Python holds no call of {calls}; paste the code that builds the config",
-            calls=", ".join(CONFIG_CALLS),
-        )
+        return _from_parser(tree, text, lines, parsers)
+    consts = _constants(tree)
     calls.sort(key=lambda c: (c[0], c[1]))
     _, _, name, call = calls[0]
     notes = []
@@ -1298,11 +1372,15 @@ def read_python(text: str) -> ParsedInput:
         notes.append(Message("{name}(...) on line {line} has positional arguments, which are not read",
                              name=name, line=call.lineno))
     settings = []
-    lines = text.splitlines(keepends=True)
     for kw in call.keywords:
         src = _segment(lines, kw.value)
         if kw.arg is None:
             settings.append(RawSetting(f"**{src}", None, f"**{src}", False))
+            continue
+        if isinstance(kw.value, ast.Name) and kw.value.id in consts:
+            value, line = consts[kw.value.id]
+            settings.append(RawSetting(kw.arg, value, src, True, origin=Message(
+                "{name} = {value!r} on line {line}", name=kw.value.id, value=value, line=line)))
             continue
         try:
             value = ast.literal_eval(kw.value)
@@ -1311,6 +1389,43 @@ def read_python(text: str) -> ParsedInput:
             settings.append(RawSetting(kw.arg, None, src, False))
     return ParsedInput("python", settings=tuple(settings), names=(name,),
                        command=f"{name}(...) on line {call.lineno}", notes=tuple(notes))
+
+
+def _from_parser(tree: ast.Module, text: str, lines: list[str], parsers: list[Any]) -> ParsedInput:
+    """A Python file without a config call: its ``TrlParser`` and docstring, or a refusal saying why."""
+    trl = _trl_imports(tree)
+    if not parsers:
+        other = sorted({_call_name(n) for n in ast.walk(tree) if isinstance(n, ast.Call)} & trl)
+        other = [o for o in other if o and o.endswith("Config")]
+        if other:
+            raise UnreadableInput(
+                "the Python builds {config}, a TRL config the doctor does not cover; it reads "
+                "{calls}", config=other[0], calls=", ".join(CONFIG_CALLS),
+            )
+        raise UnreadableInput(
+            "the Python holds no call of {calls}; paste the code that builds the config",
+            calls=", ".join(CONFIG_CALLS),
+        )
+    parsers.sort(key=lambda p: p[0])
+    line, parser, node = parsers[0]
+    built = f"{parser}({_segment(lines, node.args[0])})" if node.args else f"{parser}()"
+    classes = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    names = [c for c in ("GRPOConfig", "RLOOConfig", "PPOConfig") if c in classes]
+    doc = ast.get_docstring(tree) or ""
+    for e in entry_points(doc) if doc and names else []:
+        args = e.command.words[e.start:]
+        if e.trainer and any(w.text.startswith("--") for w in args):
+            n_cmds = sum(1 for x in entry_points(doc) if x.trainer)
+            note = Message("the settings come from {built} on line {line}: the command line or a --config YAML. "
+                           "The doctor reads the launch command of the module docstring{more}; settings passed "
+                           "another way are not seen", built=built, line=line,
+                           more=Message(" (the first of {n})", n=n_cmds) if n_cmds > 1 else "")
+            head = " ".join(w.text for w in e.command.words[:e.start])
+            return ParsedInput("command", arguments=args, names=(names[0],), command=head, notes=(note,))
+    raise UnreadableInput(
+        "the Python builds its config with {built} on line {line}: its settings come from the command "
+        "line or a YAML file given with --config, not from this file, and its docstring shows no launch "
+        "command; give the doctor that command or YAML", built=built, line=line)
 
 
 def _segment(lines: list[str], node: ast.expr) -> str:
@@ -1324,7 +1439,6 @@ def _segment(lines: list[str], node: ast.expr) -> str:
     return "".join(parts)
 
 
-_TRL_CONFIG = re.compile(r"\b([A-Z]\w*Config)\s*\(")
 _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
 _YAML_LINE = re.compile(r"^\s*(-\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*:(\s|$)")
 
@@ -1354,14 +1468,8 @@ def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
     """
     text = decode(data)
     stripped = text.lstrip()
-    if _PY_CALL.search(text):
+    if _PY_CALL.search(text) or looks_python(text):  # Python is read as Python, never as shell
         return read_python(text)
-    other = _TRL_CONFIG.search(text)
-    if other and re.search(r"^\s*(from|import)\s+trl\b", text, re.M):
-        raise UnreadableInput(
-            "the Python builds {config}, a TRL config the doctor does not cover; it reads "
-            "{calls}", config=other.group(1), calls=", ".join(CONFIG_CALLS),
-        )
     if stripped.startswith("{"):
         return read_structured(text, "json")
     lines = [ln for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
