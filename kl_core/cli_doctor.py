@@ -18,7 +18,9 @@ and the release whose defaults were assumed.
 and ``notes``.
 
 Unreadable input (binary, too large, invalid YAML/JSON/Python, a YAML tag, no
-known library) gives one line on stderr and exit code 2.  This module imports
+known library, a trainer the doctor does not cover) gives one line on stderr
+and exit code 2; with ``--json`` it gives ``{"error": …, "code": "unreadable"}``
+(or ``"bad_argument"``) on stdout, with the same exit code.  This module imports
 nothing heavy until the command runs.
 
 Source: J. Schulman, "Approximating KL Divergence" (2020),
@@ -76,14 +78,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _read(path: str) -> tuple[bytes, str | None]:
-    from kl_core.doctor_parse import MAX_BYTES
+    """At most MAX_BYTES + 1 bytes of the input; a larger input is refused with its real size."""
+    from kl_core.doctor_parse import MAX_BYTES, too_large
+
+    def rest(fh: Any, got: int) -> int:  # count the remainder without keeping it
+        while chunk := fh.read(1 << 20):
+            got += len(chunk)
+        return got
 
     if path == "-":
-        return sys.stdin.buffer.read(MAX_BYTES + 1), None
+        data = sys.stdin.buffer.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise too_large(rest(sys.stdin.buffer, len(data)))
+        return data, None
     p = Path(path)
     try:
         with open(p, "rb") as fh:
-            return fh.read(MAX_BYTES + 1), p.name
+            data = fh.read(MAX_BYTES + 1)
+            if len(data) > MAX_BYTES:
+                raise too_large(rest(fh, len(data)))
+            return data, p.name
     except OSError as exc:
         raise ValueError(f"file {path!r} cannot be read: {exc.strerror or exc}") from None
 
@@ -121,13 +135,16 @@ def card_lines(d: Any) -> list[str]:
         e = u.entry
         option = render_changes(prof, d.kind, ((u.setting, u.written),)) if u.setting else e.setting
         out.append(f"KL term {i}: in the {u.where}")
-        out.append(f"  option       {option}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
+        default = " (release default)" if u.setting and u.setting in u.defaults_used else ""
+        out.append(f"  option       {option}{default}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
         out.append("  computes")
         out += [f"      {ln}" for ln in e.library_formula.strip("\n").split("\n")]
         ctrl = u.controller
         if u.controller == "adaptive":
             ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
         coef = "?" if u.coef is None else f"{u.coef:g}"
+        if u.coef_setting in u.defaults_used:
+            ctrl += ", release default"
         out.append(f"  coefficient  {prof.spelling.get(u.coef_setting, u.coef_setting)} = {coef} ({ctrl})")
         out.append(f"  value        estimates {e.direction}")
         grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
@@ -192,12 +209,19 @@ def run_doctor(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0.
+        0; 2 for an unreadable input under ``--json`` (without it, the error is raised).
     """
-    from kl_core.doctor import diagnose
+    from kl_core.doctor import UnreadableInput, diagnose
 
-    data, name = _read(args.file)
-    d = diagnose(data, args.library, filename=name, release=getattr(args, "release", None))
+    try:
+        data, name = _read(args.file)
+        d = diagnose(data, args.library, filename=name, release=getattr(args, "release", None))
+    except (UnreadableInput, ValueError) as exc:
+        if not args.json:
+            raise
+        code = "unreadable" if isinstance(exc, UnreadableInput) else "bad_argument"
+        print(json.dumps({"error": str(exc), "code": code}, ensure_ascii=False))
+        return 2
     if args.json:
         print(json.dumps(d.to_json(), indent=2, ensure_ascii=False))
     else:

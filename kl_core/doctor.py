@@ -638,6 +638,7 @@ def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
 
 
 _REFERENCE = re.compile(r"^\$\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\}$")
+_OC_ENV = re.compile(r"^\$\{oc\.env:([A-Za-z_]\w*)(?:,(.*))?\}$")
 
 
 def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]) -> None:
@@ -645,9 +646,20 @@ def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, 
 
     verl's configs tie keys together this way (``kl_coef: ${actor_rollout_ref.actor.kl_loss_coef}``).
     The referenced key's value is the one given in the same input, else the
-    release default; a chain is followed, a cycle or anything else
-    (``${oc.env:X}``, arithmetic, a relative ``${.x}``) stays not literal.
+    release default; a chain is followed.  ``${oc.env:NAME,default}`` takes its
+    default, and the setting's origin says the environment may override it.  A
+    cycle or anything else (``${oc.env:X}`` without a default, arithmetic,
+    other resolvers, a relative ``${.x}``) stays not literal: no resolver is run.
     """
+    for key, s in list(given.items()):  # ${oc.env:NAME,default}: the default, said to be one
+        m = None if s.literal else _OC_ENV.match(s.text.strip().strip("'\""))
+        if m is None or m.group(2) is None:
+            continue
+        default = doctor_parse.scalar(m.group(2).strip().strip("'\""))
+        given[key] = RawSetting(key, default, s.text, True, s.op, Message(
+            "{text}: the default of the environment variable {name}; if {name} is set when the job starts, "
+            "its value is used instead", text=s.text, name=m.group(1)))
+        values[key] = default
     for _ in range(len(given) + 1):  # each pass resolves at least one link of a chain, or stops
         changed = False
         for key, s in list(given.items()):
@@ -1266,6 +1278,10 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             other = _under(prof, e, parsed, raw, notes)
             if _kl_facts(other) != _kl_facts(main):
                 also.append(_other(other))
+    if not inf.decided and not also and inf.candidates:
+        inf = dataclasses.replace(inf, why=Message(
+            "nothing in the text says which release it was written for; {eras} gives the same KL terms",
+            eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
     changed = inf.era.changed if inf.era is not None else (
         joined(" ", [o.changed for o in also if o.changed]) if also else "")
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
@@ -1336,6 +1352,11 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
         if s.key.startswith("**"):
             given[s.key] = s
             continue
+        group = s.key.split("@", 1)[0]
+        if p.syntax == "hydra" and group in p.groups:
+            notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
+                                 key=s.key, value=s.text, group=group, why=p.group_note))
+            continue
         if not _known(p, s.key, s.op):
             if s.key not in unknown:
                 if s.key in renamed and renamed[s.key] in p.keys:
@@ -1358,6 +1379,8 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
                                  "{rule}, which the card reads as {key}={value}",
                                  key=key, lib=p.library, label=p.release, rule=rule.removeprefix("not ") + " was False",
                                  value=_hydra(value)))
+    notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
+              for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     return Diagnosis(

@@ -64,6 +64,7 @@ __all__ = [
     "read_shell",
     "read_structured",
     "scalar",
+    "too_large",
 ]
 
 MAX_BYTES = 256 * 1024
@@ -235,6 +236,9 @@ def decode(data: bytes | str) -> str:
     -------
     str
 
+    UTF-16 and UTF-32 text with a byte-order mark, and UTF-16 without one (every
+    other byte NUL, as Windows editors write it), is decoded; a UTF-8 BOM is dropped.
+
     Raises
     ------
     UnreadableInput
@@ -242,11 +246,10 @@ def decode(data: bytes | str) -> str:
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > MAX_BYTES:
-        raise UnreadableInput(
-            "the input is {kib:.0f} KiB; the doctor reads at most {most} KiB "
-            "(a launch script or config is a few KiB)",
-            kib=len(raw) / 1024, most=MAX_BYTES // 1024,
-        )
+        raise too_large(len(raw))
+    wide = _utf16(raw)
+    if wide is not None:
+        return decode(wide)
     if b"\x00" in raw:
         what = next((w for magic, w in table_files.MAGIC if raw.startswith(magic)), None)
         if what is not None:
@@ -266,6 +269,47 @@ def decode(data: bytes | str) -> str:
     if not text.strip():
         raise UnreadableInput("the input is empty; paste a launch script or a config")
     return text
+
+
+def _utf16(raw: bytes) -> str | None:
+    """The text of UTF-16/32 input (with a BOM, or UTF-16 whose every other byte is NUL), else None."""
+    import codecs
+
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if raw.startswith(bom):
+            try:
+                return raw.decode(enc)
+            except UnicodeDecodeError:
+                return None
+    if len(raw) >= 4 and len(raw) % 2 == 0:
+        even, odd = raw[0::2], raw[1::2]
+        for zeros, other, enc in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+            if zeros.count(0) >= 0.9 * len(zeros) and other.count(0) == 0:
+                try:
+                    return raw.decode(enc)
+                except UnicodeDecodeError:
+                    return None
+    return None
+
+
+def too_large(size: int) -> UnreadableInput:
+    """The error for an input of ``size`` bytes, more than :data:`MAX_BYTES`, naming its real size.
+
+    Parameters
+    ----------
+    size : int
+        The input's size in bytes.
+
+    Returns
+    -------
+    UnreadableInput
+    """
+    shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 1024:.0f} KiB"
+    return UnreadableInput(
+        "the input is {size}; the doctor reads at most {most} KiB (a launch script or config is a few KiB)",
+        size=shown, most=MAX_BYTES // 1024,
+    )
 
 
 # --------------------------------------------------------------------------- #

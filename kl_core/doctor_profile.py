@@ -275,6 +275,11 @@ class Profile:
         for the current release.
     unavailable : frozenset of str
         Today's settings an older era did not have: no fix may change them.
+    groups : tuple of str
+        Hydra config groups (``model_engine``, ``actor``, …): an override of one
+        (``model_engine=megatron``, ``actor@actor_rollout_ref.actor=…``) chooses a config file, not a setting.
+    group_note : str
+        What choosing a group means for the card.
     """
 
     library: str
@@ -293,6 +298,8 @@ class Profile:
     uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
     spelling: dict[str, str] = field(default_factory=dict)
     unavailable: frozenset[str] = frozenset()
+    groups: tuple[str, ...] = ()
+    group_note: str = ""
 
     @property
     def label(self) -> str:
@@ -546,6 +553,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
             legacy=prose(raw.get("legacy", ""), snippets, where),
             uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
                             for u in raw.get("uncovered", [])),
+            groups=tuple(raw.get("hydra_groups", [])),
+            group_note=prose(raw.get("hydra_group_note", ""), snippets, where),
         )
     except KeyError as exc:
         raise ValueError(f"{where}: missing field {exc}") from None
