@@ -1379,6 +1379,12 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
                                  "{rule}, which the card reads as {key}={value}",
                                  key=key, lib=p.library, label=p.release, rule=rule.removeprefix("not ") + " was False",
                                  value=_hydra(value)))
+    if era is not None and p.syntax == "dataclass" and unknown:
+        # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown
+        notes.append(Message("{lib} {label}: the doctor has this era's {trainer} config fields only, so other "
+                             "keys ({keys}) are not checked against it", lib=p.library, label=p.release,
+                             trainer=p.trainer, keys=", ".join(list(unknown)[:4]) + (" …" if len(unknown) > 4 else "")))
+        unknown = {}
     notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)

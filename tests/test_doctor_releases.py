@@ -160,3 +160,40 @@ def test_errors_name_the_size_and_decode_utf16(tmp_path, capsys):
     for data in (codecs.BOM_UTF16_LE + line.encode("utf-16-le"), line.encode("utf-16-be"),
                  codecs.BOM_UTF8 + line.encode()):
         assert kl(diagnose(data))[0][:2] == ("loss", "k3")
+
+
+# ------------------------------------------------------------------ where people work
+def test_markdown_card_and_fail_on(capsys, tmp_path):
+    path = REAL / "verl" / "logic-rl_main_grpo.sh"
+    code, out, _ = run(["doctor", str(path), "--format", "md"], capsys)
+    assert code == 0 and out.startswith("### KL card") and "| 1 | loss |" in out and "`FORWARD_KL_GRAD`" in out
+    code, out, _ = run(["doctor", str(path), "--fail-on", "FORWARD_KL_GRAD"], capsys)
+    assert code == 1 and "fails on FORWARD_KL_GRAD" in out
+    code, _, _ = run(["doctor", str(path), "--fail-on", "KL_TWICE"], capsys)
+    assert code == 0
+    assert run(["doctor", str(path), "--fail-on", "NOPE"], capsys)[0] == 2
+
+
+def test_several_files_as_a_pre_commit_hook_passes_them(capsys):
+    good = REAL / "verl" / "tinyzero_train_tiny_zero.sh"
+    uncovered = REAL / "verl" / "v0.4.1_run_dapo_qwen2.5_32b.sh"
+    code, out, _ = run(["doctor", str(good), str(uncovered), "--fail-on", "KL_OFF"], capsys)
+    assert code == 0 and f"==> {good} <==" in out and "not read: this runs recipe.dapo.main_dapo" in out
+    code, out, _ = run(["doctor", str(good), str(uncovered), "--json"], capsys)
+    docs = json.loads(out)
+    assert docs[0]["file"] == str(good) and docs[0]["release"].startswith("0.2") and docs[1]["code"] == "unreadable"
+
+
+def test_pre_commit_hook_definition():
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "kl-doctor" and hook["entry"] == "python -m kl_core doctor" and hook["pass_filenames"]
+    files = re.compile(hook["files"])
+    assert files.search("examples/grpo_trainer/run_qwen2-7b.sh") and files.search("recipes/x/grpo/config_demo.yaml")
+    assert not files.search("README.md")
+    readme = (root / "README.md").read_text()
+    assert "kl-doctor" in readme and "--fail-on" in readme and "--format md" in readme
