@@ -31,9 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from kl_core._validation import Message
+from kl_core.crosswalk import prose
 from kl_core.doctor_profile import KEYS_DIR, KeySpec, Profile, _keys, _truthy
 
-__all__ = ["ERAS_FILE", "Era", "Fork", "Inference", "era_profile", "eras", "eras_for", "infer"]
+__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "era_profile", "eras", "eras_for",
+           "extract_messages", "infer"]
+
+PROSE_FIELDS = ("changed", "note")
+"""The fields of an era the user reads as sentences (translated in the app)."""
 
 ERAS_FILE = Path(__file__).with_name("doctor_releases.toml")
 
@@ -123,7 +128,7 @@ def eras() -> tuple[Era, ...]:
                 derive=tuple((a, b) for a, b in e.get("derive", [])),
                 defaults=tuple((a, v) for a, v in e.get("defaults", [])),
                 absent=tuple(e.get("absent", [])),
-                changed=e["changed"], note=e.get("note", ""),
+                changed=prose(e["changed"], {}, f"eras[{i}]"), note=prose(e.get("note", ""), {}, f"eras[{i}]"),
                 forks=tuple(Fork(name=f["name"], repo=f["repo"], keys=tuple(f.get("keys", [])),
                                  when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""))
                             for f in e.get("forks", [])),
@@ -346,3 +351,30 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     if not candidates:
         return Inference(None, True, "")
     return Inference(None, False, Message("nothing in the text says which release it was written for"), candidates)
+
+
+def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Any:
+    """Babel extractor for ``doctor_releases.toml``: the text of each era's prose fields.
+
+    Registered in pyproject.toml (``[[tool.babel.mappings]]``) beside the
+    crosswalk's, so the catalog's English is the data file's own.
+
+    Parameters
+    ----------
+    fileobj : binary file
+        The data file.
+    keywords, comment_tags, options
+        Babel's extractor arguments (unused).
+
+    Yields
+    ------
+    tuple
+        ``(lineno, None, template, comments)`` for each prose field, in file order.
+    """
+    text = fileobj.read().decode("utf-8")
+    for e in tomllib.loads(text).get("eras", []):
+        for name in PROSE_FIELDS:
+            if e.get(name):
+                template = prose(e[name], {}, "extract").template
+                lineno = text[: max(text.find(e[name][:40]), 0)].count("\n") + 1
+                yield lineno, None, template, []

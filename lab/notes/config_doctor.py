@@ -20,8 +20,10 @@ from kl_core.doctor import (
     DoctorWarning,
     KLUse,
     clamp_bite,
+    other_release_words,
     render_changes,
 )
+from kl_core.doctor_releases import eras
 from lab.i18n import N_, _, message
 
 __all__ = [
@@ -31,6 +33,9 @@ __all__ = [
     "GRADIENT_BADGES",
     "INTRO",
     "LIBRARIES",
+    "RELEASES",
+    "other_release_lines",
+    "release_line",
     "Example",
     "alternatives_frame",
     "badge",
@@ -89,6 +94,10 @@ EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
 
 #: The ``?library=`` choices and their labels (show them as ``_(label)``).
 LIBRARIES: dict[str, str] = {"auto": N_("Detect"), "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
+
+# The release selector: inferred from the text, the release the crosswalk describes, or an older era.
+RELEASES: dict[str, str] = {"auto": N_("Infer"), "latest": N_("Latest"),
+                            **{e.id: "{lib} {label}".format(lib=e.library, label=e.label) for e in eras()}}
 
 #: A coloured badge per gradient target (green only for the gradient a KL penalty means):
 #: colour, icon and word; :func:`badge` writes it.
@@ -347,3 +356,19 @@ def pull_caption(u: KLUse) -> str:
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text
+
+
+def release_line(d: Diagnosis) -> str:
+    """Which release the card describes, and why (empty when the library has one release only)."""
+    if not d.release_why:
+        return ""
+    return typeset(_("**Release:** {lib} {rel}, because {why}.").format(
+        lib=d.library, rel=d.release, why=message(d.release_why)))
+
+
+def other_release_lines(d: Diagnosis) -> list[str]:
+    """What the other release makes of the same script, and what changed between them (typeset)."""
+    lines = [typeset(message(other_release_words(o))) for o in d.also]
+    if d.also and d.changed:
+        lines.append(typeset(_("What changed: {what}.").format(what=message(d.changed).rstrip("."))))
+    return lines
