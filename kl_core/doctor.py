@@ -1376,8 +1376,8 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     if era is not None:
         for key, value, rule in derive(era, values, given):
             notes.append(Message("{key} did not exist in {lib} {label}: the KL went in the reward whenever "
-                                 "{rule}, which the card reads as {key}={value}",
-                                 key=key, lib=p.library, label=p.release, rule=rule.removeprefix("not ") + " was False",
+                                 "{other} was False, which the card reads as {key}={value}",
+                                 key=key, lib=p.library, label=p.release, other=rule.removeprefix("not "),
                                  value=_hydra(value)))
     if era is not None and p.syntax == "dataclass" and unknown:
         # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown

@@ -38,6 +38,7 @@ __all__ = [
     "release_line",
     "Example",
     "alternatives_frame",
+    "code_settings",
     "badge",
     "gradient_words",
     "typeset",
@@ -126,6 +127,23 @@ def typeset(text: str) -> str:
     """
     parts = text.split("`")
     return "`".join(part if i % 2 else _NOTATION.sub(_tex, part) for i, part in enumerate(parts))
+
+
+_SETTING = re.compile(
+    r"--[A-Za-z][\w.\-]*(?:[= ](?:True|False|k[123]|\d[\d.e\-]*)\b)?"  # a flag, with a short value
+    r"|\b[A-Za-z_][A-Za-z0-9_]+(?:\.[a-z_][a-z0-9_]+)+(?:=[^\s,;:)（），；。]+)?"  # a dotted key, key=value
+    r"|\b[a-z]+_[a-z0-9_]+(?:=[^\s,;:)（），；。]+)?"  # a snake_case name
+)
+
+
+def code_settings(text: str) -> str:
+    """Settings, flags and option names in a sentence as code spans (``--init_kl_coef``, ``a.b=True``).
+
+    Code spans already there stay as they are; so does the rest of the sentence.
+    """
+    parts = text.split("`")
+    return "`".join(part if i % 2 else _SETTING.sub(lambda m: "`{s}`".format(s=m.group(0)), part)
+                    for i, part in enumerate(parts))
 
 
 def badge(target: str) -> str:
@@ -269,7 +287,7 @@ def caveat(u: KLUse) -> str:
 
 def note_text(note: str) -> str:
     """One of the doctor's notes on how it read the input, in the run's language, typeset."""
-    return typeset(message(note))
+    return typeset(code_settings(message(note)))
 
 
 def fix_language(d: Diagnosis) -> str:
@@ -363,12 +381,12 @@ def release_line(d: Diagnosis) -> str:
     if not d.release_why:
         return ""
     return typeset(_("**Release:** {lib} {rel}, because {why}.").format(
-        lib=d.library, rel=d.release, why=message(d.release_why)))
+        lib=d.library, rel=d.release, why=code_settings(message(d.release_why))))
 
 
 def other_release_lines(d: Diagnosis) -> list[str]:
     """What the other release makes of the same script, and what changed between them (typeset)."""
-    lines = [typeset(message(other_release_words(o))) for o in d.also]
+    lines = [typeset(code_settings(message(other_release_words(o)))) for o in d.also]
     if d.also and d.changed:
-        lines.append(typeset(_("What changed: {what}.").format(what=message(d.changed).rstrip("."))))
+        lines.append(typeset(_("What changed: {what}.").format(what=code_settings(message(d.changed).rstrip(".")))))
     return lines
