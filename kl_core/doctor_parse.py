@@ -13,6 +13,9 @@ anything the user gave:
   ``"${ARRAY[@]}"`` replaced by what the script itself assigned at top level
   (a value assigned inside ``if``/``case``/loops, a command substitution or an
   unset variable stays *not literal*, and is reported as such);
+* Hydra overrides go through Hydra's own override grammar (``hydra-core``'s
+  ``OverridesParser``, imported only when a verl command is read), which
+  types each value without running anything;
 * YAML goes through PyYAML's safe loader only, so tags that construct objects
   (``!!python/object``) are refused; aliases may not expand past
   :data:`MAX_VALUES` values;
@@ -20,6 +23,16 @@ anything the user gave:
   call are taken when :func:`ast.literal_eval` accepts them, and every other
   argument is named as not literal;
 * anything unreadable raises :class:`UnreadableInput` with one clear sentence.
+
+Why the shell reader is this module's own: :mod:`shlex` splits words but drops
+which parts were quoted (``'$X'`` stays ``$X``, ``"$X"`` expands), knows no
+arrays, ``${VAR:-default}`` or ``if``/``case`` branches, and stops at the first
+unbalanced quote; a shell parser such as ``bashlex`` gives a tree but expands
+nothing.  What the doctor needs, and no library gives without running the
+script, is the launch command with the script's *own* top-level assignments
+substituted and everything else marked not literal, so that is what
+:func:`_tokenize` and :class:`_Env` keep.  Everything that has a parser of its
+own uses it: Hydra's grammar for overrides, PyYAML, :mod:`json`, :mod:`ast`.
 
 Which library and release the settings belong to is decided by
 :mod:`kl_core.doctor`.  Source of the formats: Hydra's override grammar
@@ -1025,7 +1038,15 @@ def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
 
 
 def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
-    """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``.
+    """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
+
+    Each literal word is parsed by Hydra's own override grammar
+    (``hydra.core.override_parser.overrides_parser.OverridesParser``, the parser
+    verl's ``main_ppo`` runs), which types the value (``1e-6`` a float, ``null``
+    None, ``[a,b]`` a list, quotes removed) without executing anything; a sweep
+    (``a=1,2``) is named, since it is several runs.  An interpolation
+    (``${…}``) is kept as text for :func:`kl_core.doctor._resolve_references`.
+    A word with a part the shell reader could not resolve is kept as not literal.
 
     Parameters
     ----------
@@ -1038,6 +1059,10 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         ``(settings, notes)``; notes name words that are not overrides
         (``--config-name``, stray words).
     """
+    from hydra.core.override_parser.overrides_parser import OverridesParser  # lazy: hydra-core loads antlr
+    from hydra.errors import HydraException
+
+    parser = OverridesParser.create()
     settings, notes = [], []
     skip = False
     for k, w in enumerate(words):
@@ -1071,8 +1096,22 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         if cut >= 0 and cut <= len(key):
             notes.append(Message("{t}: the key itself is not literal", t=t))
             continue
-        literal = w.literal and not _is_interpolation(value)
-        settings.append(RawSetting(key, scalar(value) if literal else None, value, literal, op, w.origin))
+        if not w.literal:
+            settings.append(RawSetting(key, None, value, False, op, w.origin))
+            continue
+        try:
+            o = parser.parse_override(w.text)
+        except (HydraException, RecursionError) as exc:
+            notes.append(Message("{t}: not a Hydra override ({why})", t=w.text, why=str(exc).split("\n")[0][:120]))
+            continue
+        key = o.key_or_group + ("@" + o.package if o.package else "")
+        if o.is_sweep_override():
+            notes.append(Message("{t}: a sweep over several values (a Hydra multirun); the doctor reads one run at a "
+                                 "time, so this setting takes the release default", t=w.text))
+            continue
+        got = o.value()
+        literal = not (isinstance(got, str) and _is_interpolation(got))
+        settings.append(RawSetting(key, got if literal else None, value, literal, op, w.origin))
     return tuple(settings), tuple(notes)
 
 

@@ -287,7 +287,7 @@ def caveat(u: KLUse) -> str:
 
 def note_text(note: str) -> str:
     """One of the doctor's notes on how it read the input, in the run's language, typeset."""
-    return typeset(code_settings(message(note)))
+    return typeset(message(note))
 
 
 def fix_language(d: Diagnosis) -> str:
