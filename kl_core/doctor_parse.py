@@ -1059,7 +1059,9 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         ``(settings, notes)``; notes name words that are not overrides
         (``--config-name``, stray words).
     """
-    from hydra.core.override_parser.overrides_parser import OverridesParser  # lazy: hydra-core loads antlr
+    from hydra.core.override_parser.overrides_parser import (
+        OverridesParser,  # lazy: hydra-core loads antlr
+    )
     from hydra.errors import HydraException
 
     parser = OverridesParser.create()
