@@ -1528,6 +1528,26 @@ _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
 _YAML_LINE = re.compile(r"^\s*(-\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*:(\s|$)")
 
 
+_RUN_KEY = re.compile(r"^\s*-?\s*run:\s*[|>]?", re.M)
+
+
+def _run_block(text: str) -> str | None:
+    """The ``run:`` script of a job YAML (top level, or a step of a list), if the text is such a YAML."""
+    import yaml
+
+    try:
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    items = doc if isinstance(doc, list) else [doc]
+    for item in items:
+        if isinstance(item, dict):
+            for v in [item.get("run"), *(s.get("run") for s in item.get("steps", []) if isinstance(s, dict))]:
+                if isinstance(v, str) and v.strip():
+                    return v
+    return None
+
+
 def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
     """Decode an input and read it with the reader its form calls for.
 
@@ -1559,6 +1579,12 @@ def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
         return read_structured(text, "json")
     lines = [ln for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
     yaml_like = sum(1 for ln in lines if _YAML_LINE.match(ln) or ln.lstrip().startswith("- "))
+    run = _run_block(text) if _RUN_KEY.search(text) else None
+    if run is not None:  # a job YAML (SkyPilot, dstack, a CI step): its run: block is the launch script
+        parsed = read_shell(run, names)
+        note = Message("the launch command is read from the YAML's run: block")
+        return ParsedInput(parsed.kind, parsed.settings, parsed.arguments, parsed.names, parsed.command,
+                           (note, *parsed.notes))
     named = any(n in ln for ln in lines for n in names)
     if lines and not named and yaml_like >= 0.6 * len(lines) and not stripped.startswith("-"):
         return read_structured(text, "yaml")

@@ -197,3 +197,19 @@ def test_pre_commit_hook_definition():
     assert not files.search("README.md")
     readme = (root / "README.md").read_text()
     assert "kl-doctor" in readme and "--fail-on" in readme and "--format md" in readme
+
+
+def test_a_job_yaml_run_block_is_the_launch_script():
+    job = ("resources:\n  accelerators: H100:8\nsetup: |\n  pip install verl\nrun: |\n  set -x\n"
+           "  python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+           "    actor_rollout_ref.actor.kl_loss_coef=0.002\n")
+    d = diagnose(job)
+    assert d.library == "verl" and kl(d) == [("loss", "k3", 0.002, "forward_kl")]
+    assert any("run: block" in str(n) for n in d.notes)
+
+
+def test_hydra_overrides_are_typed_by_hydras_grammar_and_sweeps_named():
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.kl_loss_coef=1e-3,1e-2 'trainer.logger=[console,wandb]'\n")
+    assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]  # the sweep's key takes the release default
+    assert any("sweep" in str(n) for n in d.notes)
