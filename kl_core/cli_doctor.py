@@ -10,12 +10,19 @@ estimates, its exact gradient class and its aggregation over tokens; then the
 warnings, each with the setting to change; the keys the release does not know;
 and the release whose defaults were assumed.
 
+``--release`` picks the release to describe (``latest`` or an older era such as
+``openrlhf-0.10.1``, ``verl-0.3``, ``trl-grpo-0.18``; inferred from the text by
+default).  ``--format md`` prints the card as Markdown.  ``--fail-on CODE,...``
+exits with 1 when a card has one of those warnings; several files may be given
+(the ``kl-doctor`` pre-commit hook passes the changed ones), and then one that
+cannot be read is reported and skipped.
+
 ``--json`` prints one object: ``library`` (``"verl"``, ``"OpenRLHF"`` or
 ``"TRL"``), ``release``, ``trainer``, ``input``, ``kl_uses`` (each with
 ``where``, ``option``, ``estimator``, ``coef``, ``controller``, ``target_kl``,
 ``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``),
-``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``
-and ``notes``.
+``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``,
+``notes``, ``release_why``, ``also`` and ``changed``.
 
 Unreadable input (binary, too large, invalid YAML/JSON/Python, a YAML tag, no
 known library, a trainer the doctor does not cover) gives one line on stderr

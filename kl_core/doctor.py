@@ -17,8 +17,16 @@ returns a :class:`Diagnosis`:
 * warnings with stable codes (:data:`WARNING_CODES`), each with a fix: the
   setting and value to change, in the input's own syntax, *checked* by
   diagnosing the changed config again;
-* the keys the release does not know, with the nearest known key;
-* the release whose defaults filled in the rest.
+* the keys the release does not know, with the nearest known key (an older
+  release's name points to today's);
+* the release whose defaults filled in the rest: the current one, or an older
+  era the script's own settings point to (:mod:`kl_core.doctor_releases`),
+  with why; and, where the script's era and the current release differ for
+  the KL, what the other release makes of it (:class:`OtherRelease`).
+
+The launch line is found wherever it is (``srun``, ``ray job submit --``,
+``accelerate launch``, ``torchrun``, ``deepspeed``, ``bash -c "…"``, a YAML
+``run:`` block); an entry point without a profile is named and refused.
 
 Library facts come from one place: the crosswalk entries
 (:data:`kl_core.crosswalk.CROSSWALK`) say what each option computes and its
