@@ -645,8 +645,6 @@ def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
     return False
 
 
-_REFERENCE = re.compile(r"^\$\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\}$")
-_OC_ENV = re.compile(r"^\$\{oc\.env:([A-Za-z_]\w*)(?:,(.*))?\}$")
 
 
 def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]) -> None:
@@ -658,32 +656,66 @@ def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, 
     default, and the setting's origin says the environment may override it.  A
     cycle or anything else (``${oc.env:X}`` without a default, arithmetic,
     other resolvers, a relative ``${.x}``) stays not literal: no resolver is run.
+    Each is read with OmegaConf's own grammar (:func:`_interpolation`).
     """
     for key, s in list(given.items()):  # ${oc.env:NAME,default}: the default, said to be one
-        m = None if s.literal else _OC_ENV.match(s.text.strip().strip("'\""))
-        if m is None or m.group(2) is None:
+        got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+        if got is None or got[0] != "env" or got[2] is None:
             continue
-        default = doctor_parse.scalar(m.group(2).strip().strip("'\""))
+        default = doctor_parse.scalar(got[2].strip().strip("'\""))
         given[key] = RawSetting(key, default, s.text, True, s.op, Message(
             "{text}: the default of the environment variable {name}; if {name} is set when the job starts, "
-            "its value is used instead", text=s.text, name=m.group(1)))
+            "its value is used instead", text=s.text, name=got[1]))
         values[key] = default
     for _ in range(len(given) + 1):  # each pass resolves at least one link of a chain, or stops
         changed = False
         for key, s in list(given.items()):
-            m = None if s.literal else _REFERENCE.match(s.text.strip().strip("'\""))
-            if m is None or m.group(1) == key or m.group(1) not in prof.keys:
+            got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+            if got is None or got[0] != "ref" or got[1] == key or got[1] not in prof.keys:
                 continue
-            ref = given.get(m.group(1))
+            target = got[1]
+            ref = given.get(target)
             if ref is not None and not ref.literal:
                 continue  # resolve that one first (or it stays unreadable)
-            origin = (Message("{text} is {key}", text=s.text, key=m.group(1)) if ref is not None else
-                      Message("{text} is {key}, the release default", text=s.text, key=m.group(1)))
-            given[key] = RawSetting(key, values[m.group(1)], s.text, True, s.op, origin)
-            values[key] = values[m.group(1)]
+            origin = (Message("{text} is {key}", text=s.text, key=target) if ref is not None else
+                      Message("{text} is {key}, the release default", text=s.text, key=target))
+            given[key] = RawSetting(key, values[target], s.text, True, s.op, origin)
+            values[key] = values[target]
             changed = True
         if not changed:
             return
+
+
+def _interpolation(text: str) -> tuple[str, str, str | None] | None:
+    """An OmegaConf interpolation read with OmegaConf's own grammar, never resolved.
+
+    ``("ref", "a.b", None)`` for ``${a.b}``; ``("env", NAME, default or None)``
+    for ``${oc.env:NAME,default}``; None for anything else (text, a relative
+    ``${.x}``, a concatenation ``${a}+1``, any other resolver), which then stays
+    not literal.  Only the parse tree is looked at: no resolver is registered or run.
+    """
+    if "${" not in text:
+        return None
+    try:
+        from omegaconf import grammar_parser  # lazy: loads antlr
+
+        tree = grammar_parser.parse(text, parser_rule="singleElement", lexer_mode="VALUE_MODE")
+    except Exception:  # noqa: BLE001 - any parse failure means "not an interpolation the doctor reads"
+        return None
+    element = tree.element()
+    prim = element.primitive() if element is not None else None
+    if prim is None or prim.getChildCount() != 1 or len(prim.interpolation()) != 1:
+        return None
+    interp = prim.interpolation(0)
+    node = interp.interpolationNode()
+    if node is not None:
+        ref = node.getText()[2:-1]
+        return None if ref.startswith(".") or "$" in ref else ("ref", ref, None)
+    res = interp.interpolationResolver()
+    if res is None or res.resolverName().getText() != "oc.env" or res.sequence() is None:
+        return None
+    items = [e.getText() for e in res.sequence().element()]
+    return ("env", items[0], items[1] if len(items) == 2 else None) if len(items) in (1, 2) else None
 
 
 def _refuse_uncovered(text: str) -> ParsedInput | None:
