@@ -45,6 +45,7 @@ http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import warnings
@@ -1037,6 +1038,19 @@ def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
     return ParsedInput("command", arguments=cmd.words[start:], names=(name,), command=head, notes=tuple(notes))
 
 
+@functools.lru_cache(maxsize=4096)
+def _hydra_override(text: str) -> Any:
+    """One override parsed by Hydra's grammar (cached: a script's words repeat across the profiles tried)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return _overrides_parser(OverridesParser).parse_override(text)
+
+
+@functools.cache
+def _overrides_parser(cls: Any) -> Any:
+    return cls.create()
+
+
 def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
     """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
 
@@ -1059,12 +1073,8 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         ``(settings, notes)``; notes name words that are not overrides
         (``--config-name``, stray words).
     """
-    from hydra.core.override_parser.overrides_parser import (
-        OverridesParser,  # lazy: hydra-core loads antlr
-    )
-    from hydra.errors import HydraException
+    from hydra.errors import HydraException  # lazy: hydra-core loads antlr
 
-    parser = OverridesParser.create()
     settings, notes = [], []
     skip = False
     for k, w in enumerate(words):
@@ -1102,7 +1112,7 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
             settings.append(RawSetting(key, None, value, False, op, w.origin))
             continue
         try:
-            o = parser.parse_override(w.text)
+            o = _hydra_override(w.text)
         except (HydraException, RecursionError) as exc:
             notes.append(Message("{t}: not a Hydra override ({why})", t=w.text, why=str(exc).split("\n")[0][:120]))
             continue
