@@ -350,3 +350,31 @@ def test_several_calls_read_the_first_and_say_so():
 )
 def test_read_routes_by_form(text, kind):
     assert read(text, VERL + ORL).kind == kind
+
+
+def test_plain_override_values_are_typed_as_hydras_grammar_types_them():
+    """parse_overrides skips Hydra's grammar for plain values (speed): scalar() must type them the same."""
+    import math
+    import random
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from kl_core.doctor_parse import _FAST_VALUE
+
+    parser = OverridesParser.create()
+    rng = random.Random(2)
+    samples = ["True", "false", "NULL", "null", "inf", "-inf", "nan", "1e-6", "low_var_kl", "token-mean",
+               "Qwen2.5-7B", "k3", "1.0e+3", "+1", "1.e5", "e5"]
+    for alpha in ("aeEnNfFtTlLuUiI01579_.-+", "0123456789.eE+-_"):
+        samples += ["".join(rng.choice(alpha) for _ in range(rng.randint(1, 7))) for _ in range(3000)]
+    checked = 0
+    for v in samples:
+        if not _FAST_VALUE.fullmatch(v):
+            continue
+        want, got = parser.parse_override("k=" + v).value(), scalar(v)
+        assert type(want) is type(got), v
+        assert want == got or (isinstance(want, float) and math.isnan(want) and math.isnan(got)), v
+        checked += 1
+    assert checked > 2000
+    (s,), _ = parse_overrides((Word("a.b=07"),))  # not plain: the grammar decides (a string, not 7)
+    assert s.value == "07"
