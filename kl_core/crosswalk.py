@@ -123,7 +123,7 @@ CROSSWALK_FILE = Path(__file__).with_name("crosswalk.toml")
 PROSE_FIELDS: dict[str, tuple[str, ...]] = {
     "entries": ("component", "sampler", "other", "direction", "weight", "early_stop", "verified_in", "caveat",
                 "grad_expected", "grad_fix"),
-    "profiles": ("legacy",),
+    "profiles": ("legacy", "hydra_group_note"),
     "profiles.off_policy": ("why",),
     "profiles.cautions": ("message",),
     "profiles.uncovered": ("note",),

@@ -17,8 +17,16 @@ returns a :class:`Diagnosis`:
 * warnings with stable codes (:data:`WARNING_CODES`), each with a fix: the
   setting and value to change, in the input's own syntax, *checked* by
   diagnosing the changed config again;
-* the keys the release does not know, with the nearest known key;
-* the release whose defaults filled in the rest.
+* the keys the release does not know, with the nearest known key (an older
+  release's name points to today's);
+* the release whose defaults filled in the rest: the current one, or an older
+  era the script's own settings point to (:mod:`kl_core.doctor_releases`),
+  with why; and, where the script's era and the current release differ for
+  the KL, what the other release makes of it (:class:`OtherRelease`).
+
+The launch line is found wherever it is (``srun``, ``ray job submit --``,
+``accelerate launch``, ``torchrun``, ``deepspeed``, ``bash -c "…"``, a YAML
+``run:`` block); an entry point without a profile is named and refused.
 
 Library facts come from one place: the crosswalk entries
 (:data:`kl_core.crosswalk.CROSSWALK`) say what each option computes and its
@@ -37,6 +45,7 @@ in KL divergence gradient estimation for RL", arXiv:2506.09477.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import math
@@ -58,6 +67,7 @@ from kl_core.doctor_profile import (
     holds,
     profiles,
 )
+from kl_core.doctor_releases import Era, derive, era_profile, infer, parsing_keys, translate
 
 __all__ = [
     "CLAMP_WARN_RATIO",
@@ -67,12 +77,14 @@ __all__ = [
     "Diagnosis",
     "DoctorWarning",
     "KLUse",
+    "OtherRelease",
     "PullCurve",
     "UnknownKey",
     "UnreadableInput",
     "clamp_bite",
     "diagnose",
     "gradient_targets",
+    "other_release_words",
     "pull_curve",
     "render_changes",
 ]
@@ -244,6 +256,31 @@ class UnknownKey:
 
 
 @dataclass(frozen=True)
+class OtherRelease:
+    """What another release makes of the same script.
+
+    Attributes
+    ----------
+    release : str
+        E.g. ``"OpenRLHF 0.11.2"``.
+    kl_uses : tuple of KLUse
+        Its KL terms.
+    fails : tuple of str
+        Settings that release rejects, so the run stops before training (empty if none).
+    changed : str
+        What changed between it and the current release (for an older era).
+    diagnosis : Diagnosis
+        The full diagnosis under that release.
+    """
+
+    release: str
+    kl_uses: tuple[KLUse, ...]
+    fails: tuple[str, ...]
+    changed: str
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """Everything the doctor found (see the module docstring).
 
@@ -266,6 +303,14 @@ class Diagnosis:
         The settings among them that the config wrote.
     notes : tuple of str
         What was skipped while reading, and why.
+    release_why : str
+        Why the card describes this release (empty when only one release is known).
+    also : tuple of OtherRelease
+        What another release makes of the same script: the current release
+        when the card describes an older era, an older era when the text does
+        not say which it was written for and that era's KL differs.
+    changed : str
+        What changed between the releases, when ``also`` is not empty.
     """
 
     profile: Profile
@@ -278,6 +323,9 @@ class Diagnosis:
     settings: dict[str, Any]
     given: tuple[str, ...]
     notes: tuple[str, ...] = ()
+    release_why: str = ""
+    also: tuple[OtherRelease, ...] = ()
+    changed: str = ""
 
     @property
     def library(self) -> str:
@@ -302,7 +350,9 @@ class Diagnosis:
         dict
             ``library``, ``release``, ``trainer``, ``input``, ``kl_uses``,
             ``warnings``, ``unrecognised`` (keys), ``suggestions``,
-            ``off_policy``, ``defaults_assumed``, ``notes``.
+            ``off_policy``, ``defaults_assumed``, ``notes``, ``release_why``,
+            ``also`` (each other release with ``release``, ``fails`` and its
+            ``kl_uses``) and ``changed``.
         """
         uses = []
         for u in self.kl_uses:
@@ -351,6 +401,14 @@ class Diagnosis:
             "defaults_assumed": {k: _plain(self.settings.get(k)) for k in self.profile.relevant
                                  if k not in self.given},
             "notes": list(self.notes),
+            "release_why": self.release_why,
+            "also": [
+                {"release": o.release, "fails": list(o.fails),
+                 "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": u.coef,
+                              "gradient_target": u.gradient_target} for u in o.kl_uses]}
+                for o in self.also
+            ],
+            "changed": self.changed,
         }
 
 
@@ -550,17 +608,18 @@ def _canonical_library(library: str | None) -> str | None:
 
 
 def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
-    """The parsed input's settings in the profile's spelling."""
+    """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs)."""
     notes: list[str] = []
+    keys = parsing_keys(prof)
     if parsed.kind != "command":
         return list(parsed.settings), notes
     if prof.syntax == "hydra":
         got, n = doctor_parse.parse_overrides(parsed.arguments)
         return list(got), list(n)
     if prof.syntax == "argparse":
-        got, n = doctor_parse.parse_flags(parsed.arguments, prof.keys)
+        got, n = doctor_parse.parse_flags(parsed.arguments, keys)
         return list(got), list(n)
-    flags = {f"--{k}": spec for k, spec in prof.keys.items()}
+    flags = {f"--{k}": spec for k, spec in keys.items()}
     got, n = doctor_parse.parse_flags(parsed.arguments, flags, dashes=True, negate=True)
     out = []
     for s in got:
@@ -572,8 +631,8 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     return out, list(n)
 
 
-def _known(prof: Profile, key: str, op: str) -> bool:
-    if key in prof.keys or (prof.syntax == "hydra" and key.startswith("hydra.")):
+def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
+    if key in (prof.keys if keys is None else keys) or (prof.syntax == "hydra" and key.startswith("hydra.")):
         return True
     parts = key.split(".")
     for i in range(len(parts) - 1, 0, -1):
@@ -586,7 +645,6 @@ def _known(prof: Profile, key: str, op: str) -> bool:
     return False
 
 
-_REFERENCE = re.compile(r"^\$\{([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)\}$")
 
 
 def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]) -> None:
@@ -594,44 +652,115 @@ def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, 
 
     verl's configs tie keys together this way (``kl_coef: ${actor_rollout_ref.actor.kl_loss_coef}``).
     The referenced key's value is the one given in the same input, else the
-    release default; a chain is followed, a cycle or anything else
-    (``${oc.env:X}``, arithmetic, a relative ``${.x}``) stays not literal.
+    release default; a chain is followed.  ``${oc.env:NAME,default}`` takes its
+    default, and the setting's origin says the environment may override it.  A
+    cycle or anything else (``${oc.env:X}`` without a default, arithmetic,
+    other resolvers, a relative ``${.x}``) stays not literal: no resolver is run.
+    Each is read with OmegaConf's own grammar (:func:`_interpolation`).
     """
+    for key, s in list(given.items()):  # ${oc.env:NAME,default}: the default, said to be one
+        got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+        if got is None or got[0] != "env" or got[2] is None:
+            continue
+        default = doctor_parse.scalar(got[2].strip().strip("'\""))
+        given[key] = RawSetting(key, default, s.text, True, s.op, Message(
+            "{text}: the default of the environment variable {name}; if {name} is set when the job starts, "
+            "its value is used instead", text=s.text, name=got[1]))
+        values[key] = default
     for _ in range(len(given) + 1):  # each pass resolves at least one link of a chain, or stops
         changed = False
         for key, s in list(given.items()):
-            m = None if s.literal else _REFERENCE.match(s.text.strip().strip("'\""))
-            if m is None or m.group(1) == key or m.group(1) not in prof.keys:
+            got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+            if got is None or got[0] != "ref" or got[1] == key or got[1] not in prof.keys:
                 continue
-            ref = given.get(m.group(1))
+            target = got[1]
+            ref = given.get(target)
             if ref is not None and not ref.literal:
                 continue  # resolve that one first (or it stays unreadable)
-            origin = (Message("{text} is {key}", text=s.text, key=m.group(1)) if ref is not None else
-                      Message("{text} is {key}, the release default", text=s.text, key=m.group(1)))
-            given[key] = RawSetting(key, values[m.group(1)], s.text, True, s.op, origin)
-            values[key] = values[m.group(1)]
+            origin = (Message("{text} is {key}", text=s.text, key=target) if ref is not None else
+                      Message("{text} is {key}, the release default", text=s.text, key=target))
+            given[key] = RawSetting(key, values[target], s.text, True, s.op, origin)
+            values[key] = values[target]
             changed = True
         if not changed:
             return
 
 
-def _refuse_uncovered(text: str) -> None:
-    """Refuse a script that runs a library's trainer the doctor has no profile for.
+def _interpolation(text: str) -> tuple[str, str, str | None] | None:
+    """An OmegaConf interpolation read with OmegaConf's own grammar, never resolved.
 
-    Without this, its flags would be scored against the covered trainers and a
-    DPO or SFT run would get a confident card for a PPO/GRPO loss.  A covered
-    trainer of another library (``--library`` forced) is read as before.
+    ``("ref", "a.b", None)`` for ``${a.b}``; ``("env", NAME, default or None)``
+    for ``${oc.env:NAME,default}``; None for anything else (text, a relative
+    ``${.x}``, a concatenation ``${a}+1``, any other resolver), which then stays
+    not literal.  Only the parse tree is looked at: no resolver is registered or run.
     """
-    entry = doctor_parse.library_entry(text)
+    if "${" not in text:
+        return None
+    try:
+        from omegaconf import grammar_parser  # lazy: loads antlr
+
+        tree = grammar_parser.parse(text, parser_rule="singleElement", lexer_mode="VALUE_MODE")
+    except Exception:  # noqa: BLE001 - any parse failure means "not an interpolation the doctor reads"
+        return None
+    element = tree.element()
+    prim = element.primitive() if element is not None else None
+    if prim is None or prim.getChildCount() != 1 or len(prim.interpolation()) != 1:
+        return None
+    interp = prim.interpolation(0)
+    node = interp.interpolationNode()
+    if node is not None:
+        ref = node.getText()[2:-1]
+        return None if ref.startswith(".") or "$" in ref else ("ref", ref, None)
+    res = interp.interpolationResolver()
+    if res is None or res.resolverName().getText() != "oc.env" or res.sequence() is None:
+        return None
+    items = [e.getText() for e in res.sequence().element()]
+    return ("env", items[0], items[1] if len(items) == 2 else None) if len(items) in (1, 2) else None
+
+
+def _refuse_uncovered(text: str) -> ParsedInput | None:
+    """Refuse a script whose trainer the doctor has no profile for, or read a user script's command line.
+
+    The entry point is found past ``srun``, ``ray job submit --``, ``accelerate
+    launch``, ``torchrun``, ``deepspeed`` and ``bash -c "…"``
+    (:func:`kl_core.doctor_parse.entry_points`).  A trainer of no profile
+    (``recipe.dapo.main_dapo``, ``openrlhf.cli.train_dpo``, ``trl dpo``) is named
+    and refused: scored against the covered trainers, its flags would give a
+    confident card for a loss it does not have.  A script of the user's own
+    (``train_grpo.py``) is read from its command line when that line gives
+    settings of TRL's configs (such scripts parse them with ``TrlParser``);
+    otherwise the refusal says the settings come from elsewhere.  Returns the
+    user script's command line to read, or None.
+    """
+    entries = [e for e in doctor_parse.entry_points(text) if e.trainer]
+    if not entries:
+        return None
+    e = entries[0]
+    dotted = e.name.removesuffix(".py").replace("/", ".")
     covered = {n.removesuffix(".py").replace("/", ".") for n in _names(None)}
-    if entry is None or entry in covered:
-        return
-    raise UnreadableInput(
-        "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
-        "of {covered}",
-        trainer=entry,
-        covered=", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper())),
-    )
+    if dotted in covered or any(dotted.endswith("." + c) for c in covered):
+        return None
+    listing = ", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper()))
+    library_code = re.search(r"(?:^|\.)((?:openrlhf|verl|trl|recipe)\.[\w.]+)$", dotted)
+    if library_code or e.kind != "script":
+        raise UnreadableInput(
+            "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
+            "of {covered}", trainer=library_code.group(1) if library_code else e.name, covered=listing)
+    args = e.command.words[e.start:]
+    flags = [w.text.split("=", 1)[0] for w in args if w.text.startswith("--")]
+    trl = [p for p in profiles() if p.library == "TRL" and not p.legacy]
+    known = [f for f in flags if any(f[2:] in p.keys for p in trl)]
+    if not known:
+        raise UnreadableInput(
+            "this runs {script}, a script of its own, and its command line gives no setting the doctor "
+            "knows ({flags}): its settings come from the script itself or a config it reads; give the "
+            "doctor that file", script=e.name, flags=", ".join(flags) or Message("none"))
+    head = " ".join(w.text for w in e.command.words[:e.start])
+    note = Message("{script} is a script of its own; its command-line flags ({flags}) are read as TRL's "
+                   "GRPOConfig/RLOOConfig settings, as a script built on TrlParser or HfArgumentParser reads "
+                   "them; settings the script sets in its own code are not seen here",
+                   script=e.name, flags=", ".join(known[:4]) + (" …" if len(known) > 4 else ""))
+    return ParsedInput("command", arguments=args, command=head, notes=(note,))
 
 
 def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str | None) -> Profile:
@@ -647,7 +776,8 @@ def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str |
     scored = []
     for i, p in enumerate(candidates):
         got, _ = _settings_for(parsed, p)
-        hits = sum(1 for s in got if _known(p, s.key, s.op))
+        every = parsing_keys(p)
+        hits = sum(1 for s in got if _known(p, s.key, s.op, every))
         bonus = 1000.0 if p.trainer == "rloo" and rloo else 0.0  # a config that names RLOO is RLOO's
         scored.append((hits + bonus if hits else 0.0, -i, p))
     best = max(scored, key=lambda s: (s[0], s[1]))
@@ -1046,8 +1176,8 @@ def _with_fixes(st: _State) -> list[DoctorWarning]:
         found: tuple[tuple[str, Any], ...] = ()
         for changes in _candidates(st, w, pl):
             changes = tuple((k, v) for k, v in changes if not _same(st.values.get(k), v))
-            if not changes:
-                continue
+            if not changes or any(k in st.profile.unavailable for k, _ in changes):
+                continue  # nothing to change, or a setting the era did not have
             values = {**st.values, **dict(changes)}
             given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
             if _accepts(st, _analyse(st.profile, values, given, st.kind), w, pl):
@@ -1094,12 +1224,13 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             parts.append(f"{key}={_hydra(value)}")
         elif prof.syntax == "argparse":
             action = prof.keys[key].action if key in prof.keys else None
+            flag = prof.spelling.get(key, key)  # an older era's name for it
             if action == "store_true" and isinstance(value, bool):
-                parts.append(key if value else f"remove {key}")
+                parts.append(flag if value else f"remove {flag}")
             elif value is None:
-                parts.append(f"remove {key}")
+                parts.append(f"remove {flag}")
             else:
-                parts.append(f"{key} {_hydra(value)}")
+                parts.append(f"{flag} {_hydra(value)}")
         elif kind == "yaml":
             parts.append(f"{key}: {json.dumps(value) if not isinstance(value, str) else value}")
         elif kind == "json":
@@ -1125,7 +1256,8 @@ def _hydra(value: Any) -> str:
 # --------------------------------------------------------------------------- #
 # Entry point
 # --------------------------------------------------------------------------- #
-def diagnose(data: bytes | str, library: str | None = None, *, filename: str | None = None) -> Diagnosis:
+def diagnose(data: bytes | str, library: str | None = None, *, filename: str | None = None,
+             release: str | None = None) -> Diagnosis:
     """Read a training config and say what its KL terms are, estimate and do to the gradient.
 
     Parameters
@@ -1138,6 +1270,11 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         text when omitted.
     filename : str, optional
         The file's name, a hint for TRL's GRPO vs RLOO.
+    release : str, optional
+        The release to describe: ``"latest"`` or an era id or label of
+        :mod:`kl_core.doctor_releases` (``"openrlhf-0.10.1"``, ``"verl-0.3"``,
+        ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
+        omitted (:func:`kl_core.doctor_releases.infer`).
 
     Returns
     -------
@@ -1149,7 +1286,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         If the input is too large, binary, not valid YAML/JSON/Python, uses a
         YAML tag, or belongs to no library the doctor knows (one sentence).
     ValueError
-        If ``library`` is not one of the three.
+        If ``library`` is not one of the three, or ``release`` is not a release of its trainer.
 
     Examples
     --------
@@ -1162,26 +1299,113 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         text = doctor_parse.decode(data)
         parsed = doctor_parse.read(text, _names(lib))
         if parsed.kind == "command" and not parsed.names:
-            _refuse_uncovered(text)
+            own = _refuse_uncovered(text)
+            if own is not None:  # a user script's command line: TRL's settings
+                parsed, lib = own, lib or "TRL"
+                filename = own.command
         prof = _choose(parsed, lib, text, filename)
     except UnreadableInput as exc:
         if filename:  # say which file: the app shows exc.user
             exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
         raise
     raw, notes = _settings_for(parsed, prof)
-    values = {k: spec.default for k, spec in prof.keys.items()}
+    inf = infer(prof, [(s.key, s.text) for s in raw], release)
+    main = _under(prof, inf.era, parsed, raw, notes)
+    also: list[OtherRelease] = []
+    if inf.era is not None:
+        also.append(_other(_under(prof, None, parsed, raw, notes)))
+    elif not inf.decided:
+        for e in inf.candidates:
+            other = _under(prof, e, parsed, raw, notes)
+            if _kl_facts(other) != _kl_facts(main):
+                also.append(_other(other))
+    if not inf.decided and not also and inf.candidates:
+        inf = dataclasses.replace(inf, why=Message(
+            "nothing in the text says which release it was written for; {eras} gives the same KL terms",
+            eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
+    changed = inf.era.changed if inf.era is not None else (
+        joined(" ", [o.changed for o in also if o.changed]) if also else "")
+    era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
+    return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
+                               notes=tuple(dict.fromkeys([*main.notes, *era_notes])))
+
+
+def other_release_words(o: OtherRelease) -> str:
+    """One sentence on what another release makes of the script (for the card and the app).
+
+    Parameters
+    ----------
+    o : OtherRelease
+
+    Returns
+    -------
+    str
+        A :class:`~kl_core._validation.Message`.
+    """
+    terms = [Message("{est} in the {where}, coefficient {coef}, gradient {grad}", est=u.estimator,
+                     where=Message("reward") if u.where == "reward" else Message("loss"),
+                     coef="?" if u.coef is None else _fmt(u.coef), grad=u.gradient_target)
+             for u in o.kl_uses]
+    kl = joined("; ", terms) if terms else Message("no KL term")
+    if o.fails:
+        shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
+        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                       "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
+    return Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
+
+
+def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
+    return tuple((u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses)
+
+
+def _other(d: Diagnosis) -> OtherRelease:
+    renamed = {k for e in _eras_of(d.profile) for k in e.renamed}
+    fails = tuple(u.key for u in sorted(d.unrecognised, key=lambda u: u.key not in renamed)) \
+        if d.profile.syntax in ("argparse", "hydra") else ()
+    era = next((e for e in _eras_of(d.profile) if e.label == d.profile.release), None)
+    return OtherRelease(release=f"{d.library} {d.release}", kl_uses=d.kl_uses, fails=fails,
+                        changed=era.changed if era is not None else "", diagnosis=d)
+
+
+def _eras_of(prof: Profile) -> tuple[Era, ...]:
+    from kl_core.doctor_releases import eras
+
+    return tuple(e for e in eras() if e.library == prof.library and e.trainer == prof.trainer)
+
+
+def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSetting],
+           notes: list[str]) -> Diagnosis:
+    """The diagnosis of the settings under the current release (``era`` None) or an older era."""
+    notes = list(notes)
+    p = prof if era is None else era_profile(prof, era)
+    renamed: dict[str, str] = {}
+    for e in _eras_of(prof):
+        renamed.update(e.renamed)
+    values = {k: spec.default for k, spec in p.keys.items()}
     given: dict[str, RawSetting] = {}
     unknown: dict[str, str | None] = {}
-    known = list(prof.keys)
+    known = list(p.keys)
     for s in raw:
+        if era is not None:
+            key, value = translate(era, s.key, s.value)
+            if key != s.key:
+                s = RawSetting(key, value, s.text, s.literal, s.op, s.origin)
         if s.key.startswith("**"):
             given[s.key] = s
             continue
-        if not _known(prof, s.key, s.op):
+        group = s.key.split("@", 1)[0]
+        if p.syntax == "hydra" and group in p.groups:
+            notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
+                                 key=s.key, value=s.text, group=group, why=p.group_note))
+            continue
+        if not _known(p, s.key, s.op):
             if s.key not in unknown:
-                match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
-                    if len(unknown) < _MAX_SUGGESTIONS else []
-                unknown[s.key] = match[0] if match else None
+                if s.key in renamed and renamed[s.key] in p.keys:
+                    unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
+                else:
+                    match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
+                        if len(unknown) < _MAX_SUGGESTIONS else []
+                    unknown[s.key] = match[0] if match else None
             continue
         if s.op == "~":
             notes.append(Message("~{key} deletes the setting; the doctor uses the release default", key=s.key))
@@ -1189,18 +1413,32 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         given[s.key] = s
         if s.literal:
             values[s.key] = s.value
-    _resolve_references(prof, values, given)
-    st = _analyse(prof, values, given, parsed.kind)
-    notes += [note for when, note in prof.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
+    _resolve_references(p, values, given)
+    if era is not None:
+        for key, value, rule in derive(era, values, given):
+            notes.append(Message("{key} did not exist in {lib} {label}: the KL went in the reward whenever "
+                                 "{other} was False, which the card reads as {key}={value}",
+                                 key=key, lib=p.library, label=p.release, other=rule.removeprefix("not "),
+                                 value=_hydra(value)))
+    if era is not None and p.syntax == "dataclass" and unknown:
+        # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown
+        notes.append(Message("{lib} {label}: the doctor has this era's {trainer} config fields only, so other "
+                             "keys ({keys}) are not checked against it", lib=p.library, label=p.release,
+                             trainer=p.trainer, keys=", ".join(list(unknown)[:4]) + (" …" if len(unknown) > 4 else "")))
+        unknown = {}
+    notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
+              for k in p.relevant if k in given and given[k].literal and given[k].origin]
+    st = _analyse(p, values, given, parsed.kind)
+    notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     return Diagnosis(
-        profile=prof,
+        profile=p,
         kind=parsed.kind,
         command=parsed.command,
         kl_uses=tuple(st.uses),
         warnings=tuple(_with_fixes(st)),
         unrecognised=tuple(UnknownKey(k, v) for k, v in unknown.items()),
         off_policy=tuple(st.off),
-        settings={k: values.get(k) for k in prof.relevant},
-        given=tuple(k for k in prof.relevant if k in given),
+        settings={k: values.get(k) for k in p.relevant},
+        given=tuple(k for k in p.relevant if k in given),
         notes=tuple(dict.fromkeys([*parsed.notes, *notes])),
     )

@@ -13,6 +13,9 @@ anything the user gave:
   ``"${ARRAY[@]}"`` replaced by what the script itself assigned at top level
   (a value assigned inside ``if``/``case``/loops, a command substitution or an
   unset variable stays *not literal*, and is reported as such);
+* Hydra overrides go through Hydra's own override grammar (``hydra-core``'s
+  ``OverridesParser``, imported only when a verl command is read), which
+  types each value without running anything;
 * YAML goes through PyYAML's safe loader only, so tags that construct objects
   (``!!python/object``) are refused; aliases may not expand past
   :data:`MAX_VALUES` values;
@@ -20,6 +23,16 @@ anything the user gave:
   call are taken when :func:`ast.literal_eval` accepts them, and every other
   argument is named as not literal;
 * anything unreadable raises :class:`UnreadableInput` with one clear sentence.
+
+Why the shell reader is this module's own: :mod:`shlex` splits words but drops
+which parts were quoted (``'$X'`` stays ``$X``, ``"$X"`` expands), knows no
+arrays, ``${VAR:-default}`` or ``if``/``case`` branches, and stops at the first
+unbalanced quote; a shell parser such as ``bashlex`` gives a tree but expands
+nothing.  What the doctor needs, and no library gives without running the
+script, is the launch command with the script's *own* top-level assignments
+substituted and everything else marked not literal, so that is what
+:func:`_tokenize` and :class:`_Env` keep.  Everything that has a parser of its
+own uses it: Hydra's grammar for overrides, PyYAML, :mod:`json`, :mod:`ast`.
 
 Which library and release the settings belong to is decided by
 :mod:`kl_core.doctor`.  Source of the formats: Hydra's override grammar
@@ -32,6 +45,7 @@ http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 import warnings
@@ -46,20 +60,25 @@ __all__ = [
     "CONFIG_CALLS",
     "MAX_BYTES",
     "MAX_VALUES",
+    "PARSER_CALLS",
     "Command",
+    "Entry",
     "ParsedInput",
     "RawSetting",
     "UnreadableInput",
     "Word",
     "decode",
+    "entry_points",
     "joined",
     "parse_flags",
     "parse_overrides",
     "read",
+    "looks_python",
     "read_python",
     "read_shell",
     "read_structured",
     "scalar",
+    "too_large",
 ]
 
 MAX_BYTES = 256 * 1024
@@ -231,6 +250,9 @@ def decode(data: bytes | str) -> str:
     -------
     str
 
+    UTF-16 and UTF-32 text with a byte-order mark, and UTF-16 without one (every
+    other byte NUL, as Windows editors write it), is decoded; a UTF-8 BOM is dropped.
+
     Raises
     ------
     UnreadableInput
@@ -238,11 +260,10 @@ def decode(data: bytes | str) -> str:
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > MAX_BYTES:
-        raise UnreadableInput(
-            "the input is {kib:.0f} KiB; the doctor reads at most {most} KiB "
-            "(a launch script or config is a few KiB)",
-            kib=len(raw) / 1024, most=MAX_BYTES // 1024,
-        )
+        raise too_large(len(raw))
+    wide = _utf16(raw)
+    if wide is not None:
+        return decode(wide)
     if b"\x00" in raw:
         what = next((w for magic, w in table_files.MAGIC if raw.startswith(magic)), None)
         if what is not None:
@@ -262,6 +283,47 @@ def decode(data: bytes | str) -> str:
     if not text.strip():
         raise UnreadableInput("the input is empty; paste a launch script or a config")
     return text
+
+
+def _utf16(raw: bytes) -> str | None:
+    """The text of UTF-16/32 input (with a BOM, or UTF-16 whose every other byte is NUL), else None."""
+    import codecs
+
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if raw.startswith(bom):
+            try:
+                return raw.decode(enc)
+            except UnicodeDecodeError:
+                return None
+    if len(raw) >= 4 and len(raw) % 2 == 0:
+        even, odd = raw[0::2], raw[1::2]
+        for zeros, other, enc in ((odd, even, "utf-16-le"), (even, odd, "utf-16-be")):
+            if zeros.count(0) >= 0.9 * len(zeros) and other.count(0) == 0:
+                try:
+                    return raw.decode(enc)
+                except UnicodeDecodeError:
+                    return None
+    return None
+
+
+def too_large(size: int) -> UnreadableInput:
+    """The error for an input of ``size`` bytes, more than :data:`MAX_BYTES`, naming its real size.
+
+    Parameters
+    ----------
+    size : int
+        The input's size in bytes.
+
+    Returns
+    -------
+    UnreadableInput
+    """
+    shown = f"{size / 2**20:.1f} MiB" if size >= 2**20 else f"{size / 1024:.0f} KiB"
+    return UnreadableInput(
+        "the input is {size}; the doctor reads at most {most} KiB (a launch script or config is a few KiB)",
+        size=shown, most=MAX_BYTES // 1024,
+    )
 
 
 # --------------------------------------------------------------------------- #
@@ -726,8 +788,12 @@ def _assignment(tok: _Tok) -> tuple[str, bool, _Tok] | None:
     return m.group(1), m.group(2) == "+", rest
 
 
-def _commands(text: str) -> tuple[list[Command], list[str]]:
-    """Expanded simple commands of a script, with the script's own variables substituted."""
+def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
+    """Expanded simple commands of a script, with the script's own variables substituted.
+
+    The string of a ``bash -c "…"`` is read as a script too (its commands follow
+    the one that runs it), so a trainer launched through ``srun … bash -c`` is found.
+    """
     env = _Env()
     out: list[Command] = []
     depth = 0
@@ -774,7 +840,28 @@ def _commands(text: str) -> tuple[list[Command], list[str]]:
         words = tuple(w for t in rest for w in env.expand(t))
         if words:
             out.append(Command(words, st.line, cmd_depth))
+            inner = _shell_c(words)
+            if inner is not None and _nesting < _MAX_NESTING:  # srun … bash -c "…": the string is a script too
+                for c in _commands(inner, _nesting + 1)[0]:
+                    out.append(Command(c.words, st.line + c.line - 1, cmd_depth + c.depth))
     return out, env.notes
+
+
+_SHELLS = {"bash", "sh", "zsh", "dash"}
+_MAX_NESTING = 3  # bash -c "bash -c '…'" nesting followed
+
+
+def _shell_c(words: tuple[Word, ...]) -> str | None:
+    """The script string of a ``bash -c "…"`` (or ``sh -xc '…'``) inside a command, if there is one."""
+    texts = [w.text for w in words]
+    for j, t in enumerate(texts[:-1]):
+        if t.rsplit("/", 1)[-1] in _SHELLS:
+            k = j + 1
+            while k < len(texts) and texts[k].startswith("-") and not texts[k].startswith("--"):
+                if "c" in texts[k][1:]:
+                    return texts[k + 1] if k + 1 < len(texts) else None
+                k += 1
+    return None
 
 
 # --------------------------------------------------------------------------- #
@@ -804,16 +891,91 @@ def _find_trainer(commands: list[Command], names: tuple[str, ...]) -> tuple[Comm
     return (top or found)[0]
 
 
-#: A word that runs a trainer of one of the libraries the doctor knows: a module
-#: (``openrlhf.cli.train_dpo``), a script path (``…/verl/trainer/main_generation.py``)
-#: or a TRL subcommand (``trl dpo``, matched with the word before it).
-_LIBRARY_ENTRY = re.compile(
-    r"(?:^|/)((?:openrlhf|verl)(?:[./]\w+)+?|trl/scripts/\w+)(?:\.py)?$"
-)
+_PYTHON = re.compile(r"python[\d.]*")
+_LAUNCHERS = {"accelerate", "torchrun", "deepspeed"}
+_PY_OPTS_WITH_VALUE = {"-X", "-W", "-c"}
+#: Modules and TRL subcommands that are not trainers: a server, a package tool, a launcher.
+_NOT_TRAINERS = ("pip", "ray", "venv", "vllm", "sglang", "json", "http", "pytest", "torch.distributed",
+                 "accelerate", "deepspeed", "huggingface_hub", "wandb", "trl vllm-serve", "trl env")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A command's entry point: the module, script or TRL subcommand it runs.
+
+    Attributes
+    ----------
+    name : str
+        ``"recipe.dapo.main_dapo"``, ``"train_grpo.py"`` or ``"trl grpo"``.
+    kind : str
+        ``"module"`` (``python -m``), ``"script"`` (a ``.py`` file) or ``"trl"``.
+    command : Command
+    start : int
+        Index in ``command.words`` of its first argument.
+    """
+
+    name: str
+    kind: str
+    command: Command
+    start: int
+
+    @property
+    def trainer(self) -> bool:
+        """False for servers, package tools and launchers (``trl vllm-serve``, ``python -m pip``)."""
+        return not any(self.name == n or self.name.startswith(n + ".") for n in _NOT_TRAINERS)
+
+
+def _entry(cmd: Command) -> Entry | None:
+    """What one command runs, looking past ``srun``, ``ray job submit --``, ``env``, ``accelerate launch``,
+    ``torchrun`` and ``deepspeed`` to the ``python -m MODULE``, ``SCRIPT.py`` or ``trl SUBCOMMAND`` they start."""
+    texts = [w.text for w in cmd.words]
+    n = len(texts)
+    for j, t in enumerate(texts):
+        base = t.rsplit("/", 1)[-1]
+        if _PYTHON.fullmatch(base) or base in _LAUNCHERS:
+            k = j + 1
+            if base == "accelerate":
+                if k < n and texts[k] != "launch":
+                    continue  # accelerate config, accelerate env
+                k += 1
+            while k < n:
+                w = texts[k]
+                if w == "-m" and k + 1 < n:
+                    return Entry(texts[k + 1], "module", cmd, k + 2)
+                if w.endswith(".py") and not w.startswith("-"):
+                    return Entry(w, "script", cmd, k + 1)
+                if not w.startswith("-") and _PYTHON.fullmatch(base):
+                    break  # python reading stdin, or a non-.py file
+                k += 2 if (w in _PY_OPTS_WITH_VALUE and _PYTHON.fullmatch(base)) else 1
+            continue
+        if base == "trl" and j + 1 < n and re.fullmatch(r"[a-z][a-z_-]*", texts[j + 1]) \
+                and "install" not in texts[:j] and "uninstall" not in texts[:j]:
+            return Entry(f"trl {texts[j + 1]}", "trl", cmd, j + 2)
+    return None
+
+
+def entry_points(text: str) -> list[Entry]:
+    """Every entry point a script's commands run, in order (those inside ``bash -c "…"`` too).
+
+    Parameters
+    ----------
+    text : str
+        A launch script or command line (already :func:`decode`-d).
+
+    Returns
+    -------
+    list of Entry
+
+    Raises
+    ------
+    UnreadableInput
+        On an unclosed quote, bracket or array.
+    """
+    return [e for e in (_entry(c) for c in _commands(text)[0]) if e is not None]
 
 
 def library_entry(text: str) -> str | None:
-    """The first entry point of verl, OpenRLHF or TRL that a script's commands run, if any.
+    """The first trainer a script's commands run, when no covered trainer is named.
 
     Parameters
     ----------
@@ -823,24 +985,19 @@ def library_entry(text: str) -> str | None:
     Returns
     -------
     str or None
-        A module name (``openrlhf.cli.train_dpo``), a script's dotted path
-        (``trl.scripts.dpo``) or a TRL subcommand (``trl dpo``); the caller
-        decides whether the doctor covers it.
+        A module name (``openrlhf.cli.train_dpo``, ``recipe.dapo.main_dapo``), a
+        script path (``train_grpo.py``) or a TRL subcommand (``trl dpo``); the
+        caller decides whether the doctor covers it.  Servers and package tools
+        (``trl vllm-serve``, ``python -m pip``) are passed over.
 
     Raises
     ------
     UnreadableInput
         On an unclosed quote, bracket or array.
     """
-    for cmd in _commands(text)[0]:
-        texts = [w.text for w in cmd.words]
-        for j, t in enumerate(texts):
-            runs_trl = t == "trl" and all("=" in x for x in texts[:j])  # not `pip install trl peft`
-            if runs_trl and j + 1 < len(texts) and re.fullmatch(r"[a-z][a-z_-]*", texts[j + 1]):
-                return f"trl {texts[j + 1]}"
-            m = _LIBRARY_ENTRY.search(t)
-            if m and not t.startswith("-") and "=" not in t:
-                return m.group(1).replace("/", ".")
+    for e in entry_points(text):
+        if e.trainer:
+            return e.name
     return None
 
 
@@ -881,8 +1038,33 @@ def read_shell(text: str, names: tuple[str, ...]) -> ParsedInput:
     return ParsedInput("command", arguments=cmd.words[start:], names=(name,), command=head, notes=tuple(notes))
 
 
+_FAST_VALUE = re.compile(r"(?![+-]?0\d)(?!(?i:none)$)(?:[A-Za-z0-9.+\-]+|[A-Za-z][A-Za-z0-9_.+\-]*)")
+_FAST_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+@functools.lru_cache(maxsize=4096)
+def _hydra_override(text: str) -> Any:
+    """One override parsed by Hydra's grammar (cached: a script's words repeat across the profiles tried)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    return _overrides_parser(OverridesParser).parse_override(text)
+
+
+@functools.cache
+def _overrides_parser(cls: Any) -> Any:
+    return cls.create()
+
+
 def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
-    """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``.
+    """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
+
+    Each literal word is parsed by Hydra's own override grammar
+    (``hydra.core.override_parser.overrides_parser.OverridesParser``, the parser
+    verl's ``main_ppo`` runs), which types the value (``1e-6`` a float, ``null``
+    None, ``[a,b]`` a list, quotes removed) without executing anything; a sweep
+    (``a=1,2``) is named, since it is several runs.  An interpolation
+    (``${…}``) is kept as text for :func:`kl_core.doctor._resolve_references`.
+    A word with a part the shell reader could not resolve is kept as not literal.
 
     Parameters
     ----------
@@ -895,6 +1077,8 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         ``(settings, notes)``; notes name words that are not overrides
         (``--config-name``, stray words).
     """
+    from hydra.errors import HydraException  # lazy: hydra-core loads antlr
+
     settings, notes = [], []
     skip = False
     for k, w in enumerate(words):
@@ -928,8 +1112,28 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         if cut >= 0 and cut <= len(key):
             notes.append(Message("{t}: the key itself is not literal", t=t))
             continue
-        literal = w.literal and not _is_interpolation(value)
-        settings.append(RawSetting(key, scalar(value) if literal else None, value, literal, op, w.origin))
+        if not w.literal:
+            settings.append(RawSetting(key, None, value, False, op, w.origin))
+            continue
+        if _FAST_VALUE.fullmatch(value) and _FAST_KEY.fullmatch(key):
+            # a plain number, word or name: tests/test_doctor_parse.py checks scalar() types these exactly as
+            # Hydra's grammar does (over 75,000 random such values); parsing 20,000 of them with the grammar
+            # would take seconds
+            settings.append(RawSetting(key, scalar(value), value, True, op, w.origin))
+            continue
+        try:
+            o = _hydra_override(w.text)
+        except (HydraException, RecursionError) as exc:
+            notes.append(Message("{t}: not a Hydra override ({why})", t=w.text, why=str(exc).split("\n")[0][:120]))
+            continue
+        key = o.key_or_group + ("@" + o.package if o.package else "")
+        if o.is_sweep_override():
+            notes.append(Message("{t}: a sweep over several values (a Hydra multirun); the doctor reads one run at a "
+                                 "time, so this setting takes the release default", t=w.text))
+            continue
+        got = o.value()
+        literal = not (isinstance(got, str) and _is_interpolation(got))
+        settings.append(RawSetting(key, got if literal else None, value, literal, op, w.origin))
     return tuple(settings), tuple(notes)
 
 
@@ -1147,12 +1351,91 @@ def _yaml_message(exc: Exception) -> Message:
     )
 
 
-def read_python(text: str) -> ParsedInput:
-    """Read the keyword arguments of the first ``GRPOConfig(...)``, ``RLOOConfig(...)`` or ``PPOConfig(...)`` call.
+PARSER_CALLS = ("TrlParser", "HfArgumentParser")
+"""Argument parsers whose config comes from the command line or a ``--config`` YAML, not from the file."""
 
-    The source is parsed with :func:`ast.parse` and never executed.  A keyword
-    argument is taken when :func:`ast.literal_eval` accepts its expression;
-    otherwise it is kept as not literal, with its source text.
+
+def _parse_python(text: str) -> ast.Module:
+    try:
+        with warnings.catch_warnings():  # the user's code may trip SyntaxWarnings; they are not ours to print
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except SyntaxError as exc:
+        raise UnreadableInput(
+            "the Python does not parse: {problem} (line {line})", problem=exc.msg, line=exc.lineno
+        ) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise UnreadableInput("the Python nests too deeply to be read") from None
+
+
+def _constants(tree: ast.Module) -> dict[str, tuple[Any, int]]:
+    """Names assigned one literal value in the file (module constants, simple local names): name → (value, line).
+
+    A name assigned twice, or to anything :func:`ast.literal_eval` rejects, is left out.
+    """
+    seen: dict[str, list[tuple[Any, int] | None]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            target, value = node.targets[0].id, node.value
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            target, value = node.target.id, node.value
+        else:
+            continue
+        try:
+            seen.setdefault(target, []).append((ast.literal_eval(value), node.lineno))
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            seen.setdefault(target, []).append(None)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+
+
+def _trl_imports(tree: ast.Module) -> set[str]:
+    """Names the file imports from ``trl`` (``from trl import GRPOConfig, …``)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "trl":
+            out |= {a.asname or a.name for a in node.names}
+    return out
+
+
+def _call_name(node: ast.Call) -> str | None:
+    f = node.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def looks_python(text: str) -> bool:
+    """Whether a text is a Python file: it parses, and imports or defines something.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    bool
+    """
+    if not re.search(r"^\s*(import|from|def|class)\s", text, re.M):
+        return False
+    try:
+        tree = _parse_python(text)
+    except UnreadableInput:
+        return False
+    return any(isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) for n in tree.body)
+
+
+def read_python(text: str) -> ParsedInput:
+    """Read a Python file's training config without running it.
+
+    The source is parsed with :func:`ast.parse` and never executed.
+
+    * The keyword arguments of the first ``GRPOConfig(...)``, ``RLOOConfig(...)``
+      or ``PPOConfig(...)`` call are taken when :func:`ast.literal_eval` accepts
+      them, or when they name a constant the file assigns one literal value
+      (``BETA = 0.02`` … ``beta=BETA``); anything else is kept as not literal,
+      with its source text.
+    * A file that builds its config with ``TrlParser`` or ``HfArgumentParser``
+      holds no settings: they come from the command line or a ``--config`` YAML.
+      When its module docstring shows the launch command (as TRL's example
+      scripts do), that command's flags are read; otherwise the refusal says so.
 
     Parameters
     ----------
@@ -1162,35 +1445,28 @@ def read_python(text: str) -> ParsedInput:
     Returns
     -------
     ParsedInput
-        ``kind="python"``, the call's class name in :attr:`ParsedInput.names`.
+        ``kind="python"``, the call's class name in :attr:`ParsedInput.names`;
+        or ``kind="command"`` for the docstring's launch command.
 
     Raises
     ------
     UnreadableInput
-        If the source does not parse, nests too deeply, or holds no such call.
+        If the source does not parse, nests too deeply, or holds neither such a
+        call nor a launch command to read.
     """
-    try:
-        with warnings.catch_warnings():  # the user's code may trip SyntaxWarnings; they are not ours to print
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except SyntaxError as exc:
-        raise UnreadableInput(
-            "the Python does not parse: {problem} (line {line})", problem=exc.msg, line=exc.lineno
-        ) from None
-    except (RecursionError, MemoryError, ValueError):
-        raise UnreadableInput("the Python nests too deeply to be read") from None
-    calls = []
+    tree = _parse_python(text)
+    calls, parsers = [], []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            f = node.func
-            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            name = _call_name(node)
             if name in CONFIG_CALLS:
                 calls.append((node.lineno, node.col_offset, name, node))
+            elif name in PARSER_CALLS:
+                parsers.append((node.lineno, name, node))
+    lines = text.splitlines(keepends=True)
     if not calls:
-        raise UnreadableInput(
-            "the Python holds no call of {calls}; paste the code that builds the config",
-            calls=", ".join(CONFIG_CALLS),
-        )
+        return _from_parser(tree, text, lines, parsers)
+    consts = _constants(tree)
     calls.sort(key=lambda c: (c[0], c[1]))
     _, _, name, call = calls[0]
     notes = []
@@ -1201,11 +1477,15 @@ def read_python(text: str) -> ParsedInput:
         notes.append(Message("{name}(...) on line {line} has positional arguments, which are not read",
                              name=name, line=call.lineno))
     settings = []
-    lines = text.splitlines(keepends=True)
     for kw in call.keywords:
         src = _segment(lines, kw.value)
         if kw.arg is None:
             settings.append(RawSetting(f"**{src}", None, f"**{src}", False))
+            continue
+        if isinstance(kw.value, ast.Name) and kw.value.id in consts:
+            value, line = consts[kw.value.id]
+            settings.append(RawSetting(kw.arg, value, src, True, origin=Message(
+                "{name} = {value!r} on line {line}", name=kw.value.id, value=value, line=line)))
             continue
         try:
             value = ast.literal_eval(kw.value)
@@ -1214,6 +1494,43 @@ def read_python(text: str) -> ParsedInput:
             settings.append(RawSetting(kw.arg, None, src, False))
     return ParsedInput("python", settings=tuple(settings), names=(name,),
                        command=f"{name}(...) on line {call.lineno}", notes=tuple(notes))
+
+
+def _from_parser(tree: ast.Module, text: str, lines: list[str], parsers: list[Any]) -> ParsedInput:
+    """A Python file without a config call: its ``TrlParser`` and docstring, or a refusal saying why."""
+    trl = _trl_imports(tree)
+    if not parsers:
+        other = sorted({_call_name(n) for n in ast.walk(tree) if isinstance(n, ast.Call)} & trl)
+        other = [o for o in other if o and o.endswith("Config")]
+        if other:
+            raise UnreadableInput(
+                "the Python builds {config}, a TRL config the doctor does not cover; it reads "
+                "{calls}", config=other[0], calls=", ".join(CONFIG_CALLS),
+            )
+        raise UnreadableInput(
+            "the Python holds no call of {calls}; paste the code that builds the config",
+            calls=", ".join(CONFIG_CALLS),
+        )
+    parsers.sort(key=lambda p: p[0])
+    line, parser, node = parsers[0]
+    built = f"{parser}({_segment(lines, node.args[0])})" if node.args else f"{parser}()"
+    classes = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    names = [c for c in ("GRPOConfig", "RLOOConfig", "PPOConfig") if c in classes]
+    doc = ast.get_docstring(tree) or ""
+    for e in entry_points(doc) if doc and names else []:
+        args = e.command.words[e.start:]
+        if e.trainer and any(w.text.startswith("--") for w in args):
+            n_cmds = sum(1 for x in entry_points(doc) if x.trainer)
+            note = Message("the settings come from {built} on line {line}: the command line or a --config YAML. "
+                           "The doctor reads the launch command of the module docstring{more}; settings passed "
+                           "another way are not seen", built=built, line=line,
+                           more=Message(" (the first of {n})", n=n_cmds) if n_cmds > 1 else "")
+            head = " ".join(w.text for w in e.command.words[:e.start])
+            return ParsedInput("command", arguments=args, names=(names[0],), command=head, notes=(note,))
+    raise UnreadableInput(
+        "the Python builds its config with {built} on line {line}: its settings come from the command "
+        "line or a YAML file given with --config, not from this file, and its docstring shows no launch "
+        "command; give the doctor that command or YAML", built=built, line=line)
 
 
 def _segment(lines: list[str], node: ast.expr) -> str:
@@ -1227,9 +1544,28 @@ def _segment(lines: list[str], node: ast.expr) -> str:
     return "".join(parts)
 
 
-_TRL_CONFIG = re.compile(r"\b([A-Z]\w*Config)\s*\(")
 _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
 _YAML_LINE = re.compile(r"^\s*(-\s+)?[\"']?[A-Za-z_][\w.\-]*[\"']?\s*:(\s|$)")
+
+
+_RUN_KEY = re.compile(r"^\s*-?\s*run:\s*[|>]?", re.M)
+
+
+def _run_block(text: str) -> str | None:
+    """The ``run:`` script of a job YAML (top level, or a step of a list), if the text is such a YAML."""
+    import yaml
+
+    try:
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # noqa: S506 - safe loader
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return None
+    items = doc if isinstance(doc, list) else [doc]
+    for item in items:
+        if isinstance(item, dict):
+            for v in [item.get("run"), *(s.get("run") for s in item.get("steps", []) if isinstance(s, dict))]:
+                if isinstance(v, str) and v.strip():
+                    return v
+    return None
 
 
 def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
@@ -1257,18 +1593,18 @@ def read(data: bytes | str, names: tuple[str, ...]) -> ParsedInput:
     """
     text = decode(data)
     stripped = text.lstrip()
-    if _PY_CALL.search(text):
+    if _PY_CALL.search(text) or looks_python(text):  # Python is read as Python, never as shell
         return read_python(text)
-    other = _TRL_CONFIG.search(text)
-    if other and re.search(r"^\s*(from|import)\s+trl\b", text, re.M):
-        raise UnreadableInput(
-            "the Python builds {config}, a TRL config the doctor does not cover; it reads "
-            "{calls}", config=other.group(1), calls=", ".join(CONFIG_CALLS),
-        )
     if stripped.startswith("{"):
         return read_structured(text, "json")
     lines = [ln for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
     yaml_like = sum(1 for ln in lines if _YAML_LINE.match(ln) or ln.lstrip().startswith("- "))
+    run = _run_block(text) if _RUN_KEY.search(text) else None
+    if run is not None:  # a job YAML (SkyPilot, dstack, a CI step): its run: block is the launch script
+        parsed = read_shell(run, names)
+        note = Message("the launch command is read from the YAML's run: block")
+        return ParsedInput(parsed.kind, parsed.settings, parsed.arguments, parsed.names, parsed.command,
+                           (note, *parsed.notes))
     named = any(n in ln for ln in lines for n in names)
     if lines and not named and yaml_like >= 0.6 * len(lines) and not stripped.startswith("-"):
         return read_structured(text, "yaml")

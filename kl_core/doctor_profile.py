@@ -25,7 +25,7 @@ import json
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -270,6 +270,16 @@ class Profile:
         For a trainer the library no longer ships, what to tell the user (else empty).
     uncovered : tuple of (tuple of (str, str), str)
         KL terms the doctor does not describe: the conditions that add one, and the note to show.
+    spelling : dict
+        Today's setting → as an older era spelled it (:func:`kl_core.doctor_releases.era_profile`); empty
+        for the current release.
+    unavailable : frozenset of str
+        Today's settings an older era did not have: no fix may change them.
+    groups : tuple of str
+        Hydra config groups (``model_engine``, ``actor``, …): an override of one
+        (``model_engine=megatron``, ``actor@actor_rollout_ref.actor=…``) chooses a config file, not a setting.
+    group_note : str
+        What choosing a group means for the card.
     """
 
     library: str
@@ -286,6 +296,10 @@ class Profile:
     source: str
     legacy: str = ""
     uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
+    spelling: dict[str, str] = field(default_factory=dict)
+    unavailable: frozenset[str] = frozenset()
+    groups: tuple[str, ...] = ()
+    group_note: str = ""
 
     @property
     def label(self) -> str:
@@ -539,6 +553,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
             legacy=prose(raw.get("legacy", ""), snippets, where),
             uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
                             for u in raw.get("uncovered", [])),
+            groups=tuple(raw.get("hydra_groups", [])),
+            group_note=prose(raw.get("hydra_group_note", ""), snippets, where),
         )
     except KeyError as exc:
         raise ValueError(f"{where}: missing field {exc}") from None

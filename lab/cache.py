@@ -374,11 +374,12 @@ def json_file(path: str) -> dict:
 
 
 @cached(N_("Reading the configuration…"), max_entries=32)
-def diagnose(data: str | bytes, library: str | None = None, filename: str | None = None):  # -> kl_core.doctor.Diagnosis
+def diagnose(data: str | bytes, library: str | None = None, filename: str | None = None,
+             release: str | None = None):  # -> kl_core.doctor.Diagnosis
     """``kl_core.doctor.diagnose``; ``UnreadableInput`` (a ``ValueError``) on input it cannot read."""
     from kl_core.doctor import diagnose as run
 
-    return run(data, library, filename=filename)
+    return run(data, library, filename=filename, release=release)
 
 
 @cached(N_("Computing how this option pulls the policy…"), max_entries=64)

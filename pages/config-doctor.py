@@ -1,8 +1,9 @@
 """Config doctor: what a training config's KL term estimates, and where its gradient pushes.
 
 A text box and an upload, with three real examples (``?ex=verl|OpenRLHF|TRL``,
-``?ex=Your own`` for your own text) and a library override (``?library=``; not ``lib``, which the approx_kl page's
-crosswalk picker uses: the link from a card to its crosswalk row carries ``lib``).  Every
+``?ex=Your own`` for your own text), a library override (``?library=``; not ``lib``, which the approx_kl page's
+crosswalk picker uses: the link from a card to its crosswalk row carries ``lib``) and a release
+(``?release=``: inferred from the text, the latest, or an older era of :mod:`kl_core.doctor_releases`).  Every
 finding is :func:`kl_core.doctor.diagnose`'s; its composed sentences are in
 :mod:`lab.notes.config_doctor`.  Your own text is never put in the URL: a
 launch script can hold paths and keys.
@@ -26,7 +27,7 @@ st.title(_("Config doctor"))
 st.markdown(_(notes.INTRO))
 
 # ------------------------------------------------------------ the input
-pick_col, lib_col = st.columns([4, 3], gap="medium")
+pick_col, lib_col, rel_col = st.columns([4, 3, 3], gap="medium")
 with pick_col:
     example = state.segmented(
         _("Example"), "ex", list(notes.EXAMPLES), value="verl",
@@ -39,6 +40,13 @@ with lib_col:
         _("Library"), "library", list(notes.LIBRARIES), value="auto",
         format_func=lambda key: _(notes.LIBRARIES[key]),
         help=_("Detect reads the library from the text; choose one if the text is ambiguous."),
+    )
+with rel_col:
+    release = state.select(
+        _("Release"), "release", list(notes.RELEASES), value="auto",
+        format_func=lambda key: _(notes.RELEASES[key]),
+        help=_("Infer reads the release from the settings the text uses (flags an older release had, known "
+               "forks); Latest is the release the crosswalk describes; or pick an older release."),
     )
 paste_tab, upload_tab = st.tabs([_(":material/edit_note: Paste"), _(":material/upload_file: Upload a file")])
 with paste_tab:
@@ -68,9 +76,12 @@ if not str(data).strip():
     st.info(_("Paste a launch script or config above, or upload a file."), icon=":material/touch_app:")
     st.stop()
 try:
-    d = cache.diagnose(data, None if library == "auto" else library, name)
+    d = cache.diagnose(data, None if library == "auto" else library, name, None if release == "auto" else release)
 except UnreadableInput as exc:
     ui.fail(_("**The doctor can't read this.** {why}").format(why=ui.error_text(exc)))
+except ValueError:  # a release of another library than the text's
+    ui.fail(_("**{release} is not a release of this text's library.** Choose Infer, Latest or one of its "
+              "releases.").format(release=notes.RELEASES[release]))
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))
@@ -80,6 +91,10 @@ with st.container(border=True):
         st.markdown(_("**Change** · removes {codes}").format(codes=", ".join(codes)))
         st.code(fix, language=notes.fix_language(d))
 st.markdown(notes.read_line(d))
+if line := notes.release_line(d):
+    st.markdown(line)
+if d.also:
+    st.warning("  \n".join(notes.other_release_lines(d)), icon=":material/history:")
 
 # ------------------------------------------------------------ the card
 approx, gradients = page_by_url("approx-kl"), page_by_url("gradients")

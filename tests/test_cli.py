@@ -330,7 +330,7 @@ def test_json_in_a_subprocess() -> None:
 # ------------------------------------------------------------ start-up
 
 
-HEAVY = ("scipy", "pandas", "pyarrow", "streamlit", "altair")
+HEAVY = ("scipy", "pandas", "pyarrow", "streamlit", "altair", "hydra", "omegaconf", "antlr4")
 
 
 # Runs the package as `python -m kl_core ARGS` does, then lists sys.modules.

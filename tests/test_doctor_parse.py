@@ -281,10 +281,33 @@ def test_python_takes_literal_keywords_and_names_the_rest():
     by = {s.key: s for s in p.settings}
     assert p.names == ("GRPOConfig",)
     assert by["loss_type"].value == "dr_grpo" and by["reward_weights"].value == [1.0, 0.5]
-    assert not by["beta"].literal and by["beta"].text == "beta"
+    assert by["beta"].literal and by["beta"].value == 0.1 and "line 3" in str(by["beta"].origin)  # a module constant
     assert not by["output_dir"].literal and by["output_dir"].text == "os.environ['OUT']"
     assert not by["**extra"].literal
     assert not by["epsilon"].literal and by["epsilon"].text == "0.2 + 0.08"  # arithmetic is not a literal
+
+
+def test_python_resolves_names_assigned_one_literal_only():
+    p = read_python("from trl import GRPOConfig\nBETA = 0.02\nLR = 1e-6\nLR = 2e-6\nN = f()\n"
+                    "def main():\n    args = GRPOConfig(beta=BETA, learning_rate=LR, num_generations=N)\n")
+    by = {s.key: s for s in p.settings}
+    assert by["beta"].literal and by["beta"].value == 0.02
+    assert not by["learning_rate"].literal and not by["num_generations"].literal  # assigned twice / by a call
+
+
+def test_python_without_a_config_call_is_read_as_python_never_as_shell():
+    trl_parser = ('"""\naccelerate launch examples/scripts/grpo.py --beta 0.05 --loss_type dr_grpo\n"""\n'
+                  "from trl import GRPOConfig, GRPOTrainer, ModelConfig, TrlParser\n"
+                  "parser = TrlParser((GRPOConfig, ModelConfig))\n")
+    p = read(trl_parser, ())
+    assert p.kind == "command" and p.names == ("GRPOConfig",)
+    assert [w.text for w in p.arguments] == ["--beta", "0.05", "--loss_type", "dr_grpo"]
+    assert "TrlParser((GRPOConfig, ModelConfig))" in str(p.notes[0])
+    with pytest.raises(UnreadableInput, match="TrlParser.*not from this file"):
+        read(trl_parser.split('"""\n', 2)[2], ())
+    with pytest.raises(UnreadableInput, match="holds no call") as exc:  # LoraConfig is peft's, not TRL's
+        read("from peft import LoraConfig\nfrom trl import GRPOTrainer\ntrainer = GRPOTrainer(peft_config=LoraConfig(r=8))\n", ())
+    assert "a TRL config" not in str(exc.value)
 
 
 def test_python_that_would_run_code_is_never_run(tmp_path, capsys):
@@ -327,3 +350,31 @@ def test_several_calls_read_the_first_and_say_so():
 )
 def test_read_routes_by_form(text, kind):
     assert read(text, VERL + ORL).kind == kind
+
+
+def test_plain_override_values_are_typed_as_hydras_grammar_types_them():
+    """parse_overrides skips Hydra's grammar for plain values (speed): scalar() must type them the same."""
+    import math
+    import random
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from kl_core.doctor_parse import _FAST_VALUE
+
+    parser = OverridesParser.create()
+    rng = random.Random(2)
+    samples = ["True", "false", "NULL", "null", "inf", "-inf", "nan", "1e-6", "low_var_kl", "token-mean",
+               "Qwen2.5-7B", "k3", "1.0e+3", "+1", "1.e5", "e5"]
+    for alpha in ("aeEnNfFtTlLuUiI01579_.-+", "0123456789.eE+-_"):
+        samples += ["".join(rng.choice(alpha) for _ in range(rng.randint(1, 7))) for _ in range(3000)]
+    checked = 0
+    for v in samples:
+        if not _FAST_VALUE.fullmatch(v):
+            continue
+        want, got = parser.parse_override("k=" + v).value(), scalar(v)
+        assert type(want) is type(got), v
+        assert want == got or (isinstance(want, float) and math.isnan(want) and math.isnan(got)), v
+        checked += 1
+    assert checked > 2000
+    (s,), _ = parse_overrides((Word("a.b=07"),))  # not plain: the grammar decides (a string, not 7)
+    assert s.value == "07"

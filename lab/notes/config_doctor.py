@@ -20,8 +20,10 @@ from kl_core.doctor import (
     DoctorWarning,
     KLUse,
     clamp_bite,
+    other_release_words,
     render_changes,
 )
+from kl_core.doctor_releases import eras
 from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
@@ -31,8 +33,12 @@ __all__ = [
     "GRADIENT_BADGES",
     "INTRO",
     "LIBRARIES",
+    "RELEASES",
+    "other_release_lines",
+    "release_line",
     "Example",
     "alternatives_frame",
+    "code_settings",
     "badge",
     "gradient_words",
     "typeset",
@@ -90,6 +96,10 @@ EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
 #: The ``?library=`` choices and their labels (show them as ``_(label)``).
 LIBRARIES: dict[str, str] = {"auto": N_("Detect"), "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
 
+# The release selector: inferred from the text, the release the crosswalk describes, or an older era.
+RELEASES: dict[str, str] = {"auto": N_("Infer"), "latest": N_("Latest"),
+                            **{e.id: "{lib} {label}".format(lib=e.library, label=e.label) for e in eras()}}
+
 #: A coloured badge per gradient target (green only for the gradient a KL penalty means):
 #: colour, icon and word; :func:`badge` writes it.
 GRADIENT_BADGES: dict[str, tuple[str, str, str]] = {
@@ -117,6 +127,23 @@ def typeset(text: str) -> str:
     """
     parts = text.split("`")
     return "`".join(part if i % 2 else _NOTATION.sub(_tex, part) for i, part in enumerate(parts))
+
+
+_SETTING = re.compile(
+    r"--[A-Za-z][\w.\-]*(?:[= ](?:True|False|k[123]|\d[\d.e\-]*)\b)?"  # a flag, with a short value
+    r"|\b[A-Za-z_][A-Za-z0-9_]+(?:\.[a-z_][a-z0-9_]+)+(?:=[^\s,;:)（），；。]+)?"  # a dotted key, key=value
+    r"|\b[a-z]+_[a-z0-9_]+(?:=[^\s,;:)（），；。]+)?"  # a snake_case name
+)
+
+
+def code_settings(text: str) -> str:
+    """Settings, flags and option names in a sentence as code spans (``--init_kl_coef``, ``a.b=True``).
+
+    Code spans already there stay as they are; so does the rest of the sentence.
+    """
+    parts = text.split("`")
+    return "`".join(part if i % 2 else _SETTING.sub(lambda m: "`{s}`".format(s=m.group(0)), part)
+                    for i, part in enumerate(parts))
 
 
 def badge(target: str) -> str:
@@ -348,3 +375,19 @@ def pull_caption(u: KLUse) -> str:
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text
+
+
+def release_line(d: Diagnosis) -> str:
+    """Which release the card describes, and why (empty when the library has one release only)."""
+    if not d.release_why:
+        return ""
+    return typeset(_("**Release:** {lib} {rel}, because {why}.").format(
+        lib=d.library, rel=d.release, why=code_settings(message(d.release_why))))
+
+
+def other_release_lines(d: Diagnosis) -> list[str]:
+    """What the other release makes of the same script, and what changed between them (typeset)."""
+    lines = [typeset(code_settings(message(other_release_words(o)))) for o in d.also]
+    if d.also and d.changed:
+        lines.append(typeset(_("What changed: {what}.").format(what=code_settings(message(d.changed).rstrip(".")))))
+    return lines

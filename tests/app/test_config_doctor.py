@@ -170,3 +170,26 @@ def test_pull_chart_is_a_valid_small_spec(library, option, acts_on):
     assert {r["series"] for r in rows} == {_(REVERSE), _(FORWARD), option}
     mine = np.array([r["pull"] for r in rows if r["series"] == option])
     np.testing.assert_array_equal(mine, curve.option)
+
+
+def test_the_release_is_inferred_shown_and_can_be_chosen():
+    script = (ROOT / "tests" / "doctor" / "real_scripts" / "openrlhf"
+              / "v0.7.5_train_grpo_ray_hybrid_engine.sh").read_text()
+    at = open_page(ex="Your own")
+    at.text_area(key="cfg_own").set_value(script).run()
+    d = diagnose(script)
+    check_card(at, d)
+    assert at.header[0].value == "OpenRLHF 0.5.9–0.10.1: one KL term, in the loss"
+    assert notes.release_line(d) in [m.value for m in at.markdown]
+    (other,) = [w for w in at.warning if "Under OpenRLHF 0.11.2" in w.value]
+    assert "stops before training" in other.value and "What changed" in other.value
+
+    latest = open_page(ex="Your own", release="Latest")
+    latest.text_area(key="cfg_own").set_value(script).run()
+    assert not latest.exception and latest.header[0].value.startswith("OpenRLHF 0.11.2")
+
+    wrong = open_page(ex="Your own", release=notes.RELEASES["verl-0.3"])
+    wrong.text_area(key="cfg_own").set_value(script).run()
+    assert not wrong.exception
+    (err,) = wrong.error
+    assert "is not a release of this text's library" in err.value

@@ -177,3 +177,30 @@ def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
         for en, zh in zip(shown["en"], shown["zh"], strict=True):
             assert english_runs(markup.sub(" ", zh)) == [], zh
             assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)
+
+
+def test_release_line_and_the_other_release_in_both_languages():
+    import re
+
+    from lab.i18n import using
+    from scripts.translations import english_runs
+
+    real = Path(__file__).resolve().parents[1] / "doctor" / "real_scripts"
+    markup = re.compile(r"\$[^$]*\$|`[^`]*`|\*\*")
+    for name in ("openrlhf/v0.7.5_train_grpo_ray_hybrid_engine.sh", "verl/tinyzero_train_tiny_zero.sh",
+                 "trl/open-r1_qwen2.5-1.5b_grpo_config_demo.yaml", "verl/v0.3.0.post1_ppo_run_deepseek7b_llm.sh"):
+        d = diagnose((real / name).read_bytes(), filename=Path(name).name)
+        shown = {}
+        for lang in ("en", "zh"):
+            with using(lang):
+                shown[lang] = [notes.release_line(d), *notes.other_release_lines(d)] + \
+                    [notes.note_text(n) for n in d.notes]
+        assert shown["en"][0].startswith("**Release:** {lib} {rel}".format(lib=d.library, rel=d.release))
+        assert len(shown["en"]) >= 3 and d.also
+        for en, zh in zip(shown["en"], shown["zh"], strict=True):
+            plain = markup.sub(" ", zh)
+            plain = re.sub(r"[\w.\-/@]*[._/@\-][\w.\-/@]*|\b[A-Za-z]+\d[\w]*|\b(OpenRLHF|TRL|verl|TinyZero|"
+                           r"open-r1|Jiayi-Pan|huggingface|KL|PR|dp|megatron|torchtitan|veomni|k[123]|"
+                           r"reverse_kl|forward_kl|mixed|zero|True|False)\b", " ", plain)
+            assert english_runs(plain) == [], zh
+            assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)

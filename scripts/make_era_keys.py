@@ -1,0 +1,116 @@
+"""Write kl_core/doctor_keys/eras/*.json: the settings of older releases, read from their tagged sources.
+
+The config doctor infers which release a script was written for from the
+settings it uses (:mod:`kl_core.doctor_releases`).  For that it needs the
+settings each older era accepted, read here from the libraries' own git tags
+with ``git show TAG:PATH`` and :mod:`ast` / PyYAML's safe loader, never running
+any of their code:
+
+* OpenRLHF before 0.10.2 (flat flags such as ``--init_kl_coef``): the
+  ``parser.add_argument`` calls of ``openrlhf/cli/train_ppo_ray.py`` at tags
+  v0.5.9, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before 0.10.2
+  renamed them), the newest tag's default winning;
+* verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
+  ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
+  v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
+* TRL's GRPOConfig up to 0.18 (``beta`` defaulting to 0.04): the dataclass
+  fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.18.2.
+
+Each file also lists the settings of the first release after the era
+(``next_release``): a setting only the era had is evidence a script was
+written for it, one the next release still had is not.
+
+Usage: ``uv run python scripts/make_era_keys.py MIRRORS`` where MIRRORS holds the
+bare git snapshots as ``owner+name/repo``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor_keys" / "eras"
+
+OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.5.9")  # newest first: its default wins
+VERL_SOURCES = (  # newest first
+    ("volcengine/verl", "v0.3.0.post1"),
+    ("volcengine/verl", "v0.2.0.post2"),
+    ("PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06"),
+    ("Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4"),
+    ("Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b"),
+)
+TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0", "v0.16.0", "v0.15.0", "v0.14.0")
+
+
+def _show(mirrors: Path, repo: str, rev: str, path: str) -> tuple[str, str]:
+    git = mirrors / repo.replace("/", "+") / "repo"
+    commit = subprocess.run(["git", f"--git-dir={git}", "rev-list", "-n1", rev], check=True,
+                            capture_output=True, text=True).stdout.strip()
+    text = subprocess.run(["git", f"--git-dir={git}", "show", f"{commit}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+    return commit, text
+
+
+def _write(name: str, library: str, era: str, sources: list[dict[str, str]], trainer: str, keys: dict[str, Any],
+           later: dict[str, Any]) -> None:
+    doc = {"library": library, "era": era, "generated_by": "scripts/make_era_keys.py", "sources": sources,
+           "next_release": later,
+           "trainers": {trainer: {"files": sorted({s["path"] for s in sources}), "keys": dict(sorted(keys.items()))}}}
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / name).write_text(_dump(doc), encoding="utf-8")
+    print(f"{name}: {len(keys)} keys from {len(sources)} sources")
+
+
+def main() -> None:
+    mirrors = Path(sys.argv[1])
+    keys: dict[str, Any] = {}
+    sources = []
+    path = "openrlhf/cli/train_ppo_ray.py"
+    for tag in OPENRLHF_TAGS:
+        commit, text = _show(mirrors, "OpenRLHF/OpenRLHF", tag, path)
+        out: dict[str, Any] = {}
+        _walk_arguments(ast.parse(text).body, {}, text, out)
+        for k, v in out.items():
+            keys.setdefault(k, v)
+        sources.append({"repo": "OpenRLHF/OpenRLHF", "tag": tag, "commit": commit, "path": path})
+    commit, text = _show(mirrors, "OpenRLHF/OpenRLHF", "v0.10.2", path)
+    out = {}
+    _walk_arguments(ast.parse(text).body, {}, text, out)
+    later = {"repo": "OpenRLHF/OpenRLHF", "tag": "v0.10.2", "commit": commit, "path": path, "keys": sorted(out)}
+    _write("openrlhf-flat.json", "OpenRLHF", "flat", sources, "train_ppo_ray", keys, later)
+
+    keys, sources = {}, []
+    path = "verl/trainer/config/ppo_trainer.yaml"
+    for repo, rev in VERL_SOURCES:
+        commit, text = _show(mirrors, repo, rev, path)
+        _flatten(yaml.safe_load(text), "", keys)  # setdefault: the first source's default wins
+        sources.append({"repo": repo, "tag": rev, "commit": commit, "path": path})
+    commit, text = _show(mirrors, "volcengine/verl", "v0.4.0", path)
+    out = {}
+    _flatten(yaml.safe_load(text), "", out)
+    later = {"repo": "volcengine/verl", "tag": "v0.4.0", "commit": commit, "path": path, "keys": sorted(out)}
+    _write("verl-pre-0.4.json", "verl", "pre-0.4", sources, "main_ppo", keys, later)
+
+    keys, sources = {}, []
+    path = "trl/trainer/grpo_config.py"
+    for tag in TRL_TAGS:
+        commit, text = _show(mirrors, "huggingface/trl", tag, path)
+        for k, v in _fields(text, "GRPOConfig")[1].items():
+            keys.setdefault(k, v)
+        sources.append({"repo": "huggingface/trl", "tag": tag, "commit": commit, "path": path})
+    commit, text = _show(mirrors, "huggingface/trl", "v0.19.0", path)
+    later = {"repo": "huggingface/trl", "tag": "v0.19.0", "commit": commit, "path": path,
+             "keys": sorted(_fields(text, "GRPOConfig")[1])}
+    _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, later)
+
+
+if __name__ == "__main__":
+    main()
