@@ -114,7 +114,7 @@ def tangent_latex(name: str) -> str | None:
     -------
     str or None
         E.g. ``"u - 1"`` for :math:`f(u) = u\log u`, ``"0"`` where
-        :math:`f'(1) = 0`; None where f has no tangent at 1 (total variation).
+        :math:`f'(1) = 0`; None where f has no unique tangent at 1 (total variation: a kink).
 
     Examples
     --------

@@ -62,7 +62,7 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
 
 
 def kink_note(f_key: str) -> str:
-    """Above the picture of an f with a kink at 1 (total variation): many supporting lines, no tangent."""
+    """Above the picture of an f with a kink at 1 (total variation): many supporting lines, no unique tangent."""
     div = DIVERGENCES[f_key]
     lo, hi = div.slopes_at_1
     name = _(div.name)
