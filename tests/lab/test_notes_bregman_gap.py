@@ -18,3 +18,14 @@ def test_f_caption_adds_the_caveats():
     assert "not convex below u = 1/e" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
     assert "could not be computed" in notes.f_caption("kl_pq", "KL", 200, 1.0, math.nan)
     assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf)
+
+
+def test_the_kink_note_and_caption_in_both_languages():
+    from lab import i18n
+
+    en = notes.kink_note("tv")
+    assert "slope jumps from -0.5 to 0.5" in en and "whole family of gap estimators" in en
+    assert notes.kink_caption("tv").startswith("The V has two slopes at u = 1 (-0.5 and 0.5)")
+    with i18n.using("zh"):
+        zh, cap = notes.kink_note("tv"), notes.kink_caption("tv")
+    assert "-0.5" in zh and "0.5" in zh and "折点" in zh and "（-0.5 和 0.5）" in cap

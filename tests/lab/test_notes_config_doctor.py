@@ -177,3 +177,20 @@ def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
         for en, zh in zip(shown["en"], shown["zh"], strict=True):
             assert english_runs(markup.sub(" ", zh)) == [], zh
             assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)
+
+
+def test_clamp_words_name_each_side():
+    from lab import i18n
+
+    assert notes.clamp_words(None, None) == ""
+    assert notes.clamp_words(-10.0, 10.0) == ""                       # both off the chart
+    assert notes.clamp_words(-4.4721, 4.4721) == (" Past |t| = 4.47 the clamp bites: the line goes flat, and "
+                                                  "larger drifts are pulled no harder.")
+    one = notes.clamp_words(-10.99998, 2.61087)
+    assert one.startswith(" Past t = 2.61 the clamp bites") and one.endswith(
+        "On the other side it bites only below t = −11.00, off the chart.")
+    assert notes.clamp_words(None, 2.61087).endswith("On the other side it never bites.")
+    assert notes.clamp_words(-1.5, 2.61087).startswith(" Below t = −1.50 and past t = 2.61 the clamp bites")
+    with i18n.using("zh"):
+        zh = notes.clamp_words(-10.99998, 2.61087)
+    assert "t = 2.61" in zh and "t = −11.00" in zh and "截断" in zh
