@@ -114,7 +114,7 @@ def tangent_latex(name: str) -> str | None:
     -------
     str or None
         E.g. ``"u - 1"`` for :math:`f(u) = u\log u`, ``"0"`` where
-        :math:`f'(1) = 0`; None where f has no tangent at 1 (total variation).
+        :math:`f'(1) = 0`; None where f has no unique tangent at 1 (total variation: a kink).
 
     Examples
     --------
@@ -161,9 +161,10 @@ class TangentPicture:
         The curve at ``u``.
     tangent, gap : numpy.ndarray or None
         The tangent line and the gap (≥ 0) at ``u``; None where f has a kink
-        at 1 (total variation), since then no tangent exists.
+        at 1 (total variation): there every slope between the one-sided ones
+        gives a supporting line, and none is the tangent.
     note : str
-        Empty, or why there is no tangent.
+        Empty, or why there is no unique tangent.
     """
 
     name: str
@@ -181,7 +182,7 @@ class TangentPicture:
 
     @property
     def smooth(self) -> bool:
-        """True if the curve has a tangent at 1 (so the gap is defined)."""
+        """True if the curve has a unique tangent at 1 (so the gap is defined)."""
         return self.gap is not None
 
     @property
@@ -275,6 +276,7 @@ def tangent_picture(
     with np.errstate(over="ignore", invalid="ignore"):
         curve = np.asarray(div.f_log(t), dtype=np.float64)
     if div.fprime_at_1 is None:
+        lo, hi = div.slopes_at_1
         return TangentPicture(
             name=div.key,
             title=div.name,
@@ -288,8 +290,10 @@ def tangent_picture(
             tangent=None,
             gap=None,
             note=(
-                f"The f of {div.name} has a kink at u = 1: f′(1) does not exist, so there is "
-                "no tangent line there and no gap estimator."
+                f"The f of {div.name} has a kink at u = 1: its slope jumps from {lo:g} to {hi:g}, so "
+                "f′(1) does not exist and no tangent is unique. Every line through (1, 0) with a "
+                "slope s between them stays below f, so f(r) − s(r − 1) is a gap estimator for each "
+                "such s: none is 'the' one."
             ),
         )
     f1 = float(div.f_log(np.array(0.0)))

@@ -50,7 +50,8 @@ class FDivergence:
     fprime : callable
         :math:`u \mapsto f'(u)`, vectorised.
     fprime_at_1 : float or None
-        :math:`f'(1)`; None where f has a kink at 1 (total variation).
+        :math:`f'(1)`; None where f has a kink at 1 (total variation: no unique tangent,
+        see :attr:`slopes_at_1`).
     f2_at_1 : float or None
         :math:`f''(1)`; None where it is undefined (total variation).
     source : str
@@ -71,6 +72,22 @@ class FDivergence:
     def smooth(self) -> bool:
         """True if :math:`f''(1)` exists, so the Fisher quadratic applies."""
         return self.f2_at_1 is not None
+
+    @property
+    def slopes_at_1(self) -> tuple[float, float]:
+        r"""The one-sided slopes :math:`(f'(1^-), f'(1^+))`, from :attr:`fprime` next to 1.
+
+        .. math:: f'(1^\mp) = \lim_{u \to 1^\mp} f'(u)
+
+        Equal (to :attr:`fprime_at_1`) where f is smooth; for total variation
+        :math:`(-\tfrac12, \tfrac12)`.  Every line through :math:`(1, 0)` with a
+        slope :math:`s` between them stays below the convex f, so
+        :math:`f(r) - s(r - 1) \ge 0` is an unbiased estimate of :math:`D_f` for
+        each such s (:math:`\mathbb{E}_q[r - 1] = 0`): at a kink the supporting
+        line, and so the gap estimator, is not unique.
+        """
+        below, above = np.nextafter(1.0, 0.0), np.nextafter(1.0, 2.0)
+        return float(self.fprime(np.array(below))), float(self.fprime(np.array(above)))
 
     def f(self, u: ArrayLike) -> np.ndarray:
         r"""Evaluate :math:`f(u)` for :math:`u \ge 0`.

@@ -81,7 +81,9 @@ __all__ = [
     "PullCurve",
     "UnknownKey",
     "UnreadableInput",
+    "PULL_T_MAX",
     "clamp_bite",
+    "clamp_sides",
     "diagnose",
     "gradient_targets",
     "other_release_words",
@@ -98,6 +100,9 @@ PROBE: dict[str, tuple[float, ...]] = {
 
 Moderately apart: every per-token log-ratio is below 1.3 in size, so no clamp of
 any library is active, and π_θ/π_old stays far below OpenRLHF's weight clip."""
+
+PULL_T_MAX = 6.0
+"""Half-width of the log-ratio axis of :func:`pull_curve` (the card's pull chart) by default."""
 
 CLAMP_WARN_RATIO = 100.0
 """A clamp is reported when it starts to bite at a per-token probability ratio within this factor.
@@ -483,7 +488,7 @@ class PullCurve:
     forward: Any
 
 
-def pull_curve(entry: CrosswalkEntry, t_max: float = 6.0, n: int = 241) -> PullCurve:
+def pull_curve(entry: CrosswalkEntry, t_max: float = PULL_T_MAX, n: int = 241) -> PullCurve:
     r"""How hard one KL term pulls on a sampled token, by how far the token has drifted.
 
     Every option's per-sample gradient is :math:`c(x)\,\nabla_\theta\log\pi_\theta(x)`
@@ -555,14 +560,54 @@ def _invert(estimator: str, level: float, sign: int) -> float | None:
 
 
 @cache
+def clamp_sides(entry: CrosswalkEntry) -> tuple[float | None, float | None]:
+    r"""Where the entry's clamps first change its value on each side of :math:`t = 0`.
+
+    With :math:`t = \log r` in the entry's convention (:math:`\log` other :math:`-`
+    :math:`\log` sampler: on the doctor's card :math:`t = \log\pi_{\mathrm{ref}} - \log\pi_\theta`),
+    a log-ratio clamp :math:`[a, b]` bites at :math:`a` and :math:`b`; a value
+    clamp :math:`[\ell, h]` bites where the estimator :math:`k(t)` first leaves
+    :math:`[\ell, h]` on that side (found by bisection on
+    :func:`kl_core.estimators.evaluate`).  A value clamp can be one-sided: for
+    k3, :math:`e^t - 1 - t = 10` at :math:`t \approx 2.61` and at
+    :math:`t \approx -11.0`, where :math:`e^t` has all but vanished.
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        ``(below, above)``: the largest :math:`t < 0` and the smallest
+        :math:`t > 0` at which a clamp bites; None on a side where none does.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    """
+    below: list[float] = []
+    above: list[float] = []
+    if entry.logr_clamp is not None:
+        lo, hi = entry.logr_clamp
+        below += [lo] if math.isfinite(lo) and lo < 0 else []
+        above += [hi] if math.isfinite(hi) and hi > 0 else []
+    if entry.value_clamp is not None and entry.estimator != "full":
+        for level in entry.value_clamp:
+            for sign, side in ((1, above), (-1, below)):
+                t = _invert(entry.estimator, level, sign)
+                if t is not None and t != 0.0:
+                    side.append(t)
+    return (max(below) if below else None, min(above) if above else None)
+
+
+@cache
 def clamp_bite(entry: CrosswalkEntry) -> float | None:
     r"""The smallest per-token :math:`|\log r|` at which one of the entry's clamps changes its value.
 
-    With :math:`t = \log r` (in the entry's convention, :math:`\log` other :math:`-` :math:`\log` sampler),
-    a log-ratio clamp :math:`[a, b]` bites at :math:`\min(|a|, |b|)`; a value
-    clamp :math:`[\ell, h]` bites where the estimator :math:`k(t)` first leaves
-    :math:`[\ell, h]` (found by bisection on :func:`kl_core.estimators.evaluate`),
-    e.g. :math:`e^t - 1 - t = 10` at :math:`t \approx 2.61` for k3.
+    The nearer of the two sides of :func:`clamp_sides`: e.g. :math:`e^t - 1 - t = 10`
+    at :math:`t \approx 2.61` for k3 (on the other side k3's clamp at 10 bites only
+    near :math:`t = -11`).
 
     Parameters
     ----------
@@ -577,15 +622,7 @@ def clamp_bite(entry: CrosswalkEntry) -> float | None:
     ----------
     J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
     """
-    bites = []
-    if entry.logr_clamp is not None:
-        bites += [abs(b) for b in entry.logr_clamp if math.isfinite(b)]
-    if entry.value_clamp is not None and entry.estimator != "full":
-        for level in entry.value_clamp:
-            for sign in (1, -1):
-                t = _invert(entry.estimator, level, sign)
-                if t is not None and t != 0.0:
-                    bites.append(abs(t))
+    bites = [abs(t) for t in clamp_sides(entry) if t is not None]
     return min(bites) if bites else None
 
 
@@ -856,24 +893,59 @@ def _where_words(pl: Placement) -> Message:
     return Message("in the reward") if pl.acts_on == "reward" else Message("in the loss")
 
 
-def _clamp_words(prof: Profile, e: CrosswalkEntry, bite: float) -> str:
+def _signed(t: float) -> str:
+    """A log-ratio with two decimals and a real minus sign."""
+    return format(t, ".2f").replace("-", "−")
+
+
+def _times(x: float) -> str:
+    """A probability ratio to 3 significant digits, in full with thousands separators (59,900, not 5.99e+04)."""
+    rounded = float(format(x, ".3g"))
+    return format(rounded, ",.0f") if rounded >= 1000 else format(rounded, "g")
+
+
+def _ratio_words(t: float) -> str:
+    """What a log-ratio t = log π_ref − log π_θ means for the two probabilities of a token."""
+    if t > 0:
+        return "π_θ(x) < π_ref(x)/{ratio}".format(ratio=_times(math.exp(t)))
+    return "π_θ(x) > {ratio}·π_ref(x)".format(ratio=_times(math.exp(-t)))
+
+
+def _clamp_words(prof: Profile, e: CrosswalkEntry) -> str:
     parts = []
     if e.value_clamp is not None:
         parts.append(Message("the per-token value to [{lo}, {hi}]", lo=_fmt(e.value_clamp[0]), hi=_fmt(e.value_clamp[1])))
     if e.logr_clamp is not None:
         parts.append(Message("the log-ratio to [{lo}, {hi}]", lo=_fmt(e.logr_clamp[0]), hi=_fmt(e.logr_clamp[1])))
     clamps = parts[0] if len(parts) == 1 else Message("{a} and {b}", a=parts[0], b=parts[1])
-    if e.grad_mode == "autograd":
-        return Message(
+    below, above = clamp_sides(e)
+    sides = [t for t in (below, above) if t is not None]
+    near = min(sides, key=abs)
+    far = max(sides, key=abs) if len(sides) == 2 else None
+    if far is not None and math.isclose(abs(far), abs(near), rel_tol=1e-9):
+        clause = Message(
             "{lib}'s {option} clamps {clamps}, which bites once a token's probability ratio between the two "
-            "policies passes {ratio} (|log r| > {bite}). torch.clamp passes no gradient there, so the KL stops "
-            "pulling exactly on the tokens that drifted furthest, and the logged value under-reports the drift.",
-            lib=prof.library, option=e.option, clamps=clamps, ratio=format(math.exp(bite), ".3g"), bite=format(bite, ".2f"))
-    return Message(
-        "{lib}'s {option} clamps {clamps}, which bites once a token's probability ratio between the two "
-        "policies passes {ratio} (|log r| > {bite}). Past that point each token's penalty stops growing, so "
-        "larger drifts cost no more, and the logged value under-reports them.",
-        lib=prof.library, option=e.option, clamps=clamps, ratio=format(math.exp(bite), ".3g"), bite=format(bite, ".2f"))
+            "policies passes {ratio} (|log r| > {bite}).",
+            lib=prof.library, option=e.option, clamps=clamps, ratio=_times(math.exp(abs(near))),
+            bite=format(abs(near), ".2f"))
+    elif far is not None:
+        clause = Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
+            "log π_θ(x) passes {near} ({near_words}), but the other way only past t = {far} ({far_words}).",
+            lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near),
+            far=_signed(far), far_words=_ratio_words(far))
+    else:
+        clause = Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
+            "log π_θ(x) passes {near} ({near_words}), and never the other way.",
+            lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near))
+    if e.grad_mode == "autograd":
+        then = Message("torch.clamp passes no gradient there, so the KL stops pulling exactly on the tokens that "
+                       "drifted furthest, and the logged value under-reports the drift.")
+    else:
+        then = Message("Past that point each token's penalty stops growing, so larger drifts cost no more, and "
+                       "the logged value under-reports them.")
+    return marked_message("{clause} {then}", clause=clause, then=then)
 
 
 def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
@@ -1056,7 +1128,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
                       target=marked_message(_TARGETS[target]) if target in _TARGETS else target), use=i)
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
-        _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e, bite), use=i)
+        _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e), use=i)
     if u.coef is not None and u.coef < 0:
         _warn(st, pl, "NEGATIVE_COEF",
               Message("{said} is negative: the term rewards moving away from the reference.",

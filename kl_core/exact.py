@@ -7,7 +7,7 @@ log-ratio :math:`\log r = \log p(x) - \log q(x)`:
           \quad\text{or}\quad \sum_k q_k\, g(\log r_k).
 
 Categorical pairs are summed exactly.  Continuous pairs use closed forms where
-they exist (Gaussian–Gaussian, Laplace–Laplace) and adaptive Gauss–Kronrod
+they exist (Gaussian–Gaussian, Laplace–Laplace, Laplace–Gaussian) and adaptive Gauss–Kronrod
 quadrature otherwise (``kl_core._expectation``), to about 1e-12 relative.
 Finiteness is decided before integrating, in closed form, from the families'
 tail exponents (:mod:`kl_core.tails`): an infinite KL, variance or fourth
@@ -101,6 +101,14 @@ def kl(a: Distribution, b: Distribution) -> float:
     * Gaussians: :math:`\tfrac12 k_3(2\log\tfrac{\sigma_a}{\sigma_b}) + \tfrac{(\mu_a-\mu_b)^2}{2\sigma_b^2}`;
     * Laplaces (:math:`\delta = |\mu_a-\mu_b|`, :math:`\rho = b_a/b_b`):
       :math:`\log\tfrac1\rho + \tfrac{\delta}{b_b} + \rho e^{-\delta/b_a} - 1`;
+    * Laplace :math:`(m, b)` against Gaussian :math:`(\mu, \sigma)`, :math:`d = m - \mu`:
+      :math:`\log\tfrac{\sigma\sqrt{2\pi}}{2b} - 1 + \tfrac{2b^2 + d^2}{2\sigma^2}`
+      (the Laplace's second moment about :math:`\mu` is :math:`2b^2 + d^2`), and
+      the other way :math:`\log\tfrac{2b}{\sigma\sqrt{2\pi}} - \tfrac12 + \tfrac{\mathbb{E}|x - m|}{b}`
+      with the folded-normal mean
+      :math:`\mathbb{E}|x - m| = \sigma\sqrt{2/\pi}\,e^{-d^2/2\sigma^2} + d\,(1 - 2\Phi(-d/\sigma))`,
+      :math:`d = \mu - m`.  For the standard pair these are
+      :math:`\tfrac12\log 2\pi - \log 2` and :math:`\sqrt{2/\pi} + \log 2 - \tfrac12\log 2\pi - \tfrac12`;
     * Categoricals: :math:`\sum_k a_k\, k_3(\log b_k - \log a_k)`.
 
     Other pairs use quadrature of :math:`\mathbb{E}_a[(r-1) - \log r]`, accurate
@@ -120,7 +128,8 @@ def kl(a: Distribution, b: Distribution) -> float:
     ----------
     J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html;
     Gil, Alajaji & Linder, "Rényi divergence measures for commonly used univariate
-    continuous distributions" (2013) for the Laplace closed form.
+    continuous distributions" (2013) for the Laplace closed form; the Laplace–Gaussian
+    ones are the two log-densities' expectations (moments of the Laplace, folded-normal mean).
 
     Examples
     --------
@@ -135,6 +144,15 @@ def kl(a: Distribution, b: Distribution) -> float:
         delta = abs(a.loc - b.loc)
         s = math.log(a.scale / b.scale) - delta / a.scale
         return float(est.k3([s])[0]) - delta / a.scale + delta / b.scale
+    if isinstance(a, Laplace) and isinstance(b, Gaussian):
+        d = a.loc - b.mu
+        return (math.log(b.sigma * math.sqrt(2.0 * math.pi) / (2.0 * a.scale)) - 1.0
+                + (2.0 * a.scale**2 + d * d) / (2.0 * b.sigma**2))
+    if isinstance(a, Gaussian) and isinstance(b, Laplace):
+        d = a.mu - b.loc
+        mean_abs = (a.sigma * math.sqrt(2.0 / math.pi) * math.exp(-d * d / (2.0 * a.sigma**2))
+                    + d * math.erf(d / (a.sigma * math.sqrt(2.0))))
+        return math.log(2.0 * b.scale / (a.sigma * math.sqrt(2.0 * math.pi))) - 0.5 + mean_abs / b.scale
     return expect(a, b, divergence_integrand("kl_qp"))[0]
 
 

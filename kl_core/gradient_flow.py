@@ -21,7 +21,9 @@ for those whose gradient is :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\th
 ascent maximises the reward alone and drifts to the best-reward token: no
 interior fixed point.  A clamp can do the same to a single token: where verl's
 ``low_var_kl`` clamps :math:`k_3` at 10 its gradient is 0, so a token pushed
-below :math:`0.08\,\pi_{\mathrm{ref}}` feels no pull back.
+below :math:`\pi_{\mathrm{ref}}/13.6 \approx 0.0735\,\pi_{\mathrm{ref}}` (:math:`e^t - 1 - t = 10` at
+:math:`t = \log\pi_{\mathrm{ref}}/\pi_\theta \approx 2.61`, :func:`kl_core.doctor.clamp_sides`)
+feels no pull back.
 
 How the end is found (:func:`training_run`):
 

@@ -68,7 +68,7 @@ PRESETS: dict[str, Preset] = {
             N_("Schulman's large-KL case (μ = 1)"),
             "normal(0,1)",
             "normal(1,1)",
-            N_("True KL 0.5: k2 is now 25% too high, while k3 stays unbiased with stdev 1.70×."),
+            N_("True KL 0.5: k2 is now 25% too high, while k3 stays unbiased with stdev 1.7×."),
             _BLOG,
         ),
         Preset(
@@ -94,7 +94,7 @@ PRESETS: dict[str, Preset] = {
             N_("Laplace sampler, Gaussian target"),
             "laplace(0,1)",
             "normal(0,1)",
-            N_("Different shapes, no closed form: the exact values come from quadrature."),
+            N_("Different shapes: both KLs have closed forms; the estimators' other moments come from quadrature."),
             N_("This lab"),
         ),
         Preset(

@@ -89,6 +89,18 @@ class ErrorBarCheck:
             return math.nan
         return math.sqrt(max(self.kurtosis - 1.0, 0.0) / self.n)
 
+    @property
+    def sd_relative_se(self) -> float:
+        r""":math:`\sqrt{(\kappa-1)/(4N)}`, the relative standard error of the sample SD (delta method).
+
+        .. math:: \frac{\mathrm{SE}(\hat\sigma)}{\sigma} \approx \frac12\,\frac{\mathrm{SE}(\hat\sigma^2)}{\sigma^2}
+                  = \sqrt{\frac{\kappa - 1}{4N}},
+
+        since :math:`d\sqrt v / dv = 1/(2\sqrt v)` (Cramér 1946, ch. 27-28); a
+        first-order figure, rough once it is not small.
+        """
+        return 0.5 * self.var_relative_se
+
 
 def kurtosis_allows(kurtosis: float, n: int) -> bool:
     r"""The rule: :math:`(\kappa - 1)/N \le \tau` with :math:`\tau` = :data:`MAX_VAR_RELATIVE_VARIANCE`.

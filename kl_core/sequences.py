@@ -119,13 +119,17 @@ RB_COUNTEREXAMPLE = (
     "markov(0,0,-30; 0,-30,-30; -30,0,-30; -30,-30,0)",
     "markov(0,-1,-0.45867514538708193; -1,-0.45867514538708193,-30; -30,0,-30; -30,-30,0)",
 )
-"""``(policy, ref)`` specs where ``rb`` has *more* variance than ``sum_k1`` (T = 2).
+"""``(policy, ref)`` specs where ``rb`` has *more* variance than ``sum_k1`` (every T ≥ 2).
 
 The policy picks token 0 or 1 (even odds) and then repeats it.  The
 reference gives token 1 a first-token probability e times smaller, and
-after token 0 repeats it with probability 1/e only.  Then :math:`\\log\\pi_\\theta(x)/\\pi_{\\mathrm{ref}}(x)`
-is the same for both likely sequences (``sum_k1`` is nearly constant), while
-the next-token KL after token 0 and after token 1 differ (``rb`` is not)."""
+after token 0 repeats it with probability 1/e only.  Every token after a
+first 0 adds 1 to both :math:`\\log\\pi_\\theta(x)/\\pi_{\\mathrm{ref}}(x)` and
+the next-token KL, every token after a first 1 adds 0, and the first token 1
+adds 1 more to the log-ratio than token 0 (rb's first term is the same for
+both).  So the two likely sequences differ by T − 2 in ``sum_k1`` and by
+T − 1 in ``rb``: std |T − 2|/2 against (T − 1)/2 (at T = 2 ``sum_k1`` is
+nearly constant; at T = 1 it is the noisier one)."""
 
 
 @dataclass(frozen=True)

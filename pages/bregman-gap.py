@@ -197,14 +197,7 @@ if f_grid.smooth:
                     estimator=f_grid.estimator),
             )
 else:
-    st.info(
-        _(
-            "The f of {name} has a kink at u = 1: f′(1) does not exist, so there is no tangent "
-            "line there and no gap estimator. TV is the one entry of the registry without a gap "
-            "estimator."
-        ).format(name=_(div.name)),
-        icon=":material/info:",
-    )
+    st.info(notes.kink_note(f_key), icon=":material/info:")
     ui.formula(rf"f(u) = {f_grid.curve_latex}")
     ui.chart(
         tangent_gap_chart(
@@ -216,9 +209,6 @@ else:
             title=_("{name}: the kink at u = 1").format(name=_(div.name)),
         ),
         name=_("bregman-curve-{f}").format(f=f_key),
-        caption=_(
-            "The V has two slopes at u = 1 (−½ and +½), so no single line touches it there: "
-            "every line with a slope between them stays below, and none is 'the' tangent."
-        ),
+        caption=notes.kink_caption(f_key),
     )
 ui.show_source(estimators.bregman)

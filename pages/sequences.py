@@ -43,8 +43,7 @@ st.markdown(_(
 # ------------------------------------------------------------ the chains
 source = state.segmented(
     _("Chains"), "src", list(notes.SOURCES), value="drift", format_func=lambda key: _(notes.SOURCES[key]),
-    help=_(r"The drift family tilts $\pi_\mathrm{ref}$ by a reward per token; the counterexample is "
-           "a pair where rb is noisier than Σk1; or type your own `markov(...)` specs."),
+    help=notes.source_help(),
 )
 custom = notes.CUSTOM_DEFAULT
 if source == "drift":
@@ -72,13 +71,7 @@ else:
             state.text(_(r"$\pi_\mathrm{ref}$, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
         )
     else:
-        st.markdown(_(
-            r"**The counterexample** (K = 3): $\pi_\theta$ picks token 0 or 1 at even odds and then "
-            r"repeats it. $\pi_\mathrm{ref}$ makes token 1 $e$ times less likely at first, and after "
-            r"token 0 repeats it with probability $1/e$ only. Then $\log \pi_\theta(x)/\pi_\mathrm{ref}(x)$ "
-            "is the same for both likely sequences, so Σk1 barely varies, while the next-token KL "
-            "after 0 and after 1 differ, so rb does."
-        ))
+        counter_text = st.empty()  # filled once T is chosen: the two stds at this T
 try:
     policy, ref = check_pair(*notes.chains(source, drift_specs, custom))
 except ValueError as exc:
@@ -100,6 +93,8 @@ if n_note:
     st.info(n_note, icon=":material/speed:")
 pol_spec, ref_spec = policy.spec, ref.spec
 curves = cache.sequence_curves(pol_spec, ref_spec, notes.MAX_LENGTH)
+if source == "counter":
+    counter_text.markdown(notes.counterexample_text(curves, length))
 sample = cache.sequence_sample(pol_spec, ref_spec, length, n_used, seed, notes.checkpoints(length))
 with st.expander(_("The two chains as specs, and the command line that gives these numbers"),
                  icon=":material/terminal:"):

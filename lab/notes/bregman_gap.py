@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 
+from kl_core.divergences import DIVERGENCES
 from lab.format import number
 from lab.i18n import N_, _
 
-__all__ = ["K2_CONVEXITY", "f_caption", "kl_caption", "tangent_text"]
+__all__ = ["K2_CONVEXITY", "f_caption", "kink_caption", "kink_note", "kl_caption", "tangent_text"]
 
 #: The caveat under k2's picture: f(u) = ½ log² u has f″(u) = (1 − log u)/u².
 K2_CONVEXITY = N_(
@@ -94,3 +95,32 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
             "the mean, and a finite sample's average cannot show that."
         )
     return text
+
+
+
+def kink_note(f_key: str) -> str:
+    """Above the picture of an f with a kink at 1 (total variation): many supporting lines, no unique tangent."""
+    div = DIVERGENCES[f_key]
+    lo, hi = div.slopes_at_1
+    name = _(div.name)
+    text = _(
+        "The f of {name} has a kink at u = 1: its slope jumps from {lo} to {hi} there, so f′(1) "
+        "does not exist and no tangent is unique. Every line through (1, 0) with a slope s from "
+        "{lo} to {hi} stays below the curve, so f(r) − s(r − 1) is ≥ 0 and its mean under q is "
+        "the {name} for each such s: there is a whole family of gap estimators, and none is "
+        "'the' one."
+    ).format(name=name, lo=number(lo), hi=number(hi))
+    if lo <= 0.0 <= hi:
+        text += " " + _("With s = 0 the gap is f(r) itself.")
+    if [k for k, d in DIVERGENCES.items() if d.fprime_at_1 is None] == [f_key]:
+        text += " " + _("No other entry of the registry has a kink at u = 1.")
+    return text
+
+
+def kink_caption(f_key: str) -> str:
+    """Under the picture of an f with a kink at 1: what the V shows."""
+    lo, hi = DIVERGENCES[f_key].slopes_at_1
+    return _(
+        "The V has two slopes at u = 1 ({lo} and {hi}): every line through (1, 0) with a slope "
+        "between them touches it there and stays below, so none is 'the' tangent."
+    ).format(lo=number(lo), hi=number(hi))

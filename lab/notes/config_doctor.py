@@ -8,6 +8,7 @@ translation.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,17 +17,19 @@ import pandas as pd
 
 from kl_core.doctor import (
     GRADIENT_WORDS,
+    PULL_T_MAX,
     Diagnosis,
     DoctorWarning,
     KLUse,
-    clamp_bite,
     other_release_words,
+    clamp_sides,
     render_changes,
 )
 from kl_core.doctor_releases import eras
 from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
+    "clamp_words",
     "gradients_query",
     "EXAMPLES",
     "EXAMPLE_LABELS",
@@ -365,13 +368,43 @@ _PULL = {
 }
 
 
+def _t(t: float) -> str:
+    return format(t, ".2f").replace("-", "−")
+
+
+def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX) -> str:
+    """Where the pull chart's line goes flat (``kl_core.doctor.clamp_sides``), with a leading space; or "".
+
+    Says on which side of the chart the clamp bites, and where it bites only off the chart (|t| ≥ t_max).
+    """
+    shown = [t for t in (below, above) if t is not None and abs(t) < t_max]
+    off = [t for t in (below, above) if t is not None and abs(t) >= t_max]
+    if len(shown) == 2 and math.isclose(-shown[0], shown[1], rel_tol=1e-9):
+        return " " + _("Past |t| = {b} the clamp bites: the line goes flat, and larger drifts are pulled no "
+                       "harder.").format(b=_t(shown[1]))
+    if len(shown) == 2:
+        return " " + _("Below t = {lo} and past t = {hi} the clamp bites: the line goes flat, and larger "
+                       "drifts are pulled no harder.").format(lo=_t(shown[0]), hi=_t(shown[1]))
+    if len(shown) == 1:
+        (t,) = shown
+        text = (_("Past t = {t} the clamp bites: the line goes flat, and larger drifts are pulled no harder.")
+                if t > 0 else
+                _("Below t = {t} the clamp bites: the line goes flat, and larger drifts are pulled no harder.")
+                ).format(t=_t(t))
+        if off:
+            text += " " + (_("On the other side it bites only below t = {far}, off the chart.") if off[0] < 0 else
+                           _("On the other side it bites only past t = {far}, off the chart.")).format(far=_t(off[0]))
+        else:
+            text += " " + _("On the other side it never bites.")
+        return " " + text
+    return ""
+
+
 def pull_caption(u: KLUse) -> str:
     """What to look at in the pull chart of one KL term."""
     text = _(_PULL[u.gradient_target])
-    bite = clamp_bite(u.entry)
-    if bite is not None and u.entry.grad_mode in ("autograd", "score", "score_current") and bite < 6.0:
-        text += " " + _("Past |t| = {b:.2f} the clamp bites: the line goes flat, and larger drifts are pulled "
-                        "no harder.").format(b=bite)
+    if u.entry.grad_mode in ("autograd", "score", "score_current"):
+        text += clamp_words(*clamp_sides(u.entry))
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text

@@ -298,14 +298,15 @@ def error_bar_notes(
         else:
             text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its kurtosis is {kappa}, "
-                "so N draws estimate its spread with a relative error of about {rel}; a "
-                "trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the sample SD of this run's "
-                "first {n:,} draws is {sample}. The ±2 SE bands and the MC SE columns "
-                "understate the uncertainty."
+                "so N draws estimate its variance with a relative error of about {rel}, and its SD "
+                "with about {rel_sd}; a trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the "
+                "sample SD of this run's first {n:,} draws is {sample}. The ±2 SE bands and the MC "
+                "SE columns understate the uncertainty."
             )
         out.append(Note("warning", text.format(
             name=ESTIMATORS[key].name, n=check.n, kappa=number(check.kurtosis),
-            rel=number(check.var_relative_se), need=number(2.0 * (check.kurtosis - 1.0)),
+            rel=number(check.var_relative_se), rel_sd=number(check.sd_relative_se),
+            need=number(2.0 * (check.kurtosis - 1.0)),
             exact=number(check.exact_sd), sample=number(sample_sd),
         ), ":material/error_outline:"))
     return out

@@ -538,10 +538,22 @@ def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
 
 
 def lambda_caption(table: GradientTable) -> str:
-    """What to look at in the λ chart."""
-    return _("kλ's gradient is unbiased for every λ, but its spread is a parabola in λ: least at "
-             "λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes the KL's *value* "
-             "estimate least noisy.").format(grad=table.lam_grad_opt, value=table.lam_value_opt)
+    """What to look at in the λ chart: the variance is the parabola, the chart its square root."""
+    if table.on_policy:
+        first = _("kλ's gradient is unbiased for every λ, but its variance is a parabola in λ (the chart "
+                  "draws its square root, the spread).")
+    else:
+        first = _(r"With tokens from $\pi_\mathrm{old}$, kλ's expected gradient changes with λ (it is "
+                  "unbiased for every λ only on-policy), and its variance is a parabola in λ (the chart draws "
+                  "its square root, the spread).")
+    if f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}":
+        second = _("Both are least at λ = {grad:.3f}, which here is also the value's λ*, the λ that makes "
+                   "the KL's *value* estimate least noisy.").format(grad=table.lam_grad_opt)
+    else:
+        second = _("Both are least at λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes "
+                   "the KL's *value* estimate least noisy.").format(grad=table.lam_grad_opt,
+                                                                   value=table.lam_value_opt)
+    return "{first} {second}".format(first=first, second=second)
 
 
 # --------------------------------------------------------------------------- the training picture

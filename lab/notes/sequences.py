@@ -8,6 +8,7 @@ comes from ``kl_core``; the functions here only choose and phrase.
 
 from __future__ import annotations
 
+import functools
 import math
 import shlex
 
@@ -20,7 +21,7 @@ from kl_core.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
 from kl_core.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
 from kl_core.sequence_gradients import SequenceGradientTable
 from kl_core.sequence_montecarlo import SequenceSample
-from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_ESTIMATORS, SequenceCurves
+from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_ESTIMATORS, SequenceCurves, exact_curves
 from lab.format import number
 from lab.i18n import N_, _
 from lab.notes import Note
@@ -41,6 +42,7 @@ __all__ = [
     "chains",
     "checkpoints",
     "command_line",
+    "counterexample_text",
     "cosine_data",
     "estimator_label",
     "estimator_line",
@@ -57,6 +59,7 @@ __all__ = [
     "relative_std_caption",
     "report_rows",
     "sample_size",
+    "source_help",
     "unreliable_note",
     "first_token_caption",
     "sum_mean_caption",
@@ -125,6 +128,51 @@ def estimator_line(key: str) -> str:
 def estimator_label(key: str) -> str:
     """Legend text of a sequence estimator: its key (as the command line prints it) and name."""
     return _("{key}: {name}").format(key=key, name=_(SEQUENCE_ESTIMATORS[key].name))
+
+
+#: The rb counterexample, as the page describes it: true at every T (the stds at the chosen T follow it).
+COUNTEREXAMPLE = N_(
+    r"**The counterexample** (K = 3): $\pi_\theta$ picks token 0 or 1 at even odds and then repeats "
+    r"it. $\pi_\mathrm{ref}$ makes token 1 $e$ times less likely at first, and after token 0 repeats it "
+    r"with probability $1/e$ only. So every token after a first 0 adds 1 both to "
+    r"$\log \pi_\theta(x)/\pi_\mathrm{ref}(x)$ (Σk1) and to the next-token KL (rb), and every token "
+    "after a first 1 adds 0 to both; but the first token 1 itself adds 1 more to the log-ratio than "
+    "token 0 does, which rb does not see (its first term is the same for every sequence). At T = 2 "
+    "that offsets the one later token, and Σk1 is the same for both likely sequences."
+)
+
+
+@functools.cache
+def _counter_curves() -> SequenceCurves:
+    return exact_curves(*RB_COUNTEREXAMPLE, MAX_LENGTH)
+
+
+def _rb_noisier(curves: SequenceCurves) -> np.ndarray:
+    """Per T: True where rb's exact std exceeds Σk1's."""
+    return curves.std["rb"] > curves.std["sum_k1"] * (1 + 1e-9)
+
+
+def source_help() -> str:
+    """The help of the chain menu: from which T on the counterexample's rb is the noisier (exact)."""
+    curves = _counter_curves()
+    noisier = _rb_noisier(curves)
+    # the smallest T of the slider from which on rb is noisier at every T
+    start = next(t for t in LENGTHS if noisier[t - 1:].all())
+    return _(r"The drift family tilts $\pi_\mathrm{{ref}}$ by a reward per token; the counterexample is a pair "
+             "where rb is noisier than Σk1 at every T ≥ {t}; or type your own `markov(...)` specs.").format(t=start)
+
+
+def counterexample_text(curves: SequenceCurves, length: int) -> str:
+    """The counterexample's description, then both exact stds at T = ``length`` and which is the larger."""
+    sd1, sdrb = float(curves.std["sum_k1"][length - 1]), float(curves.std["rb"][length - 1])
+    if sdrb > sd1 * (1 + 1e-9):
+        tail = _("At T = {t} the std of Σk1 is {k1} and rb's is {rb}: rb is the noisier.")
+    elif sd1 > sdrb * (1 + 1e-9):
+        tail = _("At T = {t} the std of Σk1 is {k1} and rb's is {rb}: here Σk1 is the noisier.")
+    else:
+        tail = _("At T = {t} the std of Σk1 is {k1} and rb's is {rb}: the same.")
+    return "{text} {tail}".format(text=_(COUNTEREXAMPLE),
+                                  tail=tail.format(t=length, k1=number(sd1), rb=number(sdrb)))
 
 
 def chains(source: str, drift_specs: tuple[str, str], custom: tuple[str, str]) -> tuple[str, str]:

@@ -24,6 +24,7 @@ from kl_core.bregman import draw_log_ratios, tangent_picture
 from kl_core.distributions import parse
 from kl_core.divergences import DIVERGENCES
 from kl_core.exact import f_divergence, kl
+from lab.notes import bregman_gap as bregman_notes
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -153,7 +154,8 @@ def test_every_f_of_the_registry(key):
     logr = draw_log_ratios(parse("normal(0,1)"), parse("normal(1,1)"), 200, 0)
     second = specs(at)[1]
     if key == "tv":
-        assert any("kink at u = 1" in i.value for i in at.info)
+        assert [i.value for i in at.info if "kink at u = 1" in i.value] == [bregman_notes.kink_note("tv")]
+        assert "from -0.5 to 0.5" in bregman_notes.kink_note("tv")
         assert not metric_values(at, "gap = f(r) − tangent")
         assert "tangent" not in json.dumps(second["datasets"].get("draws", []))
         return

@@ -149,6 +149,9 @@ def test_the_counterexample_says_rb_is_noisier():
     assert "for T from 2 to 256" in warning
     curves = exact_curves(*RB_COUNTEREXAMPLE, 2)
     assert metric(at, notes.KL_SEQUENCE, "T = 2") == number(float(curves.true_kl[1]))
+    (text,) = [m.value for m in at.markdown if "**The counterexample**" in m.value]  # the stds at this T
+    assert text == notes.counterexample_text(exact_curves(*RB_COUNTEREXAMPLE, notes.MAX_LENGTH), 2)
+    assert text.endswith("rb's is 0.5: rb is the noisier.")
 
 
 def test_own_chains_and_a_bad_spec():

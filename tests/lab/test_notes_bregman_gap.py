@@ -27,3 +27,14 @@ def test_tangent_text_chooses_its_verdict_from_the_variances():
     assert "For this pair" not in notes.tangent_text(math.nan, math.nan)
     assert "Var(k1) is infinite, and so is Var(k3)" in notes.tangent_text(math.inf, math.inf)
     assert "only cancels" not in notes.tangent_text(1.0, 0.2)
+
+
+def test_the_kink_note_and_caption_in_both_languages():
+    from lab import i18n
+
+    en = notes.kink_note("tv")
+    assert "slope jumps from -0.5 to 0.5" in en and "whole family of gap estimators" in en
+    assert notes.kink_caption("tv").startswith("The V has two slopes at u = 1 (-0.5 and 0.5)")
+    with i18n.using("zh"):
+        zh, cap = notes.kink_note("tv"), notes.kink_caption("tv")
+    assert "-0.5" in zh and "0.5" in zh and "折点" in zh and "（-0.5 和 0.5）" in cap

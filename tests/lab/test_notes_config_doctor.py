@@ -116,7 +116,7 @@ def test_warning_texts_fix_language_and_tables(verl):
 
 def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
     assert "grey forward-KL line" in notes.pull_caption(verl.kl_uses[0])
-    assert "Past |t| = 2.61 the clamp bites" in notes.pull_caption(verl.kl_uses[0])
+    assert "Past t = 2.61 the clamp bites" in notes.pull_caption(verl.kl_uses[0])
     plus = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k3+")
     assert notes.pull_caption(plus.kl_uses[0]) == \
         "The coloured line lies on the black one: this term pulls each token back as the reverse KL does."
@@ -204,3 +204,20 @@ def test_release_line_and_the_other_release_in_both_languages():
                            r"reverse_kl|forward_kl|mixed|zero|True|False)\b", " ", plain)
             assert english_runs(plain) == [], zh
             assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)
+
+
+def test_clamp_words_name_each_side():
+    from lab import i18n
+
+    assert notes.clamp_words(None, None) == ""
+    assert notes.clamp_words(-10.0, 10.0) == ""                       # both off the chart
+    assert notes.clamp_words(-4.4721, 4.4721) == (" Past |t| = 4.47 the clamp bites: the line goes flat, and "
+                                                  "larger drifts are pulled no harder.")
+    one = notes.clamp_words(-10.99998, 2.61087)
+    assert one.startswith(" Past t = 2.61 the clamp bites") and one.endswith(
+        "On the other side it bites only below t = −11.00, off the chart.")
+    assert notes.clamp_words(None, 2.61087).endswith("On the other side it never bites.")
+    assert notes.clamp_words(-1.5, 2.61087).startswith(" Below t = −1.50 and past t = 2.61 the clamp bites")
+    with i18n.using("zh"):
+        zh = notes.clamp_words(-10.99998, 2.61087)
+    assert "t = 2.61" in zh and "t = −11.00" in zh and "截断" in zh

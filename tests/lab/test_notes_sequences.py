@@ -249,3 +249,17 @@ def test_kl_at(drift_curves):
     kl, per_token, reverse = notes.kl_at(drift_curves, 64)
     assert kl == float(drift_curves.true_kl[63]) and per_token == kl / 64
     assert reverse == float(drift_curves.true_kl_reverse[63])
+
+
+def test_the_counterexample_text_names_the_noisier_from_the_stds():
+    from lab import i18n
+
+    curves = exact_curves(*RB_COUNTEREXAMPLE, notes.MAX_LENGTH)
+    assert notes.counterexample_text(curves, 1).endswith("At T = 1 the std of Σk1 is 0.5 and rb's is 0: here Σk1 is "
+                                                         "the noisier.")
+    assert notes.counterexample_text(curves, 8).endswith("At T = 8 the std of Σk1 is 3 and rb's is 3.5: rb is the "
+                                                         "noisier.")
+    assert "T ≥ 2" in notes.source_help()
+    with i18n.using("zh"):
+        zh = notes.counterexample_text(curves, 8)
+    assert zh.startswith("**反例**") and zh.endswith("在 T = 8 时，Σk1 的标准差为 3，rb 的为 3.5：rb 噪声更大。")

@@ -1,0 +1,75 @@
+"""Claim 18 (issue 17): the relative error of the sample variance, and of the sample SD.
+
+The Estimator lab's warning said "N draws estimate its spread with a relative
+error of about √((κ−1)/N)": that is the sample *variance*'s relative standard
+error; the sample SD's is about half, √((κ−1)/(4N)) (delta method).  The
+warning now gives both.  Checked: the numbers in every warning the page shows
+over its presets and N, against κ; and the two formulas by simulation (seeded,
+tolerances from the runs' standard errors).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+from kl_core.distributions import parse
+from kl_core.estimators import ESTIMATORS, evaluate
+from kl_core.montecarlo import simulate
+from kl_core.presets import PRESETS
+from kl_core.reliability import error_bar_check
+from lab.notes import estimator_lab as notes
+
+KEYS = ("k1", "k2", "k3", "k3_pq")
+NS = (10, 100, 1000)
+SHOWN = re.compile(r"Its kurtosis is (\S+), so N draws estimate its variance with a relative error of about "
+                   r"(\S+), and its SD with about (\S+);")
+
+
+def _warnings(preset, n):
+    q, p = parse(preset.q_spec), parse(preset.p_spec)
+    checks = {k: error_bar_check(k, q, p, n) for k in KEYS}
+    sim = simulate(q, p, n, repeats=1, seed=0, keys=KEYS)
+    return checks, notes.error_bar_notes(checks, {k: sim[k] for k in KEYS})
+
+
+def test_every_warning_on_the_presets_gives_both_numbers():
+    seen = 0
+    for preset in PRESETS.values():
+        for n in NS:
+            checks, shown = _warnings(preset, n)
+            for note in shown:
+                assert "estimate its spread with" not in note.text
+                name = re.search(r"The ±SE of (.+?) can't be trusted", note.text).group(1)
+                (check,) = [c for k, c in checks.items() if ESTIMATORS[k].name == name]
+                m = SHOWN.search(note.text)
+                if math.isinf(check.kurtosis):
+                    assert m is None
+                    continue
+                assert m is not None, note.text
+                seen += 1
+                var_rel = math.sqrt((check.kurtosis - 1) / n)
+                assert float(m.group(2)) == pytest.approx(var_rel, rel=5e-4)
+                assert float(m.group(3)) == pytest.approx(math.sqrt((check.kurtosis - 1) / (4 * n)), rel=5e-4)
+    assert seen >= 1
+
+
+@pytest.mark.parametrize(("p_spec", "key"), [("normal(0.5,1)", "k1"), ("normal(0.5,1)", "k3")])
+def test_the_two_formulas_by_simulation(p_spec, key):
+    q, p = parse("normal(0,1)"), parse(p_spec)
+    n, runs = 2000, 2000
+    check = error_bar_check(key, q, p, n)
+    rng = np.random.default_rng(20261202)
+    x = rng.standard_normal((runs, n))
+    values = evaluate(key, p.logpdf(x) - q.logpdf(x))
+    var = values.var(axis=1, ddof=1)
+    sd = np.sqrt(var)
+    rel_var = var.std(ddof=1) / check.exact_sd**2
+    rel_sd = sd.std(ddof=1) / check.exact_sd
+    # each is itself estimated from `runs` runs: its relative SE is about √((κ_v − 1)/(4·runs)) ≤ 5% here
+    assert rel_var == pytest.approx(check.var_relative_se, rel=0.08)
+    assert rel_sd == pytest.approx(check.sd_relative_se, rel=0.08)
+    assert check.sd_relative_se == pytest.approx(math.sqrt((check.kurtosis - 1) / (4 * n)), rel=1e-12)
