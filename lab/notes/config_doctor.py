@@ -21,8 +21,8 @@ from kl_core.doctor import (
     Diagnosis,
     DoctorWarning,
     KLUse,
-    other_release_words,
     clamp_sides,
+    other_release_words,
     render_changes,
 )
 from kl_core.doctor_releases import eras
