@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kl_core._validation import N_, Message
+from kl_core.crosswalk import marked_message
 from kl_core.lesson_quantities import CHOICE_QUANTITIES, NUMERIC_QUANTITIES, compute
 
 __all__ = [
@@ -1033,7 +1034,7 @@ def _seed(lesson_no: int, step_no: int, variant: int) -> int:
 
 
 def _choice_label(c: Choice) -> Message:
-    return Message(c.label, **c.fill)
+    return marked_message(c.label, **c.fill)
 
 
 def question(lesson_no: int, step_no: int, variant: int = 0) -> Question:
@@ -1098,10 +1099,10 @@ def question(lesson_no: int, step_no: int, variant: int = 0) -> Question:
         answer=answer,
         tolerance=tol,
         choices=choices,
-        title=Message(st.title),
-        setup=Message(st.setup, **fill),
-        prompt=Message(st.prompt, **fill),
-        explanation=Message(st.explanation, **fill),
+        title=marked_message(st.title),
+        setup=marked_message(st.setup, **fill),
+        prompt=marked_message(st.prompt, **fill),
+        explanation=marked_message(st.explanation, **fill),
         facts=facts,
         explore=st.explore(params),
         chart=st.chart,
@@ -1122,11 +1123,11 @@ def _doctor_words(params: Params, answer: float | str) -> Params:
     where = compute("kl_where", params)
     out: Params = {
         "text": example_text(params["config"]).strip(),
-        "where_words": Message(_WHERE_WORDS[str(where)], option=params.get("option", "")),
+        "where_words": marked_message(_WHERE_WORDS[str(where)], option=params.get("option", "")),
     }
     if isinstance(answer, str):
         labels = {c.key: c.label for c in (*_WHERE_CHOICES, *_ESTIMATOR_CHOICES, *_GRADIENT_CHOICES)}
-        out["answer_words"] = Message(labels[answer]) if answer in labels else answer
+        out["answer_words"] = marked_message(labels[answer]) if answer in labels else answer
     return out
 
 
