@@ -37,8 +37,8 @@ WIDGETS = """() => {
         texts: all("[data-testid='stTextInput'] input, [data-testid='stTextArea'] textarea").map(e => e.value),
         numbers: all("[data-testid='stNumberInput'] input").map(e => [label(e), e.value]),
         selects: all("[data-testid='stSelectbox'] input").map(e => [e.getAttribute('aria-label'), e.value]),
-        segmented: all("[data-testid='stButtonGroup']").map(g => [...g.querySelectorAll('button')]
-            .filter(b => (b.getAttribute('data-testid') || '').endsWith('Active')).map(b => b.innerText.trim())),
+        segmented: all("[data-testid='stButtonGroup']").map(g => [...g.querySelectorAll("[aria-checked='true']")]
+            .map(b => b.innerText.trim())),
         multiselects: all("[data-testid='stMultiSelect']").map(m => [...m.querySelectorAll("[data-baseweb='tag']")]
             .map(t => t.innerText.trim())),
         checks: all("input[type='checkbox']").map(e => e.checked),
@@ -96,8 +96,8 @@ def assert_link_reproduces(chromium, page) -> None:
 
 
 def press(page, label: str, key: str, times: int = 1, nth: int = 0) -> None:
-    """Focus the ``nth`` slider called ``label`` and press ``key`` ``times`` times, each after the last run."""
-    thumb = page.locator(f"{MAIN} input[type='range'][aria-label='{label}']").nth(nth)
+    """Focus the ``nth`` slider whose label starts with ``label`` and press ``key`` ``times`` times, each after the last run."""
+    thumb = page.locator(f"{MAIN} input[type='range'][aria-label^='{label}']").nth(nth)
     thumb.focus()
     for _ in range(times):
         before = thumb.get_attribute("aria-valuetext")
@@ -116,9 +116,8 @@ def choose(page, label: str, option: str, nth: int = 0) -> None:
 
 def segment(page, label: str, option: str) -> None:
     """Click ``option`` in the segmented control called ``label``."""
-    group = page.locator(f"{MAIN} [data-testid='stButtonGroup']").filter(
-        has=page.locator("label", has_text=label))
-    group.get_by_role("button", name=option, exact=True).click()
+    group = page.locator(f"{MAIN} [data-testid='stButtonGroup']", has_text=label)
+    group.get_by_role("radio", name=option, exact=True).click()
     wait_for_app_run(page)
 
 
