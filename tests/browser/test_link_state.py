@@ -35,7 +35,7 @@ WIDGETS = """() => {
     return {
         sliders: all("input[type='range']").map(e => [e.getAttribute('aria-label'), e.getAttribute('aria-valuetext')]),
         texts: all("[data-testid='stTextInput'] input, [data-testid='stTextArea'] textarea").map(e => e.value),
-        numbers: all("[data-testid='stNumberInput'] input").map(e => [label(e), e.value]),
+        number_inputs: all("[data-testid='stNumberInput'] input").map(e => [label(e), e.value]),
         selects: all("[data-testid='stSelectbox'] input").map(e => [e.getAttribute('aria-label'), e.value]),
         segmented: all("[data-testid='stButtonGroup']").map(g => [...g.querySelectorAll("[aria-checked='true']")]
             .map(b => b.innerText.trim())),
@@ -56,16 +56,21 @@ DRAWN = """() => {
 
 
 def settle(page) -> None:
-    """Wait for the run, the charts, the tables (glide's cells are in the DOM for screen readers)."""
+    """Wait for the run, then until every chart is drawn and the page has stopped changing."""
     wait_until_settled(page)
-    page.wait_for_function(DRAWN, polling=150, timeout=RUN_TIMEOUT_MS)
-    wait_until_settled(page, quiet_ms=400)
 
 
 def seen(page) -> dict[str, object]:
-    """What a reader sees: every number of the main area (tables and charts too) and every widget's value."""
-    scroll_through(page)  # charts draw once they have been in view
-    settle(page)
+    """What a reader sees: every number of the main area (tables and charts too) and every widget's value.
+
+    Charts draw once they have been in view, and a table's cells reach the DOM
+    (glide's screen-reader copy) a moment after it is drawn: scroll through,
+    wait for both, and for the page to stay still.
+    """
+    scroll_through(page)
+    wait_until_settled(page)
+    page.wait_for_function(DRAWN, polling=250, timeout=2 * RUN_TIMEOUT_MS)
+    wait_until_settled(page, quiet_ms=400)
     assert page.locator("[data-testid='stException']").count() == 0
     return {"numbers": numbers(page), **page.evaluate(WIDGETS)}
 
@@ -150,6 +155,7 @@ def edit_cell(page, nth: int, row: int, col: int, value: str) -> None:
     """Type ``value`` into cell (``row``, ``col``) of the ``nth`` table: click its first cell, arrow there, Enter."""
     grid = page.locator(f"{MAIN} [data-testid='stDataFrame']").nth(nth)
     grid.scroll_into_view_if_needed()
+    grid.locator("canvas").first.wait_for()
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # row 0, column 0 (header and rows 35 px)
     for _ in range(col):
