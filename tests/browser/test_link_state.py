@@ -67,6 +67,9 @@ def seen(page) -> dict[str, object]:
     (glide's screen-reader copy) a moment after it is drawn: scroll through,
     wait for both, and for the page to stay still.
     """
+    # Open every expander (which are open is not part of the link): their tables count too.
+    page.evaluate("""() => document.querySelectorAll("[data-testid='stMain'] details:not([open]) > summary")
+        .forEach(s => s.click())""")
     scroll_through(page)
     wait_until_settled(page)
     page.wait_for_function(DRAWN, polling=250, timeout=2 * RUN_TIMEOUT_MS)
@@ -119,6 +122,17 @@ def choose(page, label: str, option: str, nth: int = 0) -> None:
     wait_for_app_run(page)
 
 
+def next_option(page, label: str) -> None:
+    """Pick the option after the current one in the select box called ``label``, by keyboard."""
+    box = page.locator(f"{MAIN} input[aria-label='{label}']")
+    before = box.input_value()
+    box.click()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_function("([el, v]) => el.value !== v", arg=[box.element_handle(), before])
+    wait_for_app_run(page)
+
+
 def segment(page, label: str, option: str) -> None:
     """Click ``option`` in the segmented control called ``label``."""
     group = page.locator(f"{MAIN} [data-testid='stButtonGroup']", has_text=label)
@@ -157,7 +171,12 @@ def edit_cell(page, nth: int, row: int, col: int, value: str) -> None:
     grid.scroll_into_view_if_needed()
     grid.locator("canvas").first.wait_for()
     box = grid.bounding_box()
-    page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # row 0, column 0 (header and rows 35 px)
+    selected = "el => !!el.querySelector(\"td[aria-selected='true']\")"
+    for _ in range(5):  # a grid just drawn may take the first click as focus only
+        page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # row 0, column 0 (header and rows 35 px)
+        page.wait_for_timeout(300)
+        if grid.evaluate(selected):
+            break
     for _ in range(col):
         page.keyboard.press("ArrowRight")
     for _ in range(row):
@@ -191,9 +210,9 @@ def estimator_lab_sliders(page) -> None:
 
 def estimator_lab_categorical(page) -> None:
     choose(page, "Family", "Categorical (tokens)", 0)  # q categorical; p follows (same tokens)
-    press(page, "Logit of token 7", "ArrowRight", 2)
+    press(page, "Logit of token", "ArrowRight", 2)  # q's moving token
     edit_cell(page, 0, row=2, col=1, value="1.5")  # q's table: token 2's logit
-    type_spec(page, 1, "categorical(0,0,0,0,0,0,0,-2)")  # p typed
+    type_spec(page, 1, "categorical(0,0,0.5,1,-1)")  # p typed (as many tokens as q)
 
 
 def estimator_lab_family(page) -> None:
@@ -220,7 +239,7 @@ def bregman_gap(page) -> None:
 def gradients(page) -> None:
     press(page, "Drift $t$", "ArrowRight", 2)
     segment(page, "Tokens drawn from", "older policy")
-    choose(page, "Option to highlight", "TRL:kl:reward")
+    next_option(page, "Option to highlight")
     page.locator(f"{MAIN} [data-testid='stExpander']", has_text="logits and the reward").locator("summary").click()
     edit_cell(page, 0, row=1, col=2, value="0.75")  # token 1's logit of π_θ
     press(page, "β, the KL coefficient", "ArrowRight", 1)
