@@ -8,7 +8,10 @@ the Streamlit widget with ``key=<url key>`` and ``bind="query-params"``
   to the widget's default is left out of the URL;
 * opening a URL seeds the widget from it;
 * Streamlit itself drops a URL value it cannot use (``?n=abc``, out of range,
-  unknown option) and falls back to the default.
+  unknown option) and falls back to the default;
+* after drawing the widget the helper writes its value into the URL from the
+  server where the browser's URL disagrees (:func:`_write_url`): Streamlit's
+  browser-side sync is lost for a widget drawn at a new place on the page.
 
 On top of that these helpers show a visible note under the widget when a link
 carried a value that was dropped or corrected, so a shared link that no longer
