@@ -159,9 +159,13 @@ def type_spec(page, nth: int, spec: str) -> None:
 
 
 def multiselect_add(page, label: str, option: str) -> None:
-    page.locator(f"{MAIN} [data-testid='stMultiSelect']", has_text=label).click()
+    """Add ``option`` to the multiselect called ``label``: type it into the box, click it."""
+    box = page.locator(f"{MAIN} [data-testid='stMultiSelect']", has_text=label)
+    box.locator("input").click()
+    page.keyboard.type(option)
     page.get_by_role("option", name=option, exact=True).click()
     page.keyboard.press("Escape")
+    box.get_by_text(option, exact=True).wait_for()  # its tag
     wait_for_app_run(page)
 
 
