@@ -8,7 +8,10 @@ the Streamlit widget with ``key=<url key>`` and ``bind="query-params"``
   to the widget's default is left out of the URL;
 * opening a URL seeds the widget from it;
 * Streamlit itself drops a URL value it cannot use (``?n=abc``, out of range,
-  unknown option) and falls back to the default.
+  unknown option) and falls back to the default;
+* after drawing the widget the helper writes its value into the URL from the
+  server where the browser's URL disagrees (:func:`_write_url`): Streamlit's
+  browser-side sync is lost for a widget drawn at a new place on the page.
 
 On top of that these helpers show a visible note under the widget when a link
 carried a value that was dropped or corrected, so a shared link that no longer
@@ -46,6 +49,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lab import i18n
 from lab.i18n import _
@@ -241,7 +245,48 @@ def _bound(
             raw = None
     out = widget(label, key=key, bind=BIND, **kwargs)
     _track(key, raw, out, allowed=allowed, fmt=fmt, options=choices)
+    _write_url(key)
     return out
+
+
+def _write_url(key: str) -> None:
+    """Make the URL hold the bound widget ``key``'s value as this run shows it.
+
+    Streamlit 1.67 leaves a user's change of a bound widget to the browser,
+    which writes the URL itself, and the browser loses that job for a widget
+    that is drawn again at a new place on the page: when an element above it
+    appears or goes (moving q's μ off a preset removes the preset's note above
+    N, R and the seed), the old copy's clean-up unregisters the new copy's URL
+    binding (both have the widget's id).  From then on N, R and the seed
+    moved on screen but not in the URL (issue 17 §5).  So every run compares
+    the widget's value with the URL the browser sent and, where they differ,
+    writes it the way Streamlit writes a value set from code
+    (``QueryParams.set_corrected_value``; the value at the widget's default is
+    taken out).  Where the browser did its job the two agree and nothing is sent.
+
+    This reaches into Streamlit's session state (``uv.lock`` pins 1.67);
+    ``tests/app/test_url_state.py`` fails if those internals change.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    safe = ctx.session_state
+    inner = safe._state
+    widget_id = inner.get_widget_id_from_key(key)
+    meta = inner.get_widget_metadata(widget_id) if widget_id is not None else None
+    if meta is None or meta.bind != BIND:
+        return
+    value = st.session_state[key]
+    with safe.query_params() as qp:
+        if value == meta.deserializer(None):
+            # Streamlit has already dropped it from its copy if the browser's URL had it.
+            if qp.has_param(key) or qp.get_initial_value(key) is not None:
+                qp.set_with_no_forward_msg(key, "")
+                qp.remove_param(key)  # sends the URL without it
+            return
+        shown = meta.serializer(value)
+        if not qp.stored_param_matches_corrected_value(key, shown, meta.value_type):
+            qp.set_corrected_value(key, shown, meta.value_type)
 
 
 def _english(fmt: Callable[[Any], str], option: Any) -> str:
