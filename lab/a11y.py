@@ -35,7 +35,7 @@ SKIP_ID = "kl-skip-link"
 _KEY = "kla11y"
 
 #: The script: idempotent, run again whenever its text changes (the language).
-_SCRIPT = """
+_SCRIPT = """// i18n: ok (JavaScript, no prose)
 (() => {
   const cfg = %(cfg)s;
   const doc = window.parent && window.parent.document ? window.parent.document : document;
