@@ -116,6 +116,15 @@ A11Y_CSS = (
     "summary:focus-visible,a:focus-visible,[role='tab']:focus-visible,"
     "[data-testid='stVegaLiteChart'] :focus-visible"
     "{outline:2px solid currentColor !important;outline-offset:2px;}"
+    # Text boxes and menus only tint their border on focus: add a ring.  The main area
+    # itself takes focus (Streamlit makes it scrollable by keyboard).
+    ":is([data-testid='stSelectbox'] [role='group'],[data-testid='stMultiSelect'] [role='group'],"
+    "[data-testid='stNumberInputContainer'],[data-testid='stTextInputRootElement'],"
+    "[data-testid='stTextAreaRootElement'],[data-baseweb='select'],[data-baseweb='input'],"
+    "[data-baseweb='textarea']):has(:focus-visible)"
+    "{outline:2px solid currentColor;outline-offset:1px;}"
+    "[data-testid='stMain']:focus-visible,canvas:focus-visible"
+    "{outline:2px solid currentColor;outline-offset:-2px;}"
     # Reduced motion: no animated transitions in the app's own CSS or Streamlit's.
     "@media (prefers-reduced-motion: reduce){*,*::before,*::after{"
     "animation-duration:0.01ms !important;animation-iteration-count:1 !important;"
