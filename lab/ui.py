@@ -292,6 +292,8 @@ def accessible_spec(spec: dict[str, Any], description: str) -> dict[str, Any]:
 
 
 _NUMBERS_KEY = "klnum"
+#: Pixels of a long "Show the numbers" table on screen; the rest scrolls in its box.
+_NUMBERS_HEIGHT = 420
 #: Channels whose field names a series (legend), and those that carry a label.
 _SERIES = ("color", "fill", "stroke", "strokeDash", "shape")
 
@@ -365,7 +367,8 @@ def show_numbers(ch: alt.TopLevelMixin, spec: dict[str, Any], *, name: str, desc
         df, labels = numbers_tables(spec, datasets)
         st.markdown(description)
         if df is not None:
-            st.table(df, hide_index=True)
+            # A long table scrolls in its own box (the keyboard can reach it: lab.a11y).
+            st.table(df, hide_index=True, height=_NUMBERS_HEIGHT if len(df) > 12 else "content")
         if labels:
             st.markdown(_("Written on the chart: {labels}").format(labels="; ".join(labels)))
 
