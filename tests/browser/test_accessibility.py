@@ -164,3 +164,37 @@ def test_every_chart_has_a_name(app_url, new_page, wait_for_app):
     for role, label, hidden in charts:
         assert role == "graphics-document" and label.startswith("图表") and len(label) > 8, (role, label)
         assert hidden == "true"
+
+
+def test_200_percent_zoom_loses_nothing(app_url, chromium, wait_for_app):
+    """WCAG 1.4.4: the 1280×800 projector at 200 % zoom (640×400 CSS px, 2 device px each).
+
+    Every page: nothing scrolls sideways except inside its own box, and the
+    navigation (the collapsed sidebar's button) is still on screen.
+    """
+    context = chromium.new_context(viewport={"width": 640, "height": 400}, device_scale_factor=2)
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    bad = []
+    try:
+        for info in PAGES:
+            page.goto(f"{app_url}/{info.url_path}?lang=en")
+            _settle(page, wait_for_app)
+            m = page.evaluate("""() => {
+                const main = document.querySelector("[data-testid='stMain']");
+                const nav = document.querySelector(
+                    "[data-testid='stExpandSidebarButton'], [data-testid='stSidebarCollapsedControl'] button,"
+                    + " [data-testid='stSidebarNav']");
+                const r = nav ? nav.getBoundingClientRect() : null;
+                return {doc: document.documentElement.scrollWidth, vw: window.innerWidth,
+                        main: main.scrollWidth, mainClient: main.clientWidth,
+                        nav: !!r && r.width > 0 && r.right <= window.innerWidth && r.bottom <= window.innerHeight};
+            }""")
+            where = info.url_path or "home"
+            if m["doc"] > m["vw"] + 1 or m["main"] > m["mainClient"] + 1:
+                bad.append(f"{where} scrolls sideways at 200 %: {m}")
+            if not m["nav"]:
+                bad.append(f"{where}: no navigation on screen at 200 %")
+    finally:
+        context.close()
+    assert not bad, "\n".join(bad)
