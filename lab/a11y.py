@@ -105,7 +105,9 @@ _SCRIPT = """// i18n: ok (JavaScript, no prose)
 
 #: The page CSS of issue 21 (in :data:`lab.ui.PAGE_CSS`).
 A11Y_CSS = (
-    # The skip link: off screen until it has the keyboard focus.
+    # The skip link: off screen until it has the keyboard focus.  Streamlit 1.67 adds one of
+    # its own (stSkipToContent), in English only and not always first: ours replaces it.
+    "[data-testid='stSkipToContent']{display:none !important;}"
     f"#{SKIP_ID}{{position:fixed;left:0.5rem;top:-4rem;z-index:1000002;padding:0.5rem 1rem;"
     "background:Canvas;color:CanvasText;border:2px solid currentColor;border-radius:0.5rem;"
     "font-family:'Source Sans','Source Sans Pro',sans-serif;font-size:1rem;}"  # i18n: ok (CSS)
