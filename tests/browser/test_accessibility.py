@@ -6,7 +6,9 @@ first "Show the numbers" table open).  On the loaded page axe-core (bundled by
 ``axe-playwright-python``; no npm) runs the WCAG 2.0/2.1 A and AA rules
 (:data:`TAGS`) in both themes (``prefers-color-scheme`` switched live: Streamlit
 follows it) and at both screen sizes (1280×800, 390×844; the window resized), so
-a page costs two loads per language.  A failure names the rule, the element, the
+a page costs two loads per language.  By default the (theme, size) pairs follow
+:data:`COMBOS` (each page and language sees both themes and both sizes, each
+page every pair); ``KL_AXE_FULL=1`` runs every pair everywhere.  A failure names the rule, the element, the
 page, the language, the theme and the size.
 
 It also checks ``<html lang>`` (``zh-Hans`` on Chinese pages, ``en`` on English
@@ -20,6 +22,8 @@ those elements.  It is empty: none is left.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from lab.pages import PAGES
@@ -31,6 +35,8 @@ SIZES = {"1280x800": (1280, 800), "390x844": (390, 844)}
 THEMES = ("light", "dark")
 LANGS = ("en", "zh")
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
+#: The "Show the numbers" expander's label in each language.
+NUMBERS = {"en": "Show the numbers", "zh": "显示数据"}
 
 #: One non-default state per page (a link's query), besides the defaults.
 STATES = {
@@ -82,17 +88,34 @@ def _violations(page, where: str) -> list[str]:
     return found
 
 
-def _scan_all(page, wait_for_app, where: str) -> list[str]:
+#: Every (theme, size) with ``KL_AXE_FULL=1``.  By default a covering design that keeps CI
+#: inside its time (a page load and an axe run each take seconds): each page, in each
+#: language, is checked in both themes and at both sizes, and every (theme, size) pair
+#: meets every page (in one of the languages); the non-default state adds one more pair.
+FULL = os.environ.get("KL_AXE_FULL", "").strip() not in ("", "0")
+COMBOS = {
+    ("en", "default"): [("light", "1280x800"), ("dark", "390x844")],
+    ("zh", "default"): [("dark", "1280x800"), ("light", "390x844")],
+    ("en", "state"): [("dark", "1280x800")],
+    ("zh", "state"): [("light", "390x844")],
+}
+
+
+def _scan_all(page, wait_for_app, where: str, combos) -> list[str]:
     found = []
-    for theme in THEMES:
+    for theme, size in combos:
+        w, h = SIZES[size]
         page.emulate_media(color_scheme=theme)
-        for size, (w, h) in SIZES.items():
-            page.set_viewport_size({"width": w, "height": h})
-            _settle(page, wait_for_app)
-            found += _violations(page, f"{where}, {theme} theme, {size}")
+        page.set_viewport_size({"width": w, "height": h})
+        _settle(page, wait_for_app)
+        found += _violations(page, f"{where}, {theme} theme, {size}")
     page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": 1280, "height": 800})
     return found
+
+
+def _combos(lang: str, which: str) -> list[tuple[str, str]]:
+    return [(t, s) for t in THEMES for s in SIZES] if FULL else COMBOS[lang, which]
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +148,8 @@ def test_no_axe_violations(app_url, tab, wait_for_app, url_path, lang):
     page.goto(f"{app_url}/{url_path}?lang={lang}")
     _settle(page, wait_for_app)
     assert page.evaluate("document.documentElement.lang") == HTML_LANG[lang], f"<html lang> on {name}"
-    found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang} at its defaults")
+    found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang} at its defaults",
+                       _combos(lang, "default"))
 
     page.goto(f"{app_url}/{url_path}?lang={lang}&{STATES[url_path]}")
     _settle(page, wait_for_app)
@@ -133,12 +157,10 @@ def test_no_axe_violations(app_url, tab, wait_for_app, url_path, lang):
     summary.click()
     page.locator("[data-testid='stExpander'] table").first.wait_for()
     _settle(page, wait_for_app)
-    found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang}&{STATES[url_path]}")
+    found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang}&{STATES[url_path]}",
+                       _combos(lang, "state"))
     assert not found, f"{len(found)} axe violation(s):\n" + "\n".join(found[:25])
 
-
-#: The expander's label in each language.
-NUMBERS = {"en": "Show the numbers", "zh": "显示数据"}
 
 
 def test_html_lang_follows_the_language_switch(app_url, new_page, wait_for_app):
