@@ -220,3 +220,29 @@ def test_200_percent_zoom_loses_nothing(app_url, chromium, wait_for_app):
     finally:
         context.close()
     assert not bad, "\n".join(bad)
+
+
+def test_reduced_motion_turns_transitions_off(app_url, chromium, wait_for_app):
+    """``prefers-reduced-motion: reduce``: no animated transition in Streamlit's CSS or ours."""
+    durations = """() => [...document.querySelectorAll("[data-testid='stSidebar'], [data-testid='stSidebar'] *,"
+        + " [data-testid='stMain'] button, [data-testid='stExpander'] *")]
+        .flatMap((el) => {
+            const cs = getComputedStyle(el);
+            return [...cs.transitionDuration.split(','), ...cs.animationDuration.split(',')]
+                .map((d) => parseFloat(d) * (d.trim().endsWith('ms') ? 1 : 1000));
+        }).reduce((a, b) => Math.max(a, b), 0)"""
+    longest = {}
+    for motion in ("no-preference", "reduce"):
+        context = chromium.new_context(viewport={"width": 1280, "height": 800}, reduced_motion=motion)
+        context.set_default_timeout(60_000)
+        try:
+            page = context.new_page()
+            page.goto(f"{app_url}/control-variates?lang=en")
+            wait_for_app(page)
+            page.wait_for_function("""() => [...document.querySelectorAll('style')]
+                .some((s) => s.textContent.includes('prefers-reduced-motion'))""")  # the page CSS
+            longest[motion] = page.evaluate(durations)
+        finally:
+            context.close()
+    assert longest["no-preference"] > 50, longest  # the check can see a transition
+    assert longest["reduce"] <= 1, longest
