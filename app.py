@@ -10,6 +10,7 @@ import os
 
 import streamlit as st
 
+from lab.a11y import page_support
 from lab.i18n import _, message
 from lab.language import language_switch
 from lab.navigation import navigation
@@ -24,6 +25,7 @@ st.set_page_config(
 )
 
 page_style()
+page_support()  # <html lang>, the skip link, keyboard-reachable scroll boxes (issue 21)
 page = navigation()
 if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.

@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 import textwrap
 import threading
 import weakref
@@ -39,6 +40,7 @@ from altair.utils.schemapi import SchemaBase
 from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
 from kl_core.estimators import ESTIMATORS
 from lab import i18n
+from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download
 from lab.gc_policy import freeze_new_imports
 from lab.i18n import _
@@ -46,8 +48,13 @@ from lab.i18n import _
 T = TypeVar("T")
 
 __all__ = [
+    "accessible_spec",
     "caption",
     "chart",
+    "chart_description",
+    "numbers_tables",
+    "plain",
+    "show_numbers",
     "grid",
     "metric_row",
     "page_style",
@@ -187,14 +194,183 @@ def chart(ch: alt.TopLevelMixin, *, name: str, caption: str | None = None,
     # validation costs ~20 ms per chart on every rerun; tests/app/test_lab.py
     # validates every builder instead.  The element is the same one
     # st.altair_chart draws (Streamlit theme, hover toolbar, full width).
-    st.vega_lite_chart(_spec_once(ch), width="stretch")
-    if not (caption or downloads):
+    spec = _spec_once(ch)
+    described = chart_description(spec, caption)
+    st.vega_lite_chart(accessible_spec(spec, described), width="stretch")
+    if caption or downloads:
+        with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+            if caption:
+                st.markdown(f":material/visibility: {caption}", width="stretch")
+            if downloads:
+                chart_downloads(ch, name)
+    show_numbers(ch, spec, name=name, description=described)
+
+
+# -- Charts for people who cannot see them (issue 21) -------------------------------------
+
+_MD = re.compile(r"\*\*|__|`|:material/[a-z_]+:|:[a-z]+\[|\]\{[^}]*\}")
+_TEX = {r"\lambda": "λ", r"\theta": "θ", r"\pi": "π", r"\mu": "μ", r"\sigma": "σ",
+        r"\beta": "β", r"\nabla": "∇", r"\mathbb{E}": "E", r"\log": "log", r"\cdot": "·",
+        r"\le": "≤", r"\ge": "≥", r"\approx": "≈", r"\infty": "∞", r"\to": "→"}
+
+
+def plain(text: str) -> str:
+    """Markdown and inline LaTeX as plain words for a screen reader (``**``, ``$``, ``\\lambda`` → λ)."""
+    for tex, char in _TEX.items():
+        text = text.replace(tex, char)
+    text = _MD.sub("", text).replace("$", "")
+    text = re.sub(r"\\[a-zA-Z]+", "", text).replace("{", "").replace("}", "")
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _title_text(title: Any) -> str:
+    if isinstance(title, dict):
+        title = title.get("text", "")
+    if isinstance(title, (list, tuple)):
+        title = " ".join(str(t) for t in title)
+    return str(title or "").strip()
+
+
+def _units(node: Any, data: str | None = None) -> Iterator[tuple[dict[str, Any], str | None]]:
+    """Every single-view layer of a spec with the name of its dataset (inherited from above)."""
+    if not isinstance(node, dict):
         return
-    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        if caption:
-            st.markdown(f":material/visibility: {caption}", width="stretch")
-        if downloads:
-            chart_downloads(ch, name)
+    own = node.get("data")
+    if isinstance(own, dict) and "name" in own:
+        data = own["name"]
+    if "mark" in node:
+        yield node, data
+    for key in ("layer", "hconcat", "vconcat", "concat"):
+        for child in node.get(key, []) or []:
+            yield from _units(child, data)
+    if isinstance(node.get("spec"), dict):
+        yield from _units(node["spec"], data)
+
+
+def _axis_titles(spec: dict[str, Any]) -> dict[str, str]:
+    """The title of each position channel (``x``, ``y``): the first layer that gives one."""
+    titles: dict[str, str] = {}
+    for unit, _data in _units(spec):
+        for channel, enc in (unit.get("encoding") or {}).items():
+            if not isinstance(enc, dict) or channel in titles:
+                continue
+            axis = enc.get("axis") if isinstance(enc.get("axis"), dict) else {}
+            legend = enc.get("legend") if isinstance(enc.get("legend"), dict) else {}
+            title = _title_text(enc.get("title") or axis.get("title") or legend.get("title"))
+            if title:
+                titles[channel] = title
+    return titles
+
+
+def chart_description(spec: dict[str, Any], caption: str | None = None) -> str:
+    """One sentence saying what a chart shows: its title and its caption, else its axes.
+
+    Vega draws it as the chart's accessible name (the SVG's ``aria-label``).
+    """
+    title = plain(_title_text(spec.get("title")))
+    if caption:
+        what = plain(caption)
+    else:
+        axes = _axis_titles(spec)
+        x, y = plain(axes.get("x", "")), plain(axes.get("y", ""))
+        what = (_("{y} against {x}.").format(y=y, x=x) if x and y else (y or x))
+    if title and what:
+        return _("Chart “{title}”: {what}").format(title=title, what=what)
+    return _("Chart: {what}").format(what=what or title)
+
+
+def accessible_spec(spec: dict[str, Any], description: str) -> dict[str, Any]:
+    """``spec`` with its description, and its marks and guides hidden from assistive technology.
+
+    Vega would otherwise give every bar, point and axis an automatic English
+    label ("left: 0.1; share: 0.02"), hundreds per chart, or none at all to
+    the marks without fields (svg-img-alt).  The description and the "Show the
+    numbers" table say what the chart shows, in the page's language.  A shallow
+    copy: the memoised spec is shared.
+    """
+    return {**spec, "description": description, "config": {**spec.get("config", {}), "aria": False}}
+
+
+_NUMBERS_KEY = "klnum"
+#: Pixels of a long "Show the numbers" table on screen; the rest scrolls in its box.
+_NUMBERS_HEIGHT = 420
+#: Channels whose field names a series (legend), and those that carry a label.
+_SERIES = ("color", "fill", "stroke", "strokeDash", "shape")
+
+
+def numbers_tables(spec: dict[str, Any], datasets: dict[str, list]) -> tuple[pd.DataFrame | None, list[str]]:
+    """The table behind a chart: its largest dataset with the axes' titles as headers; and its labels.
+
+    A field on ``x``/``y`` takes the axis title (``…, from``/``…, to`` for a
+    range: a bin, an error bar); a series field takes the legend's title or
+    "series".  Fields no channel shows are left out.  The labels are the
+    texts written on the chart ("true KL = 0.5").
+    """
+    axes = _axis_titles(spec)
+    headers: dict[str, dict[str, str]] = {}
+    labels: list[str] = []
+    for unit, data in _units(spec):
+        if data not in datasets:
+            continue
+        enc = unit.get("encoding") or {}
+        fields = {ch: e["field"] for ch, e in enc.items() if isinstance(e, dict) and isinstance(e.get("field"), str)}
+        cols = headers.setdefault(data, {})
+        for channel, field in fields.items():
+            if field in cols:
+                continue
+            base = channel[0] if channel in ("x", "x2", "y", "y2") else channel
+            title = axes.get(base, "")
+            if channel in ("x", "y") and f"{channel}2" in fields and title:
+                cols[field] = _("{axis}, from").format(axis=title)
+            elif channel in ("x2", "y2") and title:
+                cols[field] = _("{axis}, to").format(axis=title)
+            elif channel in ("x", "y"):
+                cols[field] = title or channel
+            elif channel in _SERIES:
+                cols.setdefault(field, axes.get(channel) or _("series"))
+            elif channel == "text":
+                labels += [str(r.get(field)) for r in datasets[data] if r.get(field) not in (None, "")]
+    best = max((d for d in headers if headers[d]), key=lambda d: (len(datasets[d]), len(headers[d])), default=None)
+    if best is None:
+        return None, list(dict.fromkeys(labels))
+    cols = headers[best]
+    names: dict[str, str] = {}
+    for field, header in cols.items():
+        while header in names.values():
+            header += " "
+        names[field] = header
+    rows = [{names[f]: _cell(r.get(f)) for f in cols} for r in datasets[best]]
+    return pd.DataFrame(rows, columns=list(names.values())), list(dict.fromkeys(labels))
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float):
+        from lab.format import number
+
+        return number(v)
+    return "" if v is None else v
+
+
+def show_numbers(ch: alt.TopLevelMixin, spec: dict[str, Any], *, name: str, description: str) -> None:
+    """"Show the numbers": the chart's data as a real table, in an expander the keyboard can open.
+
+    The table is built only when the expander is opened (``on_change="rerun"``),
+    so it costs nothing on the reruns of those who don't.
+    """
+    with st.expander(_("Show the numbers"), key=f"{_NUMBERS_KEY}-{name}", on_change="rerun",
+                     icon=":material/table:") as box:
+        if not box.open:
+            return
+        datasets = ch.datasets if isinstance(ch.datasets, dict) else {}
+        df, labels = numbers_tables(spec, datasets)
+        st.markdown(description)
+        if df is not None:
+            # A long table scrolls in its own box (the keyboard can reach it: lab.a11y).
+            st.table(df, hide_index=True, height=_NUMBERS_HEIGHT if len(df) > 12 else "content")
+        if labels:
+            st.markdown(_("Written on the chart: {labels}").format(labels="; ".join(labels)))
 
 
 def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:
@@ -275,7 +451,7 @@ _RUN_STATUS_CSS = (
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
 #: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css() + _RUN_STATUS_CSS
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css() + _RUN_STATUS_CSS + A11Y_CSS
 
 
 def run_status() -> Any:
