@@ -28,7 +28,7 @@ MIN_CHART_PX = 260
 #: the cells of data tables (st.dataframe: data such as library option names; its headers are
 #: checked by the coverage test of tests/lab/test_translations.py).
 TEXT_OF = """([selector, more]) => {
-    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
+    const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
         + "[data-testid='stDataFrame']" + (more ? ", " + more : "");
     const out = [];
     for (const root of document.querySelectorAll(selector)) {
