@@ -29,7 +29,7 @@ MIN_CHART_PX = 260
 #: the file uploader's drop zone (Streamlit's own words, "Upload" and its size limit) and
 #: what the user typed (text areas and inputs).
 PROSE = """() => {
-    const skip = "code, pre, .katex, svg, [data-testid='stCode'], [data-testid='stIconMaterial'], "
+    const skip = "script, style, code, pre, .katex, svg, [data-testid='stCode'], [data-testid='stIconMaterial'], "
         + "[data-testid='stAlertDynamicIcon'], [data-testid='stDataFrame'], "
         + "[data-testid='stDataFrameResizable'], [data-testid='stTable'], "
         + "[data-testid='stFileUploaderDropzone'], textarea, input";
@@ -135,7 +135,7 @@ def numbers(page) -> list[str]:
     The "Code:" expanders are left out: they show the core's docstring in English only.
     """
     text = page.evaluate("""() => {
-        const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
+        const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
             + "[data-testid='stExpander']:has([data-testid='stCode'])";
         const out = [];
         const walk = document.createTreeWalker(document.querySelector("[data-testid='stMain']"),

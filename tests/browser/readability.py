@@ -36,7 +36,7 @@ _DEFECTS = r"""() => {
     .map(e => e.innerText.slice(0, 40));
   out.cut_titles = [...document.querySelectorAll("[data-testid='stVegaLiteChart'] svg .role-title text")]
     .map(t => t.textContent).filter(s => s.includes('…'));
-  const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial']";
+  const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial']";
   const parts = [];
   const walk = document.createTreeWalker(document.querySelector("[data-testid='stMain']"), NodeFilter.SHOW_TEXT);
   for (let n = walk.nextNode(); n; n = walk.nextNode()) {

@@ -20,7 +20,7 @@ from scripts.translations import english_runs
 #: An element's words as a reader sees them, without code and maths (and icon names):
 #: its text nodes, one per line (so a chart's axis labels do not run together).
 TEXT_OF = """(selector) => {
-    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial']";
+    const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial']";
     const out = [];
     for (const root of document.querySelectorAll(selector)) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);

@@ -136,7 +136,7 @@ MEASURE = r"""() => {
     }
 
     // 5. prose outside maths and code (the sidebar too; chart text included)
-    const skip = "code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], style, script";
+    const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], style, script";
     const prose = [];
     for (const root of document.querySelectorAll("[data-testid='stSidebar'], [data-testid='stMain']")) {
         const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
