@@ -75,7 +75,17 @@ def seen(page) -> dict[str, object]:
     page.wait_for_function(DRAWN, polling=250, timeout=2 * RUN_TIMEOUT_MS)
     wait_until_settled(page, quiet_ms=400)
     assert page.locator("[data-testid='stException']").count() == 0
-    return {"numbers": numbers(page), **page.evaluate(WIDGETS)}
+    # Opening a "Show the numbers" expander reruns the page to build its table: read until two
+    # reads a moment apart agree, so a table still on its way is not read as a missing number.
+    now = numbers(page)
+    for _ in range(8):
+        page.wait_for_timeout(500)
+        wait_until_settled(page, quiet_ms=400)
+        again = numbers(page)
+        if again == now:
+            break
+        now = again
+    return {"numbers": now, **page.evaluate(WIDGETS)}
 
 
 def query(url: str) -> dict[str, list[str]]:
