@@ -90,9 +90,20 @@ _SCRIPT = """// i18n: ok (JavaScript, no prose)
       if (svg.getAttribute('aria-hidden') !== 'true') svg.setAttribute('aria-hidden', 'true');
     }
   };
+  // A radio option gets its option's visible text as its name: st.radio's label element
+  // gives none that axe accepts (axe's label rule).
+  const radios = () => {
+    for (const input of doc.querySelectorAll("[data-testid='stMain'] input[type='radio']")) {
+      let box = input.labels && input.labels.length ? input.labels[0] : input.parentElement;
+      for (let i = 0; 4 > i && box && !box.textContent.trim(); i++) box = box.parentElement;
+      const text = box ? box.textContent.trim() : '';
+      if (text && input.getAttribute('aria-label') !== text) input.setAttribute('aria-label', text);
+    }
+  };
   const later = () => {
     if (doc.documentElement.lang !== state.cfg.lang) doc.documentElement.lang = state.cfg.lang;
     charts();
+    radios();
     if (!state.timer) state.timer = win.setTimeout(fix, 200);
   };
   if (!state.observer) {
@@ -149,7 +160,7 @@ A11Y_CSS = (
     "{color:color-mix(in srgb,currentColor 75%,transparent);}"
     # A primary button's text: white on the light theme's dark red, dark on the dark
     # theme's light red (white on it would be 3.0:1).
-    "button[kind='primary'],button[kind='primary'] *{color:light-dark(#fff,#171614) !important;}"
+    "button[kind^='primary'],button[kind^='primary'] *{color:light-dark(#fff,#171614) !important;}"
     # The script's box takes no room.
     f"div:has(> .st-key-{_KEY}){{display:none;}}"
 )

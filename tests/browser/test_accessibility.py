@@ -37,10 +37,13 @@ LANGS = ("en", "zh")
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 #: The "Show the numbers" expander's label in each language.
 NUMBERS = {"en": "Show the numbers", "zh": "显示数据"}
+#: The lessons' "Show me" button (reveals the answer and the step's chart).
+SHOW_ME = {"en": "Show me", "zh": "显示答案"}
 
 #: One non-default state per page (a link's query), besides the defaults.
 STATES = {
     "": "mu=1.5",
+    "lessons": "lesson=2&step=4&v=17",
     "estimator-lab": "keys=k1&keys=k2&keys=k3&keys=k_lambda&keys=k3_pq",
     "control-variates": "lam=0.8",
     "bregman-gap": "p=normal(0,2)",
@@ -154,6 +157,9 @@ def test_no_axe_violations(app_url, tab, wait_for_app, url_path, lang):
 
     page.goto(f"{app_url}/{url_path}?lang={lang}&{STATES[url_path]}")
     _settle(page, wait_for_app)
+    if url_path == "lessons":  # a step shows its chart once the answer is revealed
+        page.get_by_role("button", name=SHOW_ME[lang]).click()
+        _settle(page, wait_for_app)
     summary = page.locator("[data-testid='stExpander'] summary", has_text=NUMBERS[lang]).first
     summary.click()
     page.locator("[data-testid='stExpander'] table").first.wait_for()

@@ -44,3 +44,10 @@ def test_numbers_table_has_the_axis_titles_and_every_bin():
     shares = np.array([float(s) for s in df["share of samples"]])
     assert abs(shares.sum() - 1) < 1e-2  # the bins' shares, written with 4 significant digits
     assert any("0.5" in label for label in labels)  # the true value's label on the chart
+
+
+def test_the_page_script_has_no_angle_bracket():
+    """st.html's sanitiser reads a '<' inside the script as a tag and drops the whole script."""
+    from lab import a11y
+
+    assert "<" not in a11y._SCRIPT
