@@ -181,7 +181,8 @@ def test_a_chinese_link_keeps_its_choices_in_english_words(app_url, new_page, wa
 
     with i18n.using("zh"):
         logit_zh, pearson_zh = i18n._("Categorical logit direction"), i18n._("Pearson χ²")
-    assert logit_zh != "Categorical logit direction" and pearson_zh != "Pearson χ²"
+    # The path's label is translated; Pearson's name is kept in Latin letters in Chinese too.
+    assert logit_zh != "Categorical logit direction" and "Pearson" in pearson_zh
 
     def params(page) -> dict[str, list[str]]:
         return parse_qs(urlsplit(page.url).query)
