@@ -132,11 +132,13 @@ def prose(page) -> str:
 def numbers(page) -> list[str]:
     """Every number in the main area outside code and maths, chart text included, sorted.
 
-    The "Code:" expanders are left out: they show the core's docstring in English only.
+    The "Code:" expanders are left out: they show the core's docstring in English only; so are
+    the "Show the numbers" tables (``lab.ui.show_numbers``), the chart data already compared
+    through the charts' own text.
     """
     text = page.evaluate("""() => {
         const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
-            + "[data-testid='stExpander']:has([data-testid='stCode'])";
+            + "[data-testid='stExpander']:has([data-testid='stCode']), [class*='st-key-klnum-']";
         const out = [];
         const walk = document.createTreeWalker(document.querySelector("[data-testid='stMain']"),
                                                NodeFilter.SHOW_TEXT);
