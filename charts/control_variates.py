@@ -33,6 +33,7 @@ from charts.palette import (
     EstimatorStyle,
     color,
     finish,
+    fitted_legend,
     scales,
     style,
 )
@@ -90,10 +91,10 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def _legend(orient: str = "top") -> dict:
-    # Two to a row: four marks' names do not fit a phone's width on one line.
+def _legend(labels: Sequence[str], orient: str = "top") -> dict:
+    # At most two to a row, one on a screen too narrow for two: Vega never wraps a legend.
     return {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
-            "columns": 2, **legend_text()}
+            **fitted_legend(labels, most=2), **legend_text()}
 
 
 def variance_parabola(
@@ -155,7 +156,7 @@ def variance_parabola(
     looks = scales([m.label for m in marks], [LAM_STAR_STYLE if m.key is None else m.key for m in marks])
     color_scale = looks["color"]
     # One legend of filled shapes: an outline would take the rules' dashes and fray them.
-    legend = {**_legend(), "symbolStrokeWidth": 0, "symbolSize": 160}
+    legend = {**_legend(color_scale["domain"]), "symbolStrokeWidth": 0, "symbolSize": 160}
     tooltip = [
         # TRANSLATORS: tooltip title of a marked point on the variance parabola
         {"field": "label", "type": "nominal", "title": _("where")},
@@ -400,14 +401,14 @@ def k_lambda_profile(
                     "field": "curve",
                     "type": "nominal",
                     "scale": looks["color"],
-                    "legend": _legend(),
+                    "legend": _legend(looks["color"]["domain"]),
                     "sort": None,
                 },
                 strokeDash={  # the colour's legend: merged, each symbol in its dash
                     "field": "curve",
                     "type": "nominal",
                     "scale": looks["strokeDash"],
-                    "legend": _legend(),
+                    "legend": _legend(looks["color"]["domain"]),
                     "sort": None,
                 },
                 tooltip=[

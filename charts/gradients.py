@@ -23,10 +23,13 @@ from charts.palette import (
     RB_COLOR,
     REFERENCE_COLOR,
     REFERENCE_DASH,
+    TITLE_SIZE,
     ZERO_COLOR,
     dash,
     finish,
+    fitted_legend,
     style,
+    wrapped,
 )
 from kl_core.gradients import GradientRow
 from lab.i18n import _, pgettext
@@ -167,7 +170,7 @@ def gradient_panel(
     chart = _layered(
         layers,
         datasets={"grad": records(rows), "zero": [{}]},
-        title={"text": title, "subtitle": list(subtitle), "color": option_color(row),
+        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": option_color(row),
                "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
@@ -256,7 +259,7 @@ def spread_panel(
     chart = _layered(
         layers,
         datasets={"bins": records(binned.table), "marks": records(marks)},
-        title={"text": title, "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
+        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
 
@@ -299,7 +302,7 @@ def lambda_spread_chart(
     which = {
         "field": "which", "type": "nominal",
         "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, k_lambda.color]},
-        "legend": {"title": None, "orient": "top", "columns": 2, "labelLimit": 220, "labelColor": TEXT_COLOR},
+        "legend": {"title": None, "orient": "top", "labelColor": TEXT_COLOR, **fitted_legend(names, most=2)},
     }
     layers = [
         alt.Chart(
@@ -427,6 +430,6 @@ def training_panel(
     chart = _layered(
         layers,
         datasets={"lines": records(lines), "dots": records(dots), "heads": records(heads)},
-        title={"text": title, "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
+        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)

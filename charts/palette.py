@@ -39,6 +39,8 @@ Debian's ``fonts-noto-cjk``) and in the PNG exports made by vl-convert.
 from __future__ import annotations
 
 import copy
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,11 +76,14 @@ __all__ = [
     "dash",
     "dash_scale",
     "finish",
+    "fitted_legend",
     "label",
     "scales",
     "shape",
     "shape_scale",
     "style",
+    "text_px",
+    "wrapped",
 ]
 
 #: A solid line (``strokeDash``).
@@ -336,6 +341,53 @@ CONFIG: dict = {
     "text": {"fontSize": AXIS_LABEL_SIZE},
     "view": {"strokeWidth": 0},
 }
+
+
+def text_px(text: str, font_size: float) -> float:
+    """A generous estimate of ``text``'s width in pixels: a CJK character is
+    ``font_size`` wide, any other about 0.62 of it (Streamlit's sans-serif)."""
+    return sum(font_size if ord(ch) >= 0x2E80 else 0.62 * font_size for ch in text)
+
+
+def fitted_legend(labels: Sequence[str], *, most: int, font_size: float = AXIS_LABEL_SIZE,
+                  symbol_px: float = 40.0) -> dict:
+    """Legend ``columns``, ``labelLimit`` and ``labelExpr`` that follow the plot's width.
+
+    Vega never wraps a legend, and a chart's width is known only in the
+    browser: the number of columns is a Vega expression of ``width``, at most
+    ``most``, fewer when the longest label would run past a phone's screen;
+    a label too long even for one column is drawn on two or more lines there.
+    """
+    column_px = max((text_px(t, font_size) for t in labels), default=0.0) + symbol_px
+    out: dict = {"columns": {"expr": f"max(1, min({most}, floor((width + 40) / {column_px:.0f})))"},
+                 "labelLimit": {"expr": "max(80, width + 10)"}}
+    long = {t: wrapped(t, _NARROW_LABEL_PX, font_size) for t in labels}
+    long = {t: lines for t, lines in long.items() if len(lines) > 1}
+    if long:
+        needs = json.dumps({t: round(text_px(t, font_size) + symbol_px) for t in long}, ensure_ascii=False)
+        lines = json.dumps(long, ensure_ascii=False)
+        out["labelExpr"] = f"width + 40 < ({needs})[datum.label] ? ({lines})[datum.label] : datum.label"
+    return out
+
+
+#: The widest a legend label is drawn on a phone (a 320 px screen's plot, px).
+_NARROW_LABEL_PX = 200.0
+
+
+def wrapped(text: str, max_px: float, font_size: float) -> list[str]:
+    """``text`` broken into lines at most ``max_px`` wide (by :func:`text_px`): at
+    spaces, or between any two CJK characters; a title as Vega draws lines."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[\u2E80-\uFFEF]|[^\s\u2E80-\uFFEF]+\s*|\s+", text):
+        if line and text_px((line + piece).rstrip(), font_size) > max_px:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines or [text]
 
 
 def finish(chart: alt.TopLevelMixin, *, height: int = 280) -> alt.TopLevelMixin:

@@ -35,6 +35,7 @@ from charts.palette import (
     EstimatorStyle,
     color,
     finish,
+    fitted_legend,
     scales,
 )
 from charts.palette import (
@@ -63,14 +64,11 @@ SEQUENCE_COLORS: dict[str, str] = {k: color(k) for k in SEQUENCE_KEYS}
 _EXACT_STYLE = EstimatorStyle(REFERENCE_COLOR, (1, 0), "stroke")
 
 
-def _legend(orient: str = "top", columns: int | None = None) -> dict:
-    # A fixed number of columns: Vega does not wrap a legend, so a long single row
-    # would run off a phone's screen.
-    out = {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
-           "labelLimit": 320, "labelColor": TEXT_COLOR}
-    if columns:
-        out["columns"] = columns
-    return out
+def _legend(labels: Sequence[str], columns: int, orient: str = "top") -> dict:
+    # At most ``columns`` to a row, fewer on a narrow screen: Vega never wraps a legend,
+    # so a long row would run off a phone's screen.
+    return {"orient": orient, "title": None, "labelFontSize": 14, "symbolStrokeWidth": 3,
+            "labelColor": TEXT_COLOR, **fitted_legend(labels, most=columns)}
 
 
 def _decade_floor(x: float) -> float:
@@ -147,9 +145,9 @@ def per_position_chart(
                       encoding=alt.FacetedEncoding(
                           x=x, y={"field": "value", "type": "quantitative", "title": y_title},
                           color={"field": "series", "type": "nominal", "scale": scale,
-                                 "legend": _legend(columns=3), "sort": None},
+                                 "legend": _legend(scale["domain"], columns=3), "sort": None},
                           shape={"field": "series", "type": "nominal", "scale": looks["shape"],
-                                 "legend": _legend(columns=3), "sort": None},
+                                 "legend": _legend(scale["domain"], columns=3), "sort": None},
                           tooltip=[
                               {"field": "series", "type": "nominal", "title": _("term")},
                               {"field": "t", "type": "quantitative", "title": "t"},
@@ -162,7 +160,7 @@ def per_position_chart(
                   encoding=alt.FacetedEncoding(
                       x=x, y={"field": "value", "type": "quantitative", "title": y_title},
                       color={"field": "series", "type": "nominal", "scale": scale,
-                             "legend": _legend(columns=3), "sort": None},
+                             "legend": _legend(scale["domain"], columns=3), "sort": None},
                       tooltip=[
                           {"field": "t", "type": "quantitative", "title": "t"},
                           {"field": "value", "type": "quantitative", "title": exact_label, "format": ".5g"},
@@ -269,7 +267,7 @@ def relative_std_chart(
     x = {"field": "T", "type": "quantitative", "scale": x_scale,
          "title": _("T, tokens per sequence (log scale)"), "axis": {"format": "d", "values": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]}}
     y_title = _("std per sequence / KL (log scale)")
-    color_enc = {"field": "series", "type": "nominal", "scale": scale, "legend": _legend(columns=3), "sort": None}
+    color_enc = {"field": "series", "type": "nominal", "scale": scale, "legend": _legend(scale["domain"], columns=3), "sort": None}
     datasets = {"lines": records(lines)}
     layers = [
         alt.Chart({"name": "lines"}, mark={"type": "line", "strokeWidth": 2.5, "clip": True},
@@ -410,7 +408,7 @@ def penalty_chart(
                   encoding=alt.FacetedEncoding(
                       x=x, y=y,
                       color={"field": "series", "type": "nominal", "scale": scale,
-                             "legend": _legend(columns=1), "sort": None},
+                             "legend": _legend(list(scale["domain"]), columns=1), "sort": None},
                       strokeDash={"field": "series", "type": "nominal", "legend": None, "sort": None,
                                   "scale": {"domain": list(curves), "range": [[1, 0], [7, 4], [2, 3], [10, 3, 2, 3]][: len(curves)]}},
                       tooltip=[
@@ -470,7 +468,7 @@ def gradient_bars(
                "axis": {"labelAngle": 0}},
             xOffset={"field": "series", "type": "nominal", "sort": names},
             y={"field": "value", "type": "quantitative", "title": _("gradient component")},
-            color={"field": "series", "type": "nominal", "legend": _legend(columns=1), "sort": names,
+            color={"field": "series", "type": "nominal", "legend": _legend(names, columns=1), "sort": names,
                    "scale": {"domain": names, "range": [colors[n] for n in names]}},
             tooltip=[
                 {"field": "series", "type": "nominal", "title": _("gradient")},

@@ -50,6 +50,7 @@ T = TypeVar("T")
 __all__ = [
     "accessible_spec",
     "caption",
+    "card",
     "chart",
     "chart_description",
     "numbers_tables",
@@ -433,6 +434,23 @@ _TABLE_CSS = (
     "{display:block;width:max-content;max-width:100%;overflow-x:auto;}"
 )
 
+_CARD_KEY = "klcard"
+#: On a phone a card's padding is halved, so that a chart inside it keeps
+#: the 260 px a chart needs (a 320 px screen leaves 256 px inside Streamlit's).
+_CARD_CSS = (
+    f"@media (max-width:420px){{[class*='st-key-{_CARD_KEY}-']"  # i18n: ok (CSS)
+    "{padding-left:0.5rem !important;padding-right:0.5rem !important;}}"
+)
+
+
+def card(name: str) -> Any:
+    """A bordered box (``st.container(border=True)``) with a narrower inner margin on a phone.
+
+    ``name`` makes its CSS class (``st-key-klcard-<name>``); use it once per run.
+    """
+    return st.container(border=True, key=f"{_CARD_KEY}-{name}")
+
+
 _RUN_STATUS_KEY = "klrunstatus"
 #: :func:`run_status`'s box floats at the top of the screen (under Streamlit's header,
 #: whose Stop and menu stay clickable), over the page: a spinner
@@ -451,7 +469,7 @@ _RUN_STATUS_CSS = (
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
 #: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _theme_css() + _RUN_STATUS_CSS + A11Y_CSS
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + A11Y_CSS
 
 
 def run_status() -> Any:

@@ -85,7 +85,7 @@ except ValueError:  # a release of another library than the text's
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))
-with st.container(border=True):
+with ui.card("verdict"):
     st.markdown("  \n".join(notes.summary_lines(d)))
     for fix, codes in notes.fix_groups(d):
         st.markdown(_("**Change** · removes {codes}").format(codes=", ".join(codes)))
@@ -99,7 +99,7 @@ if d.also:
 # ------------------------------------------------------------ the card
 approx, gradients = page_by_url("approx-kl"), page_by_url("gradients")
 for i, u in enumerate(d.kl_uses):
-    with st.container(border=True):
+    with ui.card(f"use-{i}"):
         st.subheader(notes.use_title(d, u))
         st.markdown(_("**Per token, the library computes**"))
         ui.formula(u.entry.formula_latex)
@@ -131,8 +131,8 @@ st.header(_("Warnings") if d.warnings else _("No warnings"))
 if not d.warnings:
     st.success(_("Nothing to change: every KL term has the reverse-KL gradient, on- and off-policy."),
                icon=":material/check_circle:")
-for w in d.warnings:
-    with st.container(border=True):
+for i, w in enumerate(d.warnings):
+    with ui.card(f"warning-{i}"):
         st.markdown(":material/warning: " + notes.warning_title(w))
         if w.fix:
             st.markdown(_("**Change** (checked: the doctor finds the warning gone with it)"))

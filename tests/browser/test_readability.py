@@ -252,15 +252,8 @@ def test_every_chart_is_wide_enough(measured, size, lang, url_path):
     )
 
 
-#: At 320 px (issue 21's reflow size) these legends, right of their plot, still run past the
-#: screen: a known limitation (README, "Accessibility"), to fix in their chart modules.
-CUT_AT_320 = {("control-variates", "en"), ("sequences", "zh")}
-
-
 @pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
 def test_no_chart_title_or_legend_is_cut(measured, size, lang, url_path):
-    if size == "320x640" and (url_path, lang) in CUT_AT_320:
-        pytest.skip("legend right of the plot runs past a 320 px screen (README: Known limitations)")
     charts = measured(size, lang, url_path)["charts"]
     bad = [f"chart {c['i']}: " + "; ".join(c["cut"]) for c in charts if c["cut"]]
     assert not bad, (
