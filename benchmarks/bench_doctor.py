@@ -1,10 +1,10 @@
-"""Benchmark of the config doctor (:mod:`kl_core.doctor`).
+"""Benchmark of the config doctor (:mod:`kl_core.doctor.diagnosis`).
 
 Prints figures; asserts nothing.  Run from the repository root:
 
     uv run python benchmarks/bench_doctor.py [--repeats N]
 
-1. :func:`kl_core.doctor.diagnose` on every real config in ``data/doctor_examples``
+1. :func:`kl_core.doctor.diagnosis.diagnose` on every real config in ``data/doctor_examples``
    (read, detect, resolve defaults, classify gradients, search and check every
    fix), in-process after one warm-up call: median CPU and wall time.
 2. The worst inputs the size limit allows (256 KiB): a script of 20,000 Hydra
@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
-from kl_core.doctor import UnreadableInput, diagnose  # noqa: E402
-from kl_core.doctor_parse import MAX_BYTES  # noqa: E402
+from kl_core.doctor.diagnosis import UnreadableInput, diagnose  # noqa: E402
+from kl_core.doctor.parse import MAX_BYTES  # noqa: E402
 
 DATA = ROOT / "data" / "doctor_examples"
 

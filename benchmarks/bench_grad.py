@@ -1,17 +1,17 @@
-"""Benchmark of the ``grad`` command's computations (:mod:`kl_core.gradients`, :mod:`kl_core.gradient_flow`).
+"""Benchmark of the ``grad`` command's computations (:mod:`kl_core.gradients.expected`, :mod:`kl_core.gradients.flow`).
 
 Prints figures; asserts nothing.  Run from the repository root:
 
     uv run python benchmarks/bench_grad.py [--repeats N]
 
-1. The whole ``grad`` table (:func:`kl_core.cli_grad.grad_report` without a
+1. The whole ``grad`` table (:func:`kl_core.cli.grad.grad_report` without a
    reward: true gradients, both optimal λ, 6 basic rows and every crosswalk loss
    entry, with spreads and cosines) for K = 64 random logits, on-policy and with
    an older sampler, in-process (median of several runs; target < 50 ms).
-   Also :func:`kl_core.gradients.gradient_table` alone, at K = 6, 64 and 256.
+   Also :func:`kl_core.gradients.expected.gradient_table` alone, at K = 6, 64 and 256.
 2. The training picture for K = 6 (the page's default vocabulary) and K = 64:
    ``grad_report`` with ``--reward`` and ``--beta`` (every row's fixed point),
-   and :func:`kl_core.gradient_flow.training_run` per option at K = 6 for the
+   and :func:`kl_core.gradients.flow.training_run` per option at K = 6 for the
    three options the page draws (k2, k3, k1).
 3. ``python -m kl_core grad`` end to end in a subprocess (interpreter start and
    imports included).
@@ -36,9 +36,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
-from kl_core.cli_grad import grad_report  # noqa: E402
-from kl_core.gradient_flow import training_run  # noqa: E402
-from kl_core.gradients import gradient_table  # noqa: E402
+from kl_core.cli.grad import grad_report  # noqa: E402
+from kl_core.gradients.expected import gradient_table  # noqa: E402
+from kl_core.gradients.flow import training_run  # noqa: E402
 
 
 def _cpu_model() -> str:

@@ -4,11 +4,11 @@ Prints figures; asserts nothing.  Run from the repository root:
 
     uv run python benchmarks/bench_sequence.py [--quick]
 
-1. Exact rows (:func:`kl_core.sequences.exact_moments`: all six estimators'
+1. Exact rows (:func:`kl_core.sequences.estimators.exact_moments`: all six estimators'
    means and standard deviations, both KL directions, per-position KL) for the
    drift family at K = 50, T = 256 (target < 100 ms), median of several runs;
    also :func:`exact_curves` (every T at once), and larger K and T for scale.
-2. Monte Carlo (:func:`kl_core.sequence_montecarlo.simulate_sequences`) of
+2. Monte Carlo (:func:`kl_core.sequences.montecarlo.simulate_sequences`) of
    10^5 sequences of length 256 at K = 50 (target < 2 s), with the tracemalloc
    peak of its numpy allocations.
 3. The whole command ``python -m kl_core sequence --K 50 --T 256 --n 100000
@@ -35,9 +35,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
-from kl_core.markov import drift_pair  # noqa: E402
-from kl_core.sequence_montecarlo import simulate_sequences  # noqa: E402
-from kl_core.sequences import exact_curves, exact_moments  # noqa: E402
+from kl_core.sequences.estimators import exact_curves, exact_moments  # noqa: E402
+from kl_core.sequences.markov import drift_pair  # noqa: E402
+from kl_core.sequences.montecarlo import simulate_sequences  # noqa: E402
 
 
 def _cpu_model() -> str:

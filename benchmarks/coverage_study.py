@@ -1,4 +1,4 @@
-"""Coverage of the Monte Carlo error bars, against kl_core.reliability's rule.
+"""Coverage of the Monte Carlo error bars, against kl_core.estimation.reliability's rule.
 
 Prints figures; asserts nothing.  Run from the repository root:
 
@@ -7,9 +7,9 @@ Prints figures; asserts nothing.  Run from the repository root:
 For each pair (q, p), estimator and N, draws ``runs`` independent batches of N
 samples of q (one ``default_rng(seed)`` stream), and counts how often the band
 ``mean ± 1.96·sd/√N`` (sd = the batch's own sample SD) holds the exact mean
-from :func:`kl_core.exact.estimator_moments`.  Beside it: (κ − 1)/N from the
+from :func:`kl_core.estimation.exact.estimator_moments`.  Beside it: (κ − 1)/N from the
 exact fourth moment, the median of sd/σ, and the verdict of
-:func:`kl_core.reliability.error_bar_check`.  The summary gives the coverage
+:func:`kl_core.estimation.reliability.error_bar_check`.  The summary gives the coverage
 range where the rule says "reliable" and where it does not.  The binomial
 standard error of one coverage figure from 2,000 runs is 0.005 at 95%.
 
@@ -28,8 +28,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
-from kl_core import estimators as est  # noqa: E402
-from kl_core.distributions import (  # noqa: E402
+from kl_core.estimation import estimators as est  # noqa: E402
+from kl_core.estimation.distributions import (  # noqa: E402
     Distribution,
     Gaussian,
     GaussianMixture,
@@ -37,8 +37,8 @@ from kl_core.distributions import (  # noqa: E402
     StudentT,
     log_ratio,
 )
-from kl_core.exact import estimator_moments  # noqa: E402
-from kl_core.reliability import error_bar_check  # noqa: E402
+from kl_core.estimation.exact import estimator_moments  # noqa: E402
+from kl_core.estimation.reliability import error_bar_check  # noqa: E402
 
 KEYS = ("k1", "k2", "k3", "k3_pq", "abs")
 CHUNK_VALUES = 2_000_000  # draws per chunk: bounded memory whatever N · runs is

@@ -1,6 +1,6 @@
 """Charts of the "approx_kl in practice" page: clamps along a drift path, per-position KL.
 
-Pure builders: :mod:`kl_core.clamps` and :mod:`kl_core.audit` results in,
+Pure builders: :mod:`kl_core.libraries.clamps` and :mod:`kl_core.audit.statistics` results in,
 ``altair`` charts out, no Streamlit.  Built in the fast style of
 ``docs/app_conventions.md``: Altair objects at the top, plain Vega-Lite dicts
 inside, rows in the top-level ``datasets``.
@@ -16,8 +16,8 @@ import pandas as pd
 
 from charts.histograms import records
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label, scales
-from kl_core.audit import PositionBucket
-from kl_core.clamps import ClampCurve, ClampPoint
+from kl_core.audit.statistics import PositionBucket
+from kl_core.libraries.clamps import ClampCurve, ClampPoint
 from lab.i18n import N_, _
 
 __all__ = [
@@ -77,9 +77,9 @@ def clamp_chart(
     Parameters
     ----------
     curve : ClampCurve
-        From :func:`kl_core.clamps.clamp_curve`.
+        From :func:`kl_core.libraries.clamps.clamp_curve`.
     point : ClampPoint
-        The same entry at the selected θ (from :func:`kl_core.clamps.clamp_point`),
+        The same entry at the selected θ (from :func:`kl_core.libraries.clamps.clamp_point`),
         marked with a vertical rule and three dots.
     estimator_key : str
         The entry's estimator (``"k1"``, ``"k2"``, ``"k3"``): the colour of its lines.
@@ -196,7 +196,7 @@ def clamp_hit_chart(
     Parameters
     ----------
     curve : ClampCurve
-        From :func:`kl_core.clamps.clamp_curve`.
+        From :func:`kl_core.libraries.clamps.clamp_curve`.
     point : ClampPoint
         The selected θ, marked with a rule and a dot.
     x_title : str, optional
@@ -304,7 +304,7 @@ def position_chart(
     Parameters
     ----------
     buckets : sequence of PositionBucket
-        ``AuditReport.positions`` from :func:`kl_core.audit.audit`.
+        ``AuditReport.positions`` from :func:`kl_core.audit.statistics.audit`.
     keys : sequence of str
         Estimator keys to draw, each in its colour.
     title : str, optional

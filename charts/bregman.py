@@ -1,6 +1,6 @@
 """The tangent-gap picture: a curve, its tangent at u = 1, and each sample's gap.
 
-Pure builder: :class:`kl_core.bregman.TangentPicture` objects come in (the
+Pure builder: :class:`kl_core.estimation.bregman.TangentPicture` objects come in (the
 curve on a grid, the seeded draws, one hand-moved ratio), an Altair chart goes
 out.  The only work done here is thinning: draws outside the x-range are left
 out (and counted), and repeated ratios (categorical q, p) are drawn once with
@@ -25,7 +25,7 @@ from charts.palette import (
     color,
     finish,
 )
-from kl_core.bregman import TangentPicture
+from kl_core.estimation.bregman import TangentPicture
 from lab.i18n import _
 
 __all__ = ["CURVE_COLOR", "OTHER_GAP_COLOR", "TANGENT_COLOR", "gap_color", "tangent_gap_chart"]

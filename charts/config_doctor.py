@@ -1,6 +1,6 @@
 """Chart of the "Config doctor" page: how hard a KL term pulls on a token, by its drift.
 
-A pure builder: a :class:`kl_core.doctor.PullCurve` in, an ``altair`` chart out,
+A pure builder: a :class:`kl_core.doctor.diagnosis.PullCurve` in, an ``altair`` chart out,
 no Streamlit.  Built in the fast style of ``docs/app_conventions.md``.
 """
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 from charts.histograms import records
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
-from kl_core.doctor import PullCurve
+from kl_core.doctor.diagnosis import PullCurve
 from lab.i18n import N_, _
 
 __all__ = ["FORWARD", "REVERSE", "Y_LIMIT", "pull_chart"]
@@ -29,7 +29,7 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     Parameters
     ----------
     curve : PullCurve
-        From :func:`kl_core.doctor.pull_curve`.
+        From :func:`kl_core.doctor.diagnosis.pull_curve`.
     estimator_key : str
         The term's estimator (``"k1"``, ``"k2"``, ``"k3"``, ``"abs"``): its line colour.
     option_label : str

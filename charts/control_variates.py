@@ -278,11 +278,11 @@ def k_lambda_profile(
         The grid of log r (x-axis).
     curves : sequence of (label, values, key)
         One line per estimator, values on the ``logr`` grid (from
-        ``kl_core.estimators``), in the colour and dash of estimator ``key``
+        ``kl_core.estimation.estimators``), in the colour and dash of estimator ``key``
         (:mod:`charts.palette`).
     negative : (float, float), optional
         An interval of log r where the first curve is < 0 (from
-        ``kl_core.bregman.k_lambda_negative_interval``); drawn as a band.
+        ``kl_core.estimation.bregman.k_lambda_negative_interval``); drawn as a band.
         Infinite ends are clipped to the grid.
     negative_label : str
         Label of that band (translated here if it is a message).

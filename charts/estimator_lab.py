@@ -40,7 +40,7 @@ from charts.palette import (
     scales,
     style,
 )
-from kl_core.sampling import NormalApproximation
+from kl_core.estimation.sampling_distributions import NormalApproximation
 from lab.i18n import _, pgettext
 
 __all__ = [
@@ -213,7 +213,7 @@ def batch_means_histogram(
     n : int
         Values per estimate (for the labels).
     approx : NormalApproximation or None
-        :func:`kl_core.sampling.batch_mean_normal` of the exact moments; drawn as
+        :func:`kl_core.estimation.sampling_distributions.batch_mean_normal` of the exact moments; drawn as
         a black curve, scaled to the expected share of estimates per bin, when
         it has a density.  None (or no density): no curve.
     true_value : float, optional

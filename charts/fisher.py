@@ -6,7 +6,7 @@ r"""Charts of the "f-divergences & Fisher" page.
 * :func:`k2_against_kl` – :math:`\mathbb{E}_q[k_2]` and :math:`\mathrm{KL}[q,p]` along the path;
 * :func:`k2_relative_bias` – :math:`(\mathbb{E}[k_2] - \mathrm{KL})/\mathrm{KL}`, with marked points.
 
-The builders take core results (``kl_core.fisher.FisherCurve``/``K2Bias`` or
+The builders take core results (``kl_core.estimation.fisher.FisherCurve``/``K2Bias`` or
 arrays) and only select, sort and label them; they compute no maths.
 
 Colours
@@ -59,8 +59,8 @@ from charts.palette import (
     finish,
     style,
 )
-from kl_core.divergences import DIVERGENCES
-from kl_core.fisher import FisherCurve, K2Bias
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.fisher import FisherCurve, K2Bias
 from lab.i18n import N_, _
 
 __all__ = [
@@ -77,7 +77,7 @@ __all__ = [
     "k2_relative_bias",
 ]
 
-#: One colour per f of ``kl_core.divergences.DIVERGENCES`` (see the module docstring).
+#: One colour per f of ``kl_core.estimation.divergences.DIVERGENCES`` (see the module docstring).
 F_COLORS: dict[str, str] = {
     "kl_qp": color("k3"),  # green: k3 estimates KL[q,p]
     "kl_pq": color("k3_pq"),  # orange: k3_pq estimates KL[p,q]
@@ -364,7 +364,7 @@ def divergence_along_path(
     Parameters
     ----------
     curves : sequence of FisherCurve
-        ``kl_core.fisher.fisher_curve`` results; several results for the same
+        ``kl_core.estimation.fisher.fisher_curve`` results; several results for the same
         f (e.g. a grid and the two range ends) are merged.
     lo, hi : float
         The θ range to draw.
@@ -499,7 +499,7 @@ def k2_against_kl(
     Parameters
     ----------
     biases : sequence of K2Bias
-        ``kl_core.fisher.k2_bias_along_path`` results (merged, e.g. a grid and the range ends).
+        ``kl_core.estimation.fisher.k2_bias_along_path`` results (merged, e.g. a grid and the range ends).
     lo, hi : float
         The θ range to draw.
     theta_title : str
@@ -584,7 +584,7 @@ def k2_relative_bias(
     Parameters
     ----------
     biases : sequence of K2Bias
-        ``kl_core.fisher.k2_bias_along_path`` results (merged).
+        ``kl_core.estimation.fisher.k2_bias_along_path`` results (merged).
     lo, hi : float
         The θ range to draw.
     theta_title : str

@@ -1,6 +1,6 @@
 """Charts of the "Gradients" page: expected gradients per logit, their spread, k_λ's λ, training.
 
-Pure builders: :mod:`kl_core.gradients` and :mod:`kl_core.gradient_flow`
+Pure builders: :mod:`kl_core.gradients.expected` and :mod:`kl_core.gradients.flow`
 results in, ``altair`` charts out, no Streamlit.  Built in the fast style of
 ``docs/app_conventions.md`` (Altair objects at the top, plain Vega-Lite dicts
 inside, rows in the top-level ``datasets``).  Each option's panel is its own
@@ -31,7 +31,7 @@ from charts.palette import (
     style,
     wrapped,
 )
-from kl_core.gradients import GradientRow
+from kl_core.gradients.expected import GradientRow
 from lab.i18n import _, pgettext
 
 __all__ = [
@@ -102,7 +102,7 @@ def gradient_panel(
     Parameters
     ----------
     row : GradientRow
-        The option (:func:`kl_core.gradients.gradient_table`).
+        The option (:func:`kl_core.gradients.expected.gradient_table`).
     reverse, forward : numpy.ndarray
         :math:`\\nabla\\mathrm{KL}[\\pi_\\theta\\|\\pi_{\\mathrm{ref}}]` (black bars' outline)
         and :math:`\\nabla\\mathrm{KL}[\\pi_{\\mathrm{ref}}\\|\\pi_\\theta]` (hollow circles).
@@ -170,7 +170,7 @@ def gradient_panel(
     chart = _layered(
         layers,
         datasets={"grad": records(rows), "zero": [{}]},
-        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": option_color(row),
+        title={"text": _fitted_title(title), "subtitle": list(subtitle), "color": option_color(row),
                "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
@@ -194,10 +194,10 @@ def spread_panel(
     Parameters
     ----------
     samples : numpy.ndarray
-        Projected estimates (:func:`kl_core.gradients.sample_projection_means`),
+        Projected estimates (:func:`kl_core.gradients.expected.sample_projection_means`),
         binned here.
     mean, sd : float
-        Their exact mean and standard deviation (:func:`kl_core.gradients.projection_moments`):
+        Their exact mean and standard deviation (:func:`kl_core.gradients.expected.projection_moments`):
         a dashed line and a grey band.
     target : float
         The projection of the true gradient (a solid black line).
@@ -259,7 +259,7 @@ def spread_panel(
     chart = _layered(
         layers,
         datasets={"bins": records(binned.table), "marks": records(marks)},
-        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
+        title={"text": _fitted_title(title), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)
 
@@ -278,7 +278,7 @@ def lambda_spread_chart(
     Parameters
     ----------
     lams, spreads : numpy.ndarray
-        The curve (:func:`kl_core.gradients.k_lambda_spread`).
+        The curve (:func:`kl_core.gradients.expected.k_lambda_spread`).
     lam : float
         The λ in use (a rule in kλ's colour and dash, ``charts.palette``).
     lam_grad : float
@@ -328,6 +328,12 @@ def lambda_spread_chart(
     return finish(chart, height=height)
 
 
+def _fitted_title(title: str) -> str | list[str]:
+    """The title, on two or more lines where one would be cut at :data:`TITLE_LIMIT`."""
+    lines = wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE)
+    return lines if len(lines) > 1 else title
+
+
 def _thin(steps: np.ndarray, limit: int) -> np.ndarray:
     """Indices of at most ``limit`` recorded steps, the first and the last kept."""
     if steps.size <= limit:
@@ -350,12 +356,12 @@ def training_panel(
     Parameters
     ----------
     steps : numpy.ndarray
-        Recorded ascent steps (:attr:`kl_core.gradient_flow.TrainingRun.steps`).
+        Recorded ascent steps (:attr:`kl_core.gradients.flow.TrainingRun.steps`).
     probs : numpy.ndarray
         One row of token probabilities per recorded step; thinned to
         :data:`MAX_TRAINING_POINTS` steps.
     optima : (numpy.ndarray, numpy.ndarray)
-        The reverse-KL and forward-KL optima (:func:`kl_core.gradient_flow.analytic_optima`),
+        The reverse-KL and forward-KL optima (:func:`kl_core.gradients.flow.analytic_optima`),
         drawn right of the last step in two columns: filled dots (reverse), hollow dots (forward).
     title : str
         The option.
@@ -430,6 +436,6 @@ def training_panel(
     chart = _layered(
         layers,
         datasets={"lines": records(lines), "dots": records(dots), "heads": records(heads)},
-        title={"text": wrapped(title, TITLE_LIMIT - 10, TITLE_SIZE), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
+        title={"text": _fitted_title(title), "subtitle": list(subtitle), "color": colour, "limit": TITLE_LIMIT},
     )
     return finish(chart, height=height)

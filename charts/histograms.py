@@ -290,7 +290,7 @@ def per_sample_histogram(
     values : array_like
         Per-sample values of estimator ``key`` (one per draw of ``x ~ q``).
     key : str
-        Estimator key of ``kl_core.estimators.ESTIMATORS``; sets colour and name.
+        Estimator key of ``kl_core.estimation.estimators.ESTIMATORS``; sets colour and name.
     true_value : float, optional
         The exact quantity the estimator targets; drawn as a dashed black rule.
     true_label : str, default "true KL"

@@ -2,7 +2,7 @@
 
 Colours are from the Okabe–Ito palette, which stays distinguishable under the
 common forms of colour blindness (M. Okabe & K. Ito, "Color Universal Design",
-2008).  Display labels come from ``kl_core.estimators.ESTIMATORS[key].name`` so
+2008).  Display labels come from ``kl_core.estimation.estimators.ESTIMATORS[key].name`` so
 a chart legend and the formula above it always use the same name.
 
 :func:`finish` applies the projector-friendly fonts every chart shares; call it
@@ -19,8 +19,8 @@ background; exports (PNG/SVG) keep the light colours.
 
 One look per estimator (issue 17): every estimator has one
 :class:`EstimatorStyle` in :data:`STYLES` -- colour, line dash and point
-shape -- keyed by the keys of ``kl_core.estimators.ESTIMATORS`` (plus ``rb``,
-and the sequence estimators of ``kl_core.sequences`` in
+shape -- keyed by the keys of ``kl_core.estimation.estimators.ESTIMATORS`` (plus ``rb``,
+and the sequence estimators of ``kl_core.sequences.estimators`` in
 :data:`SEQUENCE_STYLES`).  Every chart takes all three from here:
 :func:`color`, :func:`dash`, :func:`shape`, :func:`style`, or the scales of
 :func:`scales` (colour, ``strokeDash`` and ``shape`` of one field at once),
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import altair as alt
 
-from kl_core.estimators import ESTIMATORS
-from kl_core.sequences import SEQUENCE_KEYS
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.sequences.estimators import SEQUENCE_KEYS
 
 __all__ = [
     "AXIS_LABEL_SIZE",
@@ -147,7 +147,7 @@ _RB = EstimatorStyle("#705CD6", (12, 3, 2, 3, 2, 3), "triangle-right")
 #: One :class:`EstimatorStyle` per estimator: the keys of ``ESTIMATORS``, in their order, and ``rb``.
 STYLES: dict[str, EstimatorStyle] = {**{k: _LOOKS[k] for k in ESTIMATORS}, "rb": _RB}
 
-#: The sequence estimators of ``kl_core.sequences.SEQUENCE_KEYS``: a sum of per-token terms
+#: The sequence estimators of ``kl_core.sequences.estimators.SEQUENCE_KEYS``: a sum of per-token terms
 #: looks like its term (Σk1 like k1), ``seq_k3`` (k3 of the whole sequence's ratio) takes
 #: k3_pq's look (the second k3 colour), ``rb`` its own, and the per-token mean of k3 k3's
 #: colour with an even dash (it shares no chart with Σk3's solid line, but may one day).
@@ -345,8 +345,8 @@ CONFIG: dict = {
 
 def text_px(text: str, font_size: float) -> float:
     """A generous estimate of ``text``'s width in pixels: a CJK character is
-    ``font_size`` wide, any other about 0.62 of it (Streamlit's sans-serif)."""
-    return sum(font_size if ord(ch) >= 0x2E80 else 0.62 * font_size for ch in text)
+    ``font_size`` wide, any other about 0.6 of it (Streamlit's sans-serif, bold)."""
+    return sum(font_size if ord(ch) >= 0x2E80 else 0.6 * font_size for ch in text)
 
 
 def fitted_legend(labels: Sequence[str], *, most: int, font_size: float = AXIS_LABEL_SIZE,
@@ -366,7 +366,7 @@ def fitted_legend(labels: Sequence[str], *, most: int, font_size: float = AXIS_L
     if long:
         needs = json.dumps({t: round(text_px(t, font_size) + symbol_px) for t in long}, ensure_ascii=False)
         lines = json.dumps(long, ensure_ascii=False)
-        out["labelExpr"] = f"width + 40 < ({needs})[datum.label] ? ({lines})[datum.label] : datum.label"
+        out["labelExpr"] = f"width + 40 < ({needs})[datum.label] ? ({lines})[datum.label] : datum.label"  # i18n: ok (Vega)
     return out
 
 

@@ -41,7 +41,7 @@ from charts.palette import (
 from charts.palette import (
     shape as shape_of,
 )
-from kl_core.sequences import SEQUENCE_KEYS
+from kl_core.sequences.estimators import SEQUENCE_KEYS
 from lab.i18n import _
 
 #: Text drawn on a chart (labels next to marks): the colour of the shared axis labels.
@@ -375,7 +375,7 @@ def penalty_chart(
         T.
     curves : mapping of str to array_like
         Legend text → the penalty :math:`\\beta\\,c(T)\\,\\mathrm{KL}_T` at each T
-        (``kl_core.loss_aggregation.kl_coefficient`` times the exact KL);
+        (``kl_core.libraries.loss_aggregation.kl_coefficient`` times the exact KL);
         values ≤ 0 are left out of the log axis.
     colors : mapping of str to str
         Legend text → colour.

@@ -1,4 +1,4 @@
-"""``python -m kl_core``: see :mod:`kl_core.cli`.
+"""``python -m kl_core``: see :mod:`kl_core.cli.main`.
 
 Two things here make the process itself cheaper; neither changes an output.
 """
@@ -6,7 +6,7 @@ Two things here make the process itself cheaper; neither changes an output.
 import os
 import sys
 
-from kl_core.cli import main
+from kl_core.cli.main import main
 
 __all__: list[str] = []
 
@@ -39,7 +39,7 @@ def _exit(code: int) -> None:
 
     The command's work is done; unloading numpy and the rest module by module
     would add 20–30 ms of CPU to every run.  No thread is left running
-    (:func:`kl_core.montecarlo.simulate` joins its pool).
+    (:func:`kl_core.estimation.montecarlo.simulate` joins its pool).
     """
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from kl_core import exact, montecarlo
-from kl_core.distributions import parse
+from kl_core.estimation import exact, montecarlo
+from kl_core.estimation.distributions import parse
 from lab import i18n
 from lab.i18n import N_
 
@@ -107,7 +107,7 @@ def cached(waiting: str, *, max_entries: int) -> Callable[[Callable[..., Any]], 
 
 @cached(N_("Computing the exact KL…"), max_entries=64)
 def exact_kl(a_spec: str, b_spec: str) -> float:
-    r"""``kl_core.exact.kl(parse(a_spec), parse(b_spec))`` = :math:`\mathrm{KL}[a\,\|\,b]`."""
+    r"""``kl_core.estimation.exact.kl(parse(a_spec), parse(b_spec))`` = :math:`\mathrm{KL}[a\,\|\,b]`."""
     return exact.kl(parse(a_spec), parse(b_spec))
 
 
@@ -122,7 +122,7 @@ def simulate(
     keys: tuple[str, ...] = montecarlo.DEFAULT_KEYS,
     sample_size: int = 20_000,
 ) -> montecarlo.Simulation:
-    """``kl_core.montecarlo.simulate`` on spec strings; see its docstring."""
+    """``kl_core.estimation.montecarlo.simulate`` on spec strings; see its docstring."""
     return montecarlo.simulate(
         q_spec,
         p_spec,
@@ -143,7 +143,7 @@ CORE_ERRORS = (ValueError, ArithmeticError, RuntimeError)
 def estimator_moments(
     key: str, q_spec: str, p_spec: str, lam: float | None = None
 ) -> exact.Moments:
-    """``kl_core.exact.estimator_moments`` on spec strings: exact mean and variance."""
+    """``kl_core.estimation.exact.estimator_moments`` on spec strings: exact mean and variance."""
     return exact.estimator_moments(key, parse(q_spec), parse(p_spec), lam=lam)
 
 
@@ -219,40 +219,40 @@ def _chart(lang: str, name: str, _builder, *args, **kwargs):  # -> alt.TopLevelM
 
 @cached(N_("Computing the f-divergences along the path…"), max_entries=64)
 def fisher_curve(path: str, name: str, thetas: np.ndarray):  # -> fisher.FisherCurve
-    """``kl_core.fisher.fisher_curve``: D_f along a path and ½ f″(1) F θ² (~1-2 ms per θ).
+    """``kl_core.estimation.fisher.fisher_curve``: D_f along a path and ½ f″(1) F θ² (~1-2 ms per θ).
 
     ``thetas`` is a numpy array: Streamlit hashes its bytes at once, where a tuple
     of floats is hashed element by element (~1 ms per 100 floats on every rerun).
     """
-    from kl_core import fisher
+    from kl_core.estimation import fisher
 
     return fisher.fisher_curve(path, name, thetas)
 
 
 @cached(N_("Computing E[k2] and the KL along the path…"), max_entries=32)
 def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
-    """``kl_core.fisher.k2_bias_along_path``: E[k2] and KL[q,p] along a path."""
-    from kl_core import fisher
+    """``kl_core.estimation.fisher.k2_bias_along_path``: E[k2] and KL[q,p] along a path."""
+    from kl_core.estimation import fisher
 
     return fisher.k2_bias_along_path(path, thetas)
 
 
 @cached(N_("Computing the best λ…"), max_entries=64)
 def lambda_star(q_spec: str, p_spec: str) -> exact.LambdaStar:
-    """``kl_core.exact.lambda_star`` on spec strings: λ* of kλ, or None with the reason."""
+    """``kl_core.estimation.exact.lambda_star`` on spec strings: λ* of kλ, or None with the reason."""
     return exact.lambda_star(parse(q_spec), parse(p_spec))
 
 
 @cached(N_("Checking whether the error bars can be trusted…"), max_entries=256)
 def _error_bar_check(key: str, q_spec: str, p_spec: str, n: int, lam: float | None):
-    from kl_core import reliability
+    from kl_core.estimation import reliability
 
     return reliability.error_bar_check(key, parse(q_spec), parse(p_spec), n, lam=lam)
 
 
 def error_bar_checks(keys: tuple[str, ...], q_spec: str, p_spec: str, n: int,
                      lam: float) -> dict:  # -> {key: reliability.ErrorBarCheck | None}
-    """``kl_core.reliability.error_bar_check`` for each estimator at N = ``n``.
+    """``kl_core.estimation.reliability.error_bar_check`` for each estimator at N = ``n``.
 
     Can a ±SE from ``n`` draws be trusted (exact fourth moment)?  None where
     the core cannot tell (its exact moments failed for this pair).
@@ -268,42 +268,42 @@ def error_bar_checks(keys: tuple[str, ...], q_spec: str, p_spec: str, n: int,
 
 @cached(N_("Computing the variance of kλ for every λ…"), max_entries=64)
 def lambda_parabola(q_spec: str, p_spec: str):  # -> control_variates.LambdaParabola
-    """``kl_core.control_variates.lambda_parabola``: exact Var(kλ) as a parabola in λ."""
-    from kl_core import control_variates
+    """``kl_core.estimation.control_variates.lambda_parabola``: exact Var(kλ) as a parabola in λ."""
+    from kl_core.estimation import control_variates
 
     return control_variates.lambda_parabola(parse(q_spec), parse(p_spec))
 
 
 @cached(N_("Computing the variance gain along the path…"), max_entries=16)
 def gain_along_path(path: str, thetas: tuple[float, ...]):  # -> control_variates.GainCurve
-    """``kl_core.control_variates.gain_along_path``: Var(k3)/Var(kλ*) along a path (~2-4 ms per θ)."""
-    from kl_core import control_variates
+    """``kl_core.estimation.control_variates.gain_along_path``: Var(k3)/Var(kλ*) along a path (~2-4 ms per θ)."""
+    from kl_core.estimation import control_variates
 
     return control_variates.gain_along_path(path, thetas)
 
 
 @cached(N_("Drawing samples…"), max_entries=32)
 def draw_log_ratios(q_spec: str, p_spec: str, n: int, seed: int = 0):  # -> numpy.ndarray
-    """``kl_core.bregman.draw_log_ratios``: log r of n seeded draws x ~ q."""
-    from kl_core import bregman
+    """``kl_core.estimation.bregman.draw_log_ratios``: log r of n seeded draws x ~ q."""
+    from kl_core.estimation import bregman
 
     return bregman.draw_log_ratios(parse(q_spec), parse(p_spec), n, seed)
 
 
 @cached(N_("Computing the exact f-divergence…"), max_entries=64)
 def f_divergence(name: str, p_spec: str, q_spec: str) -> float:
-    """``kl_core.exact.f_divergence``: exact D_f(p, q) = E_q[f(p/q)] (``inf`` if it diverges)."""
+    """``kl_core.estimation.exact.f_divergence``: exact D_f(p, q) = E_q[f(p/q)] (``inf`` if it diverges)."""
     return exact.f_divergence(name, parse(p_spec), parse(q_spec))
 
 
 # ---------------------------------------------------------------- approx_kl page
-# (imports inside the functions: kl_core.audit pulls in pandas only when used)
+# (imports inside the functions: kl_core.audit.statistics pulls in pandas only when used)
 
 
 @cached(N_("Computing the clamped estimators along the path…"), max_entries=32)
-def clamp_curve(entry_id: str, path: str, n: int = 121):  # -> kl_core.clamps.ClampCurve
-    """``kl_core.clamps.clamp_curve``: exact clamped and unclamped means, KL and clamp hits along a path."""
-    from kl_core import clamps
+def clamp_curve(entry_id: str, path: str, n: int = 121):  # -> kl_core.libraries.clamps.ClampCurve
+    """``kl_core.libraries.clamps.clamp_curve``: exact clamped and unclamped means, KL and clamp hits along a path."""
+    from kl_core.libraries import clamps
 
     return clamps.clamp_curve(entry_id, path, n=n)
 
@@ -319,13 +319,13 @@ def _source(data: bytes, name: str):
 
 @cached(N_("Reading the file…"), max_entries=16)
 def table_columns(key: str, name: str, _data: bytes | None = None) -> list[str]:
-    """``kl_core.cli_audit.table_columns`` of the file at path ``key``, or of uploaded bytes.
+    """``kl_core.cli.audit.table_columns`` of the file at path ``key``, or of uploaded bytes.
 
     With ``_data`` (an upload's bytes, named ``name``), ``key`` only identifies
     the upload (its ``file_id``), so a large upload's bytes are not hashed
     again on every rerun.
     """
-    from kl_core.cli_audit import table_columns as columns
+    from kl_core.cli.audit import table_columns as columns
 
     return columns(key if _data is None else _source(_data, name))
 
@@ -343,13 +343,13 @@ def audit_file(
     direction: str = "sampler-other",
     _data: bytes | None = None,
     kl_col: str | None = None,
-):  # -> kl_core.audit.AuditReport
-    """``kl_core.audit.load_table`` then ``kl_core.audit.audit``; ``ValueError`` on a bad file.
+):  # -> kl_core.audit.statistics.AuditReport
+    """``kl_core.audit.statistics.load_table`` then ``kl_core.audit.statistics.audit``; ``ValueError`` on a bad file.
 
     ``key`` is a path, or with ``_data`` the upload's ``file_id`` (as in :func:`table_columns`).
     ``kl_col`` is the exact next-token KL column, which adds the Rao–Blackwellized ``rb``.
     """
-    from kl_core import audit
+    from kl_core.audit import statistics as audit
 
     table = audit.load_table(
         key if _data is None else _source(_data, name),
@@ -375,18 +375,18 @@ def json_file(path: str) -> dict:
 
 @cached(N_("Reading the configuration…"), max_entries=32)
 def diagnose(data: str | bytes, library: str | None = None, filename: str | None = None,
-             release: str | None = None):  # -> kl_core.doctor.Diagnosis
-    """``kl_core.doctor.diagnose``; ``UnreadableInput`` (a ``ValueError``) on input it cannot read."""
-    from kl_core.doctor import diagnose as run
+             release: str | None = None):  # -> kl_core.doctor.diagnosis.Diagnosis
+    """``kl_core.doctor.diagnosis.diagnose``; ``UnreadableInput`` (a ``ValueError``) on input it cannot read."""
+    from kl_core.doctor.diagnosis import diagnose as run
 
     return run(data, library, filename=filename, release=release)
 
 
 @cached(N_("Computing how this option pulls the policy…"), max_entries=64)
-def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.PullCurve
-    """``kl_core.doctor.pull_curve`` of the crosswalk entry ``library``/``option``/``acts_on``."""
-    from kl_core.crosswalk import lookup
-    from kl_core.doctor import pull_curve as run
+def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.diagnosis.PullCurve
+    """``kl_core.doctor.diagnosis.pull_curve`` of the crosswalk entry ``library``/``option``/``acts_on``."""
+    from kl_core.doctor.diagnosis import pull_curve as run
+    from kl_core.libraries.crosswalk import lookup
 
     return run(lookup(library, option, acts_on=acts_on))
 
@@ -397,8 +397,8 @@ def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.Pu
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def drift_specs(k: int, drift: float, placement: str) -> tuple[str, str]:
-    """``kl_core.markov.drift_pair`` as the two ``markov(...)`` specs ``(policy, ref)``."""
-    from kl_core.markov import drift_pair
+    """``kl_core.sequences.markov.drift_pair`` as the two ``markov(...)`` specs ``(policy, ref)``."""
+    from kl_core.sequences.markov import drift_pair
 
     policy, ref = drift_pair(k, drift, placement)
     return policy.spec, ref.spec
@@ -406,8 +406,8 @@ def drift_specs(k: int, drift: float, placement: str) -> tuple[str, str]:
 
 @cached(N_("Computing the exact curves for every sequence length…"), max_entries=32)
 def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> sequences.SequenceCurves
-    """``kl_core.sequences.exact_curves``: exact mean and std of the six estimators for T = 1 … max_length."""
-    from kl_core.sequences import exact_curves
+    """``kl_core.sequences.estimators.exact_curves``: exact mean and std of the six estimators for T = 1 … max_length."""
+    from kl_core.sequences.estimators import exact_curves
 
     return exact_curves(policy_spec, ref_spec, max_length)
 
@@ -416,16 +416,16 @@ def sequence_curves(policy_spec: str, ref_spec: str, max_length: int):  # -> seq
 def sequence_sample(
     policy_spec: str, ref_spec: str, length: int, n: int, seed: int, checkpoints: tuple[int, ...]
 ):  # -> sequence_montecarlo.SequenceSample
-    """``kl_core.sequence_montecarlo.simulate_sequences`` with summaries at ``checkpoints``."""
-    from kl_core.sequence_montecarlo import simulate_sequences
+    """``kl_core.sequences.montecarlo.simulate_sequences`` with summaries at ``checkpoints``."""
+    from kl_core.sequences.montecarlo import simulate_sequences
 
     return simulate_sequences(policy_spec, ref_spec, length, n, seed=seed, checkpoints=checkpoints)
 
 
 @cached(N_("Computing every option's exact gradient…"), max_entries=32)
 def sequence_gradient_table(policy_spec: str, ref_spec: str, length: int):  # -> SequenceGradientTable
-    """``kl_core.sequence_gradients.sequence_gradient_table``: every option's exact expected gradient."""
-    from kl_core.sequence_gradients import sequence_gradient_table as table
+    """``kl_core.sequences.gradients.sequence_gradient_table``: every option's exact expected gradient."""
+    from kl_core.sequences.gradients import sequence_gradient_table as table
 
     return table(policy_spec, ref_spec, length)
 
@@ -438,8 +438,8 @@ Logits = tuple[float, ...]
 
 @cached(N_("Computing every option's exact gradient…"), max_entries=64)
 def gradient_table(policy: Logits, ref: Logits, sampler: Logits | None, lam: float):  # -> GradientTable
-    """``kl_core.gradients.gradient_table`` with every crosswalk entry that has a gradient (loss and reward)."""
-    from kl_core import gradients
+    """``kl_core.gradients.expected.gradient_table`` with every crosswalk entry that has a gradient (loss and reward)."""
+    from kl_core.gradients import expected as gradients
 
     return gradients.gradient_table(policy, ref, sampler=sampler, lam=lam,
                                     entries=gradients.gradient_entries())
@@ -448,8 +448,8 @@ def gradient_table(policy: Logits, ref: Logits, sampler: Logits | None, lam: flo
 @cached(N_("Computing the spread of kλ's gradient…"), max_entries=64)
 def k_lambda_spread(policy: Logits, ref: Logits, sampler: Logits | None,
                     lams: np.ndarray) -> np.ndarray:
-    """``kl_core.gradients.k_lambda_spread``: k_λ's gradient spread along a grid of λ."""
-    from kl_core import gradients
+    """``kl_core.gradients.expected.k_lambda_spread``: k_λ's gradient spread along a grid of λ."""
+    from kl_core.gradients import expected as gradients
 
     return gradients.k_lambda_spread(policy, ref, sampler=sampler, lam=lams)
 
@@ -461,11 +461,11 @@ def projection_draws(
 ) -> dict[str, tuple[np.ndarray, float, float]]:
     """Per option: ``repeats`` N-sample gradient estimates projected on ∇KL[π_θ‖π_ref], and their exact mean and sd.
 
-    ``kl_core.gradients.sample_projection_means`` (the same seed, so the same
+    ``kl_core.gradients.expected.sample_projection_means`` (the same seed, so the same
     tokens, for every option) and ``projection_moments``; empty if that
     gradient is zero.
     """
-    from kl_core import gradients
+    from kl_core.gradients import expected as gradients
 
     table = gradient_table(policy, ref, sampler, lam)
     direction = table.true_reverse
@@ -483,11 +483,11 @@ def projection_draws(
 @cached(N_("Training the toy policy with each option…"), max_entries=32)
 def training_runs(policy: Logits, ref: Logits, reward: Logits, beta: float, options: tuple[str, ...],
                   steps: int, lr: float):  # -> (dict of TrainingRun, (reverse, forward) optima)
-    """``kl_core.gradient_flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β).
+    """``kl_core.gradients.flow.training_runs`` for ``options`` and ``analytic_optima`` (ValueError on a bad β).
 
     λ is left at its default: it only matters for ``k_lambda``, which the page does not train.
     """
-    from kl_core import gradient_flow
+    from kl_core.gradients import flow as gradient_flow
 
     runs = gradient_flow.training_runs(policy, ref, reward, beta, options=options, steps=steps, lr=lr)
     return runs, gradient_flow.analytic_optima(ref, reward, beta)

@@ -16,7 +16,7 @@ Rules for writing a translatable string:
   time) and translated with ``_()`` where they are shown;
 * formulas (LaTeX), code, spec strings, library option names and published
   figures stay as they are, outside ``_()``;
-* the core's messages (``kl_core._validation.Message`` and ``InputError``:
+* the core's messages (``kl_core.validation.Message`` and ``InputError``:
   templates with named params) are shown with :func:`message`.
 
 The language of the current script run is held in a context variable, so the
@@ -35,7 +35,7 @@ from contextvars import ContextVar
 from functools import lru_cache
 from pathlib import Path
 
-from kl_core._validation import InputError, Message
+from kl_core.validation import InputError, Message
 
 __all__ = [
     "DOMAIN",
@@ -138,7 +138,7 @@ def N_(message: str) -> str:
 def message(text: object) -> str:
     """A core message, an exception or a string, in the current language.
 
-    A :class:`kl_core._validation.Message` (or an ``InputError``: its ``user``
+    A :class:`kl_core.validation.Message` (or an ``InputError``: its ``user``
     sentence, which names the file and the column in words where the core
     gave one, else its message) is shown as ``_(template).format(**params)``, its params that are messages
     themselves translated first; anything else as ``str(text)`` (English, the

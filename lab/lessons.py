@@ -1,7 +1,7 @@
 """The Lessons page's moving parts: the session's answers, presenter mode, navigation, charts.
 
 The questions themselves (settings, exact answers, explanations) are
-:mod:`kl_core.lessons`; the words about a guess are :mod:`lab.notes.lessons`.
+:mod:`kl_core.lessons.catalog`; the words about a guess are :mod:`lab.notes.lessons`.
 Here: where the session keeps its answers, how ``?present=1`` turns the page
 into one large step per screen, the Back / Next / New numbers callbacks, and
 the small simulation chart beside an exact value.
@@ -17,8 +17,8 @@ import streamlit as st
 from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
-from kl_core import lessons as core
-from kl_core import sampling
+from kl_core.estimation import sampling_distributions as sampling
+from kl_core.lessons import catalog as core
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.notes import lessons as notes
@@ -60,7 +60,7 @@ PRESENTER_CSS = (
 
 @lru_cache(maxsize=512)
 def question(lesson_no: int, step_no: int, variant: int) -> core.Question:
-    """:func:`kl_core.lessons.question`, kept per process (a variant never changes)."""
+    """:func:`kl_core.lessons.catalog.question`, kept per process (a variant never changes)."""
     return core.question(lesson_no, step_no, variant)
 
 

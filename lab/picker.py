@@ -3,7 +3,7 @@
 A distribution is picked with a family menu and one slider per parameter
 (:func:`distribution_picker`).  The one value that lives in the URL is the
 spec string, the same string ``Distribution.spec`` writes and
-``kl_core.distributions.parse`` reads (``normal(0.1,1)``, ``laplace(0,1)``,
+``kl_core.estimation.distributions.parse`` reads (``normal(0.1,1)``, ``laplace(0,1)``,
 ``t(3,0,1)``, ``mixture(0.5:-1:1,0.5:1:1)``, ``categorical(0,1,2)``), so the
 URL carries the whole distribution compactly: ``?q=normal(0,1)&p=normal(1,1)``.
 
@@ -27,7 +27,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from kl_core.distributions import Categorical, Distribution, Gaussian, parse, practical_issue
+from kl_core.estimation.distributions import (
+    Categorical,
+    Distribution,
+    Gaussian,
+    parse,
+    practical_issue,
+)
 from lab import spec_params, state
 from lab.i18n import N_, _, message
 from lab.spec_params import FAMILIES, VOCABULARIES
@@ -166,7 +172,7 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
         help=_(
             "Rare token: token 7 is all but impossible (log-prob −22); raise its logit to make it "
             "likely, as fine-tuning can. Mild drift: 5 tokens, the last ones gaining mass. Both are "
-            "the start of the lab's drift paths (kl_core.clamps.CLAMP_PATHS); then move any token's "
+            "the start of the lab's drift paths (kl_core.libraries.clamps.CLAMP_PATHS); then move any token's "
             "logit, or type one in the table."
         ),
     )
@@ -210,7 +216,7 @@ def distribution_picker(
     """A family menu and one slider per parameter, over the spec field bound to ``?key=``.
 
     Returns the parsed distribution.  On a spec that ``parse`` rejects, or one
-    outside :func:`kl_core.distributions.practical_issue`'s range, shows the
+    outside :func:`kl_core.estimation.distributions.practical_issue`'s range, shows the
     reason at the field and returns the last spec that worked in this session
     (else ``default_spec``), which the family menu and sliders start from: the
     page goes on drawing its other controls (N, R, seed), and stops where the
@@ -286,7 +292,7 @@ def _read_spec(spec: str) -> tuple[Distribution | None, str | None]:
 
     Wrong: ``parse`` refuses it (the core names the mistake: a missing
     bracket, a count of numbers, σ ≤ 0, an unknown family), or it is outside
-    :func:`kl_core.distributions.practical_issue`'s range (then the
+    :func:`kl_core.estimation.distributions.practical_issue`'s range (then the
     distribution is returned too, for the sliders).  The text is in the run's language.
     """
     try:

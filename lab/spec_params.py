@@ -4,7 +4,7 @@ The distribution picker (:func:`lab.widgets.distribution_picker`) keeps the
 spec string (``normal(0,1)``) as the one URL-bound value and derives its
 sliders from it on every run:
 
-* :func:`family_of` and :func:`knobs` read a :class:`~kl_core.distributions.Distribution`
+* :func:`family_of` and :func:`knobs` read a :class:`~kl_core.estimation.distributions.Distribution`
   into a family and one :class:`Knob` per parameter, each with its value and
   its slider (linear for locations, log-scale steps for scales and Student t's
   df, see :mod:`lab.grids`);
@@ -17,7 +17,7 @@ changed: the slider's range is widened to include it, or the value becomes one
 more step of a log-scale slider.
 
 Categorical distributions pick a preset vocabulary, the base of one of the
-core's drift paths (:data:`kl_core.clamps.CLAMP_PATHS`: "Rare token" and
+core's drift paths (:data:`kl_core.libraries.clamps.CLAMP_PATHS`: "Rare token" and
 "Mild drift"), then move one token's logit or edit the logits row.
 """
 
@@ -27,8 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from kl_core.clamps import CLAMP_PATHS
-from kl_core.distributions import (
+from kl_core.estimation.distributions import (
     Categorical,
     Distribution,
     Gaussian,
@@ -36,6 +35,7 @@ from kl_core.distributions import (
     Laplace,
     StudentT,
 )
+from kl_core.libraries.clamps import CLAMP_PATHS
 from lab.grids import log_grid, with_value
 from lab.i18n import N_, _
 
@@ -66,7 +66,7 @@ FAMILIES: dict[str, str] = {
 }
 
 #: Preset vocabularies: the base distribution of each drift path in
-#: :data:`kl_core.clamps.CLAMP_PATHS`, with the label the clamp demo uses too
+#: :data:`kl_core.libraries.clamps.CLAMP_PATHS`, with the label the clamp demo uses too
 #: (English; shown as ``_(label)``).
 VOCABULARIES: dict[str, str] = {"peaked": N_("Rare token"), "logit": N_("Mild drift")}
 #: How far along its path a vocabulary's target starts (the clamp demo's defaults).

@@ -6,7 +6,7 @@
 
 * the vocabulary size K; π_ref is uniform over it;
 * the drift t of π_θ = softmax(t·v) along the toy direction
-  (:func:`kl_core.gradients.demo_logits`), unless π_θ's logits are set by hand;
+  (:func:`kl_core.gradients.expected.demo_logits`), unless π_θ's logits are set by hand;
 * on-policy tokens, or tokens from an older π_old with its own drift;
 * an expander with π_θ's logits and the reward R as text (the link's form)
   and as an editable token table; editing a cell writes the text fields.
@@ -20,7 +20,7 @@ import hashlib
 
 import streamlit as st
 
-from kl_core import gradients
+from kl_core.gradients import expected as gradients
 from lab import state, ui
 from lab.i18n import N_, _
 from lab.notes import gradients as notes

@@ -38,7 +38,7 @@ import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
 from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
-from kl_core.estimators import ESTIMATORS
+from kl_core.estimation.estimators import ESTIMATORS
 from lab import i18n
 from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download

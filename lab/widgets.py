@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
-from kl_core.distributions import parse
-from kl_core.presets import PRESETS, Preset
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
 from lab.i18n import N_, _
@@ -26,7 +26,7 @@ __all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider",
 #: The help of the "Set λ = λ*" button (λ* minimises Var(−log r + λ(r − 1)) over λ).
 LAMBDA_STAR_HELP = N_(
     "λ*, the λ of least variance, = Cov(log r, r)/Var(r) = (KL[p,q] + KL[q,p])/χ²(p‖q), from "
-    "kl_core.exact.lambda_star."
+    "kl_core.estimation.exact.lambda_star."
 )
 
 

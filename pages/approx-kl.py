@@ -3,10 +3,10 @@
 Three sections, each fed by ``kl_core``:
 
 1. four questions to ask of any KL number, each with a sign error worked out
-   exactly on a five-token example (:func:`kl_core.clamps.token_expectations`);
-2. the library crosswalk (:data:`kl_core.crosswalk.CROSSWALK`) and a
+   exactly on a five-token example (:func:`kl_core.libraries.clamps.token_expectations`);
+2. the library crosswalk (:data:`kl_core.libraries.crosswalk.CROSSWALK`) and a
    "translate" picker, ``?lib=…&opt=…``;
-3. the clamps along a drift path (:mod:`kl_core.clamps`), ``?cpath=…&ce=…&th=…``.
+3. the clamps along a drift path (:mod:`kl_core.libraries.clamps`), ``?cpath=…&ce=…&th=…``.
 
 The audit of your own log-probs has its own page, ``/audit``; an old link to
 this page that carried audit settings gets a note pointing there.
@@ -17,9 +17,9 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.approx_kl import clamp_chart, clamp_hit_chart
-from kl_core import clamps
-from kl_core.crosswalk import CROSSWALK, evaluate, libraries, options
-from kl_core.paths import PATHS
+from kl_core.estimation.paths import PATHS
+from kl_core.libraries import clamps
+from kl_core.libraries.crosswalk import CROSSWALK, evaluate, libraries, options
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
@@ -68,7 +68,7 @@ st.divider()
 st.header(_("The library crosswalk"))
 st.markdown(_(
     "What each library computes for each KL option, as data "
-    "(`kl_core.crosswalk.CROSSWALK`, read from the libraries' own source). In every row, "
+    "(`kl_core.libraries.crosswalk.CROSSWALK`, read from the libraries' own source). In every row, "
     "{logr} on the sampled tokens."
 ).format(logr=r"$\log r = \log\pi_{\text{other}} - \log\pi_{\text{sampler}}$"))
 ui.table(
@@ -100,7 +100,7 @@ with opt_col:
         help=_("The option a user sets, or the name a log shows; in brackets where the value acts."),
     )
 entry = by_id[chosen_id]
-# The crosswalk's own words (component, sampler, caveat, where it was read) are kl_core/crosswalk.toml's
+# The crosswalk's own words (component, sampler, caveat, where it was read) are kl_core/libraries/crosswalk.toml's
 # prose fields, translated through lab.i18n.message (notes.entry_heading, entry_facts, checked_in, caveat_note).
 with st.container(key="crosswalk-entry"):
     st.markdown(notes.entry_heading(entry))

@@ -3,7 +3,7 @@
 An uploaded CSV or Parquet file, or the bundled example ``data/example_audit.csv``
 whose column choices live in the URL (``?sc=…&oc=…&mc=…&pc=…&qc=…&rc=…&dir=…``,
 the keys this audit had on the "approx_kl in practice" page).  Every figure is
-:func:`kl_core.audit.audit`'s; a bad file gets a clear message, not a traceback.
+:func:`kl_core.audit.statistics.audit`'s; a bad file gets a clear message, not a traceback.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import streamlit as st
 from charts.approx_kl import position_chart
 from charts.histograms import common_domain, per_sample_histogram
 from charts.palette import RB_COLOR, color
-from kl_core import audit
+from kl_core.audit import statistics as audit
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper

@@ -1,7 +1,7 @@
 """Bregman gap: k3 is the vertical gap between log r and its tangent r − 1 at r = 1.
 
-Seeded draws of r (``kl_core.bregman.draw_log_ratios``) become points on the
-curve, each with its gap (``kl_core.bregman.tangent_picture``); one r moves by
+Seeded draws of r (``kl_core.estimation.bregman.draw_log_ratios``) become points on the
+curve, each with its gap (``kl_core.estimation.bregman.tangent_picture``); one r moves by
 hand.  The same picture follows for KL[p, q] (u log u, gap k3_pq) and any f of
 the core's registry.  URL keys: ``q``, ``p``, ``draws``, ``seed``, ``r``, ``f``.
 """
@@ -12,10 +12,10 @@ import numpy as np
 import streamlit as st
 
 from charts.bregman import tangent_gap_chart
-from kl_core import estimators
-from kl_core._quadrature import QuadratureError
-from kl_core.bregman import tangent_picture
-from kl_core.divergences import DIVERGENCES
+from kl_core.estimation import estimators
+from kl_core.estimation._quadrature import QuadratureError
+from kl_core.estimation.bregman import tangent_picture
+from kl_core.estimation.divergences import DIVERGENCES
 from lab import cache, state, ui
 from lab.format import number
 from lab.i18n import _
@@ -101,12 +101,12 @@ with ui.metric_row():
     st.metric(
         _("gap = tangent − curve"),
         number(float(hand.gap[0])),
-        help="kl_core.bregman.tangent_picture('kl_qp', u=[r]).gap",  # i18n: ok (code)
+        help="kl_core.estimation.bregman.tangent_picture('kl_qp', u=[r]).gap",  # i18n: ok (code)
     )
     st.metric(
         _("k3 at this log r"),
         number(k3_hand),
-        help=_("kl_core.estimators.k3(log r): the same number, computed as the estimator."),
+        help=_("kl_core.estimation.estimators.k3(log r): the same number, computed as the estimator."),
     )
 ui.formula(
     r"k_3 = \underbrace{(r - 1)}_{\text{" + _("tangent") + r"}} - \underbrace{\log r}_{\text{"
@@ -128,7 +128,7 @@ st.markdown(_(
     r"the estimator of KL[p, q] from samples of q."
 ))
 f_key = state.segmented(
-    _("f (from kl_core.divergences)"),
+    _("f (from kl_core.estimation.divergences)"),
     "f",
     list(F_ORDER),
     value="kl_pq",
@@ -186,14 +186,14 @@ if f_grid.smooth:
         st.metric(
             _("gap = f(r) − tangent"),
             number(float(f_hand.gap[0])),
-            help=f"kl_core.estimators.bregman({f_key!r}, log r)",  # i18n: ok (code)
+            help=f"kl_core.estimation.estimators.bregman({f_key!r}, log r)",  # i18n: ok (code)
         )
         if f_grid.estimator:
             est_name = estimators.ESTIMATORS[f_grid.estimator].name
             st.metric(
                 _("{estimator} at this log r").format(estimator=est_name),
                 number(float(estimators.evaluate(f_grid.estimator, f_hand.logu)[0])),
-                help=_("kl_core.estimators.{estimator}(log r): the same number.").format(
+                help=_("kl_core.estimation.estimators.{estimator}(log r): the same number.").format(
                     estimator=f_grid.estimator),
             )
 else:

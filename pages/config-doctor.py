@@ -3,8 +3,8 @@
 A text box and an upload, with three real examples (``?ex=verl|OpenRLHF|TRL``,
 ``?ex=Your own`` for your own text), a library override (``?library=``; not ``lib``, which the approx_kl page's
 crosswalk picker uses: the link from a card to its crosswalk row carries ``lib``) and a release
-(``?release=``: inferred from the text, the latest, or an older era of :mod:`kl_core.doctor_releases`).  Every
-finding is :func:`kl_core.doctor.diagnose`'s; its composed sentences are in
+(``?release=``: inferred from the text, the latest, or an older era of :mod:`kl_core.doctor.releases`).  Every
+finding is :func:`kl_core.doctor.diagnosis.diagnose`'s; its composed sentences are in
 :mod:`lab.notes.config_doctor`.  Your own text is never put in the URL: a
 launch script can hold paths and keys.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.config_doctor import pull_chart
-from kl_core import doctor_parse
-from kl_core.doctor import UnreadableInput, diagnose
+from kl_core.doctor import parse as doctor_parse
+from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
@@ -123,7 +123,7 @@ for i, u in enumerate(d.kl_uses):
                       else _("Every option in the loss in {lib}, and its gradient"))
         with st.expander(options_in.format(lib=d.library)):
             ui.table(notes.alternatives_frame(u), name=_("options-{i}").format(i=i),
-                     caption=_("The gradients come from `kl_core.gradients`, exactly, at a small categorical "
+                     caption=_("The gradients come from `kl_core.gradients.expected`, exactly, at a small categorical "
                                "policy."))
 
 # ------------------------------------------------------------ what to change

@@ -1,9 +1,9 @@
 """Control variates: kλ = −log r + λ(r − 1), its exact variance against λ, and why λ = 1.
 
 Every kλ is unbiased because E_q[r − 1] = 0.  The page shows the exact variance
-parabola (``kl_core.control_variates.lambda_parabola``), the per-sample
-histogram at the reader's λ (``kl_core.montecarlo.simulate``), why only λ = 1
-keeps every sample ≥ 0 (``kl_core.bregman.k_lambda_negative_interval``), and
+parabola (``kl_core.estimation.control_variates.lambda_parabola``), the per-sample
+histogram at the reader's λ (``kl_core.estimation.montecarlo.simulate``), why only λ = 1
+keeps every sample ≥ 0 (``kl_core.estimation.bregman.k_lambda_negative_interval``), and
 how the advantage of λ* over λ = 1 changes along a path (``gain_along_path``).
 URL keys: ``q``, ``p``, ``lam``, ``n``, ``seed``, ``path``.
 """
@@ -21,10 +21,10 @@ from charts.control_variates import (
     variance_parabola,
 )
 from charts.histograms import common_domain
-from kl_core import control_variates, estimators
-from kl_core._quadrature import QuadratureError
-from kl_core.bregman import k_lambda_negative_interval
-from kl_core.paths import PATHS
+from kl_core.estimation import control_variates, estimators
+from kl_core.estimation._quadrature import QuadratureError
+from kl_core.estimation.bregman import k_lambda_negative_interval
+from kl_core.estimation.paths import PATHS
 from lab import cache, state, ui
 from lab.format import number
 from lab.i18n import _
@@ -90,7 +90,7 @@ with ui.metric_row():
     st.metric(
         _("λ*, least variance"), number(par.lam_star) if par.lam_star_defined else _("undefined"),
         help=_("λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from "
-               "kl_core.control_variates.lambda_parabola. Undefined when every λ has infinite "
+               "kl_core.estimation.control_variates.lambda_parabola. Undefined when every λ has infinite "
                "variance."),
     )
     st.metric(_("Var(kλ), λ = {lam:.3g}").format(lam=lam), number(var_lam),
@@ -181,7 +181,7 @@ st.markdown(_(notes.PATH_INTRO))
 path_key = state.segmented(
     _("Path from q to p"), "path", list(PATHS), value="shift",
     format_func=lambda k: _(PATHS[k].name),
-    help=_("Each path starts at p = q (θ = 0); see kl_core.paths."),
+    help=_("Each path starts at p = q (θ = 0); see kl_core.estimation.paths."),
 )
 path = PATHS[path_key]
 st.latex(path.family_latex + r",\qquad " + path.theta_latex)

@@ -17,8 +17,9 @@ import streamlit as st
 
 from charts.estimator_lab import RUNNING_FROM, batch_means_domain, usable_domain
 from charts.histograms import common_domain
-from kl_core import estimators, montecarlo, sampling
-from kl_core.published import match_published
+from kl_core.estimation import estimators, montecarlo
+from kl_core.estimation import sampling_distributions as sampling
+from kl_core.estimation.published import match_published
 from lab import cache, state, ui
 from lab.format import number
 from lab.i18n import N_, _
@@ -109,12 +110,12 @@ zero_kl = true_kl == 0.0
 
 with ui.metric_row():
     st.metric(_("Exact KL[q, p]"), number(true_kl),
-              help=_("kl_core.exact.kl(q, p): what k1, k3 and kλ estimate."))
+              help=_("kl_core.estimation.exact.kl(q, p): what k1, k3 and kλ estimate."))
     st.metric(_("Exact KL[p, q]"), number(true_kl_pq),
-              help=_("kl_core.exact.kl(p, q): what k3_pq estimates."))
+              help=_("kl_core.estimation.exact.kl(p, q): what k3_pq estimates."))
     st.metric(_("λ*, least-variance λ"),
               _("undefined") if star.value is None else number(star.value),
-              help=_("λ*, the λ of least variance (kl_core.exact.lambda_star(q, p)). {why}").format(
+              help=_("λ*, the λ of least variance (kl_core.estimation.exact.lambda_star(q, p)). {why}").format(
                   why=ui.error_text(star.note)))
     st.metric(_("Draws, N · R"), f"{n * repeats:,}",
               help=_("seed {seed}; the same seed gives the same draws").format(seed=seed))
@@ -160,7 +161,7 @@ st.header(_("2 · One estimate (N = {n:,}), repeated R = {r:,} times").format(n=
 st.markdown(_(
     "Each bar counts estimates, each the mean of N values. The black curve is the **normal "
     r"approximation with the exact mean and variance**, $\mathcal N(\mu, \sigma^2/N)$ with "
-    r"$\mu = \mathbb E_q[k]$ and $\sigma^2 = \mathrm{Var}_q[k]$ from `kl_core.exact` "
+    r"$\mu = \mathbb E_q[k]$ and $\sigma^2 = \mathrm{Var}_q[k]$ from `kl_core.estimation.exact` "
     "(the central limit theorem; its shape is approximate for small N). "
     "Each panel has its own x-axis: read the spread from the axis and the subtitle."
 ))

@@ -20,11 +20,11 @@ from charts.fisher import (
     k2_against_kl,
     k2_relative_bias,
 )
-from kl_core import exact, fisher
-from kl_core.divergences import DIVERGENCES
-from kl_core.estimators import bregman
-from kl_core.paths import PATHS
-from kl_core.published import SCHULMAN_2020
+from kl_core.estimation import exact, fisher
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.estimators import bregman
+from kl_core.estimation.paths import PATHS
+from kl_core.estimation.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
 from lab.i18n import _

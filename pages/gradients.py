@@ -4,10 +4,10 @@ A categorical policy π_θ = softmax(θ) over a small vocabulary, a uniform π_r
 and every KL option of the crosswalk used as a loss or a reward:
 
 1. each option's exact expected gradient per logit beside the two true KL
-   gradients, with the cosines (``kl_core.gradients.gradient_table``);
+   gradients, with the cosines (``kl_core.gradients.expected.gradient_table``);
 2. the spread of one N-sample estimate, projected on ∇KL[π_θ‖π_ref];
 3. where exact expected-gradient training with k2, k3 and k1 ends
-   (``kl_core.gradient_flow``);
+   (``kl_core.gradients.flow``);
 4. what each library's option differentiates to, with the library's fix.
 
 URL keys: ``k``, ``t``, ``logits``, ``smp``, ``told``, ``lamg`` (λ; not ``lam``, the value pages' λ,
@@ -28,7 +28,8 @@ from charts.gradients import (
     training_panel,
 )
 from charts.histograms import common_domain
-from kl_core import gradient_flow, gradients
+from kl_core.gradients import expected as gradients
+from kl_core.gradients import flow as gradient_flow
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper

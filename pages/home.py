@@ -8,9 +8,9 @@ fixed, so everyone who opens the same link sees the same numbers.
 import streamlit as st
 
 from charts.histograms import common_domain, per_sample_histogram
-from kl_core import estimators
-from kl_core.distributions import Gaussian
-from kl_core.estimators import ESTIMATORS
+from kl_core.estimation import estimators
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.estimators import ESTIMATORS
 from lab import cache, state, ui
 from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
@@ -64,7 +64,7 @@ with exact_col:
     st.metric(
         _("Exact KL[q, p]"),
         f"{true_kl:.4g}",
-        help=_("KL[q, p] = μ²/2 for these two normals, computed by kl_core.exact.kl(q, p) in "
+        help=_("KL[q, p] = μ²/2 for these two normals, computed by kl_core.estimation.exact.kl(q, p) in "
                "closed form."),
     )
 

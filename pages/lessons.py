@@ -1,6 +1,6 @@
 """Lessons: predict, check, explore — seven short lessons, one step at a time.
 
-Each step is a question from ``kl_core.lessons`` (a setting, an exact answer
+Each step is a question from ``kl_core.lessons.catalog`` (a setting, an exact answer
 computed by ``kl_core``, an explanation): the reader commits to a number or a
 choice, or asks "Show me", and only then sees the exact value, how far off the
 guess was, the explanation, a small simulation where it helps, and a link to
@@ -11,7 +11,7 @@ the page that covers the setting.  URL keys: ``lesson`` (1–7), ``step``, ``v``
 
 import streamlit as st
 
-from kl_core import lessons as core
+from kl_core.lessons import catalog as core
 from lab import lessons, state, ui
 from lab.format import number
 from lab.i18n import _, message

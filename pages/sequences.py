@@ -1,12 +1,12 @@
 """Tokens & sequences: the KL between whole sequences, six estimators of it, β per token, and its gradient.
 
 Two Markov chains over K tokens stand in for a policy π_θ and a reference
-π_ref (``kl_core.markov``).  The page shows the KL each position adds, how the
+π_ref (``kl_core.sequences.markov``).  The page shows the KL each position adds, how the
 spread of every sequence estimator grows with T (exact lines, Monte Carlo
-points: ``kl_core.sequences``, ``kl_core.sequence_montecarlo``), what summing
-or averaging over tokens does to a KL coefficient β (``kl_core.loss_aggregation``),
+points: ``kl_core.sequences.estimators``, ``kl_core.sequences.montecarlo``), what summing
+or averaging over tokens does to a KL coefficient β (``kl_core.libraries.loss_aggregation``),
 and which per-token losses give the gradient of the sequence KL
-(``kl_core.sequence_gradients``).
+(``kl_core.sequences.gradients``).
 URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``.
 """
 
@@ -19,8 +19,9 @@ from charts.sequences import (
     per_position_chart,
     relative_std_chart,
 )
-from kl_core import sequence_gradients, sequences
-from kl_core.markov import check_pair
+from kl_core.sequences import estimators as sequences
+from kl_core.sequences import gradients as sequence_gradients
+from kl_core.sequences.markov import check_pair
 from lab import cache, state, ui
 from lab.format import number
 from lab.grids import log_grid
@@ -112,7 +113,7 @@ kl, kl_per_token, kl_reverse = notes.kl_at(curves, length)
 with ui.metric_row():
     st.metric(notes.KL_SEQUENCE, number(kl),
               help=_("The KL of sequences of length T = {t}: exact, by the chain rule "
-                     "(`kl_core.markov.per_position_kl`).").format(t=length))
+                     "(`kl_core.sequences.markov.per_position_kl`).").format(t=length))
     st.metric(_("per token, KL / T"), number(kl_per_token))
     st.metric(notes.KL_OTHER, number(kl_reverse), help=_("The other direction, for comparison."))
     st.metric(_("rb, sampled"), number(sample.summary("rb").mean),
@@ -172,7 +173,7 @@ ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=_("sum-mean-T{t}").
              _("coefficient on the sequence KL"), _("penalty, exact"), _("penalty from the samples"), _("± SE"))})
 with st.expander(_("Which library option reduces the loss which way"), icon=":material/menu_book:"):
     st.markdown(notes.usage_lines())
-    st.caption(_("As read in verl 0.9.1 (agg_loss) and TRL 1.16.0 (GRPOTrainer); see kl_core.loss_aggregation."))
+    st.caption(_("As read in verl 0.9.1 (agg_loss) and TRL 1.16.0 (GRPOTrainer); see kl_core.libraries.loss_aggregation."))
 penalties, penalty_colors = notes.penalty_curves(beta, curves)
 ui.chart(penalty_chart(curves.lengths, penalties, penalty_colors, current=length),
          name=_("penalty-beta{beta}").format(beta=f"{beta:g}"), caption=notes.penalty_caption(curves, length))

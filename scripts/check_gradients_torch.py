@@ -1,4 +1,4 @@
-"""Cross-check kl_core.gradients against torch autograd through the libraries' own KL functions.
+"""Cross-check kl_core.gradients.expected against torch autograd through the libraries' own KL functions.
 
 Not part of the test suite (torch is not a dependency of the app).  Run it in a
 separate environment that has torch, numpy and scipy, with the libraries'
@@ -8,12 +8,12 @@ wheels unpacked somewhere, e.g.::
     pip download --no-deps verl==0.9.1 openrlhf==0.11.2 -d /tmp/wheels
     /tmp/torchenv/bin/python scripts/check_gradients_torch.py --wheels /tmp/wheels
 
-For every option of :func:`kl_core.gradients.gradient_table` (and every reward
+For every option of :func:`kl_core.gradients.expected.gradient_table` (and every reward
 entry of the crosswalk) it builds the loss autograd sees on a categorical
 policy, Σ_x s(x)·loss(x), with the tokens x weighted by the sampler s and the
 log-probabilities of all K tokens as one batch, lets torch differentiate it in
 float64, and prints the largest difference from
-:func:`kl_core.gradients.expected_gradient`, per row and per setting
+:func:`kl_core.gradients.expected.expected_gradient`, per row and per setting
 (on-policy; off-policy with π_old; large log-ratios where the clamps bite).
 
 Where the loss comes from:
@@ -54,8 +54,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from kl_core import crosswalk as cw  # noqa: E402
-from kl_core.gradients import BASIC_OPTIONS, entry_name, expected_gradient, loss_entries  # noqa: E402
+from kl_core.gradients.expected import BASIC_OPTIONS, entry_name, expected_gradient, loss_entries  # noqa: E402
+from kl_core.libraries import crosswalk as cw  # noqa: E402
 
 TOL = 1e-10
 LAM = 0.37  # λ of k_lambda in every setting

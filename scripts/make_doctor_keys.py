@@ -1,6 +1,6 @@
-"""Write kl_core/doctor_keys/*.json: every setting a release accepts, with its default.
+"""Write kl_core/doctor/keys/*.json: every setting a release accepts, with its default.
 
-The config doctor (kl_core.doctor) flags keys a release does not know and fills
+The config doctor (kl_core.doctor.diagnosis) flags keys a release does not know and fills
 the keys a config leaves out with the release's own defaults.  Both come from
 the files below, read out of the release wheels on PyPI without importing or
 running any of their code:
@@ -42,7 +42,7 @@ from typing import Any
 
 import yaml
 
-OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor_keys"
+OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys"
 
 VERL_CONFIGS = (  # the default trainer first: its defaults win for keys all of them share
     "verl/trainer/config/_generated_ppo_trainer.yaml",

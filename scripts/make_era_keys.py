@@ -1,7 +1,7 @@
-"""Write kl_core/doctor_keys/eras/*.json: the settings of older releases, read from their tagged sources.
+"""Write kl_core/doctor/keys/eras/*.json: the settings of older releases, read from their tagged sources.
 
 The config doctor infers which release a script was written for from the
-settings it uses (:mod:`kl_core.doctor_releases`).  For that it needs the
+settings it uses (:mod:`kl_core.doctor.releases`).  For that it needs the
 settings each older era accepted, read here from the libraries' own git tags
 with ``git show TAG:PATH`` and :mod:`ast` / PyYAML's safe loader, never running
 any of their code:
@@ -37,7 +37,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor_keys" / "eras"
+OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys" / "eras"
 
 OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.5.9")  # newest first: its default wins
 VERL_SOURCES = (  # newest first

@@ -63,7 +63,7 @@ N_SEQUENCES = 64
 MAX_LEN = 128
 SAMPLER_COL = "logp_policy"
 OTHER_COL = "logp_ref"
-# The exact-KL column for each audit direction (kl_core.audit.RB_DEFINITIONS).
+# The exact-KL column for each audit direction (kl_core.audit.statistics.RB_DEFINITIONS).
 KL_COLS = {"sampler-other": "kl_policy_ref", "other-sampler": "kl_ref_policy"}
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,7 +8,7 @@ It extracts every ``_()``, ``N_()``, ``ngettext()``, ``pgettext()`` and
 ``npgettext()`` of the app (a ``pgettext`` message carries its context as the
 ``.po`` file's ``msgctxt``: one English word, two entries) and every
 message template of the core (``Message``/``InputError``/``UnreadableInput``,
-see ``kl_core/_validation.py``) with Babel, as configured in pyproject.toml's
+see ``kl_core/validation.py``) with Babel, as configured in pyproject.toml's
 ``[tool.babel.extract_messages]``; merges them into
 ``locale/<lang>/LC_MESSAGES/messages.po`` (a new message gets an empty
 translation, a changed one keeps its old translation marked fuzzy, a removed
@@ -85,7 +85,7 @@ def _sources() -> Iterator[tuple[Path, str]]:
             yield from ((p, "python") for p in sorted(path.rglob("*.py")) if "__pycache__" not in p.parts)
     from babel.util import pathmatch
 
-    others = [m for m in mappings() if m["method"] != "python"]  # kl_core/crosswalk.toml's prose fields
+    others = [m for m in mappings() if m["method"] != "python"]  # kl_core/libraries/crosswalk.toml's prose fields
     for name in config()["input_paths"]:
         path = ROOT / name
         if not path.is_dir():

@@ -20,14 +20,23 @@ import pytest
 
 import kl_core
 
+#: Every public module, subpackages' included, relative to ``kl_core`` ("estimation.exact").
 MODULES = sorted(
-    m.name for m in pkgutil.iter_modules(kl_core.__path__) if not m.name.startswith("_")
+    m.name.removeprefix("kl_core.") for m in pkgutil.walk_packages(kl_core.__path__, prefix="kl_core.")
+    if not m.ispkg and not any(part.startswith("_") for part in m.name.split("."))
 )
 # Modules whose public functions compute a formula: each must show it in LaTeX.
-FORMULA_MODULES = {"estimators", "exact", "fisher", "control_variates", "montecarlo", "clamps", "bregman", "sampling", "markov", "sequences", "sequence_montecarlo", "sequence_gradients", "loss_aggregation", "gradients", "gradient_flow", "tails", "reliability"}
+FORMULA_MODULES = {
+    "estimation.estimators", "estimation.exact", "estimation.fisher", "estimation.control_variates",
+    "estimation.montecarlo", "estimation.bregman", "estimation.sampling_distributions", "estimation.tails",
+    "estimation.reliability", "libraries.clamps", "libraries.loss_aggregation", "sequences.markov",
+    "sequences.estimators", "sequences.montecarlo", "sequences.gradients", "gradients.expected",
+    "gradients.flow",
+}
 
 # Public functions of formula modules that look things up rather than compute a formula.
-LOOKUPS = {"gradients.entry_name", "gradients.loss_entries", "gradients.gradient_entries"}
+LOOKUPS = {"gradients.expected.entry_name", "gradients.expected.loss_entries",
+           "gradients.expected.gradient_entries"}
 
 
 def _public_functions():
@@ -71,7 +80,7 @@ def test_public_function_is_typed_and_documented(module, name, func):
 
 def test_core_never_imports_streamlit():
     root = Path(kl_core.__file__).parent
-    for path in root.glob("*.py"):
+    for path in root.rglob("*.py"):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             names = []

@@ -1,4 +1,4 @@
-"""kl_core._validation: argument checks, and messages the app can translate."""
+"""kl_core.validation: argument checks, and messages the app can translate."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 import kl_core
-from kl_core._validation import InputError, Message, check_positive, reason
-from kl_core.distributions import Gaussian, parse, practical_issue
-from kl_core.doctor_parse import UnreadableInput, decode
+from kl_core.doctor.parse import UnreadableInput, decode
+from kl_core.estimation.distributions import Gaussian, parse, practical_issue
+from kl_core.validation import InputError, Message, check_positive, reason
 
 CORE = Path(kl_core.__file__).parent
 MESSAGE_CALLS = {"Message", "InputError", "UnreadableInput"}
@@ -78,7 +78,8 @@ def _call_name(node: ast.Call) -> str | None:
 
 
 @pytest.mark.parametrize(
-    "path", sorted(set(CORE.glob("*.py")) - {CORE / "_validation.py"}), ids=lambda p: p.name
+    "path", sorted(set(CORE.rglob("*.py")) - {CORE / "validation.py"}),
+    ids=lambda p: str(p.relative_to(CORE))
 )
 def test_every_template_is_a_literal(path):
     """Babel extracts a template only from a string literal: no f-strings, no variables for Message."""

@@ -1,8 +1,8 @@
 """What the "approx_kl in practice" page says: the four questions, the crosswalk, the clamps.
 
 Pure functions of core results (no streamlit).  The checklist's numbers are
-exact token sums from :func:`kl_core.clamps.token_expectations`; the crosswalk
-rows and facts come from :data:`kl_core.crosswalk.CROSSWALK` entries.
+exact token sums from :func:`kl_core.libraries.clamps.token_expectations`; the crosswalk
+rows and facts come from :data:`kl_core.libraries.crosswalk.CROSSWALK` entries.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kl_core.clamps import TokenBreakdown, TokenExpectations
-from kl_core.crosswalk import CrosswalkEntry
-from kl_core.estimators import ESTIMATORS
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.libraries.clamps import TokenBreakdown, TokenExpectations
+from kl_core.libraries.crosswalk import CrosswalkEntry
 from lab.i18n import N_, _, message
 from lab.notes.gradients import gradients_link
 
@@ -41,7 +41,7 @@ WRONG, RIGHT = ":red[:material/close:]", ":green[:material/check:]"
 TANG_MUNOS = "Tang & Munos, [arXiv:2506.09477](https://arxiv.org/abs/2506.09477)"
 CHECKLIST_INTRO = N_(
     r"Every number below is an exact sum over the five tokens of a small next-token distribution "
-    r"(`kl_core.paths` path *logit*): $\pi_{{\mathrm{{old}}}} = \pi_{{\mathrm{{ref}}}}$ = **{old}** "
+    r"(`kl_core.estimation.paths` path *logit*): $\pi_{{\mathrm{{old}}}} = \pi_{{\mathrm{{ref}}}}$ = **{old}** "
     r"and $\pi_{{\mathrm{{new}}}} = \pi_\theta$ = **{new}**, one step (θ = 1) apart. In a PPO "
     r"update the batch was drawn from $\pi_{{\mathrm{{old}}}}$; in an RLHF penalty the response was "
     r"drawn from the current policy $\pi_\theta$."
@@ -102,7 +102,7 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
     """The four questions, each with a sign error worked out on the five-token example.
 
     ``ppo``: tokens from π_old compared with π_new; ``rlhf``: tokens from π_θ
-    compared with π_ref (:func:`kl_core.clamps.token_expectations`).
+    compared with π_ref (:func:`kl_core.libraries.clamps.token_expectations`).
     """
     return [
         ChecklistItem(

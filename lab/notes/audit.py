@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from charts.approx_kl import bucket_label
-from kl_core.audit import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
+from kl_core.audit.statistics import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
 from lab.i18n import N_, _
 
 __all__ = [
@@ -218,7 +218,7 @@ def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
     text = _("{share:.1%} of tokens below 0; p99 {p99:.4g}.").format(
         share=summary.neg_fraction, p99=summary.p99
     )
-    if summary.p99 != summary.p99:  # nan: withheld, too few tokens (kl_core.audit.sample_size_check)
+    if summary.p99 != summary.p99:  # nan: withheld, too few tokens (kl_core.audit.statistics.sample_size_check)
         text = _("{share:.1%} of tokens below 0.").format(share=summary.neg_fraction)
     if weighted:
         text += " " + _("Bars count tokens as drawn (unweighted).")
@@ -245,7 +245,7 @@ def sequences_caption(n_sequences: int) -> str:
     ).format(n=n_sequences)
 
 
-#: The core's one-line meanings of k1, k2, k3 and rb (kl_core.audit.DEFINITIONS and
+#: The core's one-line meanings of k1, k2, k3 and rb (kl_core.audit.statistics.DEFINITIONS and
 #: RB_DEFINITIONS), as the page shows them: typeset and marked for translation.
 MEANINGS: dict[str, str] = {
     "unbiased for KL[sampler||other]; single values can be negative":  # i18n: ok (the core's text, a key)

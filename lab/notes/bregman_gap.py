@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from kl_core.divergences import DIVERGENCES
+from kl_core.estimation.divergences import DIVERGENCES
 from lab.format import number
 from lab.i18n import N_, _
 

@@ -1,6 +1,6 @@
 """What the "Config doctor" page says: the card, the warnings, the tables (no streamlit).
 
-Every sentence is composed from a :class:`kl_core.doctor.Diagnosis`; the page
+Every sentence is composed from a :class:`kl_core.doctor.diagnosis.Diagnosis`; the page
 only lays it out.  Sentences are whole, with named placeholders, ready for
 translation.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kl_core.doctor import (
+from kl_core.doctor.diagnosis import (
     GRADIENT_WORDS,
     PULL_T_MAX,
     Diagnosis,
@@ -25,7 +25,7 @@ from kl_core.doctor import (
     other_release_words,
     render_changes,
 )
-from kl_core.doctor_releases import eras
+from kl_core.doctor.releases import eras
 from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
@@ -270,7 +270,7 @@ def gradients_query(u: KLUse) -> dict[str, str] | None:
 
     None for a term whose option has no gradient (a logged metric).
     """
-    from kl_core.gradients import entry_name
+    from kl_core.gradients.expected import entry_name
     from lab.notes.gradients import OPTION_KEY
 
     if u.entry.grad_mode == "none":
@@ -373,7 +373,7 @@ def _t(t: float) -> str:
 
 
 def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX) -> str:
-    """Where the pull chart's line goes flat (``kl_core.doctor.clamp_sides``), with a leading space; or "".
+    """Where the pull chart's line goes flat (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
 
     Says on which side of the chart the clamp bites, and where it bites only off the chart (|t| ≥ t_max).
     """

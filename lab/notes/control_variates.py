@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from charts.control_variates import LambdaMark
-from kl_core import estimators
-from kl_core.control_variates import GainCurve, LambdaParabola
+from kl_core.estimation import estimators
+from kl_core.estimation.control_variates import GainCurve, LambdaParabola
 from lab.format import number
 from lab.i18n import N_, _, message
 from lab.notes import Note

@@ -9,14 +9,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from kl_core import sampling
-from kl_core._expectation import OVERFLOW_NOTE
-from kl_core._validation import Message
-from kl_core.estimators import ESTIMATORS
-from kl_core.exact import LambdaStar, Moments
-from kl_core.montecarlo import EstimatorSummary
-from kl_core.published import PublishedExperiment
-from kl_core.reliability import ErrorBarCheck
+from kl_core.estimation import sampling_distributions as sampling
+from kl_core.estimation._expectation import OVERFLOW_NOTE
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.exact import LambdaStar, Moments
+from kl_core.estimation.montecarlo import EstimatorSummary
+from kl_core.estimation.published import PublishedExperiment
+from kl_core.estimation.reliability import ErrorBarCheck
+from kl_core.validation import Message
 from lab.format import number
 from lab.i18n import N_, _, message
 from lab.notes import Note
@@ -45,7 +45,7 @@ def _names(keys: Sequence[str]) -> str:
     return ", ".join(ESTIMATORS[k].name for k in keys)
 
 
-#: The heads of the core's moment notes (kl_core.exact): "Var(k3) is infinite: <why>".
+#: The heads of the core's moment notes (kl_core.estimation.exact): "Var(k3) is infinite: <why>".
 _HEADS = ("{what} is infinite: {why}", "{what} is reported as inf: {why}")  # i18n: ok (core templates)
 
 
@@ -240,7 +240,7 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
                     n: int, checks: Mapping[str, ErrorBarCheck | None] | None = None) -> str:
     """Under the running means: each estimate at n = N, and a word on bands that can't be trusted.
 
-    ``checks`` are the error-bar checks at N (:func:`kl_core.reliability.error_bar_check`).
+    ``checks`` are the error-bar checks at N (:func:`kl_core.estimation.reliability.error_bar_check`).
     """
     finals = " · ".join(
         "{name} {mean} (SE {se})".format(  # i18n: ok (a name and numbers)
@@ -279,7 +279,7 @@ def error_bar_notes(
 
     The exact SD is shown beside the sample SD of the first N draws (the one the
     §3 band uses): with a huge or infinite fourth moment the sample SD is
-    usually far below the truth (:mod:`kl_core.reliability`).
+    usually far below the truth (:mod:`kl_core.estimation.reliability`).
     """
     out = []
     for key, check in checks.items():

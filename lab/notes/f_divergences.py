@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from charts.fisher import F_COLORS, f_label
-from kl_core.divergences import DIVERGENCES
-from kl_core.paths import PATHS
-from kl_core.published import SCHULMAN_2020
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.paths import PATHS
+from kl_core.estimation.published import SCHULMAN_2020
 from lab.i18n import N_, _
 
 __all__ = [
@@ -247,7 +247,7 @@ def _merged(bias, ends, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
 def bias_sides(bias, lo: float, hi: float, ends=None) -> list[BiasSide]:
     """k2's relative bias on each side of θ = 0 in ``[lo, hi]``: θ > 0 first, then θ < 0.
 
-    ``bias`` is the path's grid (``kl_core.fisher.K2Bias``), ``ends`` the same at the
+    ``bias`` is the path's grid (``kl_core.estimation.fisher.K2Bias``), ``ends`` the same at the
     range's two ends (drawn on the chart too).
     """
     t, rb = _merged(bias, ends, lo, hi)
@@ -355,7 +355,7 @@ K2_COMMON_SLIP = N_(
 SCHULMAN_COLUMNS = ("KL[q,p]", "E[k2]", "(E[k2] − KL)/KL")
 
 
-def schulman_rows(bias) -> list[dict]:  # bias: kl_core.fisher.K2Bias at Schulman's μ's
+def schulman_rows(bias) -> list[dict]:  # bias: kl_core.estimation.fisher.K2Bias at Schulman's μ's
     """Schulman's two cases: exact KL, E[k2] and k2's relative bias beside his printed figure."""
     published = {e.p.mu: e for e in SCHULMAN_2020}
     rows = []

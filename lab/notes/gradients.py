@@ -3,8 +3,8 @@
 The page's setting (π_θ, π_ref, the sampler, the reward) is composed here
 from its widgets' values; the captions, the headline, the option list of the
 ``?option=`` link, the cosine and library tables and the command line that
-reproduces the page are composed here from :mod:`kl_core.gradients` and
-:mod:`kl_core.gradient_flow` results.  Every user-visible sentence is whole,
+reproduces the page are composed here from :mod:`kl_core.gradients.expected` and
+:mod:`kl_core.gradients.flow` results.  Every user-visible sentence is whole,
 with named placeholders, and goes through :func:`lab.i18n._`.
 """
 
@@ -20,9 +20,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from kl_core.crosswalk import CrosswalkEntry, lookup
-from kl_core.gradient_flow import TrainingRun
-from kl_core.gradients import (
+from kl_core.gradients.expected import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
     GradientRow,
@@ -32,6 +30,8 @@ from kl_core.gradients import (
     entry_name,
     gradient_entries,
 )
+from kl_core.gradients.flow import TrainingRun
+from kl_core.libraries.crosswalk import CrosswalkEntry, lookup
 from lab.i18n import N_, _, ngettext
 from lab.notes import Note
 
@@ -98,7 +98,7 @@ TRAINING_STEPS = 120
 #: steps' path, three times faster to compute; where each run ends does not depend on it.
 TRAINING_SPEEDUP = 3.0
 
-#: The names of :data:`kl_core.crosswalk.GRADIENT_TARGETS` on screen.
+#: The names of :data:`kl_core.libraries.crosswalk.GRADIENT_TARGETS` on screen.
 TARGET_WORDS: dict[str, str] = {
     "reverse_kl": N_("reverse KL"),
     "forward_kl": N_("forward KL"),
@@ -227,7 +227,7 @@ def setting(
     """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
 
     π_ref is uniform; π_θ moves ``drift`` along the toy direction
-    (:func:`kl_core.gradients.demo_logits`) unless ``logits_text`` sets its
+    (:func:`kl_core.gradients.expected.demo_logits`) unless ``logits_text`` sets its
     logits; an older sampler π_old moves ``old_drift`` along the same direction.
     """
     notes: list[Note] = []

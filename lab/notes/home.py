@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kl_core.estimators import ESTIMATORS
-from kl_core.exact import Moments
-from kl_core.montecarlo import EstimatorSummary
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.exact import Moments
+from kl_core.estimation.montecarlo import EstimatorSummary
 from lab.i18n import N_, _
 
 __all__ = ["MU_SLIDER", "QUESTIONS", "EstimatorTable", "SliderRange", "estimator_table",

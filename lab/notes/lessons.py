@@ -1,7 +1,7 @@
 """What the Lessons page says about a guess: the verdict, the numbers, the progress, the CSV.
 
 No streamlit here.  The questions and their exact answers come from
-:mod:`kl_core.lessons`; this module only reads a typed guess, words the check
+:mod:`kl_core.lessons.catalog`; this module only reads a typed guess, words the check
 ("Right. The exact value is 0.245; your 0.3 is 0.055 too high."), counts the
 progress per lesson and lays out the downloadable answers.
 """
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from kl_core.lessons import LESSONS, Grade, Question, grade
+from kl_core.lessons.catalog import LESSONS, Grade, Question, grade
 from lab.format import number
 from lab.i18n import N_, _, message
 

@@ -17,11 +17,16 @@ import pandas as pd
 
 from charts.palette import REFERENCE_COLOR, SERIES_COLORS, ZERO_COLOR, color
 from charts.sequences import SEQUENCE_COLORS, McPoint
-from kl_core.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
-from kl_core.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
-from kl_core.sequence_gradients import SequenceGradientTable
-from kl_core.sequence_montecarlo import SequenceSample
-from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_ESTIMATORS, SequenceCurves, exact_curves
+from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
+from kl_core.sequences.estimators import (
+    RB_COUNTEREXAMPLE,
+    SEQUENCE_ESTIMATORS,
+    SequenceCurves,
+    exact_curves,
+)
+from kl_core.sequences.gradients import SequenceGradientTable
+from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
+from kl_core.sequences.montecarlo import SequenceSample
 from lab.format import number
 from lab.i18n import N_, _
 from lab.notes import Note
@@ -98,7 +103,7 @@ DRIFT_HELP = N_(
 )
 
 
-#: The core's names of the gradient options (kl_core.sequence_gradients.OPTIONS), marked for
+#: The core's names of the gradient options (kl_core.sequences.gradients.OPTIONS), marked for
 #: translation (shown as ``_(row.name)``).
 OPTION_NAMES = (N_("Σ k1 as a loss"), N_("Σ k2 as a loss"), N_("Σ k3 as a loss"),
                 N_("Σ exact next-token KL as a loss"), N_("k1 as a reward, reward-to-go"))
@@ -106,7 +111,7 @@ OPTION_NAMES = (N_("Σ k1 as a loss"), N_("Σ k2 as a loss"), N_("Σ k3 as a los
 KL_SEQUENCE = r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$"
 KL_OTHER = r"$\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$"
 #: What each sequence estimator is, for the page's list: the core's one-line summaries
-#: (kl_core.sequences.SEQUENCE_ESTIMATORS), typeset and marked for translation.
+#: (kl_core.sequences.estimators.SEQUENCE_ESTIMATORS), typeset and marked for translation.
 SUMMARIES: dict[str, str] = {
     "sum_k1": N_("The plain Monte Carlo estimate of the sequence KL; single values can be < 0."),
     "sum_k3": N_("Each term is unbiased for its own position's KL, and never negative."),
@@ -417,7 +422,7 @@ def usage_lines() -> str:
     )
 
 
-#: Words in the core's usage notes (``kl_core.loss_aggregation``), marked for translation.
+#: Words in the core's usage notes (``kl_core.libraries.loss_aggregation``), marked for translation.
 _USAGE_WORDS = {"its default": N_("its default")}
 
 

@@ -16,9 +16,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kl_core import clamps
-from kl_core.crosswalk import CROSSWALK, libraries
-from kl_core.paths import PATHS
+from kl_core.estimation.paths import PATHS
+from kl_core.libraries import clamps
+from kl_core.libraries.crosswalk import CROSSWALK, libraries
 from lab.notes import approx_kl as notes
 
 ROOT = Path(__file__).resolve().parents[2]

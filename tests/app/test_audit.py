@@ -1,6 +1,6 @@
 """AppTest checks of the "Audit your log-probs" page.
 
-It runs and reruns cleanly; its numbers are :func:`kl_core.audit.audit`'s; a
+It runs and reruns cleanly; its numbers are :func:`kl_core.audit.statistics.audit`'s; a
 link reproduces the column choices (the keys the audit had on the approx_kl
 page); uploads go through AppTest's own file-uploader support
 (``at.file_uploader[0].set_value((name, bytes, mime))``), and every bad file
@@ -19,7 +19,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from kl_core import audit
+from kl_core.audit import statistics as audit
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

@@ -19,11 +19,11 @@ from streamlit.testing.v1 import AppTest
 from charts.bregman import OTHER_GAP_COLOR, gap_color, tangent_gap_chart
 from charts.histograms import MAX_ROWS
 from charts.palette import COLORS, HIGHLIGHT_COLOR
-from kl_core import estimators
-from kl_core.bregman import draw_log_ratios, tangent_picture
-from kl_core.distributions import parse
-from kl_core.divergences import DIVERGENCES
-from kl_core.exact import f_divergence, kl
+from kl_core.estimation import estimators
+from kl_core.estimation.bregman import draw_log_ratios, tangent_picture
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.exact import f_divergence, kl
 from lab.notes import bregman_gap as bregman_notes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """AppTest checks of the "Config doctor" page.
 
-It runs and reruns cleanly; the card is :func:`kl_core.doctor.diagnose`'s for
+It runs and reruns cleanly; the card is :func:`kl_core.doctor.diagnosis.diagnose`'s for
 each example, for typed text and for an upload; a link reproduces the example
 and the library; unreadable input is one clear ``st.error``; the pull chart is
 a valid, small spec.
@@ -18,8 +18,8 @@ from streamlit.testing.v1 import AppTest
 
 from charts.config_doctor import FORWARD, REVERSE, pull_chart
 from charts.histograms import MAX_ROWS
-from kl_core.crosswalk import lookup
-from kl_core.doctor import diagnose, pull_curve
+from kl_core.doctor.diagnosis import diagnose, pull_curve
+from kl_core.libraries.crosswalk import lookup
 from lab.i18n import _
 from lab.notes import config_doctor as notes
 

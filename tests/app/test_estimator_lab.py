@@ -25,13 +25,13 @@ from charts.estimator_lab import (
 )
 from charts.histograms import MAX_ROWS, TITLE_LIMIT, per_sample_histogram
 from charts.palette import COLORS
-from kl_core.distributions import parse
-from kl_core.estimators import ESTIMATORS
-from kl_core.exact import estimator_moments, kl, lambda_star
-from kl_core.montecarlo import simulate, target_of
-from kl_core.presets import PRESETS
-from kl_core.published import match_published
-from kl_core.sampling import (
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.exact import estimator_moments, kl, lambda_star
+from kl_core.estimation.montecarlo import simulate, target_of
+from kl_core.estimation.presets import PRESETS
+from kl_core.estimation.published import match_published
+from kl_core.estimation.sampling_distributions import (
     batch_mean_normal,
     exact_relative_figures,
     mc_relative_standard_errors,
@@ -510,7 +510,7 @@ def test_presets_stay_usable_while_a_field_holds_an_invalid_spec():
 
 def test_an_untrustworthy_error_bar_is_flagged_with_the_exact_sd():
     # N(0,1) vs N(3,1): Var(k3) is finite but its kurtosis is ~4e15, so a ±SE from
-    # 1,000 draws understates the spread (kl_core.reliability).
+    # 1,000 draws understates the spread (kl_core.estimation.reliability).
     at = run_lab(q="normal(0,1)", p="normal(3,1)", R="20")
     clean(at)
     (warn,) = [w.value for w in at.warning if "can't be trusted" in w.value]

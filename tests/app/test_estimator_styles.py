@@ -32,8 +32,8 @@ from streamlit.testing.v1 import AppTest
 
 from charts import palette
 from charts.estimator_lab import running_means_chart
-from kl_core.estimators import ESTIMATORS
-from kl_core.sequences import SEQUENCE_ESTIMATORS
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.sequences.estimators import SEQUENCE_ESTIMATORS
 from lab import ui
 from lab.pages import PAGES
 

@@ -30,11 +30,11 @@ from charts.fisher import (
 )
 from charts.histograms import MAX_ROWS
 from charts.palette import COLORS, color
-from kl_core import fisher
-from kl_core.divergences import DIVERGENCES
-from kl_core.estimators import bregman
-from kl_core.paths import PATHS
-from kl_core.published import SCHULMAN_2020
+from kl_core.estimation import fisher
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.estimators import bregman
+from kl_core.estimation.paths import PATHS
+from kl_core.estimation.published import SCHULMAN_2020
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")

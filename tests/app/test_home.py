@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kl_core.distributions import Gaussian
-from kl_core.exact import estimator_moments, kl
-from kl_core.montecarlo import simulate
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import estimator_moments, kl
+from kl_core.estimation.montecarlo import simulate
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 KEYS = ("k1", "k2", "k3")

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from charts.histograms import MAX_ROWS, check_rows, common_domain, per_sample_histogram, records
 from charts.palette import COLORS, color, label
-from kl_core.estimators import ESTIMATORS
+from kl_core.estimation.estimators import ESTIMATORS
 
 # ------------------------------------------------------------------ charts
 
@@ -78,7 +78,7 @@ def test_exports_produce_svg_and_png():
 
 
 def test_show_source_drops_the_docstring_but_keeps_the_code():
-    from kl_core.estimators import k3
+    from kl_core.estimation.estimators import k3
     from lab.ui import _without_docstring
 
     code = _without_docstring(k3)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kl_core import lessons as core
+from kl_core.lessons import catalog as core
 from lab.format import number
 
 ROOT = Path(__file__).resolve().parents[2]

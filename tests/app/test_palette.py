@@ -7,7 +7,7 @@ import re
 import pytest
 
 from charts import palette
-from kl_core.estimators import ESTIMATORS
+from kl_core.estimation.estimators import ESTIMATORS
 
 WHITE = "#FFFFFF"
 #: Streamlit's dark theme background.

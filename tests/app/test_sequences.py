@@ -25,10 +25,10 @@ from charts.sequences import (
     per_position_chart,
     relative_std_chart,
 )
-from kl_core.markov import drift_pair
-from kl_core.sequence_gradients import sequence_gradient_table
-from kl_core.sequence_montecarlo import simulate_sequences
-from kl_core.sequences import RB_COUNTEREXAMPLE, exact_curves
+from kl_core.sequences.estimators import RB_COUNTEREXAMPLE, exact_curves
+from kl_core.sequences.gradients import sequence_gradient_table
+from kl_core.sequences.markov import drift_pair
+from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
 

@@ -7,7 +7,7 @@
   no cut metric label, formula or chart text, no raw notation (π_θ …) in
   prose; the Chinese page has no exception, no run of four English words
   outside code, maths and data tables (the crosswalk entry's sampler,
-  caveat … included: kl_core/crosswalk.toml's prose fields are in the
+  caveat … included: kl_core/libraries/crosswalk.toml's prose fields are in the
   catalog), and the same numbers as the English one.
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 import pytest
 
-from kl_core import clamps
+from kl_core.libraries import clamps
 from scripts.translations import english_runs
 from tests.browser.readability_checks import (
     LAPTOP,
@@ -84,7 +84,7 @@ def test_readable_in_both_languages_with_the_same_numbers(
         assert page.locator("[data-testid='stVegaLiteChart']").count() == 2
         assert readability_problems(page) == []
     assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "实践中的 approx_kl"
-    # the crosswalk entry's own words (kl_core/crosswalk.toml's prose fields) are translated too
+    # the crosswalk entry's own words (kl_core/libraries/crosswalk.toml's prose fields) are translated too
     assert english_runs(main_text(zh)) == []
     if "opt=" in query:  # the option the link names is shown, its component in Chinese
         assert {"TRL": "PPOTrainer（旧版 step() 接口）", "verl": "蒸馏损失（策略梯度）"}[

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from kl_core import audit
+from kl_core.audit import statistics as audit
 from scripts.translations import english_runs
 from tests.browser.page_checks import defects, numbers, open_page, prose
 from tests.browser.page_checks import metric_values as values_in_order

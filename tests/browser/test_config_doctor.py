@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from kl_core.doctor import diagnose
+from kl_core.doctor.diagnosis import diagnose
 from lab.notes import config_doctor as notes
 from scripts.translations import english_runs
 from tests.browser.conftest import wait_until_settled

@@ -12,9 +12,9 @@ import math
 import re
 from urllib.parse import quote
 
-from kl_core import estimators
-from kl_core.control_variates import lambda_parabola
-from kl_core.distributions import parse
+from kl_core.estimation import estimators
+from kl_core.estimation.control_variates import lambda_parabola
+from kl_core.estimation.distributions import parse
 
 
 def drawn_charts(page) -> int:

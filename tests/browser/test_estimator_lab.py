@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from kl_core.distributions import parse
-from kl_core.exact import kl
-from kl_core.montecarlo import simulate
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.exact import kl
+from kl_core.estimation.montecarlo import simulate
 from scripts.translations import english_runs
 from tests.browser.readability import SIZES, found, goto, open_sized
 from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
@@ -145,7 +145,7 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
 EVERYTHING = "&p=normal(1,1)&n=500&keys=k1&keys=k2&keys=k3&keys=k_lambda&keys=k3_pq&lam=0.3"
 
 
-#: The core's notes (kl_core.exact, kl_core.tails), shown in the run's language: Var(k1) and
+#: The core's notes (kl_core.estimation.exact, kl_core.estimation.tails), shown in the run's language: Var(k1) and
 #: Var(k3) infinite for a t₃ sampler (q's tail), Var(k3) infinite for a wide p (the r² factor).
 HEAVY_Q = "&q=t(3,0,1)&p=normal(0,1)"
 WIDE_P = "&p=normal(0,1.5)"

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-from kl_core.gradients import demo_logits, gradient_entries, gradient_table
+from kl_core.gradients.expected import demo_logits, gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
 from tests.browser.page_checks import defects, metric_values, numbers, open_page, prose
@@ -86,7 +86,7 @@ def test_readable_in_both_languages(app_url, chromium, size):
             assert defects(page) == [], (lang, size)
 
 
-#: A reward too wide for β: the core refuses the training runs (kl_core.gradient_flow), and its
+#: A reward too wide for β: the core refuses the training runs (kl_core.gradients.flow), and its
 #: reason is shown in the run's language.
 WIDE_REWARD = "&beta=0.05&rew=100,0,0,0,0,0"
 

@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from kl_core import lessons as core
+from kl_core.lessons import catalog as core
 from lab.format import number
 from scripts.translations import english_runs
 from tests.browser.conftest import wait_until_settled

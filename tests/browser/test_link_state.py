@@ -246,7 +246,7 @@ def control_variates(page) -> None:
 def bregman_gap(page) -> None:
     press(page, "Move one r by hand", "ArrowRight", 2)
     press(page, "Draws x ~ q shown", "ArrowLeft", 1)
-    segment(page, "f (from kl_core.divergences)", "squared Hellinger")
+    segment(page, "f (from kl_core.estimation.divergences)", "squared Hellinger")
     press(page, "μ, the mean", "ArrowRight", 3, nth=0)  # q's μ
 
 

@@ -12,9 +12,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from kl_core.markov import drift_pair
-from kl_core.sequence_montecarlo import simulate_sequences
-from kl_core.sequences import exact_curves
+from kl_core.sequences.estimators import exact_curves
+from kl_core.sequences.markov import drift_pair
+from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
 from scripts.translations import english_runs

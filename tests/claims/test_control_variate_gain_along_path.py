@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from kl_core.control_variates import gain_along_path, lambda_parabola
-from kl_core.distributions import StudentT
-from kl_core.paths import PATHS
+from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
+from kl_core.estimation.distributions import StudentT
+from kl_core.estimation.paths import PATHS
 from lab.notes import control_variates as notes
 
 PHRASES = {

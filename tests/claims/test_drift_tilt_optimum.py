@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from kl_core.markov import drift_pair, sequence_kl
+from kl_core.sequences.markov import drift_pair, sequence_kl
 from lab.notes import sequences as notes
 
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from kl_core.divergences import DIVERGENCES
+from kl_core.estimation.divergences import DIVERGENCES
 from lab.notes import bregman_gap, f_divergences
 
 

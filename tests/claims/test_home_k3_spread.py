@@ -1,4 +1,4 @@
-"""Claim 2 (Home's table caption; k2's and k3's summaries in kl_core.estimators).
+"""Claim 2 (Home's table caption; k2's and k3's summaries in kl_core.estimation.estimators).
 
 "k3's spread is far smaller" was shown at every μ of Home's slider, but for
 q = N(0, 1), p = N(μ, 1): Var(k1) = μ², Var(k3) = e^{μ²} − 1 − μ², so k3's
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from kl_core.distributions import Gaussian
-from kl_core.estimators import ESTIMATORS
-from kl_core.exact import estimator_moments
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.exact import estimator_moments
 from lab.notes import home as notes
 
 Q = Gaussian(0.0, 1.0)  # Home's sampler (pages/home.py); p = N(μ, 1)

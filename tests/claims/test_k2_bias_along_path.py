@@ -12,9 +12,9 @@ import itertools
 import numpy as np
 import pytest
 
-from kl_core.estimators import ESTIMATORS
-from kl_core.fisher import k2_bias_along_path
-from kl_core.paths import PATHS
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.fisher import k2_bias_along_path
+from kl_core.estimation.paths import PATHS
 from lab.notes import estimator_lab
 from lab.notes import f_divergences as notes
 

@@ -6,7 +6,7 @@ pull chart's caption "Past |t| = 2.61 the clamp bites".  k3's value clamp at
 on the other side, only at t ≈ −11.0.  Here every clamped crosswalk entry's
 two sides are solved independently (scipy's brentq on the estimator's closed
 form, and the log-ratio clamp's ends), checked on the values the library
-computes (kl_core.crosswalk.evaluate), and every number in the sentences the
+computes (kl_core.libraries.crosswalk.evaluate), and every number in the sentences the
 doctor shows is checked against those roots.
 """
 
@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from kl_core import estimators
-from kl_core.crosswalk import evaluate, libraries, options
-from kl_core.doctor import PULL_T_MAX, _clamp_words, clamp_bite, clamp_sides, diagnose
+from kl_core.doctor.diagnosis import PULL_T_MAX, _clamp_words, clamp_bite, clamp_sides, diagnose
+from kl_core.estimation import estimators
+from kl_core.libraries.crosswalk import evaluate, libraries, options
 from lab.notes import config_doctor as notes
 
 CLOSED = {  # k(t), t = log r in the entry's convention

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
-from kl_core.crosswalk import evaluate, libraries, options
+from kl_core.libraries.crosswalk import evaluate, libraries, options
 from lab import i18n
 
 PATTERN = re.compile(r"k3 > (\d+(?:\.\d+)?)，?,? ?(?:e\.g\.|例如) π_θ\(x\) < ([\d.]+)·π_ref\(x\)")

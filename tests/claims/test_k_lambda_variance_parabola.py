@@ -3,7 +3,7 @@
 The Gradients page's λ chart plots ``k_lambda_spread`` (a standard deviation)
 and its caption said "its spread is a parabola in λ".  Over the page's token
 settings (K = 2 … 10, drift −3 … 3, on-policy and with an older sampler) this
-checks with kl_core.gradients: the squared spread is a quadratic in λ (exact
+checks with kl_core.gradients.expected: the squared spread is a quadratic in λ (exact
 second differences, and the per-λ ``gradient_spread``), the spread itself is
 not; both are least at the caption's λ; the value's λ* is the minimiser of
 Var(kλ) computed here by hand; and the caption's first sentence holds: the
@@ -18,7 +18,12 @@ import re
 import numpy as np
 import pytest
 
-from kl_core.gradients import expected_gradient, gradient_spread, gradient_table, k_lambda_spread
+from kl_core.gradients.expected import (
+    expected_gradient,
+    gradient_spread,
+    gradient_table,
+    k_lambda_spread,
+)
 from lab.notes import gradients as notes
 from lab.token_setting import K_MAX
 

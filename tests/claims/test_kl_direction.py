@@ -8,9 +8,9 @@ Laplace–Gaussian preset.  The answer now says "in general".
 import numpy as np
 import pytest
 
-from kl_core.distributions import Gaussian
-from kl_core.exact import kl
-from kl_core.presets import PRESETS
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import kl
+from kl_core.estimation.presets import PRESETS
 from lab.notes import home as notes
 
 Q = Gaussian(0.0, 1.0)

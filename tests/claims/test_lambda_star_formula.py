@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from kl_core.distributions import Categorical
-from kl_core.exact import estimator_moments, lambda_star
-from kl_core.presets import PRESETS
+from kl_core.estimation.distributions import Categorical
+from kl_core.estimation.exact import estimator_moments, lambda_star
+from kl_core.estimation.presets import PRESETS
 from lab.widgets import LAMBDA_STAR_HELP
 
 

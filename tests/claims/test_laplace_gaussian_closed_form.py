@@ -2,7 +2,7 @@
 
 The preset said "Different shapes, no closed form".  KL[Laplace(0,1)‖N(0,1)] =
 ½log 2π − log 2 and KL[N(0,1)‖Laplace(0,1)] = √(2/π) + log 2 − ½log 2π − ½; in
-general, from the two log-densities' expectations.  kl_core.exact.kl now uses
+general, from the two log-densities' expectations.  kl_core.estimation.exact.kl now uses
 them; checked here against scipy's quad, independently of the core, and the
 preset's sentence against them.
 """
@@ -15,9 +15,9 @@ import math
 import pytest
 from scipy import integrate, stats
 
-from kl_core.distributions import Gaussian, Laplace, parse
-from kl_core.exact import estimator_moments, kl
-from kl_core.presets import PRESETS
+from kl_core.estimation.distributions import Gaussian, Laplace, parse
+from kl_core.estimation.exact import estimator_moments, kl
+from kl_core.estimation.presets import PRESETS
 
 LAP = [(0.0, 1.0), (1.3, 0.4), (-2.0, 3.0), (0.5, 0.05)]
 NORM = [(0.0, 1.0), (-0.5, 2.0), (2.0, 0.3), (0.0, 20.0)]

@@ -5,7 +5,7 @@ code comments k2 as "approximately equivalent to one-step KL penalty with k1"
 (k1 in the reward).  The lab answered "it is not"; the caveat now says it holds
 for k1 used as a reward (on-policy, the same expected gradient ∇KL[π_θ‖π_ref])
 and not for k1 used as a loss (expected gradient 0).  Checked exactly with
-kl_core.gradients over the Gradients page's on-policy settings (K = 2 … 10,
+kl_core.gradients.expected over the Gradients page's on-policy settings (K = 2 … 10,
 drift −3 … 3), clamps inactive; where OpenRLHF's clamps bite, the difference
 is theirs alone.
 """
@@ -17,9 +17,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from kl_core.crosswalk import lookup
-from kl_core.doctor import clamp_bite
-from kl_core.gradients import expected_gradient, true_gradients
+from kl_core.doctor.diagnosis import clamp_bite
+from kl_core.gradients.expected import expected_gradient, true_gradients
+from kl_core.libraries.crosswalk import lookup
 from lab import i18n
 from lab.notes import gradients as gnotes
 from lab.token_setting import K_MAX

@@ -14,8 +14,8 @@ import re
 import numpy as np
 import pytest
 
-from kl_core.markov import next_token_kl, parse_markov
-from kl_core.sequences import RB_COUNTEREXAMPLE, exact_curves
+from kl_core.sequences.estimators import RB_COUNTEREXAMPLE, exact_curves
+from kl_core.sequences.markov import next_token_kl, parse_markov
 from lab.notes import sequences as notes
 
 CURVES = exact_curves(*RB_COUNTEREXAMPLE, notes.MAX_LENGTH)

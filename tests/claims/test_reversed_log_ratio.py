@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from kl_core import estimators
-from kl_core.distributions import Gaussian
-from kl_core.exact import kl
+from kl_core.estimation import estimators
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import kl
 from lab.notes import home as notes
 
 Q = Gaussian(0.0, 1.0)  # Home's pair: q = N(0, 1), p = N(μ, 1)

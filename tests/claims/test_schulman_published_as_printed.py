@@ -15,11 +15,11 @@ import re
 
 import pytest
 
-from kl_core.distributions import Gaussian
-from kl_core.exact import estimator_moments, kl
-from kl_core.montecarlo import simulate
-from kl_core.presets import PRESETS
-from kl_core.published import SCHULMAN_2020, match_published
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import estimator_moments, kl
+from kl_core.estimation.montecarlo import simulate
+from kl_core.estimation.presets import PRESETS
+from kl_core.estimation.published import SCHULMAN_2020, match_published
 from lab.notes import estimator_lab as notes
 
 # μ of p = N(μ, 1): (true KL, {estimator: (bias/true, stdev/true)}), exactly as printed in the post.

@@ -16,11 +16,11 @@ import re
 import numpy as np
 import pytest
 
-from kl_core.distributions import parse
-from kl_core.estimators import ESTIMATORS, evaluate
-from kl_core.montecarlo import simulate
-from kl_core.presets import PRESETS
-from kl_core.reliability import error_bar_check
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.estimators import ESTIMATORS, evaluate
+from kl_core.estimation.montecarlo import simulate
+from kl_core.estimation.presets import PRESETS
+from kl_core.estimation.reliability import error_bar_check
 from lab.notes import estimator_lab as notes
 
 KEYS = ("k1", "k2", "k3", "k3_pq")

@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from kl_core.distributions import Gaussian
-from kl_core.exact import estimator_moments, f_divergence, kl
-from kl_core.presets import PRESETS
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import estimator_moments, f_divergence, kl
+from kl_core.estimation.presets import PRESETS
 from lab.notes import bregman_gap as notes
 from lab.spec_params import LOCATION_RANGE, SCALE_RANGE
 

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from kl_core.distributions import parse
-from kl_core.divergences import DIVERGENCES
-from kl_core.exact import f_divergence
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.exact import f_divergence
 from lab.notes import bregman_gap as notes
 
 F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")   # pages/bregman-gap.py

@@ -71,7 +71,7 @@ def test_the_browser_locale_gives_the_default_language(locale, lang):
 
 
 def test_a_core_message_is_translated_with_its_params():
-    from kl_core.distributions import parse
+    from kl_core.estimation.distributions import parse
 
     with pytest.raises(ValueError) as info:
         parse("normal(0,-1)")
@@ -84,7 +84,7 @@ def test_a_core_message_is_translated_with_its_params():
 def test_a_file_error_shows_its_user_sentence_translated():
     import io
 
-    from kl_core.audit import load_table
+    from kl_core.audit.statistics import load_table
 
     buf = io.BytesIO(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
     buf.name = "logps.csv"
@@ -97,7 +97,7 @@ def test_a_file_error_shows_its_user_sentence_translated():
 
 
 def test_a_message_without_a_template_stays_english():
-    from kl_core._validation import Message
+    from kl_core.validation import Message
 
     with i18n.using("zh"):
         assert i18n.message(ValueError("plain English")) == "plain English"
@@ -106,7 +106,7 @@ def test_a_message_without_a_template_stays_english():
 
 
 def test_a_broken_translation_falls_back_to_english(monkeypatch):
-    from kl_core._validation import Message
+    from kl_core.validation import Message
 
     class Broken:
         def gettext(self, text):

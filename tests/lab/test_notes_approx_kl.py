@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from kl_core import clamps
-from kl_core.crosswalk import CROSSWALK
-from kl_core.paths import PATHS
+from kl_core.estimation.paths import PATHS
+from kl_core.libraries import clamps
+from kl_core.libraries.crosswalk import CROSSWALK
 from lab.notes import approx_kl as notes
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kl_core import audit
+from kl_core.audit import statistics as audit
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[2]

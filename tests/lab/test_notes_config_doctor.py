@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kl_core.clamps import entry_id
-from kl_core.crosswalk import options
-from kl_core.doctor import GRADIENT_WORDS, diagnose
+from kl_core.doctor.diagnosis import GRADIENT_WORDS, diagnose
+from kl_core.libraries.clamps import entry_id
+from kl_core.libraries.crosswalk import options
 from lab.notes import config_doctor as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -126,7 +126,7 @@ def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
 
 
 def test_every_kl_term_links_to_its_option_on_the_gradients_page():
-    from kl_core.gradients import entry_name
+    from kl_core.gradients.expected import entry_name
     from lab.notes.gradients import resolve_option
 
     seen = 0

@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from kl_core.bregman import k_lambda_negative_interval
-from kl_core.control_variates import gain_along_path, lambda_parabola
-from kl_core.distributions import parse
-from kl_core.estimators import k_lambda
+from kl_core.estimation.bregman import k_lambda_negative_interval
+from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.estimators import k_lambda
 from lab.notes import control_variates as notes
 
 
@@ -106,7 +106,7 @@ def test_theta_titles_come_in_lines_that_fit_a_panel(path):
 
 
 def test_path_trend_describes_each_side_from_the_curve():
-    from kl_core.control_variates import gain_along_path
+    from kl_core.estimation.control_variates import gain_along_path
 
     scale = notes.path_trend(gain_along_path("scale", notes.PATH_THETAS["scale"]))
     assert "For θ > 0, from θ = 0.01 to 0.34, λ\\* goes from 0.98 to 0.0962 and the gain rises" in scale

@@ -6,12 +6,12 @@ import math
 
 import pytest
 
-from kl_core import sampling
-from kl_core.distributions import parse
-from kl_core.estimators import ESTIMATORS
-from kl_core.exact import Moments, estimator_moments, kl
-from kl_core.montecarlo import simulate, target_of
-from kl_core.published import match_published
+from kl_core.estimation import sampling_distributions as sampling
+from kl_core.estimation.distributions import parse
+from kl_core.estimation.estimators import ESTIMATORS
+from kl_core.estimation.exact import Moments, estimator_moments, kl
+from kl_core.estimation.montecarlo import simulate, target_of
+from kl_core.estimation.published import match_published
 from lab.notes import estimator_lab as notes
 
 KEYS = ("k1", "k2", "k3", "k3_pq")
@@ -120,7 +120,7 @@ def test_the_estimator_line_says_what_its_mean_is():
 
 
 def _checks(q_spec, p_spec, keys, n):
-    from kl_core.reliability import error_bar_check
+    from kl_core.estimation.reliability import error_bar_check
 
     q, p = parse(q_spec), parse(p_spec)
     return {k: error_bar_check(k, q, p, n) for k in keys}
@@ -161,7 +161,7 @@ def test_an_infinite_variance_is_left_to_its_own_warning():
 
 
 def test_lambda_star_line_says_why_there_is_no_button():
-    from kl_core.exact import lambda_star
+    from kl_core.estimation.exact import lambda_star
 
     assert notes.lambda_star_line(lambda_star(parse("normal(0,1)"), parse("normal(1,1)")), -1, 2) is None
     text = notes.lambda_star_line(lambda_star(parse("t(3,0,1)"), parse("normal(0,1)")), -1, 2)
@@ -171,7 +171,7 @@ def test_lambda_star_line_says_why_there_is_no_button():
 
 
 def test_the_preset_line_links_its_source():
-    from kl_core.presets import PRESETS
+    from kl_core.estimation.presets import PRESETS
 
     small = PRESETS["schulman-small"]
     line = notes.preset_line(small.title, small.blurb, small.source)
@@ -183,7 +183,7 @@ def test_the_preset_line_links_its_source():
 
 
 def test_the_cores_reasons_are_shown_in_the_runs_language():
-    from kl_core.exact import lambda_star
+    from kl_core.estimation.exact import lambda_star
     from lab import i18n
 
     for q_spec, p_spec, en, zh in [

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kl_core.divergences import DIVERGENCES
-from kl_core.fisher import fisher_curve, k2_bias_along_path
-from kl_core.paths import PATHS
-from kl_core.published import SCHULMAN_2020
+from kl_core.estimation.divergences import DIVERGENCES
+from kl_core.estimation.fisher import fisher_curve, k2_bias_along_path
+from kl_core.estimation.paths import PATHS
+from kl_core.estimation.published import SCHULMAN_2020
 from lab.notes import f_divergences as notes
 
 

@@ -1,7 +1,7 @@
 """lab.notes.gradients: the Gradients page's setting, option links, words, tables and command line.
 
-Everything is checked against the core (``kl_core.gradients``,
-``kl_core.gradient_flow``, ``kl_core.cli_grad``) at the page's own settings,
+Everything is checked against the core (``kl_core.gradients.expected``,
+``kl_core.gradients.flow``, ``kl_core.cli.grad``) at the page's own settings,
 never against copied numbers.
 """
 
@@ -14,10 +14,8 @@ from urllib.parse import parse_qs, urlsplit
 import numpy as np
 import pytest
 
-from kl_core.cli_grad import grad_report
-from kl_core.crosswalk import CROSSWALK, lookup
-from kl_core.gradient_flow import analytic_optima, training_runs
-from kl_core.gradients import (
+from kl_core.cli.grad import grad_report
+from kl_core.gradients.expected import (
     BASIC_OPTIONS,
     demo_logits,
     demo_reward,
@@ -25,6 +23,8 @@ from kl_core.gradients import (
     gradient_entries,
     gradient_table,
 )
+from kl_core.gradients.flow import analytic_optima, training_runs
+from kl_core.libraries.crosswalk import CROSSWALK, lookup
 from lab.notes import gradients as notes
 
 

@@ -1,8 +1,8 @@
 """lab.notes.home: Home's three captions from the core's numbers."""
 
-from kl_core.distributions import Gaussian
-from kl_core.exact import estimator_moments, kl
-from kl_core.montecarlo import simulate
+from kl_core.estimation.distributions import Gaussian
+from kl_core.estimation.exact import estimator_moments, kl
+from kl_core.estimation.montecarlo import simulate
 from lab.notes import home as notes
 
 KEYS = ("k1", "k2", "k3")

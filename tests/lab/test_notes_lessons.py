@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kl_core import lessons as core
+from kl_core.lessons import catalog as core
 from lab.notes import lessons as notes
 
 

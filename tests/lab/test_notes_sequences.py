@@ -10,12 +10,12 @@ import shlex
 import numpy as np
 import pytest
 
-from kl_core import cli
-from kl_core.loss_aggregation import LOSS_AGGREGATIONS
-from kl_core.markov import drift_pair
-from kl_core.sequence_gradients import OPTIONS, sequence_gradient_table
-from kl_core.sequence_montecarlo import simulate_sequences
-from kl_core.sequences import RB_COUNTEREXAMPLE, SEQUENCE_KEYS, exact_curves
+from kl_core.cli import main as cli
+from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS
+from kl_core.sequences.estimators import RB_COUNTEREXAMPLE, SEQUENCE_KEYS, exact_curves
+from kl_core.sequences.gradients import OPTIONS, sequence_gradient_table
+from kl_core.sequences.markov import drift_pair
+from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from kl_core.clamps import CLAMP_PATHS
-from kl_core.distributions import Categorical, Gaussian, GaussianMixture, parse
+from kl_core.estimation.distributions import Categorical, Gaussian, GaussianMixture, parse
+from kl_core.libraries.clamps import CLAMP_PATHS
 from lab import spec_params as sp
 
 SPECS = [

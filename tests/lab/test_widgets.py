@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from kl_core.presets import PRESETS
+from kl_core.estimation.presets import PRESETS
 from lab.widgets import active_preset
 
 

@@ -29,7 +29,7 @@ import mpmath as mp
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from kl_core.distributions import (  # noqa: E402  (spec parsing only)
+from kl_core.estimation.distributions import (  # noqa: E402  (spec parsing only)
     Gaussian,
     GaussianMixture,
     Laplace,

@@ -1,0 +1,360 @@
+r"""The ``audit`` command: ``python -m kl_core audit FILE --sampler-col C1 --other-col C2``.
+
+Reads a CSV or Parquet table of per-token log-probs with
+:func:`kl_core.audit.statistics.load_table` (the same loader, checks and size limit as
+the app's "approx_kl in practice" page), runs :func:`kl_core.audit.statistics.audit` and
+prints the same summary as the page: for k1, k2 and k3 the mean, standard
+deviation, standard error, share of negative values, p95, p99 and max; the
+per-position buckets and the sequence sums when those columns are named; the
+effective sample size when a rollout column is named; with ``--kl-col`` (the
+exact next-token KL at each token's prefix, from full logits) the
+Rao–Blackwellized ``rb`` beside them and its variance reduction
+Var(k1)/Var(rb), Var(k3)/Var(rb), per token and per sequence.
+
+``--json`` prints :meth:`kl_core.audit.statistics.AuditReport.to_dict` plus ``file`` and
+``columns``: top-level keys ``n``, ``direction``, ``k1``, ``k2``, ``k3`` (each with
+``mean``, ``std``, ``se``, ``neg_fraction``, ``p95``, ``p99``, ``max``) and more;
+``rb`` and ``variance_ratio`` are null without ``--kl-col``.
+``--list-columns`` prints the file's columns, one per line.
+
+A bad file or bad columns raise ``ValueError``, which :func:`kl_core.cli.main.main`
+prints as one ``error: ...`` line on stderr with exit code 2.
+
+Source of the estimators: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; of ``rb``: A. Amini, T. Vieira,
+R. Cotterell (2025), arXiv:2504.10637.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+from typing import BinaryIO
+
+from kl_core.audit import statistics as audit
+from kl_core.audit import table_files
+from kl_core.cli.main import json_value
+from kl_core.validation import InputError
+
+__all__ = ["register", "report_lines", "run_audit", "table_columns"]
+
+
+def table_columns(
+    path_or_buffer: str | os.PathLike[str] | BinaryIO,
+    *,
+    fmt: str | None = None,
+    max_bytes: int | None = None,
+) -> list[str]:
+    """The column names of a CSV or Parquet file, with :func:`kl_core.audit.statistics.load_table`'s checks.
+
+    The same format rule (by file name unless ``fmt`` is given) and size limit
+    as :func:`kl_core.audit.statistics.load_table`, so a file that passes here is refused
+    there only for its contents.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path or binary file-like
+        A ``.csv``, ``.parquet`` or ``.pq`` file, or an open binary file with a ``name``.
+    fmt : {"csv", "parquet"}, optional
+        The format, overriding the file name.
+    max_bytes : int, optional
+        Size limit; defaults to :data:`kl_core.audit.statistics.MAX_FILE_BYTES`.
+
+    Returns
+    -------
+    list of str
+        The columns, in file order.
+
+    Raises
+    ------
+    ValueError
+        If the file is not CSV/Parquet, is over the size limit, cannot be
+        parsed or has no columns.
+
+    Examples
+    --------
+    >>> import io
+    >>> table_columns(io.BytesIO(b"lp,lq\\n-1.0,-1.5\\n"), fmt="csv")
+    ['lp', 'lq']
+    """
+    limit = audit.MAX_FILE_BYTES if max_bytes is None else max_bytes
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+    name = name or getattr(path_or_buffer, "name", None)
+    fmt = table_files.file_format(name, fmt)
+    data, name = table_files.read_bytes(path_or_buffer, limit)
+    cols = list(table_files.read_frame(data, name, fmt, nrows=0).columns)
+    cols = [str(c) for c in cols if not str(c).startswith("__index_level_")]
+    if not cols:
+        if name:
+            raise InputError("path_or_buffer: {name!r} has no columns", name=name)
+        raise InputError("path_or_buffer: the buffer has no columns")
+    return cols
+
+
+def _one_line(x: object) -> str:
+    return " ".join(str(x).split())
+
+
+# ------------------------------------------------------------ registration
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``audit``: KL estimates, with error bars, from a file of per-token log-probs.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``python -m kl_core`` subcommand collection.
+
+    Returns
+    -------
+    None
+        The subcommand is registered in place.
+    """
+    sp = subparsers.add_parser(
+        "audit",
+        help="audit a CSV/Parquet file of per-token log-probs: k1, k2, k3 with error bars",
+        description=(
+            "Estimate a KL divergence from per-token log-probs. Each row is one sampled token: "
+            "its log-prob under the policy that sampled it (--sampler-col) and under the other "
+            "policy (--other-col); log r = other - sampler. Prints, for k1, k2 and k3, the mean, "
+            "std, standard error, share of negative values, p95, p99 and max, as the app's "
+            "approx_kl page does."
+        ),
+    )
+    sp.add_argument("file", help="a .csv, .parquet or .pq file")
+    sp.add_argument("--sampler-col", metavar="COL", help="log-probs under the sampling policy")
+    sp.add_argument("--other-col", metavar="COL", help="log-probs under the other policy")
+    sp.add_argument(
+        "--direction",
+        choices=audit.DIRECTIONS,
+        default="sampler-other",
+        help="sampler-other estimates KL[sampler||other] (default); other-sampler KL[other||sampler]",
+    )
+    sp.add_argument("--mask-col", metavar="COL", help="1 = count the token, 0 = skip (e.g. prompt)")
+    sp.add_argument("--position-col", metavar="COL", help="token index within its sequence")
+    sp.add_argument("--sequence-col", metavar="COL", help="sequence id: adds per-sequence sums")
+    sp.add_argument(
+        "--rollout-col",
+        metavar="COL",
+        help="log-probs under a third policy that actually drew the tokens (importance weights, ESS)",
+    )
+    sp.add_argument(
+        "--kl-col",
+        metavar="COL",
+        help=(
+            "exact KL of the two next-token distributions at each token's prefix, in the audited "
+            "direction, computed from full logits: adds the Rao-Blackwellized rb and its variance "
+            "reduction"
+        ),
+    )
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.add_argument("--list-columns", action="store_true", help="print the file's columns and exit")
+    sp.set_defaults(handler=run_audit)
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """Handler of ``audit``: load the file, audit it, print the summary or JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed ``audit`` arguments.
+
+    Returns
+    -------
+    int
+        0 on success.  A bad file or bad columns raise ``ValueError``, which
+        :func:`kl_core.cli.main.main` prints as one ``error:`` line with exit code 2.
+    """
+    if args.list_columns:
+        for col in table_columns(args.file):
+            print(col)
+        return 0
+    missing = [
+        flag
+        for flag, v in (("--sampler-col", args.sampler_col), ("--other-col", args.other_col))
+        if not v
+    ]
+    if missing:
+        raise ValueError(
+            f"{' and '.join(missing)} required (see --list-columns for the file's columns)"
+        )
+    table = audit.load_table(
+        args.file,
+        args.sampler_col,
+        args.other_col,
+        mask_col=args.mask_col,
+        position_col=args.position_col,
+        sequence_col=args.sequence_col,
+        rollout_col=args.rollout_col,
+        kl_col=args.kl_col,
+    )
+    report = audit.audit(**table.as_kwargs(), direction=args.direction)
+    if args.json:
+        out = report.to_dict()
+        out["file"] = os.fspath(args.file)
+        out["columns"] = dict(table.columns)
+        print(json.dumps(json_value(out), indent=2, allow_nan=False, ensure_ascii=False))
+        return 0
+    for line in report_lines(
+        report, file=os.fspath(args.file), columns=table.columns, n_rows=table.n_rows
+    ):
+        print(line)
+    return 0
+
+
+# ------------------------------------------------------------ text output
+
+
+def _fmt(x: float | None, spec: str = ".6g") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format(x, spec)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        first = cells[0].ljust(widths[0])
+        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
+        return "  ".join([first, *rest]).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+PLAIN_FORMULAS = {
+    "sampler-other": {
+        "k1": "-log r",
+        "k2": "(log r)^2 / 2",
+        "k3": "(r - 1) - log r",
+        "rb": "KL[sampler(.|prefix) || other(.|prefix)]",
+    },
+    "other-sampler": {
+        "k1": "r log r",
+        "k2": "r (log r)^2 / 2",
+        "k3": "r log r - (r - 1)",
+        "rb": "KL[other(.|prefix) || sampler(.|prefix)]",
+    },
+}
+"""The formulas of :data:`kl_core.audit.statistics.DEFINITIONS` (and ``rb``) in plain text, for a terminal."""
+
+SUMMARY_HEADER = ["estimator", "mean", "std", "SE", "neg fraction", "p95", "p99", "max"]
+
+
+def _summary_rows(stats: dict[str, audit.EstimatorSummary]) -> list[list[str]]:
+    return [
+        [
+            k,
+            _fmt(s.mean),
+            _fmt(s.std),
+            _fmt(s.se, ".3g"),
+            _fmt(s.neg_fraction, ".2%") if math.isfinite(s.neg_fraction) else "—",
+            _fmt(s.p95),
+            _fmt(s.p99),
+            _fmt(s.max),
+        ]
+        for k, s in stats.items()
+    ]
+
+
+def _ratio_line(ratio: dict[str, float]) -> str:
+    return (
+        f"variance reduction of rb: Var(k1)/Var(rb) = {_fmt(ratio['k1'], '.4g')}, "
+        f"Var(k3)/Var(rb) = {_fmt(ratio['k3'], '.4g')}"
+    )
+
+
+def report_lines(
+    report: audit.AuditReport,
+    *,
+    file: str | None = None,
+    columns: dict[str, str] | None = None,
+    n_rows: int | None = None,
+) -> list[str]:
+    """The human-readable summary of an audit, one string per line.
+
+    Parameters
+    ----------
+    report : AuditReport
+        From :func:`kl_core.audit.statistics.audit`.
+    file : str, optional
+        The file's name, for the header.
+    columns : dict of str to str, optional
+        ``AuditTable.columns``: the column read for each role.
+    n_rows : int, optional
+        Rows in the file.
+
+    Returns
+    -------
+    list of str
+    """
+    out: list[str] = []
+    if file is not None:
+        counted = (
+            "all counted"
+            if report.n == report.n_total
+            else f"{report.n:,} of {report.n_total:,} tokens counted by the mask"
+        )
+        rows = f"{n_rows:,} rows, " if n_rows is not None else ""
+        out.append(f"file: {file} ({rows}{counted})")
+    if columns:
+        out.append("columns: " + ", ".join(f"{role} = {col}" for role, col in columns.items()))
+    out.append(
+        f"direction: {report.direction}, estimating {report.target}; "
+        "log r = log-prob(other) - log-prob(sampler)"
+    )
+    defs = audit.DEFINITIONS[report.direction]
+    for k in audit.ESTIMATOR_KEYS:
+        out.append(f"  {k} = {PLAIN_FORMULAS[report.direction][k]}: {defs[k]['meaning']}")
+    keys = list(report.all_summaries)
+    if report.rb is not None:
+        meaning = audit.RB_DEFINITIONS[report.direction]["meaning"]
+        out.append(f"  rb = {PLAIN_FORMULAS[report.direction]['rb']}: {meaning}")
+    if report.weighted:
+        out.append(
+            f"rollout importance weights: ESS = {_fmt(report.ess, ',.1f')} tokens "
+            f"({_fmt(report.ess_fraction, '.1%')} of n); figures are self-normalised IS estimates"
+        )
+    out.append("")
+    out.append(f"per token (n = {report.n:,}):")
+    out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(report.all_summaries)))
+    if report.variance_ratio is not None:
+        out.append("  " + _ratio_line(report.variance_ratio))
+    if report.positions is not None:
+        out.append("")
+        out.append("per position (log2 buckets): mean ± SE")
+        header = ["positions", "tokens"] + [f"{k} mean ± SE" for k in keys]
+        rows = []
+        for b in report.positions:
+            span = (
+                f"{b.lo}+"
+                if b.hi is None
+                else (f"{b.lo}" if b.hi == b.lo + 1 else f"{b.lo}-{b.hi - 1}")
+            )
+            rows.append(
+                [span, f"{b.count:,}"]
+                + [f"{_fmt(b.mean[k], '.4g')} ± {_fmt(b.se[k], '.2g')}" for k in keys]
+            )
+        out.extend("  " + line for line in _table(header, rows))
+    if report.sequences is not None:
+        seq = report.sequences
+        out.append("")
+        extra = f", ESS = {_fmt(seq.ess, ',.1f')} sequences" if seq.ess is not None else ""
+        out.append(f"per-sequence sums (n = {seq.n_sequences:,} sequences{extra}):")
+        out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(seq.stats)))
+        if seq.variance_ratio is not None:
+            out.append("  " + _ratio_line(seq.variance_ratio))
+    out.append("")
+    out.append(
+        "SE = standard error of the mean; neg fraction = share of values < 0 (a KL never is). "
+        "Estimators: J. Schulman, http://joschu.net/blog/kl-approx.html"
+    )
+    return out

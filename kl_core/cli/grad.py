@@ -1,0 +1,264 @@
+r"""The ``grad`` command: ``python -m kl_core grad --policy SPEC --ref SPEC [...]``.
+
+For a categorical policy :math:`\pi_\theta = \mathrm{softmax}(\theta)` and a
+reference :math:`\pi_{\mathrm{ref}}` over the same :math:`K` tokens, prints the
+exact expected gradient (in the logits) of every KL option used in a loss,
+beside the true gradients of both KL directions, with the cosine to each and
+the per-sample spread (:func:`kl_core.gradients.expected.gradient_table`).  With
+``--reward`` and ``--beta`` it also says where exact expected-gradient ascent on
+:math:`\mathbb{E}_\pi[R] - \beta\cdot\text{loss}` ends for each option, beside
+the two analytic optima (:mod:`kl_core.gradients.flow`).
+
+``--json`` prints one object:
+
+``true_grad``
+    ``{"reverse_kl": [K], "forward_kl": [K]}``: :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
+    and :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`.
+``rows``
+    ``[{"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread"}]``;
+    ``name`` is ``k1``, ``k2``, ``k3``, ``k3_pq``, ``k1_score``, ``k_lambda`` or
+    ``LIBRARY:OPTION``; a cosine with a zero vector is null.
+``lambda_grad_opt``, ``lambda_value_opt``
+    The λ minimising the gradient's spread, and the value's λ*.
+``optimum``, ``fixed_points``, ``fixed_point_notes`` (with ``--reward``)
+    ``{"reverse_kl": [K], "forward_kl": [K]}``; ``{name: [K] or null}``; and,
+    for each null, why.  Training starts from the policy and is on-policy at
+    every step (``--sampler`` does not apply to it).
+
+A bad spec, mismatched K, a reward of the wrong length or β ≤ 0 raise
+``ValueError``, which :func:`kl_core.cli.main.main` prints as one line on stderr with
+exit code 2.  This module imports nothing heavy until the command runs.
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; Y. Tang and R. Munos, "On a few pitfalls
+in KL divergence gradient estimation for RL", arXiv:2506.09477.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from typing import Any
+
+__all__ = ["grad_report", "register", "run_grad"]
+
+_SPECS = "categorical(logit,...)"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``grad``: expected gradients of every KL option in a loss, and where training ends.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``python -m kl_core`` subcommand collection.
+
+    Returns
+    -------
+    None
+        The subcommand is registered in place.
+    """
+    sp = subparsers.add_parser(
+        "grad",
+        help="expected gradient of each KL option in a loss vs the true KL gradients (categorical policy)",
+        description=(
+            "Exact expected gradients, in the logits of a categorical policy, of k1, k2, k3, k3_pq "
+            "used as a loss, of the score-function forms k1_score and k_lambda, and of every library "
+            "KL loss in the crosswalk, beside the true gradients of KL[π_θ‖π_ref] (reverse_kl) and "
+            "KL[π_ref‖π_θ] (forward_kl). With --reward and --beta: where exact expected-gradient "
+            "ascent on E[R] − β·loss, started from the policy and on-policy at every step, ends for "
+            "each option."
+        ),
+    )
+    sp.add_argument("--policy", required=True, metavar="SPEC", help=f"π_θ, a {_SPECS} spec")
+    sp.add_argument("--ref", required=True, metavar="SPEC", help=f"π_ref, a {_SPECS} spec with the same K")
+    sp.add_argument(
+        "--sampler",
+        metavar="SPEC",
+        help=f"the policy that drew the tokens, e.g. an older π_old ({_SPECS}); default: the policy",
+    )
+    sp.add_argument("--lam", type=float, help="λ of k_lambda (default: the gradient-optimal λ)")
+    sp.add_argument("--reward", metavar="R1,...,RK", help="a reward per token, for the training picture")
+    sp.add_argument("--beta", type=float, help="the KL coefficient β > 0, with --reward")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+    sp.set_defaults(handler=run_grad)
+
+
+def _categorical(spec: str, name: str) -> Any:
+    from kl_core.estimation.distributions import Categorical, parse
+
+    try:
+        d = parse(spec)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if not isinstance(d, Categorical):
+        raise ValueError(f"{name} must be a {_SPECS} spec, got {spec!r}")
+    return d
+
+
+def _reward(text: str, k: int) -> list[float]:
+    try:
+        values = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
+    except ValueError:
+        raise ValueError(f"reward must be {k} comma-separated numbers, got {text!r}") from None
+    if len(values) != k:
+        raise ValueError(f"reward must have one value per token ({k}), got {len(values)}")
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError(f"reward must be finite, got {text!r}")
+    return values
+
+
+def grad_report(
+    policy: str,
+    ref: str,
+    sampler: str | None = None,
+    lam: float | None = None,
+    reward: str | None = None,
+    beta: float | None = None,
+) -> dict[str, Any]:
+    r"""The figures behind ``grad``, as the JSON object the command prints (before JSON escaping).
+
+    Parameters
+    ----------
+    policy, ref : str
+        ``categorical(...)`` specs of :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : str, optional
+        Spec of the policy that drew the tokens; the policy if omitted.
+    lam : float, optional
+        :math:`\lambda` of ``k_lambda``; the gradient-optimal one if omitted.
+    reward : str, optional
+        ``"r1,...,rK"``: with ``beta``, adds the training picture.
+    beta : float, optional
+        :math:`\beta > 0`, required with ``reward``.
+
+    Returns
+    -------
+    dict
+        ``true_grad``, ``rows``, ``lambda_grad_opt``, ``lambda_value_opt`` and,
+        with a reward, ``optimum``, ``fixed_points``, ``fixed_point_notes``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the bad argument.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    from kl_core.gradients.expected import gradient_table
+
+    if (reward is None) != (beta is None):
+        raise ValueError("reward and beta go together: give both --reward and --beta, or neither")
+    p = _categorical(policy, "policy")
+    q = _categorical(ref, "ref")
+    s = None if sampler is None else _categorical(sampler, "sampler")
+    table = gradient_table(p, q, sampler=s, lam=lam)
+    out: dict[str, Any] = {
+        "true_grad": {"reverse_kl": table.true_reverse.tolist(), "forward_kl": table.true_forward.tolist()},
+        "rows": [
+            {
+                "name": r.name,
+                "library": r.library,
+                "option": r.option,
+                "expected_grad": r.expected_grad.tolist(),
+                "cos_reverse": r.cos_reverse,
+                "cos_forward": r.cos_forward,
+                "grad_spread": r.grad_spread,
+            }
+            for r in table.rows
+        ],
+        "lambda_grad_opt": table.lam_grad_opt,
+        "lambda_value_opt": table.lam_value_opt,
+    }
+    if reward is not None and beta is not None:
+        from kl_core.gradients.flow import analytic_optima, training_runs
+
+        r = _reward(reward, table.k)
+        rev, fwd = analytic_optima(q, r, beta)
+        runs = training_runs(p, q, r, beta, lam=table.lam)
+        out["optimum"] = {"reverse_kl": rev.tolist(), "forward_kl": fwd.tolist()}
+        out["fixed_points"] = {
+            name: None if run.fixed_point is None else run.fixed_point.tolist() for name, run in runs.items()
+        }
+        out["fixed_point_notes"] = {name: run.note for name, run in runs.items() if run.fixed_point is None}
+    return out
+
+
+def _f(x: float | None, spec: str = "+.4f") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format(x, spec)
+
+
+def _vec(v: list[float]) -> str:
+    return "[" + ", ".join(format(x, ".4g") for x in v) + "]"
+
+
+def run_grad(args: argparse.Namespace) -> int:
+    """Handler of ``grad``: print :func:`grad_report` as JSON or as a table.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``policy``, ``ref``, ``sampler``, ``lam``, ``reward``, ``beta`` and ``json``.
+
+    Returns
+    -------
+    int
+        0; bad input raises ``ValueError``, which :func:`kl_core.cli.main.main` turns into exit code 2.
+    """
+    from kl_core.cli.main import json_value
+
+    rep = grad_report(args.policy, args.ref, args.sampler, args.lam, args.reward, args.beta)
+    if args.json:
+        print(json.dumps(json_value(rep), indent=2, allow_nan=False, ensure_ascii=False))
+        return 0
+    from kl_core.gradients.expected import classify
+
+    rev, fwd = rep["true_grad"]["reverse_kl"], rep["true_grad"]["forward_kl"]
+    print(f"π_θ = {args.policy}   π_ref = {args.ref}   tokens from: {args.sampler or 'π_θ (on-policy)'}")
+    print(f"∇KL[π_θ‖π_ref] (reverse_kl) = {_vec(rev)}")
+    print(f"∇KL[π_ref‖π_θ] (forward_kl) = {_vec(fwd)}")
+    lam_used = rep["lambda_grad_opt"] if args.lam is None else args.lam
+    print(
+        f"k_lambda uses λ = {lam_used:.6g}; gradient-optimal λ = {rep['lambda_grad_opt']:.6g}, "
+        f"value-optimal λ* = {rep['lambda_value_opt']:.6g}"
+    )
+    print()
+    header = ["option", "cos→reverse", "cos→forward", "spread", "‖E g‖", "expected gradient is"]
+    body = []
+    for row in rep["rows"]:
+        g = row["expected_grad"]
+        body.append(
+            [
+                row["name"],
+                _f(row["cos_reverse"]),
+                _f(row["cos_forward"]),
+                _f(row["grad_spread"], ".4g"),
+                _f(math.sqrt(sum(x * x for x in g)), ".4g"),
+                classify(g, rev, fwd),
+            ]
+        )
+    widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header))]
+    for cells in (header, ["-" * w for w in widths], *body):
+        parts = [
+            c.ljust(w) if i in (0, 5) else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        print("  ".join(parts).rstrip())
+    print()
+    print("cos→… = cosine of the expected gradient with that true gradient (— for a zero vector);")
+    print("spread = sqrt(E‖g − E g‖²) per sample.")
+    if "optimum" in rep:
+        print()
+        print(f"Training on E[R] − β·loss, R = [{args.reward}], β = {args.beta:g}:")
+        print(f"  optimum for KL[π‖π_ref]: {_vec(rep['optimum']['reverse_kl'])}")
+        print(f"  optimum for KL[π_ref‖π]: {_vec(rep['optimum']['forward_kl'])}")
+        for name, fp in rep["fixed_points"].items():
+            end = _vec(fp) if fp is not None else rep["fixed_point_notes"][name]
+            print(f"  {name}: {end}")
+    return 0

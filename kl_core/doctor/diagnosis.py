@@ -1,0 +1,1516 @@
+r"""The config doctor: what a training config's KL term is, what it estimates, and where its gradient pushes.
+
+:func:`diagnose` reads a verl launch script or YAML, an OpenRLHF
+``train_ppo_ray`` command, or a TRL GRPO/RLOO config (YAML, JSON, a ``trl``
+command or Python), never running any of it (:mod:`kl_core.doctor.parse`), and
+returns a :class:`Diagnosis`:
+
+* one :class:`KLUse` per place the config puts a KL term: the reward or the
+  loss; the library's option and the estimator it computes, with its formula;
+  the coefficient and its controller; the KL the value estimates; the
+  *gradient target*, the exact expected gradient classified by
+  :func:`kl_core.gradients.expected.classify` (clamps, straight-through tricks and
+  importance weights included; a KL in the reward through its score-function
+  term), on-policy and, when the config trains on a batch for more than one
+  step, off-policy; and how the library aggregates it over tokens, with what
+  that makes the coefficient mean;
+* warnings with stable codes (:data:`WARNING_CODES`), each with a fix: the
+  setting and value to change, in the input's own syntax, *checked* by
+  diagnosing the changed config again;
+* the keys the release does not know, with the nearest known key (an older
+  release's name points to today's);
+* the release whose defaults filled in the rest: the current one, or an older
+  era the script's own settings point to (:mod:`kl_core.doctor.releases`),
+  with why; and, where the script's era and the current release differ for
+  the KL, what the other release makes of it (:class:`OtherRelease`).
+
+The launch line is found wherever it is (``srun``, ``ray job submit --``,
+``accelerate launch``, ``torchrun``, ``deepspeed``, ``bash -c "…"``, a YAML
+``run:`` block); an entry point without a profile is named and refused.
+
+Library facts come from one place: the crosswalk entries
+(:data:`kl_core.libraries.crosswalk.CROSSWALK`) say what each option computes and its
+gradient mode; the doctor's tables in the same data file
+(:mod:`kl_core.doctor.profiles`) say which settings select them; the release
+defaults come from the release's own config files (``kl_core/doctor/keys``).
+
+The gradient classes are computed, not copied: each entry's expected gradient
+is evaluated exactly at :data:`PROBE` (a categorical policy, a reference and an
+older sampler, moderately apart, so no clamp is active) and classified.
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; Y. Tang and R. Munos, "On a few pitfalls
+in KL divergence gradient estimation for RL", arXiv:2506.09477.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from kl_core.doctor import parse as doctor_parse
+from kl_core.doctor.parse import ParsedInput, RawSetting, UnreadableInput, joined
+from kl_core.doctor.profiles import (
+    AggregationMode,
+    Placement,
+    Profile,
+    evaluate_expression,
+    holds,
+    profiles,
+)
+from kl_core.doctor.releases import Era, derive, era_profile, infer, parsing_keys, translate
+from kl_core.libraries.crosswalk import CrosswalkEntry, marked_message
+from kl_core.validation import N_, Message
+
+__all__ = [
+    "CLAMP_WARN_RATIO",
+    "GRADIENT_WORDS",
+    "PROBE",
+    "WARNING_CODES",
+    "Diagnosis",
+    "DoctorWarning",
+    "KLUse",
+    "OtherRelease",
+    "PullCurve",
+    "UnknownKey",
+    "UnreadableInput",
+    "PULL_T_MAX",
+    "clamp_bite",
+    "clamp_sides",
+    "diagnose",
+    "gradient_targets",
+    "other_release_words",
+    "pull_curve",
+    "render_changes",
+]
+
+PROBE: dict[str, tuple[float, ...]] = {
+    "policy": (0.6, -0.2, 0.9, -0.7, 0.1, -0.4),
+    "ref": (0.1, 0.4, -0.3, 0.2, -0.5, 0.3),
+    "old": (0.45, -0.05, 0.6, -0.5, 0.3, -0.2),
+}
+"""Logits of π_θ, π_ref and an older sampler π_old at which the gradient classes are computed.
+
+Moderately apart: every per-token log-ratio is below 1.3 in size, so no clamp of
+any library is active, and π_θ/π_old stays far below OpenRLHF's weight clip."""
+
+PULL_T_MAX = 6.0
+"""Half-width of the log-ratio axis of :func:`pull_curve` (the card's pull chart) by default."""
+
+CLAMP_WARN_RATIO = 100.0
+"""A clamp is reported when it starts to bite at a per-token probability ratio within this factor.
+
+Single tokens drifting by a factor of 100 between two policies happen in real
+runs; a clamp that only bites beyond e^10 ≈ 22,000 (OpenRLHF's k1) rarely matters."""
+
+WARNING_CODES: dict[str, str] = {
+    "KL_OFF": "no KL term at all, or a KL term whose coefficient turns it off",
+    "KL_SETTING_UNUSED": "a KL setting that has no effect because its term is switched off",
+    "ZERO_GRAD_LOSS": "a KL loss whose expected gradient is zero",
+    "ZERO_GRAD_REWARD": "a KL reward whose score-function gradient is zero",
+    "FORWARD_KL_GRAD": "a KL term whose gradient is that of KL[π_ref‖π_θ], not the penalty's KL[π_θ‖π_ref]",
+    "MIXED_GRAD": "a KL term whose gradient is neither KL's",
+    "KL_TWICE": "a KL term in the reward and another in the loss",
+    "CLAMP_HIDES_DRIFT": "a clamp that zeroes or caps the penalty where single tokens drift by less than CLAMP_WARN_RATIO",
+    "OFF_POLICY_UNCORRECTED": "later optimizer steps train on samples of an older policy, and the KL gradient is then biased",
+    "NEGATIVE_COEF": "a negative KL coefficient, which rewards drifting away",
+    "UNKNOWN_OPTION": "a KL option the release does not have",
+    "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
+    "LEGACY_TRAINER": "a trainer the library's current release no longer ships",
+    "SEQUENCE_LEVEL_KL_WEIGHT": "TRL's bias-corrected KL with a sequence-level importance weight",
+}
+"""Every warning code, with what it means (codes are stable: scripts may match on them)."""
+
+GRADIENT_WORDS: dict[str, str] = {
+    "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL "
+                     "penalty RLHF means"),
+    "forward_kl": N_("∇KL[π_ref‖π_θ]: the other direction, which pushes π_θ to cover everything π_ref covers; "
+                     "not the penalty its value estimates"),
+    "zero": N_("zero on average: the term does not pull π_θ anywhere"),
+    "mixed": N_("neither KL's gradient: a mixture of terms, or biased by samples from an older policy"),
+}
+"""What each gradient target means for training, one sentence each (marked for the app's catalog)."""
+
+_GRAD_CODES = {"ZERO_GRAD_LOSS", "ZERO_GRAD_REWARD", "FORWARD_KL_GRAD", "MIXED_GRAD",
+               "CLAMP_HIDES_DRIFT", "OFF_POLICY_UNCORRECTED"}
+_MAX_SUGGESTIONS = 50  # each suggestion compares the key with every known one: cap the work on junk input
+_SUGGEST_CUTOFF = 0.84  # difflib ratio above which a known key is offered for a typo (long shared prefixes alone reach ~0.77)
+
+
+@dataclass(frozen=True)
+class DoctorWarning:
+    """One finding, with the change that removes it.
+
+    Attributes
+    ----------
+    code : str
+        A key of :data:`WARNING_CODES`.
+    message : str
+        What is wrong and why it matters, in a few sentences.
+    fix : str or None
+        The change, written as the input writes settings (``kl_loss_type=k3+``,
+        ``--algo.kl.unbiased_gradient``, ``use_bias_correction_kl: true``);
+        None when no setting of the library removes it.
+    changes : tuple of (str, Any)
+        The same change as ``(setting, value)`` pairs.
+    kl_use : int or None
+        Index of the :class:`KLUse` it is about.
+    """
+
+    code: str
+    message: str
+    fix: str | None = None
+    changes: tuple[tuple[str, Any], ...] = ()
+    kl_use: int | None = None
+
+
+@dataclass(frozen=True)
+class KLUse:
+    r"""One KL term of the config.
+
+    Attributes
+    ----------
+    where : str
+        ``"reward"`` or ``"loss"``.
+    entry : CrosswalkEntry
+        The crosswalk row: what the option computes.
+    setting : str or None
+        The setting holding the option, if the library has one.
+    written : str or None
+        The option as the config spells it (or the release default).
+    coef : float or None
+        The coefficient (its initial value under an adaptive controller).
+    coef_setting : str
+    controller : str
+        ``"fixed"`` or ``"adaptive"``.
+    target_kl, horizon : float or None
+        The adaptive controller's target and horizon.
+    gradient_target : str
+        The expected gradient on-policy, one of :data:`GRADIENT_WORDS`.
+    gradient_target_off_policy : str or None
+        The same in the later optimizer steps of an off-policy config; None when
+        every step is on-policy.
+    aggregation : AggregationMode or None
+        How the per-token values are reduced (None for a value the release
+        does not define).
+    aggregation_setting : str
+        The setting choosing it (empty for a fixed rule).
+    aggregation_value : Any
+    defaults_used : tuple of str
+        The placement's settings that took the release default.
+    alternatives : tuple of (str, str, str, str or None)
+        Every option of this placement as ``(option, estimator, on-policy
+        target, off-policy target)``.
+    """
+
+    where: str
+    entry: CrosswalkEntry
+    setting: str | None
+    written: str | None
+    coef: float | None
+    coef_setting: str
+    controller: str
+    target_kl: float | None
+    horizon: float | None
+    gradient_target: str
+    gradient_target_off_policy: str | None
+    aggregation: AggregationMode | None
+    aggregation_setting: str
+    aggregation_value: Any
+    defaults_used: tuple[str, ...] = ()
+    alternatives: tuple[tuple[str, str, str, str | None], ...] = ()
+
+    @property
+    def option(self) -> str:
+        """The crosswalk option."""
+        return self.entry.option
+
+    @property
+    def estimator(self) -> str:
+        """The estimator key (``"k1"``, ``"k2"``, ``"k3"``, ``"abs"``)."""
+        return self.entry.estimator
+
+    @property
+    def crosswalk_name(self) -> str:
+        """The row name shared with the Gradients views, e.g. ``"verl:low_var_kl"``."""
+        from kl_core.gradients.expected import entry_name
+
+        return entry_name(self.entry)
+
+
+@dataclass(frozen=True)
+class UnknownKey:
+    """A key the release does not know.
+
+    Attributes
+    ----------
+    key : str
+    suggestion : str or None
+        The nearest known key, when one is close.
+    """
+
+    key: str
+    suggestion: str | None
+
+
+@dataclass(frozen=True)
+class OtherRelease:
+    """What another release makes of the same script.
+
+    Attributes
+    ----------
+    release : str
+        E.g. ``"OpenRLHF 0.11.2"``.
+    kl_uses : tuple of KLUse
+        Its KL terms.
+    fails : tuple of str
+        Settings that release rejects, so the run stops before training (empty if none).
+    changed : str
+        What changed between it and the current release (for an older era).
+    diagnosis : Diagnosis
+        The full diagnosis under that release.
+    """
+
+    release: str
+    kl_uses: tuple[KLUse, ...]
+    fails: tuple[str, ...]
+    changed: str
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """Everything the doctor found (see the module docstring).
+
+    Attributes
+    ----------
+    profile : Profile
+        The trainer and release whose defaults were assumed.
+    kind : str
+        The input's form: ``"command"``, ``"yaml"``, ``"json"`` or ``"python"``.
+    command : str or None
+        The start of the command (or the config call) that was read.
+    kl_uses : tuple of KLUse
+    warnings : tuple of DoctorWarning
+    unrecognised : tuple of UnknownKey
+    off_policy : tuple of str
+        Why later optimizer steps are off-policy (empty if they are not).
+    settings : dict
+        The value the doctor used for every setting it reads.
+    given : tuple of str
+        The settings among them that the config wrote.
+    notes : tuple of str
+        What was skipped while reading, and why.
+    release_why : str
+        Why the card describes this release (empty when only one release is known).
+    also : tuple of OtherRelease
+        What another release makes of the same script: the current release
+        when the card describes an older era, an older era when the text does
+        not say which it was written for and that era's KL differs.
+    changed : str
+        What changed between the releases, when ``also`` is not empty.
+    """
+
+    profile: Profile
+    kind: str
+    command: str | None
+    kl_uses: tuple[KLUse, ...]
+    warnings: tuple[DoctorWarning, ...]
+    unrecognised: tuple[UnknownKey, ...]
+    off_policy: tuple[str, ...]
+    settings: dict[str, Any]
+    given: tuple[str, ...]
+    notes: tuple[str, ...] = ()
+    release_why: str = ""
+    also: tuple[OtherRelease, ...] = ()
+    changed: str = ""
+
+    @property
+    def library(self) -> str:
+        """``"verl"``, ``"OpenRLHF"`` or ``"TRL"``."""
+        return self.profile.library
+
+    @property
+    def release(self) -> str:
+        """The release whose defaults were assumed."""
+        return self.profile.release
+
+    @property
+    def codes(self) -> list[str]:
+        """The warning codes, in order."""
+        return [w.code for w in self.warnings]
+
+    def to_json(self) -> dict[str, Any]:
+        """The diagnosis as plain JSON types (the ``doctor --json`` output).
+
+        Returns
+        -------
+        dict
+            ``library``, ``release``, ``trainer``, ``input``, ``kl_uses``,
+            ``warnings``, ``unrecognised`` (keys), ``suggestions``,
+            ``off_policy``, ``defaults_assumed``, ``notes``, ``release_why``,
+            ``also`` (each other release with ``release``, ``fails`` and its
+            ``kl_uses``) and ``changed``.
+        """
+        uses = []
+        for u in self.kl_uses:
+            agg = u.aggregation
+            uses.append({
+                "where": u.where,
+                "option": u.option,
+                "setting": u.setting,
+                "written": u.written,
+                "estimator": u.estimator,
+                "formula": u.entry.formula_latex,
+                "coef": u.coef,
+                "coef_setting": u.coef_setting,
+                "controller": u.controller,
+                "target_kl": u.target_kl,
+                "horizon": u.horizon,
+                "value_estimates": u.entry.direction,
+                "gradient_target": u.gradient_target,
+                "gradient_target_off_policy": u.gradient_target_off_policy,
+                "gradient_expected": u.entry.grad_expected,
+                "caveat": u.entry.caveat,
+                "aggregation": None if agg is None else {
+                    "setting": u.aggregation_setting or None,
+                    "value": _plain(u.aggregation_value) if u.aggregation_setting else None,
+                    "name": agg.name,
+                    "formula": agg.formula,
+                    "coefficient": agg.coefficient,
+                },
+                "crosswalk": u.crosswalk_name,
+                "defaults_used": list(u.defaults_used),
+            })
+        return {
+            "library": self.library,
+            "release": self.release,
+            "trainer": self.profile.trainer,
+            "input": self.kind,
+            "kl_uses": uses,
+            "warnings": [
+                {"code": w.code, "message": w.message, "fix": w.fix,
+                 "changes": [[k, _plain(v)] for k, v in w.changes], "kl_use": w.kl_use}
+                for w in self.warnings
+            ],
+            "unrecognised": [u.key for u in self.unrecognised],
+            "suggestions": {u.key: u.suggestion for u in self.unrecognised if u.suggestion},
+            "off_policy": list(self.off_policy),
+            "defaults_assumed": {k: _plain(self.settings.get(k)) for k in self.profile.relevant
+                                 if k not in self.given},
+            "notes": list(self.notes),
+            "release_why": self.release_why,
+            "also": [
+                {"release": o.release, "fails": list(o.fails),
+                 "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": u.coef,
+                              "gradient_target": u.gradient_target} for u in o.kl_uses]}
+                for o in self.also
+            ],
+            "changed": self.changed,
+        }
+
+
+def _plain(value: Any) -> Any:
+    """A value as JSON: numbers, text, bools, None, lists."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return json.loads(json.dumps(value, default=str))
+
+
+# --------------------------------------------------------------------------- #
+# Gradient classes, from the gradients core
+# --------------------------------------------------------------------------- #
+@cache
+def gradient_targets(entry: CrosswalkEntry) -> tuple[str, str]:
+    r"""The exact on- and off-policy gradient class of a crosswalk entry, at :data:`PROBE`.
+
+    The expected gradient :math:`\mathbb{E}_s[c(x)\,\nabla_\theta\log\pi_\theta(x)]`
+    of the entry's per-token value (for a reward, of its score-function term),
+    from :func:`kl_core.gradients.expected.gradient_row`, classified against
+    :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and
+    :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]` by
+    :func:`kl_core.gradients.expected.classify`, with tokens from :math:`\pi_\theta`
+    and then from the older :math:`\pi_{\mathrm{old}}`.
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+        A reward or loss entry.
+
+    Returns
+    -------
+    tuple of str
+        ``(on_policy, off_policy)``, each one of ``reverse_kl``, ``forward_kl``,
+        ``zero``, ``mixed``.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    from kl_core.gradients.expected import gradient_row
+
+    on = gradient_row(entry, PROBE["policy"], PROBE["ref"]).target
+    off = gradient_row(entry, PROBE["policy"], PROBE["ref"], sampler=PROBE["old"]).target
+    return on, off
+
+
+@dataclass(frozen=True)
+class PullCurve:
+    r"""The per-token pull of one KL term, against the two KL gradients', by log-ratio.
+
+    Attributes
+    ----------
+    t : numpy.ndarray
+        :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_\theta(x)` of a sampled token.
+    option : numpy.ndarray
+        :math:`c(x)` of the term, with :math:`g(x) = c(x)\,\nabla_\theta\log\pi_\theta(x)`
+        (a descent step lowers :math:`\log\pi_\theta(x)` where :math:`c > 0`).
+    reverse, forward : numpy.ndarray
+        :math:`c(x)` of :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
+        (:math:`-t`, the score form ``k1_score``) and of
+        :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]` (:math:`1 - e^t`, k3 as a loss).
+    """
+
+    t: Any
+    option: Any
+    reverse: Any
+    forward: Any
+
+
+def pull_curve(entry: CrosswalkEntry, t_max: float = PULL_T_MAX, n: int = 241) -> PullCurve:
+    r"""How hard one KL term pulls on a sampled token, by how far the token has drifted.
+
+    Every option's per-sample gradient is :math:`c(x)\,\nabla_\theta\log\pi_\theta(x)`
+    with :math:`c` a function of :math:`t = \log\pi_{\mathrm{ref}}(x) - \log\pi_\theta(x)`
+    on-policy (:func:`kl_core.gradients.expected.gradient_coefficients`).  Its values are
+    read off a categorical pair whose tokens span :math:`t \in [-t_{\max}, t_{\max}]`:
+    :math:`\pi_\theta \propto e^{-t/2}`, :math:`\pi_{\mathrm{ref}} \propto e^{t/2}` over
+    a symmetric grid, so the two normalisers cancel and each token's log-ratio
+    is its grid value.  The same for the reverse-KL gradient (``k1_score``,
+    :math:`c = -t`) and the forward-KL one (k3 as a loss, :math:`c = 1 - e^t`).
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+        A reward or loss entry.
+    t_max : float, default 6.0
+        Half-width of the grid (> 0).
+    n : int, default 241
+        Grid points (3 to :data:`kl_core.gradients.expected.MAX_TOKENS`, odd so 0 is on it).
+
+    Returns
+    -------
+    PullCurve
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    import numpy as np
+
+    from kl_core.gradients.expected import MAX_TOKENS, gradient_coefficients
+
+    if not (isinstance(t_max, (int, float)) and math.isfinite(t_max) and t_max > 0):
+        raise ValueError(f"t_max must be a finite number > 0, got {t_max!r}")
+    if not (isinstance(n, int) and 3 <= n <= MAX_TOKENS and n % 2 == 1):
+        raise ValueError(f"n must be an odd whole number from 3 to {MAX_TOKENS}, got {n!r}")
+    t = np.linspace(-t_max, t_max, n)
+    policy, ref = -t / 2, t / 2
+    return PullCurve(
+        t=t,
+        option=gradient_coefficients(entry, policy, ref),
+        reverse=gradient_coefficients("k1_score", policy, ref),
+        forward=gradient_coefficients("k3", policy, ref),
+    )
+
+
+def _invert(estimator: str, level: float, sign: int) -> float | None:
+    """The log-ratio t, on the side ``sign`` of 0, where the estimator's value first reaches ``level``."""
+    from kl_core.estimation.estimators import evaluate
+
+    def f(t: float) -> float:
+        return float(evaluate(estimator, t)) - level
+
+    lo, hi = 0.0, float(sign)
+    f_lo = f(lo)
+    if f_lo == 0.0:
+        return 0.0
+    while (f(hi) > 0) == (f_lo > 0):
+        hi *= 2.0
+        if abs(hi) > 1e3:
+            return None
+    for _ in range(100):  # bisection to float precision
+        mid = 0.5 * (lo + hi)
+        if (f(mid) > 0) == (f_lo > 0):
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+@cache
+def clamp_sides(entry: CrosswalkEntry) -> tuple[float | None, float | None]:
+    r"""Where the entry's clamps first change its value on each side of :math:`t = 0`.
+
+    With :math:`t = \log r` in the entry's convention (:math:`\log` other :math:`-`
+    :math:`\log` sampler: on the doctor's card :math:`t = \log\pi_{\mathrm{ref}} - \log\pi_\theta`),
+    a log-ratio clamp :math:`[a, b]` bites at :math:`a` and :math:`b`; a value
+    clamp :math:`[\ell, h]` bites where the estimator :math:`k(t)` first leaves
+    :math:`[\ell, h]` on that side (found by bisection on
+    :func:`kl_core.estimation.estimators.evaluate`).  A value clamp can be one-sided: for
+    k3, :math:`e^t - 1 - t = 10` at :math:`t \approx 2.61` and at
+    :math:`t \approx -11.0`, where :math:`e^t` has all but vanished.
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+
+    Returns
+    -------
+    tuple of (float or None, float or None)
+        ``(below, above)``: the largest :math:`t < 0` and the smallest
+        :math:`t > 0` at which a clamp bites; None on a side where none does.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    """
+    below: list[float] = []
+    above: list[float] = []
+    if entry.logr_clamp is not None:
+        lo, hi = entry.logr_clamp
+        below += [lo] if math.isfinite(lo) and lo < 0 else []
+        above += [hi] if math.isfinite(hi) and hi > 0 else []
+    if entry.value_clamp is not None and entry.estimator != "full":
+        for level in entry.value_clamp:
+            for sign, side in ((1, above), (-1, below)):
+                t = _invert(entry.estimator, level, sign)
+                if t is not None and t != 0.0:
+                    side.append(t)
+    return (max(below) if below else None, min(above) if above else None)
+
+
+@cache
+def clamp_bite(entry: CrosswalkEntry) -> float | None:
+    r"""The smallest per-token :math:`|\log r|` at which one of the entry's clamps changes its value.
+
+    The nearer of the two sides of :func:`clamp_sides`: e.g. :math:`e^t - 1 - t = 10`
+    at :math:`t \approx 2.61` for k3 (on the other side k3's clamp at 10 bites only
+    near :math:`t = -11`).
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+
+    Returns
+    -------
+    float or None
+        None when the entry has no clamp.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    """
+    bites = [abs(t) for t in clamp_sides(entry) if t is not None]
+    return min(bites) if bites else None
+
+
+# --------------------------------------------------------------------------- #
+# Reading: which profile, which settings
+# --------------------------------------------------------------------------- #
+def _names(library: str | None) -> tuple[str, ...]:
+    chosen = [p for p in profiles() if library is None or p.library.lower() == library.lower()]
+    return tuple(n for p in chosen for n in p.names)
+
+
+def _canonical_library(library: str | None) -> str | None:
+    if library is None:
+        return None
+    for p in profiles():
+        if p.library.lower() == library.strip().lower():
+            return p.library
+    have = sorted({p.library.lower() for p in profiles()})
+    raise ValueError(f"library must be one of {have}, got {library!r}")
+
+
+def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
+    """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs)."""
+    notes: list[str] = []
+    keys = parsing_keys(prof)
+    if parsed.kind != "command":
+        return list(parsed.settings), notes
+    if prof.syntax == "hydra":
+        got, n = doctor_parse.parse_overrides(parsed.arguments)
+        return list(got), list(n)
+    if prof.syntax == "argparse":
+        got, n = doctor_parse.parse_flags(parsed.arguments, keys)
+        return list(got), list(n)
+    flags = {f"--{k}": spec for k, spec in keys.items()}
+    got, n = doctor_parse.parse_flags(parsed.arguments, flags, dashes=True, negate=True)
+    out = []
+    for s in got:
+        if s.key == "--config":
+            notes.append(Message("--config {text}: the YAML file itself is not read here; give it to the doctor to read "
+                                 "its settings", text=s.text))
+            continue
+        out.append(RawSetting(s.key[2:], s.value, s.text, s.literal, s.op, s.origin))
+    return out, list(n)
+
+
+def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
+    if key in (prof.keys if keys is None else keys) or (prof.syntax == "hydra" and key.startswith("hydra.")):
+        return True
+    parts = key.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        parent = ".".join(parts[:i])
+        spec = prof.keys.get(parent)
+        if spec is not None:  # under a dict-valued setting (Hydra's engine_kwargs, TRL's model_init_kwargs)
+            return isinstance(spec.default, dict) or "dict" in (spec.type or "") or op in ("+", "++")
+        if op in ("+", "++") and i == len(parts) - 1:  # Hydra adds a key to a section that exists
+            return any(k.startswith(parent + ".") for k in prof.keys)
+    return False
+
+
+
+
+def _resolve_references(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]) -> None:
+    """Give a setting written as ``${other.key}`` (an OmegaConf reference) the value of that key.
+
+    verl's configs tie keys together this way (``kl_coef: ${actor_rollout_ref.actor.kl_loss_coef}``).
+    The referenced key's value is the one given in the same input, else the
+    release default; a chain is followed.  ``${oc.env:NAME,default}`` takes its
+    default, and the setting's origin says the environment may override it.  A
+    cycle or anything else (``${oc.env:X}`` without a default, arithmetic,
+    other resolvers, a relative ``${.x}``) stays not literal: no resolver is run.
+    Each is read with OmegaConf's own grammar (:func:`_interpolation`).
+    """
+    for key, s in list(given.items()):  # ${oc.env:NAME,default}: the default, said to be one
+        got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+        if got is None or got[0] != "env" or got[2] is None:
+            continue
+        default = doctor_parse.scalar(got[2].strip().strip("'\""))
+        given[key] = RawSetting(key, default, s.text, True, s.op, Message(
+            "{text}: the default of the environment variable {name}; if {name} is set when the job starts, "
+            "its value is used instead", text=s.text, name=got[1]))
+        values[key] = default
+    for _ in range(len(given) + 1):  # each pass resolves at least one link of a chain, or stops
+        changed = False
+        for key, s in list(given.items()):
+            got = None if s.literal else _interpolation(s.text.strip().strip("'\""))
+            if got is None or got[0] != "ref" or got[1] == key or got[1] not in prof.keys:
+                continue
+            target = got[1]
+            ref = given.get(target)
+            if ref is not None and not ref.literal:
+                continue  # resolve that one first (or it stays unreadable)
+            origin = (Message("{text} is {key}", text=s.text, key=target) if ref is not None else
+                      Message("{text} is {key}, the release default", text=s.text, key=target))
+            given[key] = RawSetting(key, values[target], s.text, True, s.op, origin)
+            values[key] = values[target]
+            changed = True
+        if not changed:
+            return
+
+
+def _interpolation(text: str) -> tuple[str, str, str | None] | None:
+    """An OmegaConf interpolation read with OmegaConf's own grammar, never resolved.
+
+    ``("ref", "a.b", None)`` for ``${a.b}``; ``("env", NAME, default or None)``
+    for ``${oc.env:NAME,default}``; None for anything else (text, a relative
+    ``${.x}``, a concatenation ``${a}+1``, any other resolver), which then stays
+    not literal.  Only the parse tree is looked at: no resolver is registered or run.
+    """
+    if "${" not in text:
+        return None
+    try:
+        from omegaconf import grammar_parser  # lazy: loads antlr
+
+        tree = grammar_parser.parse(text, parser_rule="singleElement", lexer_mode="VALUE_MODE")
+    except Exception:  # noqa: BLE001 - any parse failure means "not an interpolation the doctor reads"
+        return None
+    element = tree.element()
+    prim = element.primitive() if element is not None else None
+    if prim is None or prim.getChildCount() != 1 or len(prim.interpolation()) != 1:
+        return None
+    interp = prim.interpolation(0)
+    node = interp.interpolationNode()
+    if node is not None:
+        ref = node.getText()[2:-1]
+        return None if ref.startswith(".") or "$" in ref else ("ref", ref, None)
+    res = interp.interpolationResolver()
+    if res is None or res.resolverName().getText() != "oc.env" or res.sequence() is None:
+        return None
+    items = [e.getText() for e in res.sequence().element()]
+    return ("env", items[0], items[1] if len(items) == 2 else None) if len(items) in (1, 2) else None
+
+
+def _refuse_uncovered(text: str) -> ParsedInput | None:
+    """Refuse a script whose trainer the doctor has no profile for, or read a user script's command line.
+
+    The entry point is found past ``srun``, ``ray job submit --``, ``accelerate
+    launch``, ``torchrun``, ``deepspeed`` and ``bash -c "…"``
+    (:func:`kl_core.doctor.parse.entry_points`).  A trainer of no profile
+    (``recipe.dapo.main_dapo``, ``openrlhf.cli.train_dpo``, ``trl dpo``) is named
+    and refused: scored against the covered trainers, its flags would give a
+    confident card for a loss it does not have.  A script of the user's own
+    (``train_grpo.py``) is read from its command line when that line gives
+    settings of TRL's configs (such scripts parse them with ``TrlParser``);
+    otherwise the refusal says the settings come from elsewhere.  Returns the
+    user script's command line to read, or None.
+    """
+    entries = [e for e in doctor_parse.entry_points(text) if e.trainer]
+    if not entries:
+        return None
+    e = entries[0]
+    dotted = e.name.removesuffix(".py").replace("/", ".")
+    covered = {n.removesuffix(".py").replace("/", ".") for n in _names(None)}
+    if dotted in covered or any(dotted.endswith("." + c) for c in covered):
+        return None
+    listing = ", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper()))
+    library_code = re.search(r"(?:^|\.)((?:openrlhf|verl|trl|recipe)\.[\w.]+)$", dotted)
+    if library_code or e.kind != "script":
+        raise UnreadableInput(
+            "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "
+            "of {covered}", trainer=library_code.group(1) if library_code else e.name, covered=listing)
+    args = e.command.words[e.start:]
+    flags = [w.text.split("=", 1)[0] for w in args if w.text.startswith("--")]
+    trl = [p for p in profiles() if p.library == "TRL" and not p.legacy]
+    known = [f for f in flags if any(f[2:] in p.keys for p in trl)]
+    if not known:
+        raise UnreadableInput(
+            "this runs {script}, a script of its own, and its command line gives no setting the doctor "
+            "knows ({flags}): its settings come from the script itself or a config it reads; give the "
+            "doctor that file", script=e.name, flags=", ".join(flags) or Message("none"))
+    head = " ".join(w.text for w in e.command.words[:e.start])
+    note = Message("{script} is a script of its own; its command-line flags ({flags}) are read as TRL's "
+                   "GRPOConfig/RLOOConfig settings, as a script built on TrlParser or HfArgumentParser reads "
+                   "them; settings the script sets in its own code are not seen here",
+                   script=e.name, flags=", ".join(known[:4]) + (" …" if len(known) > 4 else ""))
+    return ParsedInput("command", arguments=args, command=head, notes=(note,))
+
+
+def _choose(parsed: ParsedInput, library: str | None, text: str, filename: str | None) -> Profile:
+    candidates = [p for p in profiles() if library is None or p.library == library]
+    if parsed.names:
+        named = [p for p in candidates if parsed.names[0] in p.names]
+        if len(named) == 1:
+            return named[0]
+        candidates = named or candidates  # e.g. two releases' PPOConfig: their keys decide
+    if library is not None and len({p.trainer for p in candidates}) == 1:
+        return candidates[0]
+    rloo = re.search(r"rloo", filename or "", re.I) or re.search(r"\brloo\b", text, re.I)
+    scored = []
+    for i, p in enumerate(candidates):
+        got, _ = _settings_for(parsed, p)
+        every = parsing_keys(p)
+        hits = sum(1 for s in got if _known(p, s.key, s.op, every))
+        bonus = 1000.0 if p.trainer == "rloo" and rloo else 0.0  # a config that names RLOO is RLOO's
+        scored.append((hits + bonus if hits else 0.0, -i, p))
+    best = max(scored, key=lambda s: (s[0], s[1]))
+    if best[0] <= 0 and library is not None:
+        return candidates[0]  # the library the user named, its current trainer: every key will be listed as unknown
+    if best[0] <= 0:
+        raise UnreadableInput(
+            "the doctor cannot tell which library this is for: no setting of "
+            "{libraries} was found; pass --library verl, openrlhf or trl",
+            libraries=", ".join(sorted({p.library for p in candidates})),
+        )
+    return best[2]
+
+
+# --------------------------------------------------------------------------- #
+# Analysis
+# --------------------------------------------------------------------------- #
+@dataclass
+class _State:
+    profile: Profile
+    values: dict[str, Any]
+    given: dict[str, RawSetting]
+    kind: str
+    uses: list[KLUse] = field(default_factory=list)
+    warnings: list[DoctorWarning] = field(default_factory=list)
+    placements: list[Placement | None] = field(default_factory=list)  # the placement of each warning
+    off: list[str] = field(default_factory=list)
+
+
+def _bare(prof: Profile, key: str) -> str:
+    return key[len(prof.prefix):] if prof.prefix and key.startswith(prof.prefix) else key
+
+
+def _entry_for(prof: Profile, pl: Placement, values: dict[str, Any]) -> CrosswalkEntry | None:
+    for e in pl.entries:
+        ok = True
+        for key, cond in e.config:
+            k = _bare(prof, key)
+            if k == pl.coef:
+                continue
+            names = e.names if (k == pl.option and cond == e.option) else ()
+            if not holds(cond, values.get(k), values, names):
+                ok = False
+                break
+        if ok:
+            return e
+    return None
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _say(prof: Profile, key: str, value: Any, kind: str = "command") -> str:
+    """A setting and its value as the user would write it, for messages."""
+    return render_changes(prof, kind, ((key, value),))
+
+
+#: The sentences that can open a message, and the same with a capital (written out for the catalog).
+_CAPITALS = {
+    "the KL {where} is off ({settings})": N_("The KL {where} is off ({settings})"),
+    "the KL {where} is on, but {said} turns it off": N_("The KL {where} is on, but {said} turns it off"),
+    "the KL {where} ({said})": N_("The KL {where} ({said})"),
+}
+
+
+def _cap(text: str) -> str:
+    if isinstance(text, Message) and text.template in _CAPITALS:
+        return marked_message(_CAPITALS[text.template], **text.params)
+    return text[:1].upper() + text[1:] if text.startswith(("the ", "each ", "one ")) else text
+
+
+def _where_words(pl: Placement) -> Message:
+    return Message("in the reward") if pl.acts_on == "reward" else Message("in the loss")
+
+
+def _signed(t: float) -> str:
+    """A log-ratio with two decimals and a real minus sign."""
+    return format(t, ".2f").replace("-", "−")
+
+
+def _times(x: float) -> str:
+    """A probability ratio to 3 significant digits, in full with thousands separators (59,900, not 5.99e+04)."""
+    rounded = float(format(x, ".3g"))
+    return format(rounded, ",.0f") if rounded >= 1000 else format(rounded, "g")
+
+
+def _ratio_words(t: float) -> str:
+    """What a log-ratio t = log π_ref − log π_θ means for the two probabilities of a token."""
+    if t > 0:
+        return "π_θ(x) < π_ref(x)/{ratio}".format(ratio=_times(math.exp(t)))
+    return "π_θ(x) > {ratio}·π_ref(x)".format(ratio=_times(math.exp(-t)))
+
+
+def _clamp_words(prof: Profile, e: CrosswalkEntry) -> str:
+    parts = []
+    if e.value_clamp is not None:
+        parts.append(Message("the per-token value to [{lo}, {hi}]", lo=_fmt(e.value_clamp[0]), hi=_fmt(e.value_clamp[1])))
+    if e.logr_clamp is not None:
+        parts.append(Message("the log-ratio to [{lo}, {hi}]", lo=_fmt(e.logr_clamp[0]), hi=_fmt(e.logr_clamp[1])))
+    clamps = parts[0] if len(parts) == 1 else Message("{a} and {b}", a=parts[0], b=parts[1])
+    below, above = clamp_sides(e)
+    sides = [t for t in (below, above) if t is not None]
+    near = min(sides, key=abs)
+    far = max(sides, key=abs) if len(sides) == 2 else None
+    if far is not None and math.isclose(abs(far), abs(near), rel_tol=1e-9):
+        clause = Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's probability ratio between the two "
+            "policies passes {ratio} (|log r| > {bite}).",
+            lib=prof.library, option=e.option, clamps=clamps, ratio=_times(math.exp(abs(near))),
+            bite=format(abs(near), ".2f"))
+    elif far is not None:
+        clause = Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
+            "log π_θ(x) passes {near} ({near_words}), but the other way only past t = {far} ({far_words}).",
+            lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near),
+            far=_signed(far), far_words=_ratio_words(far))
+    else:
+        clause = Message(
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
+            "log π_θ(x) passes {near} ({near_words}), and never the other way.",
+            lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near))
+    if e.grad_mode == "autograd":
+        then = Message("torch.clamp passes no gradient there, so the KL stops pulling exactly on the tokens that "
+                       "drifted furthest, and the logged value under-reports the drift.")
+    else:
+        then = Message("Past that point each token's penalty stops growing, so larger drifts cost no more, and "
+                       "the logged value under-reports them.")
+    return marked_message("{clause} {then}", clause=clause, then=then)
+
+
+def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
+    st = _State(prof, values, given, kind)
+    if prof.legacy:
+        _warn(st, None, "LEGACY_TRAINER", prof.legacy)
+    off_rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
+    st.off = [Message("{why}: {setting}{rhs}", why=r.why, setting=_say(prof, r.when[0], values.get(r.when[0]), kind),
+                      rhs=_rhs_words(r.when[1], values))
+              for r in off_rules]
+    live_keys: set[str] = set()
+    dead: list[tuple[Placement, str]] = []
+    for pl in prof.placements:
+        on = all(holds(c, values.get(k), values) for k, c in pl.switch)
+        coef = values.get(pl.coef)
+        live = on and holds(pl.coef_on, coef, values)
+        if on:
+            live_keys.update(pl.settings)
+        if not on:
+            dead.append((pl, Message("the KL {where} is off ({settings})", where=_where_words(pl),
+                                     settings=", ".join(_say(prof, k, values.get(k), kind) for k, _ in pl.switch))))
+            continue
+        if not live:
+            said = _say(prof, pl.coef, coef, kind)
+            dead.append((pl, Message("the KL {where} is on, but {said} turns it off", where=_where_words(pl), said=said)
+                         if pl.switch else Message("{said} turns the KL {where} off", said=said, where=_where_words(pl))))
+            continue
+        entry = _entry_for(prof, pl, values)
+        if entry is None:
+            written = values.get(pl.option) if pl.option else None
+            names = sorted({n for e in pl.entries for n in e.names})
+            _warn(st, pl, "UNKNOWN_OPTION",
+                  Message("{said} is not a KL option {lib} {rel} has {where}; it knows {names}.",
+                          said=_say(prof, pl.option or pl.coef, written, kind), lib=prof.library, rel=prof.release,
+                          where=_where_words(pl), names=", ".join(names)))
+            continue
+        st.uses.append(_use(prof, pl, entry, values, given, bool(off_rules)))
+    for pl, why in dead:
+        unused = [k for k in pl.settings if k in given and k not in live_keys and k != pl.aggregation.setting
+                  and k not in [s for s, _ in pl.switch]]
+        on = all(holds(c, values.get(k), values) for k, c in pl.switch)
+        if unused and not on:
+            _warn(st, pl, "KL_SETTING_UNUSED",
+                  Message("{settings} has no effect: {why}.",
+                          settings=", ".join(_say(prof, k, values.get(k), kind) for k in unused), why=why))
+        if on and st.uses:
+            _warn(st, pl, "KL_OFF", Message("{why}: it adds nothing.", why=_cap(why)))
+    if not st.uses:
+        reasons = joined("; ", (why for _, why in dead))
+        _warn(st, None, "KL_OFF",
+              Message("No KL term: nothing ties the policy to the reference model ({reasons}). "
+                      "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log "
+                      "is a penalty.", reasons=reasons))
+    for i, u in enumerate(st.uses):
+        pl = _placement_of(prof, u)
+        _use_warnings(st, pl, u, i, off_rules)
+    if len(st.uses) > 1:
+        wheres = [Message("{where} ({option}, coefficient {coef})", where=marked_message(_PLACES[u.where]), option=u.option,
+                          coef=_fmt(u.coef)) for u in st.uses]
+        wheres = Message("{a} and {b}", a=wheres[0], b=wheres[1]) if len(wheres) == 2 else joined(" and ", wheres)
+        _warn(st, None, "KL_TWICE",
+              Message("The config puts a KL term in the {wheres}: the policy pays the penalty twice, with two "
+                      "coefficients and two gradients, and the two logged KLs measure different things.",
+                      wheres=wheres))
+    for c in prof.cautions:
+        if all(holds(cond, values.get(k), values) for k, cond in c.when):
+            _warn(st, None, c.code, c.message, changes=((c.fix[0], _value_of(prof, c.fix[0], c.fix[1], values)),))
+    for key, s in given.items():
+        if not s.literal and (key in prof.relevant or key.startswith("**")):
+            assumed = "" if key.startswith("**") else Message(
+                "; the card assumes {setting}", setting=_say(prof, key, values.get(key), kind))
+            why = s.origin or Message("it is computed, or set outside the config")
+            _warn(st, None, "NOT_LITERAL",
+                  Message("{key} is `{text}`, which the doctor cannot evaluate ({why}){assumed}. "
+                          "Write the value itself to check it.", key=key, text=s.text, why=why, assumed=assumed))
+    return st
+
+
+#: Where a term acts and its off-policy gradient target, as words in a message.
+_PLACES = {"reward": N_("reward"), "loss": N_("loss")}
+# TRANSLATORS: the kind of an expected gradient, in "{name} has a {target} expected gradient instead of ∇KL[π_θ‖π_ref]"
+_TARGETS = {"mixed": N_("mixed"), "zero": N_("zero"), "forward_kl": N_("forward_kl")}
+
+
+def _rhs_words(cond: str, values: dict[str, Any]) -> str:
+    m = re.match(r"^\s*(<=|>=|<|>)\s*(.+)$", cond)
+    if not m or re.fullmatch(r"[-+0-9.eE]+", m.group(2).strip()):
+        return ""
+    return f" {m.group(1)} {m.group(2).strip()} = {_fmt(evaluate_expression(m.group(2), values))}"
+
+
+def _placement_of(prof: Profile, u: KLUse) -> Placement:
+    for pl in prof.placements:
+        if u.entry in pl.entries and pl.acts_on == u.where and pl.coef == u.coef_setting:
+            return pl
+    raise AssertionError(f"no placement holds {u.entry.option}")  # unreachable: uses come from placements
+
+
+def _warn(st: _State, pl: Placement | None, code: str, message: str, *, use: int | None = None,
+          changes: tuple[tuple[str, Any], ...] = ()) -> None:
+    st.warnings.append(DoctorWarning(code, message, None, changes, use))
+    st.placements.append(pl)
+
+
+def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any],
+         given: dict[str, RawSetting], off: bool) -> KLUse:
+    on_t, off_t = gradient_targets(e)
+    adaptive = bool(pl.adaptive) and all(holds(c, values.get(k), values) for k, c in pl.adaptive)
+    agg_value = values.get(pl.aggregation.setting) if pl.aggregation.setting else None
+    alts = []
+    for a in pl.entries:
+        a_on, a_off = gradient_targets(a)
+        alts.append((a.option, a.estimator, a_on, a_off if off else None))
+    written = values.get(pl.option) if pl.option else None
+    coef = values.get(pl.coef)
+    return KLUse(
+        where=pl.acts_on,
+        entry=e,
+        setting=pl.option,
+        written=None if written is None else str(written),
+        coef=float(coef) if isinstance(coef, (int, float)) and not isinstance(coef, bool) else None,
+        coef_setting=pl.coef,
+        controller="adaptive" if adaptive else "fixed",
+        target_kl=_float(values.get(pl.target)) if adaptive and pl.target else None,
+        horizon=_float(values.get(pl.horizon)) if adaptive and pl.horizon else None,
+        gradient_target=on_t,
+        gradient_target_off_policy=off_t if off else None,
+        aggregation=pl.aggregation.mode(agg_value),
+        aggregation_setting=pl.aggregation.setting,
+        aggregation_value=agg_value,
+        defaults_used=tuple(k for k in pl.settings if k not in given),
+        alternatives=tuple(alts),
+    )
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return None if value is None or isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
+    """How messages name a KL term: its option, or its settings when the library has no option."""
+    if pl.option:
+        return Message("{written} {where}", written=u.written, where=_where_words(pl))
+    keys = [pl.coef] + [_bare(st.profile, k) for k, _ in u.entry.config if _bare(st.profile, k) != pl.coef]
+    said = ", ".join(_say(st.profile, k, st.values.get(k), st.kind) for k in dict.fromkeys(keys))
+    return Message("the KL {where} ({said})", where=_where_words(pl), said=said)
+
+
+def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[Any]) -> None:
+    prof, e = st.profile, u.entry
+    name = _use_name(st, pl, u)
+    is_k = "" if u.written == e.estimator else f" ({e.estimator})"
+    t = u.gradient_target
+    if t == "zero":
+        _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
+              Message("{name}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
+                      "anywhere, whatever its coefficient, although its logged value looks like a KL. {expected}.",
+                      name=_cap(name), is_k=is_k, expected=e.grad_expected),
+              use=i)
+    elif t == "forward_kl":
+        _warn(st, pl, "FORWARD_KL_GRAD",
+              Message("{name}{is_k}: its value estimates {direction}, but its expected gradient is "
+                      "{expected}: it pushes π_θ to cover everything the reference covers instead of pulling it "
+                      "back where it drifted.", name=_cap(name), is_k=is_k, direction=e.direction,
+                      expected=e.grad_expected), use=i)
+    elif t == "mixed":
+        _warn(st, pl, "MIXED_GRAD",
+              Message("{name}{is_k}: its expected gradient is neither KL's, but {expected}.",
+                      name=_cap(name), is_k=is_k, expected=e.grad_expected), use=i)
+    if u.gradient_target_off_policy not in (None, "reverse_kl"):
+        why = joined("; ", st.off)
+        target = u.gradient_target_off_policy
+        _warn(st, pl, "OFF_POLICY_UNCORRECTED",
+              Message("Training is off-policy after the first optimizer step on each batch ({why}). In those steps "
+                      "the tokens come from π_old, and {name} has a {target} expected gradient instead of "
+                      "∇KL[π_θ‖π_ref].", why=why, name=name,
+                      target=marked_message(_TARGETS[target]) if target in _TARGETS else target), use=i)
+    bite = clamp_bite(e)
+    if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
+        _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e), use=i)
+    if u.coef is not None and u.coef < 0:
+        _warn(st, pl, "NEGATIVE_COEF",
+              Message("{said} is negative: the term rewards moving away from the reference.",
+                      said=_say(prof, pl.coef, u.coef, st.kind)), use=i)
+
+
+# --------------------------------------------------------------------------- #
+# Fixes, checked by diagnosing the changed config
+# --------------------------------------------------------------------------- #
+def _value_of(prof: Profile, key: str, text: str, values: dict[str, Any]) -> Any:
+    """A condition-language value (``"set"``, ``"True"``, ``"k3+"``, ``"data.train_batch_size"``) as a setting's value."""
+    spec = prof.keys.get(key)
+    default = spec.default if spec is not None else None
+    if text == "set":
+        return True
+    if text == "not set":
+        return False if isinstance(default, bool) else None
+    if text in ("True", "False"):
+        return text == "True"
+    parsed = doctor_parse.scalar(text)
+    if isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        return parsed
+    total = evaluate_expression(text, values)
+    if total is not None and any(f.strip() in values for f in text.split("*")):
+        return int(total) if float(total).is_integer() else total
+    return text
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _spelling(e: CrosswalkEntry, written: str | None) -> str:
+    """The entry's name closest to how the user spells options (``low_var_kl`` → ``low_var_kl+``)."""
+    if not written:
+        return e.option
+    return max(e.names, key=lambda n: (_common(n, written), -len(n)))
+
+
+def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tuple[tuple[str, Any], ...]]:
+    prof, values = st.profile, st.values
+    out: list[tuple[tuple[str, Any], ...]] = []
+
+    def val(key: str, text: str) -> Any:
+        return _value_of(prof, key, text, values)
+
+    if w.code in _GRAD_CODES and pl is not None and w.kl_use is not None:
+        u = st.uses[w.kl_use]
+        for key, text in pl.toggles:
+            out.append(((key, val(key, text)),))
+        if pl.option:
+            same = [e for e in pl.entries if e.estimator == u.estimator and e is not u.entry]
+            rest = [e for e in pl.entries if e.estimator != u.estimator]
+            for e in same + rest:
+                out.append(((pl.option, _spelling(e, u.written)),))
+        rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
+        if rules:
+            out.append(tuple((r.fix[0], val(r.fix[0], r.fix[1])) for r in rules))
+    elif w.code == "KL_OFF":
+        # Placements the config already switched on, or wrote settings for, first: that is the KL it meant.
+        def meant(p: Placement) -> tuple[bool, bool]:
+            on = all(holds(c, values.get(k), values) for k, c in p.switch)
+            return (not on, not any(k in st.given for k in p.settings))
+
+        for p in ([pl] if pl is not None else sorted(prof.placements, key=meant)):
+            changes = [(k, val(k, t)) for k, t in p.enable]
+            default = prof.default(p.coef)
+            if p.coef not in [k for k, _ in changes] and not holds(p.coef_on, values.get(p.coef), values) \
+                    and holds(p.coef_on, default, values):
+                changes.append((p.coef, default))
+            out.append(tuple(changes))
+    elif w.code == "KL_SETTING_UNUSED" and pl is not None:
+        out.append(tuple((k, val(k, c)) for k, c in pl.switch))
+    elif w.code == "KL_TWICE":
+        order = sorted(st.uses, key=lambda u: (u.gradient_target == "reverse_kl", u.where != "reward"))
+        for u in order:
+            p = _placement_of(prof, u)
+            flipped = tuple((k, val(k, {"True": "False", "set": "not set"}.get(c, c))) for k, c in p.switch)
+            if flipped:
+                out.append(flipped)
+    elif w.code == "UNKNOWN_OPTION" and pl is not None and pl.option:
+        written = str(values.get(pl.option))
+        names = sorted({n for e in pl.entries for n in e.names})
+        for n in difflib.get_close_matches(written, names, n=3, cutoff=0.3):
+            out.append(((pl.option, n),))
+    elif w.code == "NEGATIVE_COEF" and pl is not None:
+        out.append(((pl.coef, abs(values[pl.coef])),))
+    elif w.changes:
+        out.append(w.changes)
+    return out
+
+
+def _accepts(before: _State, after: _State, w: DoctorWarning, pl: Placement | None) -> bool:
+    """Whether a changed config is free of ``w`` without new trouble."""
+    new = {x.code for x in after.warnings} - {x.code for x in before.warnings}
+    here = [u for u in after.uses if pl is None or _placement_of(after.profile, u) is pl]
+    if any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True)):
+        return False
+    if w.code in ("KL_SETTING_UNUSED", "UNKNOWN_OPTION"):
+        return bool(here)  # the term now exists; what it does is the next diagnosis's business
+    if w.code == "KL_OFF":
+        # Turning a KL term on may expose the config's off-policy steps: that has its own warning and fix.
+        return not (new - {"OFF_POLICY_UNCORRECTED"}) and any(u.gradient_target == "reverse_kl" for u in here)
+    if new:
+        return False
+    return bool(here) if w.code in _GRAD_CODES else True
+
+
+def _with_fixes(st: _State) -> list[DoctorWarning]:
+    out = []
+    for w, pl in zip(st.warnings, st.placements, strict=True):
+        found: tuple[tuple[str, Any], ...] = ()
+        for changes in _candidates(st, w, pl):
+            changes = tuple((k, v) for k, v in changes if not _same(st.values.get(k), v))
+            if not changes or any(k in st.profile.unavailable for k, _ in changes):
+                continue  # nothing to change, or a setting the era did not have
+            values = {**st.values, **dict(changes)}
+            given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
+            if _accepts(st, _analyse(st.profile, values, given, st.kind), w, pl):
+                found = changes
+                break
+        fix = render_changes(st.profile, st.kind, found) if found else None
+        out.append(DoctorWarning(w.code, w.message, fix, found, w.kl_use))
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether a change would leave a setting as it is (1 == 1.0, "True" == True)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return str(a).lower() == str(b).lower()
+    try:
+        return float(a) == float(b)
+    except (TypeError, ValueError):
+        return a == b
+
+
+def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...]) -> str:
+    """Settings written as the input writes them.
+
+    Parameters
+    ----------
+    prof : Profile
+        The trainer (its :attr:`Profile.syntax`).
+    kind : str
+        The input's form (``"command"``, ``"yaml"``, ``"json"``, ``"python"``),
+        which decides how a TRL setting is written.
+    changes : tuple of (str, Any)
+        ``(setting, value)`` pairs.
+
+    Returns
+    -------
+    str
+        ``key=value`` (Hydra), ``--flag value`` / ``--flag`` / ``remove --flag``
+        (argparse), or ``key: value`` / ``"key": value`` / ``key=value`` /
+        ``--key value`` for TRL's YAML, JSON, Python and command line.
+    """
+    parts = []
+    for key, value in changes:
+        if prof.syntax == "hydra":
+            parts.append(f"{key}={_hydra(value)}")
+        elif prof.syntax == "argparse":
+            action = prof.keys[key].action if key in prof.keys else None
+            flag = prof.spelling.get(key, key)  # an older era's name for it
+            if action == "store_true" and isinstance(value, bool):
+                parts.append(flag if value else f"remove {flag}")
+            elif value is None:
+                parts.append(f"remove {flag}")
+            else:
+                parts.append(f"{flag} {_hydra(value)}")
+        elif kind == "yaml":
+            parts.append(f"{key}: {json.dumps(value) if not isinstance(value, str) else value}")
+        elif kind == "json":
+            parts.append(f'"{key}": {json.dumps(value)}')
+        elif kind == "python":
+            parts.append(f"{key}={value!r}")
+        else:
+            parts.append(f"--{key} {_hydra(value)}")
+    sep = "\n" if kind == "yaml" and prof.syntax == "dataclass" else (", " if kind in ("json", "python") and prof.syntax == "dataclass" else " ")
+    return sep.join(parts)
+
+
+def _hydra(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, float):
+        return f"{value:g}" if value == value else "nan"
+    return str(value)
+
+
+# --------------------------------------------------------------------------- #
+# Entry point
+# --------------------------------------------------------------------------- #
+def diagnose(data: bytes | str, library: str | None = None, *, filename: str | None = None,
+             release: str | None = None) -> Diagnosis:
+    """Read a training config and say what its KL terms are, estimate and do to the gradient.
+
+    Parameters
+    ----------
+    data : bytes or str
+        A launch script or command, a YAML or JSON config, or Python source
+        (at most :data:`kl_core.doctor.parse.MAX_BYTES`).
+    library : str, optional
+        ``"verl"``, ``"openrlhf"`` or ``"trl"`` (any case); detected from the
+        text when omitted.
+    filename : str, optional
+        The file's name, a hint for TRL's GRPO vs RLOO.
+    release : str, optional
+        The release to describe: ``"latest"`` or an era id or label of
+        :mod:`kl_core.doctor.releases` (``"openrlhf-0.10.1"``, ``"verl-0.3"``,
+        ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
+        omitted (:func:`kl_core.doctor.releases.infer`).
+
+    Returns
+    -------
+    Diagnosis
+
+    Raises
+    ------
+    UnreadableInput
+        If the input is too large, binary, not valid YAML/JSON/Python, uses a
+        YAML tag, or belongs to no library the doctor knows (one sentence).
+    ValueError
+        If ``library`` is not one of the three, or ``release`` is not a release of its trainer.
+
+    Examples
+    --------
+    >>> d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True")
+    >>> d.kl_uses[0].option, d.kl_uses[0].gradient_target, d.codes[0]
+    ('low_var_kl', 'forward_kl', 'FORWARD_KL_GRAD')
+    """
+    lib = _canonical_library(library)
+    try:
+        text = doctor_parse.decode(data)
+        parsed = doctor_parse.read(text, _names(lib))
+        if parsed.kind == "command" and not parsed.names:
+            own = _refuse_uncovered(text)
+            if own is not None:  # a user script's command line: TRL's settings
+                parsed, lib = own, lib or "TRL"
+                filename = own.command
+        prof = _choose(parsed, lib, text, filename)
+    except UnreadableInput as exc:
+        if filename:  # say which file: the app shows exc.user
+            exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
+        raise
+    raw, notes = _settings_for(parsed, prof)
+    inf = infer(prof, [(s.key, s.text) for s in raw], release)
+    main = _under(prof, inf.era, parsed, raw, notes)
+    also: list[OtherRelease] = []
+    if inf.era is not None:
+        also.append(_other(_under(prof, None, parsed, raw, notes)))
+    elif not inf.decided:
+        for e in inf.candidates:
+            other = _under(prof, e, parsed, raw, notes)
+            if _kl_facts(other) != _kl_facts(main):
+                also.append(_other(other))
+    if not inf.decided and not also and inf.candidates:
+        inf = dataclasses.replace(inf, why=Message(
+            "nothing in the text says which release it was written for; {eras} gives the same KL terms",
+            eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
+    changed = inf.era.changed if inf.era is not None else (
+        joined(" ", [o.changed for o in also if o.changed]) if also else "")
+    era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
+    return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
+                               notes=tuple(dict.fromkeys([*main.notes, *era_notes])))
+
+
+def other_release_words(o: OtherRelease) -> str:
+    """One sentence on what another release makes of the script (for the card and the app).
+
+    Parameters
+    ----------
+    o : OtherRelease
+
+    Returns
+    -------
+    str
+        A :class:`~kl_core.validation.Message`.
+    """
+    terms = [Message("{est} in the {where}, coefficient {coef}, gradient {grad}", est=u.estimator,
+                     where=Message("reward") if u.where == "reward" else Message("loss"),
+                     coef="?" if u.coef is None else _fmt(u.coef), grad=u.gradient_target)
+             for u in o.kl_uses]
+    kl = joined("; ", terms) if terms else Message("no KL term")
+    if o.fails:
+        shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
+        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                       "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
+    return Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
+
+
+def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
+    return tuple((u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses)
+
+
+def _other(d: Diagnosis) -> OtherRelease:
+    renamed = {k for e in _eras_of(d.profile) for k in e.renamed}
+    fails = tuple(u.key for u in sorted(d.unrecognised, key=lambda u: u.key not in renamed)) \
+        if d.profile.syntax in ("argparse", "hydra") else ()
+    era = next((e for e in _eras_of(d.profile) if e.label == d.profile.release), None)
+    return OtherRelease(release=f"{d.library} {d.release}", kl_uses=d.kl_uses, fails=fails,
+                        changed=era.changed if era is not None else "", diagnosis=d)
+
+
+def _eras_of(prof: Profile) -> tuple[Era, ...]:
+    from kl_core.doctor.releases import eras
+
+    return tuple(e for e in eras() if e.library == prof.library and e.trainer == prof.trainer)
+
+
+def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSetting],
+           notes: list[str]) -> Diagnosis:
+    """The diagnosis of the settings under the current release (``era`` None) or an older era."""
+    notes = list(notes)
+    p = prof if era is None else era_profile(prof, era)
+    renamed: dict[str, str] = {}
+    for e in _eras_of(prof):
+        renamed.update(e.renamed)
+    values = {k: spec.default for k, spec in p.keys.items()}
+    given: dict[str, RawSetting] = {}
+    unknown: dict[str, str | None] = {}
+    known = list(p.keys)
+    for s in raw:
+        if era is not None:
+            key, value = translate(era, s.key, s.value)
+            if key != s.key:
+                s = RawSetting(key, value, s.text, s.literal, s.op, s.origin)
+        if s.key.startswith("**"):
+            given[s.key] = s
+            continue
+        group = s.key.split("@", 1)[0]
+        if p.syntax == "hydra" and group in p.groups:
+            notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
+                                 key=s.key, value=s.text, group=group, why=p.group_note))
+            continue
+        if not _known(p, s.key, s.op):
+            if s.key not in unknown:
+                if s.key in renamed and renamed[s.key] in p.keys:
+                    unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
+                else:
+                    match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
+                        if len(unknown) < _MAX_SUGGESTIONS else []
+                    unknown[s.key] = match[0] if match else None
+            continue
+        if s.op == "~":
+            notes.append(Message("~{key} deletes the setting; the doctor uses the release default", key=s.key))
+            continue
+        given[s.key] = s
+        if s.literal:
+            values[s.key] = s.value
+    _resolve_references(p, values, given)
+    if era is not None:
+        for key, value, rule in derive(era, values, given):
+            notes.append(Message("{key} did not exist in {lib} {label}: the KL went in the reward whenever "
+                                 "{other} was False, which the card reads as {key}={value}",
+                                 key=key, lib=p.library, label=p.release, other=rule.removeprefix("not "),
+                                 value=_hydra(value)))
+    if era is not None and p.syntax == "dataclass" and unknown:
+        # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown
+        notes.append(Message("{lib} {label}: the doctor has this era's {trainer} config fields only, so other "
+                             "keys ({keys}) are not checked against it", lib=p.library, label=p.release,
+                             trainer=p.trainer, keys=", ".join(list(unknown)[:4]) + (" …" if len(unknown) > 4 else "")))
+        unknown = {}
+    notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
+              for k in p.relevant if k in given and given[k].literal and given[k].origin]
+    st = _analyse(p, values, given, parsed.kind)
+    notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
+    return Diagnosis(
+        profile=p,
+        kind=parsed.kind,
+        command=parsed.command,
+        kl_uses=tuple(st.uses),
+        warnings=tuple(_with_fixes(st)),
+        unrecognised=tuple(UnknownKey(k, v) for k, v in unknown.items()),
+        off_policy=tuple(st.off),
+        settings={k: values.get(k) for k in p.relevant},
+        given=tuple(k for k in p.relevant if k in given),
+        notes=tuple(dict.fromkeys([*parsed.notes, *notes])),
+    )

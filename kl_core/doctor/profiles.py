@@ -1,0 +1,636 @@
+r"""How each library's configuration places a KL term: the doctor's tables of ``crosswalk.toml``.
+
+The crosswalk (:mod:`kl_core.libraries.crosswalk`) says what one KL option computes.  The
+config doctor (:mod:`kl_core.doctor.diagnosis`) also needs to know, for each trainer of
+each release, which settings turn a KL term on, which one holds the option and
+which the coefficient, how the term is aggregated over tokens, and when the
+updates are off-policy.  Those facts live in the ``[[profiles]]`` and
+``[[aggregations]]`` tables of :data:`kl_core.libraries.crosswalk.CROSSWALK_FILE`, each with
+the file of the release it was read in; this module loads and checks them.
+The settings every release accepts, with their defaults, come from
+``kl_core/doctor/keys/<library>-<release>.json`` (``scripts/make_doctor_keys.py``
+reads them out of the release wheels).
+
+A *condition* is ``(setting, test)`` in the language of
+:attr:`kl_core.libraries.crosswalk.CrosswalkEntry.config`; :func:`holds` evaluates it.
+
+Source: the crosswalk's releases (verl 0.9.1, OpenRLHF 0.11.2, TRL 1.16.0); see
+each table's ``source``.  Estimators after J. Schulman, "Approximating KL
+Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kl_core.libraries.crosswalk import CROSSWALK, CROSSWALK_FILE, CrosswalkEntry, prose
+
+__all__ = [
+    "SYNTAXES",
+    "Aggregation",
+    "AggregationMode",
+    "Caution",
+    "KeySpec",
+    "OffPolicyRule",
+    "Placement",
+    "Profile",
+    "evaluate_expression",
+    "holds",
+    "profile",
+    "profiles",
+]
+
+KEYS_DIR = Path(__file__).with_name("keys")
+SYNTAXES = ("hydra", "argparse", "dataclass")
+"""How a profile's settings are written: ``key=value``, ``--flag value``, or dataclass fields."""
+
+Condition = tuple[str, str]
+_COMPARE = re.compile(r"^(<=|>=|!=|==|<|>)\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """One setting a release accepts.
+
+    Attributes
+    ----------
+    key : str
+        As written in the release's input syntax (``"--algo.kl.estimator"``).
+    default : Any
+        The release's default, as a Python value (None also when not a literal).
+    default_text : str or None
+        The source of a default that is not a literal (e.g. ``"int(1e8)"``).
+    action : str or None
+        For argparse flags: ``"store"``, ``"store_true"`` or ``"store_false"``.
+    nargs : int or str or None
+        For argparse flags: how many values follow the flag.
+    type : str or None
+        The declared type, when the release declares one.
+    choices : tuple or None
+        The values argparse accepts, when it restricts them.
+    """
+
+    key: str
+    default: Any
+    default_text: str | None = None
+    action: str | None = None
+    nargs: int | str | None = None
+    type: str | None = None
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AggregationMode:
+    """One way a library reduces per-token values to a number.
+
+    Attributes
+    ----------
+    value : str
+        The setting's value that selects it (empty for a fixed rule).
+    name : str
+        A few words, e.g. ``"token mean over the batch"``.
+    formula : str
+        The reduced term in LaTeX, with :math:`k_{i,t}` the per-token value.
+    coefficient : str
+        What the coefficient weighs under this reduction.
+    """
+
+    value: str
+    name: str
+    formula: str
+    coefficient: str
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """How one placement's per-token KL becomes the term the coefficient multiplies.
+
+    Attributes
+    ----------
+    id : str
+        Referenced by :attr:`Placement.aggregation`.
+    setting : str
+        The setting that selects the mode, or ``""`` for a fixed rule.
+    modes : tuple of AggregationMode
+    source : str
+        Where the release does it.
+    """
+
+    id: str
+    setting: str
+    modes: tuple[AggregationMode, ...]
+    source: str
+
+    def mode(self, value: Any) -> AggregationMode | None:
+        """The mode for ``value`` of :attr:`setting` (the only mode of a fixed rule); None if unknown.
+
+        Parameters
+        ----------
+        value : Any
+            The setting's value.
+
+        Returns
+        -------
+        AggregationMode or None
+        """
+        if not self.setting:
+            return self.modes[0]
+        for m in self.modes:
+            if m.value == str(value):
+                return m
+        return None
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One place a trainer can put a KL term (see the comments of ``crosswalk.toml``).
+
+    Attributes
+    ----------
+    acts_on : str
+        ``"reward"`` or ``"loss"``.
+    entries : tuple of CrosswalkEntry
+        The crosswalk entries that can appear here, in table order.
+    switch : tuple of (str, str)
+        Conditions that turn the placement on (all of them).
+    option : str or None
+        The setting whose value is a crosswalk option name.
+    coef, coef_on : str
+        The coefficient's setting and the test that makes it a live term.
+    adaptive : tuple of (str, str)
+        Conditions for the adaptive controller (empty: always fixed).
+    target, horizon : str or None
+        The adaptive controller's settings.
+    aggregation : Aggregation
+    toggles : tuple of (str, str)
+        Other settings of the placement a fix may change, with the value to try.
+    enable : tuple of (str, str)
+        Settings that turn the placement on with a reverse-KL gradient.
+    source : str
+    """
+
+    acts_on: str
+    entries: tuple[CrosswalkEntry, ...]
+    switch: tuple[Condition, ...]
+    option: str | None
+    coef: str
+    coef_on: str
+    adaptive: tuple[Condition, ...]
+    target: str | None
+    horizon: str | None
+    aggregation: Aggregation
+    toggles: tuple[Condition, ...]
+    enable: tuple[Condition, ...]
+    source: str
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        """Every setting the placement reads, in a stable order."""
+        keys = [k for k, _ in self.switch]
+        keys += [k for k in (self.option, self.coef, self.target, self.horizon) if k]
+        keys += [k for k, _ in (*self.adaptive, *self.toggles)]
+        if self.aggregation.setting:
+            keys.append(self.aggregation.setting)
+        return tuple(dict.fromkeys(keys))
+
+
+@dataclass(frozen=True)
+class OffPolicyRule:
+    """When a batch feeds more than one optimizer step, and the setting that stops it.
+
+    Attributes
+    ----------
+    when : tuple of (str, str)
+        The condition.
+    fix : tuple of (str, str)
+        ``(setting, value or expression)`` that makes every step on-policy.
+    why : str
+        What happens, in words.
+    source : str
+    """
+
+    when: Condition
+    fix: Condition
+    why: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Caution:
+    """A known trap the gradient classes cannot see (e.g. TRL's sequence-level weight).
+
+    Attributes
+    ----------
+    when : tuple of (str, str)
+        Conditions (all of them).
+    code, message : str
+        The warning.
+    fix : tuple of (str, str)
+        The setting and value that avoid it.
+    source : str
+    """
+
+    when: tuple[Condition, ...]
+    code: str
+    message: str
+    fix: Condition
+    source: str
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One trainer of one release, as the doctor reads its configuration.
+
+    Attributes
+    ----------
+    library, release, trainer : str
+        E.g. ``"TRL"``, ``"1.16.0"``, ``"grpo"``.
+    syntax : str
+        One of :data:`SYNTAXES`.
+    prefix : str
+        What the crosswalk entries' ``config`` writes before a setting (``"GRPOConfig."``).
+    names : tuple of str
+        Strings that name this trainer in a command or in Python.
+    placements : tuple of Placement
+    off_policy : tuple of OffPolicyRule
+    cautions : tuple of Caution
+    keys : dict
+        Every accepted setting (:class:`KeySpec`), from the release's files.
+    key_files : tuple of str
+        The files of the release the keys were read from.
+    source : str
+    legacy : str
+        For a trainer the library no longer ships, what to tell the user (else empty).
+    uncovered : tuple of (tuple of (str, str), str)
+        KL terms the doctor does not describe: the conditions that add one, and the note to show.
+    spelling : dict
+        Today's setting → as an older era spelled it (:func:`kl_core.doctor.releases.era_profile`); empty
+        for the current release.
+    unavailable : frozenset of str
+        Today's settings an older era did not have: no fix may change them.
+    groups : tuple of str
+        Hydra config groups (``model_engine``, ``actor``, …): an override of one
+        (``model_engine=megatron``, ``actor@actor_rollout_ref.actor=…``) chooses a config file, not a setting.
+    group_note : str
+        What choosing a group means for the card.
+    """
+
+    library: str
+    release: str
+    trainer: str
+    syntax: str
+    prefix: str
+    names: tuple[str, ...]
+    placements: tuple[Placement, ...]
+    off_policy: tuple[OffPolicyRule, ...]
+    cautions: tuple[Caution, ...]
+    keys: dict[str, KeySpec]
+    key_files: tuple[str, ...]
+    source: str
+    legacy: str = ""
+    uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
+    spelling: dict[str, str] = field(default_factory=dict)
+    unavailable: frozenset[str] = frozenset()
+    groups: tuple[str, ...] = ()
+    group_note: str = ""
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"TRL 1.16.0 (grpo)"``."""
+        return f"{self.library} {self.release} ({self.trainer})"
+
+    @property
+    def relevant(self) -> tuple[str, ...]:
+        """Every setting the doctor's verdict depends on."""
+        keys = [k for p in self.placements for k in p.settings]
+        for rule in self.off_policy:
+            keys += [rule.when[0], *_expression_keys(rule.when[1]), *_expression_keys(rule.fix[1])]
+        keys += [k for c in self.cautions for k, _ in c.when]
+        return tuple(k for k in dict.fromkeys(keys) if k in self.keys)
+
+    def default(self, key: str) -> Any:
+        """The release's default of ``key`` (``ValueError`` naming ``key`` if the release has no such setting).
+
+        Parameters
+        ----------
+        key : str
+            A setting of this profile.
+
+        Returns
+        -------
+        Any
+        """
+        if key not in self.keys:
+            raise ValueError(f"key {key!r} is not a setting of {self.label}")
+        return self.keys[key].default
+
+
+# --------------------------------------------------------------------------- #
+# Conditions
+# --------------------------------------------------------------------------- #
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        low = value.strip().lower()
+        if low in ("", "false", "none", "null", "0", "0.0"):
+            return False
+        num = _number(low)
+        return num != 0.0 if num is not None else True
+    return bool(value)
+
+
+def _expression_keys(expr: str) -> list[str]:
+    m = _COMPARE.match(expr.strip())
+    body = m.group(2) if m else expr
+    return [f.strip() for f in body.split("*") if f.strip() and _number(f.strip()) is None
+            and f.strip() not in ("True", "False", "set", "not set")]
+
+
+def evaluate_expression(expr: str, settings: dict[str, Any]) -> float | None:
+    """The value of a product of numbers and settings, e.g. ``"--rollout.batch_size * --rollout.n_samples_per_prompt"``.
+
+    Parameters
+    ----------
+    expr : str
+        Factors joined by ``*``; each a number or a setting in ``settings``.
+    settings : dict
+        Setting → value.
+
+    Returns
+    -------
+    float or None
+        None when a factor is missing or not a number.
+    """
+    total = 1.0
+    for factor in (f.strip() for f in expr.split("*")):
+        num = _number(factor)
+        if num is None:
+            num = _number(settings.get(factor))
+        if num is None:
+            return None
+        total *= num
+    return total
+
+
+def holds(condition: str, value: Any, settings: dict[str, Any] | None = None,
+          names: tuple[str, ...] = ()) -> bool:
+    """Whether ``value`` passes ``condition`` (the crosswalk's ``config`` language).
+
+    ``"True"``/``"False"`` compare booleans (``"true"`` spelled either way);
+    ``"set"``/``"not set"`` test truthiness (None, False, 0 and ``""`` are not
+    set); ``"> 0"``, ``"!= 0"``, ``"< data.train_batch_size"`` compare numbers,
+    the right side a number or a product of settings (:func:`evaluate_expression`);
+    ``"a number"`` accepts any number; anything else is a value, matched against
+    ``names`` when given (an option and its aliases).
+
+    Parameters
+    ----------
+    condition : str
+        The test.
+    value : Any
+        The setting's value.
+    settings : dict, optional
+        All settings, for comparisons with other settings.
+    names : tuple of str, optional
+        Accepted spellings, when ``condition`` is an option name.
+
+    Returns
+    -------
+    bool
+    """
+    cond = condition.strip()
+    if cond in ("True", "False"):
+        want = cond == "True"
+        if isinstance(value, bool):
+            return value is want
+        return isinstance(value, str) and value.strip().lower() == cond.lower()
+    if cond == "set":
+        return _truthy(value)
+    if cond == "not set":
+        return not _truthy(value)
+    if cond == "a number":
+        return _number(value) is not None
+    m = _COMPARE.match(cond)
+    if m:
+        op, rhs = m.groups()
+        left = _number(value)
+        right = evaluate_expression(rhs, settings or {})
+        if left is None or right is None or math.isnan(left):
+            return False
+        return {"<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right,
+                "!=": left != right, "==": left == right}[op]
+    text = "" if value is None else str(value).strip()
+    return text in names if names else text == cond
+
+
+# --------------------------------------------------------------------------- #
+# Loading
+# --------------------------------------------------------------------------- #
+def _pairs(raw: Any, where: str) -> tuple[Condition, ...]:
+    if not isinstance(raw, list) or any(not (isinstance(p, list) and len(p) == 2) for p in raw):
+        raise ValueError(f"{where} must be a list of [setting, value] pairs, got {raw!r}")
+    return tuple((str(a), str(b)) for a, b in raw)
+
+
+def _pair(raw: Any, where: str) -> Condition:
+    if not (isinstance(raw, list) and len(raw) == 2):
+        raise ValueError(f"{where} must be one [setting, value] pair, got {raw!r}")
+    return (str(raw[0]), str(raw[1]))
+
+
+def _keys(file: str, trainer: str) -> tuple[dict[str, KeySpec], tuple[str, ...]]:
+    path = KEYS_DIR / file
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        table = doc["trainers"][trainer]
+    except (OSError, KeyError, ValueError) as exc:
+        raise ValueError(f"keys_file {file!r} has no trainer {trainer!r} ({exc})") from None
+    specs = {}
+    for key, raw in table["keys"].items():
+        choices = raw.get("choices")
+        specs[key] = KeySpec(
+            key=key,
+            default=raw.get("default"),
+            default_text=raw.get("default_text"),
+            action=raw.get("action"),
+            nargs=raw.get("nargs"),
+            type=raw.get("type"),
+            choices=tuple(choices) if isinstance(choices, list) else None,
+        )
+    return specs, tuple(table.get("files", ()))
+
+
+def _aggregations(raw: list[dict[str, Any]], snippets: dict[str, str]) -> dict[str, Aggregation]:
+    out = {}
+    for i, a in enumerate(raw):
+        where = f"aggregations[{i}]"
+        try:
+            modes = tuple(AggregationMode(**{**m, "name": prose(m["name"], snippets, where),
+                                                "coefficient": prose(m["coefficient"], snippets, where)})
+                          for m in a["modes"])
+            agg = Aggregation(id=a["id"], setting=a["setting"], modes=modes, source=a["source"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"{where}: missing or unknown field ({exc})") from None
+        if not modes or (not agg.setting and len(modes) != 1):
+            raise ValueError(f"{where} ({agg.id}): a fixed rule has exactly one mode, a setting at least one")
+        out[agg.id] = agg
+    return out
+
+
+def _placement(raw: dict[str, Any], library: str, release: str, aggs: dict[str, Aggregation],
+               where: str) -> Placement:
+    acts_on = raw.get("acts_on")
+    pool = [e for e in CROSSWALK if e.library == library and e.release == release and e.acts_on == acts_on]
+    entries = []
+    for name in raw.get("entries", []):
+        found = [e for e in pool if e.option == name]
+        if len(found) != 1:
+            raise ValueError(f"{where}: entries names {name!r}, which is not one {library} {release} {acts_on} entry")
+        entries.append(found[0])
+    if raw.get("aggregation") not in aggs:
+        raise ValueError(f"{where}: aggregation {raw.get('aggregation')!r} is not an id of [[aggregations]]")
+    try:
+        return Placement(
+            acts_on=acts_on,
+            entries=tuple(entries),
+            switch=_pairs(raw.get("switch", []), f"{where}.switch"),
+            option=raw.get("option"),
+            coef=raw["coef"],
+            coef_on=raw["coef_on"],
+            adaptive=_pairs(raw.get("adaptive", []), f"{where}.adaptive"),
+            target=raw.get("target"),
+            horizon=raw.get("horizon"),
+            aggregation=aggs[raw["aggregation"]],
+            toggles=_pairs(raw.get("toggles", []), f"{where}.toggles"),
+            enable=_pairs(raw.get("enable", []), f"{where}.enable"),
+            source=raw["source"],
+        )
+    except KeyError as exc:
+        raise ValueError(f"{where}: missing field {exc}") from None
+
+
+def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets: dict[str, str]) -> Profile:
+    where = f"profiles[{i}] ({raw.get('library', '?')} {raw.get('trainer', '?')})"
+    try:
+        library, release = raw["library"], raw["release"]
+        keys, files = _keys(raw["keys_file"], raw["trainer"])
+        placements = tuple(
+            _placement(p, library, release, aggs, f"{where}.placements[{j}]")
+            for j, p in enumerate(raw.get("placements", []))
+        )
+        off = tuple(
+            OffPolicyRule(when=_pair(r["when"], f"{where}.off_policy.when"),
+                          fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=prose(r["why"], snippets, where), source=r["source"])
+            for r in raw.get("off_policy", [])
+        )
+        cautions = tuple(
+            Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"],
+                    message=prose(c["message"], snippets, where),
+                    fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"])
+            for c in raw.get("cautions", [])
+        )
+        prof = Profile(
+            library=library, release=release, trainer=raw["trainer"], syntax=raw["syntax"],
+            prefix=raw.get("prefix", ""), names=tuple(raw["names"]), placements=placements,
+            off_policy=off, cautions=cautions, keys=keys, key_files=files, source=raw["source"],
+            legacy=prose(raw.get("legacy", ""), snippets, where),
+            uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
+                            for u in raw.get("uncovered", [])),
+            groups=tuple(raw.get("hydra_groups", [])),
+            group_note=prose(raw.get("hydra_group_note", ""), snippets, where),
+        )
+    except KeyError as exc:
+        raise ValueError(f"{where}: missing field {exc}") from None
+    if prof.syntax not in SYNTAXES:
+        raise ValueError(f"{where}: syntax must be one of {SYNTAXES}, got {prof.syntax!r}")
+    named = [k for p in placements for k in p.settings]
+    named += [k for p in placements for k, _ in p.enable]
+    named += [r.when[0] for r in off] + [r.fix[0] for r in off]
+    named += [k for c in cautions for k, _ in c.when] + [c.fix[0] for c in cautions]
+    named += [k for when, _ in prof.uncovered for k, _ in when]
+    named += [k for r in off for k in _expression_keys(r.when[1]) + _expression_keys(r.fix[1])]
+    missing = sorted({k for k in named if k not in keys})
+    if missing:
+        raise ValueError(f"{where}: settings {missing} are not keys of {raw['keys_file']}")
+    for p in placements:
+        for e in p.entries:
+            for key, _ in e.config:
+                if key.startswith(prof.prefix) and key[len(prof.prefix):] not in keys:
+                    raise ValueError(f"{where}: entry {e.option!r} is selected by {key!r}, not a key of the release")
+    return prof
+
+
+@cache
+def _load(path: str) -> tuple[Profile, ...]:
+    with open(path, "rb") as fh:
+        raw = tomllib.load(fh)
+    snippets = raw.get("snippets", {})
+    aggs = _aggregations(raw.get("aggregations", []), snippets)
+    return tuple(_profile(p, aggs, i, snippets) for i, p in enumerate(raw.get("profiles", [])))
+
+
+def profiles(path: str | None = None) -> tuple[Profile, ...]:
+    """Every profile of the crosswalk's data file, checked against the crosswalk and the key lists.
+
+    Parameters
+    ----------
+    path : str, optional
+        A TOML file in the format of :data:`kl_core.libraries.crosswalk.CROSSWALK_FILE` (the default).
+
+    Returns
+    -------
+    tuple of Profile
+        In file order.
+
+    Raises
+    ------
+    ValueError
+        If a table is malformed, names a crosswalk entry that does not exist,
+        or names a setting the release does not accept; the message says which.
+    """
+    return _load(str(CROSSWALK_FILE if path is None else path))
+
+
+def profile(library: str, trainer: str | None = None) -> Profile:
+    """The profile of one library (and trainer, when the library has several).
+
+    Parameters
+    ----------
+    library : str
+        ``"verl"``, ``"OpenRLHF"`` or ``"TRL"`` (case-insensitive).
+    trainer : str, optional
+        E.g. ``"grpo"`` or ``"rloo"``; the library's first profile if omitted.
+
+    Returns
+    -------
+    Profile
+
+    Raises
+    ------
+    ValueError
+        If there is no such profile (the message lists them).
+    """
+    wanted = [p for p in profiles() if p.library.lower() == str(library).strip().lower()]
+    if trainer is not None:
+        wanted = [p for p in wanted if p.trainer == trainer]
+    if not wanted:
+        have = [f"{p.library}/{p.trainer}" for p in profiles()]
+        raise ValueError(f"library must be one of {have}, got {library!r} (trainer {trainer!r})")
+    return wanted[0]

@@ -1,0 +1,380 @@
+r"""Release eras for the config doctor: which release a script was written for, and what changed since.
+
+The doctor's profiles (:mod:`kl_core.doctor.profiles`) describe one release of
+each library.  Scripts people copy were often written for an older one, whose
+settings were spelled differently (OpenRLHF before 0.10.2), or whose defaults
+put the KL elsewhere (verl before 0.4.0, TRL's GRPO up to 0.18).  The facts of
+each older era live in ``kl_core/doctor/releases.toml`` beside the crosswalk,
+read from the releases' own tagged code (each table's ``source``), with the
+settings each era accepted in ``kl_core/doctor/keys/eras/`` (written by
+``scripts/make_era_keys.py``).
+
+:func:`era_profile` turns a profile and an era into the profile the era's
+scripts are read with: the same placements and crosswalk rows (what each
+estimator computes did not change), with the era's settings renamed to today's,
+its defaults, and settings that followed another one derived from it.
+:func:`infer` says which era a script's own settings point to, and why.
+
+Source: the ``source`` field of each era; J. Schulman, "Approximating KL
+Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kl_core.doctor.profiles import KEYS_DIR, KeySpec, Profile, _keys, _truthy
+from kl_core.libraries.crosswalk import prose
+from kl_core.validation import Message
+
+__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "era_profile", "eras", "eras_for",
+           "extract_messages", "infer"]
+
+PROSE_FIELDS = ("changed", "note")
+"""The fields of an era the user reads as sentences (translated in the app)."""
+
+ERAS_FILE = Path(__file__).with_name("releases.toml")
+
+
+@dataclass(frozen=True)
+class Fork:
+    """A project that vendors or pins an era's code.
+
+    Attributes
+    ----------
+    name, repo : str
+    keys : tuple of str
+        Settings only the project has: a script using one was written for it.
+    when : tuple of (str, str)
+        ``(setting, value)`` pairs that name the project.
+    pins : str
+        The pinned release, when the project pins one.
+    """
+
+    name: str
+    repo: str
+    keys: tuple[str, ...] = ()
+    when: tuple[tuple[str, str], ...] = ()
+    pins: str = ""
+
+
+@dataclass(frozen=True)
+class Era:
+    """An older era of one profile (see ``doctor/releases.toml`` for each field).
+
+    ``later`` holds the settings of the first release after the era: a setting
+    only the era had points to it, one that outlived it does not.
+    """
+
+    id: str
+    library: str
+    trainer: str
+    label: str
+    keys: dict[str, KeySpec]
+    renames: tuple[tuple[str, str], ...]
+    rewrites: tuple[tuple[str, str, Any], ...]
+    derive: tuple[tuple[str, str], ...]
+    defaults: tuple[tuple[str, Any], ...]
+    absent: tuple[str, ...]
+    changed: str
+    note: str
+    forks: tuple[Fork, ...]
+    source: str
+    later: frozenset[str] = frozenset()
+
+    @property
+    def renamed(self) -> dict[str, str]:
+        """Era setting → today's setting."""
+        return dict(self.renames)
+
+
+def _later(file: str, trainer: str) -> frozenset[str]:
+    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
+    return frozenset(doc["next_release"]["keys"]) if trainer in doc["trainers"] else frozenset()
+
+
+@cache
+def eras() -> tuple[Era, ...]:
+    """Every era of ``doctor/releases.toml``, in file order.
+
+    Returns
+    -------
+    tuple of Era
+
+    Raises
+    ------
+    ValueError
+        If a table misses a field or its keys file has no such trainer.
+    """
+    with open(ERAS_FILE, "rb") as fh:
+        raw = tomllib.load(fh)
+    out = []
+    for i, e in enumerate(raw.get("eras", [])):
+        try:
+            library, trainer = e["profile"]
+            keys, _ = _keys(e["keys_file"], trainer)
+            later = _later(e["keys_file"], trainer)
+            out.append(Era(
+                id=e["id"], library=library, trainer=trainer, label=e["label"], keys=keys,
+                renames=tuple((a, b) for a, b in e.get("renames", [])),
+                rewrites=tuple((a, b, v) for a, b, v in e.get("rewrites", [])),
+                derive=tuple((a, b) for a, b in e.get("derive", [])),
+                defaults=tuple((a, v) for a, v in e.get("defaults", [])),
+                absent=tuple(e.get("absent", [])),
+                changed=prose(e["changed"], {}, f"eras[{i}]"), note=prose(e.get("note", ""), {}, f"eras[{i}]"),
+                forks=tuple(Fork(name=f["name"], repo=f["repo"], keys=tuple(f.get("keys", [])),
+                                 when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""))
+                            for f in e.get("forks", [])),
+                source=e["source"], later=later,
+            ))
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
+    return tuple(out)
+
+
+def eras_for(prof: Profile) -> tuple[Era, ...]:
+    """The older eras of one profile (its library and trainer).
+
+    Parameters
+    ----------
+    prof : Profile
+
+    Returns
+    -------
+    tuple of Era
+    """
+    return tuple(e for e in eras() if e.library == prof.library and e.trainer == prof.trainer)
+
+
+def parsing_keys(prof: Profile) -> dict[str, KeySpec]:
+    """Every setting of the profile and of its eras, so a script of any era is parsed with its own flags' specs.
+
+    Parameters
+    ----------
+    prof : Profile
+
+    Returns
+    -------
+    dict
+    """
+    out: dict[str, KeySpec] = {}
+    for e in eras_for(prof):
+        out.update(e.keys)
+    out.update(prof.keys)
+    return out
+
+
+def era_profile(prof: Profile, era: Era) -> Profile:
+    """The profile scripts of ``era`` are read with.
+
+    Today's placements, crosswalk rows and off-policy rules, since what each
+    option computes did not change; the release label of the era; every
+    setting the era accepted known; the era's defaults; today's settings
+    spelled as the era spelled them (:attr:`Profile.spelling`).
+
+    Parameters
+    ----------
+    prof : Profile
+        The current profile.
+    era : Era
+        One of :func:`eras_for` ``(prof)``.
+
+    Returns
+    -------
+    Profile
+    """
+    keys = {**{k: v for k, v in era.keys.items() if k not in era.renamed}, **prof.keys}
+    for k, v in era.defaults:
+        if k in keys:
+            keys[k] = dataclasses.replace(keys[k], default=v)
+    for old, new in era.renames:  # today's setting with the era's default
+        if new in keys and old in era.keys:
+            keys[new] = dataclasses.replace(keys[new], default=era.keys[old].default)
+    unavailable = set(era.absent) | {k for k, _ in era.derive}
+    if prof.syntax != "dataclass":  # the era's keys file is complete: everything else of today's is new
+        targets = set(era.renamed.values()) | {k for _, k, _ in era.rewrites}
+        unavailable |= {k for k in prof.keys if k not in era.keys and k not in targets}
+    return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),
+                               spelling={new: old for old, new in era.renames})
+
+
+def translate(era: Era, key: str, value: Any) -> tuple[str, Any]:
+    """An era's setting as today's: renamed, or a switch rewritten to the setting it set.
+
+    Parameters
+    ----------
+    era : Era
+    key : str
+    value : Any
+
+    Returns
+    -------
+    tuple of (str, Any)
+    """
+    for flag, new, v in era.rewrites:
+        if key == flag:
+            return new, v
+    return era.renamed.get(key, key), value
+
+
+def derive(era: Era, values: dict[str, Any], given: Iterable[str]) -> list[tuple[str, Any, str]]:
+    """Today's settings the era did not have, set from the setting they followed.
+
+    Parameters
+    ----------
+    era : Era
+    values : dict
+        The settings' values (changed in place).
+    given : iterable of str
+        The settings the script wrote (never overridden).
+
+    Returns
+    -------
+    list of (setting, value, rule)
+    """
+    done = []
+    given = set(given)
+    for target, expr in era.derive:
+        if target in given:
+            continue
+        words = expr.split()
+        if len(words) == 2 and words[0] == "not":
+            v = not _truthy(values.get(words[1]))
+        else:
+            raise ValueError(f"era {era.id}: derive expression must be 'not KEY', got {expr!r}")
+        values[target] = v
+        done.append((target, v, expr))
+    return done
+
+
+@dataclass(frozen=True)
+class Inference:
+    """Which release a script's settings point to.
+
+    Attributes
+    ----------
+    era : Era or None
+        The era the card describes; None for the current release.
+    decided : bool
+        False when nothing in the text points either way (the card then
+        describes the current release and shows the era where its KL differs).
+    why : str
+        A sentence saying what in the text decided it.
+    candidates : tuple of Era
+        The eras to compare with when undecided.
+    """
+
+    era: Era | None
+    decided: bool
+    why: str
+    candidates: tuple[Era, ...] = ()
+
+
+def _bare(key: str) -> str:
+    return key.lstrip("+~")
+
+
+def _listing(keys: list[str], n: int = 3) -> str:
+    keys = list(dict.fromkeys(keys))
+    more = len(keys) - n
+    return ", ".join(keys[:n]) + (f" (+{more})" if more > 0 else "")
+
+
+def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | None = None) -> Inference:
+    """Which release a script was written for, from the settings it uses.
+
+    A setting the era had and the current release does not, or a setting or
+    value that names a project vendoring or pinning the era, points to the era;
+    a KL setting of the current release the era lacked points to today.
+
+    Parameters
+    ----------
+    prof : Profile
+        The current profile.
+    settings : iterable of (str, Any)
+        The script's settings as written (before any renaming) and their values.
+    release : str, optional
+        The release the user named: an era id, an era label, or the current
+        release (``"latest"`` or its number); decides without inference.
+
+    Returns
+    -------
+    Inference
+
+    Raises
+    ------
+    ValueError
+        If ``release`` names neither the current release nor an era of this profile.
+    """
+    candidates = eras_for(prof)
+    if release is not None:
+        r = release.strip()
+        if r.lower() in ("latest", "current", prof.release):
+            return Inference(None, True, Message("the release was given: {lib} {rel}", lib=prof.library, rel=prof.release))
+        for e in candidates:
+            if r in (e.id, e.label) or r.lower() == e.id.lower():
+                return Inference(e, True, Message("the release was given: {lib} {rel}", lib=prof.library, rel=e.label))
+        have = ["latest", prof.release, *(e.id for e in candidates)]
+        raise ValueError(f"release must be one of {have} for {prof.library} {prof.trainer}, got {release!r}")
+    pairs = [(_bare(k), v) for k, v in settings]
+    keys = [k for k, _ in pairs]
+    for e in candidates:
+        era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
+        era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
+        today = [k for k in keys if k in prof.relevant and (k not in e.keys or k in e.absent)]
+        fork = None
+        for f in e.forks:
+            if any(k in f.keys and k not in prof.keys for k in keys) or any(
+                    str(v).strip("'\"") == want for k, v in pairs for key, want in f.when if k == key):
+                fork = f
+                break
+        if (era_only or fork) and not today:
+            if fork is not None:
+                why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
+                               pins=fork.pins) if fork.pins else
+                       Message("it is a {fork} script ({repo}), which vendors {lib} {label}", fork=fork.name,
+                               repo=fork.repo, lib=prof.library, label=e.label))
+            else:
+                why = Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
+                              keys=_listing(era_only), lib=prof.library, label=e.label)
+            return Inference(e, True, why)
+        if today:
+            return Inference(None, True, Message("it uses {keys}, which {lib} {label} did not have",
+                                                 keys=_listing(today), lib=prof.library, label=e.label))
+    if not candidates:
+        return Inference(None, True, "")
+    return Inference(None, False, Message("nothing in the text says which release it was written for"), candidates)
+
+
+def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Any:
+    """Babel extractor for ``doctor/releases.toml``: the text of each era's prose fields.
+
+    Registered in pyproject.toml (``[[tool.babel.mappings]]``) beside the
+    crosswalk's, so the catalog's English is the data file's own.
+
+    Parameters
+    ----------
+    fileobj : binary file
+        The data file.
+    keywords, comment_tags, options
+        Babel's extractor arguments (unused).
+
+    Yields
+    ------
+    tuple
+        ``(lineno, None, template, comments)`` for each prose field, in file order.
+    """
+    text = fileobj.read().decode("utf-8")
+    for e in tomllib.loads(text).get("eras", []):
+        for name in PROSE_FIELDS:
+            if e.get(name):
+                template = prose(e[name], {}, "extract").template
+                lineno = text[: max(text.find(e[name][:40]), 0)].count("\n") + 1
+                yield lineno, None, template, []

@@ -1,0 +1,519 @@
+r"""Per-sample Monte Carlo estimators of KL divergence.
+
+Every function takes ``logr`` = :math:`\log p(x) - \log q(x)` for samples
+:math:`x \sim q` and returns one value per sample, as a float64 array.  With
+:math:`r = e^{\log r}`:
+
+=========  ==========================================  ==================
+key        per-sample value                            mean under ``q``
+=========  ==========================================  ==================
+k1         :math:`-\log r`                             KL[q, p]
+k2         :math:`\tfrac12 (\log r)^2`                 :math:`D_f`, f = ½log²u
+k3         :math:`(r - 1) - \log r`                    KL[q, p]
+k_lambda   :math:`-\log r + \lambda (r - 1)`           KL[q, p]
+k3_pq      :math:`r \log r - (r - 1)`                  KL[p, q]
+abs        :math:`|\log r|`                            not a divergence
+=========  ==========================================  ==================
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html.
+
+Numerics: ``k3`` and ``k3_pq`` cancel catastrophically near ``logr = 0``; both
+switch to their Taylor series for ``|logr| < 0.01`` so that the relative error
+stays below 1e-12 for every float ``logr`` in [-700, 700].  Overflow gives
+``inf``, never NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kl_core.validation import N_, as_float_array, check_finite
+
+__all__ = [
+    "BLOG",
+    "ESTIMATORS",
+    "EstimatorInfo",
+    "bregman",
+    "evaluate",
+    "k1",
+    "k2",
+    "k3",
+    "k3_pq",
+    "k_abs",
+    "k_lambda",
+]
+
+BLOG = "J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
+
+# Below this |logr| the closed forms of k3 and k3_pq lose more than ~1e-13 to
+# cancellation (about 2·eps/|logr|), so the series takes over.  Terms up to
+# logr**9 keep the truncation error below 1e-20 (relative) at the threshold.
+# A small cutoff keeps the series off most samples: it is the slow path.
+_SERIES_CUTOFF = 0.01
+_N_TERMS = 8
+# k3 = sum_{n>=2} t^n / n!       -> t^2 * sum_m t^m / (m+2)!
+_K3_COEFS = tuple(1.0 / math.factorial(m + 2) for m in range(_N_TERMS))
+# k3_pq = sum_{n>=2} (n-1) t^n / n! -> t^2 * sum_m (m+1) t^m / (m+2)!
+_K3PQ_COEFS = tuple((m + 1) / math.factorial(m + 2) for m in range(_N_TERMS))
+
+
+def _logr(logr: ArrayLike) -> np.ndarray:
+    return as_float_array(logr, "logr")
+
+
+def _t2_series(t: np.ndarray, coefs: tuple[float, ...]) -> np.ndarray:
+    """Evaluate t**2 * sum_m coefs[m] * t**m by Horner's rule."""
+    acc = np.full_like(t, coefs[-1])
+    for c in reversed(coefs[:-1]):
+        acc = acc * t + c
+    return t * t * acc
+
+
+# Only beyond this |logr| can r = e^logr or r·log r overflow (e^709.8 is the
+# largest double), so the fix-ups for inf and NaN are skipped below it.
+_OVERFLOW_LOGR = 700.0
+
+
+def _series_where_small(out: np.ndarray, t: np.ndarray, coefs: tuple[float, ...]) -> float:
+    """Put the series t²·Σ coefs[m] tᵐ into ``out`` where |t| < the cutoff; return max |t|."""
+    a = np.abs(t)
+    # integer indices, not a boolean mask: several times faster when few are small
+    small = np.flatnonzero(a < _SERIES_CUTOFF)
+    if small.size:
+        np.put(out, small, _t2_series(np.take(t, small), coefs))
+    return float(a.max()) if a.size else 0.0
+
+
+def k1(logr: ArrayLike) -> np.ndarray:
+    r"""The naive estimator :math:`k_1 = -\log r`.
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values.  Unbiased for :math:`\mathrm{KL}[q,p]`, but a single
+        sample is negative whenever :math:`p(x) > q(x)`.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> k1([0.5, -0.5]).tolist()
+    [-0.5, 0.5]
+    """
+    return -_logr(logr)
+
+
+def k2(logr: ArrayLike) -> np.ndarray:
+    r"""The squared-log estimator :math:`k_2 = \tfrac12 (\log r)^2`.
+
+    Its mean under ``q`` is the f-divergence with :math:`f(u) = \tfrac12\log^2 u`,
+    which agrees with :math:`\mathrm{KL}[q,p]` to second order because both have
+    :math:`f''(1) = 1`.  Biased, never negative, low variance when ``p`` ≈ ``q``.
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values, all ≥ 0.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> k2([0.5, -0.5]).tolist()
+    [0.125, 0.125]
+    """
+    t = _logr(logr)
+    return 0.5 * t * t
+
+
+def k3(logr: ArrayLike) -> np.ndarray:
+    r"""Schulman's unbiased, non-negative estimator :math:`k_3 = (r-1) - \log r`.
+
+    It is :math:`k_1` plus the control variate :math:`r - 1`, whose mean under
+    ``q`` is zero; equivalently the Bregman gap between :math:`\log r` and its
+    tangent :math:`r - 1` at :math:`r = 1`, so every sample is ≥ 0.
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values, all ≥ 0; ``inf`` where :math:`r` overflows.
+
+    Notes
+    -----
+    Computed as ``expm1(logr) - logr``, or by its series
+    :math:`\sum_{n\ge2} (\log r)^n / n!` when :math:`|\log r| < 0.01`.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> float(k3([1e-9])[0])  # 1e-18 / 2, with no cancellation
+    5.000000001666667e-19
+    """
+    t = _logr(logr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(np.expm1(t) - t)  # 0-d array, not a scalar, for scalar logr
+    largest = _series_where_small(out, t, _K3_COEFS)
+    if largest == np.inf:
+        out[np.isinf(t)] = np.inf  # r = 0 or r = inf: the gap is infinite
+    return out
+
+
+def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
+    r"""The control-variate family :math:`k_\lambda = -\log r + \lambda (r-1)`.
+
+    Unbiased for :math:`\mathrm{KL}[q,p]` for every real :math:`\lambda`, because
+    :math:`\mathbb{E}_q[r-1] = 0`.  :math:`\lambda = 0` is :math:`k_1`,
+    :math:`\lambda = 1` is :math:`k_3`, and only :math:`\lambda = 1` makes every
+    sample ≥ 0 (it is the tangent of :math:`\log r` at 1).
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    lam : float
+        The control-variate coefficient :math:`\lambda`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> k_lambda([0.0, 1.0], lam=0.0).tolist()
+    [-0.0, -1.0]
+    """
+    lam = check_finite(lam, "lam")
+    if lam == 1.0:
+        return k3(logr)
+    t = _logr(logr)
+    if lam == 0.0:
+        return -t
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(lam * np.expm1(t) - t)
+    # r = inf: the lambda*(r-1) term wins; r = 0: -log r = +inf wins.
+    out[t == np.inf] = np.copysign(np.inf, lam)
+    out[t == -np.inf] = np.inf
+    return out
+
+
+def k3_pq(logr: ArrayLike) -> np.ndarray:
+    r"""The Bregman estimator of the other direction, :math:`r\log r - (r-1)`.
+
+    Unbiased for :math:`\mathrm{KL}[p,q] = \mathbb{E}_q[r \log r]` from samples of
+    ``q``; every sample is ≥ 0 because :math:`u \log u` is convex with tangent
+    :math:`u - 1` at :math:`u = 1`.
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values, all ≥ 0; ``inf`` where :math:`r\log r` overflows.
+
+    Notes
+    -----
+    Computed as ``logr * exp(logr) - expm1(logr)``, or by its series
+    :math:`\sum_{n\ge2} (n-1)(\log r)^n / n!` when :math:`|\log r| < 0.01`.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> float(k3_pq([0.0])[0])
+    0.0
+    """
+    t = _logr(logr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.asarray(t * np.exp(t) - np.expm1(t))
+    largest = _series_where_small(out, t, _K3PQ_COEFS)
+    if largest > _OVERFLOW_LOGR:
+        out[np.isnan(out) & (t > 0)] = np.inf  # inf - inf once exp(logr) overflows
+        out[t == -np.inf] = 1.0  # r log r -> 0 and -(r - 1) -> 1 as r -> 0
+    return out
+
+
+def k_abs(logr: ArrayLike) -> np.ndarray:
+    r"""The absolute log-ratio :math:`|\log r|`, offered as ``abs`` by TRL and verl.
+
+    Its mean is not a divergence in the f-divergence family (:math:`|\log u|`
+    is not convex), nor an unbiased estimate of either KL direction; it is
+    listed so that the library crosswalk can name what it computes.
+
+    Parameters
+    ----------
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values, all ≥ 0.
+
+    References
+    ----------
+    TRL ``kl_penalty="abs"``; verl ``kl_penalty="abs"`` (``core_algos.kl_penalty``).
+
+    Examples
+    --------
+    >>> k_abs([-2.0, 3.0]).tolist()
+    [2.0, 3.0]
+    """
+    return np.abs(_logr(logr))
+
+
+def bregman(name: str, logr: ArrayLike) -> np.ndarray:
+    r"""The Bregman (tangent-gap) estimator of any smooth f-divergence.
+
+    .. math:: \hat D_f = f(r) - f'(1)\,(r - 1), \qquad \mathbb{E}_q[\hat D_f] = D_f(p, q)
+
+    It is unbiased because :math:`\mathbb{E}_q[r-1] = 0`, and non-negative when
+    ``f`` is convex, since it is the gap between ``f`` and its tangent at 1.
+    With ``name="kl_qp"`` it is :math:`k_3`; with ``name="kl_pq"`` it is
+    :math:`k_3^{pq}`.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`kl_core.estimation.divergences.DIVERGENCES` whose ``f`` is
+        differentiable at 1 (not ``"tv"``).
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> bregman("pearson", [0.0]).tolist()
+    [0.0]
+    """
+    from kl_core.estimation.divergences import get_divergence
+
+    div = get_divergence(name)
+    if div.key == "kl_qp":
+        return k3(logr)
+    if div.key == "kl_pq":
+        return k3_pq(logr)
+    if div.fprime_at_1 is None:
+        raise ValueError(
+            f"name={name!r}: f is not differentiable at u = 1, so the tangent gap is undefined"
+        )
+    t = _logr(logr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tangent = div.fprime_at_1 * np.expm1(t) if div.fprime_at_1 != 0.0 else 0.0
+        return div.f_log(t) - tangent
+
+
+@dataclass(frozen=True)
+class EstimatorInfo:
+    """What one estimator is, in one place: formula, target, guarantees, source.
+
+    Attributes
+    ----------
+    key : str
+        Registry key, e.g. ``"k3"``.
+    name : str
+        Display name, e.g. ``"k3"``.
+    latex : str
+        The per-sample formula in LaTeX, in terms of :math:`r = p(x)/q(x)`.
+    estimates : str
+        The divergence its mean equals under ``x ~ q``, in words.
+    estimates_latex : str
+        The same, in LaTeX.
+    divergence : str or None
+        Key of that divergence in :data:`kl_core.estimation.divergences.DIVERGENCES`.
+    unbiased_for : str or None
+        ``"kl_qp"`` or ``"kl_pq"`` if its mean equals that KL exactly, else None.
+    nonnegative : bool
+        True if every single sample is ≥ 0.
+    summary : str
+        One line on its character.
+    source : str
+        Where it comes from.
+    """
+
+    key: str
+    name: str
+    latex: str
+    estimates: str
+    estimates_latex: str
+    divergence: str | None
+    unbiased_for: str | None
+    nonnegative: bool
+    summary: str
+    source: str
+
+    @property
+    def unbiased(self) -> bool:
+        """True if the estimator is unbiased for a KL direction."""
+        return self.unbiased_for is not None
+
+    def __call__(self, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
+        """Evaluate the estimator; ``lam`` is used only by ``k_lambda``."""
+        return evaluate(self.key, logr, lam=lam)
+
+
+_FUNCS: dict[str, Callable[..., np.ndarray]] = {
+    "k1": k1,
+    "k2": k2,
+    "k3": k3,
+    "k3_pq": k3_pq,
+    "abs": k_abs,
+}
+
+ESTIMATORS: dict[str, EstimatorInfo] = {
+    e.key: e
+    for e in (
+        EstimatorInfo(
+            key="k1",
+            name="k1",
+            latex=r"k_1 = -\log r",
+            estimates="KL[q,p]",
+            estimates_latex=r"\mathrm{KL}[q,p]",
+            divergence="kl_qp",
+            unbiased_for="kl_qp",
+            nonnegative=False,
+            summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
+            source=BLOG,
+        ),
+        EstimatorInfo(
+            key="k2",
+            name="k2",
+            latex=r"k_2 = \tfrac12 (\log r)^2",
+            estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q,p] when p ≈ q)"),
+            estimates_latex=r"D_f(p,q),\ f(u)=\tfrac12\log^2 u",
+            divergence="k2",
+            unbiased_for=None,
+            nonnegative=True,
+            summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
+                       "further away its bias can be large, of either sign."),
+            source=BLOG,
+        ),
+        EstimatorInfo(
+            key="k3",
+            name="k3",
+            latex=r"k_3 = (r - 1) - \log r",
+            estimates="KL[q,p]",
+            estimates_latex=r"\mathrm{KL}[q,p]",
+            divergence="kl_qp",
+            unbiased_for="kl_qp",
+            nonnegative=True,
+            summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
+                       "the variance while p is close to q (far away it can add to it)."),
+            source=BLOG,
+        ),
+        EstimatorInfo(
+            key="k_lambda",
+            name="kλ",
+            latex=r"k_\lambda = -\log r + \lambda (r - 1)",
+            estimates="KL[q,p]",
+            estimates_latex=r"\mathrm{KL}[q,p]",
+            divergence="kl_qp",
+            unbiased_for="kl_qp",
+            nonnegative=False,
+            summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
+            source=BLOG,
+        ),
+        EstimatorInfo(
+            key="k3_pq",
+            name="k3 (KL[p,q])",
+            latex=r"k_3^{pq} = r \log r - (r - 1)",
+            estimates="KL[p,q]",
+            estimates_latex=r"\mathrm{KL}[p,q]",
+            divergence="kl_pq",
+            unbiased_for="kl_pq",
+            nonnegative=True,
+            summary=N_("The same tangent-gap trick for the other direction, still from samples of q."),
+            source=BLOG,
+        ),
+        EstimatorInfo(
+            key="abs",
+            name="|log r|",
+            latex=r"|\log r|",
+            estimates=N_("E_q|log r| (not a divergence)"),
+            estimates_latex=r"\mathbb{E}_q|\log r|",
+            divergence=None,
+            unbiased_for=None,
+            nonnegative=True,
+            summary=N_("Offered as 'abs' by TRL and verl; its mean is not a KL in either direction."),
+            source="TRL and verl kl_penalty='abs'",
+        ),
+    )
+}
+
+
+def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
+    r"""Evaluate the estimator named ``key`` on ``logr``.
+
+    Parameters
+    ----------
+    key : str
+        A key of :data:`ESTIMATORS`.
+    logr : array_like
+        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    lam : float, default 1.0
+        :math:`\lambda` for ``k_lambda``; ignored by the others.
+
+    Returns
+    -------
+    numpy.ndarray
+        Per-sample values.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> evaluate("k3", [0.0]).tolist()
+    [0.0]
+    """
+    if key not in ESTIMATORS:
+        raise ValueError(f"key must be one of {sorted(ESTIMATORS)}, got {key!r}")
+    if key == "k_lambda":
+        return k_lambda(logr, lam)
+    return _FUNCS[key](logr)

@@ -1,0 +1,1187 @@
+r"""Value ≠ gradient: the exact expected gradient of a KL estimator put into a loss.
+
+The setting is the smallest one where the difference shows: a categorical
+policy :math:`\pi_\theta = \mathrm{softmax}(\theta)` over :math:`K` tokens, a
+reference :math:`\pi_{\mathrm{ref}}`, and a sampler :math:`s` that draws the
+tokens (:math:`s = \pi_\theta` on-policy, or an older policy
+:math:`\pi_{\mathrm{old}}`).  A per-sample loss is differentiated with the
+sample held fixed, as autograd does, and every expectation is an exact sum over
+the :math:`K` tokens.
+
+Every option here depends on :math:`\theta` only through
+:math:`\ell(x) = \log\pi_\theta(x)` of the sampled token, so its per-sample
+gradient is a scalar times the score:
+
+.. math::
+
+    g(x) = c(x)\,\nabla_\theta\log\pi_\theta(x) = c(x)\,(e_x - \pi_\theta),
+    \qquad
+    \mathbb{E}_s[g] = \sum_x s(x)\,c(x)\,(e_x - \pi_\theta),
+    \qquad
+    \text{spread} = \sqrt{\mathbb{E}_s\|g - \mathbb{E}_s g\|^2}.
+
+With :math:`t = \log r = \log\pi_{\mathrm{ref}}(x) - \log\pi_\theta(x)`, the
+coefficients :math:`c(x)` of the basic options (:data:`BASIC_OPTIONS`) are
+
+==========  ===========================================================  ====================================
+option      per-sample loss                                              :math:`c(x)`
+==========  ===========================================================  ====================================
+k1          :math:`k_1 = -t`                                             :math:`1`
+k2          :math:`k_2 = \tfrac12 t^2`                                   :math:`-t`
+k3          :math:`k_3 = e^t - 1 - t`                                    :math:`1 - e^t`
+k3_pq       :math:`k_3^{pq} = t e^t - (e^t - 1)`                         :math:`-t e^t`
+k1_score    :math:`\mathrm{sg}(k_1)\log\pi_\theta(x)`                    :math:`-t`
+k_lambda    :math:`\mathrm{sg}(k_\lambda)\log\pi_\theta(x) + k_\lambda`  :math:`k_\lambda - \partial_t k_\lambda = 1 - \lambda - t`
+==========  ===========================================================  ====================================
+
+so that on-policy :math:`\mathbb{E}\nabla k_1 = 0`,
+:math:`\mathbb{E}\nabla k_2 = \mathbb{E}[\mathrm{sg}(k_1)\nabla\log\pi_\theta] =
+\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and
+:math:`\mathbb{E}\nabla k_3 = \nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`, with
+
+.. math::
+
+    \nabla_\theta\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}] = \pi_\theta\odot\big(k_1 - \mathbb{E}_{\pi_\theta}k_1\big),
+    \qquad
+    \nabla_\theta\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta] = \pi_\theta - \pi_{\mathrm{ref}}.
+
+``k_lambda`` is the full (score-function plus pathwise) estimator of
+:math:`\nabla\mathbb{E}_{\pi_\theta}[k_\lambda] = \nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`,
+unbiased on-policy for every :math:`\lambda`; its squared spread is a quadratic
+in :math:`\lambda` whose minimum is :func:`lambda_grad_opt`, not the value's
+:math:`\lambda^*` (:func:`kl_core.estimation.exact.optimal_lambda`).
+
+Library options are the loss entries of :data:`kl_core.libraries.crosswalk.CROSSWALK`,
+each with its own clamps, straight-through trick and importance weight
+(:attr:`kl_core.libraries.crosswalk.CrosswalkEntry.grad_mode`): the per-token value is
+:func:`kl_core.libraries.crosswalk.evaluate` (one source of truth for every formula) and
+:math:`c(x)` is its derivative in :math:`\ell`, zero where ``torch.clamp``
+clamps.  A value in the reward is detached and enters as
+:math:`c(x) = \tfrac{\pi_\theta(x)}{s(x)}\,\mathrm{sg}(k(x))` (the PPO ratio,
+unclipped).
+
+Training picture (:mod:`kl_core.gradients.flow`): exact expected-gradient ascent on
+:math:`\mathbb{E}_{\pi_\theta}[R] - \beta\cdot(\text{the option's KL loss})`,
+on-policy at every step.  Its direction in the logits is
+:math:`\pi_\theta\odot(h - \mathbb{E}_{\pi_\theta}h)` with
+:math:`h = R - \beta c`, so an interior fixed point is a :math:`\pi` at which
+:math:`h` is the same for every token.  The two analytic optima
+(:func:`kl_core.gradients.flow.analytic_optima`) are :math:`\pi\propto\pi_{\mathrm{ref}}e^{R/\beta}`
+for :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and
+:math:`\pi_i = \beta\pi_{\mathrm{ref},i}/(c - R_i)`, :math:`c > \max R` fixed
+by normalisation, for :math:`\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`.
+
+Source: the estimators are J. Schulman's, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html; the gradient pitfalls are Y. Tang and
+R. Munos, "On a few pitfalls in KL divergence gradient estimation for RL",
+arXiv:2506.09477 (2025).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from kl_core.estimation import estimators
+from kl_core.estimation.distributions import Categorical
+from kl_core.libraries.crosswalk import CROSSWALK, CrosswalkEntry, evaluate
+from kl_core.validation import as_float_array, check_finite, check_positive_int
+
+__all__ = [
+    "BASIC_CLAIMS",
+    "BASIC_OPTIONS",
+    "DEMO_DIRECTION",
+    "DEMO_REWARD",
+    "DEMO_TOKENS",
+    "MAX_TOKENS",
+    "GradientRow",
+    "GradientTable",
+    "classify",
+    "demo_logits",
+    "demo_reward",
+    "entry_name",
+    "expected_gradient",
+    "gradient_coefficients",
+    "gradient_entries",
+    "gradient_row",
+    "gradient_spread",
+    "gradient_table",
+    "k_lambda_spread",
+    "lambda_grad_opt",
+    "loss_entries",
+    "projection_moments",
+    "sample_projection_means",
+    "true_gradients",
+]
+
+BASIC_OPTIONS: tuple[str, ...] = ("k1", "k2", "k3", "k3_pq", "k1_score", "k_lambda")
+"""The options that are not a library's: four estimators as a loss, and two score-function forms."""
+
+MAX_TOKENS = 1024
+"""Largest vocabulary accepted: the exact spread sums a K × K matrix per option."""
+
+BASIC_CLAIMS: dict[str, str] = {
+    "k1": "zero",
+    "k2": "reverse_kl",
+    "k3": "forward_kl",
+    "k3_pq": "mixed",
+    "k1_score": "reverse_kl",
+    "k_lambda": "reverse_kl",
+}
+"""What each basic option's expected gradient is on-policy (see :data:`kl_core.libraries.crosswalk.GRADIENT_TARGETS`)."""
+
+DEMO_TOKENS = 6
+"""Vocabulary size of the toy setting (:func:`demo_logits`, :func:`demo_reward`)."""
+
+DEMO_DIRECTION: tuple[float, ...] = (1.0, 0.0, -1.0, 0.5, 0.0, 0.0)
+"""The logit direction :math:`v` of the toy setting, for six tokens (repeated for more)."""
+
+DEMO_REWARD: tuple[float, ...] = (1.0, 0.2, 0.5, -0.3, 0.0, 0.8)
+"""The reward :math:`R` of the toy setting, for six tokens (repeated for more)."""
+
+# Relative size under which a vector counts as zero: rounding level of the sums.
+_ZERO_RTOL = 1e-12
+# Relative distance under which an expected gradient counts as equal to a true one.
+_MATCH_RTOL = 1e-9
+Policy = Categorical | ArrayLike
+
+
+# --------------------------------------------------------------------------- #
+# Inputs
+# --------------------------------------------------------------------------- #
+def _log_probs(d: Policy, name: str) -> np.ndarray:
+    """Normalised log-probabilities of a Categorical, or of a vector of logits."""
+    if isinstance(d, Categorical):
+        if not 2 <= d.k <= MAX_TOKENS:
+            raise ValueError(f"{name} must have between 2 and {MAX_TOKENS} tokens, got {d.k}")
+        return d.log_probs
+    if hasattr(d, "discrete"):
+        raise ValueError(f"{name} must be a categorical distribution, got {d!r}")
+    lg = np.atleast_1d(as_float_array(d, name))
+    if lg.ndim != 1 or not 2 <= lg.size <= MAX_TOKENS:
+        raise ValueError(
+            f"{name} must be a 1-D vector of 2 to {MAX_TOKENS} logits, got shape {lg.shape}"
+        )
+    if not np.isfinite(lg).all():
+        raise ValueError(f"{name} must have finite logits")
+    return Categorical(tuple(lg.tolist())).log_probs
+
+
+def _triple(policy: Policy, ref: Policy, sampler: Policy | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    lp = _log_probs(policy, "policy")
+    lr = _log_probs(ref, "ref")
+    if lr.size != lp.size:
+        raise ValueError(f"ref must have the policy's {lp.size} tokens, got {lr.size}")
+    if sampler is None:
+        return lp, lr, lp
+    ls = _log_probs(sampler, "sampler")
+    if ls.size != lp.size:
+        raise ValueError(f"sampler must have the policy's {lp.size} tokens, got {ls.size}")
+    return lp, lr, ls
+
+
+def _log_softmax(x: np.ndarray) -> np.ndarray:
+    """Rows of logits to log-probabilities (the training loop's fast path)."""
+    m = x.max(axis=-1, keepdims=True)
+    z = x - m
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+# --------------------------------------------------------------------------- #
+# Coefficients c(x)
+# --------------------------------------------------------------------------- #
+def _dk_dt(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
+    """Derivative in t = log r of the estimator ``key`` of :mod:`kl_core.estimation.estimators` (overflow gives inf)."""
+    if key == "k1":
+        return np.full_like(t, -1.0)
+    if key == "k2":
+        return t.copy()
+    if key == "k3":
+        return np.expm1(t)
+    if key == "k3_pq":
+        return t * np.exp(t)
+    if key == "abs":
+        return np.sign(t)
+    if key == "k_lambda":
+        return lam * np.exp(t) - 1.0
+    raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+
+
+def _k_minus_dk(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
+    """k(t) − k'(t) in closed form: the difference of the two cancels for large t (k3: e^t − 1 − t − (e^t − 1) = −t)."""
+    if key == "k1":
+        return 1.0 - t
+    if key == "k2":
+        return 0.5 * t * t - t
+    if key == "k3":
+        return -t
+    if key == "k3_pq":
+        return -np.expm1(t)
+    if key == "abs":
+        return np.abs(t) - np.sign(t)
+    if key == "k_lambda":
+        return (1.0 - lam) - t
+    raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+
+
+def _inside(x: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
+    """Where torch.clamp passes a gradient: lo <= x <= hi."""
+    if bounds is None:
+        return np.ones(x.shape, dtype=bool)
+    return (x >= bounds[0]) & (x <= bounds[1])
+
+
+def _basic_coef(key: str, t: np.ndarray, lam: float) -> np.ndarray:
+    if key == "k1_score":
+        return estimators.k1(t)
+    if key == "k_lambda":  # sg(k_λ)·∇log π + ∇k_λ: c = k_λ − ∂_t k_λ = 1 − λ − t
+        return _k_minus_dk("k_lambda", t, lam)
+    return -_dk_dt(key, t)
+
+
+def _entry_coef(
+    e: CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """c(x) of a crosswalk entry, and where a clamp changes it (policy lp, reference lr, sampler ls)."""
+    t = lr - lp
+    mode = e.grad_mode
+    # The caller, _coef, has silenced overflow warnings: an overflow gives inf, not a warning.
+    w = np.exp(lp - ls)  # π_θ/π_old; 1 on-policy
+    if mode == "k2":
+        return -t, np.zeros(t.shape, dtype=bool)
+    if mode == "k2_is":
+        clip = float(e.grad_is_clip)  # type: ignore[arg-type]
+        return np.minimum(w, clip) * -t, w > clip
+    if mode in ("score", "score_current"):
+        if e.estimator == "full":
+            base = ls if mode == "score" else lp
+            kl = float(np.sum(np.exp(base) * (base - lr)))
+            return w * kl, np.zeros(t.shape, dtype=bool)
+        base = ls if mode == "score" else lp
+        value = evaluate(e, base, lr, check=False)
+        raw = evaluate(_unclamped(e), base, lr, check=False) if e.clamped else value
+        return w * value, value != raw
+    if mode != "autograd" or e.estimator == "full":
+        raise ValueError(f"entry {e.library}:{e.option} ({e.acts_on}) has no gradient to take")
+    tt = np.clip(t, *e.logr_clamp) if e.logr_clamp is not None else t
+    raw = estimators.evaluate(e.estimator, tt)
+    passes = _inside(t, e.logr_clamp) & _inside(raw, e.value_clamp)
+    dvalue_dt = np.where(passes, _dk_dt(e.estimator, tt), 0.0)
+    if not e.importance_weighted:
+        return -dvalue_dt, ~passes
+    # d/dℓ [w·V] = w·(V − dV/dt): the clamped value where a clamp is active (its
+    # derivative is 0), else k − k' in closed form, which does not cancel.
+    value = evaluate(e, ls, lr, logp_current=lp, check=False) / w
+    return w * np.where(passes, _k_minus_dk(e.estimator, tt), value), ~passes
+
+
+@cache
+def _unclamped(e: CrosswalkEntry) -> CrosswalkEntry:
+    """The same entry without its clamps (to see which tokens a clamp changes)."""
+    return replace(e, logr_clamp=None, value_clamp=None) if e.clamped else e
+
+
+def _option(option: str | CrosswalkEntry) -> str | CrosswalkEntry:
+    if isinstance(option, CrosswalkEntry):
+        if option.grad_mode == "none":
+            raise ValueError(
+                f"option {option.library}:{option.option} is a logged metric: it has no gradient"
+            )
+        return option
+    if option in BASIC_OPTIONS:
+        return option
+    for e in loss_entries():
+        if entry_name(e) == option:
+            return e
+    raise ValueError(
+        f"option must be one of {list(BASIC_OPTIONS)}, a 'LIBRARY:OPTION' loss entry such as "
+        f"'verl:low_var_kl', or a CrosswalkEntry, got {option!r}"
+    )
+
+
+def _coef(
+    option: str | CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray, lam: float
+) -> tuple[np.ndarray, np.ndarray]:
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(option, CrosswalkEntry):
+            return _entry_coef(option, lp, lr, ls)
+        return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
+
+
+def gradient_coefficients(
+    option: str | CrosswalkEntry,
+    policy: Policy,
+    ref: Policy,
+    sampler: Policy | None = None,
+    lam: float = 1.0,
+) -> np.ndarray:
+    r"""The per-token coefficient :math:`c(x)` with :math:`g(x) = c(x)\,\nabla_\theta\log\pi_\theta(x)`.
+
+    See the module docstring for the table of :math:`c(x)`; for a crosswalk
+    entry it is the derivative of :func:`kl_core.libraries.crosswalk.evaluate`'s value in
+    :math:`\log\pi_\theta(x)` (zero where a clamp is active), times the
+    detached importance weight where the library applies one.
+
+    Parameters
+    ----------
+    option : str or CrosswalkEntry
+        One of :data:`BASIC_OPTIONS`, a ``"LIBRARY:OPTION"`` name of a loss
+        entry (:func:`entry_name`), or any crosswalk entry with a gradient.
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`, as distributions or logits.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : float, default 1.0
+        :math:`\lambda` of ``k_lambda``.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`c(x)` for each of the :math:`K` tokens.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+
+    Examples
+    --------
+    >>> gradient_coefficients("k1", [0.0, 1.0], [1.0, 0.0]).tolist()
+    [1.0, 1.0]
+    """
+    lam = check_finite(lam, "lam")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    return _coef(_option(option), lp, lr, ls, lam)[0]
+
+
+# --------------------------------------------------------------------------- #
+# Exact moments
+# --------------------------------------------------------------------------- #
+def _expected(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    """Σ_x s(x) c(x) (e_x − π), with 0·c = 0 for tokens the sampler never draws."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.where(s > 0, s * c, 0.0)
+    return v - pi * v.sum()
+
+
+def _spread(s: np.ndarray, c: np.ndarray, pi: np.ndarray, m: np.ndarray) -> float:
+    """sqrt(E_s‖c(x)(e_x − π) − m‖²), each token's deviation summed exactly (O(K²))."""
+    live = s > 0
+    if not np.isfinite(c[live]).all():
+        return math.inf
+    dev = c[live, None] * (np.eye(pi.size)[live] - pi) - m
+    return math.sqrt(max(float(s[live] @ np.einsum("ij,ij->i", dev, dev)), 0.0))
+
+
+def true_gradients(policy: Policy, ref: Policy) -> tuple[np.ndarray, np.ndarray]:
+    r"""The exact gradients, in the logits :math:`\theta`, of both KL directions.
+
+    .. math::
+
+        \nabla_\theta\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}] = \pi_\theta\odot\big(k_1 - \mathbb{E}_{\pi_\theta}k_1\big),
+        \quad k_1 = \log\pi_\theta - \log\pi_{\mathrm{ref}};
+        \qquad
+        \nabla_\theta\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta] = \pi_\theta - \pi_{\mathrm{ref}}.
+
+    Parameters
+    ----------
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta = \mathrm{softmax}(\theta)` and :math:`\pi_{\mathrm{ref}}`.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        ``(reverse_kl, forward_kl)``: the gradients of
+        :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and of
+        :math:`\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> rev, fwd = true_gradients([0.0, 0.0], [0.0, 0.0])
+    >>> rev.tolist(), fwd.tolist()
+    ([0.0, 0.0], [0.0, 0.0])
+    """
+    lp, lr, _ = _triple(policy, ref, None)
+    return _true(lp, lr)
+
+
+def _true(lp: np.ndarray, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pi = np.exp(lp)
+    return _expected(pi, estimators.k1(lr - lp), pi), pi - np.exp(lr)
+
+
+def expected_gradient(
+    option: str | CrosswalkEntry,
+    policy: Policy,
+    ref: Policy,
+    sampler: Policy | None = None,
+    lam: float = 1.0,
+) -> np.ndarray:
+    r"""The exact expected gradient :math:`\mathbb{E}_{x\sim s}[\nabla_\theta\,\mathrm{loss}(x)]` of one option.
+
+    .. math:: \mathbb{E}_s[g] = \sum_x s(x)\,c(x)\,(e_x - \pi_\theta)
+
+    Parameters
+    ----------
+    option : str or CrosswalkEntry
+        As in :func:`gradient_coefficients`.
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : float, default 1.0
+        :math:`\lambda` of ``k_lambda``.
+
+    Returns
+    -------
+    numpy.ndarray
+        One value per logit; the values sum to 0.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+
+    Examples
+    --------
+    >>> g = expected_gradient("k3", [0.5, 0.0, -0.5], [0.0, 0.0, 0.0])
+    >>> rev, fwd = true_gradients([0.5, 0.0, -0.5], [0.0, 0.0, 0.0])
+    >>> bool(np.allclose(g, fwd))
+    True
+    """
+    lam = check_finite(lam, "lam")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    c, _ = _coef(_option(option), lp, lr, ls, lam)
+    return _expected(np.exp(ls), c, np.exp(lp))
+
+
+def gradient_spread(
+    option: str | CrosswalkEntry,
+    policy: Policy,
+    ref: Policy,
+    sampler: Policy | None = None,
+    lam: float = 1.0,
+) -> float:
+    r"""The per-sample gradient spread :math:`\sqrt{\mathbb{E}_s\|g(x) - \mathbb{E}_s g\|^2}`.
+
+    The standard deviation of an :math:`N`-sample mean gradient is this over
+    :math:`\sqrt N` (in norm).
+
+    Parameters
+    ----------
+    option : str or CrosswalkEntry
+        As in :func:`gradient_coefficients`.
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : float, default 1.0
+        :math:`\lambda` of ``k_lambda``.
+
+    Returns
+    -------
+    float
+        The spread; ``inf`` if a coefficient overflows.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+
+    Examples
+    --------
+    >>> gradient_spread("k1", [0.0, 0.0], [0.0, 0.0])
+    0.7071067811865476
+    """
+    lam = check_finite(lam, "lam")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    c, _ = _coef(_option(option), lp, lr, ls, lam)
+    pi, s = np.exp(lp), np.exp(ls)
+    return _spread(s, c, pi, _expected(s, c, pi))
+
+
+def lambda_grad_opt(policy: Policy, ref: Policy, sampler: Policy | None = None) -> float:
+    r"""The :math:`\lambda` that minimises the spread of the ``k_lambda`` gradient estimator.
+
+    With :math:`u = e_x - \pi_\theta` and :math:`c = a - t`, :math:`a = 1 - \lambda`,
+    the squared spread :math:`\operatorname{tr}\operatorname{Cov}_s(c\,u)` is a
+    quadratic in :math:`a`, minimal at
+
+    .. math::
+
+        a^* = \frac{\operatorname{tr}\operatorname{Cov}_s(u,\ t\,u)}{\operatorname{tr}\operatorname{Cov}_s(u)}
+            = \frac{\mathbb{E}_s[t\|u\|^2] - \mathbb{E}_s[t\,u]\cdot\mathbb{E}_s[u]}
+                   {\mathbb{E}_s\|u\|^2 - \|\mathbb{E}_s u\|^2},
+        \qquad \lambda_{\mathrm{grad}} = 1 - a^*.
+
+    On-policy :math:`\mathbb{E}_s u = 0` and :math:`\|u\|^2 = 1 - 2\pi_x + \|\pi\|^2`.
+    It is not the value's :math:`\lambda^*` (:func:`kl_core.estimation.exact.optimal_lambda`).
+
+    Parameters
+    ----------
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+
+    Returns
+    -------
+    float
+        :math:`\lambda_{\mathrm{grad}}`; 1.0 when the sampler is a point mass
+        (every :math:`\lambda` then gives the same spread).
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> lambda_grad_opt([0.0, 0.0], [0.0, 0.0])
+    1.0
+    """
+    lp, lr, ls = _triple(policy, ref, sampler)
+    return _lambda_grad(lp, lr, ls)
+
+
+def _lambda_grad(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> float:
+    pi, s, t = np.exp(lp), np.exp(ls), lr - lp
+    u = np.eye(pi.size) - pi  # row x is e_x − π
+    eu = s @ u
+    eu2 = s @ np.einsum("ij,ij->i", u, u)
+    denom = eu2 - eu @ eu
+    if not denom > 1e-300:
+        return 1.0
+    etu = (s * t) @ u
+    num = (s * t) @ np.einsum("ij,ij->i", u, u) - etu @ eu
+    return 1.0 - num / denom
+
+
+def k_lambda_spread(
+    policy: Policy, ref: Policy, sampler: Policy | None = None, lam: ArrayLike = 1.0
+) -> np.ndarray:
+    r"""The per-sample spread of the ``k_lambda`` gradient estimator at many :math:`\lambda` at once.
+
+    With :math:`u_x = e_x - \pi_\theta`, :math:`t = \log r` and :math:`c = a - t`,
+    :math:`a = 1 - \lambda`, the squared spread is a quadratic in :math:`a`:
+
+    .. math::
+
+        \operatorname{tr}\operatorname{Cov}_s(c\,u)
+        = a^2\big(\mathbb{E}_s\|u\|^2 - \|\mathbb{E}_s u\|^2\big)
+        - 2a\big(\mathbb{E}_s[t\|u\|^2] - \mathbb{E}_s[t\,u]\cdot\mathbb{E}_s u\big)
+        + \mathbb{E}_s[t^2\|u\|^2] - \|\mathbb{E}_s[t\,u]\|^2,
+
+    minimal at :func:`lambda_grad_opt`.  Equal to :func:`gradient_spread` of
+    ``"k_lambda"`` at each :math:`\lambda`, for the cost of one call.
+
+    Parameters
+    ----------
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : array_like, default 1.0
+        One or more finite :math:`\lambda`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`\sqrt{\mathbb{E}_s\|g - \mathbb{E}_s g\|^2}` at each :math:`\lambda`, shaped like ``lam``.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025); J. Schulman, "Approximating KL
+    Divergence" (2020), http://joschu.net/blog/kl-approx.html
+
+    Examples
+    --------
+    >>> np.round(k_lambda_spread([0.0, 0.0], [0.0, 0.0], lam=[0.0, 1.0]), 4).tolist()  # k1's, then k3's
+    [0.7071, 0.0]
+    """
+    lams = as_float_array(lam, "lam")
+    if not np.isfinite(lams).all():
+        raise ValueError("lam must be finite")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    pi, s, t = np.exp(lp), np.exp(ls), lr - lp
+    live = s > 0
+    s, t = s[live], t[live]
+    u = (np.eye(pi.size) - pi)[live]  # row x is e_x − π
+    nu = np.einsum("ij,ij->i", u, u)
+    eu, etu = s @ u, (s * t) @ u
+    quad = float(s @ nu - eu @ eu)
+    lin = float((s * t) @ nu - etu @ eu)
+    const = float((s * t * t) @ nu - etu @ etu)
+    a = 1.0 - lams
+    return np.sqrt(np.maximum(a * a * quad - 2.0 * a * lin + const, 0.0))
+
+
+def classify(
+    grad: ArrayLike, reverse: ArrayLike, forward: ArrayLike, scale: float | None = None
+) -> str:
+    r"""Name what an expected gradient is: ``reverse_kl``, ``forward_kl``, ``zero`` or ``mixed``.
+
+    ``zero`` if :math:`\|g\| \le 10^{-12}\cdot\text{scale}`; ``reverse_kl`` if
+    :math:`\|g - \nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\| \le 10^{-9}\,\|\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\|`;
+    ``forward_kl`` likewise for :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`;
+    otherwise ``mixed``.  The tolerances are the rounding level of the sums.
+
+    Parameters
+    ----------
+    grad, reverse, forward : array_like
+        The expected gradient and the two true gradients (:func:`true_gradients`).
+    scale : float, optional
+        The size of a typical per-sample gradient, against which "zero" is
+        judged; by default the larger norm of ``reverse`` and ``forward``, or 1.
+
+    Returns
+    -------
+    str
+        One of ``"reverse_kl"``, ``"forward_kl"``, ``"zero"``, ``"mixed"``.
+
+    Examples
+    --------
+    >>> classify([0.1, -0.1], [0.1, -0.1], [0.3, -0.3])
+    'reverse_kl'
+    """
+    g = as_float_array(grad, "grad")
+    r = as_float_array(reverse, "reverse")
+    f = as_float_array(forward, "forward")
+    if not (g.shape == r.shape == f.shape):
+        raise ValueError(f"reverse and forward must have the shape of grad {g.shape}")
+    nr, nf = float(np.linalg.norm(r)), float(np.linalg.norm(f))
+    ref_scale = scale if scale is not None else (max(nr, nf) or 1.0)
+    ng = float(np.linalg.norm(g))
+    if ng <= _ZERO_RTOL * ref_scale:
+        return "zero"
+    if nr > 0 and float(np.linalg.norm(g - r)) <= _MATCH_RTOL * nr:
+        return "reverse_kl"
+    if nf > 0 and float(np.linalg.norm(g - f)) <= _MATCH_RTOL * nf:
+        return "forward_kl"
+    return "mixed"
+
+
+def _cos(a: np.ndarray, b: np.ndarray, zero_a: bool) -> float | None:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if zero_a or na == 0.0 or nb == 0.0 or not (math.isfinite(na) and math.isfinite(nb)):
+        return None
+    return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
+
+
+# --------------------------------------------------------------------------- #
+# Rows and the table
+# --------------------------------------------------------------------------- #
+def entry_name(entry: CrosswalkEntry) -> str:
+    """The row name of a crosswalk entry: ``"LIBRARY:OPTION"``, plus ``":reward"`` for a reward entry.
+
+    Parameters
+    ----------
+    entry : CrosswalkEntry
+        An entry with a gradient.
+
+    Returns
+    -------
+    str
+        E.g. ``"verl:low_var_kl"`` (loss) or ``"verl:low_var_kl:reward"``.
+
+    Examples
+    --------
+    >>> from kl_core.libraries.crosswalk import lookup
+    >>> entry_name(lookup("OpenRLHF", "k3", acts_on="loss"))
+    'OpenRLHF:k3'
+    """
+    if not isinstance(entry, CrosswalkEntry):
+        raise ValueError(f"entry must be a CrosswalkEntry, got {type(entry).__name__}")
+    base = f"{entry.library}:{entry.option}"
+    return base if entry.acts_on == "loss" else f"{base}:{entry.acts_on}"
+
+
+def loss_entries() -> tuple[CrosswalkEntry, ...]:
+    """Every crosswalk entry that acts on a loss, in table order.
+
+    Returns
+    -------
+    tuple of CrosswalkEntry
+        The entries with ``acts_on == "loss"``.
+    """
+    return tuple(e for e in CROSSWALK if e.acts_on == "loss")
+
+
+def gradient_entries() -> tuple[CrosswalkEntry, ...]:
+    """Every crosswalk entry with a gradient: the loss entries and the reward entries, in table order.
+
+    Returns
+    -------
+    tuple of CrosswalkEntry
+        The entries whose ``grad_mode`` is not ``"none"`` (metrics have no gradient).
+    """
+    return tuple(e for e in CROSSWALK if e.grad_mode != "none")
+
+
+@dataclass(frozen=True)
+class GradientRow:
+    r"""One option's exact expected gradient, beside the two true gradients.
+
+    Attributes
+    ----------
+    name : str
+        ``"k1"`` … ``"k_lambda"``, or ``"LIBRARY:OPTION"`` (:func:`entry_name`).
+    library, option : str or None
+        The crosswalk entry's library and option; None for a basic option.
+    entry : CrosswalkEntry or None
+        The crosswalk entry, if any.
+    coef : numpy.ndarray
+        :math:`c(x)` per token (:func:`gradient_coefficients`).
+    clamped : numpy.ndarray of bool
+        Tokens on which a clamp (or the importance weight's clip) changes :math:`c(x)`.
+    expected_grad : numpy.ndarray
+        :math:`\mathbb{E}_s[g]`, one value per logit.
+    cos_reverse, cos_forward : float or None
+        Cosine to :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and to
+        :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`; None when either vector is zero.
+    grad_spread : float
+        :math:`\sqrt{\mathbb{E}_s\|g - \mathbb{E}_s g\|^2}`.
+    target : str
+        What ``expected_grad`` is here (:func:`classify`).
+    claim : str or None
+        What it is claimed to be for this sampler with clamps inactive: the
+        entry's ``grad_target`` (on-policy) or ``grad_target_off_policy``, or
+        :data:`BASIC_CLAIMS` on-policy; None where nothing is claimed.
+    clamped_mass : float
+        Probability, under the sampler, of drawing a token in ``clamped``.
+    """
+
+    name: str
+    library: str | None
+    option: str | None
+    entry: CrosswalkEntry | None
+    coef: np.ndarray
+    clamped: np.ndarray
+    expected_grad: np.ndarray
+    cos_reverse: float | None
+    cos_forward: float | None
+    grad_spread: float
+    target: str
+    claim: str | None
+    clamped_mass: float
+
+    def projection(self, direction: ArrayLike, policy_probs: ArrayLike) -> np.ndarray:
+        r"""Per-token projection of the per-sample gradient on a unit direction.
+
+        :math:`g(x)\cdot\hat u = c(x)\,(\hat u_x - \pi_\theta\cdot\hat u)`.
+
+        Parameters
+        ----------
+        direction : array_like
+            Any non-zero vector of length :math:`K` (it is normalised).
+        policy_probs : array_like
+            :math:`\pi_\theta` (e.g. :attr:`GradientTable.policy_probs`).
+
+        Returns
+        -------
+        numpy.ndarray
+            One value per token.
+        """
+        u = as_float_array(direction, "direction")
+        n = float(np.linalg.norm(u))
+        if u.shape != self.coef.shape or not n > 0:
+            raise ValueError(f"direction must be a non-zero vector of length {self.coef.size}")
+        u = u / n
+        pi = as_float_array(policy_probs, "policy_probs")
+        return self.coef * (u - pi @ u)
+
+
+@dataclass(frozen=True)
+class GradientTable:
+    r"""Everything the "Gradients" views need at one setting.
+
+    Attributes
+    ----------
+    policy_log_probs, ref_log_probs, sampler_log_probs : numpy.ndarray
+        :math:`\log\pi_\theta`, :math:`\log\pi_{\mathrm{ref}}`, :math:`\log s`.
+    on_policy : bool
+        True if the sampler is the policy.
+    true_reverse, true_forward : numpy.ndarray
+        :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` and
+        :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]` (:func:`true_gradients`).
+    kl_reverse, kl_forward : float
+        The two KL values.
+    lam : float
+        The :math:`\lambda` used by the ``k_lambda`` row.
+    lam_grad_opt : float
+        :func:`lambda_grad_opt` for this sampler.
+    lam_value_opt : float
+        The value's :math:`\lambda^*` for :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
+        from on-policy samples (:func:`kl_core.estimation.exact.optimal_lambda`).
+    rows : tuple of GradientRow
+        :data:`BASIC_OPTIONS` first, then the crosswalk's loss entries.
+    """
+
+    policy_log_probs: np.ndarray
+    ref_log_probs: np.ndarray
+    sampler_log_probs: np.ndarray
+    on_policy: bool
+    true_reverse: np.ndarray
+    true_forward: np.ndarray
+    kl_reverse: float
+    kl_forward: float
+    lam: float
+    lam_grad_opt: float
+    lam_value_opt: float
+    rows: tuple[GradientRow, ...]
+
+    @property
+    def k(self) -> int:
+        """The number of tokens."""
+        return int(self.policy_log_probs.size)
+
+    @property
+    def policy_probs(self) -> np.ndarray:
+        r""":math:`\pi_\theta`."""
+        return np.exp(self.policy_log_probs)
+
+    @property
+    def sampler_probs(self) -> np.ndarray:
+        """The sampler's probabilities."""
+        return np.exp(self.sampler_log_probs)
+
+    @property
+    def names(self) -> list[str]:
+        """The row names, in order."""
+        return [r.name for r in self.rows]
+
+    def row(self, name: str) -> GradientRow:
+        """The row called ``name`` (``ValueError`` listing the names if there is none).
+
+        Parameters
+        ----------
+        name : str
+            A row name, e.g. ``"k3"`` or ``"verl:k3+"``.
+
+        Returns
+        -------
+        GradientRow
+        """
+        for r in self.rows:
+            if r.name == name:
+                return r
+        raise ValueError(f"name must be one of {self.names}, got {name!r}")
+
+
+def _row(
+    option: str | CrosswalkEntry,
+    lp: np.ndarray,
+    lr: np.ndarray,
+    ls: np.ndarray,
+    lam: float,
+    true: tuple[np.ndarray, np.ndarray],
+    on_policy: bool,
+) -> GradientRow:
+    pi, s = np.exp(lp), np.exp(ls)
+    c, clamped = _coef(option, lp, lr, ls, lam)
+    m = _expected(s, c, pi)
+    rev, fwd = true
+    with np.errstate(invalid="ignore", over="ignore"):
+        typical = float(np.sum(np.where(s > 0, s * np.abs(c), 0.0)))
+    target = classify(m, rev, fwd, scale=typical if math.isfinite(typical) and typical > 0 else None)
+    zero = target == "zero"
+    if isinstance(option, CrosswalkEntry):
+        name, lib, opt, entry = entry_name(option), option.library, option.option, option
+        claim = option.grad_target if on_policy else option.grad_target_off_policy
+    else:
+        name, lib, opt, entry = option, None, None, None
+        claim = BASIC_CLAIMS[option] if on_policy else None
+    return GradientRow(
+        name=name,
+        library=lib,
+        option=opt,
+        entry=entry,
+        coef=c,
+        clamped=clamped,
+        expected_grad=m,
+        cos_reverse=_cos(m, rev, zero),
+        cos_forward=_cos(m, fwd, zero),
+        grad_spread=_spread(s, c, pi, m),
+        target=target,
+        claim=claim,
+        clamped_mass=float(s[clamped].sum()),
+    )
+
+
+def gradient_row(
+    option: str | CrosswalkEntry,
+    policy: Policy,
+    ref: Policy,
+    sampler: Policy | None = None,
+    lam: float = 1.0,
+) -> GradientRow:
+    r"""One option's row: expected gradient, cosines to the true gradients, spread, classification.
+
+    Parameters
+    ----------
+    option : str or CrosswalkEntry
+        As in :func:`gradient_coefficients`; reward entries are accepted too
+        (their score-function gradient).
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    lam : float, default 1.0
+        :math:`\lambda` of ``k_lambda``.
+
+    Returns
+    -------
+    GradientRow
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    lam = check_finite(lam, "lam")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    return _row(_option(option), lp, lr, ls, lam, _true(lp, lr), sampler is None)
+
+
+def gradient_table(
+    policy: Policy,
+    ref: Policy,
+    sampler: Policy | None = None,
+    lam: float | None = None,
+    entries: Sequence[CrosswalkEntry] | None = None,
+) -> GradientTable:
+    r"""Every option's exact expected gradient, cosines and spread at one setting.
+
+    Parameters
+    ----------
+    policy, ref : Categorical or array_like
+        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}` over the same :math:`K \ge 2` tokens.
+    sampler : Categorical or array_like, optional
+        The policy that drew the tokens (an older policy :math:`\pi_{\mathrm{old}}`);
+        :math:`\pi_\theta` if omitted.
+    lam : float, optional
+        :math:`\lambda` of the ``k_lambda`` row; :func:`lambda_grad_opt` if omitted.
+    entries : sequence of CrosswalkEntry, optional
+        The library rows; the crosswalk's loss entries (:func:`loss_entries`) if omitted.
+
+    Returns
+    -------
+    GradientTable
+        The true gradients, both optimal :math:`\lambda`, and one
+        :class:`GradientRow` per basic option and per entry.
+
+    Raises
+    ------
+    ValueError
+        If a distribution is not categorical, the numbers of tokens differ,
+        ``lam`` is not finite or an entry has no gradient.
+
+    References
+    ----------
+    Y. Tang and R. Munos, "On a few pitfalls in KL divergence gradient estimation
+    for RL", arXiv:2506.09477 (2025); J. Schulman, "Approximating KL Divergence"
+    (2020), http://joschu.net/blog/kl-approx.html.
+
+    Examples
+    --------
+    >>> t = gradient_table([1.0, 0.0, -1.0], [0.0, 0.0, 0.0])
+    >>> t.row("k2").target, t.row("k3").target, t.row("k1").target
+    ('reverse_kl', 'forward_kl', 'zero')
+    """
+    lp, lr, ls = _triple(policy, ref, sampler)
+    on_policy = sampler is None or bool(np.array_equal(lp, ls))
+    lam_grad = _lambda_grad(lp, lr, ls)
+    lam_used = lam_grad if lam is None else check_finite(lam, "lam")
+    chosen = loss_entries() if entries is None else tuple(_option(e) for e in entries)
+    true = _true(lp, lr)
+    rows = [_row(o, lp, lr, ls, lam_used, true, on_policy) for o in BASIC_OPTIONS]
+    rows += [_row(e, lp, lr, ls, lam_used, true, on_policy) for e in chosen]  # type: ignore[arg-type]
+    pi, ref_p = np.exp(lp), np.exp(lr)
+    return GradientTable(
+        policy_log_probs=lp,
+        ref_log_probs=lr,
+        sampler_log_probs=ls,
+        on_policy=on_policy,
+        true_reverse=true[0],
+        true_forward=true[1],
+        kl_reverse=_kl(pi, ref_p, lr - lp),
+        kl_forward=_kl(ref_p, pi, lp - lr),
+        lam=lam_used,
+        lam_grad_opt=lam_grad,
+        lam_value_opt=_lambda_value(lp, lr),
+        rows=tuple(rows),
+    )
+
+
+def _kl(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> float:
+    """KL[a‖b] = Σ_a k3(t) + Σ_{a=0} b, with t = log b − log a: every term ≥ 0.
+
+    Σ a·(r − 1) = Σ_{a>0} b − 1 vanishes only if a has b's support in floating
+    point; where a underflows to 0 (a logit far below the others) the k3 sum
+    misses that mass, which is added back.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        k3 = np.where(a > 0, a * estimators.k3(t), 0.0)
+    return float(np.sum(k3) + np.sum(b[a == 0]))
+
+
+def _lambda_value(lp: np.ndarray, lr: np.ndarray) -> float:
+    from kl_core.estimation.exact import optimal_lambda
+
+    return optimal_lambda(Categorical(tuple(lp.tolist())), Categorical(tuple(lr.tolist())))
+
+
+# --------------------------------------------------------------------------- #
+# The spread of an N-sample estimate, projected on a direction
+# --------------------------------------------------------------------------- #
+def projection_moments(
+    row: GradientRow, table: GradientTable, direction: ArrayLike, n: int
+) -> tuple[float, float]:
+    r"""Exact mean and standard deviation of an :math:`N`-sample mean gradient projected on a direction.
+
+    .. math:: \mu = \mathbb{E}_s[g\cdot\hat u], \qquad \sigma = \sqrt{\mathrm{Var}_s(g\cdot\hat u)/N}
+
+    Parameters
+    ----------
+    row : GradientRow
+        A row of ``table``.
+    table : GradientTable
+        Its table (for the policy and the sampler).
+    direction : array_like
+        The direction, e.g. ``table.true_reverse``.
+    n : int
+        Samples per estimate.
+
+    Returns
+    -------
+    (float, float)
+        :math:`(\mu, \sigma)`.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    n = check_positive_int(n, "n")
+    proj = row.projection(direction, table.policy_probs)
+    s = table.sampler_probs
+    live = s > 0
+    mean = float(s[live] @ proj[live])
+    var = float(s[live] @ (proj[live] - mean) ** 2)
+    return mean, math.sqrt(var / n)
+
+
+def sample_projection_means(
+    row: GradientRow,
+    table: GradientTable,
+    direction: ArrayLike,
+    n: int,
+    repeats: int,
+    seed: int = 0,
+) -> np.ndarray:
+    r"""Monte Carlo draws of the :math:`N`-sample mean gradient projected on a direction.
+
+    Each draw samples :math:`N` tokens from the sampler (as multinomial counts
+    :math:`n_x`) and returns :math:`\tfrac1N\sum_x n_x\,g(x)\cdot\hat u`.
+
+    Parameters
+    ----------
+    row : GradientRow
+        A row of ``table``.
+    table : GradientTable
+        Its table.
+    direction : array_like
+        The direction, e.g. ``table.true_reverse``.
+    n : int
+        Samples per estimate.
+    repeats : int
+        Number of estimates.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``repeats`` projected estimates; their mean and standard deviation
+        approach :func:`projection_moments`.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    """
+    n = check_positive_int(n, "n")
+    repeats = check_positive_int(repeats, "repeats")
+    proj = row.projection(direction, table.policy_probs)
+    s = table.sampler_probs
+    s = s / s.sum()
+    counts = np.random.default_rng(seed).multinomial(n, s, size=repeats)
+    live = s > 0
+    return counts[:, live] @ proj[live] / n
+
+
+# --------------------------------------------------------------------------- #
+# The toy setting of the "Gradients" page and the README's grad example
+# --------------------------------------------------------------------------- #
+def _tiled(pattern: tuple[float, ...], k: int) -> np.ndarray:
+    return np.resize(np.asarray(pattern, dtype=np.float64), k)
+
+
+def demo_logits(k: int, drift: float) -> np.ndarray:
+    r"""Logits of the toy policy :math:`\pi_t = \mathrm{softmax}(\ell_{\mathrm{ref}} + t\,v)`.
+
+    :math:`\ell_{\mathrm{ref}} = 0` (a uniform :math:`\pi_{\mathrm{ref}}`, which is
+    ``demo_logits(k, 0)``) and :math:`v` is :data:`DEMO_DIRECTION`, repeated to
+    :math:`K` tokens.  At :math:`K = 6`, :math:`t = 1` this is the README's
+    ``grad --policy "categorical(1,0,-1,0.5,0,0)"``.
+
+    Parameters
+    ----------
+    k : int
+        Number of tokens, 2 to :data:`MAX_TOKENS`.
+    drift : float
+        :math:`t`, how far along :math:`v` the policy has moved from :math:`\pi_{\mathrm{ref}}`.
+
+    Returns
+    -------
+    numpy.ndarray
+        The :math:`K` logits :math:`t\,v`.
+
+    Examples
+    --------
+    >>> demo_logits(6, 1.0).tolist()
+    [1.0, 0.0, -1.0, 0.5, 0.0, 0.0]
+    """
+    k = _check_tokens(k)
+    t = check_finite(drift, "drift")
+    return 0.0 + t * _tiled(DEMO_DIRECTION, k)  # 0.0 + turns −0.0 into 0.0
+
+
+def demo_reward(k: int) -> np.ndarray:
+    r"""The toy reward :math:`R`: :data:`DEMO_REWARD`, repeated to :math:`K` tokens.
+
+    Parameters
+    ----------
+    k : int
+        Number of tokens, 2 to :data:`MAX_TOKENS`.
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`R_x` for each token :math:`x`.
+
+    Examples
+    --------
+    >>> demo_reward(3).tolist()
+    [1.0, 0.2, 0.5]
+    """
+    return _tiled(DEMO_REWARD, _check_tokens(k))
+
+
+def _check_tokens(k: int) -> int:
+    k = check_positive_int(k, "k")
+    if not 2 <= k <= MAX_TOKENS:
+        raise ValueError(f"k must be between 2 and {MAX_TOKENS} tokens, got {k}")
+    return k

@@ -1,0 +1,100 @@
+"""Tests for ``python -m kl_core doctor``: the card, the JSON the issue specifies, stdin, errors as one line."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kl_core.cli import main as cli
+from kl_core.doctor.diagnosis import diagnose
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "data" / "doctor_examples"
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_is_the_diagnosis(capsys):
+    path = DATA / "verl_grpo_qwen3_8b.sh"
+    code, out, err = _run(["doctor", str(path), "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data == json.loads(json.dumps(diagnose(path.read_bytes(), filename=path.name).to_json()))
+    assert {"library", "release", "kl_uses", "warnings", "unrecognised"} <= set(data)
+    assert (data["library"], data["release"]) == ("verl", "0.9.1")
+    use = data["kl_uses"][0]
+    assert (use["where"], use["option"], use["estimator"], use["coef"], use["controller"], use["target_kl"],
+            use["gradient_target"]) == ("loss", "low_var_kl", "k3", 0.001, "fixed", None, "forward_kl")
+    assert [w["code"] for w in data["warnings"]][:3] == ["FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT"]
+    assert data["warnings"][0]["fix"] == "actor_rollout_ref.actor.kl_loss_type=low_var_kl+"
+
+
+def test_card_text(capsys):
+    code, out, _ = _run(["doctor", str(DATA / "openrlhf_dapo_hybrid.sh")], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "OpenRLHF 0.11.2 (train_ppo_ray): settings not given take this release's defaults"
+    assert "  option       --algo.kl.estimator k3  ->  k3 (crosswalk row OpenRLHF:k3)" in lines
+    assert any(ln.startswith("  gradient     forward_kl: ∇KL[π_ref‖π_θ]") for ln in lines)
+    assert "    fix: --algo.kl.unbiased_gradient" in lines
+    assert "  coefficient  --algo.kl.init_coef = 0.001 (fixed)" in lines
+
+
+def test_stdin_library_override_and_no_kl(capsys, monkeypatch):
+    text = (DATA / "trl_grpo_config.yaml").read_text(encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    code, out, _ = _run(["doctor", "-", "--library", "TRL", "--json"], capsys)
+    data = json.loads(out)
+    assert code == 0 and data["kl_uses"] == [] and data["warnings"][0]["code"] == "KL_OFF"
+    assert data["warnings"][0]["fix"] == "beta: 0.001" and data["defaults_assumed"]["beta"] == 0.0
+
+
+def test_unrecognised_keys_and_suggestions_in_the_card(capsys):
+    code, out, _ = _run(["doctor", str(DATA / "openrlhf_reinforce_baseline.sh")], capsys)
+    assert code == 0
+    assert "  --algo.advantage.is_correction_enable  (did you mean --algo.advantage.is_correction_level?)" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "argv", "start"),
+    [(b"\x00\x01\x02binary", [], "error: the input looks like a binary file"),
+     (b"beta: !!python/object/apply:os.system ['echo pwned']\n", [], "error: YAML tag !!python/object/apply:os.system"),
+     (b"x" * (256 * 1024 + 1), [], "error: the input is 256 KiB"),
+     (b"echo hello\n", [], "error: the doctor cannot tell which library"),
+     (b"beta: 0.1\n", ["--library", "cleanrl"], "python -m kl_core doctor: error: argument --library: invalid choice")],
+)
+def test_unreadable_input_is_one_line_and_exit_2(tmp_path, capsys, content, argv, start):
+    path = tmp_path / "config"
+    path.write_bytes(content)
+    code, out, err = _run(["doctor", str(path), *argv], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(start) and err.count("\n") == 1, err
+
+
+def test_missing_file(capsys):
+    code, _, err = _run(["doctor", "no/such/file.sh"], capsys)
+    assert code == 2 and err == "error: file 'no/such/file.sh' cannot be read: No such file or directory\n"
+
+
+def test_import_loads_neither_numpy_nor_scipy():
+    code = "import sys, kl_core.cli.doctor; print('numpy' in sys.modules, 'scipy' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "False"]
+
+
+def test_subprocess_error_has_no_traceback(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("beta: [1, 2\n", encoding="utf-8")
+    res = subprocess.run([sys.executable, "-m", "kl_core", "doctor", str(bad)], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.startswith("error: the input is not valid YAML")

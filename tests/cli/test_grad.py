@@ -1,0 +1,148 @@
+"""Tests for ``python -m kl_core grad``: the JSON the issue specifies, the core's numbers, errors as one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kl_core.cli import main as cli
+from kl_core.estimation.distributions import parse
+from kl_core.gradients.expected import BASIC_OPTIONS, entry_name, gradient_table, loss_entries
+from kl_core.gradients.flow import analytic_optima, training_run
+
+ROOT = Path(__file__).resolve().parents[2]
+POLICY = "categorical(1,0,-1,0.5,0,0)"
+REF = "categorical(0,0,0,0,0,0)"
+OLD = "categorical(0.6,0.2,-0.5,0.5,0,-0.3)"
+REWARD = "1,0.2,0.5,-0.3,0,0.8"
+ROW_KEYS = {"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread"}
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
+    code, out, err = _run([*argv, "--json"], capsys)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_json_keys_and_rows(capsys):
+    data = _json(["grad", "--policy", POLICY, "--ref", REF], capsys)
+    assert set(data) == {"true_grad", "rows", "lambda_grad_opt", "lambda_value_opt"}
+    assert set(data["true_grad"]) == {"reverse_kl", "forward_kl"}
+    names = [r["name"] for r in data["rows"]]
+    assert names == [*BASIC_OPTIONS, *(entry_name(e) for e in loss_entries())]
+    for name in ("verl:low_var_kl", "verl:k3+", "OpenRLHF:k3", "TRL:beta"):
+        assert name in names
+    for r in data["rows"]:
+        assert set(r) == ROW_KEYS and len(r["expected_grad"]) == 6
+    lib = {r["name"]: r for r in data["rows"]}
+    assert (lib["k2"]["library"], lib["k2"]["option"]) == (None, None)
+    assert (lib["verl:k3+"]["library"], lib["verl:k3+"]["option"]) == ("verl", "k3+")
+
+
+def test_json_values_are_the_cores(capsys):
+    data = _json(["grad", "--policy", POLICY, "--ref", REF, "--sampler", OLD, "--lam", "0.3"], capsys)
+    table = gradient_table(parse(POLICY), parse(REF), sampler=parse(OLD), lam=0.3)
+    np.testing.assert_allclose(data["true_grad"]["reverse_kl"], table.true_reverse, rtol=1e-15)
+    np.testing.assert_allclose(data["true_grad"]["forward_kl"], table.true_forward, rtol=1e-15)
+    assert data["lambda_grad_opt"] == pytest.approx(table.lam_grad_opt, rel=1e-15)
+    assert data["lambda_value_opt"] == pytest.approx(table.lam_value_opt, rel=1e-15)
+    for got, row in zip(data["rows"], table.rows, strict=True):
+        assert got["name"] == row.name
+        np.testing.assert_allclose(got["expected_grad"], row.expected_grad, rtol=1e-15, atol=1e-300)
+        assert got["grad_spread"] == pytest.approx(row.grad_spread, rel=1e-15)
+
+
+def test_lam_defaults_to_the_gradient_optimum(capsys):
+    data = _json(["grad", "--policy", POLICY, "--ref", REF], capsys)
+    table = gradient_table(parse(POLICY), parse(REF), lam=data["lambda_grad_opt"])
+    k_lambda = next(r for r in data["rows"] if r["name"] == "k_lambda")
+    assert k_lambda["grad_spread"] == pytest.approx(table.row("k_lambda").grad_spread, rel=1e-12)
+
+
+def test_cosine_with_a_zero_vector_is_null(capsys):
+    data = _json(["grad", "--policy", POLICY, "--ref", REF], capsys)
+    rows = {r["name"]: r for r in data["rows"]}
+    for name in ("k1", "verl:kl", "OpenRLHF:k1"):  # on-policy E∇k1 = 0
+        assert rows[name]["cos_reverse"] is None and rows[name]["cos_forward"] is None
+    assert rows["k2"]["cos_reverse"] == pytest.approx(1.0, abs=1e-12)
+    assert rows["k3"]["cos_forward"] == pytest.approx(1.0, abs=1e-12)
+    # π_θ = π_ref: every true gradient is zero, so every cosine is null
+    same = _json(["grad", "--policy", REF, "--ref", REF], capsys)
+    assert all(r["cos_reverse"] is None and r["cos_forward"] is None for r in same["rows"])
+
+
+def test_reward_adds_optima_and_fixed_points(capsys):
+    data = _json(["grad", "--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0.5"], capsys)
+    assert {"optimum", "fixed_points", "fixed_point_notes"} <= set(data)
+    r = [float(x) for x in REWARD.split(",")]
+    rev, fwd = analytic_optima(parse(REF), r, 0.5)
+    np.testing.assert_allclose(data["optimum"]["reverse_kl"], rev, rtol=1e-15)
+    np.testing.assert_allclose(data["optimum"]["forward_kl"], fwd, rtol=1e-15)
+    fp, notes = data["fixed_points"], data["fixed_point_notes"]
+    assert list(fp) == [row["name"] for row in data["rows"]]
+    np.testing.assert_allclose(fp["k2"], rev, rtol=1e-8)
+    np.testing.assert_allclose(fp["verl:k3+"], rev, rtol=1e-8)
+    np.testing.assert_allclose(fp["k3"], fwd, rtol=1e-8)
+    assert fp["k1"] is None and "no interior fixed point" in notes["k1"]
+    assert set(notes) == {name for name, v in fp.items() if v is None}
+    run = training_run("k3_pq", parse(POLICY), parse(REF), r, 0.5)
+    np.testing.assert_allclose(fp["k3_pq"], run.fixed_point, rtol=1e-12)
+
+
+def test_human_output(capsys):
+    code, out, _ = _run(["grad", "--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0.5"], capsys)
+    assert code == 0
+    assert "∇KL[π_θ‖π_ref] (reverse_kl)" in out and "value-optimal λ*" in out
+    assert "verl:low_var_kl" in out and "forward_kl" in out
+    assert "optimum for KL[π‖π_ref]" in out and "no interior fixed point" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["--policy", POLICY, "--ref", "categorical(0,0,0)"], "ref must have the policy's 6 tokens"),
+        (["--policy", POLICY, "--ref", REF, "--sampler", "categorical(0,0)"], "sampler must have"),
+        (["--policy", "normal(0,1)", "--ref", REF], "policy must be a categorical"),
+        (["--policy", "categorical(a,b)", "--ref", REF], "policy:"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0"], "beta must be > 0"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "-1"], "beta must be > 0"),
+        (["--policy", POLICY, "--ref", REF, "--reward", "1,2", "--beta", "1"], "reward must have one value per token"),
+        (["--policy", POLICY, "--ref", REF, "--reward", "1,x,0,0,0,0", "--beta", "1"], "reward must be"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD], "reward and beta go together"),
+        (["--policy", POLICY, "--ref", REF, "--lam", "nan"], "lam must be finite"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv, match, capsys):
+    code, out, err = _run(["grad", *argv], capsys)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ")
+    assert match in err
+
+
+def test_module_import_is_light():
+    # `python -m kl_core --help` must stay fast: importing the command's module pulls in no scipy.
+    code = "import sys, kl_core.cli.grad; print('scipy' in sys.modules, 'numpy' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert res.stdout.split() == ["False", "False"]
+
+
+def test_subprocess_error_has_no_traceback():
+    res = subprocess.run(
+        [sys.executable, "-m", "kl_core", "grad", "--policy", POLICY, "--ref", "categorical(0,0)"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().startswith("error: ref must have")

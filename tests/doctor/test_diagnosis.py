@@ -1,0 +1,534 @@
+"""The config doctor: real configs and their cards, every warning, fixes that work, hostile input."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kl_core.doctor.diagnosis import (
+    CLAMP_WARN_RATIO,
+    GRADIENT_WORDS,
+    PROBE,
+    WARNING_CODES,
+    UnreadableInput,
+    clamp_bite,
+    diagnose,
+    gradient_targets,
+    render_changes,
+)
+from kl_core.doctor.parse import MAX_BYTES
+from kl_core.doctor.profiles import profiles
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "doctor_examples"
+VERL = "python3 -m verl.trainer.main_ppo "
+ORL = "python3 -m openrlhf.cli.train_ppo_ray "
+
+# A second setting, unrelated to PROBE, at which the classes must come out the same.
+OTHER = {"policy": (-0.3, 0.8, 0.2, -0.9, 0.5), "ref": (0.4, -0.1, 0.6, 0.0, -0.7),
+         "old": (-0.1, 0.6, 0.45, -0.6, 0.3)}
+
+
+def use_tuple(u):
+    agg = u.aggregation.name if u.aggregation else None
+    return (u.where, u.option, u.estimator, u.coef, u.controller, u.target_kl, u.gradient_target,
+            u.gradient_target_off_policy, agg)
+
+
+# --------------------------------------------------------------------------- real configs
+CARDS = {
+    "verl_grpo_qwen3_8b.sh": dict(
+        library="verl", release="0.9.1", trainer="main_ppo", kind="command",
+        uses=[("loss", "low_var_kl", "k3", 0.001, "fixed", None, "forward_kl", "mixed", "token mean over the batch")],
+        codes=["FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT", "NOT_LITERAL", "NOT_LITERAL"],
+        fixes={"FORWARD_KL_GRAD": "actor_rollout_ref.actor.kl_loss_type=low_var_kl+",
+               "OFF_POLICY_UNCORRECTED": "actor_rollout_ref.actor.ppo_mini_batch_size=1024",
+               "CLAMP_HIDES_DRIFT": "actor_rollout_ref.actor.kl_loss_type=low_var_kl+"},
+        unrecognised=[]),
+    "verl_rloo_qwen3_8b.sh": dict(
+        library="verl", release="0.9.1", trainer="main_ppo", kind="command",
+        uses=[("reward", "kl", "k1", 0.001, "fixed", None, "reverse_kl", "mixed", "per-token reward, summed over the response")],
+        codes=["OFF_POLICY_UNCORRECTED"],
+        fixes={"OFF_POLICY_UNCORRECTED": "actor_rollout_ref.actor.ppo_mini_batch_size=1024"},
+        unrecognised=[]),
+    "verl_quickstart.sh": dict(
+        library="verl", release="0.9.1", trainer="main_ppo", kind="command", uses=[],
+        codes=["KL_SETTING_UNUSED", "KL_OFF"],
+        fixes={"KL_SETTING_UNUSED": "algorithm.use_kl_in_reward=True", "KL_OFF": "algorithm.use_kl_in_reward=True"},
+        unrecognised=[]),
+    "openrlhf_ppo_hybrid.sh": dict(
+        library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
+        uses=[("reward", "k1", "k1", 0.01, "fixed", None, "reverse_kl", "mixed", "per-token reward, summed over the response")],
+        codes=["OFF_POLICY_UNCORRECTED"], fixes={"OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
+        unrecognised=["--algo.advantage.is_correction_enable"]),
+    "openrlhf_dapo_hybrid.sh": dict(
+        library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
+        uses=[("loss", "k3", "k3", 0.001, "fixed", None, "forward_kl", "mixed", "token mean over the optimizer step")],
+        codes=["FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT"],
+        fixes={c: "--algo.kl.unbiased_gradient" for c in ("FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT")},
+        unrecognised=[]),
+    "openrlhf_reinforce_baseline.sh": dict(
+        library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
+        uses=[("loss", "k2", "k2", 1e-5, "fixed", None, "reverse_kl", None, "token mean over the optimizer step")],
+        codes=["CLAMP_HIDES_DRIFT"], fixes={"CLAMP_HIDES_DRIFT": "--algo.kl.unbiased_gradient"},
+        unrecognised=["--algo.advantage.is_correction_enable", "--algo.advantage.is_correction_type"]),
+    "trl_grpo_config.yaml": dict(
+        library="TRL", release="1.16.0", trainer="grpo", kind="yaml", uses=[],
+        codes=["KL_OFF"], fixes={"KL_OFF": "beta: 0.001"}, unrecognised=[]),
+    "trl_rloo_config.yaml": dict(
+        library="TRL", release="1.16.0", trainer="rloo", kind="yaml",
+        uses=[("reward", "RLOOConfig.beta", "k1", 0.05, "fixed", None, "reverse_kl", None, "summed over the completion into its reward")],
+        codes=[], fixes={}, unrecognised=[]),
+    "trl_deepseekmath.py": dict(
+        library="TRL", release="1.16.0", trainer="grpo", kind="python",
+        uses=[("loss", "use_bias_correction_kl", "k3", 0.001, "fixed", None, "reverse_kl", None, "sequence mean of token means")],
+        codes=[], fixes={}, unrecognised=[]),
+    "trl_grpo_cli.sh": dict(
+        library="TRL", release="1.16.0", trainer="grpo", kind="command", uses=[],
+        codes=["KL_OFF"], fixes={"KL_OFF": "--beta 0.001"}, unrecognised=[]),
+}
+
+
+def test_every_fixture_has_a_card_and_names_its_source():
+    assert sorted(p.name for p in DATA.iterdir()) == sorted(CARDS)
+    for p in DATA.iterdir():
+        first = p.read_text(encoding="utf-8").split("\n")[0]
+        assert re.match(r"# Source: [\w-]+/[\w-]+@[0-9a-f]{12} ", first), p.name
+
+
+@pytest.mark.parametrize("name", sorted(CARDS))
+def test_real_config_card(name):
+    want = CARDS[name]
+    d = diagnose((DATA / name).read_bytes(), filename=name)
+    assert (d.library, d.release, d.profile.trainer, d.kind) == (
+        want["library"], want["release"], want["trainer"], want["kind"])
+    assert [use_tuple(u) for u in d.kl_uses] == want["uses"]
+    assert d.codes == want["codes"]
+    assert {w.code: w.fix for w in d.warnings if w.code in want["fixes"]} == want["fixes"]
+    assert [u.key for u in d.unrecognised] == want["unrecognised"]
+
+
+def test_fixture_details():
+    d = diagnose((DATA / "verl_grpo_qwen3_8b.sh").read_bytes())
+    u = d.kl_uses[0]
+    assert u.crosswalk_name == "verl:low_var_kl" and u.written == "low_var_kl"
+    assert u.entry.direction == "KL[π_θ‖π_ref]" and u.aggregation_value == "token-mean"
+    assert ("k3+", "k3", "reverse_kl", "mixed") in u.alternatives and ("kl", "k1", "zero", "mixed") in u.alternatives
+    assert "kl_loss_coef" not in " ".join(u.defaults_used) and "actor_rollout_ref.actor.loss_agg_mode" in u.defaults_used
+    assert any("EXTRA has elements added inside" in n for n in d.notes)
+    orl = diagnose((DATA / "openrlhf_ppo_hybrid.sh").read_bytes())
+    assert orl.unrecognised[0].suggestion == "--algo.advantage.is_correction_level"
+    assert orl.settings["--train.batch_size"] == 128 and "--train.batch_size" in orl.given
+    assert "--algo.kl.estimator" not in orl.given and orl.settings["--algo.kl.estimator"] == "k1"
+
+
+# --------------------------------------------------------------------------- one case per warning
+WARNING_CASES = {
+    "KL_OFF": ("trl", "GRPOConfig(beta=0.0)", "beta=0.001"),
+    "KL_SETTING_UNUSED": (None, VERL + "algorithm.kl_penalty=low_var_kl", "algorithm.use_kl_in_reward=True"),
+    "ZERO_GRAD_LOSS": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=kl",
+                       "actor_rollout_ref.actor.kl_loss_type=kl+"),
+    "FORWARD_KL_GRAD": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k3+ "
+                        "actor_rollout_ref.actor.kl_loss_type=k3", "actor_rollout_ref.actor.kl_loss_type=k3+"),
+    "MIXED_GRAD": (None, ORL + "--algo.kl.estimator k3 --train.batch_size 1024", "--algo.kl.estimator k1"),
+    "KL_TWICE": (None, VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.kl_loss_type=k3+ actor_rollout_ref.actor.ppo_mini_batch_size=1024",
+                 "algorithm.use_kl_in_reward=False"),
+    "CLAMP_HIDES_DRIFT": (None, VERL + "algorithm.use_kl_in_reward=True algorithm.kl_penalty=low_var_kl "
+                          "actor_rollout_ref.actor.ppo_mini_batch_size=1024", "algorithm.kl_penalty=kl"),
+    "OFF_POLICY_UNCORRECTED": ("trl", "trl grpo --beta 0.1 --use_bias_correction_kl false --num_iterations 4",
+                               "--use_bias_correction_kl True"),
+    "NEGATIVE_COEF": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k2+ "
+                      "actor_rollout_ref.actor.kl_loss_coef=-0.01", "actor_rollout_ref.actor.kl_loss_coef=0.01"),
+    "UNKNOWN_OPTION": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=low_var_k+",
+                       "actor_rollout_ref.actor.kl_loss_type=low_var_kl+"),
+    "NOT_LITERAL": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=$KL_TYPE",
+                    None),
+    "SEQUENCE_LEVEL_KL_WEIGHT": (None, "GRPOConfig(beta=0.04, importance_sampling_level='sequence')",
+                                 "importance_sampling_level='token'"),
+    "ZERO_GRAD_REWARD": (None, "PPOConfig(kl_penalty='full', adap_kl_ctrl=False, ppo_epochs=1)", "kl_penalty='kl'"),
+    "LEGACY_TRAINER": (None, "from trl import PPOConfig\nconfig = PPOConfig(kl_estimator='k1', num_ppo_epochs=1)", None),
+}
+
+
+def test_every_warning_code_has_a_case():
+    assert sorted(WARNING_CASES) == sorted(WARNING_CODES)
+
+
+@pytest.mark.parametrize("code", sorted(WARNING_CASES))
+def test_each_warning(code):
+    library, text, fix = WARNING_CASES[code]
+    d = diagnose(text, library)
+    hits = [w for w in d.warnings if w.code == code]
+    assert hits, d.codes
+    assert hits[0].fix == fix
+    assert hits[0].message.endswith(".")
+
+
+def test_kl_twice_forward_kl_loss_is_switched_off_first():
+    d = diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=1024")
+    twice = next(w for w in d.warnings if w.code == "KL_TWICE")
+    assert twice.fix == "actor_rollout_ref.actor.use_kl_loss=False"  # the low_var_kl loss has the forward-KL gradient
+
+
+def test_a_zero_coefficient_on_a_live_placement_is_kl_off():
+    d = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_coef=0")
+    assert d.kl_uses == () and d.codes == ["KL_OFF"] and "kl_loss_coef=0 turns it off" in d.warnings[0].message
+    assert d.warnings[0].fix == "actor_rollout_ref.actor.kl_loss_type=low_var_kl+ actor_rollout_ref.actor.kl_loss_coef=0.001"
+    orl = diagnose(ORL + "--algo.kl.init_coef 0")
+    assert orl.kl_uses == () and orl.warnings[0].fix == "--algo.kl.init_coef 0.01"
+
+
+# --------------------------------------------------------------------------- fixes work when applied
+def _apply(text: str, d, fix: str) -> str:
+    """The input with the fix written in, as a user would: replace the setting, or add it after the trainer."""
+    prof = d.profile
+    for key, value in next(w.changes for w in d.warnings if w.fix == fix):
+        one = render_changes(prof, d.kind, ((key, value),))
+        if d.kind == "yaml":
+            text = re.sub(rf"(?m)^{re.escape(key)}:.*\n?", "", text) + "\n" + one + "\n"
+        elif prof.syntax == "hydra":
+            pat = rf"{re.escape(key)}=\S+"
+            text = re.sub(pat, one, text) if re.search(pat, text) else _after_name(text, prof, one)
+        else:
+            flag = key if prof.syntax == "argparse" else f"--{key}"
+            pat = rf"{re.escape(flag)}(\s+[^-\s]\S*)?(?=\s|$)"
+            if one.startswith("remove "):
+                text = re.sub(pat, "", text)
+            elif re.search(pat, text):
+                text = re.sub(pat, one, text)
+            else:
+                text = _after_name(text, prof, one)
+    return text
+
+
+def _after_name(text: str, prof, words: str) -> str:
+    """Insert words right after the trainer's name in the command (not in a comment)."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        name = next((n for n in prof.names if n in line), None)
+        if name and not line.lstrip().startswith("#"):
+            lines[i] = line.replace(name, f"{name} {words}", 1)
+            return "\n".join(lines)
+    raise AssertionError("no trainer command")
+
+
+FIXABLE = [(name, code) for name, card in CARDS.items() if card["kind"] != "python" for code in card["fixes"]]
+
+
+@pytest.mark.parametrize(("name", "code"), FIXABLE)
+def test_written_fix_removes_its_warning(name, code):
+    text = (DATA / name).read_text(encoding="utf-8")
+    d = diagnose(text, filename=name)
+    fixed = diagnose(_apply(text, d, d.warnings[d.codes.index(code)].fix), filename=name)
+    assert code not in fixed.codes, fixed.codes
+    assert set(fixed.codes) <= set(d.codes) | {"OFF_POLICY_UNCORRECTED"}
+
+
+@pytest.mark.parametrize("code", [c for c, (_, _, fix) in WARNING_CASES.items() if fix and WARNING_CASES[c][0] is None
+                                  and WARNING_CASES[c][1].startswith(("python3", "trl"))])
+def test_written_fix_removes_its_warning_in_the_cases(code):
+    library, text, fix = WARNING_CASES[code]
+    d = diagnose(text, library)
+    assert code not in diagnose(_apply(text, d, fix), library).codes
+
+
+# --------------------------------------------------------------------------- agreement with the gradients core
+def _select(prof, pl, entry, off: bool) -> tuple[str, str | None]:
+    """A minimal input of the profile's syntax that selects ``entry``."""
+    settings = {}
+    for key, cond in entry.config:
+        k = key.removeprefix(prof.prefix)
+        if k == pl.coef:
+            settings[k] = "0.05" if cond != "!= 0" else "0.05"
+        else:
+            settings[k] = cond
+    from kl_core.doctor.diagnosis import _value_of
+
+    defaults = {k: s.default for k, s in prof.keys.items()}
+    for rule in prof.off_policy:  # every step on-policy...
+        settings.setdefault(rule.fix[0], str(_value_of(prof, rule.fix[0], rule.fix[1], defaults)))
+    if off:  # ... or several passes over each batch
+        settings[prof.off_policy[0].when[0]] = "3"
+    settings = {k: v for k, v in settings.items() if not (prof.syntax == "argparse" and v in ("not set", "False"))}
+    if prof.syntax == "hydra":
+        return VERL + " ".join(f"{k}={v}" for k, v in settings.items()), None
+    if prof.syntax == "argparse":
+        parts = [k if v == "set" else "" if v == "not set" else f"{k} {v}" for k, v in settings.items()]
+        return ORL + " ".join(p for p in parts if p), None
+    call = {"grpo": "GRPOConfig", "rloo": "RLOOConfig"}.get(prof.trainer, "PPOConfig")
+    def py(v: str) -> str:
+        return v if v in ("True", "False") or re.fullmatch(r"[-+0-9.e]+", v) else repr(v)
+
+    return f"{call}(" + ", ".join(f"{k}={py(v)}" for k, v in settings.items()) + ")", "trl"
+
+
+PLACED = [(p, pl, e) for p in profiles() for pl in p.placements for e in pl.entries]
+
+
+@pytest.mark.parametrize(("prof", "pl", "entry"), PLACED, ids=[f"{p.library}:{e.option}:{pl.acts_on}" for p, pl, e in PLACED])
+def test_card_agrees_with_the_gradients_core(prof, pl, entry):
+    from kl_core.gradients.expected import gradient_row
+
+    for off in (False, True):
+        text, library = _select(prof, pl, entry, off)
+        d = diagnose(text, library)
+        assert d.profile is prof and [u.entry for u in d.kl_uses] == [entry], (text, d.codes)
+        u = d.kl_uses[0]
+        on_t = gradient_row(entry, OTHER["policy"], OTHER["ref"]).target
+        off_t = gradient_row(entry, OTHER["policy"], OTHER["ref"], sampler=OTHER["old"]).target
+        assert u.gradient_target == on_t == entry.grad_target
+        assert u.gradient_target_off_policy == (off_t if off else None)
+        if off:
+            assert off_t == entry.grad_target_off_policy
+        assert GRADIENT_WORDS[u.gradient_target]
+
+
+def test_the_probe_has_no_active_clamp():
+    from kl_core.gradients.expected import gradient_row
+
+    for _, _, e in PLACED:
+        assert gradient_row(e, PROBE["policy"], PROBE["ref"], sampler=PROBE["old"]).clamped_mass == 0.0
+        assert gradient_targets(e) == (e.grad_target, e.grad_target_off_policy)
+
+
+def test_clamp_bites_from_the_estimators():
+    from kl_core.estimation.estimators import evaluate
+    from kl_core.libraries.crosswalk import lookup
+
+    k3 = lookup("verl", "low_var_kl", acts_on="loss")
+    t = clamp_bite(k3)
+    assert float(evaluate("k3", t)) == pytest.approx(10.0, rel=1e-12)  # e^t − 1 − t = 10
+    assert clamp_bite(lookup("OpenRLHF", "k2", acts_on="loss")) == pytest.approx(20 ** 0.5, rel=1e-12)
+    assert clamp_bite(lookup("OpenRLHF", "k1", acts_on="reward")) == pytest.approx(10.0)
+    assert clamp_bite(lookup("verl", "kl", acts_on="loss")) is None
+    assert 2.0 ** 0.5 < 2.6 < t < 2.62 and CLAMP_WARN_RATIO == 100.0
+
+
+# --------------------------------------------------------------------------- more behaviour
+def test_adaptive_controllers():
+    d = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_ctrl.type=adaptive algorithm.kl_ctrl.target_kl=0.05")
+    u = d.kl_uses[0]
+    assert (u.controller, u.target_kl, u.horizon, u.coef) == ("adaptive", 0.05, 10000.0, 0.001)
+    o = diagnose(ORL + "--algo.kl.target 0.1 --algo.kl.horizon 5000 --train.batch_size 1024").kl_uses[0]
+    assert (o.controller, o.target_kl, o.horizon) == ("adaptive", 0.1, 5000.0)
+    f = diagnose(ORL + "--algo.kl.horizon 5000 --train.batch_size 1024")
+    assert f.kl_uses[0].controller == "fixed" and f.kl_uses[0].target_kl is None
+    assert "KL_SETTING_UNUSED" not in f.codes
+
+
+@pytest.mark.parametrize(
+    ("text", "library", "name"),
+    [(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum", None,
+      "sequence mean of token sums"),
+     ("GRPOConfig(beta=0.1, loss_type='dr_grpo')", None, "token sum over a fixed length"),
+     ("GRPOConfig(beta=0.1, loss_type='new_loss')", None, None)],
+)
+def test_aggregation_follows_the_setting(text, library, name):
+    u = diagnose(text, library).kl_uses[0]
+    assert (u.aggregation.name if u.aggregation else None) == name
+
+
+def test_keys_valid_unknown_added_and_suggested():
+    d = diagnose(VERL + "data.train_batch_size=512 actor_rollout_ref.actor.kl_los_type=k3 "
+                 "+ray_kwargs.ray_init.num_gpus=8 hydra.run.dir=out +actor_rollout_ref.nope.x=1 ~trainer.logger")
+    assert [(u.key, u.suggestion) for u in d.unrecognised] == [
+        ("actor_rollout_ref.actor.kl_los_type", "actor_rollout_ref.actor.kl_loss_type"),
+        ("actor_rollout_ref.nope.x", None)]
+    assert any("~trainer.logger deletes" in n for n in d.notes)
+
+
+def test_legacy_ppo_configs_are_told_apart_by_their_keys():
+    old = diagnose("PPOConfig(kl_penalty='kl', init_kl_coef=0.1, target=3, ppo_epochs=1, batch_size=128)")
+    new = diagnose("PPOConfig(kl_estimator='k3', kl_coef=0.02)")
+    assert (old.profile.release, new.profile.release) == ("0.11.4", "1.12.0")
+    u = old.kl_uses[0]
+    assert (u.controller, u.target_kl, u.horizon, u.coef) == ("adaptive", 3.0, 10000.0, 0.1)
+    assert old.codes == ["LEGACY_TRAINER"] and "TRL 1.16.0 ships no PPOTrainer" in old.warnings[0].message
+    assert new.codes == ["LEGACY_TRAINER", "MIXED_GRAD", "OFF_POLICY_UNCORRECTED"]
+
+
+def test_uncovered_kl_terms_are_noted():
+    d = diagnose(VERL + "distillation.enabled=True")
+    assert any(n.startswith("distillation.enabled=True adds a distillation loss") for n in d.notes)
+
+
+def test_library_override_and_detection():
+    text = "beta: 0.1\nloss_type: grpo\n"
+    assert diagnose(text).library == "TRL"
+    assert diagnose(text, "TRL", filename="my_rloo.yaml").profile.trainer == "rloo"
+    forced = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True", "openrlhf")
+    assert forced.library == "OpenRLHF" and forced.unrecognised
+    with pytest.raises(ValueError, match="library must be one of"):
+        diagnose(text, "cleanrl")
+    with pytest.raises(UnreadableInput, match="cannot tell which library"):
+        diagnose("echo hello\nls -la\n")
+
+
+def test_json_has_the_promised_fields():
+    d = diagnose((DATA / "openrlhf_dapo_hybrid.sh").read_bytes())
+    j = json.loads(json.dumps(d.to_json()))
+    assert j["library"] == "OpenRLHF" and j["release"] == "0.11.2"
+    u = j["kl_uses"][0]
+    assert {"where", "option", "estimator", "coef", "controller", "target_kl", "gradient_target"} <= set(u)
+    assert (u["where"], u["estimator"], u["gradient_target"]) == ("loss", "k3", "forward_kl")
+    assert all(set(w) >= {"code", "message", "fix"} for w in j["warnings"])
+    assert j["unrecognised"] == [] and j["defaults_assumed"]["--algo.kl.unbiased_gradient"] is False
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)), "binary file"),
+     ("a" * (MAX_BYTES + 1), "at most 256 KiB"),
+     ("beta: !!python/object/apply:os.system ['echo pwned']\n", "not allowed"),
+     ("GRPOConfig(beta=", "does not parse")],
+)
+def test_hostile_input_is_one_clear_error(data, match):
+    with pytest.raises(UnreadableInput, match=match):
+        diagnose(data)
+
+
+def test_python_payload_is_not_run(tmp_path, capsys):
+    target = tmp_path / "pwned"
+    d = diagnose(f"open({str(target)!r}, 'w').write('x'); print('EXECUTED')\n"
+                 f"GRPOConfig(beta=0.1, loss_type=__import__('os').system('touch {target}'))")
+    assert not target.exists() and "EXECUTED" not in capsys.readouterr().out
+    assert d.kl_uses[0].coef == 0.1 and "NOT_LITERAL" in d.codes
+
+
+# --------------------------------------------------------------------------- no crash on anything
+_PIECES = ["python3 -m verl.trainer.main_ppo ", "actor_rollout_ref.actor.kl_loss_type=", "${X:-", "}", "$(", ")",
+           "ARR=(", '"${ARR[@]}"', "if x; then\n", "fi\n", "case x in\n", "esac\n", "\\\n", "'", '"', "--algo.kl.use_loss ",
+           "-m openrlhf.cli.train_ppo_ray ", "GRPOConfig(beta=", "PPOConfig(", "beta: ", "- a\n", "{", "[", "<<EOF\n",
+           "EOF\n", "&&", "||", "|", ";", "#", "\n", " ", "k3", "0.1", "-1e-3", "=", "+", "~", "!!python/object ", "\x00",
+           "é", "\t", "trl grpo ", "--beta ", "algorithm.use_kl_in_reward=True "]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=40), st.sampled_from([None, "verl", "openrlhf", "trl"]))
+def test_any_input_gives_a_card_or_one_clear_error(pieces, library):
+    try:
+        d = diagnose("".join(pieces), library)
+    except UnreadableInput as exc:
+        assert str(exc) and "\n" not in str(exc)
+        return
+    json.dumps(d.to_json())
+    assert all(w.code in WARNING_CODES for w in d.warnings)
+
+
+# --------------------------------------------------------------------------- the pull curve
+def test_pull_curve_in_closed_form():
+    import numpy as np
+
+    from kl_core.doctor.diagnosis import pull_curve
+    from kl_core.libraries.crosswalk import lookup
+
+    c = pull_curve(lookup("verl", "low_var_kl", acts_on="loss"), t_max=4.0, n=161)
+    assert c.t[80] == 0.0 and c.t[0] == -4.0
+    np.testing.assert_allclose(c.reverse, -c.t, atol=1e-12)              # k1_score: c = k1 = −t
+    np.testing.assert_allclose(c.forward, -np.expm1(c.t), rtol=1e-12, atol=1e-12)  # k3 loss: c = 1 − e^t
+    bite = clamp_bite(lookup("verl", "low_var_kl", acts_on="loss"))
+    inside = c.t < bite
+    np.testing.assert_allclose(c.option[inside], c.forward[inside], rtol=1e-12, atol=1e-12)
+    assert np.all(c.option[~inside] == 0.0)                              # torch.clamp: no gradient past the bite
+    plus = pull_curve(lookup("verl", "k3+", acts_on="loss"), t_max=4.0, n=161)
+    np.testing.assert_allclose(plus.option, -plus.t, atol=1e-12)          # straight-through: k2's gradient
+    k3r = pull_curve(lookup("OpenRLHF", "k3", acts_on="reward"), t_max=2.0, n=41)
+    np.testing.assert_allclose(k3r.option, np.expm1(k3r.t) - k3r.t, rtol=1e-9, atol=1e-12)  # the detached value
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [({"t_max": 0.0}, "t_max must be"), ({"t_max": float("nan")}, "t_max"),
+                                               ({"n": 10}, "n must be an odd"), ({"n": 5000}, "n must be")])
+def test_pull_curve_refuses_bad_grids(kwargs, match):
+    from kl_core.doctor.diagnosis import pull_curve
+    from kl_core.libraries.crosswalk import lookup
+
+    with pytest.raises(ValueError, match=match):
+        pull_curve(lookup("verl", "kl", acts_on="loss"), **kwargs)
+
+
+def test_a_verl_yaml_and_a_trl_json_config():
+    yaml_text = (
+        "# my_ppo.yaml, used with --config-name\n"
+        "defaults:\n  - ppo_trainer\n  - _self_\n"
+        "algorithm:\n  use_kl_in_reward: true\n  kl_penalty: low_var_kl\n  kl_ctrl:\n    type: adaptive\n    target_kl: 0.05\n"
+        "actor_rollout_ref:\n  actor:\n    ppo_mini_batch_size: 1024\n    kl_los_coef: 0.1\n"
+    )
+    d = diagnose(yaml_text)
+    assert (d.library, d.kind) == ("verl", "yaml")
+    assert [use_tuple(u) for u in d.kl_uses] == [
+        ("reward", "low_var_kl", "k3", 0.001, "adaptive", 0.05, "mixed", None, "per-token reward, summed over the response")]
+    assert [(u.key, u.suggestion) for u in d.unrecognised] == [
+        ("actor_rollout_ref.actor.kl_los_coef", "actor_rollout_ref.actor.kl_loss_coef")]
+    mixed = next(w for w in d.warnings if w.code == "MIXED_GRAD")
+    assert mixed.fix == "algorithm.kl_penalty=kl"  # a Hydra override works beside any YAML
+    j = diagnose('{"beta": 0.04, "use_bias_correction_kl": false, "loss_type": "bnpo"}')
+    assert (j.library, j.kind, j.kl_uses[0].option) == ("TRL", "json", "beta")
+    assert next(w.fix for w in j.warnings if w.code == "FORWARD_KL_GRAD") == '"use_bias_correction_kl": true'
+
+
+@pytest.mark.parametrize(
+    ("text", "library", "trainer"),
+    [
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", None, "openrlhf.cli.train_dpo"),
+        ("python -m openrlhf.cli.train_dpo --beta 0.1\n", "openrlhf", "openrlhf.cli.train_dpo"),
+        ("CUDA_VISIBLE_DEVICES=0 trl dpo --beta 0.1\n", None, "trl dpo"),
+        ("python3 /src/verl/trainer/main_generation.py data.n_samples=4\n", "verl", "verl.trainer.main_generation"),
+    ],
+)
+def test_a_trainer_the_doctor_does_not_cover_is_refused_not_guessed(text, library, trainer):
+    # Scored against the covered trainers, train_dpo's --beta once gave a TRL GRPO card.
+    with pytest.raises(UnreadableInput, match=re.escape(f"this runs {trainer}, a trainer the doctor does not cover")):
+        diagnose(text, library)
+
+
+def test_a_trl_config_the_doctor_does_not_cover_is_refused():
+    text = "from trl import OnlineDPOConfig\nargs = OnlineDPOConfig(beta=0.1)\n"
+    with pytest.raises(UnreadableInput, match="OnlineDPOConfig, a TRL config the doctor does not cover"):
+        diagnose(text, "trl")
+
+
+def test_installing_trl_is_not_running_it():
+    script = "pip install trl peft\npython3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
+    assert diagnose(script).library == "verl"
+
+
+REWARD_KL_YAML = """\
+actor_rollout_ref:
+  actor:
+    kl_loss_coef: 0.05
+algorithm:
+  use_kl_in_reward: true
+  kl_ctrl:
+    kl_coef: {ref}
+"""
+
+
+def test_an_omegaconf_reference_takes_the_value_it_points_to():
+    d = diagnose(REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.kl_loss_coef}"), "verl")
+    assert d.settings["algorithm.kl_ctrl.kl_coef"] == 0.05 and d.kl_uses[0].coef == 0.05
+    assert "NOT_LITERAL" not in d.codes
+
+
+def test_a_reference_to_a_key_not_given_takes_the_release_default():
+    text = REWARD_KL_YAML.format(ref="${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}")
+    default = profiles()[0].keys["actor_rollout_ref.actor.policy_loss.ppo_kl_coef"].default
+    assert diagnose(text, "verl").kl_uses[0].coef == default
+
+
+def test_a_reference_in_a_hydra_override_is_followed_through_a_chain():
+    d = diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.kl_loss_coef=0.2 "
+                 "actor_rollout_ref.actor.policy_loss.ppo_kl_coef='${actor_rollout_ref.actor.kl_loss_coef}' "
+                 "algorithm.kl_ctrl.kl_coef='${actor_rollout_ref.actor.policy_loss.ppo_kl_coef}'")
+    assert d.kl_uses[0].coef == 0.2 and "NOT_LITERAL" not in d.codes
+
+
+@pytest.mark.parametrize("ref", ["${oc.env:KL_COEF}", "${.kl_coef}", "${algorithm.kl_ctrl.kl_coef}", "${nowhere.x}"])
+def test_a_reference_the_doctor_cannot_follow_stays_unreadable(ref):
+    d = diagnose(REWARD_KL_YAML.format(ref=f"'{ref}'"), "verl")
+    assert "NOT_LITERAL" in d.codes

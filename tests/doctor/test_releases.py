@@ -1,0 +1,215 @@
+"""The doctor on scripts written for older releases, and the other kinds of issue 19, one test each.
+
+The scripts are the real ones of ``tests/doctor/real_scripts`` (their sources and
+expected cards beside them); a few short inputs check single behaviours.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from pathlib import Path
+
+import pytest
+
+from kl_core.cli import main as cli
+from kl_core.cli.doctor import card_lines
+from kl_core.doctor.diagnosis import UnreadableInput, diagnose
+from kl_core.doctor.parse import MAX_BYTES
+from kl_core.doctor.profiles import profile
+from kl_core.doctor.releases import eras, infer
+
+REAL = Path(__file__).resolve().parent / "real_scripts"
+
+
+def real(name: str, **kw):
+    return diagnose((REAL / name).read_bytes(), filename=Path(name).name, **kw)
+
+
+def kl(d):
+    return [(u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses]
+
+
+def run(argv, capsys):
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ------------------------------------------------------------------ kind 1: OpenRLHF flags before 0.10.2
+def test_openrlhf_flags_of_an_older_release_are_read_as_that_release():
+    d = real("openrlhf/v0.7.5_train_grpo_ray_hybrid_engine.sh")
+    assert d.release == "0.5.9–0.10.1" and "--init_kl_coef" in d.release_why
+    assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]
+    text = "\n".join(card_lines(d))
+    assert "--kl_estimator k3" in text and "--init_kl_coef = 0.001" in text  # written as the script writes it
+    (now,) = d.also
+    assert now.release == "OpenRLHF 0.11.2" and "--init_kl_coef" in now.fails[:3]
+    assert "stops before training" in text
+    assert not any(w.fix and "--algo.kl.unbiased_gradient" in w.fix for w in d.warnings)  # not in that era
+
+
+def test_under_the_current_release_old_flags_point_to_their_new_names():
+    d = real("openrlhf/v0.7.5_train_grpo_ray_hybrid_engine.sh", release="latest")
+    sugg = {u.key: u.suggestion for u in d.unrecognised}
+    assert sugg["--n_samples_per_prompt"] == "--rollout.n_samples_per_prompt"  # not --eval.n_samples_per_prompt
+    assert sugg["--init_kl_coef"] == "--algo.kl.init_coef" and sugg["--use_kl_loss"] == "--algo.kl.use_loss"
+
+
+def test_openrlhf_0_5_switch_is_rewritten_to_the_estimator_it_chose():
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --pretrain m --init_kl_coef 0.02 --use_kl_estimator_k3\n")
+    assert d.release == "0.5.9–0.10.1" and kl(d) == [("reward", "k3", 0.02, "mixed")]
+
+
+# ------------------------------------------------------------------ kind 2: release eras
+def test_verl_before_0_4_put_the_kl_in_the_reward_when_use_kl_loss_was_off():
+    d = real("verl/tinyzero_train_tiny_zero.sh")
+    assert "TinyZero" in d.release_why and "0.4.0" in d.release
+    assert kl(d) == [("reward", "k1", 1e-3, "reverse_kl")]
+    assert d.also[0].release == "verl 0.9.1" and d.also[0].kl_uses == ()
+    assert "KL_OFF" not in d.codes
+
+
+def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ():
+    d = real("verl/v0.3.0.post1_ppo_run_deepseek7b_llm.sh")
+    assert d.release == "0.9.1" and kl(d) == [] and "nothing in the text" in d.release_why
+    assert [kl(o.diagnosis) for o in d.also] == [[("reward", "k1", 1e-3, "reverse_kl")]]
+    same = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh")
+    assert same.also == () and "gives the same KL terms" in same.release_why
+
+
+def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
+    d = real("trl/open-r1_qwen2.5-1.5b_grpo_config_demo.yaml")
+    assert d.release == "0.14.0–0.18.2" and "open-r1" in d.release_why
+    assert kl(d) == [("loss", "k3", 0.04, "forward_kl")]
+    assert "release default" in "\n".join(card_lines(d))
+    assert d.also[0].kl_uses == () and "0.19.0" in d.changed
+    now = real("trl/open-r1_qwen2.5-1.5b_grpo_config_demo.yaml", release="latest")
+    assert kl(now) == [] and now.also == ()
+
+
+def test_release_option_and_its_errors():
+    assert {e.id for e in eras()} == {"openrlhf-0.10.1", "verl-0.3", "trl-grpo-0.18"}
+    d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
+    assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
+    with pytest.raises(ValueError, match="release must be one of"):
+        infer(profile("verl"), [], "0.1")
+
+
+# ------------------------------------------------------------------ kind 3: launch lines
+def test_an_entry_point_without_a_profile_is_named_not_replaced():
+    with pytest.raises(UnreadableInput, match="recipe.dapo.main_dapo, a trainer the doctor does not cover"):
+        real("verl/v0.4.1_run_dapo_qwen2.5_32b.sh")
+
+
+def test_a_trainer_inside_srun_bash_c_is_found():
+    d = real("openrlhf/v0.9.10_train_ppo_ray_slurm.sh")
+    assert d.command.endswith("python3 -m openrlhf.cli.train_ppo_ray") and kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
+
+
+def test_a_user_script_is_read_from_its_command_line_or_refused_saying_why():
+    with pytest.raises(UnreadableInput, match=r"train_grpo.py, a script of its own.*--server_ip"):
+        real("trl/trl_docs_grpo_slurm.sh")
+    d = diagnose("srun -N1 accelerate launch --num_processes 8 train_grpo.py --beta 0.02 --loss_type dr_grpo &\n"
+                 "srun -N1 trl vllm-serve --model Qwen/Qwen2.5-7B &\n")
+    assert d.library == "TRL" and d.profile.trainer == "grpo" and kl(d)[0][2] == 0.02
+    assert any("script of its own" in str(n) for n in d.notes)
+
+
+# ------------------------------------------------------------------ kind 4: Python
+def test_python_is_read_as_python_and_trl_parser_is_named():
+    d = real("trl/trl_examples_grpo_vlm.py")
+    assert d.kind == "command" and "grpo_vlm.py" in d.command
+    assert any("TrlParser" in str(n) and "docstring" in str(n) for n in d.notes)
+    assert not any("a word that is not a flag" in str(n) for n in d.notes)
+    with pytest.raises(UnreadableInput, match="TrlParser.*not from this file"):
+        real("trl/open-r1_grpo.py")
+
+
+def test_module_constants_are_resolved():
+    d = diagnose("from trl import GRPOConfig\nBETA = 0.02\nargs = GRPOConfig(beta=BETA, output_dir='o')\n")
+    assert kl(d)[0][2] == 0.02 and any("BETA = 0.02 on line 2" in str(n) for n in d.notes)
+
+
+# ------------------------------------------------------------------ kind 5: keys, words, errors
+def test_hydra_groups_and_penalties_towards_pi_old():
+    d = diagnose("python3 -m verl.trainer.main_ppo model_engine=megatron "
+                 "actor_rollout_ref.actor.policy_loss.loss_mode=kl_cov\n")
+    assert "model_engine" not in [u.key for u in d.unrecognised]
+    assert any("config group model_engine" in str(n) for n in d.notes)
+    assert any("KL-Cov" in str(n) and "π_old" in str(n) for n in d.notes)
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.policy_loss.loss_mode=dppo_kl\n")
+    assert any("DPPO" in str(n) for n in d.notes)
+
+
+def test_oc_env_takes_its_default_and_says_so():
+    d = diagnose("python3 -m verl.trainer.main_ppo 'actor_rollout_ref.actor.use_kl_loss=${oc.env:USE_KL,true}'\n")
+    assert kl(d)[0][:2] == ("loss", "k3")
+    assert any("environment variable USE_KL" in str(n) for n in d.notes)
+
+
+def test_errors_name_the_size_and_decode_utf16(tmp_path, capsys):
+    big = tmp_path / "big.sh"
+    big.write_bytes(b"#" * (3 * MAX_BYTES))
+    code, out, err = run(["doctor", str(big)], capsys)
+    assert code == 2 and "768 KiB" in err
+    code, out, err = run(["doctor", str(big), "--json"], capsys)
+    assert code == 2 and json.loads(out) == {"error": json.loads(out)["error"], "code": "unreadable"}
+    assert "768 KiB" in json.loads(out)["error"] and err == ""
+    line = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
+    for data in (codecs.BOM_UTF16_LE + line.encode("utf-16-le"), line.encode("utf-16-be"),
+                 codecs.BOM_UTF8 + line.encode()):
+        assert kl(diagnose(data))[0][:2] == ("loss", "k3")
+
+
+# ------------------------------------------------------------------ where people work
+def test_markdown_card_and_fail_on(capsys, tmp_path):
+    path = REAL / "verl" / "logic-rl_main_grpo.sh"
+    code, out, _ = run(["doctor", str(path), "--format", "md"], capsys)
+    assert code == 0 and out.startswith("### KL card") and "| 1 | loss |" in out and "`FORWARD_KL_GRAD`" in out
+    code, out, _ = run(["doctor", str(path), "--fail-on", "FORWARD_KL_GRAD"], capsys)
+    assert code == 1 and "fails on FORWARD_KL_GRAD" in out
+    code, _, _ = run(["doctor", str(path), "--fail-on", "KL_TWICE"], capsys)
+    assert code == 0
+    assert run(["doctor", str(path), "--fail-on", "NOPE"], capsys)[0] == 2
+
+
+def test_several_files_as_a_pre_commit_hook_passes_them(capsys):
+    good = REAL / "verl" / "tinyzero_train_tiny_zero.sh"
+    uncovered = REAL / "verl" / "v0.4.1_run_dapo_qwen2.5_32b.sh"
+    code, out, _ = run(["doctor", str(good), str(uncovered), "--fail-on", "KL_OFF"], capsys)
+    assert code == 0 and f"==> {good} <==" in out and "not read: this runs recipe.dapo.main_dapo" in out
+    code, out, _ = run(["doctor", str(good), str(uncovered), "--json"], capsys)
+    docs = json.loads(out)
+    assert docs[0]["file"] == str(good) and docs[0]["release"].startswith("0.2") and docs[1]["code"] == "unreadable"
+
+
+def test_pre_commit_hook_definition():
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "kl-doctor" and hook["entry"] == "python -m kl_core doctor" and hook["pass_filenames"]
+    files = re.compile(hook["files"])
+    assert files.search("examples/grpo_trainer/run_qwen2-7b.sh") and files.search("recipes/x/grpo/config_demo.yaml")
+    assert not files.search("README.md")
+    readme = (root / "README.md").read_text()
+    assert "kl-doctor" in readme and "--fail-on" in readme and "--format md" in readme
+
+
+def test_a_job_yaml_run_block_is_the_launch_script():
+    job = ("resources:\n  accelerators: H100:8\nsetup: |\n  pip install verl\nrun: |\n  set -x\n"
+           "  python3 -m verl.trainer.main_ppo \\\n    actor_rollout_ref.actor.use_kl_loss=True \\\n"
+           "    actor_rollout_ref.actor.kl_loss_coef=0.002\n")
+    d = diagnose(job)
+    assert d.library == "verl" and kl(d) == [("loss", "k3", 0.002, "forward_kl")]
+    assert any("run: block" in str(n) for n in d.notes)
+
+
+def test_hydra_overrides_are_typed_by_hydras_grammar_and_sweeps_named():
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.kl_loss_coef=1e-3,1e-2 'trainer.logger=[console,wandb]'\n")
+    assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]  # the sweep's key takes the release default
+    assert any("sweep" in str(n) for n in d.notes)

@@ -1,0 +1,190 @@
+"""The lessons' registry and its quantities: closed forms, every variant's point, grading."""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from kl_core.estimation.distributions import Categorical, Gaussian
+from kl_core.lessons import catalog as L
+from kl_core.lessons.quantities import compute, prob_log_ratio_above
+
+PHI = NormalDist().cdf
+MUS = (0.2, 0.5, 0.8, 1.1, 1.6)
+
+
+def shift(mu: float, **extra: object) -> dict:
+    return {"q": "normal(0,1)", "p": f"normal({mu:g},1)", **extra}
+
+
+@pytest.mark.parametrize("mu", MUS)
+def test_shifted_normals_against_closed_forms(mu: float) -> None:
+    u = mu * mu
+    p = shift(mu, n=100, lam=0.5)
+    assert compute("kl_qp", p) == pytest.approx(u / 2, rel=1e-12)
+    assert compute("kl_pq", p) == pytest.approx(u / 2, rel=1e-12)
+    assert compute("mean_k3", p) == pytest.approx(u / 2, rel=1e-9)
+    assert compute("bias_k2", p) == pytest.approx(u * u / 8, rel=1e-7)
+    assert compute("sd_k1", p) == pytest.approx(mu, rel=1e-9)
+    assert compute("sd_k2", p) == pytest.approx(math.sqrt(u * u / 2 + u**3 / 4), rel=1e-7)
+    assert compute("sd_k3", p) == pytest.approx(math.sqrt(math.expm1(u) - u), rel=1e-7)
+    assert compute("neg_share_k1", p) == pytest.approx(PHI(-mu / 2), abs=1e-12)
+    assert compute("neg_share_mean_k1", p) == pytest.approx(PHI(-mu * 10 / 2), abs=1e-12)
+    assert compute("sd_mean_k1", p) == pytest.approx(mu / 10, rel=1e-9)
+    assert compute("lambda_star", p) == pytest.approx(u / math.expm1(u), rel=1e-9)
+    var_lam = u * (1 - 2 * 0.5) + 0.25 * math.expm1(u)
+    assert compute("sd_k_lambda", p) == pytest.approx(math.sqrt(var_lam), rel=1e-7)
+    lam = u / math.expm1(u)
+    ratio = (u - 2 * lam * u + lam * lam * math.expm1(u)) / u
+    assert compute("var_ratio_lambda_star", p) == pytest.approx(ratio, rel=1e-7)
+
+
+@pytest.mark.parametrize("sigma", (0.6, 1.5, 2.5))
+def test_scaled_normals_against_closed_forms(sigma: float) -> None:
+    p = {"q": "normal(0,1)", "p": f"normal(0,{sigma:g})"}
+    assert compute("kl_pq", p) == pytest.approx(0.5 * (sigma**2 - 1) - math.log(sigma), rel=1e-10)
+    assert compute("kl_qp", p) == pytest.approx(math.log(sigma) + 0.5 / sigma**2 - 0.5, rel=1e-10)
+    # log r > 0 ⇔ x² (1 − 1/σ²) / 2 > log σ
+    c = math.sqrt(2 * math.log(sigma) / (1 - 1 / sigma**2))
+    expected = 2 * PHI(-c) if sigma > 1 else 1 - 2 * PHI(-c)
+    assert compute("neg_share_k1", p) == pytest.approx(expected, abs=1e-12)
+
+
+def test_neg_share_k_lambda_against_sampling() -> None:
+    rng = np.random.default_rng(7)
+    mu, lam = 1.0, 0.4
+    x = rng.standard_normal(400_000)
+    logr = mu * x - mu * mu / 2
+    share = float(np.mean(-logr + lam * np.expm1(logr) < 0))
+    se = math.sqrt(share * (1 - share) / x.size)
+    assert abs(compute("neg_share_k_lambda", shift(mu, lam=lam)) - share) < 4 * se
+    assert compute("neg_share_k_lambda", shift(mu, lam=1.0)) == 0.0
+
+
+def test_prob_log_ratio_above_categorical_and_refusals() -> None:
+    q, p = Categorical((0.0, 0.0, 0.0)), Categorical((1.0, 0.0, -1.0))
+    above = (p.log_probs - q.log_probs) > 0
+    assert prob_log_ratio_above(q, p, 0.0) == pytest.approx(float(np.exp(q.log_probs[above]).sum()))
+    assert prob_log_ratio_above(Gaussian(0, 1), Gaussian(0, 1), 0.0) == 0.0
+    with pytest.raises(ValueError, match="normals or two categoricals"):
+        prob_log_ratio_above(Gaussian(0, 1), Categorical((0.0, 1.0)), 0.0)
+    with pytest.raises(ValueError, match="level"):
+        prob_log_ratio_above(Gaussian(0, 1), Gaussian(1, 1), math.nan)
+
+
+def test_crossovers() -> None:
+    # k1 = k3: μ² = e^{μ²} − 1 − μ²; k1 = k2: μ² = √5 − 1
+    u = compute("mu_equal_sd", {"a": "k1", "b": "k3"}) ** 2
+    assert math.expm1(u) - 2 * u == pytest.approx(0.0, abs=1e-8)
+    assert compute("mu_equal_sd", {"a": "k1", "b": "k2"}) == pytest.approx(math.sqrt(math.sqrt(5) - 1), abs=1e-8)
+
+
+def test_gradient_sequence_and_doctor_quantities() -> None:
+    g = {"k": 6, "t": 1.0}
+    assert compute("grad_norm", {**g, "option": "k1"}) == 0.0
+    assert compute("grad_target", {**g, "option": "k2"}) == "reverse_kl"
+    assert compute("grad_target", {**g, "option": "k3"}) == "forward_kl"
+    assert compute("grad_cos_forward", {**g, "option": "k3"}) == pytest.approx(1.0, abs=1e-12)
+    s = {"K": 6, "drift": 0.5, "T": 64}
+    assert compute("seq_mean_mean_k3", s) == pytest.approx(compute("seq_kl", s) / 64, rel=1e-12)
+    assert compute("beta_per_sequence", {"beta": 0.04, "T": 64}) == pytest.approx(0.04 / 64)
+    assert compute("kl_where", {"config": "trl_grpo_config.yaml"}) == "none"
+    assert compute("kl_coef", {"config": "trl_grpo_config.yaml"}) == 0.0
+    assert compute("kl_where", {"config": "verl_rloo_qwen3_8b.sh"}) == "reward"
+    with pytest.raises(ValueError, match="quantity"):
+        compute("nope", {})
+
+
+VARIANTS = range(0, 40)
+
+
+@pytest.mark.parametrize("number", range(1, len(L.LESSONS) + 1))
+def test_every_variant_makes_its_point(number: int) -> None:
+    les = L.lesson(number)
+    assert 4 <= len(les.steps) <= 8
+    for s, step in enumerate(les.steps, start=1):
+        for v in VARIANTS:
+            q = L.question(number, s, v)
+            facts = {**q.facts, "answer": q.answer}
+            assert step.holds(facts), (number, s, v)
+            assert q.quantity in L.vocabulary()
+            if q.kind == "numeric":
+                assert math.isfinite(q.answer) and q.tolerance > 0
+                assert L.grade(q, q.answer).correct
+                assert not L.grade(q, q.answer + 2.5 * q.tolerance).correct
+            else:
+                keys = [k for k, _ in q.choices]
+                assert q.answer in keys and len(set(keys)) == len(keys) >= 2
+                assert L.grade(q, q.answer).correct
+                assert not L.grade(q, next(k for k in keys if k != q.answer)).correct
+            assert q.link() == f"/lessons?lesson={number}&step={s}&v={v}"
+
+
+def test_variant_ranges() -> None:
+    """Each variant lies where its lesson says: spot checks of the ranges."""
+    for v in VARIANTS:
+        assert 0.2 <= L.question(1, 1, v).params["mu"] <= 1.0
+        assert L.question(2, 3, v).params["mu"] < 1.12  # k3 narrower than k1
+        assert L.question(2, 4, v).params["mu"] > 1.121  # k1 narrower
+        assert 0 < L.question(3, 3, v).answer < 1
+        q42 = L.question(4, 2, v)
+        assert q42.answer > q42.params["kl_qp"]  # p wider than q: KL[p,q] > KL[q,p]
+        assert L.question(1, 2, v).params["mu"] <= 1.0
+
+
+def test_variants_are_reproducible_and_vary() -> None:
+    assert L.question(2, 3, 17).params == L.question(2, 3, 17).params
+    assert len({L.question(1, 1, v).params["p"] for v in range(30)}) > 5
+
+
+def test_bad_arguments_name_the_parameter() -> None:
+    with pytest.raises(ValueError, match="lesson"):
+        L.question(8, 1)
+    with pytest.raises(ValueError, match="step"):
+        L.question(1, 9)
+    with pytest.raises(ValueError, match="variant"):
+        L.question(1, 1, -1)
+    with pytest.raises(ValueError, match="variants"):
+        L.all_questions(0)
+
+
+def test_grade_numbers() -> None:
+    q = L.question(1, 1, 3)
+    g = L.grade(q, q.answer + q.tolerance / 2)
+    assert g.correct and g.error == pytest.approx(q.tolerance / 2)
+    assert not L.grade(q, None).correct
+    assert not L.grade(q, math.nan).correct
+
+
+@pytest.mark.parametrize("t", (-1.3, -0.2, 0.4, 2.0))
+def test_values_at_one_log_ratio(t: float) -> None:
+    r = math.exp(t)
+    p = {"logr": t}
+    assert compute("k1_at", p) == pytest.approx(-t)
+    assert compute("k2_at", p) == pytest.approx(0.5 * t * t)
+    assert compute("k3_at", p) == pytest.approx(r - 1 - t)
+    assert compute("k3_pq_at", p) == pytest.approx(r * t - (r - 1))
+
+
+@pytest.mark.parametrize("mu", (0.4, 1.0))
+def test_k_lambda_mean_and_k3_pq_spread_by_direct_quadrature(mu: float) -> None:
+    assert compute("mean_k_lambda", shift(mu, lam=-0.5)) == pytest.approx(mu * mu / 2, rel=1e-9)
+    # Var(k3_pq) on a fine grid of x ~ N(0, 1): an independent check of the quadrature engine
+    x = np.linspace(-14, 14, 400_001)
+    w = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    t = mu * x - mu * mu / 2
+    k = np.exp(t) * t - np.expm1(t)
+    mean = np.trapezoid(w * k, x)
+    sd = math.sqrt(np.trapezoid(w * (k - mean) ** 2, x))
+    assert compute("sd_k3_pq", shift(mu)) == pytest.approx(sd, rel=1e-7)
+    assert compute("mean_k3_pq", shift(mu)) == pytest.approx(mu * mu / 2, rel=1e-9)
+
+
+def test_sequence_spreads_are_consistent() -> None:
+    s = {"K": 4, "drift": 0.5, "T": 32}
+    assert compute("seq_sd_mean_k3", s) == pytest.approx(compute("seq_sd_sum_k3", s) / 32, rel=1e-12)
+    assert compute("seq_mean_sum_k3", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)
+    assert compute("seq_mean_rb", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)
