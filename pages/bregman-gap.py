@@ -12,8 +12,8 @@ import numpy as np
 import streamlit as st
 
 from charts.bregman import tangent_gap_chart
+from kl_core import QuadratureError
 from kl_core.estimation import estimators
-from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation.bregman import tangent_picture
 from kl_core.estimation.divergences import DIVERGENCES
 from lab import cache, state, ui

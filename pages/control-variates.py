@@ -21,8 +21,8 @@ from charts.control_variates import (
     variance_parabola,
 )
 from charts.histograms import common_domain
+from kl_core import QuadratureError
 from kl_core.estimation import control_variates, estimators
-from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.paths import PATHS
 from lab import cache, state, ui

@@ -5,16 +5,14 @@ must annotate all its parameters and its return type and carry a numpydoc
 docstring with a Parameters section (when it takes any) and a Returns
 section.  Functions that compute a formula must also show it in LaTeX and
 name its source (a References section or a "Source" line in the module).
-``kl_core`` must never import streamlit.
+(That ``kl_core`` never imports streamlit is an import contract: tests/test_layers.py.)
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
 import pkgutil
-from pathlib import Path
 
 import pytest
 
@@ -76,16 +74,3 @@ def test_public_function_is_typed_and_documented(module, name, func):
         assert ":math:" in doc or ".. math::" in doc, f"{module}.{name}: no LaTeX formula"
         mod_doc = inspect.getdoc(importlib.import_module(f"kl_core.{module}")) or ""
         assert "References\n----------" in doc or "Source" in mod_doc, f"{module}.{name}: no source"
-
-
-def test_core_never_imports_streamlit():
-    root = Path(kl_core.__file__).parent
-    for path in root.rglob("*.py"):
-        tree = ast.parse(path.read_text())
-        for node in ast.walk(tree):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            assert not any(n.split(".")[0] == "streamlit" for n in names), f"{path.name} imports streamlit"

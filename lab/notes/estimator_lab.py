@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from kl_core import OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
-from kl_core.estimation._expectation import OVERFLOW_NOTE
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import LambdaStar, Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
