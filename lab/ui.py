@@ -49,6 +49,8 @@ T = TypeVar("T")
 
 __all__ = [
     "accessible_spec",
+    "ANSWER_KEY",
+    "answer",
     "caption",
     "card",
     "chart",
@@ -501,6 +503,20 @@ def grid(items: Sequence[T], per_row: int = 3, *, key: str = "grid") -> Iterator
         with st.container(horizontal=True, wrap=True, gap="small"):
             panels = [st.container(key=f"{_PANEL_KEY}-{key}-{start + i}") for i in range(len(row))]
         yield from zip(row, panels, strict=True)
+
+
+#: The key of :func:`answer`'s box: the browser tests find a page's answer by it.
+ANSWER_KEY = "klanswer"
+
+
+def answer(text: str) -> None:
+    """A page's one-sentence answer to its question, computed from the numbers on screen.
+
+    It sits between the question and the chart that shows it (issue 20, "the
+    point first"), in a box with a stable class, ``st-key-klanswer``.
+    """
+    with st.container(key=ANSWER_KEY):
+        st.markdown(text)
 
 
 def metric_row() -> Any:

@@ -41,6 +41,8 @@ st.markdown(_(
     "length: it can be small, never negative."
 ))
 
+first = st.container()  # the answer and its chart, above the controls that set them (issue 20)
+st.subheader(_("Change q, p and the draws"))
 q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 c_draws, c_seed = st.columns(2, gap="medium")
 with c_draws:
@@ -50,8 +52,6 @@ with c_draws:
     )
 with c_seed:
     seed = seed_picker()
-
-st.header(_("KL[q, p]: the curve log r under its tangent r − 1"))
 r = state.slider(
     _("Move one r by hand"),
     "r",
@@ -74,27 +74,29 @@ except QuadratureError:  # the integrand overflows: q and p are extremely far ap
     true_kl = math.nan
 
 # ------------------------------------------------------------ KL[q, p]: log r under r − 1
-qp_caption = notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None)
-ui.chart(
-    tangent_gap_chart(
-        grid,
-        samples=drawn,
-        hand=hand,
-        curve_label=_("log r (the curve)"),
-        tangent_label=_("r − 1 (its tangent at r = 1)"),
-        gap_label=_("gap at each draw = k3"),
-        x_title="r = p(x)/q(x)",
-        y_title=_("log r and r − 1"),
-        title=[
-            _("{draws:,} draws: mean gap {mean},").format(draws=draws, mean=number(drawn.mean_gap)),
-            _("exact KL[q,p] = {kl}").format(kl=number(true_kl)),
-        ],
-        subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
-        height=480,
-    ),
-    name=_("bregman-gap-kl-qp-r-{r:g}").format(r=r),
-    caption=qp_caption,
-)
+with first:
+    ui.answer(notes.answer(draws, float(drawn.gap.min()), float(drawn.gap.max()), drawn.mean_gap, true_kl))
+    ui.chart(
+        tangent_gap_chart(
+            grid,
+            samples=drawn,
+            hand=hand,
+            curve_label=_("log r (the curve)"),
+            tangent_label=_("r − 1 (its tangent at r = 1)"),
+            gap_label=_("gap at each draw = k3"),
+            x_title="r = p(x)/q(x)",
+            y_title=_("log r and r − 1"),
+            title=[
+                _("{draws:,} draws: mean gap {mean},").format(draws=draws, mean=number(drawn.mean_gap)),
+                _("exact KL[q,p] = {kl}").format(kl=number(true_kl)),
+            ],
+            subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
+            height=420,
+        ),
+        name=_("bregman-gap-kl-qp-r-{r:g}").format(r=r),
+        caption=notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None),
+    )
+st.header(_("KL[q, p]: the curve log r under its tangent r − 1"))
 with ui.metric_row():
     st.metric(_("tangent r − 1"), number(float(hand.tangent[0])))
     st.metric(_("curve log r"), number(float(hand.curve[0])))

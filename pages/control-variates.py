@@ -43,6 +43,7 @@ st.markdown(_(
     "This page computes the variance of every choice **exactly** (no sampling), and shows "
     "why Schulman's k3 takes λ = 1 although a smaller variance is often available."
 ))
+first = st.container()  # the answer and the parabola, above the controls that set them (issue 20)
 # Two lines (gathered): on one line the formula is wider than a 1024-px page.
 ui.formula(
     r"\begin{gathered} k_\lambda = -\log r + \lambda\,(r - 1), \\ "
@@ -51,6 +52,7 @@ ui.formula(
     r"\end{gathered}"
 )
 
+st.subheader(_("Change q, p and λ"))
 q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 try:
     par = cache.lambda_parabola(q.spec, p.spec)
@@ -101,6 +103,15 @@ with ui.metric_row():
     st.metric(_("Var(k3) / Var(kλ*)"), notes.gain_text(par),
               help=_("The gain of kλ* over k3: how many times more samples k3 needs than kλ* "
                      "for the same standard error."))
+with first:
+    ui.answer(notes.answer(par))
+    lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
+    ui.chart(
+        variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam),
+                          infinite_note=notes.parabola_note(par)),
+        name=_("variance-parabola"),
+        caption=notes.parabola_caption(par),
+    )
 why = cache.estimator_moments("k1", q.spec, p.spec).note if all_infinite else ""
 if (note := notes.pair_note(par, why)) is not None:
     ui.note(note.kind, note.text, note.icon)
@@ -116,13 +127,6 @@ ui.formula(
     r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) \\ "
     r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \\ "
     r"\lambda^* &= \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)} \end{aligned}"
-)
-lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
-ui.chart(
-    variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam),
-                      infinite_note=notes.parabola_note(par)),
-    name=_("variance-parabola"),
-    caption=notes.parabola_caption(par),
 )
 ui.show_source(control_variates.lambda_parabola)
 

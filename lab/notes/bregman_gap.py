@@ -8,13 +8,28 @@ from kl_core.estimation.divergences import DIVERGENCES
 from lab.format import number
 from lab.i18n import N_, _
 
-__all__ = ["K2_CONVEXITY", "f_caption", "kink_caption", "kink_note", "kl_caption", "tangent_text"]
+__all__ = ["K2_CONVEXITY", "answer", "f_caption", "kink_caption", "kink_note", "kl_caption", "tangent_text"]
 
 #: The caveat under k2's picture: f(u) = ½ log² u has f″(u) = (1 − log u)/u².
 K2_CONVEXITY = N_(
     "(½ log² u is convex only up to u = e and concave beyond, so this f bends the rule; its "
     "gap is still ≥ 0 because its tangent at 1 is the line zero and ½ log² u ≥ 0.)"
 )
+
+
+def answer(draws: int, min_gap: float, max_gap: float, mean_gap: float, true_kl: float) -> str:
+    """The page's answer, from the draws on screen: every gap is ≥ 0, and they average to the KL.
+
+    ``min_gap`` can be a rounding error below zero only if the core's gap is computed
+    carelessly; it is formatted, never assumed.
+    """
+    text = _("**Answer:** each of the {n:,} draws gives a gap ≥ 0 (from {lo} to {hi}), because the "
+             "curve log r never rises above its tangent r − 1.").format(
+        n=draws, lo=number(min_gap), hi=number(max_gap))
+    if math.isfinite(true_kl):
+        text += " " + _("Their mean, {mean}, estimates KL[q, p] = {kl}.").format(
+            mean=number(mean_gap), kl=number(true_kl))
+    return text
 
 
 def tangent_text(var_k1: float, var_k3: float) -> str:

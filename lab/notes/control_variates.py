@@ -19,6 +19,7 @@ from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
+    "answer",
     "PATH_INTRO",
     "GainSide",
     "gain_sides",
@@ -253,6 +254,18 @@ def parabola_note(par: LambdaParabola) -> list[str] | None:
     if _chi2_infinite(par):
         return [_("Var(kλ) = ∞ for every λ ≠ 0:"), _("only the point at λ = 0 is finite")]
     return None
+
+
+def answer(par: LambdaParabola) -> str:
+    """The page's answer to "which λ?", from the exact variances of this pair."""
+    if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
+        return _("**Answer:** {text}").format(text=parabola_caption(par))
+    return _(
+        "**Answer:** λ* = {lam:.3g} has the least variance, {opt} per sample, against {k3} for k3 "
+        "(λ = 1) and {k1} for k1 (λ = 0): for the same standard error k3 needs {gain} times as many "
+        "samples as kλ*."
+    ).format(lam=par.lam_star, opt=number(par.var_optimal), k3=number(par.var_k3),
+             k1=number(par.var_log_r), gain=number(par.gain))
 
 
 def parabola_caption(par: LambdaParabola) -> str:

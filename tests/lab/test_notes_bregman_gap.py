@@ -38,3 +38,13 @@ def test_the_kink_note_and_caption_in_both_languages():
     with i18n.using("zh"):
         zh, cap = notes.kink_note("tv"), notes.kink_caption("tv")
     assert "-0.5" in zh and "0.5" in zh and "折点" in zh and "（-0.5 和 0.5）" in cap
+
+
+def test_the_answer_is_formatted_from_the_draws():
+    text = notes.answer(200, 0.0012, 3.4567, 0.49, 0.5)
+    assert "200" in text and "0.0012" in text and "3.457" in text and "0.49" in text and "0.5" in text
+    assert "KL[q, p]" in text
+
+
+def test_the_answer_without_an_exact_kl_names_no_kl():
+    assert "KL[q, p] =" not in notes.answer(10, 0.0, 1.0, 0.3, float("nan"))

@@ -11,6 +11,7 @@ from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.estimators import k_lambda
+from lab.format import number
 from lab.notes import control_variates as notes
 
 
@@ -114,3 +115,20 @@ def test_path_trend_describes_each_side_from_the_curve():
     assert "For θ < 0, from θ = -0.01 to -0.6, λ\\* goes from 1.02 to 2.04 and the gain falls" in scale
     logit = notes.path_trend(gain_along_path("logit", notes.PATH_THETAS["logit"]))
     assert "then falls to" in logit and "then rises to" in logit
+
+
+def test_the_answer_names_lambda_star_and_the_gain_from_the_numbers():
+    par = parabola("normal(0,1)", "normal(1,1)")
+    text = notes.answer(par)
+    assert f"λ* = {par.lam_star:.3g}" in text
+    assert number(par.gain) in text and number(par.var_k3) in text and number(par.var_log_r) in text
+
+
+@pytest.mark.parametrize(("q", "p"), [("normal(0,1)", "normal(0,1)"), ("t(3,0,1)", "normal(0,1)"),
+                                      ("normal(0,1)", "t(3,0,1)")])
+def test_the_answer_without_a_finite_parabola_says_why(q, p):
+    par = parabola(q, p)
+    text = notes.answer(par)
+    assert text.startswith("**Answer:**")
+    if not (math.isfinite(par.var_log_r) and math.isfinite(par.var_r)) or par.var_log_r == 0.0:
+        assert notes.parabola_caption(par) in text
