@@ -1,0 +1,48 @@
+"""The point first (issue 20): at 1280×800 a page's first chart starts on its first screen,
+and its answer sentence (``lab.ui.answer``) comes before that chart.
+
+Home is the model (its point is in the histograms' captions, so it has no separate
+answer).  A page joins :data:`ANSWERED` once it opens with its answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lab.ui import ANSWER_KEY
+from tests.browser.conftest import wait_until_settled
+
+#: url path -> True if the page opens with a ``lab.ui.answer`` sentence.
+ANSWERED = {"": False, "bregman-gap": True, "control-variates": True}
+
+POSITIONS = f"""() => {{
+    const main = document.querySelector("[data-testid='stMain']");
+    const top = main.getBoundingClientRect().top;
+    const chart = main.querySelector("[data-testid='stVegaLiteChart']");
+    const answer = main.querySelector(".st-key-{ANSWER_KEY}");
+    return {{
+        chart: chart ? chart.getBoundingClientRect().top - top : null,
+        answer: answer ? answer.getBoundingClientRect().top - top : null,
+        answerText: answer ? answer.innerText : "",
+        height: window.innerHeight,
+    }};
+}}"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("url_path", list(ANSWERED))
+def test_the_first_chart_is_on_the_first_screen_after_the_answer(app_url, chromium, url_path, lang):
+    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{url_path}?lang={lang}")
+        wait_until_settled(page)
+        at = page.evaluate(POSITIONS)
+    finally:
+        context.close()
+    assert at["chart"] is not None, "no chart on the page"
+    assert at["chart"] < at["height"], f"/{url_path}: the first chart starts at {at['chart']:.0f} px, below the first screen"
+    if ANSWERED[url_path]:
+        assert at["answer"] is not None, f"/{url_path}: no answer sentence"
+        assert at["answer"] < at["chart"], f"/{url_path}: the answer comes after the chart"
+        assert any(ch.isdigit() for ch in at["answerText"]), "the answer quotes no number"
