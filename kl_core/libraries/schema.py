@@ -36,7 +36,7 @@ ACTS_ON = ("reward", "loss", "metric")
 """Where a library puts the value: a per-token reward, a loss term, or a log/early-stop metric."""
 
 ROLES = ("sampler", "other", "current")
-"""Roles a log-prob can play; see the module docstring."""
+"""Roles a log-prob can play; see :mod:`kl_core.libraries.crosswalk`."""
 
 GRAD_MODES = ("autograd", "k2", "k2_is", "score", "score_current", "none")
 """How an entry's gradient is formed (see :attr:`CrosswalkEntry.grad_mode`)."""
@@ -130,7 +130,7 @@ class CrosswalkEntry:
     caveat : str
         One or two sentences on what to watch for.
     release : str or None
-        The release the entry was read in (see :data:`RELEASES`); for a
+        The release the entry was read in (see :data:`kl_core.libraries.registry.RELEASES`); for a
         ``legacy`` entry, the last release that had the code.  None where only
         a commit was read (CleanRL, Stable-Baselines3).
     legacy : bool
@@ -285,7 +285,7 @@ class CrosswalkEntry:
 
     @property
     def uses_current(self) -> bool:
-        """True if the log-ratio is taken against the ``current`` role (see the module docstring)."""
+        """True if the log-ratio is taken against the ``current`` role (see :mod:`kl_core.libraries.crosswalk`)."""
         return "current" in self.kl_roles
 
     @property
