@@ -211,9 +211,6 @@ MAX_FILE_BYTES = table_files.MAX_FILE_BYTES
 MAX_POSITION_BUCKETS = 20
 """Number of log2-width position buckets; the last one is open-ended."""
 
-_FORMATS = table_files.FORMATS
-
-
 # ---------------------------------------------------------------- results
 
 
@@ -1135,7 +1132,7 @@ def _column_error(exc: InputError, file: str | None, col: str, role: str, why: M
     """``exc`` (naming the parameter), worded for a user: the file, the column, its role, the reason."""
     return exc.worded(
         "“{file}”, column “{col}” ({role}): {why}",
-        file=table_files._label(file), col=col, role=COLUMN_ROLES[role], why=why,
+        file=table_files.file_label(file), col=col, role=COLUMN_ROLES[role], why=why,
     )
 
 
@@ -1242,8 +1239,9 @@ def load_table(
 ) -> AuditTable:
     r"""Read a CSV or Parquet table of per-token log-probs for :func:`audit`.
 
-    Parsing lives here, free of any UI, so that the app page and the command
-    line read files the same way.
+    The file is read by :func:`kl_core.audit.table_files.read_table`, free of any
+    UI, so that the app page and the command line read files the same way; this
+    function checks the chosen columns.
 
     Parameters
     ----------
@@ -1289,11 +1287,7 @@ def load_table(
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
     tol = check_finite(logp_tolerance, "logp_tolerance")
-    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
-    name = name or getattr(path_or_buffer, "name", None)
-    fmt = table_files.file_format(name, fmt)
-    data, name = table_files.read_bytes(path_or_buffer, limit)
-    df = table_files.read_frame(data, name, fmt)
+    df, name = table_files.read_table(path_or_buffer, fmt=fmt, max_bytes=limit)
 
     roles = {
         "sampler_col": sampler_col,
@@ -1314,7 +1308,7 @@ def load_table(
             ).worded(
                 "“{file}” has no column “{col}” (chosen for {role_words}). Its columns are: "
                 "{available}. Choose one of those.",
-                file=table_files._label(name), col=col, role_words=COLUMN_ROLES[role],
+                file=table_files.file_label(name), col=col, role_words=COLUMN_ROLES[role],
                 available=", ".join(str(c) for c in df.columns),
             )
     seen: dict[str, str] = {}

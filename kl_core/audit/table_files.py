@@ -1,8 +1,10 @@
 r"""Reading a user's CSV or Parquet file of per-token log-probs into a data frame.
 
-Shared by :func:`kl_core.audit.statistics.load_table` and
-:func:`kl_core.cli.audit.table_columns`, so that a file is read the same way
-whether its columns are listed or audited, from the app or the command line.
+The one reader of such files: :func:`read_table` (size limit, format, bytes,
+frame) is what :func:`kl_core.audit.statistics.load_table` reads a file with, and
+:func:`kl_core.cli.audit.table_columns` uses the same steps, so that a file is
+read the same way whether its columns are listed or audited, from the app or
+the command line.
 
 What a file meets here, in order:
 
@@ -35,8 +37,10 @@ __all__ = [
     "MAX_FILE_BYTES",
     "SEPARATORS",
     "file_format",
+    "file_label",
     "read_bytes",
     "read_frame",
+    "read_table",
     "sniff_csv",
 ]
 
@@ -72,8 +76,19 @@ _WHAT_TO_UPLOAD = Message(
 )
 
 
-def _label(name: str | None) -> str:
-    """A file's name as shown to a user: its base name, or "the upload"."""
+def file_label(name: str | None) -> str:
+    """A file's name as shown to a user: its base name, or "the upload".
+
+    Parameters
+    ----------
+    name : str or None
+        The file's path or name; None for an unnamed upload.
+
+    Returns
+    -------
+    str
+        The base name, or the (translatable) words "the upload".
+    """
     return os.path.basename(name) if name else Message("the upload")
 
 
@@ -107,7 +122,7 @@ def file_format(name: str | None, fmt: str | None = None) -> str:
     if name:
         raise InputError("path_or_buffer must be a .csv or .parquet file, got {name!r}", name=name).worded(
             "“{file}” is not a CSV or Parquet file (its name must end in .csv, .parquet or .pq). {todo}",
-            file=_label(name), todo=_WHAT_TO_UPLOAD,
+            file=file_label(name), todo=_WHAT_TO_UPLOAD,
         )
     raise InputError(
         "path_or_buffer must be a .csv or .parquet file, got 'an unnamed buffer'; "
@@ -182,12 +197,12 @@ def _too_big(name: str | None, size: int | None, limit: int) -> InputError:
         return exc.worded(
             "“{file}” is {size}, over the limit of {limit}. Upload fewer rows (one training step is "
             "plenty for an audit), or save the table as Parquet, which is several times smaller.",
-            file=_label(name), size=_size_text(size), limit=_size_text(limit),
+            file=file_label(name), size=_size_text(size), limit=_size_text(limit),
         )
     return exc.worded(
         "“{file}” is over the limit of {limit}. Upload fewer rows (one training step is plenty for "
         "an audit), or save the table as Parquet, which is several times smaller.",
-        file=_label(name), limit=_size_text(limit),
+        file=file_label(name), limit=_size_text(limit),
     )
 
 
@@ -203,9 +218,9 @@ def _not_text(name: str | None, data: bytes) -> InputError | None:
         name=name or "the buffer", start=head[:8],
     )
     if what is None:
-        return exc.worded("“{file}” is not a text file, so it is not a CSV. {todo}", file=_label(name), todo=_WHAT_TO_UPLOAD)
+        return exc.worded("“{file}” is not a text file, so it is not a CSV. {todo}", file=file_label(name), todo=_WHAT_TO_UPLOAD)
     return exc.worded(
-        "“{file}” is not a CSV: it looks like {what}. {todo}", file=_label(name), what=what, todo=_WHAT_TO_UPLOAD
+        "“{file}” is not a CSV: it looks like {what}. {todo}", file=file_label(name), what=what, todo=_WHAT_TO_UPLOAD
     )
 
 
@@ -289,7 +304,7 @@ def read_frame(data: bytes, name: str | None, fmt: str, *, nrows: int | None = N
     """
     import pandas as pd
 
-    label = _label(name)
+    label = file_label(name)
     if data.startswith(_PARQUET_MAGIC):
         fmt = "parquet"  # a Parquet file named .csv: read it for what it is
     if not data.strip():
@@ -335,3 +350,51 @@ def read_frame(data: bytes, name: str | None, fmt: str, *, nrows: int | None = N
             file=label, columns=cols,
         )
     return df
+
+
+def read_table(
+    path_or_buffer: str | os.PathLike[str] | BinaryIO,
+    *,
+    fmt: str | None = None,
+    max_bytes: int = MAX_FILE_BYTES,
+    nrows: int | None = None,
+) -> tuple[Any, str | None]:
+    """Read a CSV or Parquet file into a data frame: the size limit, the format, the bytes, the frame.
+
+    Parameters
+    ----------
+    path_or_buffer : str, path or binary file-like
+        A ``.csv``, ``.parquet`` or ``.pq`` file, or an open binary file (an
+        upload); its ``name`` gives the format unless ``fmt`` is given.
+    fmt : {"csv", "parquet"}, optional
+        The format, overriding the file name (:func:`file_format`).
+    max_bytes : int, default :data:`MAX_FILE_BYTES`
+        The largest size accepted, in bytes (:func:`read_bytes`).
+    nrows : int, optional
+        Rows to read (``0``: only the column names), as in :func:`read_frame`.
+
+    Returns
+    -------
+    (pandas.DataFrame, str or None)
+        The frame, and the file's name (None for an unnamed buffer), for messages.
+
+    Raises
+    ------
+    ValueError
+        If ``max_bytes`` is not a positive integer, or the file is not
+        CSV/Parquet, is over the limit, or cannot be read (see
+        :func:`file_format`, :func:`read_bytes`, :func:`read_frame`).
+
+    Examples
+    --------
+    >>> df, name = read_table(io.BytesIO(b"lp,lq\\n-1.0,-1.5\\n"), fmt="csv")
+    >>> list(df.columns), name
+    (['lp', 'lq'], None)
+    """
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+        raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
+    name = os.fspath(path_or_buffer) if isinstance(path_or_buffer, str | os.PathLike) else None
+    name = name or getattr(path_or_buffer, "name", None)
+    fmt = file_format(name, fmt)
+    data, name = read_bytes(path_or_buffer, max_bytes)
+    return read_frame(data, name, fmt, nrows=nrows), name

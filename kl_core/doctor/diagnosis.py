@@ -66,7 +66,9 @@ from kl_core.doctor.profiles import (
     profiles,
 )
 from kl_core.doctor.releases import Era, derive, era_profile, infer, parsing_keys, translate
-from kl_core.libraries.crosswalk import CrosswalkEntry, marked_message
+from kl_core.libraries.registry import canonical_library, library_packages
+from kl_core.libraries.schema import CrosswalkEntry
+from kl_core.libraries.snippets import marked_message
 from kl_core.validation import N_, Message
 
 __all__ = [
@@ -635,13 +637,21 @@ def _names(library: str | None) -> tuple[str, ...]:
 
 
 def _canonical_library(library: str | None) -> str | None:
+    """The library the user named (any case or alias of the registry), if the doctor has a profile for it."""
     if library is None:
         return None
-    for p in profiles():
-        if p.library.lower() == library.strip().lower():
-            return p.library
-    have = sorted({p.library.lower() for p in profiles()})
-    raise ValueError(f"library must be one of {have}, got {library!r}")
+    covered = {p.library for p in profiles()}
+    try:
+        name = canonical_library(library)
+    except ValueError:
+        name = None
+    if name not in covered:
+        raise ValueError(f"library must be one of {sorted(n.lower() for n in covered)}, got {library!r}")
+    return name
+
+
+#: A dotted module under one of the libraries' packages (``openrlhf.cli.train_dpo``, ``recipe.dapo.main_dapo``).
+_LIBRARY_CODE = re.compile(r"(?:^|\.)((?:" + "|".join(map(re.escape, library_packages())) + r")\.[\w.]+)$")
 
 
 def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
@@ -778,7 +788,7 @@ def _refuse_uncovered(text: str) -> ParsedInput | None:
     if dotted in covered or any(dotted.endswith("." + c) for c in covered):
         return None
     listing = ", ".join(dict.fromkeys(n for n in _names(None) if "/" not in n and not n[:1].isupper()))
-    library_code = re.search(r"(?:^|\.)((?:openrlhf|verl|trl|recipe)\.[\w.]+)$", dotted)
+    library_code = _LIBRARY_CODE.search(dotted)
     if library_code or e.kind != "script":
         raise UnreadableInput(
             "this runs {trainer}, a trainer the doctor does not cover; it reads the launch commands "

@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kl_core.audit import table_files
+from kl_core.libraries.snippets import marked_message
 from kl_core.validation import InputError, Message
 
 __all__ = [
@@ -119,8 +120,6 @@ def joined(sep: str, items: Any) -> str:
     str
         The joined text; a :class:`Message` with params ``m0``, ``m1`` … when an item is one.
     """
-    from kl_core.libraries.crosswalk import marked_message
-
     items = list(items)
     if not any(isinstance(i, Message) for i in items):
         return sep.join(items)

@@ -30,7 +30,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from kl_core.libraries.crosswalk import CROSSWALK, CROSSWALK_FILE, CrosswalkEntry, prose
+from kl_core.libraries.loading import CROSSWALK_FILE
+from kl_core.libraries.registry import CROSSWALK, canonical_library, libraries
+from kl_core.libraries.schema import CrosswalkEntry
+from kl_core.libraries.snippets import prose
 
 __all__ = [
     "SYNTAXES",
@@ -530,6 +533,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
     where = f"profiles[{i}] ({raw.get('library', '?')} {raw.get('trainer', '?')})"
     try:
         library, release = raw["library"], raw["release"]
+        if library not in libraries():
+            raise ValueError(f"{where}: library {library!r} is not among the [[libraries]] {libraries()}")
         keys, files = _keys(raw["keys_file"], raw["trainer"])
         placements = tuple(
             _placement(p, library, release, aggs, f"{where}.placements[{j}]")
@@ -614,7 +619,8 @@ def profile(library: str, trainer: str | None = None) -> Profile:
     Parameters
     ----------
     library : str
-        ``"verl"``, ``"OpenRLHF"`` or ``"TRL"`` (case-insensitive).
+        ``"verl"``, ``"OpenRLHF"`` or ``"TRL"`` (case-insensitive, or an alias of
+        :data:`kl_core.libraries.registry.LIBRARIES`).
     trainer : str, optional
         E.g. ``"grpo"`` or ``"rloo"``; the library's first profile if omitted.
 
@@ -627,7 +633,11 @@ def profile(library: str, trainer: str | None = None) -> Profile:
     ValueError
         If there is no such profile (the message lists them).
     """
-    wanted = [p for p in profiles() if p.library.lower() == str(library).strip().lower()]
+    try:
+        name = canonical_library(str(library))
+    except ValueError:
+        name = None
+    wanted = [p for p in profiles() if p.library == name]
     if trainer is not None:
         wanted = [p for p in wanted if p.trainer == trainer]
     if not wanted:

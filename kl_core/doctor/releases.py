@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from kl_core.doctor.profiles import KEYS_DIR, KeySpec, Profile, _keys, _truthy
-from kl_core.libraries.crosswalk import prose
+from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
 __all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "era_profile", "eras", "eras_for",

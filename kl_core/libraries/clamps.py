@@ -90,7 +90,9 @@ from numpy.typing import ArrayLike
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Categorical
 from kl_core.estimation.paths import PATHS, Path
-from kl_core.libraries.crosswalk import CROSSWALK, CrosswalkEntry, evaluate
+from kl_core.libraries.evaluation import evaluate
+from kl_core.libraries.registry import CROSSWALK
+from kl_core.libraries.schema import CrosswalkEntry
 from kl_core.validation import as_float_array, check_finite, check_positive_int
 
 __all__ = [

@@ -212,3 +212,25 @@ def test_a_four_token_audit_withholds_se_and_percentiles():
     big = audit.audit(*np.log(np.random.default_rng(1).dirichlet(np.ones(2), size=500)).T)
     assert big.sample_size().all_meaningful
     assert big.sample_size().masked(big.k1) == big.k1
+
+
+# ------------------------------------------------------------ one reader: read_table
+def test_read_table_is_the_reader_load_table_and_the_column_listing_share(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_bytes(b"lp;lq\n-1,5;-2,25\n-0,5;-1,0\n")
+    df, name = table_files.read_table(p)
+    assert name == str(p) and list(df.columns) == ["lp", "lq"]
+    np.testing.assert_allclose(df["lq"].to_numpy(), load_table(p, "lp", "lq").logp_other, rtol=1e-15)
+    head, _ = table_files.read_table(Upload(p.read_bytes(), "t.csv"), nrows=0)
+    assert list(head.columns) == table_columns(p) and len(head) == 0
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "10"])
+def test_read_table_refuses_a_bad_limit_naming_it(bad):
+    with pytest.raises(ValueError, match="max_bytes must be a positive integer"):
+        table_files.read_table(io.BytesIO(b"a\n1\n"), fmt="csv", max_bytes=bad)
+
+
+def test_read_table_refuses_a_file_over_the_limit_before_reading_it():
+    with pytest.raises(InputError, match="path_or_buffer"):
+        table_files.read_table(Upload(b"lp,lq\n" + b"-1.0,-1.0\n" * 20, "t.csv"), max_bytes=64)

@@ -650,6 +650,13 @@ def test_loader_reads_the_shipped_file():
     assert len(CROSSWALK) == 41
 
 
+def test_a_file_without_a_libraries_table_gets_one_library_per_entry_library(tmp_path):
+    data = load_crosswalk(_write(tmp_path, MINIMAL))
+    assert [(lib.name, lib.aliases, lib.packages) for lib in data.libraries] == [("X", (), ())]
+    data = load_crosswalk(_write(tmp_path, MINIMAL + '\n[[libraries]]\nname = "X"\naliases = ["ex"]\n'))
+    assert data.libraries[0].names == ("x", "ex")
+
+
 def test_loader_expands_snippets_and_templates(tmp_path):
     (e,) = load_crosswalk(_write(tmp_path, MINIMAL)).entries
     assert e.caveat == "alpha beta: {braces} stay, \\LaTeX too"
@@ -669,6 +676,12 @@ def test_loader_expands_snippets_and_templates(tmp_path):
         (lambda t: t + "legacy = true\n", "release must name the last release"),
         (lambda t: t.replace("[[entries]]", "[[entries]]\n= broken"), "is not valid TOML"),
         (lambda t: t.split("[[entries]]")[0], "has no"),
+        (lambda t: t + '\n[[libraries]]\nname = "Y"\n', r"library 'X' is not among the \[\[libraries\]\]"),
+        (lambda t: t + '\n[[libraries]]\nname = "X"\naliases = ["Z"]\n', "aliases must be non-empty lower-case"),
+        (lambda t: t + '\n[[libraries]]\nname = "X"\npackages = ["a-b"]\n', "packages must be Python package names"),
+        (lambda t: t + '\n[[libraries]]\nname = "X"\ncolour = "red"\n', r"libraries\[0\] \(X\): unknown field"),
+        (lambda t: t + '\n[[libraries]]\nname = "X"\n[[libraries]]\nname = "Y"\naliases = ["x"]\n',
+         "'x' names both X and Y"),
     ],
 )
 def test_loader_names_what_is_wrong(tmp_path, edit, match):
@@ -799,7 +812,8 @@ def test_evaluate_without_checks_gives_the_same_values(pols):
 def test_prose_fields_are_messages_whose_english_is_the_expanded_text():
     import tomllib
 
-    from kl_core.libraries.crosswalk import CROSSWALK_FILE, PROSE_FIELDS, _expand, prose
+    from kl_core.libraries.crosswalk import CROSSWALK_FILE, PROSE_FIELDS, prose
+    from kl_core.libraries.snippets import _expand
     from kl_core.validation import Message
 
     raw = tomllib.loads(CROSSWALK_FILE.read_text("utf-8"))
@@ -821,7 +835,8 @@ def test_prose_fields_are_messages_whose_english_is_the_expanded_text():
 def test_the_extractor_yields_each_prose_template_once_from_the_data_file():
     import io
 
-    from kl_core.libraries.crosswalk import CROSSWALK_FILE, extract_messages
+    from kl_core.libraries.babel_extractor import extract_messages
+    from kl_core.libraries.crosswalk import CROSSWALK_FILE
 
     found = list(extract_messages(io.BytesIO(CROSSWALK_FILE.read_bytes()), None, [], {}))
     templates = [t for _, _, t, _ in found]
