@@ -182,7 +182,7 @@ def dumps(obj: Any) -> str:
     return json.dumps(json_value(obj), indent=2, allow_nan=False, ensure_ascii=False)
 
 
-def fmt(x: float | None, spec: str) -> str:
+def fmt(x: float | None, spec: str = ".6g") -> str:
     """A number for the human table: — for missing or nan, inf spelled out."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"

@@ -35,7 +35,8 @@ from typing import BinaryIO
 
 from kl_core.audit import statistics as audit
 from kl_core.audit import table_files
-from kl_core.cli._common import Command, json_value
+from kl_core.cli._common import Command, json_value, text_table
+from kl_core.cli._common import fmt as _fmt
 from kl_core.validation import InputError
 
 __all__ = ["register", "report_lines", "run_audit", "table_columns"]
@@ -93,10 +94,6 @@ def table_columns(
             raise InputError("path_or_buffer: {name!r} has no columns", name=name)
         raise InputError("path_or_buffer: the buffer has no columns")
     return cols
-
-
-def _one_line(x: object) -> str:
-    return " ".join(str(x).split())
 
 
 # ------------------------------------------------------------ registration
@@ -187,23 +184,9 @@ def run_audit(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------ text output
 
 
-def _fmt(x: float | None, spec: str = ".6g") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    """Aligned columns: the first left, the others right."""
+    return text_table(header, rows, [i > 0 for i in range(len(header))])
 
 
 PLAIN_FORMULAS = {

@@ -41,7 +41,7 @@ import json
 import math
 from typing import Any
 
-from kl_core.cli._common import Command
+from kl_core.cli._common import Command, fmt
 
 __all__ = ["grad_report", "register", "run_grad"]
 
@@ -164,11 +164,7 @@ def grad_report(
 
 
 def _f(x: float | None, spec: str = "+.4f") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
+    return fmt(x, spec)
 
 
 def _vec(v: list[float]) -> str:

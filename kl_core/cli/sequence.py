@@ -38,7 +38,8 @@ import json
 import math
 from typing import Any
 
-from kl_core.cli._common import Command
+from kl_core.cli._common import Command, text_table
+from kl_core.cli._common import fmt as _fmt
 
 __all__ = ["register", "report_lines", "run_sequence"]
 
@@ -148,26 +149,9 @@ def run_sequence(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------ text output
 
 
-def _fmt(x: float | None, spec: str = ".6g") -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [
-            c.rjust(w) if i else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells[1:], widths[1:], strict=True))
-        ]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    """Aligned columns: the first two left, the others right."""
+    return text_table(header, rows, [i > 1 for i in range(len(header))])
 
 
 def _positions_shown(length: int) -> list[int]:
