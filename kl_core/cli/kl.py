@@ -32,7 +32,18 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
 
 
 def run_kl(args: argparse.Namespace) -> int:
-    """Handler of ``kl``."""
+    """Handler of ``kl``: print its output, as text or with ``--json`` as JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``python -m kl_core kl``.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+    """
     from kl_core.estimation._quadrature import QuadratureError
     from kl_core.estimation.divergences import DIVERGENCES
     from kl_core.estimation.exact import f_divergence, kl

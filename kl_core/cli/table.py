@@ -156,7 +156,18 @@ def table_rows(
 
 
 def run_table(args: argparse.Namespace) -> int:
-    """Handler of ``table``."""
+    """Handler of ``table``: print its output, as text or with ``--json`` as JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``python -m kl_core table``.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+    """
     from kl_core.estimation.exact import lambda_star
     from kl_core.estimation.published import match_published
 
