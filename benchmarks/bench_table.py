@@ -20,7 +20,7 @@ through ``uv run``, so uv's own start-up is not in any figure.
    ``ru_maxrss`` (from ``os.wait4``; target < 150 MB for the table).
 3. Whole process: ``python -m kl_core --help`` against
    ``python -c "import numpy"``, paired the same way (target ≤ 1.5).
-4. In-process: the 10M ``table`` computation (``kl_core.cli.main.table_rows``)
+4. In-process: the 10M ``table`` computation (``kl_core.cli.table.table_rows``)
    against ``np.random.default_rng(0).standard_normal(10_000_000)``, and
    ``simulate`` on one thread.
 5. ``table --exact-only`` for the Gaussian pair, in-process and end to end.
@@ -55,7 +55,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
-from kl_core.cli import main as cli  # noqa: E402
+from kl_core.cli import table as cli  # noqa: E402
 from kl_core.estimation.distributions import Gaussian  # noqa: E402
 from kl_core.estimation.montecarlo import simulate  # noqa: E402
 

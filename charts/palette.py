@@ -113,30 +113,10 @@ class EstimatorStyle:
         return {"color": self.color, "strokeDash": list(self.dash)}
 
 
-#: Colour, dash and shape per estimator key (every key of ``ESTIMATORS``, checked below).
-#:
-#: Colours: Okabe–Ito.  Orange and sky blue are Okabe–Ito's darkened by 15 % and 20 %
-#: (lightness): the originals have a contrast of only 2.3 against white; every colour here has
-#: at least 3:1 (the WCAG minimum for graphics) on white AND on Streamlit's dark background
-#: #0E1117 (``tests/app/test_palette.py`` checks it).
-#:
-#: Dashes: k3, the estimator to use, is the one solid line.  k1 is dotted everywhere,
-#: the Estimator Lab included (issue 17): the Lab, the most-viewed page, shows k1, k2 and k3
-#: by default, and k1 and k3 have the same target, so their running means run on top of each
-#: other; both solid, colour was the only thing telling them apart.  A dotted k1 reads as
-#: "the naive, noisy one" and lets the solid k3 show through it.  k2 is long dashes, kλ
-#: dash-dot (it sits between k1 and k3), k3_pq short dashes.  Every dash differs from the
-#: exact value's black :data:`REFERENCE_DASH`.
-_LOOKS: dict[str, EstimatorStyle] = {
-    "k1": EstimatorStyle("#D55E00", (2, 3), "circle"),  # vermillion: the naive, noisy one
-    "k2": EstimatorStyle("#0072B2", (9, 4), "square"),  # blue
-    "k3": EstimatorStyle("#009E73", SOLID, "triangle-up"),  # bluish green
-    "k_lambda": EstimatorStyle("#CC79A7", (9, 3, 2, 3), "diamond"),  # reddish purple
-    "k3_pq": EstimatorStyle("#C38700", (5, 2), "triangle-down"),  # orange (Okabe–Ito #E69F00, darkened)
-    "abs": EstimatorStyle("#1E9BE2", (2, 2, 2, 2, 9, 2), "cross"),  # sky blue (#56B4E9, darkened)
-}
-if set(_LOOKS) != set(ESTIMATORS):  # a new estimator needs its look here
-    raise ValueError(f"estimator styles must cover ESTIMATORS: {sorted(set(ESTIMATORS) ^ set(_LOOKS))}")
+#: Colour, dash and shape per estimator key: declared once, with the estimator, in
+#: ``kl_core.estimation.estimators.ESTIMATORS`` (``color``, ``dash``, ``shape``; the reasons
+#: for each choice are there), so a new estimator brings its look along.
+_LOOKS: dict[str, EstimatorStyle] = {k: EstimatorStyle(e.color, e.dash, e.shape) for k, e in ESTIMATORS.items()}
 
 #: The Rao–Blackwellized ``rb`` (exact next-token KL per prefix; sequence and audit pages):
 #: a blue violet, apart from every colour above and readable on white and on the dark theme

@@ -36,6 +36,7 @@ import streamlit as st
 
 from kl_core.estimation import exact, montecarlo
 from kl_core.estimation.distributions import parse
+from kl_core.estimation.estimators import ESTIMATORS
 from lab import i18n
 from lab.i18n import N_
 
@@ -159,7 +160,7 @@ def moments_or_failures(
     moments, failed = {}, {}
     for k in keys:
         try:
-            moments[k] = estimator_moments(k, q_spec, p_spec, lam if k == "k_lambda" else None)
+            moments[k] = estimator_moments(k, q_spec, p_spec, lam if ESTIMATORS[k].parameter else None)
         except CORE_ERRORS as exc:
             moments[k] = exact.Moments(math.nan, math.nan, i18n.message(exc))
             failed[k] = i18n.message(exc)
@@ -260,7 +261,7 @@ def error_bar_checks(keys: tuple[str, ...], q_spec: str, p_spec: str, n: int,
     out = {}
     for k in keys:
         try:
-            out[k] = _error_bar_check(k, q_spec, p_spec, n, lam if k == "k_lambda" else None)
+            out[k] = _error_bar_check(k, q_spec, p_spec, n, lam if ESTIMATORS[k].parameter else None)
         except CORE_ERRORS:
             out[k] = None
     return out

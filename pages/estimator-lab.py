@@ -28,7 +28,7 @@ from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import active_preset, count_slider, lambda_slider, preset_bar, seed_picker
 
-ALL_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
+ALL_KEYS = estimators.COMPARED_KEYS
 DEFAULT_KEYS = ("k1", "k2", "k3")
 DEFAULT_Q, DEFAULT_P = "normal(0,1)", "normal(0.1,1)"  # Schulman's small-KL case
 MAX_DRAWS = 20_000_000  # N·R cap: about 2 s of simulate
@@ -41,7 +41,7 @@ PRESET_BUTTONS = {
     "laplace-gaussian": N_("Laplace vs Gaussian"),
     "next-token": N_("Next token"),
 }
-FUNCS = {key: getattr(estimators, key) for key in ALL_KEYS}
+FUNCS = {key: estimators.ESTIMATORS[key].function for key in ALL_KEYS}
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 st.title(_("Estimator Lab"))
@@ -80,7 +80,7 @@ with c_keys:
     )
 star = cache.lambda_star(q.spec, p.spec)
 lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
-if "k_lambda" in chosen:
+if any(estimators.ESTIMATORS[k].parameter is not None for k in chosen):
     with c_lam:
         lam = lambda_slider(star, LAM_RANGE, why_not=notes.lambda_star_line(star, *LAM_RANGE))
 keys = tuple(k for k in ALL_KEYS if k in chosen)  # one order, whatever the click order

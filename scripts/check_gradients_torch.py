@@ -54,6 +54,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from kl_core.estimation.estimators import ESTIMATORS  # noqa: E402
 from kl_core.gradients.expected import BASIC_OPTIONS, entry_name, expected_gradient, loss_entries  # noqa: E402
 from kl_core.libraries import crosswalk as cw  # noqa: E402
 
@@ -135,23 +136,27 @@ def trl_grpo_kl(per_token_logps, ref_per_token_logps, old_per_token_logps, bias_
 # --------------------------------------------------------------------------- #
 # Losses, one per row
 # --------------------------------------------------------------------------- #
+# Per-token value of each estimator of kl_core.estimation.estimators as a loss, t = log r.
+_TORCH_ESTIMATORS = {
+    "k1": lambda t, lam: -t,
+    "k2": lambda t, lam: 0.5 * t**2,
+    "k3": lambda t, lam: torch.expm1(t) - t,
+    "k3_pq": lambda t, lam: t * torch.exp(t) - torch.expm1(t),
+    "k_lambda": lambda t, lam: -t + lam * torch.expm1(t),
+}
+
+
 def basic_loss(key: str, lp, lr, lam: float):
     """Per-token loss of a basic option (tokens drawn by the sampler)."""
     t = lr - lp
-    if key == "k1":
-        return -t
-    if key == "k2":
-        return 0.5 * t**2
-    if key == "k3":
-        return torch.expm1(t) - t
-    if key == "k3_pq":
-        return t * torch.exp(t) - torch.expm1(t)
     if key == "k1_score":
         return (-t).detach() * lp
-    if key == "k_lambda":
-        k_lam = -t + lam * torch.expm1(t)
-        return k_lam.detach() * lp + k_lam
-    raise ValueError(key)
+    if key not in _TORCH_ESTIMATORS:
+        raise ValueError(key)
+    k = _TORCH_ESTIMATORS[key](t, lam)
+    if ESTIMATORS[key].parameter is not None:  # score-function form: sg(k)·log π + k
+        return k.detach() * lp + k
+    return k
 
 
 _VERL_DISTILL = {"distillation/k3": "k3", "distillation/k2": "k2", "distillation/k1": "k1"}

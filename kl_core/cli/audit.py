@@ -35,7 +35,8 @@ from typing import BinaryIO
 
 from kl_core.audit import statistics as audit
 from kl_core.audit import table_files
-from kl_core.cli.main import json_value
+from kl_core.cli._common import Command, json_value, text_table
+from kl_core.cli._common import fmt as _fmt
 from kl_core.validation import InputError
 
 __all__ = ["register", "report_lines", "run_audit", "table_columns"]
@@ -95,37 +96,10 @@ def table_columns(
     return cols
 
 
-def _one_line(x: object) -> str:
-    return " ".join(str(x).split())
-
-
 # ------------------------------------------------------------ registration
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``audit``: KL estimates, with error bars, from a file of per-token log-probs.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``python -m kl_core`` subcommand collection.
-
-    Returns
-    -------
-    None
-        The subcommand is registered in place.
-    """
-    sp = subparsers.add_parser(
-        "audit",
-        help="audit a CSV/Parquet file of per-token log-probs: k1, k2, k3 with error bars",
-        description=(
-            "Estimate a KL divergence from per-token log-probs. Each row is one sampled token: "
-            "its log-prob under the policy that sampled it (--sampler-col) and under the other "
-            "policy (--other-col); log r = other - sampler. Prints, for k1, k2 and k3, the mean, "
-            "std, standard error, share of negative values, p95, p99 and max, as the app's "
-            "approx_kl page does."
-        ),
-    )
+def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", help="a .csv, .parquet or .pq file")
     sp.add_argument("--sampler-col", metavar="COL", help="log-probs under the sampling policy")
     sp.add_argument("--other-col", metavar="COL", help="log-probs under the other policy")
@@ -154,7 +128,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     sp.add_argument("--list-columns", action="store_true", help="print the file's columns and exit")
-    sp.set_defaults(handler=run_audit)
 
 
 def run_audit(args: argparse.Namespace) -> int:
@@ -211,23 +184,9 @@ def run_audit(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------ text output
 
 
-def _fmt(x: float | None, spec: str = ".6g") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True)]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    """Aligned columns: the first left, the others right."""
+    return text_table(header, rows, [i > 0 for i in range(len(header))])
 
 
 PLAIN_FORMULAS = {
@@ -358,3 +317,18 @@ def report_lines(
         "Estimators: J. Schulman, http://joschu.net/blog/kl-approx.html"
     )
     return out
+
+
+register = Command(
+    name="audit",
+    help="audit a CSV/Parquet file of per-token log-probs: k1, k2, k3 with error bars",
+    description=(
+        "Estimate a KL divergence from per-token log-probs. Each row is one sampled token: "
+        "its log-prob under the policy that sampled it (--sampler-col) and under the other "
+        "policy (--other-col); log r = other - sampler. Prints, for k1, k2 and k3, the mean, "
+        "std, standard error, share of negative values, p95, p99 and max, as the app's "
+        "approx_kl page does."
+    ),
+    arguments=_arguments,
+    handler=run_audit,
+)

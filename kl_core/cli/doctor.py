@@ -44,36 +44,15 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from kl_core.cli._common import Command
+
 __all__ = ["card_lines", "card_markdown", "register", "run_doctor"]
 
 _LIBRARIES = ("verl", "openrlhf", "trl")
 _WIDTH = 100
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``doctor``: what a config's KL term estimates and where its gradient pushes.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``python -m kl_core`` subcommand collection.
-
-    Returns
-    -------
-    None
-        The subcommand is registered in place.
-    """
-    sp = subparsers.add_parser(
-        "doctor",
-        help="read a verl / OpenRLHF / TRL config and say what its KL term estimates and where its gradient pushes",
-        description=(
-            "Read a training config without running it (a verl launch script or YAML, an OpenRLHF "
-            "train_ppo_ray command, a TRL GRPO/RLOO YAML, JSON, trl command or GRPOConfig(...) call) and "
-            "print its KL card: each KL term's placement, option, estimator, coefficient and controller, "
-            "the KL its value estimates, its exact expected gradient and its aggregation over tokens; "
-            "warnings with the setting to change; unrecognised keys; the release whose defaults were assumed."
-        ),
-    )
+def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", metavar="FILE|-", nargs="+",
                     help="the config or launch script (several for a pre-commit hook); - reads standard input")
     sp.add_argument("--library", type=str.lower, choices=_LIBRARIES,
@@ -86,7 +65,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     help="text (default) or md: the card as Markdown, to paste into a pull request or a chat")
     sp.add_argument("--fail-on", metavar="CODE,...", dest="fail_on",
                     help="exit with code 1 when a card has one of these warning codes (e.g. FORWARD_KL_GRAD,KL_TWICE)")
-    sp.set_defaults(handler=run_doctor)
 
 
 def _read(path: str) -> tuple[bytes, str | None]:
@@ -337,3 +315,18 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         print("\n\n".join("\n".join(b) for b in blocks))
     return 1 if failed else 0
+
+
+register = Command(
+    name="doctor",
+    help="read a verl / OpenRLHF / TRL config and say what its KL term estimates and where its gradient pushes",
+    description=(
+        "Read a training config without running it (a verl launch script or YAML, an OpenRLHF "
+        "train_ppo_ray command, a TRL GRPO/RLOO YAML, JSON, trl command or GRPOConfig(...) call) and "
+        "print its KL card: each KL term's placement, option, estimator, coefficient and controller, "
+        "the KL its value estimates, its exact expected gradient and its aggregation over tokens; "
+        "warnings with the setting to change; unrecognised keys; the release whose defaults were assumed."
+    ),
+    arguments=_arguments,
+    handler=run_doctor,
+)

@@ -41,36 +41,14 @@ import json
 import math
 from typing import Any
 
+from kl_core.cli._common import Command, fmt
+
 __all__ = ["grad_report", "register", "run_grad"]
 
 _SPECS = "categorical(logit,...)"
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``grad``: expected gradients of every KL option in a loss, and where training ends.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``python -m kl_core`` subcommand collection.
-
-    Returns
-    -------
-    None
-        The subcommand is registered in place.
-    """
-    sp = subparsers.add_parser(
-        "grad",
-        help="expected gradient of each KL option in a loss vs the true KL gradients (categorical policy)",
-        description=(
-            "Exact expected gradients, in the logits of a categorical policy, of k1, k2, k3, k3_pq "
-            "used as a loss, of the score-function forms k1_score and k_lambda, and of every library "
-            "KL loss in the crosswalk, beside the true gradients of KL[π_θ‖π_ref] (reverse_kl) and "
-            "KL[π_ref‖π_θ] (forward_kl). With --reward and --beta: where exact expected-gradient "
-            "ascent on E[R] − β·loss, started from the policy and on-policy at every step, ends for "
-            "each option."
-        ),
-    )
+def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--policy", required=True, metavar="SPEC", help=f"π_θ, a {_SPECS} spec")
     sp.add_argument("--ref", required=True, metavar="SPEC", help=f"π_ref, a {_SPECS} spec with the same K")
     sp.add_argument(
@@ -82,7 +60,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sp.add_argument("--reward", metavar="R1,...,RK", help="a reward per token, for the training picture")
     sp.add_argument("--beta", type=float, help="the KL coefficient β > 0, with --reward")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
-    sp.set_defaults(handler=run_grad)
 
 
 def _categorical(spec: str, name: str) -> Any:
@@ -187,11 +164,7 @@ def grad_report(
 
 
 def _f(x: float | None, spec: str = "+.4f") -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
+    return fmt(x, spec)
 
 
 def _vec(v: list[float]) -> str:
@@ -211,7 +184,7 @@ def run_grad(args: argparse.Namespace) -> int:
     int
         0; bad input raises ``ValueError``, which :func:`kl_core.cli.main.main` turns into exit code 2.
     """
-    from kl_core.cli.main import json_value
+    from kl_core.cli._common import json_value
 
     rep = grad_report(args.policy, args.ref, args.sampler, args.lam, args.reward, args.beta)
     if args.json:
@@ -262,3 +235,19 @@ def run_grad(args: argparse.Namespace) -> int:
             end = _vec(fp) if fp is not None else rep["fixed_point_notes"][name]
             print(f"  {name}: {end}")
     return 0
+
+
+register = Command(
+    name="grad",
+    help="expected gradient of each KL option in a loss vs the true KL gradients (categorical policy)",
+    description=(
+        "Exact expected gradients, in the logits of a categorical policy, of k1, k2, k3, k3_pq "
+        "used as a loss, of the score-function forms k1_score and k_lambda, and of every library "
+        "KL loss in the crosswalk, beside the true gradients of KL[π_θ‖π_ref] (reverse_kl) and "
+        "KL[π_ref‖π_θ] (forward_kl). With --reward and --beta: where exact expected-gradient "
+        "ascent on E[R] − β·loss, started from the policy and on-policy at every step, ends for "
+        "each option."
+    ),
+    arguments=_arguments,
+    handler=run_grad,
+)

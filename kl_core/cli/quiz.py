@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from kl_core.cli._common import Command
+
 __all__ = ["register", "run_quiz"]
 
 FORMATS = ("moodle", "gift", "json")
@@ -46,30 +48,7 @@ def _positive(text: str) -> int:
     return value
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``quiz``: the lessons' questions as Moodle XML, GIFT or JSON.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``python -m kl_core`` subcommand collection.
-
-    Returns
-    -------
-    None
-        The subcommand is registered in place.
-    """
-    sp = subparsers.add_parser(
-        "quiz",
-        help="the lessons' questions for Moodle (XML), GIFT or JSON, answers computed by kl_core",
-        description=(
-            "Write every step of the chosen lessons, N variants each, as questions for a course's quiz "
-            "system: Moodle XML (numerical questions with their tolerance, multiple choice, the explanation "
-            "as general feedback; formulas as TeX for Moodle's MathJax filter), GIFT, or JSON (one object "
-            "per question: lesson, step, variant, kind, prompt, params, quantity, answer, tolerance, "
-            "choices, explanation, link). Variant v is the app's /lessons?lesson=L&step=S&v=v."
-        ),
-    )
+def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--lesson", type=_lessons, default=_lessons("all"), metavar="1..7|all",
                     help="a lesson number, a list such as 1,3, or all (default all)")
     sp.add_argument("--variants", type=_positive, default=1, metavar="N", help="variants per step (default 1)")
@@ -78,7 +57,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sp.add_argument("--format", choices=FORMATS, default="moodle", help="output format (default moodle)")
     sp.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the texts (default en)")
     sp.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
-    sp.set_defaults(handler=run_quiz)
 
 
 def run_quiz(args: argparse.Namespace) -> int:
@@ -108,3 +86,18 @@ def run_quiz(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+register = Command(
+    name="quiz",
+    help="the lessons' questions for Moodle (XML), GIFT or JSON, answers computed by kl_core",
+    description=(
+        "Write every step of the chosen lessons, N variants each, as questions for a course's quiz "
+        "system: Moodle XML (numerical questions with their tolerance, multiple choice, the explanation "
+        "as general feedback; formulas as TeX for Moodle's MathJax filter), GIFT, or JSON (one object "
+        "per question: lesson, step, variant, kind, prompt, params, quantity, answer, tolerance, "
+        "choices, explanation, link). Variant v is the app's /lessons?lesson=L&step=S&v=v."
+    ),
+    arguments=_arguments,
+    handler=run_quiz,
+)

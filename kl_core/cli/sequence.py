@@ -38,6 +38,9 @@ import json
 import math
 from typing import Any
 
+from kl_core.cli._common import Command, text_table
+from kl_core.cli._common import fmt as _fmt
+
 __all__ = ["register", "report_lines", "run_sequence"]
 
 DEFAULT_LENGTH = 16
@@ -57,32 +60,7 @@ def _count(text: str) -> int:
     return int(value)
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Register ``sequence``: the six sequence estimators on a pair of Markov chains.
-
-    Parameters
-    ----------
-    subparsers : argparse._SubParsersAction
-        The ``python -m kl_core`` subcommand collection.
-
-    Returns
-    -------
-    None
-        The subcommand is registered in place.
-    """
-    sp = subparsers.add_parser(
-        "sequence",
-        help="sequence-level KL of two Markov chains: sum_k1, sum_k3, seq_k3, sum_k2, rb, mean_k3",
-        description=(
-            "Draw sequences of T tokens from the policy (a Markov chain) and estimate "
-            "KL[policy||ref] over whole sequences six ways: the sums of k1, k3 and k2 over "
-            "tokens, k3 of the sequence ratio, the Rao-Blackwellized rb (exact next-token KL "
-            "at each prefix) and the per-token mean of k3. Prints each one's exact mean and std "
-            "per sequence beside Monte Carlo. Chains: markov(a1,...,aK; b11,...,b1K; ...; "
-            "bK1,...,bKK), first-token logits then one row of next-token logits per token; "
-            "without --policy/--ref the drift family is used (--K, --drift, --placement)."
-        ),
-    )
+def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--policy", metavar="MARKOV", help="the chain that draws the sequences")
     sp.add_argument("--ref", metavar="MARKOV", help="the reference chain (same K)")
     sp.add_argument(
@@ -107,7 +85,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("every", "first"),
         help="drift in every transition (default) or in the first token only",
     )
-    sp.set_defaults(handler=run_sequence)
 
 
 def _chains(args: argparse.Namespace) -> tuple[Any, Any, str]:
@@ -150,7 +127,7 @@ def run_sequence(args: argparse.Namespace) -> int:
         0 on success.  Bad chains or arguments raise ``ValueError``, which
         :func:`kl_core.cli.main.main` prints as one ``error:`` line with exit code 2.
     """
-    from kl_core.cli.main import json_value
+    from kl_core.cli._common import json_value
     from kl_core.sequences.estimators import sequence_report
 
     if args.seed < 0:
@@ -172,26 +149,9 @@ def run_sequence(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------ text output
 
 
-def _fmt(x: float | None, spec: str = ".6g") -> str:
-    if x is None or math.isnan(x):
-        return "—"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return format(x, spec)
-
-
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
-
-    def line(cells: list[str]) -> str:
-        first = cells[0].ljust(widths[0])
-        rest = [
-            c.rjust(w) if i else c.ljust(w)
-            for i, (c, w) in enumerate(zip(cells[1:], widths[1:], strict=True))
-        ]
-        return "  ".join([first, *rest]).rstrip()
-
-    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+    """Aligned columns: the first two left, the others right."""
+    return text_table(header, rows, [i > 1 for i in range(len(header))])
 
 
 def _positions_shown(length: int) -> list[int]:
@@ -277,3 +237,20 @@ def report_lines(report: Any, *, origin: str | None = None) -> list[str]:
         "Amini, Vieira & Cotterell, arXiv:2504.10637 (rb)."
     )
     return out
+
+
+register = Command(
+    name="sequence",
+    help="sequence-level KL of two Markov chains: sum_k1, sum_k3, seq_k3, sum_k2, rb, mean_k3",
+    description=(
+        "Draw sequences of T tokens from the policy (a Markov chain) and estimate "
+        "KL[policy||ref] over whole sequences six ways: the sums of k1, k3 and k2 over "
+        "tokens, k3 of the sequence ratio, the Rao-Blackwellized rb (exact next-token KL "
+        "at each prefix) and the per-token mean of k3. Prints each one's exact mean and std "
+        "per sequence beside Monte Carlo. Chains: markov(a1,...,aK; b11,...,b1K; ...; "
+        "bK1,...,bKK), first-token logits then one row of next-token logits per token; "
+        "without --policy/--ref the drift family is used (--K, --drift, --placement)."
+    ),
+    arguments=_arguments,
+    handler=run_sequence,
+)

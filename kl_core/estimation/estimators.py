@@ -37,8 +37,10 @@ from kl_core.validation import N_, as_float_array, check_finite
 
 __all__ = [
     "BLOG",
+    "COMPARED_KEYS",
     "ESTIMATORS",
     "EstimatorInfo",
+    "Parameter",
     "bregman",
     "evaluate",
     "k1",
@@ -349,8 +351,28 @@ def bregman(name: str, logr: ArrayLike) -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class Parameter:
+    r"""A real parameter an estimator takes besides ``logr``, such as :math:`\lambda` of :math:`k_\lambda`.
+
+    Attributes
+    ----------
+    name : str
+        Its keyword, e.g. ``"lam"`` (the ``lam`` of :func:`evaluate`, the CLI's ``--lam``).
+    symbol : str
+        How it is written in labels, e.g. ``"λ"``.
+    same_as : tuple of (float, str)
+        Values at which the estimator IS another one, value for value (:math:`k_\lambda` at
+        :math:`\lambda = 0` is ``k1``, at 1 ``k3``): the Monte Carlo engine reuses that one's array.
+    """
+
+    name: str
+    symbol: str
+    same_as: tuple[tuple[float, str], ...] = ()
+
+
+@dataclass(frozen=True)
 class EstimatorInfo:
-    """What one estimator is, in one place: formula, target, guarantees, source.
+    r"""What one estimator is, in one place: formula, target, guarantees, source.
 
     Attributes
     ----------
@@ -374,6 +396,17 @@ class EstimatorInfo:
         One line on its character.
     source : str
         Where it comes from.
+    function : callable
+        The per-sample function of ``logr`` (and of its :attr:`parameter`, by keyword).
+    parameter : Parameter or None
+        The real parameter it takes (:math:`\lambda` of ``k_lambda``), None for most.
+    compared : bool
+        True if it is one of the estimators the ``table`` command, the Estimator Lab and
+        :func:`kl_core.estimation.montecarlo.simulate` compare by default (:data:`COMPARED_KEYS`);
+        False for ``abs``, listed so that the library crosswalk can name it.
+    color, dash, shape : str, tuple of float, str
+        How every chart draws it (``charts.palette``): hex colour, line ``strokeDash``
+        (``(1, 0)`` is solid) and Vega-Lite point shape.
     """
 
     key: str
@@ -386,6 +419,12 @@ class EstimatorInfo:
     nonnegative: bool
     summary: str
     source: str
+    function: Callable[..., np.ndarray]
+    parameter: Parameter | None
+    compared: bool
+    color: str
+    dash: tuple[float, ...]
+    shape: str
 
     @property
     def unbiased(self) -> bool:
@@ -393,17 +432,25 @@ class EstimatorInfo:
         return self.unbiased_for is not None
 
     def __call__(self, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
-        """Evaluate the estimator; ``lam`` is used only by ``k_lambda``."""
+        """Evaluate the estimator; ``lam`` is used only by one with a :attr:`parameter`."""
         return evaluate(self.key, logr, lam=lam)
 
 
-_FUNCS: dict[str, Callable[..., np.ndarray]] = {
-    "k1": k1,
-    "k2": k2,
-    "k3": k3,
-    "k3_pq": k3_pq,
-    "abs": k_abs,
-}
+# How every chart draws each estimator (read by ``charts.palette``; issue 17).
+#
+# Colours: Okabe–Ito.  Orange and sky blue are Okabe–Ito's darkened by 15 % and 20 %
+# (lightness): the originals have a contrast of only 2.3 against white; every colour here has
+# at least 3:1 (the WCAG minimum for graphics) on white AND on Streamlit's dark background
+# #0E1117 (``tests/app/test_palette.py`` checks it).
+#
+# Dashes: k3, the estimator to use, is the one solid line.  k1 is dotted everywhere,
+# the Estimator Lab included (issue 17): the Lab, the most-viewed page, shows k1, k2 and k3
+# by default, and k1 and k3 have the same target, so their running means run on top of each
+# other; both solid, colour was the only thing telling them apart.  A dotted k1 reads as
+# "the naive, noisy one" and lets the solid k3 show through it.  k2 is long dashes, kλ
+# dash-dot (it sits between k1 and k3), k3_pq short dashes.  Every dash differs from the
+# exact value's black ``charts.palette.REFERENCE_DASH``.
+_SOLID: tuple[float, float] = (1, 0)
 
 ESTIMATORS: dict[str, EstimatorInfo] = {
     e.key: e
@@ -419,6 +466,12 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             nonnegative=False,
             summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
             source=BLOG,
+            function=k1,
+            parameter=None,
+            compared=True,
+            color="#D55E00",  # vermillion: the naive, noisy one
+            dash=(2, 3),
+            shape="circle",
         ),
         EstimatorInfo(
             key="k2",
@@ -432,6 +485,12 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
                        "further away its bias can be large, of either sign."),
             source=BLOG,
+            function=k2,
+            parameter=None,
+            compared=True,
+            color="#0072B2",  # blue
+            dash=(9, 4),
+            shape="square",
         ),
         EstimatorInfo(
             key="k3",
@@ -445,6 +504,12 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
                        "the variance while p is close to q (far away it can add to it)."),
             source=BLOG,
+            function=k3,
+            parameter=None,
+            compared=True,
+            color="#009E73",  # bluish green
+            dash=_SOLID,
+            shape="triangle-up",
         ),
         EstimatorInfo(
             key="k_lambda",
@@ -457,6 +522,12 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             nonnegative=False,
             summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
             source=BLOG,
+            function=k_lambda,
+            parameter=Parameter("lam", "λ", same_as=((0.0, "k1"), (1.0, "k3"))),
+            compared=True,
+            color="#CC79A7",  # reddish purple
+            dash=(9, 3, 2, 3),
+            shape="diamond",
         ),
         EstimatorInfo(
             key="k3_pq",
@@ -469,6 +540,12 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             nonnegative=True,
             summary=N_("The same tangent-gap trick for the other direction, still from samples of q."),
             source=BLOG,
+            function=k3_pq,
+            parameter=None,
+            compared=True,
+            color="#C38700",  # orange (Okabe–Ito #E69F00, darkened)
+            dash=(5, 2),
+            shape="triangle-down",
         ),
         EstimatorInfo(
             key="abs",
@@ -481,9 +558,19 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             nonnegative=True,
             summary=N_("Offered as 'abs' by TRL and verl; its mean is not a KL in either direction."),
             source="TRL and verl kl_penalty='abs'",
+            function=k_abs,
+            parameter=None,
+            compared=False,
+            color="#1E9BE2",  # sky blue (#56B4E9, darkened)
+            dash=(2, 2, 2, 2, 9, 2),
+            shape="cross",
         ),
     )
 }
+
+#: The estimators compared by default, in registry order: the rows of the ``table`` command,
+#: the Estimator Lab's choices and :func:`kl_core.estimation.montecarlo.simulate`'s default keys.
+COMPARED_KEYS: tuple[str, ...] = tuple(k for k, e in ESTIMATORS.items() if e.compared)
 
 
 def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
@@ -496,7 +583,8 @@ def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
     logr : array_like
         :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
     lam : float, default 1.0
-        :math:`\lambda` for ``k_lambda``; ignored by the others.
+        The value of the estimator's :attr:`EstimatorInfo.parameter` (:math:`\lambda` of
+        ``k_lambda``); ignored by the estimators without one.
 
     Returns
     -------
@@ -514,6 +602,7 @@ def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
     """
     if key not in ESTIMATORS:
         raise ValueError(f"key must be one of {sorted(ESTIMATORS)}, got {key!r}")
-    if key == "k_lambda":
-        return k_lambda(logr, lam)
-    return _FUNCS[key](logr)
+    info = ESTIMATORS[key]
+    if info.parameter is not None:
+        return info.function(logr, **{info.parameter.name: lam})
+    return info.function(logr)

@@ -201,9 +201,9 @@ def _divergence_note(name: str, q: Distribution, p: Distribution) -> str:
 def _check_key_lam(key: str, lam: float | None) -> float:
     if key not in est.ESTIMATORS:
         raise ValueError(f"key must be one of {sorted(est.ESTIMATORS)}, got {key!r}")
-    if key == "k_lambda":
+    if est.ESTIMATORS[key].parameter is not None:
         if lam is None:
-            raise ValueError("lam is required for key='k_lambda'")
+            raise ValueError(f"lam is required for key={key!r}")
         return check_finite(lam, "lam")
     return 1.0 if lam is None else check_finite(lam, "lam")
 

@@ -70,7 +70,7 @@ __all__ = [
     "target_of",
 ]
 
-DEFAULT_KEYS: tuple[str, ...] = ("k1", "k2", "k3", "k_lambda", "k3_pq")
+DEFAULT_KEYS: tuple[str, ...] = est.COMPARED_KEYS
 # p95/p99 come from every value up to twice this many, else from a strided
 # subsample of at least this many; a quantile's standard error from 10^6
 # values is far below the precision anyone reads a percentile to.
@@ -677,11 +677,12 @@ def simulate(
 def _evaluate(key: str, logr: np.ndarray, lam: float, done: dict[str, np.ndarray]) -> np.ndarray:
     """Per-sample values of ``key``, reusing an identical array of this chunk."""
     # k_lambda(lam=1) IS k3 and k_lambda(lam=0) IS k1 (estimators.k_lambda
-    # returns exactly those), so the expm1 pass is not paid twice.
-    if key == "k_lambda" and lam == 1.0 and "k3" in done:
-        return done["k3"]
-    if key == "k_lambda" and lam == 0.0 and "k1" in done:
-        return done["k1"]
+    # returns exactly those: Parameter.same_as), so the expm1 pass is not paid twice.
+    parameter = est.ESTIMATORS[key].parameter
+    if parameter is not None:
+        for value, other in parameter.same_as:
+            if lam == value and other in done:
+                return done[other]
     return est.evaluate(key, logr, lam=lam)
 
 

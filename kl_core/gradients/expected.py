@@ -80,7 +80,7 @@ arXiv:2506.09477 (2025).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 
@@ -195,38 +195,40 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 # Coefficients c(x)
 # --------------------------------------------------------------------------- #
+# Derivative in t = log r of each estimator of :mod:`kl_core.estimation.estimators`, and
+# k(t) − k'(t) in closed form (the difference of the two cancels for large t: k3 gives
+# e^t − 1 − t − (e^t − 1) = −t).  ``lam`` is the estimator's parameter (λ of k_lambda);
+# the others ignore it.  Overflow gives inf.
+_DK_DT: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+    "k1": lambda t, lam: np.full_like(t, -1.0),
+    "k2": lambda t, lam: t.copy(),
+    "k3": lambda t, lam: np.expm1(t),
+    "k3_pq": lambda t, lam: t * np.exp(t),
+    "abs": lambda t, lam: np.sign(t),
+    "k_lambda": lambda t, lam: lam * np.exp(t) - 1.0,
+}
+_K_MINUS_DK: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+    "k1": lambda t, lam: 1.0 - t,
+    "k2": lambda t, lam: 0.5 * t * t - t,
+    "k3": lambda t, lam: -t,
+    "k3_pq": lambda t, lam: -np.expm1(t),
+    "abs": lambda t, lam: np.abs(t) - np.sign(t),
+    "k_lambda": lambda t, lam: (1.0 - lam) - t,
+}
+
+
 def _dk_dt(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
     """Derivative in t = log r of the estimator ``key`` of :mod:`kl_core.estimation.estimators` (overflow gives inf)."""
-    if key == "k1":
-        return np.full_like(t, -1.0)
-    if key == "k2":
-        return t.copy()
-    if key == "k3":
-        return np.expm1(t)
-    if key == "k3_pq":
-        return t * np.exp(t)
-    if key == "abs":
-        return np.sign(t)
-    if key == "k_lambda":
-        return lam * np.exp(t) - 1.0
-    raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+    if key not in _DK_DT:
+        raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+    return _DK_DT[key](t, lam)
 
 
 def _k_minus_dk(key: str, t: np.ndarray, lam: float = 1.0) -> np.ndarray:
     """k(t) − k'(t) in closed form: the difference of the two cancels for large t (k3: e^t − 1 − t − (e^t − 1) = −t)."""
-    if key == "k1":
-        return 1.0 - t
-    if key == "k2":
-        return 0.5 * t * t - t
-    if key == "k3":
-        return -t
-    if key == "k3_pq":
-        return -np.expm1(t)
-    if key == "abs":
-        return np.abs(t) - np.sign(t)
-    if key == "k_lambda":
-        return (1.0 - lam) - t
-    raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+    if key not in _K_MINUS_DK:
+        raise ValueError(f"key must be one of {sorted(estimators.ESTIMATORS)}, got {key!r}")
+    return _K_MINUS_DK[key](t, lam)
 
 
 def _inside(x: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
@@ -239,8 +241,11 @@ def _inside(x: np.ndarray, bounds: tuple[float, float] | None) -> np.ndarray:
 def _basic_coef(key: str, t: np.ndarray, lam: float) -> np.ndarray:
     if key == "k1_score":
         return estimators.k1(t)
-    if key == "k_lambda":  # sg(k_λ)·∇log π + ∇k_λ: c = k_λ − ∂_t k_λ = 1 − λ − t
-        return _k_minus_dk("k_lambda", t, lam)
+    info = estimators.ESTIMATORS.get(key)
+    if info is not None and info.parameter is not None:
+        # an estimator with a parameter enters as sg(k)·∇log π + ∇k (k_λ: the score-function
+        # form of the control variate): c = k − ∂_t k = 1 − λ − t for k_λ
+        return _k_minus_dk(key, t, lam)
     return -_dk_dt(key, t)
 
 

@@ -180,7 +180,7 @@ def estimator_mean_line(key: str, lam: float) -> str:
     """The estimator's summary and what its mean is, under its formula."""
     info = ESTIMATORS[key]
     summary = _(info.summary)
-    if key == "k_lambda":
+    if info.parameter is not None:
         summary = _("{summary} Here λ = {lam:g}.").format(summary=summary, lam=lam)
     if info.unbiased_for:
         mean = _("Its mean: {target} exactly.").format(target=f"${info.estimates_latex}$")

@@ -282,3 +282,12 @@ def test_styles_cover_every_estimator_and_differ():
     assert scales["shape"]["range"] == ["circle", "triangle-right"]
     with pytest.raises(ValueError, match="domain and keys"):
         palette.scales(["a"], ["k1", "k2"])
+
+
+def test_each_estimator_look_is_declared_once_in_the_registry():
+    """The palette reads every estimator's look from its registry entry, in registry order:
+    a new estimator brings its colour, dash and shape along; nothing else lists them."""
+    assert list(palette.STYLES) == [*ESTIMATORS, "rb"]
+    for key, info in ESTIMATORS.items():
+        assert palette.STYLES[key] == palette.EstimatorStyle(info.color, info.dash, info.shape)
+        assert palette.COLORS[key] == info.color

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from kl_core.cli import main as cli
+from kl_core.cli._common import Command
+from kl_core.cli.table import TABLE_KEYS
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.exact import estimator_moments, kl, lambda_star, optimal_lambda
@@ -57,7 +59,7 @@ def test_table_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
     n = 20_000
     data = _json(["table", "--n", str(n), "--seed", "3", "--json"], capsys)
     assert set(data) == {"true_kl", "rows", "optimal_lambda"}
-    assert [r["estimator"] for r in data["rows"]] == list(cli.TABLE_KEYS)
+    assert [r["estimator"] for r in data["rows"]] == list(TABLE_KEYS)
     q, p = SCHULMAN_2020[0].q, SCHULMAN_2020[0].p  # the defaults are his first experiment
     assert data["true_kl"] == kl(q, p)
     assert data["optimal_lambda"] == optimal_lambda(q, p)
@@ -416,6 +418,40 @@ def test_a_command_is_added_with_one_registration_line(
     assert (code, out.strip()) == (0, "normal(1,1)")
     code, _, err = _run(["hello", "--p", "normal(0,0)"], capsys)
     assert code == 2 and err.startswith("error: spec 'normal(0,0)'")
+
+
+def test_a_command_module_is_one_register_helper_call(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def arguments(sp) -> None:
+        cli.add_pair_arguments(sp, "normal(0,1)", "normal(2,1)")
+
+    mod = types.ModuleType("kl_fake_command2")
+    mod.register = Command(
+        name="hello2",
+        help="say hello",
+        description="Say the target's spec.",
+        arguments=arguments,
+        handler=lambda args: print(cli.parse_pair(args)[1].spec) or 0,
+    )
+    monkeypatch.setitem(sys.modules, "kl_fake_command2", mod)
+    monkeypatch.setattr(cli, "SUBCOMMANDS", (*cli.SUBCOMMANDS, "kl_fake_command2:register"))
+    code, out, _ = _run(["hello2"], capsys)
+    assert (code, out.strip()) == (0, "normal(2,1)")
+    code, out, _ = _run(["hello2", "--help"], capsys)
+    assert code == 0 and "Say the target's spec." in out and "--q SPEC" in out
+
+
+def test_every_command_registers_through_the_one_helper() -> None:
+    import importlib
+
+    names = []
+    for entry in cli.SUBCOMMANDS:
+        module, _, attr = entry.partition(":")
+        register = getattr(importlib.import_module(module), attr)
+        assert isinstance(register, Command), entry
+        names.append(register.name)
+    assert names == ["table", "kl", "audit", "sequence", "grad", "doctor", "quiz"]
 
 
 def test_json_value() -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kl_core.estimation import estimators as est
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.estimators import (
+    COMPARED_KEYS,
     ESTIMATORS,
     bregman,
     evaluate,
@@ -398,7 +399,7 @@ def test_registry_metadata_is_complete(key):
 def test_nonnegative_flag_matches_the_values(key):
     """``nonnegative`` is True exactly when no sample value is < 0 (k_lambda at λ ≠ 1 can be)."""
     t = np.concatenate([np.linspace(-30.0, 30.0, 601), [-1e-6, 1e-6]])
-    lam = 0.5 if key == "k_lambda" else 1.0
+    lam = 0.5 if ESTIMATORS[key].parameter is not None else 1.0
     has_negative = bool((evaluate(key, t, lam=lam) < 0).any())
     assert ESTIMATORS[key].nonnegative == (not has_negative)
 
@@ -414,6 +415,39 @@ def test_unbiased_flags_are_the_schulman_ones():
         "abs": (None, True),
     }
     assert ESTIMATORS["k2"].divergence == "k2"
+
+
+def test_only_k_lambda_declares_a_parameter_and_its_same_as_values_hold():
+    """The registry, not a name test, says which estimator takes λ, and where it IS another one."""
+    assert [k for k, e in ESTIMATORS.items() if e.parameter is not None] == ["k_lambda"]
+    par = ESTIMATORS["k_lambda"].parameter
+    assert (par.name, par.symbol) == ("lam", "λ")
+    t = np.linspace(-30.0, 30.0, 601)
+    assert dict(par.same_as) == {0.0: "k1", 1.0: "k3"}
+    for value, other in par.same_as:  # the Monte Carlo engine reuses the other's array
+        np.testing.assert_array_equal(evaluate("k_lambda", t, lam=value), evaluate(other, t))
+
+
+@pytest.mark.parametrize("key", sorted(ESTIMATORS))
+def test_registry_function_is_the_public_function(key):
+    info = ESTIMATORS[key]
+    assert info.function is getattr(est, "k_abs" if key == "abs" else key)
+    t = np.linspace(-3.0, 3.0, 13)
+    kwargs = {} if info.parameter is None else {info.parameter.name: 0.25}
+    np.testing.assert_array_equal(info.function(t, **kwargs), evaluate(key, t, lam=0.25))
+
+
+def test_compared_keys_are_the_registry_order_without_abs():
+    assert COMPARED_KEYS == ("k1", "k2", "k3", "k_lambda", "k3_pq")
+    assert COMPARED_KEYS == tuple(k for k in ESTIMATORS if k != "abs")
+
+
+def test_every_estimator_declares_a_distinct_look():
+    looks = [(e.color.upper(), tuple(e.dash), e.shape) for e in ESTIMATORS.values()]
+    for color, dash, shape in looks:
+        assert len(color) == 7 and color.startswith("#") and dash and shape
+    for i, name in enumerate(("colour", "dash", "shape")):
+        assert len({look[i] for look in looks}) == len(looks), f"two estimators share a {name}"
 
 
 # ------------------------------------------------------------ bad input

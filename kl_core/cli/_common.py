@@ -1,0 +1,206 @@
+"""What the commands of ``python -m kl_core`` share: the one register helper and small utilities.
+
+A command is one module of :mod:`kl_core.cli` that ends with
+
+.. code-block:: python
+
+    register = Command(name=..., help=..., description=..., arguments=_arguments, handler=run_x)
+
+and is named ``"kl_core.cli.x:register"`` in :data:`kl_core.cli.main.SUBCOMMANDS`.  A handler
+prints its output and returns the exit code; a ``ValueError`` it raises becomes one
+``error: ...`` line on stderr and exit code 2.
+
+Registration must stay cheap: every run registers every command, ``--help`` included.  This
+module imports only the standard library; so must a command module at its top, numpy aside
+where it needs it, with scipy, pandas and pyarrow (and ``kl_core`` modules that import them)
+imported inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kl_core.estimation.distributions import Distribution
+
+__all__ = [
+    "Command",
+    "add_pair_arguments",
+    "count",
+    "dumps",
+    "fmt",
+    "json_value",
+    "one_line",
+    "parse_pair",
+    "text_table",
+]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, its two texts, its arguments and its handler.
+
+    Attributes
+    ----------
+    name : str
+        The command, e.g. ``"table"``.
+    help : str
+        Its line in ``python -m kl_core --help``.
+    description : str
+        The paragraph of its own ``--help``.
+    arguments : callable
+        Adds the command's arguments to its parser.
+    handler : callable
+        Runs the command on the parsed arguments and returns the exit code.
+    """
+
+    name: str
+    help: str
+    description: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: Callable[[argparse.Namespace], int]
+
+    def __call__(self, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        """Register the command: its parser, its arguments and its handler.
+
+        Parameters
+        ----------
+        subparsers : argparse._SubParsersAction
+            The ``python -m kl_core`` subcommand collection.
+
+        Returns
+        -------
+        argparse.ArgumentParser
+            The command's parser, registered in place.
+        """
+        sp = subparsers.add_parser(self.name, help=self.help, description=self.description)
+        self.arguments(sp)
+        sp.set_defaults(handler=self.handler)
+        return sp
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace made one space."""
+    return " ".join(str(text).split())
+
+
+def count(text: str) -> int:
+    """A sample count: ``10000000``, ``10_000_000`` or ``1e7``."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 1e6, got {text!r}"
+        ) from None
+    if not (math.isfinite(value) and value.is_integer() and value >= 1):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return int(value)
+
+
+def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
+    """Add ``--q`` and ``--p`` distribution specs with the given defaults.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The subcommand's parser.
+    q, p : str
+        Default specs of the sampler and the target.
+
+    Returns
+    -------
+    None
+        The arguments are added to ``parser`` in place.
+    """
+    specs = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
+    parser.add_argument(
+        "--q", default=q, metavar="SPEC", help=f"sampler q (default {q}); one of {specs}"
+    )
+    parser.add_argument("--p", default=p, metavar="SPEC", help=f"target p (default {p})")
+
+
+def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
+    """Parse ``args.q`` and ``args.p``; ``ValueError`` with a one-line reason if they are bad.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed arguments with ``q`` and ``p`` spec strings.
+
+    Returns
+    -------
+    tuple of Distribution
+        ``(q, p)``, of the same kind (both continuous or both categorical).
+    """
+    from kl_core.estimation.distributions import parse
+
+    q, p = parse(args.q), parse(args.p)
+    if q.discrete != p.discrete:
+        raise ValueError(
+            f"q {q.spec} and p {p.spec} must both be continuous or both be categorical"
+        )
+    return q, p
+
+
+def json_value(x: Any) -> Any:
+    """A value as strict JSON: ``inf`` → ``"inf"``, ``-inf`` → ``"-inf"``, nan → None.
+
+    Parameters
+    ----------
+    x : Any
+        A float, or a dict, list or tuple of them (converted recursively).
+
+    Returns
+    -------
+    Any
+        The same structure with non-finite floats replaced.
+
+    Examples
+    --------
+    >>> json_value(float("inf")), json_value(float("nan")), json_value(0.5)
+    ('inf', None, 0.5)
+    """
+    if isinstance(x, dict):
+        return {k: json_value(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [json_value(v) for v in x]
+    if isinstance(x, float):
+        if math.isnan(x):
+            return None
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+    return x
+
+
+def dumps(obj: Any) -> str:
+    """``obj`` as indented strict JSON (:func:`json_value`), non-ASCII kept."""
+    return json.dumps(json_value(obj), indent=2, allow_nan=False, ensure_ascii=False)
+
+
+def fmt(x: float | None, spec: str = ".6g") -> str:
+    """A number for the human table: — for missing or nan, inf spelled out."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return format(x, spec)
+
+
+def text_table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]
+) -> list[str]:
+    """Aligned text columns."""
+    widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [
+            c.rjust(w) if rj else c.ljust(w) for c, w, rj in zip(cells, widths, right, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    return [line(header), line(["-" * w for w in widths]), *(line(r) for r in rows)]

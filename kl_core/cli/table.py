@@ -1,0 +1,284 @@
+r"""The ``table`` command: Schulman's bias/true and stdev/true table, Monte Carlo beside exact.
+
+``python -m kl_core table [--q SPEC] [--p SPEC] [--n 1e7] [--seed 0] [--lam 1] [--exact-only] [--json]``
+
+For each estimator of :data:`TABLE_KEYS` (the registry's compared estimators,
+:data:`kl_core.estimation.estimators.COMPARED_KEYS`), its bias/true and stdev/true from ``--n``
+samples of ``q`` and exactly, plus the true KL and the variance-optimal :math:`\lambda^*`.  The
+defaults reproduce his first table (:math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(0.1,1)`,
+10 million samples).
+
+Source: J. Schulman, "Approximating KL Divergence" (2020),
+http://joschu.net/blog/kl-approx.html.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from typing import TYPE_CHECKING, Any
+
+from kl_core.cli._common import (
+    Command,
+    add_pair_arguments,
+    count,
+    dumps,
+    fmt,
+    parse_pair,
+    text_table,
+)
+from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
+
+if TYPE_CHECKING:
+    from kl_core.estimation.distributions import Distribution
+
+__all__ = ["TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
+
+#: The estimators of the table, in order.
+TABLE_KEYS: tuple[str, ...] = COMPARED_KEYS
+# The fields of one row of `table --json`, in order.
+TABLE_JSON_FIELDS: tuple[str, ...] = (
+    "estimator",
+    "mc_mean",
+    "mc_bias_over_true",
+    "mc_std_over_true",
+    "exact_mean",
+    "exact_bias_over_true",
+    "exact_std_over_true",
+    "neg_fraction",
+    "se_reliable",
+    "note",
+)
+
+
+def _arguments(sp: argparse.ArgumentParser) -> None:
+    add_pair_arguments(sp, "normal(0,1)", "normal(0.1,1)")
+    sp.add_argument("--n", type=count, default=10_000_000, help="samples (default 1e7)")
+    sp.add_argument("--seed", type=int, default=0, help="seed of numpy's default_rng (default 0)")
+    sp.add_argument("--lam", type=float, default=1.0, help="λ of k_lambda (default 1)")
+    sp.add_argument("--exact-only", action="store_true", help="no sampling: exact columns only")
+    sp.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def table_rows(
+    q: Distribution,
+    p: Distribution,
+    n: int,
+    seed: int = 0,
+    lam: float = 1.0,
+    exact_only: bool = False,
+) -> tuple[float, float, float, list[dict[str, Any]]]:
+    r"""The figures behind ``table``: true KLs, :math:`\lambda^*`, one dict per estimator.
+
+    For each key of :data:`TABLE_KEYS`, with KL the estimator's target
+    (:func:`kl_core.estimation.montecarlo.target_of`):
+
+    .. math:: \text{bias/true} = \frac{\mu - \mathrm{KL}}{\mathrm{KL}}, \qquad
+              \text{stdev/true} = \frac{\sigma}{\mathrm{KL}},
+
+    with :math:`\mu, \sigma` from :func:`kl_core.estimation.montecarlo.simulate` (``mc_*``)
+    and from :func:`kl_core.estimation.exact.estimator_moments` (``exact_*``).
+
+    Parameters
+    ----------
+    q, p : Distribution
+        Sampler and target.
+    n : int
+        Monte Carlo samples.
+    seed : int, default 0
+        Seed of ``np.random.default_rng``.
+    lam : float, default 1.0
+        :math:`\lambda` of ``k_lambda``.
+    exact_only : bool, default False
+        Skip the sampling; the ``mc_*`` fields and ``neg_fraction`` are None.
+
+    Returns
+    -------
+    tuple
+        ``(KL[q,p], KL[p,q], λ*, rows)``, λ* None where it does not exist
+        (:func:`kl_core.estimation.exact.lambda_star`); each row holds the
+        :data:`TABLE_JSON_FIELDS` plus the display fields ``name``,
+        ``target_name`` and ``mc_se_over_true``.  ``se_reliable`` says whether
+        a ±SE from ``n`` samples can be trusted
+        (:func:`kl_core.estimation.reliability.error_bar_check`, also with
+        ``exact_only``); ``note`` says why not, or why a moment is infinite.
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    """
+    from kl_core.estimation.exact import estimator_moments, kl, optimal_lambda
+    from kl_core.estimation.montecarlo import ratio_to_target, simulate, target_of
+    from kl_core.estimation.reliability import error_bar_check
+
+    true_kl, true_kl_pq = kl(q, p), kl(p, q)
+    lam_star = optimal_lambda(q, p)
+    sim = (
+        None
+        if exact_only
+        else simulate(q, p, n, seed=seed, lam=lam, keys=TABLE_KEYS, percentiles=False)
+    )
+    rows = []
+    for key in TABLE_KEYS:
+        target_name, target = target_of(key, true_kl, true_kl_pq)
+        key_lam = lam if ESTIMATORS[key].parameter is not None else None
+        m = estimator_moments(key, q, p, lam=key_lam)
+        check = error_bar_check(key, q, p, n, lam=key_lam, moments=m)
+        exact_bias = ratio_to_target(m.mean - target, target) if math.isfinite(m.mean) else math.nan
+        row: dict[str, Any] = {
+            "estimator": key,
+            "mc_mean": None,
+            "mc_bias_over_true": None,
+            "mc_std_over_true": None,
+            "exact_mean": m.mean,
+            "exact_bias_over_true": exact_bias,
+            "exact_std_over_true": ratio_to_target(m.std, target),
+            "neg_fraction": None,
+            "se_reliable": check.reliable,
+            "note": check.note or m.note,
+        }
+        row.update(
+            name=ESTIMATORS[key].name,
+            target_name=target_name,
+            mc_se_over_true=None,
+        )
+        if sim is not None:
+            s = sim[key]
+            row.update(
+                mc_mean=s.mean,
+                mc_bias_over_true=s.bias_over_true,
+                mc_std_over_true=s.std_over_true,
+                neg_fraction=s.neg_fraction,
+            )
+            row["mc_se_over_true"] = ratio_to_target(s.se, target)
+        rows.append(row)
+    return true_kl, true_kl_pq, lam_star, rows
+
+
+def run_table(args: argparse.Namespace) -> int:
+    """Handler of ``table``: print its output, as text or with ``--json`` as JSON.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed arguments of ``python -m kl_core table``.
+
+    Returns
+    -------
+    int
+        The exit code, 0.
+    """
+    from kl_core.estimation.exact import lambda_star
+    from kl_core.estimation.published import match_published
+
+    q, p = parse_pair(args)
+    true_kl, true_kl_pq, lam_star, rows = table_rows(
+        q, p, args.n, args.seed, args.lam, args.exact_only
+    )
+    if args.json:
+        out = {
+            "true_kl": true_kl,
+            "rows": [{k: r[k] for k in TABLE_JSON_FIELDS} for r in rows],
+            "optimal_lambda": lam_star,
+        }
+        print(dumps(out))
+        return 0
+
+    pub = match_published(q, p)
+    print(f"q = {q.name}   p = {p.name}   (x ~ q, r = p(x)/q(x))")
+    truth = f"KL[q,p] = {fmt(true_kl, '.6g')}"
+    if pub is not None:
+        truth += f" (Schulman: {pub.true_kl_text})"
+    star = "undefined" if lam_star is None else fmt(lam_star, ".6g")
+    print(f"{truth}   KL[p,q] = {fmt(true_kl_pq, '.6g')}   optimal λ* = {star}")
+    if args.exact_only:
+        print("exact values only (--exact-only): no sampling")
+    else:
+        print(f"Monte Carlo: n = {args.n:,} samples of q, seed {args.seed}")
+    print()
+
+    mc = not args.exact_only
+    # (title, cell function, right-aligned); MC columns only when sampling happened
+    columns: list[tuple[str, Any, bool]] = [
+        ("estimator", lambda r, label, pr: label, False),
+        ("vs", lambda r, label, pr: r["target_name"], False),
+    ]
+    if mc:
+        columns += [
+            ("bias/true MC", lambda r, label, pr: fmt(r["mc_bias_over_true"], "+.4f"), True),
+            ("± SE", lambda r, label, pr: _se_cell(r), True),
+        ]
+    columns.append(
+        (
+            "bias/true exact" if not mc else "exact",
+            lambda r, label, pr: fmt(r["exact_bias_over_true"], "+.4f"),
+            True,
+        )
+    )
+    if pub is not None:
+        columns.append(("Schulman", lambda r, label, pr: pr.bias_text if pr else "", True))
+    if mc:
+        columns.append(
+            ("stdev/true MC", lambda r, label, pr: fmt(r["mc_std_over_true"], ".4f"), True)
+        )
+    columns.append(
+        (
+            "stdev/true exact" if not mc else "exact",
+            lambda r, label, pr: fmt(r["exact_std_over_true"], ".4f"),
+            True,
+        )
+    )
+    if pub is not None:
+        columns.append(("Schulman", lambda r, label, pr: pr.std_text if pr else "", True))
+    if mc:
+        columns.append(("P(k<0) MC", lambda r, label, pr: fmt(r["neg_fraction"], ".2%"), True))
+
+    body = []
+    for r in rows:
+        parameter = ESTIMATORS[r["estimator"]].parameter
+        label = r["name"] + (f" ({parameter.symbol}={args.lam:g})" if parameter is not None else "")
+        pr = pub.row(r["estimator"]) if pub is not None else None
+        body.append([cell(r, label, pr) for _, cell, _ in columns])
+    header = [title for title, _, _ in columns]
+    right = [rj for _, _, rj in columns]
+    for line in text_table(header, body, right):
+        print(line)
+    print()
+    print("bias/true = (mean − KL)/KL; stdev/true = per-sample standard deviation / KL.")
+    if mc:
+        print("± SE = standard error of the MC mean / KL.")
+        if not all(r["se_reliable"] for r in rows):
+            print("! = that ± SE cannot be trusted: see its note below.")
+    print(
+        "k2 is biased (its mean is E_q[½ log² r]) but, as in Schulman's table, compared with KL[q,p]."
+    )
+    if pub is not None:
+        print(
+            "Schulman: J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
+        )
+    if lam_star is None:
+        print(f"note (λ*): {lambda_star(q, p).note}")
+    for r in rows:
+        if r["note"]:
+            print(f"note ({r['estimator']}): {r['note']}")
+    return 0
+
+
+def _se_cell(row: dict[str, Any]) -> str:
+    """The ± SE cell, marked ! where the error bar cannot be trusted."""
+    text = fmt(row["mc_se_over_true"], ".4f")
+    return text if row["se_reliable"] else f"{text} !"
+
+
+register = Command(
+    name="table",
+    help="Schulman's bias/true and stdev/true table, Monte Carlo beside exact",
+    description=(
+        "For x ~ q and r = p(x)/q(x), print each estimator's bias/true and stdev/true "
+        "(per-sample standard deviation over the true KL, as in Schulman's table), from "
+        "n Monte Carlo samples and exactly. k1, k2, k3 and k_lambda are compared with "
+        "KL[q,p]; k3_pq with KL[p,q]. Defaults reproduce Schulman's first experiment."
+    ),
+    arguments=_arguments,
+    handler=run_table,
+)
