@@ -415,18 +415,18 @@ def fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
 #: Core error templates that speak of the command line, and the page's words for them (same placeholders).
 WEB_ERRORS: dict[str, str] = {
     "the doctor cannot tell which library this is for: no setting of "
-    "{libraries} was found; pass --library verl, openrlhf or trl": N_(
+    "{libraries} was found; pass --library verl, openrlhf or trl": N_(  # i18n: ok (the key: the core's English template, matched)
         "the doctor cannot tell which library this is for: no setting of {libraries} was found. Choose the "
         "library under **Library** above, or check that this is a launch script or config of a training run."),
     "this runs {script}, a script of its own, and its command line gives no setting the doctor "
     "knows ({flags}): its settings come from the script itself or a config it reads; give the "
-    "doctor that file": N_(
+    "doctor that file": N_(  # i18n: ok (the key: the core's English template, matched)
         "this runs {script}, a script of its own, and its command line gives no setting the doctor knows "
         "({flags}): its settings come from the script itself or a config it reads. Paste that file in the box "
         "or upload it."),
     "the Python builds its config with {built} on line {line}: its settings come from the command "
     "line or a YAML file given with --config, not from this file, and its docstring shows no launch "
-    "command; give the doctor that command or YAML": N_(
+    "command; give the doctor that command or YAML": N_(  # i18n: ok (the key: the core's English template, matched)
         "the Python builds its config with {built} on line {line}: its settings come from the command line or "
         "a YAML file the script is given, not from this file, and its docstring shows no launch command. Paste "
         "that command or YAML in the box."),

@@ -291,7 +291,7 @@ def test_every_fix_of_every_example_and_real_script_has_a_cost_that_fits_it():
             # the cost of giving up several optimizer steps per batch only with a fix that does that
             assert ("single optimizer step" in cost) == (any(k in off_keys and "async" not in k for k in keys)
                                                         and w.code not in ("KL_OFF", "KL_SETTING_UNUSED")), (w.fix, cost)
-            assert ("importance weight" in cost) == ("bias_correction" in w.fix or "unbiased_gradient" in w.fix
+            assert ("multiplied by the importance weight" in cost) == ("bias_correction" in w.fix or "unbiased_gradient" in w.fix
                                                      ) or w.code in ("KL_OFF", "KL_SETTING_UNUSED"), (w.fix, cost)
         for fix, _codes in notes.fix_groups(d):
             assert notes.fix_group_cost(d, fix)
