@@ -207,3 +207,25 @@ def test_pasting_over_an_example_leaves_no_example_highlighted(app_url, new_page
     assert "OpenRLHF" not in labels[:1] and "Your own" in labels, labels
     error = page.locator("[data-testid='stAlert']").inner_text()
     assert "--library" not in error and "openrlhf_dapo_hybrid.sh" not in error
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (390, 844)], ids=["1280", "390"])
+def test_the_reward_sum_is_stacked_and_never_cut(app_url, chromium, size):
+    """OpenRLHF's per-token reward and its sum, side by side, were cut at "= R_i −" at 1280 px: now one per line."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "data" / "doctor_examples" / "openrlhf_ppo_hybrid.sh").read_text()
+    context = chromium.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/config-doctor?ex=Your%20own")
+        page.wait_for_selector("[data-testid='stTextArea'] textarea")
+        _paste(page, text, "OFF_POLICY_UNCORRECTED")
+        formulas = [b for b in page.evaluate(_BOXES) if b["kind"] == "formula"]
+        assert any("𝑅" in b["text"] for b in formulas), formulas  # KaTeX writes R_i in math italic
+        for b in formulas:
+            assert b["scroll"] <= b["client"] + 1 or b["scrolls"], b
+        codes = [b for b in page.evaluate(_BOXES) if b["kind"] == "code"]
+        assert all(b["scroll"] <= b["client"] + 1 for b in codes), codes
+    finally:
+        context.close()
