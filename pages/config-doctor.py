@@ -23,6 +23,16 @@ from lab.notes import config_doctor as notes
 from lab.pages import page_by_url
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
+
+
+def follow_the_box(example: str) -> None:
+    """The text area's on_change: an edited example becomes "Your own" text, and the selector follows."""
+    key = "cfg_{ex}".format(ex=example)
+    if example != "own" and st.session_state[key] != notes.example_text(example):
+        st.session_state["cfg_own"] = st.session_state.pop(key)  # the example keeps its own text for later
+        state.set_values(ex="own")
+
+
 st.title(_("Config doctor"))
 st.markdown(_(notes.INTRO))
 
@@ -52,7 +62,7 @@ paste_tab, upload_tab = st.tabs([_(":material/edit_note: Paste"), _(":material/u
 with paste_tab:
     text = st.text_area(
         _("Launch script or config"), value=notes.example_text(example), height=170,
-        key="cfg_{ex}".format(ex=example),
+        key="cfg_{ex}".format(ex=example), on_change=follow_the_box, args=(example,),
         placeholder="python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True …",  # i18n: ok
         help=_("Shell scripts are read, not run: the script's own variables and arrays are substituted, "
                "anything it would compute is reported as not literal."),
@@ -78,7 +88,7 @@ if not str(data).strip():
 try:
     d = cache.diagnose(data, None if library == "auto" else library, name, None if release == "auto" else release)
 except UnreadableInput as exc:
-    ui.fail(_("**The doctor can't read this.** {why}").format(why=ui.error_text(exc)))
+    ui.fail(_("**The doctor can't read this.** {why}").format(why=notes.error_text(exc)))
 except ValueError:  # a release of another library than the text's
     ui.fail(_("**{release} is not a release of this text's library.** Choose Infer, Latest or one of its "
               "releases.").format(release=notes.RELEASES[release]))
@@ -88,8 +98,9 @@ st.header(notes.headline(d))
 with ui.card("verdict"):
     st.markdown("  \n".join(notes.summary_lines(d)))
     for fix, codes in notes.fix_groups(d):
-        st.markdown(_("**Change** · removes {codes}").format(codes=", ".join(codes)))
-        st.code(fix, language=notes.fix_language(d))
+        st.markdown(notes.fix_heading(codes))
+        st.code(fix, language=notes.fix_language(d), wrap_lines=True)
+        st.caption(notes.fix_group_cost(d, fix))
 st.markdown(notes.read_line(d))
 if line := notes.release_line(d):
     st.markdown(line)
@@ -102,14 +113,14 @@ for i, u in enumerate(d.kl_uses):
     with ui.card(f"use-{i}"):
         st.subheader(notes.use_title(d, u))
         st.markdown(_("**Per token, the library computes**"))
-        ui.formula(u.entry.formula_latex)
+        ui.formula(notes.stacked(u.entry.formula_latex))
         formula_col, facts_col = st.columns([1, 1], gap="large")
         with formula_col:
-            st.code(u.entry.library_formula.strip("\n"), language="python")
+            st.code(u.entry.library_formula.strip("\n"), language="python", wrap_lines=True)
         with facts_col:
             st.markdown("\n".join("- " + fact for fact in notes.use_facts(d, u)))
             if u.aggregation is not None:
-                ui.formula(u.aggregation.formula)
+                ui.formula(notes.stacked(u.aggregation.formula))
         ui.chart(pull_chart(cache.pull_curve(u.entry.library, u.option, u.where), estimator_key=u.estimator,
                             option_label="{o} ({w})".format(o=u.option, w=u.where)),
                  name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
@@ -136,7 +147,8 @@ for i, w in enumerate(d.warnings):
         st.markdown(":material/warning: " + notes.warning_title(w))
         if w.fix:
             st.markdown(_("**Change** (checked: the doctor finds the warning gone with it)"))
-            st.code(w.fix, language=notes.fix_language(d))
+            st.code(w.fix, language=notes.fix_language(d), wrap_lines=True)
+            st.caption(notes.fix_cost(d, w))
         else:
             st.caption(notes.no_fix_text(d, w))
 

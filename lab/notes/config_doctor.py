@@ -25,7 +25,9 @@ from kl_core.doctor.diagnosis import (
     other_release_words,
     render_changes,
 )
+from kl_core.doctor.parse import UnreadableInput
 from kl_core.doctor.releases import eras
+from kl_core.validation import Message
 from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
@@ -62,6 +64,13 @@ __all__ = [
     "use_facts",
     "use_title",
     "warning_title",
+    "WARNING_TITLES",
+    "error_text",
+    "fix_cost",
+    "fix_heading",
+    "stacked",
+    "fix_group_cost",
+    "plain_title",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -278,9 +287,183 @@ def gradients_query(u: KLUse) -> dict[str, str] | None:
     return {OPTION_KEY: entry_name(u.entry)}
 
 
+#: Each warning code in plain words: the bold title of its box (the code itself is shown small beside it).
+#: Each title must hold for every message the core gives with that code (see its ``_warn`` calls).
+WARNING_TITLES: dict[str, str] = {
+    "KL_OFF": N_("A KL penalty that is switched off"),
+    "KL_SETTING_UNUSED": N_("A KL setting that has no effect"),
+    "ZERO_GRAD_LOSS": N_("The KL loss does not pull the policy back"),
+    "ZERO_GRAD_REWARD": N_("The KL reward does not pull the policy back"),
+    "FORWARD_KL_GRAD": N_("The gradient is the other KL direction's"),
+    "MIXED_GRAD": N_("The gradient is neither KL's"),
+    "KL_TWICE": N_("The KL is paid twice, in the reward and in the loss"),
+    "CLAMP_HIDES_DRIFT": N_("A clamp hides the tokens that drift most"),
+    "OFF_POLICY_UNCORRECTED": N_("Later steps on a batch bias the KL gradient"),
+    "NEGATIVE_COEF": N_("A negative KL coefficient rewards drifting away"),
+    "UNKNOWN_OPTION": N_("A KL option this release does not have"),
+    "NOT_LITERAL": N_("A value the doctor cannot read"),
+    "LEGACY_TRAINER": N_("A trainer the current release no longer ships"),
+    "SEQUENCE_LEVEL_KL_WEIGHT": N_("The KL's bias correction uses a whole-sequence weight"),
+}
+
+
+def plain_title(code: str) -> str:
+    """A warning code in plain words, in the run's language (the code itself for a code not in the table)."""
+    return _(WARNING_TITLES[code]) if code in WARNING_TITLES else code
+
+
 def warning_title(w: DoctorWarning) -> str:
-    """The bold first words of a warning box."""
-    return "**{code}** · {message}".format(code=w.code, message=typeset(message(w.message)))
+    """The first lines of a warning box: its title in plain words, the code small beside it, then the core's text."""
+    return "**{title}** :small[`{code}`]  \n{message}".format(
+        title=plain_title(w.code), code=w.code, message=typeset(message(w.message)))
+
+
+def fix_heading(codes: list[str]) -> str:
+    """The line over a fix in the verdict card: what it removes, in plain words."""
+    return _("**Change** · removes: {what}").format(what=_("; ").join(plain_title(c)
+                                                                      for c in codes))
+
+
+# ------------------------------------------------------------------ what each fix costs
+_COST_OFF_POLICY = N_(
+    "**Cost:** each batch of samples then feeds a single optimizer step instead of several, so the run makes "
+    "fewer updates per rollout and spends more time generating for the same number of updates.")
+_COST_ASYNC = N_(
+    "**Cost:** the next rollout is no longer generated while the policy trains: each step waits for "
+    "generation, so the run is slower.")
+_COST_WEIGHT = N_(
+    "**Trade-off:** each token's KL gradient is multiplied by the importance weight π_θ/π_old: exact "
+    "in expectation, but noisier once the policy has moved away from the one that sampled the batch.")
+_COST_SAME_VALUE = N_(
+    "**Trade-off:** the logged value is the same estimator ({est}), so its curves stay comparable with earlier "
+    "runs; only the gradient changes, so a coefficient tuned with the old gradient may need retuning.")
+_COST_NEW_VALUE = N_(
+    "**Trade-off:** the logged KL becomes {new} instead of {old}: its curves are not comparable with earlier "
+    "runs, and a coefficient tuned with the old term may need retuning.")
+_COST_ENABLE = N_(
+    "**Trade-off:** a KL term holds the policy near the reference, so it also slows how far training can move it "
+    "(the reason some recipes drop it), and it needs the reference model's log-probabilities for every token.")
+_COST_UNUSED = N_(
+    "**Trade-off:** this turns the KL term on. If you meant it off, delete the setting instead: training "
+    "stays as it is.")
+_COST_TWICE = N_(
+    "**Trade-off:** the run keeps one KL term, so the total penalty is smaller; its coefficient was chosen "
+    "alongside the other one, so watch the logged KL and raise it if the policy drifts further.")
+_COST_NEGATIVE = N_(
+    "**Trade-off:** none worth keeping: with the sign flipped the term holds the policy back instead of "
+    "rewarding drift, so the run behaves differently from before.")
+_COST_UNKNOWN = N_(
+    "**Trade-off:** check that it is the option you meant: it is the nearest name this release knows, and "
+    "each option has its own gradient (see the table of options above).")
+_COST_SEQUENCE = N_(
+    "**Trade-off:** this also makes the policy loss's importance weights per token (GRPO's) instead of per "
+    "sequence (GSPO's).")
+
+
+def _placement(d: Diagnosis, u: KLUse):  # -> kl_core.doctor.profiles.Placement | None
+    for pl in d.profile.placements:
+        if u.entry in pl.entries and pl.acts_on == u.where and pl.coef == u.coef_setting:
+            return pl
+    return None
+
+
+def fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
+    """What the fix of warning ``w`` costs or trades away, one markdown sentence (``""`` when ``w`` has no fix).
+
+    Chosen by the warning's code and by which settings the fix changes: a batch setting (one optimizer step per
+    batch), an importance-weight toggle, the KL option (same logged estimator or another), a switch.
+    """
+    if not w.fix:
+        return ""
+    keys = [k for k, _v in w.changes]
+    if w.code == "KL_OFF":
+        return typeset(_(_COST_ENABLE))
+    if w.code == "KL_SETTING_UNUSED":
+        return _(_COST_UNUSED)
+    if w.code == "KL_TWICE":
+        return _(_COST_TWICE)
+    if w.code == "NEGATIVE_COEF":
+        return _(_COST_NEGATIVE)
+    if w.code == "UNKNOWN_OPTION":
+        return _(_COST_UNKNOWN)
+    if w.code == "SEQUENCE_LEVEL_KL_WEIGHT":
+        return _(_COST_SEQUENCE)
+    off_keys = {r.fix[0] for r in d.profile.off_policy}
+    if keys and all(k in off_keys for k in keys):
+        parts = []
+        if any("async" in k for k in keys):
+            parts.append(_(_COST_ASYNC))
+        if any("async" not in k for k in keys):
+            parts.append(_(_COST_OFF_POLICY))
+        return " ".join(parts)
+    u = d.kl_uses[w.kl_use] if w.kl_use is not None else None
+    pl = _placement(d, u) if u is not None else None
+    if pl is not None and pl.option and pl.option in keys:
+        new = dict(w.changes)[pl.option]
+        entry = next((e for e in pl.entries if str(new) in e.names or str(new) == e.option), None)
+        if entry is not None and entry.estimator == u.estimator:
+            return _(_COST_SAME_VALUE).format(est=u.estimator)
+        return _(_COST_NEW_VALUE).format(new=entry.estimator if entry is not None else new, old=u.estimator)
+    if pl is not None and any(k in [t for t, _v in pl.toggles] for k in keys):
+        return typeset(_(_COST_WEIGHT))
+    if pl is not None and any(k in [s for s, _v in pl.switch] for k in keys):
+        return _(_COST_TWICE)
+    raise AssertionError(f"no cost sentence for {w.code} with {keys}")  # tests/lab: every code and fix kind
+
+
+# ------------------------------------------------------------------ errors in the page's words
+#: Core error templates that speak of the command line, and the page's words for them (same placeholders).
+WEB_ERRORS: dict[str, str] = {
+    "the doctor cannot tell which library this is for: no setting of "
+    "{libraries} was found; pass --library verl, openrlhf or trl": N_(  # i18n: ok (the key: the core's English template, matched)
+        "the doctor cannot tell which library this is for: no setting of {libraries} was found. Choose the "
+        "library under **Library** above, or check that this is a launch script or config of a training run."),
+    "this runs {script}, a script of its own, and its command line gives no setting the doctor "
+    "knows ({flags}): its settings come from the script itself or a config it reads; give the "
+    "doctor that file": N_(  # i18n: ok (the key: the core's English template, matched)
+        "this runs {script}, a script of its own, and its command line gives no setting the doctor knows "
+        "({flags}): its settings come from the script itself or a config it reads. Paste that file in the box "
+        "or upload it."),
+    "the Python builds its config with {built} on line {line}: its settings come from the command "
+    "line or a YAML file given with --config, not from this file, and its docstring shows no launch "
+    "command; give the doctor that command or YAML": N_(  # i18n: ok (the key: the core's English template, matched)
+        "the Python builds its config with {built} on line {line}: its settings come from the command line or "
+        "a YAML file the script is given, not from this file, and its docstring shows no launch command. Paste "
+        "that command or YAML in the box."),
+}
+
+
+def error_text(exc: UnreadableInput) -> str:
+    """Why the doctor can't read the input, in the page's words: its controls, never a command-line flag."""
+    m = exc.user
+    if isinstance(m, Message) and m.template in WEB_ERRORS:
+        return message(Message(WEB_ERRORS[m.template], **m.params))
+    return message(exc)
+
+
+# ------------------------------------------------------------------ equations that fit a phone
+_BREAK = re.compile(r",?\s*\\q?quad(?![A-Za-z])\s*")
+
+
+def stacked(latex: str) -> str:
+    r"""A formula whose parts are set side by side (``,\quad``, ``\qquad``, outside braces) stacked one per line.
+
+    On a phone each part fits where the whole line did not; a formula with one part is returned as it is.
+    """
+    pieces, buf, depth, j = [], "", 0, 0
+    while j < len(latex):
+        c = latex[j]
+        if depth == 0 and c in ",\\" and (m := _BREAK.match(latex, j)):
+            pieces.append(buf)
+            buf, j = "", m.end()
+            continue
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        buf += c
+        j += 1
+    pieces = [p.strip() for p in [*pieces, buf] if p.strip()]
+    if len(pieces) == 1:
+        return latex
+    return r"\begin{gathered}" + r" \\ ".join(pieces) + r"\end{gathered}"
 
 
 def caveat(u: KLUse) -> str:
@@ -346,6 +529,11 @@ def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:
         if w.fix:
             groups.setdefault(w.fix, []).append(w.code)
     return list(groups.items())
+
+
+def fix_group_cost(d: Diagnosis, fix: str) -> str:
+    """What one fix of :func:`fix_groups` costs: the distinct cost sentences of the warnings it removes."""
+    return " ".join(dict.fromkeys(fix_cost(d, w) for w in d.warnings if w.fix == fix))
 
 
 def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:

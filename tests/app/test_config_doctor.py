@@ -45,7 +45,9 @@ def open_page(**query: str) -> AppTest:
 
 
 def codes_shown(at: AppTest) -> list[str]:
-    return [m.value.split("**")[1] for m in at.markdown if m.value.startswith(":material/warning: **")]
+    """The warning codes, shown small beside each warning's plain title."""
+    return [m.value.split(":small[`")[1].split("`")[0] for m in at.markdown
+            if m.value.startswith(":material/warning: **")]
 
 
 def check_card(at: AppTest, d) -> None:
@@ -116,6 +118,35 @@ def test_unreadable_text_is_one_clear_error(text, match):
     assert not at.exception
     (err,) = at.error
     assert err.value.startswith("**The doctor can't read this.**") and match in err.value
+    assert "--" not in err.value and "pass " not in err.value  # a web page: its controls, no command-line flag
+
+
+def test_edited_example_text_becomes_your_own_and_names_no_file_or_flag():
+    at = open_page()  # verl, the default example
+    at.text_area(key="cfg_verl").set_value("echo hello\n").run()
+    assert not at.exception
+    assert at.query_params["ex"] in ("Your own", ["Your own"])  # the selector follows the box, and the link with it
+    assert at.text_area(key="cfg_own").value == "echo hello\n"
+    (err,) = at.error
+    assert "**Library**" in err.value and "--library" not in err.value
+    assert notes.EXAMPLES["verl"].file not in err.value
+    picked = open_page(ex="OpenRLHF")  # picking an example fills the box with it
+    assert picked.text_area(key="cfg_openrlhf").value == notes.example_text("openrlhf")
+
+
+def test_fixes_and_code_wrap_and_each_fix_states_its_cost():
+    at = open_page()
+    d = diagnose(notes.example_text("verl"))
+    ours = {w.fix for w in d.warnings if w.fix} | {u.entry.library_formula.strip("\n") for u in d.kl_uses}
+    shown = [c for c in at.code if c.value in ours]  # the fixes and the library's code (not the page's source)
+    assert len(shown) >= len(ours) and all(c.proto.wrap_lines for c in shown)
+    captions = [c.value for c in at.caption]
+    for fix, codes in notes.fix_groups(d):
+        assert notes.fix_heading(codes) in [m.value for m in at.markdown]
+        assert notes.fix_group_cost(d, fix) in captions
+    for w in d.warnings:
+        if w.fix:
+            assert notes.fix_cost(d, w) in captions
 
 
 def test_an_upload_takes_the_place_of_the_text():

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from kl_core.doctor.diagnosis import GRADIENT_WORDS, diagnose
+from kl_core.doctor.diagnosis import GRADIENT_WORDS, WARNING_CODES, diagnose
 from kl_core.libraries.clamps import entry_id
 from kl_core.libraries.crosswalk import options
+from lab.i18n import using
 from lab.notes import config_doctor as notes
+from scripts.translations import english_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "data" / "doctor_examples"
@@ -98,7 +101,8 @@ def test_crosswalk_link_names_a_row_of_the_approx_kl_picker(name):
 
 def test_warning_texts_fix_language_and_tables(verl):
     w = verl.warnings[0]
-    assert notes.warning_title(w) == "**FORWARD_KL_GRAD** · " + notes.typeset(w.message)
+    assert notes.warning_title(w) == ("**The gradient is the other KL direction's** :small[`FORWARD_KL_GRAD`]  \n"
+                                      + notes.typeset(w.message))
     assert notes.fix_language(verl) == "bash" and notes.fix_language(diagnose("beta: 0.1\n")) == "yaml"
     not_literal = next(w for w in verl.warnings if w.code == "NOT_LITERAL")
     assert notes.no_fix_text(verl, not_literal).startswith("Write the value itself")
@@ -163,7 +167,7 @@ def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
             "actor_rollout_ref.actor.kl_loss_coef=-0.1 ~data.val_files distillation.enabled=True $@")
     off = ("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=False "
            "actor_rollout_ref.actor.use_kl_loss=False actor_rollout_ref.actor.kl_loss_coef=0.1")
-    markup = re.compile(r"\$[^$]*\$|`[^`]*`|:[a-z]+-badge\[:material/[a-z_]+:")
+    markup = re.compile(r"\$[^$]*\$|`[^`]*`|:[a-z]+-badge\[:material/[a-z_]+:|:small\[")
     for text in [notes.example_text(k) for k in ("verl", "openrlhf", "trl")] + [edge, off]:
         d = diagnose(text)
         shown = {}
@@ -172,8 +176,9 @@ def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
                 shown[lang] = [notes.warning_title(w) for w in d.warnings] + [notes.note_text(n) for n in d.notes]
                 for u in d.kl_uses:
                     shown[lang] += [notes.caveat(u)] + notes.use_facts(d, u)
-        assert shown["en"][: len(d.warnings)] == [notes.typeset("**{c}** · {m}".format(c=w.code, m=w.message))
-                                                  for w in d.warnings]  # English: the core's own text
+        assert shown["en"][: len(d.warnings)] == [  # English: the core's own text, under the plain title
+            "**{t}** :small[`{c}`]  \n{m}".format(t=notes.WARNING_TITLES[w.code], c=w.code, m=notes.typeset(w.message))
+            for w in d.warnings]
         for en, zh in zip(shown["en"], shown["zh"], strict=True):
             assert english_runs(markup.sub(" ", zh)) == [], zh
             assert sorted(re.findall(r"\d+(?:\.\d+)?", en)) == sorted(re.findall(r"\d+(?:\.\d+)?", zh)), (en, zh)
@@ -221,3 +226,116 @@ def test_clamp_words_name_each_side():
     with i18n.using("zh"):
         zh = notes.clamp_words(-10.99998, 2.61087)
     assert "t = 2.61" in zh and "t = −11.00" in zh and "截断" in zh
+
+
+# --------------------------------------------------------------------------- issue 20 §4: the doctor speaks web
+def _warning_cases() -> dict[str, tuple]:
+    """tests/doctor/test_diagnosis.py's one case per warning code (its module is not a package: load it by path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_doctor_cases", ROOT / "tests" / "doctor" / "test_diagnosis.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.WARNING_CASES
+
+
+WARNING_CASES = _warning_cases()
+
+
+def _every_diagnosis():
+    """The one-case-per-code configs, the page's and the data's examples, and the real scripts under tests/doctor."""
+    for library, text, _fix in WARNING_CASES.values():
+        yield diagnose(text, library)
+    for path in sorted(FIXTURES.iterdir()) + sorted((ROOT / "tests" / "doctor" / "real_scripts").rglob("*")):
+        if path.is_file():
+            try:
+                yield diagnose(path.read_bytes(), filename=path.name)
+            except ValueError:
+                continue  # a script the doctor refuses is tested in tests/doctor
+
+
+def test_every_warning_code_has_a_plain_title_and_the_code_stays_beside_it():
+    assert sorted(notes.WARNING_TITLES) == sorted(WARNING_CODES)
+    for code, title in notes.WARNING_TITLES.items():
+        assert code not in title and "_" not in title and len(title) <= 60, title
+    d = diagnose(*WARNING_CASES["KL_TWICE"][1::-1])
+    for w in d.warnings:
+        shown = notes.warning_title(w)
+        assert shown.startswith("**" + notes.WARNING_TITLES[w.code] + "**")
+        assert shown.index(notes.WARNING_TITLES[w.code]) < shown.index(w.code)
+
+
+@pytest.mark.parametrize("code", sorted(WARNING_CASES))
+def test_every_fix_states_its_cost(code):
+    library, text, fix = WARNING_CASES[code]
+    d = diagnose(text, library)
+    w = next(w for w in d.warnings if w.code == code)
+    cost = notes.fix_cost(d, w)
+    if fix is None:
+        assert cost == ""
+    else:
+        assert cost.startswith(("**Cost:**", "**Trade-off:**")) and cost.endswith(".")
+
+
+def test_every_fix_of_every_example_and_real_script_has_a_cost_that_fits_it():
+    seen = set()
+    for d in _every_diagnosis():
+        for w in d.warnings:
+            cost = notes.fix_cost(d, w)
+            assert bool(cost) == bool(w.fix), (w.code, w.fix)
+            if not w.fix:
+                continue
+            seen.add(w.code)
+            keys = [k for k, _v in w.changes]
+            off_keys = {r.fix[0] for r in d.profile.off_policy}
+            # the cost of giving up several optimizer steps per batch only with a fix that does that
+            assert ("single optimizer step" in cost) == (any(k in off_keys and "async" not in k for k in keys)
+                                                        and w.code not in ("KL_OFF", "KL_SETTING_UNUSED")), (w.fix, cost)
+            assert ("multiplied by the importance weight" in cost) == ("bias_correction" in w.fix or "unbiased_gradient" in w.fix
+                                                     ) or w.code in ("KL_OFF", "KL_SETTING_UNUSED"), (w.fix, cost)
+        for fix, _codes in notes.fix_groups(d):
+            assert notes.fix_group_cost(d, fix)
+    assert {"FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT"} <= seen
+
+
+def test_the_off_policy_fix_says_what_it_gives_up(verl):
+    w = next(w for w in verl.warnings if w.code == "OFF_POLICY_UNCORRECTED")
+    assert "ppo_mini_batch_size" in w.fix
+    assert "single optimizer step instead of several" in notes.fix_cost(verl, w)
+    same = next(w for w in verl.warnings if w.code == "FORWARD_KL_GRAD")
+    assert "same estimator (k3)" in notes.fix_cost(verl, same)  # low_var_kl → low_var_kl+: the value stays k3
+
+
+def test_fix_costs_in_chinese_carry_no_english():
+    for library, text, _fix in WARNING_CASES.values():
+        d = diagnose(text, library)
+        for w in d.warnings:
+            with using("zh"):
+                zh = notes.fix_cost(d, w) + notes.plain_title(w.code)
+            assert english_runs(re.sub(r"\$[^$]*\$|`[^`]*`", " ", zh)) == [], zh
+
+
+def test_errors_name_the_page_controls_not_command_line_flags():
+    from kl_core.doctor.parse import UnreadableInput
+
+    sources = (ROOT / "kl_core" / "doctor" / "diagnosis.py").read_text() + (ROOT / "kl_core" / "doctor" / "parse.py").read_text()
+    flat = re.sub(r'"\s*\n\s*"', "", sources)  # the core's templates, joined across source lines
+    for core, web in notes.WEB_ERRORS.items():
+        assert core in flat, "the core's wording changed: update notes.WEB_ERRORS"
+        assert "--" not in web and "pass " not in web
+    with pytest.raises(UnreadableInput) as exc:
+        diagnose("hello: world\n")
+    text = notes.error_text(exc.value)
+    assert "--library" not in text and "**Library**" in text
+    with using("zh"):
+        assert "--library" not in notes.error_text(exc.value)
+
+
+def test_stacked_puts_side_by_side_parts_on_their_own_lines():
+    two = r"r_{i,t} = R_i\,[t = |y_i|] - \beta\,k_{i,t}, \qquad \textstyle\sum_t r_{i,t} = R_i - \beta\sum_t k_{i,t}"
+    assert notes.stacked(two) == (r"\begin{gathered}r_{i,t} = R_i\,[t = |y_i|] - \beta\,k_{i,t} \\ "
+                                  r"\textstyle\sum_t r_{i,t} = R_i - \beta\sum_t k_{i,t}\end{gathered}")
+    where = r"\operatorname{clip}_{[-10,10]}\!\left(e^{\ell} - \ell - 1\right),\quad \ell = \min(x,\ 10)"
+    assert notes.stacked(where).count(r"\\") == 1
+    assert notes.stacked(r"\frac{a}{b}") == r"\frac{a}{b}"
+    assert notes.stacked(r"\text{a \quad b}") == r"\text{a \quad b}"  # inside braces: left alone
