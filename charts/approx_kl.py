@@ -406,7 +406,7 @@ def estimates_chart(
     exact: float | None = None,
     exact_label: str | None = None,
     title: str | None = None,
-    height: int = 170,
+    height: int = 220,
 ) -> alt.LayerChart:
     """Each estimator's mean over a file's tokens with a ±2 SE bar, against the exact KL.
 
@@ -479,6 +479,15 @@ def estimates_chart(
                 x={"field": "value", "type": "quantitative", "title": x_title},
                 tooltip=[{"field": "series", "type": "nominal", "title": _("series")},
                          {"field": "value", "type": "quantitative", "title": _("value"), "format": ".5f"}],
+            ),
+        ))
+        layers.append(alt.Chart(  # the rule's name, just above the plot
+            {"name": "exact"},
+            mark={"type": "text", "align": "left", "baseline": "bottom", "dx": 4, "dy": -2,
+                  "color": REFERENCE_COLOR, "fontSize": 12},
+            encoding=alt.FacetedEncoding(
+                x={"field": "value", "type": "quantitative", "title": x_title},
+                y={"value": 0}, text={"field": "series"},
             ),
         ))
     chart = alt.LayerChart(layer=layers, datasets=datasets, title={
