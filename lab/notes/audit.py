@@ -357,7 +357,8 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
             lines.append(_(
                 "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
                 "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
-                "(2 SE): a heavy tail or a rollout mismatch may be at work."
+                "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
+                "policy), or a heavy tail skews one of them."
             ).format(**args))
     if report.rb is not None and report.variance_ratio is not None:
         r1, r3 = report.variance_ratio["k1"], report.variance_ratio["k3"]
