@@ -286,8 +286,8 @@ QUESTION = N_(
 
 
 def times_text(x: float) -> str:
-    """A ratio as a reader counts it: ``250×``, ``6.26×``, ``1,234×``."""
-    return f"{x:,.0f}×" if x >= 100 else f"{x:.3g}×"
+    """A ratio's number as a reader counts it: ``250``, ``6.26``, ``1,234`` (the template adds ×)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
 def _fewer_clause(ratio: float, other: str) -> str:
@@ -295,9 +295,9 @@ def _fewer_clause(ratio: float, other: str) -> str:
     if math.isinf(ratio):
         return _("far fewer tokens than {b} (rb does not vary in this file)").format(b=other)
     if ratio >= 1.005:
-        return _("{x} fewer tokens than {b}").format(x=times_text(ratio), b=other)
+        return _("{x}× fewer tokens than {b}").format(x=times_text(ratio), b=other)
     if ratio <= 1 / 1.005:
-        return _("{x} more tokens than {b}").format(x=times_text(1 / ratio), b=other)
+        return _("{x}× more tokens than {b}").format(x=times_text(1 / ratio), b=other)
     return _("as many tokens as {b}").format(b=other)
 
 
@@ -409,7 +409,7 @@ def missing_columns(file_name: str, columns: list[str], chosen: Mapping[str, str
     have = ", ".join(f"`{c}`" for c in columns) if columns else _("no columns at all")
     return _(
         "**{name} has no column chosen for: {missing}.** Its columns: {have}. The report needs "
-        "two columns of log-probs (numbers ≤ 0): pick them under *Columns and direction* below, "
+        "two columns of log-probs (numbers ≤ 0): pick them under *More settings: columns and direction* below, "
         "or rename them `logp_policy` and `logp_ref`."
     ).format(name=file_name, missing="; ".join(missing), have=have)
 

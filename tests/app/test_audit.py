@@ -118,8 +118,8 @@ def test_default_run_audits_the_bundled_example():
     assert (
         seqs.set_index("estimator").loc["k3", "exact mean"] == ex["kl_sampler_other_per_sequence"]
     )
-    # three histograms, one per-position chart
-    assert len(at.get("vega_lite_chart")) == 4
+    # the verdict's chart, three histograms, one per-position chart
+    assert len(at.get("vega_lite_chart")) == 5
 
 
 # ------------------------------------------------------------------ widgets

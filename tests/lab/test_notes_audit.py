@@ -131,8 +131,8 @@ def test_the_verdict_at_the_defaults_names_the_negative_share_k3_and_rb():
     assert f"{rep.k3.mean:.5f} ± {2 * rep.k3.se:.2g}" in lines[1] and f"{exact['k3']:.5f}" in lines[1]
     r1, r3 = rep.variance_ratio["k1"], rep.variance_ratio["k3"]
     assert r1 > 100 and r3 > 1
-    assert lines[2] == (f"For the same error bar, rb needs {notes.times_text(r1)} fewer tokens than k1, "
-                        f"and {notes.times_text(r3)} fewer tokens than k3.")
+    assert lines[2] == (f"For the same error bar, rb needs {notes.times_text(r1)}× fewer tokens than k1, "
+                        f"and {notes.times_text(r3)}× fewer tokens than k3.")
 
 
 @pytest.mark.parametrize("direction", ["sampler-other", "other-sampler"])
@@ -155,7 +155,7 @@ def test_a_k3_that_misses_the_exact_value_is_said_to_miss():
     # no rb column: the last line compares k3 with k1 instead, from their SEs
     last = notes.verdict(rep, exact)[-1]
     ratio = (rep.k1.se / rep.k3.se) ** 2
-    assert last.startswith(f"For the same error bar, k3 needs {notes.times_text(ratio)} fewer tokens than k1.")
+    assert last.startswith(f"For the same error bar, k3 needs {notes.times_text(ratio)}× fewer tokens than k1.")
 
 
 def test_without_an_exact_value_k1_and_k3_are_compared():
@@ -191,8 +191,8 @@ def test_no_negative_k1_is_said_so():
 
 
 def test_times_text_and_the_clauses():
-    assert notes.times_text(250.14) == "250×" and notes.times_text(6.257) == "6.26×"
-    assert notes.times_text(1234.5) == "1,234×"
+    assert notes.times_text(250.14) == "250" and notes.times_text(6.257) == "6.26"
+    assert notes.times_text(1234.5) == "1,234"
     assert notes._fewer_clause(0.25, "k1") == "4× more tokens than k1"
     assert notes._fewer_clause(1.001, "k1") == "as many tokens as k1"
     assert "rb does not vary" in notes._fewer_clause(math.inf, "k1")
