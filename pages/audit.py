@@ -116,8 +116,7 @@ with top:
     with st.container(border=True):
         st.markdown("\n".join(f"- {line}" for line in notes.verdict(report, exact, small.se)))
     ui.chart(
-        estimates_chart(notes.verdict_rows(report, small.se), exact=None if exact is None else exact["k3"],
-                        exact_label=_("exact {kl}").format(kl=notes.direction_label(direction))),
+        estimates_chart(notes.verdict_rows(report, small.se), exact=None if exact is None else exact["k3"]),
         name=_("audit-verdict"),
         caption=notes.verdict_chart_caption(exact is not None),
     )

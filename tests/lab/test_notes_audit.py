@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
 
 import numpy as np
-from pathlib import Path
+import pytest
 
 from kl_core.audit import statistics as audit
 from lab.notes import audit as notes
@@ -114,11 +116,6 @@ def test_rb_caption_says_when_the_sums_of_rb_vary_more():
 
 
 # ------------------------------------------------------------------ the verdict (issue 20 §3)
-
-import math  # noqa: E402
-
-import pytest  # noqa: E402
-
 
 def test_the_verdict_at_the_defaults_names_the_negative_share_k3_and_rb():
     rep = example_with_rb()
