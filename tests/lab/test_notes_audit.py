@@ -206,3 +206,21 @@ def test_the_columns_table_and_the_missing_columns_message():
     both = notes.missing_columns("x.csv", [], {"sc": None, "oc": None})
     assert "Sampler log-prob column; Other log-prob column" in both and "no columns at all" in both
     assert notes.missing_columns("x.csv", ["a"], {"sc": "a", "oc": "a"}) is None
+
+
+def test_the_chinese_verdict_has_the_english_numbers():
+    import re
+    from collections import Counter
+
+    from lab.i18n import using
+
+    number = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+    for direction, kc in (("sampler-other", True), ("other-sampler", False)):
+        rep = example_with_rb(direction) if kc else example(direction)
+        exact = notes.exact_for(META, {**ROLES, "kc": META["kl_cols"][direction] if kc else None}, direction)
+        for ex in (exact, None):
+            en = notes.verdict(rep, ex)
+            with using("zh"):
+                zh = notes.verdict(rep, ex)
+            assert len(zh) == len(en) and zh != en
+            assert Counter(number.findall(" ".join(zh))) == Counter(number.findall(" ".join(en)))
