@@ -425,3 +425,20 @@ def test_position_chart_is_a_valid_spec_with_error_bars():
     assert "token position (log2 buckets)" in json.dumps(spec, ensure_ascii=False)
     assert bucket_label(audit.PositionBucket(0, 1, 1, {}, {})) == "0"
     assert bucket_label(audit.PositionBucket(262144, None, 1, {}, {})) == "262144+"
+
+
+def test_estimates_chart_is_a_valid_spec_with_the_exact_rule():
+    from charts.approx_kl import estimates_chart
+
+    rep = example_report(kl_col="kl_policy_ref")
+    rows = [(k, rep.all_summaries[k].mean, rep.all_summaries[k].se) for k in ("k1", "k3", "rb")]
+    chart = estimates_chart(rows, exact=EXAMPLE_META["exact"]["kl_sampler_other_per_token"])
+    spec = chart.to_dict()  # validates against the Vega-Lite schema
+    json.dumps(spec, allow_nan=False)
+    est = spec["datasets"]["estimates"]
+    assert [r["estimator"] for r in est] == ["k1", "k3", "rb"]
+    assert est[1]["low"] == pytest.approx(rep.k3.mean - 2 * rep.k3.se)
+    assert spec["datasets"]["exact"][0]["value"] == EXAMPLE_META["exact"]["kl_sampler_other_per_token"]
+    # no exact value: no rule; a withheld SE: a dot without a bar
+    bare = estimates_chart([("k1", 0.1, float("nan"))]).to_dict()
+    assert "exact" not in bare["datasets"] and bare["datasets"]["estimates"][0]["low"] is None
