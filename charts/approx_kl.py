@@ -27,6 +27,7 @@ __all__ = [
     "bucket_label",
     "clamp_chart",
     "clamp_hit_chart",
+    "estimates_chart",
     "position_chart",
 ]
 
@@ -396,4 +397,99 @@ def position_chart(
     datasets = {"buckets": records(df), "zero": [{}]}
     chart = alt.LayerChart(layer=layers, datasets=datasets, title={
         "text": _("Mean per token by position") if title is None else title})
+    return finish(chart, height=height)
+
+
+def estimates_chart(
+    rows: Sequence[tuple[str, float, float]],
+    *,
+    exact: float | None = None,
+    exact_label: str | None = None,
+    title: str | None = None,
+    height: int = 220,
+) -> alt.LayerChart:
+    """Each estimator's mean over a file's tokens with a ±2 SE bar, against the exact KL.
+
+    Parameters
+    ----------
+    rows : sequence of (str, float, float)
+        ``(key, mean, se)`` per estimator, top to bottom; ``key`` is an estimator key
+        (``k1``, ``k3``, ``rb``); a non-finite ``se`` draws the dot without a bar.
+    exact : float, optional
+        The exact KL, drawn as a vertical rule when given.
+    exact_label : str, optional
+        The rule's tooltip text (default "exact KL", translated).
+    title : str, optional
+        Chart title (default "Mean per token, ±2 SE", translated).
+    height : int
+        Height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        One row per estimator (dot at the mean, horizontal bar from mean − 2 SE to
+        mean + 2 SE) and the exact value as a dashed vertical rule.
+    """
+    names = [k if k == "rb" else label(k) for k, _m, _se in rows]
+    keys = [k for k, _m, _se in rows]
+    data = []
+    for name, (_k, m, se) in zip(names, rows, strict=True):
+        ok = math.isfinite(se)
+        data.append({"estimator": name, "mean": m, "se": se if ok else None,
+                     "low": m - 2 * se if ok else None, "high": m + 2 * se if ok else None})
+    looks = scales(names, keys)
+    x_title = _("mean per token, ±2 SE")
+    y_value = {"field": "estimator", "type": "nominal", "sort": names, "title": None,
+               "axis": {"labelLimit": 140}}
+    colour = {"field": "estimator", "type": "nominal", "scale": looks["color"], "legend": None}
+    tooltip = [
+        {"field": "estimator", "type": "nominal", "title": _("estimator")},
+        {"field": "mean", "type": "quantitative", "title": _("mean"), "format": ".5f"},
+        {"field": "se", "type": "quantitative", "title": _("SE"), "format": ".2g"},
+    ]
+    layers = [
+        alt.Chart(
+            {"name": "estimates"},
+            mark={"type": "rule", "strokeWidth": 3},
+            encoding=alt.FacetedEncoding(
+                y=y_value, x={"field": "low", "type": "quantitative", "title": x_title,
+                              "scale": {"zero": False}},
+                x2={"field": "high"}, color=colour,
+            ),
+        ),
+        alt.Chart(
+            {"name": "estimates"},
+            mark={"type": "point", "filled": True, "size": 90},
+            encoding=alt.FacetedEncoding(
+                y=y_value, x={"field": "mean", "type": "quantitative", "title": x_title},
+                color=colour, shape={"field": "estimator", "type": "nominal", "scale": looks["shape"],
+                                     "legend": None},
+                tooltip=tooltip,
+            ),
+        ),
+    ]
+    datasets = {"estimates": records(pd.DataFrame(data))}
+    if exact is not None:
+        name = _(EXACT) if exact_label is None else exact_label
+        datasets["exact"] = [{"value": exact, "series": name}]
+        layers.append(alt.Chart(
+            {"name": "exact"},
+            mark={"type": "rule", "color": REFERENCE_COLOR, "strokeWidth": 1.5, "strokeDash": [5, 3]},
+            encoding=alt.FacetedEncoding(
+                x={"field": "value", "type": "quantitative", "title": x_title},
+                tooltip=[{"field": "series", "type": "nominal", "title": _("series")},
+                         {"field": "value", "type": "quantitative", "title": _("value"), "format": ".5f"}],
+            ),
+        ))
+        layers.append(alt.Chart(  # the rule's name, just above the plot
+            {"name": "exact"},
+            mark={"type": "text", "align": "left", "baseline": "bottom", "dx": 4, "dy": -2,
+                  "color": REFERENCE_COLOR, "fontSize": 12},
+            encoding=alt.FacetedEncoding(
+                x={"field": "value", "type": "quantitative", "title": x_title},
+                y={"value": 0}, text={"field": "series"},
+            ),
+        ))
+    chart = alt.LayerChart(layer=layers, datasets=datasets, title={
+        "text": _("Mean per token, ±2 SE") if title is None else title, "limit": TITLE_LIMIT})
     return finish(chart, height=height)

@@ -388,19 +388,19 @@ def _numeric(
 ) -> Any:
     """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped.
 
-    A number box (``st.number_input``) also gets its range as a caption under
-    it: a typed value outside the range is refused by the browser (red, and
-    Enter does nothing), and the limits would otherwise show only on hover.
+    A number box (``st.number_input``) also gets its range at the end of its
+    help (issue 20 §6: no caption under the box): a typed value outside the
+    range is refused by the browser (red, and Enter does nothing).
     """
     allowed = allowed_range(min_value, max_value, whole=isinstance(value, int))
-    out = _bound(
+    if widget is st.number_input:
+        limits = _("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value))
+        help = limits if not help else f"{help}\n\n{limits}"
+    return _bound(
         widget, label, key, allowed=allowed, fmt=_num_text,
         min_value=min_value, max_value=max_value, value=value, step=step, format=format,
         help=help, **kwargs,
     )
-    if widget is st.number_input:
-        st.caption(_("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value)))
-    return out
 
 
 def allowed_range(lo: float, hi: float, *, whole: bool) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from charts.approx_kl import position_chart
+from charts.approx_kl import estimates_chart, position_chart
 from charts.histograms import common_domain, per_sample_histogram
 from charts.palette import RB_COLOR, color
 from kl_core.audit import statistics as audit
@@ -37,17 +37,11 @@ SUMMARY_FORMAT = {  # keyed by the tables' headers, in the run's language
     **{c: NUMBER["%.4f"] for c in (_("std"), "p95", "p99", _("max"))},
 }
 st.title(_("Audit your log-probs"))
-st.markdown(_(
-    "One row per sampled token: its log-prob under the policy that **sampled** it and under the "
-    "**other** policy; optionally a mask (1 = count the token), its position in the sequence, a "
-    "sequence id, and the log-prob under a third **rollout** policy that actually drew the tokens "
-    "(then every figure is importance-weighted and the effective sample size is reported), and "
-    "the exact KL of the two next-token distributions at the token's prefix, which a trainer "
-    "with the full logits can store (then the Rao–Blackwellized **rb** is reported too). "
-    "The page computes k1, k2 and k3 per token, as the libraries of *approx_kl in practice* do."
-))
+st.markdown(_(notes.QUESTION))
+top = st.container()  # the point first: which file, the verdict and its chart (filled below)
 
 # ------------------------------------------------------------ the file
+st.header(_("Your file"))
 uploaded = st.file_uploader(
     _("Upload a CSV or Parquet file (one row per sampled token)"), key="upload",
     help=_("Up to {mib} MB. Log-probs must be ≤ 0 and finite.").format(mib=audit.MAX_FILE_BYTES // 2**20),
@@ -65,37 +59,44 @@ else:
         ":material/link_off: An uploaded file stays in this browser session: a link can't carry "
         "it, so the column choices for it are not in the URL."
     ))
+ui.table(notes.columns_frame(), name=_("audit-columns"),
+         caption=_("One row per sampled token; the column names are yours to choose below."))
+st.download_button(_("Download the example file ({name})").format(name=EXAMPLE_CSV.name),
+                   data=EXAMPLE_CSV.read_bytes(), file_name=EXAMPLE_CSV.name, mime="text/csv",
+                   icon=":material/download:")
 try:
     columns = cache.table_columns(key, name, _data=data)
 except ValueError as exc:
-    ui.fail(_("**This file can't be audited.** {why}").format(why=ui.error_text(exc)))
+    with top:
+        ui.fail(_("**This file can't be audited.** {why}").format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the columns
 chosen: dict[str, str | None] = {}
-pickers = list(ui.grid(notes.PICKERS, key="columns"))
-for role_label_required, col in pickers:
-    role, label, required = role_label_required
-    label = _(label)
-    opts = list(columns) if required else [notes.NONE, *columns]
-    default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
-    with col:
-        if upload_id is None:  # the example: the choice is part of the link
-            value = state.select(label, role, opts, value=default)
-        else:  # an upload: not in the URL; keyed by the upload so new columns start fresh
-            value = st.selectbox(
-                label, opts, key=f"up_{role}_{upload_id}", placeholder=_("choose a column"),
-                index=opts.index(default) if default is not None else (None if required else 0),
-            )
-    chosen[role] = None if value in (None, notes.NONE) else value
-direction = state.segmented(
-    _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
-    format_func=notes.direction_label,
-    help=_("KL[sampler‖other] uses k1, k2, k3 of $\\log r$; KL[other‖sampler] weights them by $r$ "
-           "(k3 becomes k3_pq)."),
-)
-if chosen["sc"] is None or chosen["oc"] is None:
-    st.info(_("Choose the sampler and the other log-prob columns to see the report."),
-            icon=":material/touch_app:")
+unmatched = upload_id is not None and not {notes.EXAMPLE_ROLES["sc"], notes.EXAMPLE_ROLES["oc"]} <= set(columns)
+with st.expander(_("More settings: columns and direction"), expanded=unmatched,
+                 icon=":material/tune:"):
+    for role_label_required, col in ui.grid(notes.PICKERS, key="columns"):
+        role, label, required = role_label_required
+        label = _(label)
+        opts = list(columns) if required else [notes.NONE, *columns]
+        default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
+        with col:
+            if upload_id is None:  # the example: the choice is part of the link
+                value = state.select(label, role, opts, value=default)
+            else:  # an upload: not in the URL; keyed by the upload so new columns start fresh
+                value = st.selectbox(
+                    label, opts, key=f"up_{role}_{upload_id}", placeholder=_("choose a column"),
+                    index=opts.index(default) if default is not None else (None if required else 0),
+                )
+        chosen[role] = None if value in (None, notes.NONE) else value
+    direction = state.segmented(
+        _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
+        format_func=notes.direction_label,
+        help=_("KL[sampler‖other] uses k1, k2, k3 of $\\log r$; KL[other‖sampler] weights them by $r$ "
+               "(k3 becomes k3_pq)."),
+    )
+if (missing := notes.missing_columns(name, list(columns), chosen)) is not None:
+    top.warning(missing, icon=":material/table_rows:")
     st.stop()
 
 # ------------------------------------------------------------ the core call
@@ -106,8 +107,19 @@ try:
         kl_col=chosen["kc"],
     )
 except ValueError as exc:
-    ui.fail(_("**This file can't be audited with these columns.** {why}").format(why=ui.error_text(exc)))
+    with top:
+        ui.fail(_("**This file can't be audited with these columns.** {why}").format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
+small = report.sample_size()
+with top:
+    st.markdown(notes.counted_line(report, name))
+    with st.container(border=True):
+        st.markdown("\n".join(f"- {line}" for line in notes.verdict(report, exact, small.se)))
+    ui.chart(
+        estimates_chart(notes.verdict_rows(report, small.se), exact=None if exact is None else exact["k3"]),
+        name=_("audit-verdict"),
+        caption=notes.verdict_chart_caption(exact is not None),
+    )
 if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
@@ -118,8 +130,7 @@ if meta is not None and exact is None:
 
 # ------------------------------------------------------------ the report
 st.header(_("The report"))
-st.markdown(notes.counted_line(report, name))
-if (small := report.sample_size()).note:  # too few tokens: say so, and withhold SE/std/p95/p99
+if small.note:  # too few tokens: say so, and withhold SE/std/p95/p99
     st.warning(ui.error_text(small.note), icon=":material/data_alert:")
 defs = audit.DEFINITIONS[report.direction]
 for k, col in ui.grid(KEYS, key="formulas"):

@@ -17,6 +17,14 @@ from lab.i18n import N_, _
 
 __all__ = [
     "AUDIT_KEYS",
+    "COLUMN_ROWS",
+    "QUESTION",
+    "columns_frame",
+    "missing_columns",
+    "times_text",
+    "verdict",
+    "verdict_chart_caption",
+    "verdict_rows",
     "DIRECTION_LABELS",
     "direction_label",
     "EXAMPLE_ROLES",
@@ -266,3 +274,150 @@ MEANINGS: dict[str, str] = {
 def meaning(text: str) -> str:
     """A core meaning (:data:`MEANINGS`) as the page shows it, translated; an unknown one as it is."""
     return _(MEANINGS[text]) if text in MEANINGS else text
+
+
+# ------------------------------------------------------------ the point first (issue 20)
+
+#: The page's question, shown under its title.
+QUESTION = N_(
+    "**The question:** the approx_kl your trainer logs is the mean of a per-token estimator. "
+    "Does it measure the KL between the two policies, and how many tokens does it need?"
+)
+
+
+def times_text(x: float) -> str:
+    """A ratio's number as a reader counts it: ``250``, ``6.26``, ``1,234`` (the template adds ×)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _fewer_clause(ratio: float, other: str) -> str:
+    """How many times fewer (or more) tokens than ``other``, for a variance ratio Var(other)/Var(this)."""
+    if math.isinf(ratio):
+        return _("far fewer tokens than {b} (rb does not vary in this file)").format(b=other)
+    if ratio >= 1.005:
+        return _("{x}× fewer tokens than {b}").format(x=times_text(ratio), b=other)
+    if ratio <= 1 / 1.005:
+        return _("{x}× more tokens than {b}").format(x=times_text(1 / ratio), b=other)
+    return _("as many tokens as {b}").format(b=other)
+
+
+def _within(mean: float, se: float, target: float) -> bool:
+    return abs(mean - target) <= 2 * se
+
+
+def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bool = True) -> list[str]:
+    """Two or three lines that say what the report means for this file, chosen from its numbers.
+
+    1. k1's share of negative per-token values;
+    2. k3 against the exact KL within ±2 SE (the example), or k3 against k1 (a file with no
+       exact value);
+    3. how many times fewer tokens rb (or, without rb, k3) needs than k1 for the same error
+       bar, from the variance ratios.
+
+    ``se_shown`` False (too few tokens, :meth:`AuditReport.sample_size`): no error bars, so
+    line 2 says so and line 3 is left out.
+    """
+    k1, k3 = report.summaries["k1"], report.summaries["k3"]
+    kl = direction_label(report.direction)
+    lines = []
+    if k1.neg_fraction > 0:
+        lines.append(_(
+            "**{share:.1%}** of k1's per-token values are negative: one token's k1 is no KL, only "
+            "the mean over many tokens is."
+        ).format(share=k1.neg_fraction))
+    else:
+        lines.append(_("None of k1's per-token values is negative in this file."))
+    target = None if exact is None else exact.get("k3")
+    if not se_shown or not math.isfinite(k3.se):
+        lines.append(_(
+            "k3's mean is {m:.5f}; too few tokens for an error bar, so no comparison is made."
+        ).format(m=k3.mean))
+        return lines
+    if target is not None:
+        args = {"m": k3.mean, "bar": 2 * k3.se, "kl": kl, "e": target, "d": abs(k3.mean - target)}
+        if _within(k3.mean, k3.se, target):
+            lines.append(_(
+                "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **matches** the exact {kl}, {e:.5f}, "
+                "within its error bar."
+            ).format(**args))
+        else:
+            lines.append(_(
+                "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **misses** the exact {kl}, {e:.5f}, by "
+                "{d:.2g}: more than its error bar."
+            ).format(**args))
+    else:
+        args = {"m1": k1.mean, "b1": 2 * k1.se, "m3": k3.mean, "b3": 2 * k3.se, "kl": kl}
+        overlap = abs(k1.mean - k3.mean) <= 2 * k1.se + 2 * k3.se
+        if overlap:
+            lines.append(_(
+                "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
+                "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
+            ).format(**args))
+        else:
+            lines.append(_(
+                "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
+                "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
+                "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
+                "policy), or a heavy tail skews one of them."
+            ).format(**args))
+    if report.rb is not None and report.variance_ratio is not None:
+        r1, r3 = report.variance_ratio["k1"], report.variance_ratio["k3"]
+        if not (math.isnan(r1) or math.isnan(r3)):
+            lines.append(_("For the same error bar, rb needs {c1}, and {c3}.").format(
+                c1=_fewer_clause(r1, "k1"), c3=_fewer_clause(r3, "k3")))
+    elif k3.se > 0 and k1.se > 0:
+        lines.append(_(
+            "For the same error bar, k3 needs {c1}. A column with the exact next-token KL would "
+            "give rb, with less variance still."
+        ).format(c1=_fewer_clause((k1.se / k3.se) ** 2, "k1")))
+    return lines
+
+
+def verdict_rows(report: AuditReport, se_shown: bool = True) -> list[tuple[str, float, float]]:
+    """``(key, mean, se)`` of k1, k3 (and rb) for the chart under the verdict; SE nan if withheld."""
+    sums = report.all_summaries
+    keys = ["k1", "k3", *(["rb"] if "rb" in sums else [])]
+    return [(k, sums[k].mean, sums[k].se if se_shown else math.nan) for k in keys]
+
+
+#: The columns table: (what the column holds, the example's column, required).
+COLUMN_ROWS = (
+    (N_("log-prob of the token under the policy that sampled it (≤ 0)"), "logp_policy", True),
+    (N_("log-prob of the token under the other policy, e.g. the reference (≤ 0)"), "logp_ref", True),
+    (N_("mask: 1 = count the token, 0 = skip it"), "mask", False),
+    (N_("the token's position in its sequence"), "position", False),
+    (N_("sequence id: gives the per-sequence sums"), "sequence_id", False),
+    (N_("log-prob under a third rollout policy that drew the tokens (importance weights)"), None, False),
+    (N_("exact KL of the two next-token distributions at the prefix: gives rb"), "kl_policy_ref", False),
+)
+
+
+def columns_frame() -> pd.DataFrame:
+    """The table of required and optional columns, with the example file's names."""
+    return pd.DataFrame({
+        _("column"): [_(what) for what, _name, _req in COLUMN_ROWS],
+        _("required"): [_("required") if req else _("optional") for _what, _name, req in COLUMN_ROWS],
+        _("in the example"): [name or "—" for _what, name, _req in COLUMN_ROWS],
+    })
+
+
+def missing_columns(file_name: str, columns: list[str], chosen: Mapping[str, str | None]) -> str | None:
+    """What a file lacks for the report: the required roles still without a column, and its columns."""
+    missing = [_(label) for role, label, required in PICKERS if required and chosen.get(role) is None]
+    if not missing:
+        return None
+    have = ", ".join(f"`{c}`" for c in columns) if columns else _("no columns at all")
+    return _(
+        "**{name} has no column chosen for: {missing}.** Its columns: {have}. The report needs "
+        "two columns of log-probs (numbers ≤ 0): pick them under *More settings: columns and direction* below, "
+        "or rename them `logp_policy` and `logp_ref`."
+    ).format(name=file_name, missing="; ".join(missing), have=have)
+
+
+def verdict_chart_caption(has_exact: bool) -> str:
+    """Under the chart of the verdict."""
+    text = _("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE.")
+    if has_exact:
+        text += " " + _("The dashed line is the exact KL: a bar that crosses it matches.")
+    return text + " " + _("k2 estimates another quantity (it is biased), so it is left out here; "
+                          "the report below has it.")

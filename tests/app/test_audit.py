@@ -118,8 +118,8 @@ def test_default_run_audits_the_bundled_example():
     assert (
         seqs.set_index("estimator").loc["k3", "exact mean"] == ex["kl_sampler_other_per_sequence"]
     )
-    # three histograms, one per-position chart
-    assert len(at.get("vega_lite_chart")) == 4
+    # the verdict's chart, three histograms, one per-position chart
+    assert len(at.get("vega_lite_chart")) == 5
 
 
 # ------------------------------------------------------------------ widgets
@@ -149,6 +149,52 @@ def test_changing_the_example_columns_drops_the_exact_values():
     rep = example_report(mask_col=None)
     assert summary.loc["k1", "mean"] == rep.k1.mean
     assert any("exact KLs apply to its own roles" in c.value for c in at.caption)
+
+
+# ------------------------------------------------------------------ the verdict (issue 20 §3)
+
+
+def test_the_verdict_on_the_example_names_the_negative_share_and_k3_against_the_exact_kl():
+    at = open_page()
+    assert not at.exception and not at.error
+    rep = example_report(kl_col="kl_policy_ref")
+    exact = EXAMPLE_META["exact"]["kl_sampler_other_per_token"]
+    (verdict,) = [m.value for m in at.markdown if m.value.startswith("- **")]
+    lines = verdict.split("\n")
+    assert len(lines) == 3
+    assert f"**{rep.k1.neg_fraction:.1%}** of k1's per-token values are negative" in lines[0]
+    assert abs(rep.k3.mean - exact) <= 2 * rep.k3.se
+    assert "k3's mean" in lines[1] and "**matches** the exact KL[sampler‖other]" in lines[1]
+    assert f"{exact:.5f}" in lines[1]
+    assert f"rb needs {rep.variance_ratio['k1']:,.0f}× fewer tokens than k1" in lines[2]
+    # the question comes first, then the verdict, then its chart (the first chart on the page)
+    texts = [m.value for m in at.markdown]
+    assert texts[0].startswith("**The question:**")
+    assert texts.index(verdict) < texts.index(next(t for t in texts if "its bar spans ±2 SE" in t))
+    # the pickers sit in "More settings", still bound to the URL
+    assert "More settings: columns and direction" in [e.label for e in at.expander]
+    assert at.selectbox(key="sc").value == "logp_policy"
+    # the table of columns and the example to download
+    cols = frame(at, "column", notes_first_column())
+    assert list(cols["required"]).count("required") == 2
+    assert any(b.label.startswith("Download the example file") for b in at.download_button)
+
+
+def notes_first_column() -> str:
+    from lab.notes.audit import COLUMN_ROWS
+
+    return COLUMN_ROWS[0][0]
+
+
+def test_the_verdict_follows_the_direction():
+    at = open_page(dir="KL[other‖sampler]", kc="kl_ref_policy")
+    assert not at.exception and not at.error
+    rep = example_report("other-sampler", kl_col="kl_ref_policy")
+    exact = EXAMPLE_META["exact"]["kl_other_sampler_per_token"]
+    (verdict,) = [m.value for m in at.markdown if m.value.startswith("- **")]
+    word = "**matches**" if abs(rep.k3.mean - exact) <= 2 * rep.k3.se else "**misses**"
+    assert f"{word} the exact KL[other‖sampler]" in verdict
+    assert f"**{rep.k1.neg_fraction:.1%}**" in verdict
 
 
 # ------------------------------------------------------------------ rb
@@ -305,12 +351,20 @@ def test_a_bad_file_gets_an_error_and_the_page_keeps_running(name, data, pick, m
     ).k1.mean
 
 
-def test_a_file_missing_the_log_prob_columns_asks_for_them():
+def test_a_file_missing_the_log_prob_columns_says_what_is_missing():
     at = open_page()
     at = upload(at, "other.csv", _csv("a,b\n-1.0,-1.5\n"))
     assert not at.exception and not at.error
-    assert any("Choose the sampler and the other" in i.value for i in at.info)
+    (warning,) = [w.value for w in at.warning]
+    assert warning.startswith("**other.csv has no column chosen for: Sampler log-prob column; "
+                              "Other log-prob column.**")
+    assert "Its columns: `a`, `b`." in warning
     assert selectbox_labelled(at, "Sampler log-prob column").value is None
+    assert not at.get("vega_lite_chart")  # no report, no verdict chart
+    # choosing the two columns brings the verdict
+    selectbox_labelled(at, "Sampler log-prob column").set_value("a").run()
+    selectbox_labelled(at, "Other log-prob column").set_value("b").run()
+    assert not at.warning or not any("has no column chosen" in w.value for w in at.warning)
 
 
 def test_a_file_over_the_size_limit_is_refused(monkeypatch):
@@ -371,3 +425,20 @@ def test_position_chart_is_a_valid_spec_with_error_bars():
     assert "token position (log2 buckets)" in json.dumps(spec, ensure_ascii=False)
     assert bucket_label(audit.PositionBucket(0, 1, 1, {}, {})) == "0"
     assert bucket_label(audit.PositionBucket(262144, None, 1, {}, {})) == "262144+"
+
+
+def test_estimates_chart_is_a_valid_spec_with_the_exact_rule():
+    from charts.approx_kl import estimates_chart
+
+    rep = example_report(kl_col="kl_policy_ref")
+    rows = [(k, rep.all_summaries[k].mean, rep.all_summaries[k].se) for k in ("k1", "k3", "rb")]
+    chart = estimates_chart(rows, exact=EXAMPLE_META["exact"]["kl_sampler_other_per_token"])
+    spec = chart.to_dict()  # validates against the Vega-Lite schema
+    json.dumps(spec, allow_nan=False)
+    est = spec["datasets"]["estimates"]
+    assert [r["estimator"] for r in est] == ["k1", "k3", "rb"]
+    assert est[1]["low"] == pytest.approx(rep.k3.mean - 2 * rep.k3.se)
+    assert spec["datasets"]["exact"][0]["value"] == EXAMPLE_META["exact"]["kl_sampler_other_per_token"]
+    # no exact value: no rule; a withheld SE: a dot without a bar
+    bare = estimates_chart([("k1", 0.1, float("nan"))]).to_dict()
+    assert "exact" not in bare["datasets"] and bare["datasets"]["estimates"][0]["low"] is None

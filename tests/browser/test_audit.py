@@ -162,3 +162,26 @@ def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
         assert values_in_order(zh) == values_in_order(en)
         got, want = Counter(numbers(zh)), Counter(numbers(en))
         assert got == want, (got - want, want - got)
+
+
+@pytest.mark.parametrize(("lang", "verdict_text"), [("en", "of k1's per-token values are negative"),
+                                                     ("zh", "k1 的逐 token 值中有")])
+def test_the_verdict_and_its_chart_are_on_the_first_screen(app_url, new_page, wait_for_app, lang, verdict_text):
+    """Issue 20: at 1280×800 the verdict is read first, then its chart, whose top edge is in the first viewport."""
+    page = new_page()  # the 1280×800 projector
+    page.goto(f"{app_url}/audit?lang={lang}")
+    wait_for_app(page)
+    wait_for_text(page, verdict_text)
+    page.wait_for_function(
+        """() => document.querySelector("[data-testid='stVegaLiteChart'] svg, [data-testid='stVegaLiteChart'] canvas")"""
+    )
+    main = page.locator("[data-testid='stMain']")
+    assert main.evaluate("m => m.scrollTop") == 0
+    main_box = main.bounding_box()
+    chart = page.locator("[data-testid='stVegaLiteChart']").first.bounding_box()
+    verdict = page.locator("[data-testid='stMarkdownContainer']", has_text=verdict_text).last.bounding_box()
+    viewport = page.viewport_size
+    assert viewport == {"width": 1280, "height": 800}
+    assert main_box["y"] <= chart["y"] < min(viewport["height"], main_box["y"] + main_box["height"])
+    assert verdict["y"] + verdict["height"] <= chart["y"]  # the verdict precedes its chart
+    assert page.locator("[data-testid='stException']").count() == 0

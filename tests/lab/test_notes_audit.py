@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 from kl_core.audit import statistics as audit
 from lab.notes import audit as notes
@@ -109,3 +113,114 @@ def test_rb_caption_says_when_the_sums_of_rb_vary_more():
                       sequence_ids=[0, 0, 1, 1, 2, 2], exact_kl=[0.1, 0.9, 0.2, 0.8, 0.0, 0.0])
     assert rep.sequences.variance_ratio["k1"] < 1
     assert "the sums of rb vary **more**" in notes.rb_caption(rep)
+
+
+# ------------------------------------------------------------------ the verdict (issue 20 §3)
+
+def test_the_verdict_at_the_defaults_names_the_negative_share_k3_and_rb():
+    rep = example_with_rb()
+    exact = notes.exact_for(META, {**ROLES, "kc": META["kl_cols"]["sampler-other"]}, "sampler-other")
+    lines = notes.verdict(rep, exact)
+    assert len(lines) == 3
+    assert lines[0].startswith(f"**{rep.k1.neg_fraction:.1%}** of k1's per-token values are negative")
+    assert abs(rep.k3.mean - exact["k3"]) <= 2 * rep.k3.se  # the example's k3 does match
+    assert "**matches** the exact KL[sampler‖other]" in lines[1]
+    assert f"{rep.k3.mean:.5f} ± {2 * rep.k3.se:.2g}" in lines[1] and f"{exact['k3']:.5f}" in lines[1]
+    r1, r3 = rep.variance_ratio["k1"], rep.variance_ratio["k3"]
+    assert r1 > 100 and r3 > 1
+    assert lines[2] == (f"For the same error bar, rb needs {notes.times_text(r1)}× fewer tokens than k1, "
+                        f"and {notes.times_text(r3)}× fewer tokens than k3.")
+
+
+@pytest.mark.parametrize("direction", ["sampler-other", "other-sampler"])
+def test_the_verdict_follows_the_numbers_in_each_direction(direction):
+    rep = example_with_rb(direction)
+    exact = notes.exact_for(META, {**ROLES, "kc": META["kl_cols"][direction]}, direction)
+    lines = notes.verdict(rep, exact)
+    within = abs(rep.k3.mean - exact["k3"]) <= 2 * rep.k3.se
+    assert ("**matches**" in lines[1]) is within and ("**misses**" in lines[1]) is (not within)
+    assert notes.direction_label(direction) in lines[1]
+
+
+def test_a_k3_that_misses_the_exact_value_is_said_to_miss():
+    rep = example()
+    exact = notes.exact_for(META, ROLES, "sampler-other")
+    off = {**exact, "k3": exact["k3"] + 3 * rep.k3.se}  # an exact value 3 SE away from k3's mean
+    line = notes.verdict(rep, off)[1]
+    assert "**misses**" in line and "matches" not in line
+    assert f"by {3 * rep.k3.se:.2g}" in line
+    # no rb column: the last line compares k3 with k1 instead, from their SEs
+    last = notes.verdict(rep, exact)[-1]
+    ratio = (rep.k1.se / rep.k3.se) ** 2
+    assert last.startswith(f"For the same error bar, k3 needs {notes.times_text(ratio)}× fewer tokens than k1.")
+
+
+def test_without_an_exact_value_k1_and_k3_are_compared():
+    rep = example()
+    line = notes.verdict(rep, None)[1]
+    agree = abs(rep.k1.mean - rep.k3.mean) <= 2 * (rep.k1.se + rep.k3.se)
+    assert line.startswith("No exact value is known for this file")
+    assert ("**agree**" in line) is agree and ("**disagree**" in line) is (not agree)
+    # a file where they disagree: tokens not drawn from the "sampler" (log r ≈ +0.5 on every
+    # token, so E[r] ≠ 1): k1 ≈ −0.5 and k3 ≈ 0.15, each with a tiny SE
+    rng = np.random.default_rng(3)
+    logq = -1.0 - rng.exponential(1.0, 400)
+    logp = logq + 0.5 + rng.normal(0.0, 0.01, 400)
+    r = audit.audit(logq, logp)
+    assert abs(r.k1.mean - r.k3.mean) > 2 * (r.k1.se + r.k3.se)
+    text = notes.verdict(r, None)[1]
+    assert "**disagree**" in text and "swapped columns" in text
+
+
+def test_too_few_tokens_give_no_comparison_and_no_token_ratio():
+    r = audit.audit([-1.0, -2.0, -0.5, -3.0], [-1.5, -1.0, -0.7, -2.0])
+    small = r.sample_size()
+    assert not small.se
+    lines = notes.verdict(r, None, small.se)
+    assert len(lines) == 2 and "too few tokens for an error bar" in lines[1]
+    assert all(math.isnan(se) for _k, _m, se in notes.verdict_rows(r, small.se))
+
+
+def test_no_negative_k1_is_said_so():
+    r = audit.audit([-1.0, -2.0, -0.5] * 40, [-1.5, -2.5, -0.7] * 40)  # log q > log p everywhere
+    assert r.k1.neg_fraction == 0
+    assert notes.verdict(r, None)[0] == "None of k1's per-token values is negative in this file."
+
+
+def test_times_text_and_the_clauses():
+    assert notes.times_text(250.14) == "250" and notes.times_text(6.257) == "6.26"
+    assert notes.times_text(1234.5) == "1,234"
+    assert notes._fewer_clause(0.25, "k1") == "4× more tokens than k1"
+    assert notes._fewer_clause(1.001, "k1") == "as many tokens as k1"
+    assert "rb does not vary" in notes._fewer_clause(math.inf, "k1")
+
+
+def test_the_columns_table_and_the_missing_columns_message():
+    df = notes.columns_frame()
+    assert list(df.columns) == ["column", "required", "in the example"]
+    assert list(df["required"]).count("required") == 2
+    assert list(df["in the example"][:2]) == ["logp_policy", "logp_ref"]
+    msg = notes.missing_columns("run.csv", ["a", "b"], {"sc": None, "oc": "b"})
+    assert msg.startswith("**run.csv has no column chosen for: Sampler log-prob column.**")
+    assert "Its columns: `a`, `b`." in msg
+    both = notes.missing_columns("x.csv", [], {"sc": None, "oc": None})
+    assert "Sampler log-prob column; Other log-prob column" in both and "no columns at all" in both
+    assert notes.missing_columns("x.csv", ["a"], {"sc": "a", "oc": "a"}) is None
+
+
+def test_the_chinese_verdict_has_the_english_numbers():
+    import re
+    from collections import Counter
+
+    from lab.i18n import using
+
+    number = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+    for direction, kc in (("sampler-other", True), ("other-sampler", False)):
+        rep = example_with_rb(direction) if kc else example(direction)
+        exact = notes.exact_for(META, {**ROLES, "kc": META["kl_cols"][direction] if kc else None}, direction)
+        for ex in (exact, None):
+            en = notes.verdict(rep, ex)
+            with using("zh"):
+                zh = notes.verdict(rep, ex)
+            assert len(zh) == len(en) and zh != en
+            assert Counter(number.findall(" ".join(zh))) == Counter(number.findall(" ".join(en)))

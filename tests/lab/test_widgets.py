@@ -86,10 +86,12 @@ def _seed_script():
     st.write(f"seed = {seed_picker()}")
 
 
-def test_the_seed_box_states_its_range_under_it_in_whole_numbers():
+def test_the_seed_box_states_its_range_in_its_help_in_whole_numbers():
     at = AppTest.from_function(_seed_script, default_timeout=30).run()
     assert at.markdown[-1].value == "seed = 0"
-    assert any(c.value == "Allowed: 0 to 2,147,483,647." for c in at.caption)
+    assert not any("Allowed" in c.value for c in at.caption)  # issue 20 §6: no line under the box
+    (box,) = at.number_input
+    assert box.help.endswith("Allowed: 0 to 2,147,483,647.")  # the range stays in its help
     for bad, used in (("-5", 0), ("2147483648", 0), ("abc", 0), ("1.5", 1)):
         at = AppTest.from_function(_seed_script, default_timeout=30)
         at.query_params["seed"] = bad
