@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from kl_core.estimation._quadrature import QuadratureError
+from kl_core.estimation import families
 from kl_core.estimation.distributions import Distribution, parse
 
 __all__ = [
@@ -130,7 +131,7 @@ def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
     None
         The arguments are added to ``parser`` in place.
     """
-    specs = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
+    specs = families.syntax()  # every family of the registry
     parser.add_argument(
         "--q", default=q, metavar="SPEC", help=f"sampler q (default {q}); one of {specs}"
     )
