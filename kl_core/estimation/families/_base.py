@@ -380,7 +380,9 @@ class Family:
         return self.cls(*args)
 
     def default(self) -> Distribution:
-        """The family's distribution at its parameters' defaults."""
+        """The family's distribution at its parameters' defaults (a mixture: at location 0, scale 1)."""
+        if not self.params and self.from_location_scale_of is not None:
+            return self.from_location_scale_of(0.0, 1.0)
         return self.cls(**{p.name: p.default for p in self.params})
 
     def sliders(self, d: Distribution) -> list[Slider]:
