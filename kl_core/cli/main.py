@@ -43,8 +43,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation import families
+from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation.distributions import Distribution, parse
 
 __all__ = [

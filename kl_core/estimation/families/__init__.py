@@ -75,12 +75,34 @@ _BY_CLASS = {f.cls: f for f in FAMILIES.values()}
 
 
 def by_name(name: str) -> Family | None:
-    """The family a spec's name (key or alias, lower case) stands for, or ``None``."""
+    """The family a spec's name (key or alias, lower case) stands for.
+
+    Parameters
+    ----------
+    name : str
+        ``normal``, ``gaussian``, ``t`` …
+
+    Returns
+    -------
+    Family or None
+        The family, or ``None`` if no module declares that name.
+    """
     return _BY_NAME.get(name)
 
 
 def family_of(d: Distribution) -> Family:
-    """The family of the distribution ``d``; ``ValueError`` if it is none of the registry's."""
+    """The family of the distribution ``d``.
+
+    Parameters
+    ----------
+    d : Distribution
+        A distribution of one of the registry's families.
+
+    Returns
+    -------
+    Family
+        Its registry entry; ``ValueError`` if its class is none of the registry's.
+    """
     try:
         return _BY_CLASS[type(d)]
     except KeyError:
@@ -88,15 +110,43 @@ def family_of(d: Distribution) -> Family:
 
 
 def syntax() -> str:
-    """Every family's spec shape, for messages and the command line's help."""
+    """Every family's spec shape, for messages and the command line's help.
+
+    Returns
+    -------
+    str
+        ``"normal(mu,sigma), laplace(loc,scale), …"`` in menu order.
+    """
     return ", ".join(f.syntax for f in FAMILIES.values())
 
 
 def closed_form_kl(a: Distribution, b: Distribution) -> Callable[[Distribution, Distribution], float] | None:
-    """The closed form of KL[a ‖ b] a family module declares, or ``None`` (then: quadrature)."""
+    """The closed form of KL[a ‖ b] a family module declares (``KL_CLOSED_FORMS``).
+
+    Parameters
+    ----------
+    a, b : Distribution
+        The pair, in the order of KL[a ‖ b].
+
+    Returns
+    -------
+    callable or None
+        ``kl(a, b) -> float``, or ``None`` (then the exact values use quadrature).
+    """
     return _CLOSED_KL.get((type(a), type(b)))
 
 
 def log_ratio_fast(p: Distribution, q: Distribution) -> Callable | None:
-    """A pair's own log p − log q (e.g. the Gaussian quadratic), or ``None``."""
+    """A pair's own log p − log q (``LOG_RATIOS``, e.g. the Gaussian quadratic).
+
+    Parameters
+    ----------
+    p, q : Distribution
+        Target and sampler.
+
+    Returns
+    -------
+    callable or None
+        ``log_ratio(p, q, x) -> ndarray``, or ``None`` (then ``p.logpdf − q.logpdf``).
+    """
     return _LOG_RATIOS.get((type(p), type(q)))
