@@ -131,5 +131,5 @@ FAMILY = Family(
         Param("loc", N_("Location"), role="location"),
         Param("scale", N_("Scale s (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
     ),
-    order=30,
+    order=45,
 )
