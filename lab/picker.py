@@ -34,21 +34,22 @@ from kl_core.estimation.distributions import (
     parse,
     practical_issue,
 )
+from kl_core.estimation.families import FAMILIES as REGISTRY
 from lab import spec_params, state
 from lab.i18n import N_, _, message
 from lab.spec_params import FAMILIES, VOCABULARIES
 from lab.ui import fail
 
-__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker", "wait_for_specs"]
+__all__ = ["SPEC_HELP", "distribution_pair", "distribution_picker", "spec_help", "wait_for_specs"]
 
-SPEC_HELP = N_(
-    "Type a distribution as `family(parameters)`:\n\n"
-    "- `normal(μ,σ)`, e.g. `normal(0.5,1)`\n"
-    "- `laplace(loc,scale)`\n"
-    "- `t(ν,loc,scale)` (Student t)\n"
-    "- `mixture(w:μ:σ,w:μ:σ,…)`, weights summing to 1\n"
-    "- `categorical(logit,logit,…)`, e.g. a next-token distribution"
-)
+#: The spec field's help: this head, then one line per family of the registry (its ``help``).
+SPEC_HELP = N_("Type a distribution as `family(parameters)`:")
+
+
+def spec_help() -> str:
+    """The spec grammar in the run's language: :data:`SPEC_HELP`, then each family's help line."""
+    lines = "\n".join(f"- {_(family.help)}" for family in REGISTRY.values())
+    return f"{_(SPEC_HELP)}\n\n{lines}"
 RANGE_NOTE = N_(
     "The lab keeps scales within [1e-6, 1e6], locations within ±1e6, Student t's df ≥ 0.1 "
     "and logits within ±1e4: beyond that, double precision can no longer tell the two "
@@ -130,7 +131,7 @@ def _on_table(key: str, editor: str) -> None:
     cur = _current(key)
     edited = st.session_state[editor].get("edited_rows", {})
     edits = {int(row): cells["logit"] for row, cells in edited.items() if "logit" in cells}
-    if isinstance(cur, Categorical) and edits:
+    if cur is not None and cur.discrete and edits:
         state.set_values(**{key: spec_params.with_logits(cur, edits).spec})
 
 
@@ -237,7 +238,7 @@ def distribution_picker(
     drifted : bool
         True for the target p: a new categorical starts a step along its path.
     help : str, optional
-        Tooltip of the spec field; defaults to the spec grammar (:data:`SPEC_HELP`, translated).
+        Tooltip of the spec field; defaults to the spec grammar (:func:`spec_help`, translated).
     """
     st.markdown("**{label}**".format(label=label))
     sliders = st.container()
@@ -245,7 +246,7 @@ def distribution_picker(
     with st.expander(_("Type a spec (advanced)"), icon=":material/edit:"):
         spec = state.text(
             _("Spec of {key}, as in the link").format(key=key), key, value=default_spec,
-            help=help or _(SPEC_HELP),
+            help=help or spec_help(),
         )
     typed, problem = _read_spec(spec)
     st.session_state[f"{key}.unreadable"] = problem is not None  # read by wait_for_specs()
@@ -268,7 +269,7 @@ def distribution_picker(
             on_change=_on_family,
             args=(key, partner, drifted),
         )
-        if isinstance(shown_dist, Categorical):
+        if shown_dist.discrete:
             _categorical_widgets(key, shown_dist, partner, drifted)
         for knob in spec_params.knobs(shown_dist):
             _knob_widget(key, knob)

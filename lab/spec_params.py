@@ -7,7 +7,8 @@ sliders from it on every run:
 * :func:`family_of` and :func:`knobs` read a :class:`~kl_core.estimation.distributions.Distribution`
   into a family and one :class:`Knob` per parameter, each with its value and
   its slider (linear for locations, log-scale steps for scales and Student t's
-  df, see :mod:`lab.grids`);
+  df, see :mod:`lab.grids`), as the family's module declares them in the
+  registry (:mod:`kl_core.estimation.families`);
 * :func:`with_knob`, :func:`switch_family`, :func:`with_logit` and
   :func:`with_logits` turn a slider move back into a new distribution, whose
   ``spec`` goes into the URL.
@@ -24,17 +25,14 @@ core's drift paths (:data:`kl_core.libraries.clamps.CLAMP_PATHS`: "Rare token" a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kl_core.estimation.distributions import (
-    Categorical,
-    Distribution,
-    Gaussian,
-    GaussianMixture,
-    Laplace,
-    StudentT,
-)
+from kl_core.estimation.distributions import Categorical, Distribution
+from kl_core.estimation.families import FAMILIES as _REGISTRY
+from kl_core.estimation.families import LOCATION_SLIDER, SCALE_SLIDER, WEIGHT_SLIDER
+from kl_core.estimation.families import family_of as _family
+from kl_core.estimation.families.student_t import DF_SLIDER
 from kl_core.libraries.clamps import CLAMP_PATHS
 from lab.grids import log_grid, with_value
 from lab.i18n import N_, _
@@ -56,14 +54,9 @@ __all__ = [
     "with_logits",
 ]
 
-#: The picker's families, in menu order, with their menu labels (English; shown as ``_(label)``).
-FAMILIES: dict[str, str] = {
-    "normal": N_("Normal"),
-    "laplace": N_("Laplace"),
-    "t": N_("Student t"),
-    "mixture": N_("Mixture of normals"),
-    "categorical": N_("Categorical (tokens)"),
-}
+#: The picker's families, in menu order, with their menu labels (English; shown as ``_(label)``):
+#: the registry's (:data:`kl_core.estimation.families.FAMILIES`).
+FAMILIES: dict[str, str] = {key: family.label for key, family in _REGISTRY.items()}
 
 #: Preset vocabularies: the base distribution of each drift path in
 #: :data:`kl_core.libraries.clamps.CLAMP_PATHS`, with the label the clamp demo uses too
@@ -72,10 +65,11 @@ VOCABULARIES: dict[str, str] = {"peaked": N_("Rare token"), "logit": N_("Mild dr
 #: How far along its path a vocabulary's target starts (the clamp demo's defaults).
 _DRIFT = {"peaked": 20.0, "logit": 1.0}
 
-LOCATION_RANGE = (-5.0, 5.0, 0.05)  # lo, hi, step of μ, loc and a component's μ
-SCALE_RANGE = (0.1, 10.0)  # σ, scale, a component's σ (log-scale steps)
-DF_RANGE = (0.5, 100.0)  # Student t's df (log-scale steps)
-WEIGHT_RANGE = (0.05, 0.95, 0.05)  # a mixture weight
+# The families declare their sliders' ranges (kl_core.estimation.families); these are theirs.
+LOCATION_RANGE = LOCATION_SLIDER  # lo, hi, step of μ, loc and a component's μ
+SCALE_RANGE = SCALE_SLIDER  # σ, scale, a component's σ (log-scale steps)
+DF_RANGE = DF_SLIDER  # Student t's df (log-scale steps)
+WEIGHT_RANGE = WEIGHT_SLIDER  # a mixture weight
 LOGIT_RANGE = (-25.0, 10.0, 0.1)  # one token's logit: the rare token's −19.5 fits
 
 
@@ -123,62 +117,25 @@ def _log(id: str, label: str, value: float, rng: tuple[float, float]) -> Knob:
 
 def family_of(d: Distribution) -> str:
     """The key of ``d``'s family in :data:`FAMILIES`."""
-    for family, cls in _CLASSES.items():
-        if isinstance(d, cls):
-            return family
-    raise ValueError(f"d must be one of the lab's families, got {type(d).__name__}")
+    return _family(d).key
 
 
 def knobs(d: Distribution) -> list[Knob]:
-    """The sliders of a continuous ``d``, each at ``d``'s value (a categorical's are its logits)."""
-    if isinstance(d, Gaussian):
-        return [
-            _linear("mu", _("μ, the mean"), d.mu, LOCATION_RANGE),
-            _log("sigma", _("σ, the standard deviation (log scale)"), d.sigma, SCALE_RANGE),
-        ]
-    if isinstance(d, Laplace):
-        return [
-            _linear("loc", _("Location"), d.loc, LOCATION_RANGE),
-            _log("scale", _("Scale b (log scale)"), d.scale, SCALE_RANGE),
-        ]
-    if isinstance(d, StudentT):
-        return [
-            _log("df", _("ν, degrees of freedom (log scale): small ν, heavy tails"), d.df, DF_RANGE),
-            _linear("loc", _("Location"), d.loc, LOCATION_RANGE),
-            _log("scale", _("Scale (log scale)"), d.scale, SCALE_RANGE),
-        ]
-    if isinstance(d, GaussianMixture):
-        k = len(d.weights)
-        out = []
-        if k == 2:
-            label = _("Weight of component 1 (component 2 has the rest)")
-            out.append(_linear("w1", label, d.weights[0], WEIGHT_RANGE))
-        elif k > 2:
-            for i, w in enumerate(d.weights, start=1):
-                label = _("Weight of component {i} (the others share the rest)").format(i=i)
-                out.append(_linear(f"w{i}", label, w, WEIGHT_RANGE))
-        for i, (m, s) in enumerate(zip(d.means, d.sigmas, strict=True), start=1):
-            out.append(_linear(f"mu{i}", _("μ of component {i}").format(i=i), m, LOCATION_RANGE))
-            label = _("σ of component {i} (log scale)").format(i=i)
-            out.append(_log(f"sigma{i}", label, s, SCALE_RANGE))
-        return out
-    if isinstance(d, Categorical):
-        return []
-    raise ValueError(f"d must be one of the lab's families, got {type(d).__name__}")
+    """The sliders of a continuous ``d``, each at ``d``'s value (a categorical's are its logits).
+
+    The family declares them (:meth:`kl_core.estimation.families.Family.sliders`):
+    id, label, value, linear or log scale and range.
+    """
+    out = []
+    for s in _family(d).sliders(d):
+        label = _(s.label).format(**dict(s.label_args)) if s.label_args else _(s.label)
+        out.append((_log if s.log else _linear)(s.id, label, s.value, s.range))
+    return out
 
 
 def _clean(x: float) -> float:
     """A slider's float without its binary noise (0.35000000000000003 → 0.35)."""
     return float(f"{float(x):.10g}")
-
-
-def _reweighted(weights: Sequence[float], i: int, w: float) -> tuple[float, ...]:
-    """Weights with component ``i`` at ``w`` and the others scaled to share ``1 − w``."""
-    rest = sum(v for j, v in enumerate(weights) if j != i)
-    out = [w if j == i else round(v * (1.0 - w) / rest, 4) for j, v in enumerate(weights)]
-    last = len(out) - 1 if i != len(out) - 1 else len(out) - 2
-    out[last] = round(1.0 - sum(v for j, v in enumerate(out) if j != last), 10)
-    return tuple(out)
 
 
 def with_knob(d: Distribution, knob_id: str, value: float) -> Distribution:
@@ -189,47 +146,7 @@ def with_knob(d: Distribution, knob_id: str, value: float) -> Distribution:
     ValueError
         If ``knob_id`` is not a parameter of ``d``, or ``value`` is not allowed there.
     """
-    v = _clean(value)
-    if isinstance(d, Gaussian) and knob_id in ("mu", "sigma"):
-        return Gaussian(**{"mu": d.mu, "sigma": d.sigma, knob_id: v})
-    if isinstance(d, Laplace) and knob_id in ("loc", "scale"):
-        return Laplace(**{"loc": d.loc, "scale": d.scale, knob_id: v})
-    if isinstance(d, StudentT) and knob_id in ("df", "loc", "scale"):
-        return StudentT(**{"df": d.df, "loc": d.loc, "scale": d.scale, knob_id: v})
-    if isinstance(d, Categorical) and knob_id.removeprefix("logit").isdigit():
-        return with_logit(d, int(knob_id.removeprefix("logit")), v)
-    if isinstance(d, GaussianMixture):
-        k = len(d.weights)
-        for prefix in ("w", "mu", "sigma"):
-            tail = knob_id.removeprefix(prefix)
-            if knob_id.startswith(prefix) and tail.isdigit() and 1 <= int(tail) <= k:
-                i = int(tail) - 1
-                if prefix == "w":
-                    if not 0.0 < v < 1.0:
-                        raise ValueError(f"value must be in (0, 1) for a weight, got {value!r}")
-                    return GaussianMixture(_reweighted(d.weights, i, v), d.means, d.sigmas)
-                means, sigmas = list(d.means), list(d.sigmas)
-                (means if prefix == "mu" else sigmas)[i] = v
-                return GaussianMixture(d.weights, tuple(means), tuple(sigmas))
-    raise ValueError(f"knob_id {knob_id!r} is not a parameter of {d.spec}")
-
-
-def _round3(x: float) -> float:
-    return float(f"{x:.3g}")
-
-
-def _location_scale(d: Distribution) -> tuple[float, float]:
-    if isinstance(d, Gaussian):
-        return d.mu, d.sigma
-    if isinstance(d, (Laplace, StudentT)):
-        return d.loc, d.scale
-    if isinstance(d, GaussianMixture):
-        w = d.weights
-        return (
-            _round3(sum(a * b for a, b in zip(w, d.means, strict=True))),
-            _round3(sum(a * b for a, b in zip(w, d.sigmas, strict=True))),
-        )
-    return 0.0, 1.0
+    return _family(d).with_value(d, knob_id, _clean(value))
 
 
 def vocabulary(key: str, *, drifted: bool = False) -> Categorical:
@@ -299,25 +216,11 @@ def switch_family(d: Distribution, family: str, *, drifted: bool = False) -> Dis
         raise ValueError(f"family must be one of {list(FAMILIES)}, got {family!r}")
     if family == family_of(d):
         return d
-    if family == "categorical":
-        key = vocabulary_of(d) if isinstance(d, Categorical) else None
+    new = _REGISTRY[family]
+    if new.discrete:
+        key = vocabulary_of(d) if d.discrete else None
         return vocabulary(key or "logit", drifted=drifted)
-    loc, scale = _location_scale(d)
-    if isinstance(d, Categorical):
+    loc, scale = _family(d).location_scale(d)
+    if d.discrete:
         loc = 0.5 if drifted else 0.0
-    if family == "normal":
-        return Gaussian(loc, scale)
-    if family == "laplace":
-        return Laplace(loc, scale)
-    if family == "t":
-        return StudentT(3.0, loc, scale)
-    return GaussianMixture((0.5, 0.5), (_clean(loc - 1.0), _clean(loc + 1.0)), (scale, scale))
-
-
-_CLASSES = {
-    "normal": Gaussian,
-    "laplace": Laplace,
-    "t": StudentT,
-    "mixture": GaussianMixture,
-    "categorical": Categorical,
-}
+    return new.from_location_scale(loc, scale)

@@ -117,7 +117,9 @@ def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
     None
         The arguments are added to ``parser`` in place.
     """
-    specs = "normal(mu,sigma), laplace(loc,scale), t(df,loc,scale), mixture(w:m:s,...), categorical(logit,...)"
+    from kl_core.estimation import families  # numpy, no scipy: the help lists the registry's families
+
+    specs = families.syntax()
     parser.add_argument(
         "--q", default=q, metavar="SPEC", help=f"sampler q (default {q}); one of {specs}"
     )

@@ -38,16 +38,7 @@ import numpy as np
 
 from kl_core.estimation._integrands import Integrand
 from kl_core.estimation._quadrature import QuadratureError, integrate_log_tail, integrate_real_line
-from kl_core.estimation.distributions import (
-    Categorical,
-    Distribution,
-    Gaussian,
-    GaussianMixture,
-    Laplace,
-    StudentT,
-    Tail,
-    log_ratio,
-)
+from kl_core.estimation.distributions import Distribution, Tail, log_ratio
 from kl_core.estimation.tails import TailVerdict, tail_verdict
 from kl_core.validation import Message
 
@@ -69,29 +60,13 @@ DEVIATION_NOISE = 1e-6
 
 
 def _centres(d: Distribution) -> list[tuple[float, float]]:
-    """(location, scale) of every component of ``d``."""
-    if isinstance(d, Gaussian):
-        return [(d.mu, d.sigma)]
-    if isinstance(d, (Laplace, StudentT)):
-        return [(d.loc, d.scale)]
-    if isinstance(d, GaussianMixture):
-        return list(zip(d.means, d.sigmas, strict=True))
-    return []
+    """(location, scale) of every component of ``d`` (the family's ``centres``)."""
+    return d.centres()
 
 
 def _shifted(d: Distribution, delta: float) -> Distribution:
     """``d`` moved by −delta: every quantity here is invariant under moving q and p together."""
-    if delta == 0.0:
-        return d
-    if isinstance(d, Gaussian):
-        return Gaussian(d.mu - delta, d.sigma)
-    if isinstance(d, Laplace):
-        return Laplace(d.loc - delta, d.scale)
-    if isinstance(d, StudentT):
-        return StudentT(d.df, d.loc - delta, d.scale)
-    if isinstance(d, GaussianMixture):
-        return GaussianMixture(d.weights, tuple(m - delta for m in d.means), d.sigmas)
-    raise ValueError(f"cannot move a {type(d).__name__}")
+    return d if delta == 0.0 else d.shifted(delta)
 
 
 @dataclass(frozen=True)
@@ -212,28 +187,9 @@ def _finish(out: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(out), 0.0, out)  # 0·inf where q underflows
 
 
-def _gauss_delta(x: np.ndarray, mu: float, sigma: float) -> np.ndarray:
-    # −((x − μ)² − μ²)/(2σ²), factored so that nothing cancels
-    return -(x * (x - 2.0 * mu)) / (2.0 * sigma * sigma)
-
-
 def _log_density_delta(d: Distribution, x: np.ndarray) -> np.ndarray:
-    """log d(x) − log d(0), without the cancellation of two large log-densities."""
-    if isinstance(d, Gaussian):
-        return _gauss_delta(x, d.mu, d.sigma)
-    if isinstance(d, Laplace):
-        far, near = np.abs(x - d.loc), abs(d.loc)
-        same_side = np.sign(x - d.loc) == np.sign(-d.loc)
-        return -np.where(same_side, np.sign(x - d.loc) * x, far - near) / d.scale
-    if isinstance(d, StudentT):
-        z, z0 = (x - d.loc) / d.scale, -d.loc / d.scale
-        return -(d.df + 1.0) / 2.0 * np.log1p((x / d.scale) * (z + z0) / (d.df + z0 * z0))
-    if isinstance(d, GaussianMixture):
-        at0 = np.array([math.log(w) - 0.5 * (m / s) ** 2 - math.log(s) for w, m, s in zip(d.weights, d.means, d.sigmas, strict=True)])
-        at0 -= np.logaddexp.reduce(at0)
-        comps = [a + _gauss_delta(x, m, s) for a, m, s in zip(at0, d.means, d.sigmas, strict=True)]
-        return np.logaddexp.reduce(np.stack(comps), axis=0)
-    raise ValueError(f"no log-density difference for a {type(d).__name__}")
+    """log d(x) − log d(0), without the cancellation of two large log-densities (the family's own)."""
+    return d.log_density_delta(x)
 
 
 def _recentred(q: Distribution, p: Distribution, g: Integrand, x, lq, t) -> np.ndarray:
@@ -432,7 +388,7 @@ def expect(
     integrand whose integral is small).  A finite value too large for a double
     is ``inf`` with :data:`OVERFLOW_NOTE`.
     """
-    if isinstance(q, Categorical):
+    if q.discrete:
         support = np.arange(q.k, dtype=np.float64)
         w = q.probs
         with np.errstate(over="ignore", invalid="ignore"):

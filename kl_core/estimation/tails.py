@@ -1,10 +1,12 @@
 r"""Is :math:`\mathbb{E}_q[g(\log r)]` finite?  Decided from the families' tail exponents.
 
-Every continuous family here has a log-density of the form
+Every continuous family of the registry (:mod:`kl_core.estimation.families`)
+gives, through its ``tail`` method, a log-density of the form
 :math:`a x^2 + b|x| + c\log|x| + k + o(1)` far out on each side
-(:class:`kl_core.estimation.distributions.Tail`): Gaussians and mixtures
-:math:`a < 0`, Laplace :math:`a = 0, b < 0`, Student t :math:`a = b = 0,
-c = -(\nu+1)`.  The integrands are :math:`q\,g(t)`, :math:`t = \log r`, with
+(:class:`kl_core.estimation.families.Tail`, which says what the form can and cannot
+describe): Gaussians and mixtures :math:`a < 0`, Laplace and logistic
+:math:`a = 0, b < 0`, Student t :math:`a = b = 0, c = -(\nu+1)`.  The rules
+below read only those coefficients, never the family.  The integrands are :math:`q\,g(t)`, :math:`t = \log r`, with
 :math:`g(t) \approx P_k(t)\,e^{kt}` as :math:`t \to \pm\infty` for a polynomial
 :math:`P_k` of degree :math:`d` (see ``kl_core.estimation._integrands``).  On one side,
 with :math:`\Delta = \text{tail}(p) - \text{tail}(q)`:
