@@ -117,7 +117,8 @@ def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
     None
         The arguments are added to ``parser`` in place.
     """
-    from kl_core.estimation import families  # numpy, no scipy: the help lists the registry's families
+    # numpy, no scipy: the help lists the registry's families
+    from kl_core.estimation import families
 
     specs = families.syntax()
     parser.add_argument(
