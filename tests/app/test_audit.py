@@ -357,7 +357,7 @@ def test_clearing_the_upload_returns_to_the_example():
 
 
 def test_position_chart_is_a_valid_spec_with_error_bars():
-    from charts.approx_kl import bucket_label, position_chart
+    from charts.audit import bucket_label, position_chart
 
     rep = example_report()
     spec = position_chart(rep.positions).to_dict()
