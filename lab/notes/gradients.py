@@ -20,13 +20,12 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from kl_core.gradients.demo import demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
     GradientRow,
     GradientTable,
-    demo_logits,
-    demo_reward,
     entry_name,
     gradient_entries,
 )
@@ -227,7 +226,7 @@ def setting(
     """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
 
     π_ref is uniform; π_θ moves ``drift`` along the toy direction
-    (:func:`kl_core.gradients.expected.demo_logits`) unless ``logits_text`` sets its
+    (:func:`kl_core.gradients.demo.demo_logits`) unless ``logits_text`` sets its
     logits; an older sampler π_old moves ``old_drift`` along the same direction.
     """
     notes: list[Note] = []
