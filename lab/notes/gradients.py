@@ -256,6 +256,7 @@ def setting(
 
 
 def _probs(logits: Sequence[float]) -> np.ndarray:
+    """softmax(logits), computed in log space."""
     lg = np.asarray(logits, dtype=float)
     return np.exp(lg - np.logaddexp.reduce(lg))
 
@@ -610,8 +611,7 @@ def training_frame(
     s: Setting, runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]
 ) -> pd.DataFrame:
     """Per token: π_ref, R, the start, both optima, and where each run ends."""
-    ref = np.exp(np.asarray(s.ref) - np.logaddexp.reduce(s.ref))
-    start = np.exp(np.asarray(s.policy) - np.logaddexp.reduce(s.policy))
+    ref, start = _probs(s.ref), _probs(s.policy)
     frame = {
         _("token"): list(range(s.k)),
         _("R"): list(s.reward),
