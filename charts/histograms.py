@@ -23,6 +23,7 @@ from lab.i18n import N_, _, pgettext
 __all__ = [
     "bars_layer",
     "legend_text",
+    "short_number",
     "MAX_ROWS",
     "TITLE_LIMIT",
     "Binned",
@@ -213,7 +214,8 @@ def legend_text() -> dict:
     return {"labelColor": colour} if colour else {}
 
 
-def _fmt(x: float) -> str:
+def short_number(x: float) -> str:
+    """A number for a chart label: 3 significant digits when very large or small, else 4."""
     if x == 0.0:
         return "0"
     if abs(x) >= 1e4 or abs(x) < 1e-3:
@@ -333,7 +335,7 @@ def per_sample_histogram(
     name = label(key)
     subtitle = [
         _("{share:.1%} of values < 0").format(share=neg_fraction),
-        _("sample mean {mean}").format(mean=_fmt(mean)),
+        _("sample mean {mean}").format(mean=short_number(mean)),
     ]
     if binned.outside_share > 0:  # a line of its own: a third of a 1280-px page is narrow
         subtitle.append(
@@ -384,7 +386,7 @@ def per_sample_histogram(
         datasets["reference"] = records(
             pd.DataFrame({
                 "x": [true_value],
-                "text": [_("{label} = {value}").format(label=_(true_label), value=_fmt(true_value))],
+                "text": [_("{label} = {value}").format(label=_(true_label), value=short_number(true_value))],
             })
         )
         right_side = true_value > lo + 0.6 * (hi - lo)  # keep the label inside the plot
