@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
+from benchmarks._common import timed  # noqa: E402
 from kl_core.doctor.diagnosis import UnreadableInput, diagnose  # noqa: E402
 from kl_core.doctor.parse import MAX_BYTES  # noqa: E402
 
@@ -37,12 +38,8 @@ DATA = ROOT / "data" / "doctor_examples"
 
 
 def _time(fn, repeats: int) -> tuple[float, float]:
-    cpu, wall = [], []
-    for _ in range(repeats):
-        c0, w0 = time.process_time(), time.perf_counter()
-        fn()
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - w0)
+    """Median CPU and wall seconds of ``repeats`` calls."""
+    wall, cpu = timed(fn, repeats)
     return statistics.median(cpu), statistics.median(wall)
 
 

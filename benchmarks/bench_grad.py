@@ -36,24 +36,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
+from benchmarks._common import cpu_model, timed  # noqa: E402
 from kl_core.cli.grad import grad_report  # noqa: E402
 from kl_core.gradients.expected import gradient_table  # noqa: E402
 from kl_core.gradients.flow import training_run  # noqa: E402
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _machine() -> None:
     print("== machine")
-    print(f"cpu            {_cpu_model()}")
+    print(f"cpu            {cpu_model()}")
     print(f"cores          {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))})")
     print(f"python         {platform.python_version()}   numpy {np.__version__}")
     print(f"load average   {' '.join(f'{x:.2f}' for x in os.getloadavg())} (shared machines make timings noisy)")
@@ -63,12 +54,7 @@ def _machine() -> None:
 def _timed(fn, repeats: int) -> tuple[float, float]:
     """Median wall and CPU milliseconds of ``repeats`` calls, after one warm-up call."""
     fn()
-    walls, cpus = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
+    walls, cpus = timed(fn, repeats)
     return 1e3 * statistics.median(walls), 1e3 * statistics.median(cpus)
 
 

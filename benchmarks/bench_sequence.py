@@ -35,27 +35,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
+from benchmarks._common import cpu_model, timed  # noqa: E402
 from kl_core.sequences.estimators import exact_curves, exact_moments  # noqa: E402
 from kl_core.sequences.markov import drift_pair  # noqa: E402
 from kl_core.sequences.montecarlo import simulate_sequences  # noqa: E402
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _median_ms(fn, repeats: int) -> tuple[float, float]:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
+    times, _ = timed(fn, repeats)
     return 1e3 * statistics.median(times), 1e3 * min(times)
 
 
@@ -66,7 +53,7 @@ def main() -> None:
     reps = 3 if args.quick else 15
 
     print("== machine")
-    print(f"cpu            {_cpu_model()}")
+    print(f"cpu            {cpu_model()}")
     print(f"cores          {os.cpu_count()}")
     print(f"python, numpy  {platform.python_version()}, {np.__version__}")
     print(f"load average   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

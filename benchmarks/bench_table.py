@@ -45,9 +45,7 @@ import statistics
 import subprocess
 import sys
 import textwrap
-import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +53,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the repository is not an installed package
 
+from benchmarks._common import cpu_model, timed  # noqa: E402
 from kl_core.cli import table as cli  # noqa: E402
 from kl_core.estimation.distributions import Gaussian  # noqa: E402
 from kl_core.estimation.montecarlo import simulate  # noqa: E402
@@ -96,16 +95,6 @@ IMPORT_NUMPY = [sys.executable, "-c", "import numpy"]
 
 
 # ------------------------------------------------------------ helpers
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _child_env(keep: bool) -> dict[str, str]:
@@ -200,17 +189,6 @@ def _report_pair(
     )
 
 
-def _timed(fn: Callable[[], object], repeats: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU seconds of ``repeats`` calls."""
-    walls, cpus = [], []
-    for _ in range(repeats):
-        t0, c0 = time.perf_counter(), time.process_time()
-        fn()
-        walls.append(time.perf_counter() - t0)
-        cpus.append(time.process_time() - c0)
-    return walls, cpus
-
-
 # ------------------------------------------------------------ sections
 
 
@@ -218,7 +196,7 @@ def machine(env: dict[str, str]) -> None:
     cached = "PYTHONDONTWRITEBYTECODE" not in env
     print("== machine")
     print(f"date           {datetime.date.today().isoformat()}")
-    print(f"cpu            {_cpu_model()}")
+    print(f"cpu            {cpu_model()}")
     print(f"cores          {os.cpu_count()} (usable: {len(os.sched_getaffinity(0))})")
     print(f"python         {platform.python_version()} ({sys.executable})   numpy {np.__version__}")
     print(
@@ -257,9 +235,9 @@ def in_process(repeats: int, cold: float) -> None:
     q, p = Gaussian(0, 1), Gaussian(0.1, 1)
     cli.table_rows(q, p, 1000)  # warm imports and caches
     draw = lambda: np.random.default_rng(0).standard_normal(N_TABLE)  # noqa: E731
-    base_w, _ = _timed(draw, repeats)
-    table_w, table_c = _timed(lambda: cli.table_rows(q, p, N_TABLE), repeats)
-    one_w, one_c = _timed(
+    base_w, _ = timed(draw, repeats)
+    table_w, table_c = timed(lambda: cli.table_rows(q, p, N_TABLE), repeats)
+    one_w, one_c = timed(
         lambda: simulate(q, p, N_TABLE, keys=cli.TABLE_KEYS, workers=1, percentiles=False),
         repeats,
     )
@@ -286,7 +264,7 @@ def in_process(repeats: int, cold: float) -> None:
 
 def exact_only(repeats: int, env: dict[str, str]) -> None:
     q, p = Gaussian(0, 1), Gaussian(0.1, 1)
-    walls, _ = _timed(lambda: cli.table_rows(q, p, N_TABLE, exact_only=True), repeats)
+    walls, _ = timed(lambda: cli.table_rows(q, p, N_TABLE, exact_only=True), repeats)
     ends = [_run([*TABLE, "--exact-only", "--json"], env)[0] for _ in range(5)]
     print("== 5. table --exact-only, q = N(0,1), p = N(0.1,1)")
     print(f"in-process, median of {repeats}: {1000 * statistics.median(walls):.1f} ms")
@@ -359,7 +337,7 @@ def main() -> None:
     env = _child_env(args.keep_env)
     # The first 80 MB draw of a process pays for fresh pages, as a CLI run does;
     # later ones reuse the allocator's memory.  Time it before anything else.
-    cold = _timed(lambda: np.random.default_rng(0).standard_normal(N_TABLE), 1)[0][0]
+    cold = timed(lambda: np.random.default_rng(0).standard_normal(N_TABLE), 1)[0][0]
     machine(env)
     if 1 in parts:
         full_table(env)

@@ -26,9 +26,9 @@ from charts.histograms import (
     TITLE_LIMIT,
     bars_layer,
     bin_values,
-    check_rows,
     common_domain,
     legend_text,
+    records,
 )
 from charts.palette import (
     REFERENCE_COLOR,
@@ -46,7 +46,6 @@ from lab.i18n import _, pgettext
 __all__ = [
     "batch_means_domain",
     "batch_means_histogram",
-    "records",
     "running_domain",
     "running_means_chart",
     "usable_domain",
@@ -60,32 +59,10 @@ BAND_SE = 2.0
 #: Running-mean charts start at this n (when N is at least ten times larger): before it the
 #: band is still huge, and the y-range ignores it.
 RUNNING_FROM = 10
-def records(df: pd.DataFrame) -> list[dict]:
-    """``df`` as row dicts for a chart's ``datasets``, after :func:`check_rows`.
-
-    Like :func:`charts.histograms.records` (non-finite numbers become nulls),
-    but numbers stay numpy scalars: Altair's ``to_dict`` returns those at once,
-    where every Python float goes through a slow protocol ``isinstance`` check
-    (~8x faster for a few hundred rows; the JSON is the same).
-    """
-    check_rows(df)
-    columns = []
-    for name in df.columns:
-        a = df[name].to_numpy()
-        if a.dtype.kind in "fiu":
-            values = list(a.astype(np.float64) if a.dtype.kind == "f" else a)
-            if a.dtype.kind == "f":
-                for i in np.flatnonzero(~np.isfinite(a)):
-                    values[i] = None
-        else:
-            values = a.tolist()
-        columns.append(values)
-    names = list(df.columns)
-    return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
 def with_numpy_rows(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    """Give an existing chart's ``datasets`` the fast rows of :func:`records`, in place.
+    """Give an existing chart's ``datasets`` the fast rows of :func:`charts.histograms.records`, in place.
 
     For charts from builders that emit Python floats (e.g.
     :func:`charts.histograms.per_sample_histogram`): the JSON is unchanged,

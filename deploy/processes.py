@@ -173,13 +173,7 @@ def cpu_seconds(pid: int) -> float:
 
 def rss_bytes(pid: int) -> int:
     """Resident set size of ``pid`` now (``VmRSS``), in bytes; 0 once it is gone."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
+    return _proc_kib(f"/proc/{pid}/status", "VmRSS:") * 1024
 
 
 def pss_bytes(pid: int) -> int:
@@ -189,10 +183,15 @@ def pss_bytes(pid: int) -> int:
     numpy, scipy, pyarrow, mapped by every app process) counts as its share, so
     the PSS of N processes adds up to the memory they use together.
     """
+    return _proc_kib(f"/proc/{pid}/smaps_rollup", "Pss:") * 1024
+
+
+def _proc_kib(path: str, field: str) -> int:
+    """The number (kB) on the line of ``path`` that starts with ``field``; 0 if none or unreadable."""
     try:
-        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
+        for line in Path(path).read_text().splitlines():
+            if line.startswith(field):
+                return int(line.split()[1])
     except OSError:
         pass
     return 0

@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from lab.i18n import N_
 
-__all__ = ["PAGES", "PageInfo", "page_by_path", "page_by_url"]
+__all__ = ["PAGES", "PageInfo", "page_by_url"]
 
 
 @dataclass(frozen=True)
@@ -137,14 +137,6 @@ PAGES: tuple[PageInfo, ...] = (
         ),
     ),
 )
-
-
-def page_by_path(path: str) -> PageInfo:
-    """The page whose file is ``path`` (e.g. ``"pages/home.py"``)."""
-    for page in PAGES:
-        if page.path == path:
-            return page
-    raise ValueError(f"no page with path {path!r}; pages: {[p.path for p in PAGES]}")
 
 
 def page_by_url(url_path: str) -> PageInfo:

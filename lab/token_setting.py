@@ -6,7 +6,7 @@
 
 * the vocabulary size K; π_ref is uniform over it;
 * the drift t of π_θ = softmax(t·v) along the toy direction
-  (:func:`kl_core.gradients.expected.demo_logits`), unless π_θ's logits are set by hand;
+  (:func:`kl_core.gradients.demo.demo_logits`), unless π_θ's logits are set by hand;
 * on-policy tokens, or tokens from an older π_old with its own drift;
 * an expander with π_θ's logits and the reward R as text (the link's form)
   and as an editable token table; editing a cell writes the text fields.
@@ -20,7 +20,7 @@ import hashlib
 
 import streamlit as st
 
-from kl_core.gradients import expected as gradients
+from kl_core.gradients import demo
 from lab import state, ui
 from lab.i18n import N_, _
 from lab.notes import gradients as notes
@@ -37,8 +37,8 @@ def _on_tokens() -> None:
     """A new vocabulary size: hand-set logits and rewards follow it."""
     k = st.session_state["k"]
     state.set_values(
-        logits=notes.resize_values(st.session_state.get("logits", ""), k, gradients.demo_logits(k, 0.0)),
-        rew=notes.resize_values(st.session_state.get("rew", ""), k, gradients.demo_reward(k)),
+        logits=notes.resize_values(st.session_state.get("logits", ""), k, demo.demo_logits(k, 0.0)),
+        rew=notes.resize_values(st.session_state.get("rew", ""), k, demo.demo_reward(k)),
     )
 
 
@@ -69,7 +69,7 @@ def token_setting() -> notes.Setting:
     c_k, c_t, c_s = st.columns([1, 1.4, 1.4], gap="medium")
     with c_k:
         k = state.slider(_("Tokens in the vocabulary"), "k", min_value=2, max_value=K_MAX,
-                         value=gradients.DEMO_TOKENS, step=1, on_change=_on_tokens,
+                         value=demo.DEMO_TOKENS, step=1, on_change=_on_tokens,
                          help=_(r"$\pi_\mathrm{ref}$ is uniform over the tokens; $\pi_\theta$ moves away from it."))
     by_hand = st.expander(_(r"$\pi_\theta$'s logits and the reward, token by token"), icon=":material/edit:")
     with by_hand:

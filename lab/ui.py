@@ -100,7 +100,7 @@ def _spec(ch: alt.TopLevelMixin) -> dict[str, Any]:
     config that ``to_dict`` adds; the rows (≤ 5,000, checked by the builders)
     are written inline where each layer names its dataset.  Charts with
     ``params`` (selections) take Altair's own path, which lifts them.
-    ``tests/app/test_chart_spec.py`` checks both paths agree on every chart
+    ``tests/charts/test_chart_spec.py`` checks both paths agree on every chart
     of every page.
     """
     datasets = ch.datasets if isinstance(ch.datasets, dict) else {}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from charts.approx_kl import estimates_chart, position_chart
+from charts.audit import estimates_chart, position_chart
 from charts.histograms import common_domain, per_sample_histogram
 from charts.palette import RB_COLOR, color
 from kl_core.audit import statistics as audit

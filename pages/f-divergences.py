@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from charts.fisher import (
+from charts.f_divergences import (
     divergence_along_path,
     f_curves,
     f_label,

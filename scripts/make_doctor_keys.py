@@ -25,7 +25,7 @@ Usage::
     uv run python scripts/make_doctor_keys.py /tmp/wheels_doctor
 
 The output is data derived from the releases, committed so the doctor needs no
-network; tests/test_doctor_keys.py checks it against the crosswalk's recorded
+network; tests/doctor/test_profiles.py checks it against the crosswalk's recorded
 defaults.
 """
 

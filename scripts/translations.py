@@ -51,10 +51,10 @@ TRANSLATED = ("zh",)
 #: Where the coverage scan looks for text not wrapped in _().
 SCANNED = ("app.py", "pages", "lab", "charts")
 OK_MARK = "i18n: ok"
-#: Files whose user-visible text is not yet wrapped in _() and translated (issue 13, part 2
-#: empties this list).  Their messages may be missing from the catalog or untranslated, and
-#: the coverage test skips them; tests/lab/test_translations.py fails once one of them is
-#: clean, so the list only shrinks.
+#: Files whose user-visible text is not yet wrapped in _() and translated: empty since part 2
+#: of issue 13 converted every scanned file.  A listed file's messages could be missing from
+#: the catalog or untranslated, and the coverage test would skip it; tests/lab/test_translations.py
+#: fails once a listed file is clean, so the list only shrinks.
 NOT_YET_TRANSLATED: frozenset[str] = frozenset()
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from kl_core.estimation.distributions import Categorical, Distribution, Gaussian
 from kl_core.validation import N_, check_finite
 
-__all__ = ["PATHS", "Path", "get_path"]
+__all__ = ["PATHS", "DistributionPath", "get_path"]
 
 # A five-token next-token distribution and a direction that moves mass from
 # the likely tokens to the unlikely ones, as a fine-tuning step might.
@@ -46,7 +46,7 @@ def _logit_fisher() -> float:
 
 
 @dataclass(frozen=True)
-class Path:
+class DistributionPath:
     r"""A one-parameter family :math:`p_\theta` with its Fisher information at 0.
 
     Attributes
@@ -96,10 +96,10 @@ class Path:
         return self.make(check_finite(theta, "theta"))
 
 
-PATHS: dict[str, Path] = {
+PATHS: dict[str, DistributionPath] = {
     p.key: p
     for p in (
-        Path(
+        DistributionPath(
             key="shift",
             name=N_("Gaussian mean shift"),
             theta_latex=r"\theta = \mu",
@@ -108,7 +108,7 @@ PATHS: dict[str, Path] = {
             theta_max=3.0,
             make=lambda th: Gaussian(th, 1.0),
         ),
-        Path(
+        DistributionPath(
             key="scale",
             name=N_("Gaussian scale change"),
             theta_latex=r"\theta = \log\sigma",
@@ -117,7 +117,7 @@ PATHS: dict[str, Path] = {
             theta_max=0.6,
             make=lambda th: Gaussian(0.0, math.exp(th)),
         ),
-        Path(
+        DistributionPath(
             key="logit",
             name=N_("Categorical logit direction"),
             theta_latex=r"\theta \text{ along } v = (" + ", ".join(f"{v:g}" for v in _DIRECTION) + ")",
@@ -132,7 +132,7 @@ PATHS: dict[str, Path] = {
 }
 
 
-def get_path(key: str) -> Path:
+def get_path(key: str) -> DistributionPath:
     """Return the path ``key``.
 
     Parameters
@@ -142,7 +142,7 @@ def get_path(key: str) -> Path:
 
     Returns
     -------
-    Path
+    DistributionPath
         The path.
 
     Examples

@@ -32,7 +32,7 @@ quantity                what it is                                              
                         ``k3_at``, ``k3_pq_at``)
 ``grad_norm``           :math:`\|\mathbb{E}_\pi[\nabla_\theta\,\ell]\|` of ``option`` used   k, t, option
                         as a loss, :math:`\pi_\theta = \mathrm{softmax}(t v)`, uniform
-                        :math:`\pi_{\mathrm{ref}}` (:func:`kl_core.gradients.expected.demo_logits`)
+                        :math:`\pi_{\mathrm{ref}}` (:func:`kl_core.gradients.demo.demo_logits`)
 ``grad_cos_reverse``    its cosine to :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`  k, t, option
 ``grad_cos_forward``    its cosine to :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`  k, t, option
 ``kl_policy_ref``       :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` of that setting   k, t
@@ -291,8 +291,9 @@ def _table(params: Mapping[str, Any]) -> Any:
 @lru_cache(maxsize=64)
 def _gradient_table(k: int, t: float) -> Any:
     from kl_core.gradients import expected as gradients
+    from kl_core.gradients.demo import demo_logits
 
-    return gradients.gradient_table(gradients.demo_logits(k, t), gradients.demo_logits(k, 0.0))
+    return gradients.gradient_table(demo_logits(k, t), demo_logits(k, 0.0))
 
 
 def _grad_norm(params: Mapping[str, Any]) -> float:

@@ -32,7 +32,7 @@ hits a clamp, :math:`P_s(\log r \notin L \text{ or } k(\operatorname{clip}_L\log
 Drift paths
 -----------
 One policy drifts along a path :math:`p_\theta = \mathrm{softmax}(\ell_0 + \theta v)`
-away from a fixed anchor :math:`p_0` (:class:`kl_core.estimation.paths.Path`).  Which of
+away from a fixed anchor :math:`p_0` (:class:`kl_core.estimation.paths.DistributionPath`).  Which of
 the entry's two roles drifts follows the entry (:func:`drifting_role`): when
 the *other* policy is the reference model (the RLHF/GRPO penalty, both reward
 and loss), the sampling policy drifts away from the fixed reference; otherwise
@@ -89,7 +89,7 @@ from numpy.typing import ArrayLike
 
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Categorical
-from kl_core.estimation.paths import PATHS, Path
+from kl_core.estimation.paths import PATHS, DistributionPath
 from kl_core.libraries.evaluation import evaluate
 from kl_core.libraries.registry import CROSSWALK
 from kl_core.libraries.schema import CrosswalkEntry
@@ -127,7 +127,7 @@ def _fisher(logits: tuple[float, ...], direction: tuple[float, ...]) -> float:
     return float(p0 @ v**2 - (p0 @ v) ** 2)
 
 
-PEAKED = Path(
+PEAKED = DistributionPath(
     key="peaked",
     name="Rare token becomes likely",
     theta_latex=r"\theta \text{ added to the logit of token 7}",
@@ -142,7 +142,7 @@ PEAKED = Path(
 )
 """The drift path on which every library clamp bites (see the module docstring)."""
 
-CLAMP_PATHS: dict[str, Path] = {"peaked": PEAKED, "logit": PATHS["logit"]}
+CLAMP_PATHS: dict[str, DistributionPath] = {"peaked": PEAKED, "logit": PATHS["logit"]}
 """Paths :func:`clamp_curve` accepts: ``"peaked"`` (this module) and ``"logit"`` (:mod:`kl_core.estimation.paths`)."""
 
 DEMO_ENTRIES: tuple[str, ...] = (
@@ -257,7 +257,7 @@ def drifting_role(entry: CrosswalkEntry | str) -> str:
     return "sampler" if e.other.lower().startswith("reference") else "other"
 
 
-def _path(path: str) -> Path:
+def _path(path: str) -> DistributionPath:
     if path not in CLAMP_PATHS:
         raise ValueError(f"path must be one of {sorted(CLAMP_PATHS)}, got {path!r}")
     return CLAMP_PATHS[path]

@@ -83,7 +83,6 @@ __all__ = [
     "SequenceGradientRow",
     "SequenceGradientTable",
     "expected_sequence_gradient",
-    "later_prefix_gradient",
     "sequence_gradient_table",
     "sequence_kl_gradients",
 ]
@@ -198,43 +197,6 @@ def _later(policy: MarkovChain, ref: MarkovChain, length: int) -> SequenceGradie
     U = d.T @ W[1:]  # U[i, j] = Σ_{t=2}^{T} d_{t-1}(i) W_t(j)
     rows = P * (U - (P * U).sum(axis=1, keepdims=True))
     return SequenceGradient(first, rows)
-
-
-def later_prefix_gradient(
-    policy: MarkovChain | str, ref: MarkovChain | str, length: int
-) -> SequenceGradient:
-    r"""The terms of :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` that come from later prefixes.
-
-    .. math::
-
-        \mathbb{E}\Big[\sum_{t=1}^T s_t\,W_t(x_t)\Big], \qquad
-        W_T = 0, \quad W_t = \kappa + P_\theta W_{t+1},
-
-    with :math:`\kappa(i)` the next-token KL after token :math:`i`.  In the
-    first-token logits it is :math:`\pi_1\odot(W_1 - \pi_1\cdot W_1)`; in row
-    :math:`i` of the next-token logits :math:`P_i\odot(U_i - P_i\cdot U_i)`
-    with :math:`U_i = \sum_{t=2}^T d_{t-1}(i)\,W_t`.  It is what the per-token
-    losses ``sum_k2_loss`` and ``rb_loss`` miss.
-
-    Parameters
-    ----------
-    policy : MarkovChain or str
-        :math:`\pi_\theta` (or its ``markov(...)`` spec), K ≥ 2.
-    ref : MarkovChain or str
-        :math:`\pi_{\mathrm{ref}}`, same K.
-    length : int
-        T.
-
-    Returns
-    -------
-    SequenceGradient
-        Zero when T = 1 or when every :math:`\kappa(i)` is equal.
-
-    References
-    ----------
-    Y. Tang and R. Munos (2025), arXiv:2506.09477.
-    """
-    return _later(*_chains(policy, ref, length))
 
 
 def sequence_kl_gradients(

@@ -59,7 +59,6 @@ __all__ = [
     "next_token_kl",
     "parse_markov",
     "per_position_kl",
-    "sequence_kl",
 ]
 
 MAX_TOKENS = 256
@@ -682,26 +681,3 @@ def per_position_kl(policy: MarkovChain | str, ref: MarkovChain | str, length: i
     if length > 1:
         out[1:] = policy.marginals(length - 1) @ kap
     return out
-
-
-def sequence_kl(policy: MarkovChain | str, ref: MarkovChain | str, length: int) -> float:
-    r"""The KL between whole sequences of length T: :math:`\sum_t c_t` of :func:`per_position_kl`.
-
-    .. math:: \mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}] = \sum_{x \in [K]^T} \pi_\theta(x) \log\frac{\pi_\theta(x)}{\pi_{\mathrm{ref}}(x)}
-
-    Parameters
-    ----------
-    policy, ref : MarkovChain or str
-        As in :func:`per_position_kl`.
-    length : int
-        T.
-
-    Returns
-    -------
-    float
-
-    References
-    ----------
-    T. M. Cover and J. A. Thomas, *Elements of Information Theory* (2006), thm. 2.5.3.
-    """
-    return float(per_position_kl(policy, ref, length).sum())

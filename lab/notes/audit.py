@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from charts.approx_kl import bucket_label
+from charts.audit import bucket_label
 from kl_core.audit.statistics import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
 from lab.i18n import N_, _
 

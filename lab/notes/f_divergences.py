@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from charts.fisher import F_COLORS, f_label
+from charts.f_divergences import F_COLORS, f_label
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.paths import PATHS
 from kl_core.estimation.published import SCHULMAN_2020

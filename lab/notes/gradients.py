@@ -20,13 +20,12 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from kl_core.gradients.demo import demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
     GradientRow,
     GradientTable,
-    demo_logits,
-    demo_reward,
     entry_name,
     gradient_entries,
 )
@@ -227,7 +226,7 @@ def setting(
     """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
 
     π_ref is uniform; π_θ moves ``drift`` along the toy direction
-    (:func:`kl_core.gradients.expected.demo_logits`) unless ``logits_text`` sets its
+    (:func:`kl_core.gradients.demo.demo_logits`) unless ``logits_text`` sets its
     logits; an older sampler π_old moves ``old_drift`` along the same direction.
     """
     notes: list[Note] = []
@@ -257,6 +256,7 @@ def setting(
 
 
 def _probs(logits: Sequence[float]) -> np.ndarray:
+    """softmax(logits), computed in log space."""
     lg = np.asarray(logits, dtype=float)
     return np.exp(lg - np.logaddexp.reduce(lg))
 
@@ -611,8 +611,7 @@ def training_frame(
     s: Setting, runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]
 ) -> pd.DataFrame:
     """Per token: π_ref, R, the start, both optima, and where each run ends."""
-    ref = np.exp(np.asarray(s.ref) - np.logaddexp.reduce(s.ref))
-    start = np.exp(np.asarray(s.policy) - np.logaddexp.reduce(s.policy))
+    ref, start = _probs(s.ref), _probs(s.policy)
     frame = {
         _("token"): list(range(s.k)),
         _("R"): list(s.reward),

@@ -411,7 +411,7 @@ def test_clearing_the_upload_returns_to_the_example():
 
 
 def test_position_chart_is_a_valid_spec_with_error_bars():
-    from charts.approx_kl import bucket_label, position_chart
+    from charts.audit import bucket_label, position_chart
 
     rep = example_report()
     spec = position_chart(rep.positions).to_dict()
@@ -428,7 +428,7 @@ def test_position_chart_is_a_valid_spec_with_error_bars():
 
 
 def test_estimates_chart_is_a_valid_spec_with_the_exact_rule():
-    from charts.approx_kl import estimates_chart
+    from charts.audit import estimates_chart
 
     rep = example_report(kl_col="kl_policy_ref")
     rows = [(k, rep.all_summaries[k].mean, rep.all_summaries[k].se) for k in ("k1", "k3", "rb")]

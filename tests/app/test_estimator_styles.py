@@ -3,7 +3,7 @@ colour, line dash and point shape from ``charts.palette``, and never tells two e
 apart by colour alone (issue 21).
 
 Every page runs (``AppTest``) at its defaults and at links that switch other charts on, as in
-``tests/app/test_chart_spec.py``; each chart handed to ``lab.ui.chart`` is turned into its
+``tests/charts/test_chart_spec.py``; each chart handed to ``lab.ui.chart`` is turned into its
 Vega-Lite spec (``to_dict``) and walked layer by layer.  A *series* is one colour of a layer:
 each entry of a colour scale (with the dash and shape the same field gets in that layer), or
 the layer's constant mark colour.  A series in an estimator's colour is that estimator's

@@ -1,6 +1,6 @@
 """The "f-divergences & Fisher" page: it runs, every widget reruns it, its numbers are the core's.
 
-Also the page's chart builders (``charts/fisher.py``): each spec validates
+Also the page's chart builders (``charts/f_divergences.py``): each spec validates
 against the Vega-Lite schema (``lab.ui.chart`` sends it unvalidated), stays
 under the row limit, has axis titles, uses the page's colours, and draws its
 legend texts (rendered through vl-convert, which runs the spec's transforms).
@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from charts.fisher import (
+from charts.f_divergences import (
     EXACT,
     F_COLORS,
     K2_LABEL,

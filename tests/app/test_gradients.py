@@ -25,9 +25,9 @@ from charts.gradients import (
 )
 from charts.histograms import MAX_ROWS
 from charts.palette import COLORS, REFERENCE_COLOR
+from kl_core.gradients.demo import demo_logits
 from kl_core.gradients.expected import (
     BASIC_OPTIONS,
-    demo_logits,
     gradient_entries,
     gradient_table,
     k_lambda_spread,

@@ -593,7 +593,7 @@ def _markov_tokens(n_seq: int, length: int, seed: int):
 
 
 def test_rb_figures_match_numpy_and_reduce_the_variance() -> None:
-    from kl_core.sequences.markov import sequence_kl
+    from kl_core.sequences.markov import per_position_kl
 
     policy, ref, ls, lo, kl_tok, ids, pos = _markov_tokens(400, 12, seed=40)
     rep = audit(ls, lo, exact_kl=kl_tok, sequence_ids=ids, positions=pos)
@@ -609,7 +609,7 @@ def test_rb_figures_match_numpy_and_reduce_the_variance() -> None:
         )
     # Per token rb = E[k1 | prefix] = E[k3 | prefix]: a smaller spread, the same mean.
     assert rep.variance_ratio["k1"] > 10 and rep.variance_ratio["k3"] > 1
-    truth = sequence_kl(policy, ref, 12) / 12
+    truth = per_position_kl(policy, ref, 12).sum() / 12
     assert abs(rep.rb.mean - truth) < 4 * rep.rb.se
     assert abs(rep.k1.mean - truth) < 4 * rep.k1.se
     # per sequence: sums of rb estimate the sequence KL, with their own variance ratio
@@ -619,7 +619,7 @@ def test_rb_figures_match_numpy_and_reduce_the_variance() -> None:
     assert seq.variance_ratio["k1"] == pytest.approx(
         np.var(seq.sums["k1"], ddof=1) / np.var(sums, ddof=1), rel=1e-9
     )
-    assert abs(seq.stats["rb"].mean - sequence_kl(policy, ref, 12)) < 4 * seq.stats["rb"].se
+    assert abs(seq.stats["rb"].mean - per_position_kl(policy, ref, 12).sum()) < 4 * seq.stats["rb"].se
     # per position: rb beside k1..k3
     b0 = rep.positions[0]
     assert (

@@ -15,7 +15,8 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-from kl_core.gradients.expected import demo_logits, gradient_entries, gradient_table
+from kl_core.gradients.demo import demo_logits
+from kl_core.gradients.expected import gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
 from tests.browser.page_checks import defects, metric_values, numbers, open_page, prose

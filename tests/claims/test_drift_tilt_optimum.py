@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from kl_core.sequences.markov import drift_pair, sequence_kl
+from kl_core.sequences.markov import drift_pair, per_position_kl
 from lab.notes import sequences as notes
 
 
@@ -25,7 +25,7 @@ def _objective(policy, ref, reward, beta, length, first_only=False) -> float:
     """J(π) = E_π[Σ_t R(x_t)] − β KL[π‖π_ref] over sequences of T tokens."""
     m = policy.marginals(length)
     gain = m[0] @ reward if first_only else float(np.sum(m @ reward))
-    return gain - beta * sequence_kl(policy, ref, length)
+    return gain - beta * float(per_position_kl(policy, ref, length).sum())
 
 
 def _optimum(ref, reward, beta, length, first_only=False) -> float:

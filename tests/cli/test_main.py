@@ -214,7 +214,7 @@ def test_small_df_student_t_table(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 11, part 1: this table used to stop with 'quadrature did not converge'."""
     data = _json(["table", "--exact-only", "--q", "t(0.3,0,1)", "--p", "t(1,0,1)", "--json"], capsys)
     rows = {r["estimator"]: r for r in data["rows"]}
-    # Var(k1) = 4.2394489 and Var(k3) = 2.5423721 (mpmath, tests/reference/edge_refs.py)
+    # Var(k1) = 4.2394489 and Var(k3) = 2.5423721 (mpmath, tests/reference/make_edge_refs.py)
     true = data["true_kl"]
     assert (rows["k1"]["exact_std_over_true"] * true) ** 2 == pytest.approx(4.2394489, rel=1e-7)
     assert (rows["k3"]["exact_std_over_true"] * true) ** 2 == pytest.approx(2.5423721, rel=1e-7)

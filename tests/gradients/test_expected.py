@@ -30,8 +30,6 @@ from kl_core.gradients.expected import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
     classify,
-    demo_logits,
-    demo_reward,
     entry_name,
     expected_gradient,
     gradient_coefficients,
@@ -488,14 +486,6 @@ def test_kl_values_when_a_probability_underflows_to_zero():
     assert t.kl_forward == pytest.approx(2e4 / 3 - math.log(3.0), rel=1e-12)  # Σ ref·(log ref − log π)
 
 
-def test_demo_setting_is_the_readme_example_and_repeats():
-    assert demo_logits(6, 1.0).tolist() == [1.0, 0.0, -1.0, 0.5, 0.0, 0.0]
-    assert demo_reward(6).tolist() == [1.0, 0.2, 0.5, -0.3, 0.0, 0.8]
-    assert demo_logits(4, 0.0).tolist() == [0.0] * 4  # π_ref is uniform
-    assert demo_logits(8, -2.0).tolist() == [-2.0, 0.0, 2.0, -1.0, 0.0, 0.0, -2.0, 0.0]
-    assert demo_reward(2).tolist() == [1.0, 0.2]
-
-
 def test_gradient_entries_are_every_loss_and_reward_entry():
     entries = gradient_entries()
     assert all(e.grad_mode != "none" and e.acts_on in ("loss", "reward") for e in entries)
@@ -508,14 +498,10 @@ def test_gradient_entries_are_every_loss_and_reward_entry():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: demo_logits(1, 1.0), "k must be between 2 and"),
-        (lambda: demo_logits(2000, 1.0), "k must be between 2 and"),
-        (lambda: demo_logits(6, float("inf")), "drift must be finite"),
-        (lambda: demo_reward(2.5), "k must be a positive integer"),  # type: ignore[arg-type]
         (lambda: k_lambda_spread([0.0, 1.0], [0.0, 1.0], lam=[1.0, float("inf")]), "lam must be finite"),
     ],
 )
-def test_demo_and_spread_refuse_bad_input(call, match):
+def test_spread_refuses_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
 

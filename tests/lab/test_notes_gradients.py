@@ -15,10 +15,9 @@ import numpy as np
 import pytest
 
 from kl_core.cli.grad import grad_report
+from kl_core.gradients.demo import demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_OPTIONS,
-    demo_logits,
-    demo_reward,
     entry_name,
     gradient_entries,
     gradient_table,

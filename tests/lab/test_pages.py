@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.pages import PAGES, page_by_path, page_by_url
+from lab.pages import PAGES, page_by_url
 
 ROOT = Path(__file__).resolve().parents[2]
 #: URLs users have shared: they must keep working.
@@ -26,7 +26,7 @@ def test_each_file_lives_in_pages_and_is_named_after_its_url(info):
     # its URL lets that mode find every page on a fresh server (lab/navigation.py).
     assert (ROOT / info.path).is_file() and info.path.startswith("pages/")
     assert info.stem == (info.url_path or "home")
-    assert page_by_path(info.path) is info and page_by_url(info.url_path) is info
+    assert page_by_url(info.url_path) is info
 
 
 def test_no_other_script_in_pages():
@@ -36,5 +36,3 @@ def test_no_other_script_in_pages():
 def test_unknown_pages_are_refused():
     with pytest.raises(ValueError, match="no page"):
         page_by_url("nope")
-    with pytest.raises(ValueError, match="no page"):
-        page_by_path("views/home.py")

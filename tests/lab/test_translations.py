@@ -5,8 +5,7 @@
   catalog has nothing stale; the committed ``.mo`` holds exactly the ``.po``;
 * no user-visible string literal escapes ``_()`` in the files already
   converted; ``scripts/translations.py``'s ``NOT_YET_TRANSLATED`` lists the
-  files part 2 of issue 13 still has to convert (their messages may stay
-  untranslated meanwhile), and must shrink to nothing.
+  files not yet converted (empty since part 2 of issue 13), and only shrinks.
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ import pytest
 from lab import i18n
 from scripts import translations as tr
 
-#: Files not yet converted (issue 13, part 2 empties this list; it lives in scripts/translations.py).
+#: Files not yet converted (empty since issue 13, part 2; it lives in scripts/translations.py).
 NOT_YET_TRANSLATED = tr.NOT_YET_TRANSLATED
 
 

@@ -7,7 +7,7 @@ Run from the repository root (takes a few minutes):
 It writes ``tests/reference/edge_refs.json``: for each case the pair (spec
 strings), the quantity, the value, and the number of significant digits on
 which two independent runs agree (at 30 and at 45 decimal digits, with
-different splittings of the line).  ``tests/test_edges.py`` reads the file, so
+different splittings of the line).  ``tests/estimation/test_exact.py`` reads the file, so
 the suite never recomputes these integrals.
 
 Nothing here uses kl_core's numerics: the log-densities are written out in

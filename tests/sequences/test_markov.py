@@ -26,8 +26,12 @@ from kl_core.sequences.markov import (
     next_token_kl,
     parse_markov,
     per_position_kl,
-    sequence_kl,
 )
+
+
+def sequence_kl(policy: MarkovChain, ref: MarkovChain, length: int) -> float:
+    """The whole-sequence KL: the sum of the per-position KLs (chain rule)."""
+    return float(per_position_kl(policy, ref, length).sum())
 
 
 def random_chain(k: int, seed: int, scale: float = 1.0) -> MarkovChain:

@@ -48,7 +48,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from charts.histograms import check_rows, records
+from charts.histograms import check_rows, records, short_number
 from charts.palette import (
     CONFIG,
     EXTRA_COLORS,
@@ -226,13 +226,7 @@ def _rule(name: str, channel: str, **mark) -> alt.Chart:
 
 
 def _fmt(x: float) -> str:
-    if not math.isfinite(x):
-        return "∞"
-    if x == 0.0:
-        return "0"
-    if abs(x) >= 1e4 or abs(x) < 1e-3:
-        return f"{x:.3g}"
-    return f"{x:.4g}"
+    return short_number(x) if math.isfinite(x) else "∞"
 
 
 # ------------------------------------------------------------------ f near u = 1
