@@ -10,8 +10,8 @@ import os
 
 import streamlit as st
 
+from i18n import _, message
 from lab.a11y import page_support
-from lab.i18n import _, message
 from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES

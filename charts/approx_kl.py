@@ -13,8 +13,8 @@ import pandas as pd
 
 from charts.histograms import records
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from i18n import N_, _
 from kl_core.libraries.clamps import ClampCurve, ClampPoint
-from lab.i18n import N_, _
 
 __all__ = [
     "CLAMPED",

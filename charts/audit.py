@@ -16,8 +16,8 @@ import pandas as pd
 from charts.approx_kl import EXACT, TITLE_LIMIT
 from charts.histograms import records
 from charts.palette import REFERENCE_COLOR, ZERO_COLOR, finish, label, scales
+from i18n import _
 from kl_core.audit.statistics import PositionBucket
-from lab.i18n import _
 
 __all__ = ["bucket_label", "estimates_chart", "position_chart"]
 

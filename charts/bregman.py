@@ -25,8 +25,8 @@ from charts.palette import (
     color,
     finish,
 )
+from i18n import _
 from kl_core.estimation.bregman import TangentPicture
-from lab.i18n import _
 
 __all__ = ["CURVE_COLOR", "OTHER_GAP_COLOR", "TANGENT_COLOR", "gap_color", "tangent_gap_chart"]
 

@@ -12,8 +12,8 @@ import pandas as pd
 
 from charts.histograms import records
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
+from i18n import N_, _
 from kl_core.doctor.diagnosis import PullCurve
-from lab.i18n import N_, _
 
 __all__ = ["FORWARD", "REVERSE", "Y_LIMIT", "pull_chart"]
 

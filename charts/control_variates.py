@@ -37,7 +37,7 @@ from charts.palette import (
     scales,
     style,
 )
-from lab.i18n import N_, _
+from i18n import N_, _
 
 __all__ = [
     "LambdaMark",

@@ -40,8 +40,8 @@ from charts.palette import (
     scales,
     style,
 )
+from i18n import _, pgettext
 from kl_core.estimation.sampling_distributions import NormalApproximation
-from lab.i18n import _, pgettext
 
 __all__ = [
     "batch_means_domain",

@@ -59,9 +59,9 @@ from charts.palette import (
     finish,
     style,
 )
+from i18n import N_, _
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.fisher import FisherCurve, K2Bias
-from lab.i18n import N_, _
 
 __all__ = [
     "EXACT",

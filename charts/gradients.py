@@ -31,8 +31,8 @@ from charts.palette import (
     style,
     wrapped,
 )
+from i18n import _, pgettext
 from kl_core.gradients.expected import GradientRow
-from lab.i18n import _, pgettext
 
 __all__ = [
     "MAX_TRAINING_POINTS",

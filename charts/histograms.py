@@ -18,7 +18,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
-from lab.i18n import N_, _, pgettext
+from i18n import N_, _, pgettext
 
 __all__ = [
     "bars_layer",

@@ -41,8 +41,8 @@ from charts.palette import (
 from charts.palette import (
     shape as shape_of,
 )
+from i18n import _
 from kl_core.sequences.estimators import SEQUENCE_KEYS
-from lab.i18n import _
 
 #: Text drawn on a chart (labels next to marks): the colour of the shared axis labels.
 TEXT_COLOR = CONFIG["axis"]["labelColor"]

@@ -8,7 +8,7 @@ that cannot be audited, a config the doctor cannot read) are raised as
 :class:`InputError`: a ``ValueError`` whose English text is made from a
 *template* with named placeholders and its *params*.  The core and its
 command line only ever show the English text (``str(exc)``); the app
-translates the template and fills in the same params (``lab.i18n.message``).
+translates the template and fills in the same params (``i18n.message``).
 Each template is written once, here in the core, as the literal first
 argument of ``InputError(...)`` or ``Message(...)``: the translation tools
 (Babel, ``scripts/translations.py``) extract them from those calls.  An error can carry a second sentence for the app's user
@@ -43,7 +43,7 @@ def N_(text: str) -> str:
     """Mark a constant the app shows (an estimator's summary) for translation; returns it unchanged.
 
     The core stays English: this only lets the translation tools find the
-    text, and the app shows it as ``lab.i18n._(text)``.
+    text, and the app shows it as ``i18n._(text)``.
 
     Parameters
     ----------

@@ -3,7 +3,7 @@
 * :mod:`lab.pages`       – titles, URL paths and icons of the pages;
 * :mod:`lab.navigation`  – ``st.navigation``, and the hand-over from Streamlit's legacy ``pages/`` mode;
 * :mod:`lab.state`       – widgets bound to the URL (``bind="query-params"``);
-* :mod:`lab.i18n`        – ``_()``, ``N_()``, the run's language; :mod:`lab.language` – the ``?lang=`` switch;
+* :mod:`i18n`        – ``_()``, ``N_()``, the run's language; :mod:`lab.language` – the ``?lang=`` switch;
 * :mod:`lab.picker`      – the distribution picker: family menu and sliders over the spec string;
 * :mod:`lab.spec_params` – a spec as sliders and back; :mod:`lab.grids` – slider steps;
 * :mod:`lab.widgets`     – sample-size sliders, the seed, preset buttons;

@@ -23,12 +23,12 @@ import json
 
 import streamlit as st
 
-from lab import i18n
-from lab.i18n import _
+import i18n
+from i18n import _
 
 __all__ = ["A11Y_CSS", "HTML_LANG", "SKIP_ID", "page_support"]
 
-#: ``<html lang>`` per language of :data:`lab.i18n.LANGUAGES`.
+#: ``<html lang>`` per language of :data:`i18n.LANGUAGES`.
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
 #: The skip link's element id.
 SKIP_ID = "kl-skip-link"

@@ -20,7 +20,7 @@ Languages: the core's results hold numbers and English-only core text, the
 same in every language, so their keys need no language.  A cached function
 that returns *translated* text (a chart with its titles) takes the language
 as its first argument, filled in by a plain wrapper from
-:func:`lab.i18n.language` (see :func:`estimator_chart`), so an English chart is
+:func:`i18n.language` (see :func:`estimator_chart`), so an English chart is
 never served to a Chinese page.
 """
 
@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+import i18n
+from i18n import N_
 from kl_core.estimation import exact, montecarlo
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.estimators import ESTIMATORS
-from lab import i18n
-from lab.i18n import N_
 
 __all__ = [
     "CORE_ERRORS",
@@ -79,7 +79,7 @@ def cached(waiting: str, *, max_entries: int) -> Callable[[Callable[..., Any]], 
 
     ``waiting`` is an English message marked ``N_("…")``.  Streamlit reads
     ``show_spinner`` when the function is decorated, so this decorates the
-    function once per language (:data:`lab.i18n.LANGUAGES`) and calls the one
+    function once per language (:data:`i18n.LANGUAGES`) and calls the one
     of the run's language.  The copies share one cache: Streamlit keys a
     function's cache by its module, name and source, which they have in common,
     so a result computed for an English page is a hit for a Chinese one.

@@ -17,7 +17,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from lab.i18n import N_, _
+from i18n import N_, _
 
 __all__ = ["chart_downloads", "csv_bytes", "csv_download", "slug", "to_png", "to_svg"]
 

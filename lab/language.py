@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from lab import i18n, state
-from lab.i18n import _
+import i18n
+from i18n import _
+from lab import state
 
 __all__ = ["KEY", "LABEL", "language_switch"]
 
@@ -48,7 +49,7 @@ def _from_link() -> str | None:
 
 
 def language_switch() -> str:
-    """Draw the switch in the sidebar, make its language this run's (:func:`lab.i18n.set_language`), return it."""
+    """Draw the switch in the sidebar, make its language this run's (:func:`i18n.set_language`), return it."""
     state.start_run()
     browser = i18n.from_locale(st.context.locale)
     if KEY not in st.session_state and _from_link() is None:

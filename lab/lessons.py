@@ -17,10 +17,10 @@ import streamlit as st
 from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
+from i18n import _
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.lessons import catalog as core
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.notes import lessons as notes
 
 __all__ = [

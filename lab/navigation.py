@@ -39,7 +39,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from lab.i18n import _
+from i18n import _
 from lab.pages import PAGES, PageInfo
 
 __all__ = ["leave_legacy_wrapper", "navigation"]

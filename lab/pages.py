@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lab.i18n import N_
+from i18n import N_
 
 __all__ = ["PAGES", "PageInfo", "page_by_url"]
 

@@ -16,7 +16,7 @@ always agree, and a spec typed by hand re-seeds the sliders.
 Labels and messages are in the run's language; the spec string, the URL
 value, is the same in every language.  An unreadable spec or one outside the
 practical range is shown with the core's reason, translated
-(:func:`lab.i18n.message`).
+(:func:`i18n.message`).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from i18n import N_, _, message
 from kl_core.estimation.distributions import (
     Categorical,
     Distribution,
@@ -36,7 +37,6 @@ from kl_core.estimation.distributions import (
 )
 from kl_core.estimation.families import FAMILIES as REGISTRY
 from lab import spec_params, state
-from lab.i18n import N_, _, message
 from lab.spec_params import FAMILIES, VOCABULARIES
 from lab.ui import fail
 

@@ -28,6 +28,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from i18n import N_, _
 from kl_core.estimation.distributions import Categorical, Distribution
 from kl_core.estimation.families import FAMILIES as _REGISTRY
 from kl_core.estimation.families import LOCATION_SLIDER, SCALE_SLIDER, WEIGHT_SLIDER
@@ -35,7 +36,6 @@ from kl_core.estimation.families import family_of as _family
 from kl_core.estimation.families.student_t import DF_SLIDER
 from kl_core.libraries.clamps import CLAMP_PATHS
 from lab.grids import log_grid, with_value
-from lab.i18n import N_, _
 
 __all__ = [
     "FAMILIES",

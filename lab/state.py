@@ -51,8 +51,8 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lab import i18n
-from lab.i18n import _
+import i18n
+from i18n import _
 
 __all__ = [
     "BIND",

@@ -20,9 +20,9 @@ import hashlib
 
 import streamlit as st
 
+from i18n import N_, _
 from kl_core.gradients import demo
 from lab import state, ui
-from lab.i18n import N_, _
 from lab.notes import gradients as notes
 
 __all__ = ["K_MAX", "token_setting"]

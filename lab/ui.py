@@ -37,13 +37,13 @@ import pandas as pd
 import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
+import i18n
 from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
+from i18n import _
 from kl_core.estimation.estimators import ESTIMATORS
-from lab import i18n
 from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download
 from lab.gc_policy import freeze_new_imports
-from lab.i18n import _
 
 T = TypeVar("T")
 

@@ -14,11 +14,11 @@ from collections.abc import Callable, Mapping
 
 import streamlit as st
 
+from i18n import N_, _
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
-from lab.i18n import N_, _
 
 __all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider", "preset_bar",
            "seed_picker"]

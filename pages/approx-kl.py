@@ -17,11 +17,11 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.approx_kl import clamp_chart, clamp_hit_chart
+from i18n import _
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, evaluate, libraries, options
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import approx_kl as notes
 from lab.notes.audit import AUDIT_KEYS
@@ -101,7 +101,7 @@ with opt_col:
     )
 entry = by_id[chosen_id]
 # The crosswalk's own words (component, sampler, caveat, where it was read) are kl_core/libraries/crosswalk.toml's
-# prose fields, translated through lab.i18n.message (notes.entry_heading, entry_facts, checked_in, caveat_note).
+# prose fields, translated through i18n.message (notes.entry_heading, entry_facts, checked_in, caveat_note).
 with st.container(key="crosswalk-entry"):
     st.markdown(notes.entry_heading(entry))
     ui.formula(entry.formula_latex)

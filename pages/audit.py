@@ -15,9 +15,9 @@ import streamlit as st
 from charts.audit import estimates_chart, position_chart
 from charts.histograms import common_domain, per_sample_histogram
 from charts.palette import RB_COLOR, color
+from i18n import _
 from kl_core.audit import statistics as audit
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import audit as notes
 

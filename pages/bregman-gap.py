@@ -12,13 +12,13 @@ import numpy as np
 import streamlit as st
 
 from charts.bregman import tangent_gap_chart
+from i18n import _
 from kl_core import QuadratureError
 from kl_core.estimation import estimators
 from kl_core.estimation.bregman import tangent_picture
 from kl_core.estimation.divergences import DIVERGENCES
 from lab import cache, state, ui
 from lab.format import number
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import bregman_gap as notes
 from lab.picker import distribution_pair, wait_for_specs

@@ -14,10 +14,10 @@ from __future__ import annotations
 import streamlit as st
 
 from charts.config_doctor import pull_chart
+from i18n import _
 from kl_core.doctor import parse as doctor_parse
 from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import config_doctor as notes
 from lab.pages import page_by_url

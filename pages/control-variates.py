@@ -21,13 +21,13 @@ from charts.control_variates import (
     variance_parabola,
 )
 from charts.histograms import common_domain
+from i18n import _
 from kl_core import QuadratureError
 from kl_core.estimation import control_variates, estimators
 from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.paths import PATHS
 from lab import cache, state, ui
 from lab.format import number
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import control_variates as notes
 from lab.picker import distribution_pair, wait_for_specs

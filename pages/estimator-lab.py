@@ -17,12 +17,12 @@ import streamlit as st
 
 from charts.estimator_lab import RUNNING_FROM, batch_means_domain, usable_domain
 from charts.histograms import common_domain
+from i18n import N_, _
 from kl_core.estimation import estimators, montecarlo
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.published import match_published
 from lab import cache, state, ui
 from lab.format import number
-from lab.i18n import N_, _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs

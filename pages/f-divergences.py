@@ -20,6 +20,7 @@ from charts.f_divergences import (
     k2_against_kl,
     k2_relative_bias,
 )
+from i18n import _
 from kl_core.estimation import exact, fisher
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.estimators import bregman
@@ -27,7 +28,6 @@ from kl_core.estimation.paths import PATHS
 from kl_core.estimation.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import f_divergences as notes
 

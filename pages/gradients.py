@@ -28,10 +28,10 @@ from charts.gradients import (
     training_panel,
 )
 from charts.histograms import common_domain
+from i18n import _
 from kl_core.gradients import expected as gradients
 from kl_core.gradients import flow as gradient_flow
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import gradients as notes
 from lab.token_setting import token_setting

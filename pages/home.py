@@ -8,11 +8,11 @@ fixed, so everyone who opens the same link sees the same numbers.
 import streamlit as st
 
 from charts.histograms import common_domain, per_sample_histogram
+from i18n import _
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Gaussian
 from kl_core.estimation.estimators import ESTIMATORS
 from lab import cache, state, ui
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import home as notes
 from lab.pages import PAGES, page_by_url

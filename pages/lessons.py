@@ -11,10 +11,10 @@ the page that covers the setting.  URL keys: ``lesson`` (1–7), ``step``, ``v``
 
 import streamlit as st
 
+from i18n import _, message
 from kl_core.lessons import catalog as core
 from lab import lessons, state, ui
 from lab.format import number
-from lab.i18n import _, message
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import lessons as notes
 from lab.pages import page_by_url

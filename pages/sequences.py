@@ -19,13 +19,13 @@ from charts.sequences import (
     per_position_chart,
     relative_std_chart,
 )
+from i18n import _
 from kl_core.sequences import estimators as sequences
 from kl_core.sequences import gradients as sequence_gradients
 from kl_core.sequences.markov import check_pair
 from lab import cache, state, ui
 from lab.format import number
 from lab.grids import log_grid
-from lab.i18n import _
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import sequences as notes
 from lab.widgets import count_slider, seed_picker

@@ -586,7 +586,7 @@ def scanned_files(paths: Iterable[str] = SCANNED) -> list[Path]:
         path = ROOT / name
         files = [path] if path.is_file() else sorted(path.rglob("*.py"))
         out += [p for p in files if "__pycache__" not in p.parts and p.name != "__init__.py"]
-    return [p for p in out if p.relative_to(ROOT).as_posix() not in {"lab/i18n.py"}]
+    return [p for p in out if p.relative_to(ROOT).as_posix() not in {"i18n/__init__.py"}]
 
 
 # --------------------------------------------------------------------------- #

@@ -20,6 +20,8 @@ def test_the_contracts_cover_the_layers_streamlit_and_private_modules():
     assert {"layers", "forbidden"} <= by_type
     core = next(c for c in _contracts() if c["type"] == "layers" and c["layers"][0] == "kl_core.cli")
     assert core["layers"][-1] == "kl_core.validation"
+    app = [c["layers"] for c in _contracts() if c["type"] == "layers" and c["layers"][0] == "lab"]
+    assert app == [["lab", "charts", "i18n"]], "charts must not import lab (no cycle)"
     forbidden = [m for c in _contracts() if c["type"] == "forbidden" for m in c["forbidden_modules"]]
     assert "streamlit" in forbidden and "kl_core.estimation._quadrature" in forbidden
 

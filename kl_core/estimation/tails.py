@@ -85,7 +85,7 @@ class TailVerdict:
 
 
 # The reasons are Messages (kl_core.validation): English here and on the command line,
-# translated where the app shows them (lab.i18n.message).
+# translated where the app shows them (i18n.message).
 _Q_TAIL = Message("q's tail is too heavy for the powers of log r in the integrand")
 _P_TAIL = Message("p's tail is too heavy for the powers of log r in the integrand (weighted by r = p/q)")
 

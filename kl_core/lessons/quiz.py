@@ -64,7 +64,7 @@ __all__ = [
 
 FORMATS = ("moodle", "gift", "json")
 LANGUAGES = ("en", "zh")
-#: The app's catalogs (the same as ``lab.i18n.LOCALE_DIR``).
+#: The app's catalogs (the same as ``i18n.LOCALE_DIR``).
 LOCALE_DIR = Path(__file__).resolve().parents[2] / "locale"
 CATEGORY_ROOT = "$course$/top/KL Estimator Lab"
 

@@ -63,7 +63,7 @@ def prose(text: str, snippets: dict[str, str], where: str = "", seen: tuple[str,
 
     The template is the field with its braces escaped and each ``@{name}`` as a
     ``{name}`` placeholder, whose param is the snippet's own message; so the app
-    translates the sentence and each snippet once (``lab.i18n.message``).
+    translates the sentence and each snippet once (``i18n.message``).
 
     Parameters
     ----------

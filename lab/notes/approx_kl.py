@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from i18n import N_, _, message
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.libraries.clamps import TokenBreakdown, TokenExpectations
 from kl_core.libraries.crosswalk import CrosswalkEntry
-from lab.i18n import N_, _, message
 from lab.notes.gradients import gradients_link
 
 __all__ = [

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 import pandas as pd
 
 from charts.audit import bucket_label
+from i18n import N_, _
 from kl_core.audit.statistics import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
-from lab.i18n import N_, _
 
 __all__ = [
     "AUDIT_KEYS",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
+from i18n import N_, _
 from kl_core.estimation.divergences import DIVERGENCES
 from lab.format import number
-from lab.i18n import N_, _
 
 __all__ = ["K2_CONVEXITY", "answer", "f_caption", "kink_caption", "kink_note", "kl_caption", "tangent_text"]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from i18n import N_, _, message, pgettext
 from kl_core.doctor.diagnosis import (
     GRADIENT_WORDS,
     PULL_T_MAX,
@@ -28,7 +29,6 @@ from kl_core.doctor.diagnosis import (
 from kl_core.doctor.parse import UnreadableInput
 from kl_core.doctor.releases import eras
 from kl_core.validation import Message
-from lab.i18n import N_, _, message, pgettext
 
 __all__ = [
     "clamp_words",

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from charts.control_variates import LambdaMark
+from i18n import N_, _, message
 from kl_core.estimation import estimators
 from kl_core.estimation.control_variates import GainCurve, LambdaParabola
 from lab.format import number
-from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [

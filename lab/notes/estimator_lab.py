@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from i18n import N_, _, message
 from kl_core import OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.estimators import ESTIMATORS
@@ -18,7 +19,6 @@ from kl_core.estimation.published import PublishedExperiment
 from kl_core.estimation.reliability import ErrorBarCheck
 from kl_core.validation import Message
 from lab.format import number
-from lab.i18n import N_, _, message
 from lab.notes import Note
 
 __all__ = [
@@ -63,7 +63,7 @@ def _reason(note: str) -> str:
     """A core note without its "X is infinite: " head: the reason, still a core message.
 
     Compared and grouped in English (a :class:`Message` is its English text); shown
-    with :func:`lab.i18n.message`, in the run's language.
+    with :func:`i18n.message`, in the run's language.
     """
     if isinstance(note, Message) and note.template in _HEADS:
         return note.params["why"]

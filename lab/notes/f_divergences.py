@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 
 from charts.f_divergences import F_COLORS, f_label
+from i18n import N_, _
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.paths import PATHS
 from kl_core.estimation.published import SCHULMAN_2020
-from lab.i18n import N_, _
 
 __all__ = [
     "DEFAULT_F",

@@ -5,7 +5,7 @@ from its widgets' values; the captions, the headline, the option list of the
 ``?option=`` link, the cosine and library tables and the command line that
 reproduces the page are composed here from :mod:`kl_core.gradients.expected` and
 :mod:`kl_core.gradients.flow` results.  Every user-visible sentence is whole,
-with named placeholders, and goes through :func:`lab.i18n._`.
+with named placeholders, and goes through :func:`i18n._`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
+from i18n import N_, _, ngettext
 from kl_core.gradients.demo import demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_CLAIMS,
@@ -31,7 +32,6 @@ from kl_core.gradients.expected import (
 )
 from kl_core.gradients.flow import TrainingRun
 from kl_core.libraries.crosswalk import CrosswalkEntry, lookup
-from lab.i18n import N_, _, ngettext
 from lab.notes import Note
 
 __all__ = [

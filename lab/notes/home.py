@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from i18n import N_, _
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
-from lab.i18n import N_, _
 
 __all__ = ["MU_SLIDER", "QUESTIONS", "EstimatorTable", "SliderRange", "estimator_table",
            "histogram_captions", "table_caption"]

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from i18n import N_, _, message
 from kl_core.lessons.catalog import LESSONS, Grade, Question, grade
 from lab.format import number
-from lab.i18n import N_, _, message
 
 __all__ = [
     "INTRO",

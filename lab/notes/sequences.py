@@ -17,6 +17,7 @@ import pandas as pd
 
 from charts.palette import REFERENCE_COLOR, SERIES_COLORS, ZERO_COLOR, color
 from charts.sequences import SEQUENCE_COLORS, McPoint
+from i18n import N_, _
 from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
 from kl_core.sequences.estimators import (
     RB_COUNTEREXAMPLE,
@@ -28,7 +29,6 @@ from kl_core.sequences.gradients import SequenceGradientTable
 from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
 from kl_core.sequences.montecarlo import SequenceSample
 from lab.format import number
-from lab.i18n import N_, _
 from lab.notes import Note
 
 __all__ = [

@@ -230,7 +230,7 @@ def test_clamp_charts_are_valid_small_specs(eid):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_negative_clamp_bias_shows_a_down_arrow_in_every_language(lang):
     """st.metric points its arrow down (red) only for a delta starting with "-": the signed number leads."""
-    from lab.i18n import using
+    from i18n import using
 
     at = open_page(th="25", ce="OpenRLHF k1 (reward)")
     at.button_group(key="lang").set_value(lang).run()

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from lab import cache, i18n
-from lab.i18n import N_
+import i18n
+from i18n import N_
+from lab import cache
 
 CALLS: list[int] = []
 

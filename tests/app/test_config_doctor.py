@@ -18,9 +18,9 @@ from streamlit.testing.v1 import AppTest
 
 from charts.config_doctor import FORWARD, REVERSE, pull_chart
 from charts.histograms import MAX_ROWS
+from i18n import _
 from kl_core.doctor.diagnosis import diagnose, pull_curve
 from kl_core.libraries.crosswalk import lookup
-from lab.i18n import _
 from lab.notes import config_doctor as notes
 
 ROOT = Path(__file__).resolve().parents[2]

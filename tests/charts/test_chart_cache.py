@@ -7,8 +7,9 @@ import json
 
 import numpy as np
 
+import i18n
 from charts.histograms import per_sample_histogram
-from lab import cache, i18n, ui
+from lab import cache, ui
 
 
 def _values() -> np.ndarray:

@@ -8,9 +8,9 @@ import re
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+import i18n
 from charts.histograms import per_sample_histogram
 from charts.palette import CONFIG
-from lab import i18n
 from scripts.translations import english_runs
 
 CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 
+import i18n
 from kl_core.libraries.crosswalk import evaluate, libraries, options
-from lab import i18n
 
 PATTERN = re.compile(r"k3 > (\d+(?:\.\d+)?)，?,? ?(?:e\.g\.|例如) π_θ\(x\) < ([\d.]+)·π_ref\(x\)")
 USERS = [e for lib in libraries() for e in options(lib) if "k3 > 10, e.g." in str(e.caveat)]

@@ -17,10 +17,10 @@ import dataclasses
 import numpy as np
 import pytest
 
+import i18n
 from kl_core.doctor.diagnosis import clamp_bite
 from kl_core.gradients.expected import expected_gradient, true_gradients
 from kl_core.libraries.crosswalk import lookup
-from lab import i18n
 from lab.notes import gradients as gnotes
 from lab.token_setting import K_MAX
 

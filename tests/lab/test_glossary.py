@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from babel.messages.pofile import read_po
 
-from lab.i18n import LOCALE_DIR
+from i18n import LOCALE_DIR
 
 GLOSSARY = Path(LOCALE_DIR) / "GLOSSARY.md"
 #: Placeholders, code spans, maths, dotted or snake_case names and paths (verl/trainer/ppo/…): not prose.

@@ -1,10 +1,10 @@
-"""lab.i18n: the translation function and the run's language."""
+"""i18n: the translation function and the run's language."""
 
 import contextvars
 
 import pytest
 
-from lab import i18n
+import i18n
 
 
 def test_english_is_the_source_language():

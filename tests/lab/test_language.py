@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from lab import i18n
+import i18n
 
 
 def _family_script():
     import streamlit as st
 
+    from i18n import _
     from lab import state
-    from lab.i18n import _
     from lab.language import language_switch
     from lab.spec_params import FAMILIES
 

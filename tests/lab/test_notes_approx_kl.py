@@ -74,7 +74,7 @@ def test_typeset_writes_policy_notation_as_maths_outside_code():
 
 def test_the_bias_delta_leads_with_its_sign_in_every_language():
     """st.metric draws a red down-arrow only for a delta starting with "-": a negative bias must, in Chinese too."""
-    from lab.i18n import LANGUAGES, using
+    from i18n import LANGUAGES, using
 
     point = clamps.clamp_point("OpenRLHF:k1:reward", "peaked", 25.0)  # the clamp at 10 holds the mean below the KL
     assert point.bias < 0 < point.kl

@@ -212,7 +212,7 @@ def test_the_chinese_verdict_has_the_english_numbers():
     import re
     from collections import Counter
 
-    from lab.i18n import using
+    from i18n import using
 
     number = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
     for direction, kc in (("sampler-other", True), ("other-sampler", False)):

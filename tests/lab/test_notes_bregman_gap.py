@@ -30,7 +30,7 @@ def test_tangent_text_chooses_its_verdict_from_the_variances():
 
 
 def test_the_kink_note_and_caption_in_both_languages():
-    from lab import i18n
+    import i18n
 
     en = notes.kink_note("tv")
     assert "slope jumps from -0.5 to 0.5" in en and "whole family of gap estimators" in en

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from i18n import using
 from kl_core.doctor.diagnosis import GRADIENT_WORDS, WARNING_CODES, diagnose
 from kl_core.libraries.clamps import entry_id
 from kl_core.libraries.crosswalk import options
-from lab.i18n import using
 from lab.notes import config_doctor as notes
 from scripts.translations import english_runs
 
@@ -159,7 +159,7 @@ def test_the_gradient_words_are_the_cores_and_notation_is_typeset():
 def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
     import re
 
-    from lab.i18n import using
+    from i18n import using
     from scripts.translations import english_runs
 
     edge = ("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=True algorithm.kl_penalty=low_var_kl "
@@ -187,7 +187,7 @@ def test_the_cores_sentences_are_shown_in_chinese_with_the_same_numbers():
 def test_release_line_and_the_other_release_in_both_languages():
     import re
 
-    from lab.i18n import using
+    from i18n import using
     from scripts.translations import english_runs
 
     real = Path(__file__).resolve().parents[1] / "doctor" / "real_scripts"
@@ -212,7 +212,7 @@ def test_release_line_and_the_other_release_in_both_languages():
 
 
 def test_clamp_words_name_each_side():
-    from lab import i18n
+    import i18n
 
     assert notes.clamp_words(None, None) == ""
     assert notes.clamp_words(-10.0, 10.0) == ""                       # both off the chart

@@ -183,8 +183,8 @@ def test_the_preset_line_links_its_source():
 
 
 def test_the_cores_reasons_are_shown_in_the_runs_language():
+    import i18n
     from kl_core.estimation.exact import lambda_star
-    from lab import i18n
 
     for q_spec, p_spec, en, zh in [
         ("t(3,0,1)", "normal(0,1)", "q's tail is too heavy", "q 的尾部太重"),

@@ -27,7 +27,7 @@ def test_p_equal_q():
 
 
 def _table(mu: float, lang: str = "en"):
-    from lab import i18n
+    import i18n
 
     q, p = Gaussian(0, 1), Gaussian(mu, 1)
     sim = simulate(q, p, 2000, keys=KEYS)
@@ -59,7 +59,7 @@ def test_the_table_in_chinese_has_the_same_numbers():
 
 
 def test_captions_in_chinese_keep_the_numbers():
-    from lab import i18n
+    import i18n
 
     q, p = Gaussian(0, 1), Gaussian(1, 1)
     sim = simulate(q, p, 2000, keys=KEYS)

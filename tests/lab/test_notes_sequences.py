@@ -252,7 +252,7 @@ def test_kl_at(drift_curves):
 
 
 def test_the_counterexample_text_names_the_noisier_from_the_stds():
-    from lab import i18n
+    import i18n
 
     curves = exact_curves(*RB_COUNTEREXAMPLE, notes.MAX_LENGTH)
     assert notes.counterexample_text(curves, 1).endswith("At T = 1 the std of Σk1 is 0.5 and rb's is 0: here Σk1 is "

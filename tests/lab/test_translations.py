@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from lab import i18n
+import i18n
 from scripts import translations as tr
 
 #: Files not yet converted (empty since issue 13, part 2; it lives in scripts/translations.py).

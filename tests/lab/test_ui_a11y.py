@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import i18n
 from charts.histograms import per_sample_histogram
-from lab import i18n, ui
+from lab import ui
 
 
 def _hist():
