@@ -9,8 +9,7 @@ import pytest
 from kl_core.doctor.diagnosis import diagnose
 from lab.notes import config_doctor as notes
 from scripts.translations import english_runs
-from tests.browser.conftest import wait_until_settled
-from tests.browser.page_checks import defects, numbers, open_page, prose
+from tests.browser.checks import PAGE_SIZES, defects, numbers, open_page, prose, wait_until_settled
 
 
 def wait_for_text(page, text: str) -> None:
@@ -60,7 +59,7 @@ def test_the_crosswalk_link_opens_that_option(app_url, new_page, wait_for_app):
 
 
 # ------------------------------------------------------------ issue 10 and issue 13
-@pytest.mark.parametrize("size", ["1024x768", "390x844"])
+@pytest.mark.parametrize("size", PAGE_SIZES)
 def test_readable_in_both_languages(app_url, chromium, size):
     """No sideways scroll, charts ≥ 260 px, no cut label or formula, no raw notation; en and zh."""
     for lang in ("en", "zh"):

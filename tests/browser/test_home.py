@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.readability import SIZES, found, goto, open_sized
+from tests.browser.checks import PAGE_SIZES, defects, goto, open_page
 
 
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("size", PAGE_SIZES)
 def test_home_is_readable_at_every_size_in_both_languages(app_url, chromium, wait_for_app, size):
-    page = open_sized(chromium, f"{app_url}/?lang=en", size, wait_for_app, 3)
-    try:
+    with open_page(chromium, f"{app_url}/?lang=en", size, charts=3) as page:
         for lang in ("en", "zh"):
             if lang != "en":
-                goto(page, f"{app_url}/?lang={lang}", wait_for_app, 3)
+                goto(page, f"{app_url}/?lang={lang}", charts=3)
             assert page.locator("[data-testid='stVegaLiteChart']").count() == 3
-            assert found(page) == {}, f"lang={lang}, {size}"
-    finally:
-        page.context.close()
+            assert defects(page) == [], f"lang={lang}, {size}"

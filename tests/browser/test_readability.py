@@ -31,18 +31,21 @@ which page, at which size and in which language, with the element and its number
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from lab.pages import PAGES
+from tests.browser.checks import (
+    CHART_MIN_PX,
+    RAW_LATEX,
+    RAW_NOTATION,
+    READABILITY_SIZES,
+    SIZES,
+)
 
-SIZES = {"1024x768": (1024, 768), "390x844": (390, 844), "320x640": (320, 640)}
 LANGS = ("en", "zh")
 #: The checks above do not depend on the theme, so the Chinese pass runs in the dark
 #: theme: every page is also checked dark (chart text contrast) at no extra page load.
 THEMES = {"en": "light", "zh": "dark"}
-CHART_MIN_PX = 260
 #: A pixel of slack for sub-pixel layout.
 SLACK = 1
 
@@ -181,17 +184,6 @@ MEASURE = r"""() => {
             exception: document.querySelectorAll("[data-testid='stException']").length};
 }"""
 
-#: Raw LaTeX a reader should never see outside maths and code, wherever it is.
-RAW_LATEX = re.compile(
-    r"\^\{|_\{|\\frac|\$\\|\\(?:mathrm|mathbb|pi|theta|mu|sigma|lambda|log|left|right|cdot|sum|hat)\b"
-)
-#: Subscripts written with "_": typeset them in prose.  Table cells and chart text
-#: cannot hold maths, and there "π_θ" is the plain-text convention, so only LaTeX is
-#: refused there.
-PLAIN_SUBSCRIPT = re.compile(r"π_|[pDEq]_(?:θ|ref|f|q\b|\{)|E_q\[")
-RAW_NOTATION = re.compile(f"{RAW_LATEX.pattern}|{PLAIN_SUBSCRIPT.pattern}")
-
-
 def _where(name: str, size: str, lang: str) -> str:
     return f"page {name!r} at {size} ?lang={lang} ({THEMES[lang]} theme)"
 
@@ -207,9 +199,7 @@ def measured(app_url, chromium, wait_for_app):
         key = (size, lang, url_path)
         if key not in done:
             if (size, lang) not in pages:
-                width, height = SIZES[size]
-                context = chromium.new_context(viewport={"width": width, "height": height},
-                                               color_scheme=THEMES[lang])
+                context = chromium.new_context(**SIZES[size], color_scheme=THEMES[lang])
                 context.set_default_timeout(60_000)
                 contexts.append(context)
                 pages[size, lang] = context.new_page()
@@ -226,7 +216,7 @@ def measured(app_url, chromium, wait_for_app):
 
 CASES = [
     pytest.param(size, lang, info.url_path, id=f"{info.url_path or 'home'}-{size}-{lang}")
-    for info in PAGES for size in SIZES for lang in LANGS
+    for info in PAGES for size in READABILITY_SIZES for lang in LANGS
 ]
 
 
