@@ -95,9 +95,6 @@ def test_readable_in_both_languages(app_url, chromium, size):
 
 @pytest.mark.parametrize("query", ["", "&src=rb%20counterexample&T=16&n=2000&beta=0.2"],
                          ids=["defaults", "counterexample"])
-@pytest.mark.xfail(strict=False, reason="after the merge of issues 17/21 the English page shows four full-precision "
-                   "table cells (e.g. 9.437e-16, 1.0486) that the Chinese page lacks; not yet traced (see the "
-                   "closing note of the stop that added this mark)")
 def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
     with open_page(chromium, f"{app_url}/sequences?lang=zh{query}", "1280x800", metrics=6) as zh, \
             open_page(chromium, f"{app_url}/sequences?lang=en{query}", "1280x800", metrics=6) as en:
