@@ -261,18 +261,13 @@ def main_text(page, skip: str = "") -> str:
     return page.evaluate(TEXT_OF, [MAIN, skip])
 
 
-#: Left out of the cross-language number comparison: the "Code: …" expanders of
-#: ``lab.ui.show_source`` (they show the core's docstring in English only), the "Show the
-#: numbers" tables of ``lab.ui.show_numbers`` (the chart data, compared through the charts' own
-#: text), and the cells of ``st.dataframe`` tables: the grid puts in the page only the cells in
-#: its scrolled view, rows and columns, so which cells are there depends on the column widths,
-#: that is on the language of the headers (on /sequences the gradient table's sixth column,
-#: "‖g‖ / ‖∇KL‖", is in view in English and scrolled off in Chinese).  The tables' data come
-#: from the same code in both languages; their headers are checked by the translation tests.
-_NUMBERS_SKIP = """() => {
+#: Left out of the numbers: the "Code: …" expanders of ``lab.ui.show_source`` (they show the
+#: core's docstring in English only) and the "Show the numbers" tables of ``lab.ui.show_numbers``
+#: (the chart data, compared through the charts' own text).
+_NUMBERS_OF = """([tables]) => {
     const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
         + "[data-testid='stExpander']:has([data-testid='stCode']), [data-testid='stExpander']:has(summary code), "
-        + "[class*='st-key-klnum-'], [data-testid='stDataFrame']";
+        + "[class*='st-key-klnum-']" + (tables ? "" : ", [data-testid='stDataFrame']");
     const out = [];
     const walk = document.createTreeWalker(document.querySelector("[data-testid='stMain']"), NodeFilter.SHOW_TEXT);
     for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -282,10 +277,19 @@ _NUMBERS_SKIP = """() => {
 }"""
 
 
-def numbers(page) -> list[str]:
+def numbers(page, *, tables: bool = True) -> list[str]:
     """Every number in the main area outside code and maths, chart text included, sorted
-    (word order differs between languages); see :data:`_NUMBERS_SKIP` for what is left out."""
-    return sorted(n.replace("−", "-") for n in NUMBER.findall(page.evaluate(_NUMBERS_SKIP)))
+    (word order differs between languages); see :data:`_NUMBERS_OF` for what is left out.
+
+    ``tables=False`` leaves out the cells of ``st.dataframe`` tables too, for a comparison of
+    two languages: the grid puts in the page only the cells in its scrolled view, rows and
+    columns, so which cells are there depends on the column widths, that is on the language of
+    the headers (on /sequences the gradient table's sixth column, "‖g‖ / ‖∇KL‖", is in view in
+    English and scrolled off in Chinese).  The tables' data come from the same code in both
+    languages; their headers are checked by the translation tests.
+    """
+    text = page.evaluate(_NUMBERS_OF, [tables])
+    return sorted(n.replace("−", "-") for n in NUMBER.findall(text))
 
 
 def chart_numbers(page) -> list[str]:

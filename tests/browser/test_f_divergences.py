@@ -162,7 +162,7 @@ def test_readable_in_both_languages_with_the_same_numbers(
     assert english_runs(main_text(zh)) == []
     assert english_runs(main_text(en))  # the check can fail: the English page has such runs
     assert chart_numbers(zh) == chart_numbers(en)
-    assert numbers(zh) == numbers(en)
+    assert numbers(zh, tables=False) == numbers(en, tables=False)
 
 
 def test_a_chinese_link_keeps_its_choices_in_english_words(app_url, new_page, wait_for_app):

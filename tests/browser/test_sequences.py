@@ -103,5 +103,6 @@ def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
         assert english_runs(prose(zh)) == []
         assert english_runs(prose(en))  # the check can fail: the English page has such runs
         assert metric_values(zh) == metric_values(en)
-        got, want = Counter(numbers(zh)), Counter(numbers(en))
+        # the tables' cells in view differ with the headers' widths (checks.numbers)
+        got, want = Counter(numbers(zh, tables=False)), Counter(numbers(en, tables=False))
         assert got == want, (got - want, want - got)
