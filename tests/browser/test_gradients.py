@@ -18,7 +18,7 @@ import pytest
 from kl_core.gradients.expected import demo_logits, gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
-from tests.browser.checks import PAGE_SIZES, defects, metric_values, numbers, open_page, prose
+from tests.browser.checks import metric_values, numbers, open_page, prose
 
 CHARTS = 7 + 7 + 1 + 3  # gradient panels, spread panels, λ, training
 
@@ -77,13 +77,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
 
 
 # ------------------------------------------------------------ issue 10 and issue 13
-@pytest.mark.parametrize("size", PAGE_SIZES)
-def test_readable_in_both_languages(app_url, chromium, size):
-    """No sideways scroll, charts ≥ 260 px, no cut label or formula, no raw notation; en and zh."""
-    for lang in ("en", "zh"):
-        with open_page(chromium, f"{app_url}/gradients?lang={lang}", size, metrics=4) as page:
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert defects(page) == [], (lang, size)
+# Readable at the defaults, in both languages at every size: test_readability.py (checks.defects too).
 
 
 #: A reward too wide for β: the core refuses the training runs (kl_core.gradients.flow), and its

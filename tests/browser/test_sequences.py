@@ -18,7 +18,7 @@ from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
 from scripts.translations import english_runs
-from tests.browser.checks import PAGE_SIZES, defects, metric_values, numbers, open_page, prose
+from tests.browser.checks import metric_values, numbers, open_page, prose
 
 CHARTS = 5
 
@@ -84,13 +84,7 @@ def test_moving_t_gives_a_link_that_reproduces_the_view(app_url, new_page, wait_
 
 
 # ------------------------------------------------------------ issue 10 and issue 13
-@pytest.mark.parametrize("size", PAGE_SIZES)
-def test_readable_in_both_languages(app_url, chromium, size):
-    """No sideways scroll, charts ≥ 260 px, no cut label or formula, no raw notation; en and zh."""
-    for lang in ("en", "zh"):
-        with open_page(chromium, f"{app_url}/sequences?lang={lang}", size, metrics=6) as page:
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert defects(page) == [], (lang, size)
+# Readable at the defaults, in both languages at every size: test_readability.py (checks.defects too).
 
 
 @pytest.mark.parametrize("query", ["", "&src=rb%20counterexample&T=16&n=2000&beta=0.2"],
