@@ -205,10 +205,19 @@ _MEASURE = """(minChart) => {
             out.push(`a table is cut, with no scroll box: ${t.innerText.slice(0, 40)}`);
         }
     }
+    // chart text and table cells, outside their maths and code (KaTeX keeps its TeX source there)
+    const shown = (el) => {
+        const parts = [];
+        const walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+        for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+            if (!n.parentElement.closest('script, style, code, pre, .katex')) parts.push(n.textContent);
+        }
+        return parts.join('');
+    };
     const data = [...document.querySelectorAll("[data-testid='stMain'] [data-testid='stVegaLiteChart'] svg text, "
         + "[data-testid='stMain'] [data-testid='stTable'] td, [data-testid='stMain'] [data-testid='stTable'] th, "
         + "[data-testid='stMain'] [data-testid='stMarkdownContainer'] td, "
-        + "[data-testid='stMain'] [data-testid='stMarkdownContainer'] th")].map(t => t.textContent);
+        + "[data-testid='stMain'] [data-testid='stMarkdownContainer'] th")].map(shown);
     return {out, data};
 }"""
 
