@@ -118,7 +118,8 @@ def goto(page, url: str, *, charts: int = 0, metrics: int = 0) -> None:
     page.goto(url)
     scroll_through(page)
     wait_until_settled(page)
-    if charts or metrics:
+    drawn = page.evaluate(_CHARTS_DRAWN, charts) and page.evaluate(_METRICS_DRAWN, metrics)
+    if not drawn:  # a late chart or metric: wait for it, and for the page to be still again
         page.wait_for_function(_CHARTS_DRAWN, arg=charts)
         page.wait_for_function(_METRICS_DRAWN, arg=metrics)
         wait_until_settled(page)
