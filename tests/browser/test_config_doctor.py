@@ -80,8 +80,8 @@ def _same_numbers(zh, en) -> None:
 def test_in_chinese_no_english_sentence_and_the_same_numbers(app_url, chromium, query):
     """The core's warnings, caveats, aggregation notes and the doctor's notes are translated too
     (kl_core Messages, crosswalk.toml's prose fields): no run of four English words is left."""
-    with open_page(chromium, f"{app_url}/config-doctor?lang=zh{query}", "1280") as zh, \
-            open_page(chromium, f"{app_url}/config-doctor?lang=en{query}", "1280") as en:
+    with open_page(chromium, f"{app_url}/config-doctor?lang=zh{query}", "1280x800") as zh, \
+            open_page(chromium, f"{app_url}/config-doctor?lang=en{query}", "1280x800") as en:
         assert zh.locator("[data-testid='stException']").count() == 0
         assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "配置诊断"
         assert english_runs(prose(zh)) == []
@@ -100,8 +100,8 @@ def _paste(page, text: str, code: str) -> None:
 
 def test_pasted_edge_case_in_chinese(app_url, chromium):
     """KL twice, a negative coefficient, a deleted key, an uncovered term, unread arguments: all in Chinese."""
-    with open_page(chromium, f"{app_url}/config-doctor?lang=zh&ex=Your%20own", "1280") as zh, \
-            open_page(chromium, f"{app_url}/config-doctor?lang=en&ex=Your%20own", "1280") as en:
+    with open_page(chromium, f"{app_url}/config-doctor?lang=zh&ex=Your%20own", "1280x800") as zh, \
+            open_page(chromium, f"{app_url}/config-doctor?lang=en&ex=Your%20own", "1280x800") as en:
         for page in (zh, en):
             _paste(page, EDGE, "KL_TWICE")
             wait_for_text(page, "NEGATIVE_COEF")
