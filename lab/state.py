@@ -342,14 +342,6 @@ def _bound_in_english(
             st.session_state[key] = read if multi else read[-1]
         else:  # not an option in any language: shown with a note, and dropped from the URL
             st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default)
-    elif key in st.session_state:
-        # Send the value with every run, not only the run that read it from the link: a value
-        # written from code reaches the browser only with the run that wrote it, and a rerun
-        # the browser asks for while that first run is drawing (a fresh page of a link) can
-        # stop it before the widget is sent; the next run then drew the widget at its default
-        # while this session (and the URL) kept the link's value (a link with smp=older policy
-        # showed "on-policy").  Writing the value the session holds changes nothing else.
-        st.session_state[key] = st.session_state[key]
     out = widget(label, key=key, **kwargs)
     _track(key, None, out, allowed=allowed, fmt=fmt, options=choices)
     if multi:
