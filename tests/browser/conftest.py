@@ -35,6 +35,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser.checks import (  # noqa: F401 (RUN_TIMEOUT_MS, wait_until_settled: imported from here too)
+    RUN_TIMEOUT_MS,
+    SIZES,
+    wait_for_app_run,
+    wait_until_settled,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -46,8 +53,6 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1280, "height": 800}  # the teacher's projector
 SERVER_START_TIMEOUT = 60.0
-#: Milliseconds Playwright waits for a page's script run to finish.
-RUN_TIMEOUT_MS = 30_000
 
 
 def in_ci() -> bool:
@@ -159,31 +164,18 @@ def chromium(chromium_path: str):
         browser.close()
 
 
-#: The screens of issue 10: name -> (width, height, device scale factor).  ``zoom150``
-#: is 150 % browser zoom on the 1280×800 projector (853×533 CSS px).
-SCREENS: dict[str, tuple[int, int, float]] = {
-    "projector": (1280, 800, 1.0),
-    "laptop": (1024, 768, 1.0),
-    "phone": (390, 844, 1.0),
-    "zoom150": (853, 533, 1.5),
-}
-
-
 @pytest.fixture
 def new_page(chromium) -> Iterator[Callable[..., object]]:
     """Factory: each call opens a page in a NEW browser context (no shared state).
 
     ``new_page()`` is the 1280×800 projector in the light theme;
-    ``new_page(screen="phone", dark=True)`` a screen of :data:`SCREENS` in the
+    ``new_page("390x844", dark=True)`` a screen of ``checks.SIZES`` in the
     dark theme (Streamlit follows the browser's ``prefers-color-scheme``).
     """
     contexts = []
 
-    def _open(screen: str = "projector", *, dark: bool = False):
-        width, height, scale = SCREENS[screen]
-        context = chromium.new_context(viewport={"width": width, "height": height},
-                                       device_scale_factor=scale,
-                                       color_scheme="dark" if dark else "light")
+    def _open(size: str = "1280x800", *, dark: bool = False):
+        context = chromium.new_context(**SIZES[size], color_scheme="dark" if dark else "light")
         context.set_default_timeout(RUN_TIMEOUT_MS)
         contexts.append(context)
         return context.new_page()
@@ -191,41 +183,6 @@ def new_page(chromium) -> Iterator[Callable[..., object]]:
     yield _open
     for context in contexts:
         context.close()
-
-
-def wait_for_app_run(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-    """Wait until Streamlit has connected and finished running the page script."""
-    page.wait_for_selector("[data-testid='stApp']", timeout=timeout_ms)
-    page.wait_for_function(
-        """() => {
-            const app = document.querySelector("[data-testid='stApp']");
-            return app && app.getAttribute('data-test-script-state') === 'notRunning'
-                && !document.querySelector("[data-testid='stStatusWidget']")
-                && document.querySelector("[data-testid='stMain'] h1");
-        }""",
-        timeout=timeout_ms,
-    )
-
-
-# Every chart drawn (an svg with text inside each vega-lite element) and the main
-# area unchanged for ``quiet`` ms: vega-embed draws after the script run ends, so
-# a reader of chart text or a late element must wait for this, not only the run.
-_SETTLED = """([quiet]) => {
-    const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")];
-    if (!charts.every(el => el.querySelector('svg text'))) { window.__klSig = null; return false; }
-    const main = document.querySelector("[data-testid='stMain']");
-    const sig = (main ? main.innerText : '') + '|' + charts.map(
-        el => [...el.querySelectorAll('svg text')].map(t => t.textContent).join('/')).join('|');
-    const now = performance.now();
-    if (window.__klSig !== sig) { window.__klSig = sig; window.__klSince = now; return false; }
-    return now - window.__klSince >= quiet;
-}"""
-
-
-def wait_until_settled(page, quiet_ms: int = 600, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
-    """Wait for the script run, then until every chart is drawn and the page has stopped changing."""
-    wait_for_app_run(page, timeout_ms)
-    page.wait_for_function(_SETTLED, arg=[quiet_ms], polling=150, timeout=timeout_ms)
 
 
 @pytest.fixture(scope="session")

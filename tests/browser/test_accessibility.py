@@ -27,11 +27,13 @@ import os
 import pytest
 
 from lab.pages import PAGES
+from tests.browser.checks import SIZES
 
 #: axe-core's tags for WCAG 2.0 and 2.1, levels A and AA.
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 AXE_OPTIONS = {"runOnly": {"type": "tag", "values": TAGS}, "resultTypes": ["violations"]}
-SIZES = {"1280x800": (1280, 800), "390x844": (390, 844)}
+#: The screens scanned (of ``checks.SIZES``): the projector and a phone.
+SCAN_SIZES = ("1280x800", "390x844")
 THEMES = ("light", "dark")
 LANGS = ("en", "zh")
 HTML_LANG = {"en": "en", "zh": "zh-Hans"}
@@ -107,18 +109,17 @@ COMBOS = {
 def _scan_all(page, wait_for_app, where: str, combos) -> list[str]:
     found = []
     for theme, size in combos:
-        w, h = SIZES[size]
         page.emulate_media(color_scheme=theme)
-        page.set_viewport_size({"width": w, "height": h})
+        page.set_viewport_size(SIZES[size]["viewport"])
         _settle(page, wait_for_app)
         found += _violations(page, f"{where}, {theme} theme, {size}")
     page.emulate_media(color_scheme="light")
-    page.set_viewport_size({"width": 1280, "height": 800})
+    page.set_viewport_size(SIZES["1280x800"]["viewport"])
     return found
 
 
 def _combos(lang: str, which: str) -> list[tuple[str, str]]:
-    return [(t, s) for t in THEMES for s in SIZES] if FULL else COMBOS[lang, which]
+    return [(t, s) for t in THEMES for s in SCAN_SIZES] if FULL else COMBOS[lang, which]
 
 
 @pytest.fixture(scope="module")

@@ -15,8 +15,8 @@ import pytest
 
 from kl_core.audit import statistics as audit
 from scripts.translations import english_runs
-from tests.browser.page_checks import defects, numbers, open_page, prose
-from tests.browser.page_checks import metric_values as values_in_order
+from tests.browser.checks import metric_values as values_in_order
+from tests.browser.checks import numbers, open_page, prose
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
@@ -141,20 +141,14 @@ def test_an_old_approx_kl_link_with_audit_settings_leads_to_the_audit(app_url, n
 
 
 # ------------------------------------------------------------ issue 10 and issue 13
-@pytest.mark.parametrize("size", ["1024x768", "390x844"])
-def test_readable_in_both_languages(app_url, chromium, size):
-    """No sideways scroll, charts ≥ 260 px, no cut label or formula, no raw notation; en and zh."""
-    for lang in ("en", "zh"):
-        with open_page(chromium, f"{app_url}/audit?lang={lang}", size, metrics=9) as page:
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert defects(page) == [], (lang, size)
+# Readable at the defaults, in both languages at every size: test_readability.py (checks.defects too).
 
 
 @pytest.mark.parametrize("query", ["", "&dir=KL%5Bother%E2%80%96sampler%5D&kc=(none)&qc=(none)"],
                          ids=["defaults", "other-direction"])
 def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
-    with open_page(chromium, f"{app_url}/audit?lang=zh{query}", "1280", metrics=5) as zh, \
-            open_page(chromium, f"{app_url}/audit?lang=en{query}", "1280", metrics=5) as en:
+    with open_page(chromium, f"{app_url}/audit?lang=zh{query}", "1280x800", metrics=5) as zh, \
+            open_page(chromium, f"{app_url}/audit?lang=en{query}", "1280x800", metrics=5) as en:
         assert zh.locator("[data-testid='stException']").count() == 0
         assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "审计你的对数概率"
         assert english_runs(prose(zh)) == []

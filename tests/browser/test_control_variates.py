@@ -3,8 +3,8 @@
 * ``?lang=zh`` at the defaults and at a non-default state (p = N(0, 2²), where
   χ² is infinite; λ = 2; the scale path): no exception, no run of four or more
   English words outside code and maths, and the same numbers as ``?lang=en``;
-* at 1024×768 and 390×844, in English at the defaults and in Chinese at that
-  state: no sideways scroll, every chart at least 260 px wide, no cut metric
+* at 1024×768 and 390×844, in Chinese at that state (the defaults in both
+  languages: ``test_readability.py``): no sideways scroll, every chart at least 260 px wide, no cut metric
   label or chart title, display formulas fit or scroll, no raw notation in prose.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.translations import english_runs
-from tests.browser.readability import SIZES, found, goto, open_sized
+from tests.browser.checks import PAGE_SIZES, defects, goto, open_page
 from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
 
 #: χ²(p‖q) = ∞ (a warning with notation in it), λ off the defaults, another path.
@@ -31,7 +31,7 @@ def test_control_variates_in_chinese_has_no_english_and_the_same_numbers(
 ):
     zh, en = new_page(), new_page()
     for page, lang in ((zh, "zh"), (en, "en")):
-        goto(page, f"{app_url}/control-variates?lang={lang}{query}", wait_for_app, CHARTS)
+        goto(page, f"{app_url}/control-variates?lang={lang}{query}", charts=CHARTS)
     assert zh.locator("[data-testid='stException']").count() == 0
     assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "控制变量"
     assert english_runs(zh.evaluate(TEXT_OF, MAIN)) == []
@@ -43,15 +43,11 @@ def test_control_variates_in_chinese_has_no_english_and_the_same_numbers(
     assert _numbers(zh) == _numbers(en)
 
 
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("size", PAGE_SIZES)
 def test_control_variates_is_readable_at_every_size_in_both_languages(
     app_url, chromium, wait_for_app, size
 ):
-    page = open_sized(chromium, f"{app_url}/control-variates?lang=en", size, wait_for_app, CHARTS)
-    try:
-        assert found(page) == {}, f"en, defaults, {size}"
-        goto(page, f"{app_url}/control-variates?lang=zh{WIDE_P}", wait_for_app, CHARTS)
+    # (the defaults, in both languages: test_readability.py)
+    with open_page(chromium, f"{app_url}/control-variates?lang=zh{WIDE_P}", size, charts=CHARTS) as page:
         assert page.locator("[data-testid='stAlertContentWarning']").count() == 1  # χ² = ∞
-        assert found(page) == {}, f"zh, p = N(0, 2²), {size}"
-    finally:
-        page.context.close()
+        assert defects(page) == [], f"zh, p = N(0, 2²), {size}"

@@ -1,7 +1,7 @@
 """The Estimator Lab in headless Chromium: a deep link shows the core's numbers, and a
 shared link reproduces the same view and numbers in a new browser context; it reads
 in Chinese with the same numbers (issue 13) and is readable on a small laptop and a
-phone in both languages (issue 10)."""
+phone with every estimator shown, in Chinese (issue 10; the defaults: test_readability.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kl_core.estimation.distributions import parse
 from kl_core.estimation.exact import kl
 from kl_core.estimation.montecarlo import simulate
 from scripts.translations import english_runs
-from tests.browser.readability import SIZES, found, goto, open_sized
+from tests.browser.checks import PAGE_SIZES, defects, goto, open_page
 from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
 
 KEYS = ("k1", "k2", "k3")
@@ -158,7 +158,7 @@ def test_the_lab_in_chinese_has_no_english_and_the_same_numbers(app_url, new_pag
     zh, en = new_page(), new_page()
     charts = 11 if query == EVERYTHING else 7
     for page, lang in ((zh, "zh"), (en, "en")):
-        goto(page, f"{app_url}/estimator-lab?lang={lang}{query}", wait_for_app, charts)
+        goto(page, f"{app_url}/estimator-lab?lang={lang}{query}", charts=charts)
     assert zh.locator("[data-testid='stException']").count() == 0
     assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "估计器实验"
     text = zh.evaluate(TEXT_OF, MAIN)
@@ -171,14 +171,9 @@ def test_the_lab_in_chinese_has_no_english_and_the_same_numbers(app_url, new_pag
     assert _numbers(zh) == _numbers(en)
 
 
-@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("size", PAGE_SIZES)
 def test_the_lab_is_readable_at_every_size_in_both_languages(app_url, chromium, wait_for_app, size):
-    page = open_sized(chromium, f"{app_url}/estimator-lab?lang=en", size, wait_for_app, 7)
-    try:
-        assert page.locator("[data-testid='stVegaLiteChart']").count() == 7
-        assert found(page) == {}, f"en, defaults, {size}"
-        goto(page, f"{app_url}/estimator-lab?lang=zh{EVERYTHING}", wait_for_app, 11)
+    # (the defaults, in both languages: test_readability.py)
+    with open_page(chromium, f"{app_url}/estimator-lab?lang=zh{EVERYTHING}", size, charts=11) as page:
         assert page.locator("[data-testid='stVegaLiteChart']").count() == 11
-        assert found(page) == {}, f"zh, every estimator, {size}"
-    finally:
-        page.context.close()
+        assert defects(page) == [], f"zh, every estimator, {size}"

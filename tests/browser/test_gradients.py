@@ -19,7 +19,7 @@ from kl_core.gradients.demo import demo_logits
 from kl_core.gradients.expected import gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
-from tests.browser.page_checks import defects, metric_values, numbers, open_page, prose
+from tests.browser.checks import metric_values, numbers, open_page, prose
 
 CHARTS = 7 + 7 + 1 + 3  # gradient panels, spread panels, λ, training
 
@@ -78,13 +78,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
 
 
 # ------------------------------------------------------------ issue 10 and issue 13
-@pytest.mark.parametrize("size", ["1024x768", "390x844"])
-def test_readable_in_both_languages(app_url, chromium, size):
-    """No sideways scroll, charts ≥ 260 px, no cut label or formula, no raw notation; en and zh."""
-    for lang in ("en", "zh"):
-        with open_page(chromium, f"{app_url}/gradients?lang={lang}", size, metrics=4) as page:
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert defects(page) == [], (lang, size)
+# Readable at the defaults, in both languages at every size: test_readability.py (checks.defects too).
 
 
 #: A reward too wide for β: the core refuses the training runs (kl_core.gradients.flow), and its
@@ -95,8 +89,8 @@ WIDE_REWARD = "&beta=0.05&rew=100,0,0,0,0,0"
 @pytest.mark.parametrize("query", ["", "&k=4&t=-1.5&smp=old&told=0.5&beta=2&option=k3", WIDE_REWARD],
                          ids=["defaults", "older-sampler", "wide-reward"])
 def test_in_chinese_no_english_and_the_same_numbers(app_url, chromium, query):
-    with open_page(chromium, f"{app_url}/gradients?lang=zh{query}", "1280", metrics=4) as zh, \
-            open_page(chromium, f"{app_url}/gradients?lang=en{query}", "1280", metrics=4) as en:
+    with open_page(chromium, f"{app_url}/gradients?lang=zh{query}", "1280x800", metrics=4) as zh, \
+            open_page(chromium, f"{app_url}/gradients?lang=en{query}", "1280x800", metrics=4) as en:
         assert zh.locator("[data-testid='stException']").count() == 0
         assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "梯度"
         assert english_runs(prose(zh)) == []

@@ -13,8 +13,7 @@ import pytest
 from kl_core.lessons import catalog as core
 from lab.format import number
 from scripts.translations import english_runs
-from tests.browser.conftest import wait_until_settled
-from tests.browser.page_checks import defects, numbers, open_page, prose
+from tests.browser.checks import PAGE_SIZES, defects, numbers, open_page, prose, wait_until_settled
 
 
 def wait_for_text(page, text: str) -> None:
@@ -103,7 +102,7 @@ def test_presenter_mode(app_url, new_page, wait_for_app):
     page.locator("[data-testid='stSidebar']").wait_for(state="visible")
 
 
-@pytest.mark.parametrize("size", ["1024x768", "390x844"])
+@pytest.mark.parametrize("size", PAGE_SIZES)
 def test_readable_in_both_languages(app_url, chromium, size):
     for lang in ("en", "zh"):
         with open_page(chromium, f"{app_url}/lessons?lang={lang}&lesson=2&step=4&v=3", size) as page:

@@ -22,8 +22,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser.conftest import RUN_TIMEOUT_MS, wait_for_app_run, wait_until_settled
-from tests.browser.page_checks import numbers, scroll_through
+from tests.browser.checks import (
+    RUN_TIMEOUT_MS,
+    numbers,
+    scroll_through,
+    wait_for_app_run,
+    wait_until_settled,
+)
 
 MAIN = "[data-testid='stMain']"
 
