@@ -289,6 +289,16 @@ def _write_url(key: str) -> None:
             qp.set_corrected_value(key, shown, meta.value_type)
 
 
+def _browser_reported(key: str) -> bool:
+    """True if the browser sent widget ``key``'s value with this run (Streamlit 1.67 internals)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return True
+    inner = ctx.session_state._state
+    widget_id = inner.get_widget_id_from_key(key)
+    return widget_id is not None and widget_id in inner._new_widget_state
+
+
 def _english(fmt: Callable[[Any], str], option: Any) -> str:
     """An option's text in English: what the URL holds, whatever the run's language."""
     with i18n.using(i18n.LANGUAGES[0]):
@@ -342,6 +352,13 @@ def _bound_in_english(
             st.session_state[key] = read if multi else read[-1]
         else:  # not an option in any language: shown with a note, and dropped from the URL
             st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default)
+    elif key in st.session_state and not _browser_reported(key):
+        # A value written from code reaches the browser only with the run that wrote it; a
+        # rerun asked for while a link's first run was drawing can stop that run before the
+        # widget is sent, and the browser then drew it at its default while the session and
+        # the URL kept the link's value (smp=older policy shown as "on-policy").  Until the
+        # browser reports the widget, each run sends the session's value again.
+        st.session_state[key] = st.session_state[key]
     out = widget(label, key=key, **kwargs)
     _track(key, None, out, allowed=allowed, fmt=fmt, options=choices)
     if multi:

@@ -272,6 +272,7 @@ def sequences(page) -> None:
 
 
 def audit(page) -> None:
+    page.locator(f"{MAIN} [data-testid='stExpander']", has_text="More settings").locator("summary").click()
     choose(page, "Mask column (1 = count)", "(none)")
     segment(page, "Direction", "KL[other‖sampler]")
 
