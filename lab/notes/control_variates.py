@@ -279,12 +279,15 @@ def parabola_caption(par: LambdaParabola) -> str:
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
             "infinite, so any λ ≠ 0 makes the variance infinite."
         ).format(v=number(par.var_log_r))
-    return _(
-        "The minimum sits at λ* = {lam:.3g}, not at λ = 1: there Var = {opt} against {k3} for k3 "
-        "and {k1} for k1. Every point of the curve has the same mean, KL[q,p] = {kl}; only the "
-        "spread changes."
-    ).format(lam=par.lam_star, opt=number(par.var_optimal), k3=number(par.var_k3),
-             k1=number(par.var_log_r), kl=number(par.true_kl))
+    same = _("Every point of it has the same mean, KL[q,p] = {kl}; only the spread changes.").format(
+        kl=number(par.true_kl))
+    if math.isclose(par.lam_star, 1.0, rel_tol=0.0, abs_tol=1e-9):
+        where = _("The ★ marks the bottom of the curve, λ* = {lam:.3g}: k3's ▲ sits there too, and k1's ● "
+                  "higher.")
+    else:
+        where = _("The ★ marks the bottom of the curve, λ* = {lam:.3g}; k1's ● and k3's ▲ sit higher on "
+                  "it.")
+    return where.format(lam=par.lam_star) + " " + same
 
 
 def histogram_caption(neg_fraction: float, n: int) -> str:
