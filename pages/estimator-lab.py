@@ -51,6 +51,8 @@ st.markdown(_(
     "How often is a single value negative, how far do the estimates scatter, and is their "
     "average the true KL?"
 ))
+first = st.container()  # the answer and the per-sample charts, above the controls (issue 20)
+st.subheader(_("Change q, p, N, R and the estimators"))
 
 # ------------------------------------------------------------ inputs
 preset_bar({key: _(text) for key, text in PRESET_BUTTONS.items()}, DEFAULT_Q, DEFAULT_P)
@@ -123,38 +125,40 @@ for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
              *notes.error_bar_notes(checks, {k: sim[k] for k in keys})]:
     ui.note(note.kind, note.text, note.icon)
 
+# ------------------------------------------------------------ 1. single values (drawn at the top)
+with first:
+    ui.answer(notes.answer({k: sim[k] for k in keys}, n, repeats))
+    st.header(_("1 · One sample at a time"))
+    st.markdown(_(
+        "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "
+        "is binned). A KL is never negative, but a single value of k1 or kλ can be.").format(
+            total=n * repeats, shown=min(sim[keys[0]].samples.size, n * repeats)
+        )
+    )
+    share_x = state.toggle(
+        _("Same x-axis for every panel"), "sharex", value=True,
+        help=_("On: spreads compare at a glance. Off: each panel zooms in on its own values."),
+    )
+    shared = common_domain([sim[k].samples for k in keys], include=(0.0, *(t for _, t in targets.values())))
+    for key, col in ui.grid(keys, key="per-sample"):
+        s = sim[key]
+        own = common_domain([s.samples], include=(0.0, s.target))
+        with col:
+            ui.chart(
+                cache.estimator_chart(
+                    "per-sample", s.samples, key, true_value=s.target, true_label=N_("true"), mean=s.mean,
+                    neg_fraction=s.neg_fraction, domain=usable_domain(shared if share_x else own),
+                ),
+                name=_("lab-{estimator}-per-sample").format(estimator=key),
+                caption=notes.per_sample_caption(key, s, zero_kl),
+            )
+
 # ------------------------------------------------------------ the estimators
 st.header(_("The estimators"))
 for key, col in ui.grid(keys, key="formulas"):
     with col:
         ui.estimator_formula(key)
         st.markdown(notes.estimator_mean_line(key, lam))
-
-# ------------------------------------------------------------ 1. single values
-st.header(_("1 · One sample at a time"))
-st.markdown(_(
-    "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "
-    "is binned). A KL is never negative, but a single value of k1 or kλ can be.").format(
-        total=n * repeats, shown=min(sim[keys[0]].samples.size, n * repeats)
-    )
-)
-share_x = state.toggle(
-    _("Same x-axis for every panel"), "sharex", value=True,
-    help=_("On: spreads compare at a glance. Off: each panel zooms in on its own values."),
-)
-shared = common_domain([sim[k].samples for k in keys], include=(0.0, *(t for _, t in targets.values())))
-for key, col in ui.grid(keys, key="per-sample"):
-    s = sim[key]
-    own = common_domain([s.samples], include=(0.0, s.target))
-    with col:
-        ui.chart(
-            cache.estimator_chart(
-                "per-sample", s.samples, key, true_value=s.target, true_label=N_("true"), mean=s.mean,
-                neg_fraction=s.neg_fraction, domain=usable_domain(shared if share_x else own),
-            ),
-            name=_("lab-{estimator}-per-sample").format(estimator=key),
-            caption=notes.per_sample_caption(key, s, zero_kl),
-        )
 
 # ------------------------------------------------------------ 2. repeated estimates
 st.header(_("2 · One estimate (N = {n:,}), repeated R = {r:,} times").format(n=n, r=repeats))

@@ -23,6 +23,7 @@ from lab.notes import Note
 
 __all__ = [
     "HEADERS",
+    "answer",
     "NOT_PUBLISHED",
     "SE_TRUSTED",
     "error_bar_notes",
@@ -70,6 +71,40 @@ def _reason(note: str) -> str:
     for head in (" is infinite: ", " is reported as inf: "):  # i18n: ok (core text)
         note = note.split(head, 1)[-1]
     return note
+
+
+def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int) -> str:
+    """The page's answer to its three questions, from the draws on screen.
+
+    Negative shares and the estimates' spread are read off the runs; an average
+    "is on target" when it lies within 2 standard errors (over all N·R draws)
+    of its exact target, and that is decided per estimator, never assumed.
+    """
+    neg = ", ".join(f"{r.name} {r.neg_fraction:.1%}" for r in results.values())
+    spread = ", ".join(f"{r.name} {number(float(r.batch_means.std(ddof=1)))}" for r in results.values()
+                       if r.batch_means.size > 1)
+    total = n * repeats
+    on, off, unknown = [], [], []
+    for r in results.values():
+        se = r.std / math.sqrt(total)
+        if not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)):
+            unknown.append(r.name)
+        elif abs(r.mean - r.target) <= 2.0 * se:
+            on.append(r.name)
+        else:
+            off.append(_("{name} ({mean} against {target} = {value})").format(
+                name=r.name, mean=number(r.mean), target=r.target_name, value=number(r.target)))
+    text = _("**Answer**, from {n:,} × {r:,} draws: a single value is negative for {neg} of the draws; "
+             "the {r:,} estimates scatter with a standard deviation of {spread}.").format(
+        n=n, r=repeats, neg=neg, spread=spread)
+    if on:
+        text += " " + _("Within 2 standard errors of its target: {names}.").format(names=", ".join(on))
+    if off:
+        text += " " + _("Off its target by more than 2 standard errors: {names}.").format(names="; ".join(off))
+    if unknown:
+        text += " " + _("No error bar (an infinite variance or target): {names}.").format(
+            names=", ".join(unknown))
+    return text
 
 
 def preset_line(title: str, blurb: str, source: str) -> str:

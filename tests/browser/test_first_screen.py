@@ -13,7 +13,7 @@ from lab.ui import ANSWER_KEY
 from tests.browser.conftest import wait_until_settled
 
 #: url path -> True if the page opens with a ``lab.ui.answer`` sentence.
-ANSWERED = {"": False, "bregman-gap": True, "control-variates": True}
+ANSWERED = {"": False, "bregman-gap": True, "control-variates": True, "estimator-lab": True}
 
 POSITIONS = f"""() => {{
     const main = document.querySelector("[data-testid='stMain']");
@@ -37,6 +37,7 @@ def test_the_first_chart_is_on_the_first_screen_after_the_answer(app_url, chromi
         page = context.new_page()
         page.goto(f"{app_url}/{url_path}?lang={lang}")
         wait_until_settled(page)
+        page.wait_for_selector("[data-testid='stMain'] [data-testid='stVegaLiteChart']", timeout=120_000)
         at = page.evaluate(POSITIONS)
     finally:
         context.close()

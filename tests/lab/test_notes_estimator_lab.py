@@ -12,6 +12,7 @@ from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import Moments, estimator_moments, kl
 from kl_core.estimation.montecarlo import simulate, target_of
 from kl_core.estimation.published import match_published
+from lab.format import number
 from lab.notes import estimator_lab as notes
 
 KEYS = ("k1", "k2", "k3", "k3_pq")
@@ -206,3 +207,27 @@ def test_the_overflow_note_typesets_its_example():
     (note,) = notes.notes(("k3",), targets, moments, {}, true_kl, true_pq)
     assert "too large for a double" in note.text
     assert r"$\mathbb{E}_q[r^2] = e^{\mu^2}$" in note.text and "E_q[" not in note.text
+
+
+def _answer_for(q: str, p: str, n: int = 1_000, repeats: int = 50, keys=("k1", "k2", "k3")):
+    sim = simulate(parse(q), parse(p), n, repeats=repeats, seed=0, keys=keys)
+    results = {k: sim[k] for k in keys}
+    return results, notes.answer(results, n, repeats)
+
+
+def test_the_answer_quotes_the_negative_shares_and_spreads_of_the_run():
+    results, text = _answer_for("normal(0,1)", "normal(0.1,1)")
+    assert f"k1 {results['k1'].neg_fraction:.1%}" in text and "k3 0.0%" in text
+    for r in results.values():
+        assert f"{r.name} {number(float(r.batch_means.std(ddof=1)))}" in text
+
+
+def test_the_answer_puts_each_average_on_or_off_target_from_its_error_bar():
+    results, text = _answer_for("normal(0,1)", "normal(1,1)", n=200, repeats=500)
+    for r in results.values():
+        on = abs(r.mean - r.target) <= 2 * r.std / math.sqrt(200 * 500)
+        where = text.split("Within 2 standard errors of its target:")[-1].split(".")[0] if on else \
+            text.split("Off its target by more than 2 standard errors:")[-1]
+        assert r.name in where
+    # k2 is biased for KL[q, p] at μ = 1: log r ~ N(−½, 1), so E[k2] = ½(1 + ¼) = 0.625 against 0.5.
+    assert "Off its target" in text and "k2 (" in text
