@@ -155,6 +155,9 @@ A11Y_CSS = (
     "[data-testid='stCode'] .token.comment,[data-testid='stCode'] .token.prolog"
     "{color:light-dark(#5d6070,#a9adbc) !important;}"
     "[data-testid='stCode'] .token.keyword{color:light-dark(#0f62ad,#7ab8f5) !important;}"
+    # …and its green of True/False/None and numbers (2.1:1 on the light theme).
+    "[data-testid='stCode'] .token.boolean,[data-testid='stCode'] .token.number,"
+    "[data-testid='stCode'] .token.constant{color:light-dark(#157a35,#5fd38a) !important;}"
     ".stElementContainer:has(:disabled) [data-testid='stWidgetLabel'],"
     ".stElementContainer:has([aria-disabled='true']) [data-testid='stWidgetLabel']"
     "{color:color-mix(in srgb,currentColor 75%,transparent);}"
