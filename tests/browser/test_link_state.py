@@ -21,6 +21,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.checks import (
     RUN_TIMEOUT_MS,
@@ -131,9 +132,22 @@ def press(page, label: str, key: str, times: int = 1, nth: int = 0) -> None:
 
 
 def choose(page, label: str, option: str, nth: int = 0) -> None:
-    """Pick ``option`` in the ``nth`` select box called ``label``."""
-    page.locator(f"{MAIN} input[aria-label='{label}']").nth(nth).click()
-    page.get_by_role("option", name=option, exact=True).click()
+    """Pick ``option`` in the ``nth`` select box called ``label``.
+
+    A run that redraws the page closes an open list, as it does for a reader, who
+    clicks again: so does this, up to three times.
+    """
+    box = page.locator(f"{MAIN} input[aria-label='{label}']").nth(nth)
+    item = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        wait_until_settled(page)
+        box.click()
+        try:
+            item.wait_for(state="visible", timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    item.click()
     wait_for_app_run(page)
 
 
