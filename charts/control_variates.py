@@ -515,7 +515,7 @@ def gain_chart(
     theta_title : str or sequence of str
         The x-axis title: what θ is (a list: one line each), shown as given.
     true_kl, lam_star : array_like, optional
-        KL[q, p_θ] and λ*, shown in the tooltip.
+        KL[q‖p_θ] and λ*, shown in the tooltip.
     current : (float, float), optional
         A (θ, gain) point to mark, e.g. Schulman's μ = 1.
     infinite_text : str
@@ -533,7 +533,7 @@ def gain_chart(
     ]
     if true_kl is not None:
         df["kl"] = np.asarray(true_kl, dtype=np.float64).ravel()
-        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q,p]",  # i18n: ok
+        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q‖p]",  # i18n: ok
                         "format": ".4g"})
     if lam_star is not None:
         df["lam_star"] = np.asarray(lam_star, dtype=np.float64).ravel()

@@ -174,7 +174,7 @@ def batch_means_histogram(
     n: int,
     approx: NormalApproximation | None,
     true_value: float | None = None,
-    true_label: str = "KL[q,p]",
+    true_label: str = "KL[q‖p]",
     domain: tuple[float, float] | None = None,
     bins: int = 40,
     height: int = 300,
@@ -195,7 +195,7 @@ def batch_means_histogram(
         it has a density.  None (or no density): no curve.
     true_value : float, optional
         The estimator's target, drawn as a dashed black rule.
-    true_label : str, default "KL[q,p]"
+    true_label : str, default "KL[q‖p]"
         The target's name, for the x-axis title (the rule is labelled "true").
     domain : (float, float), optional
         x-range; default :func:`batch_means_domain`.
@@ -343,7 +343,7 @@ def running_means_chart(
         order, so put the widest first; lines in it too, the dashed ones
         (``charts.palette.dash``) last, on top of the solid ones they may coincide with.
     targets : sequence of (name, value)
-        True values to mark as dashed black lines, e.g. ``[("KL[q,p]", 0.5)]``.
+        True values to mark as dashed black lines, e.g. ``[("KL[q‖p]", 0.5)]``.
     y_domain : (float, float), optional
         y-range; default :func:`running_domain` of the runs and targets.
         Values outside are clipped.

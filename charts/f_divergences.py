@@ -3,7 +3,7 @@ r"""Charts of the "f-divergences & Fisher" page.
 * :func:`f_curves` – the registry's :math:`f(u)` near :math:`u = 1`, one colour each;
 * :func:`divergence_along_path` – :math:`D_f(p_\theta, p_0)` (solid) against its
   Fisher quadratic :math:`\tfrac12 f''(1) F \theta^2` (dashed, same colour), or their ratio;
-* :func:`k2_against_kl` – :math:`\mathbb{E}_q[k_2]` and :math:`\mathrm{KL}[q,p]` along the path;
+* :func:`k2_against_kl` – :math:`\mathbb{E}_q[k_2]` and :math:`\mathrm{KL}[q\|p]` along the path;
 * :func:`k2_relative_bias` – :math:`(\mathbb{E}[k_2] - \mathrm{KL})/\mathrm{KL}`, with marked points.
 
 The builders take core results (``kl_core.estimation.fisher.FisherCurve``/``K2Bias`` or
@@ -14,13 +14,13 @@ Colours
 An f-divergence takes the colour of the lab's estimator that targets it, so
 one quantity has one colour on every page (``charts.palette``):
 
-* KL[q,p], :math:`f(u) = -\log u`: **k3's green**.  k3 is the unbiased,
-  never-negative estimator of KL[q,p], and it is this f's tangent gap
-  :math:`f(r) - f'(1)(r - 1)`, just as k3_pq is for KL[p,q].  (k1 = f(r) also
-  averages to KL[q,p]; its vermillion stays the colour of the noisy per-sample
-  estimator on the other pages.)  So on this page KL[q,p] is always green,
+* KL[q‖p], :math:`f(u) = -\log u`: **k3's green**.  k3 is the unbiased,
+  never-negative estimator of KL[q‖p], and it is this f's tangent gap
+  :math:`f(r) - f'(1)(r - 1)`, just as k3_pq is for KL[p‖q].  (k1 = f(r) also
+  averages to KL[q‖p]; its vermillion stays the colour of the noisy per-sample
+  estimator on the other pages.)  So on this page KL[q‖p] is always green,
   also next to E[k2].
-* KL[p,q], :math:`f(u) = u\log u`: **k3_pq's orange**.
+* KL[p‖q], :math:`f(u) = u\log u`: **k3_pq's orange**.
 * :math:`\tfrac12\log^2 u`: **k2's blue**, since :math:`\mathbb{E}_q[k_2]` is
   this f-divergence.
 * Pearson χ², squared Hellinger and Jensen–Shannon have no estimator in the
@@ -79,8 +79,8 @@ __all__ = [
 
 #: One colour per f of ``kl_core.estimation.divergences.DIVERGENCES`` (see the module docstring).
 F_COLORS: dict[str, str] = {
-    "kl_qp": color("k3"),  # green: k3 estimates KL[q,p]
-    "kl_pq": color("k3_pq"),  # orange: k3_pq estimates KL[p,q]
+    "kl_qp": color("k3"),  # green: k3 estimates KL[q‖p]
+    "kl_pq": color("k3_pq"),  # orange: k3_pq estimates KL[p‖q]
     "k2": color("k2"),  # blue: E[k2] is this f-divergence
     "pearson": EXTRA_COLORS["wine"],
     "hellinger": EXTRA_COLORS["olive"],
@@ -104,7 +104,7 @@ F_DASHES: dict[str, list[float]] = {
 EXACT = N_("exact value")
 QUADRATIC = "½ f″(1) F θ²"
 #: Legend entries of the k2 charts.
-KL_LABEL = "KL[q,p] = E[k1] = E[k3]"
+KL_LABEL = "KL[q‖p] = E[k1] = E[k3]"
 K2_LABEL = "E[k2]"
 _DASH = [7, 4]
 #: Title lines are never cut short with "…" (Vega-Lite's default limit cut them on a phone); keep
@@ -488,7 +488,7 @@ def _bias_table(biases: Sequence[K2Bias], lo: float, hi: float) -> dict[str, np.
 def k2_against_kl(
     biases: Sequence[K2Bias], *, lo: float, hi: float, theta_title: str, height: int = 320
 ) -> alt.LayerChart:
-    r""":math:`\mathbb{E}_q[k_2]` (k2 blue) and KL[q,p] (green), the gap between them shaded.
+    r""":math:`\mathbb{E}_q[k_2]` (k2 blue) and KL[q‖p] (green), the gap between them shaded.
 
     Parameters
     ----------
@@ -633,7 +633,7 @@ def k2_relative_bias(
                 },
                 tooltip=[
                     {"field": "theta", "type": "quantitative", "title": "θ", "format": ".4g"},
-                    {"field": "kl", "type": "quantitative", "title": "KL[q,p]", "format": ".5g"},
+                    {"field": "kl", "type": "quantitative", "title": "KL[q‖p]", "format": ".5g"},
                     {"field": "relative_bias", "type": "quantitative", "title": y_title,
                      "format": ".5g"},
                 ],

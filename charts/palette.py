@@ -270,7 +270,7 @@ def shape_scale(domain: Sequence[str], keys: Sequence[str | EstimatorStyle]) -> 
 
 
 def label(key: str) -> str:
-    """The display name of estimator ``key``, e.g. ``"k3 (KL[p,q])"``."""
+    """The display name of estimator ``key``, e.g. ``"k3 (KL[p‖q])"``."""
     if key not in ESTIMATORS:
         raise ValueError(f"key must be one of {sorted(ESTIMATORS)}, got {key!r}")
     return ESTIMATORS[key].name

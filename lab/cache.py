@@ -232,7 +232,7 @@ def fisher_curve(path: str, name: str, thetas: np.ndarray):  # -> fisher.FisherC
 
 @cached(N_("Computing E[k2] and the KL along the path…"), max_entries=32)
 def k2_bias(path: str, thetas: np.ndarray):  # -> fisher.K2Bias
-    """``kl_core.estimation.fisher.k2_bias_along_path``: E[k2] and KL[q,p] along a path."""
+    """``kl_core.estimation.fisher.k2_bias_along_path``: E[k2] and KL[q‖p] along a path."""
     from kl_core.estimation import fisher
 
     return fisher.k2_bias_along_path(path, thetas)

@@ -25,7 +25,7 @@ __all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider",
 
 #: The help of the "Set λ = λ*" button (λ* minimises Var(−log r + λ(r − 1)) over λ).
 LAMBDA_STAR_HELP = N_(
-    "λ*, the λ of least variance, = Cov(log r, r)/Var(r) = (KL[p,q] + KL[q,p])/χ²(p‖q), from "
+    "λ*, the λ of least variance, = Cov(log r, r)/Var(r) = (KL[p‖q] + KL[q‖p])/χ²(p‖q), from "
     "kl_core.estimation.exact.lambda_star."
 )
 

@@ -2,7 +2,7 @@
 
 Seeded draws of r (``kl_core.estimation.bregman.draw_log_ratios``) become points on the
 curve, each with its gap (``kl_core.estimation.bregman.tangent_picture``); one r moves by
-hand.  The same picture follows for KL[p, q] (u log u, gap k3_pq) and any f of
+hand.  The same picture follows for KL[p‖q] (u log u, gap k3_pq) and any f of
 the core's registry.  URL keys: ``q``, ``p``, ``draws``, ``seed``, ``r``, ``f``.
 """
 
@@ -28,7 +28,7 @@ R_MIN, R_MAX = 0.05, 5.0
 # The x-range of every picture: dense where log u bends near 0, 121 points in all
 # (each chart row costs the browser payload and Altair's to_dict time on every rerun).
 U_GRID = np.concatenate([np.geomspace(R_MIN, 1.0, 41), np.linspace(1.0, R_MAX, 81)[1:]])
-F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q,p] first above
+F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q‖p] first above
 
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
@@ -73,7 +73,7 @@ try:
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     true_kl = math.nan
 
-# ------------------------------------------------------------ KL[q, p]: log r under r − 1
+# ------------------------------------------------------------ KL[q‖p]: log r under r − 1
 with first:
     ui.answer(notes.answer(draws, float(drawn.gap.min()), float(drawn.gap.max()), drawn.mean_gap, true_kl))
     ui.chart(
@@ -88,7 +88,7 @@ with first:
             y_title=_("log r and r − 1"),
             title=[
                 _("{draws:,} draws: mean gap {mean},").format(draws=draws, mean=number(drawn.mean_gap)),
-                _("exact KL[q,p] = {kl}").format(kl=number(true_kl)),
+                _("exact KL[q‖p] = {kl}").format(kl=number(true_kl)),
             ],
             subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
             height=420,
@@ -96,7 +96,7 @@ with first:
         name=_("bregman-gap-kl-qp-r-{r:g}").format(r=r),
         caption=notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None),
     )
-st.header(_("KL[q, p]: the curve log r under its tangent r − 1"))
+st.header(_("KL[q‖p]: the curve log r under its tangent r − 1"))
 with ui.metric_row():
     st.metric(_("tangent r − 1"), number(float(hand.tangent[0])))
     st.metric(_("curve log r"), number(float(hand.curve[0])))
@@ -116,18 +116,18 @@ ui.formula(
 )
 ui.formula(
     r"\mathbb{E}_q[k_3] = \underbrace{\mathbb{E}_q[r - 1]}_{=\,0} "
-    r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q,p]"
+    r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q\|p]"
 )
 moments, _failed = cache.moments_or_failures(("k1", "k3"), q.spec, p.spec, 1.0)
 st.markdown(notes.tangent_text(moments["k1"].var, moments["k3"].var))
 
 # ------------------------------------------------------------ any f
-st.header(_("The same picture for KL[p, q] and any f-divergence"))
+st.header(_("The same picture for KL[p‖q] and any f-divergence"))
 st.markdown(_(
     r"An f-divergence is $D_f(p, q) = \mathbb{E}_q[f(r)]$ for a convex f with f(1) = 0. The gap "
     r"between f and its tangent at u = 1 is again ≥ 0, and its mean under q is again $D_f(p, q)$, "
     r"because the tangent's part $f'(1)(r - 1)$ averages to zero. With $f(u) = u \log u$ this is "
-    r"the estimator of KL[p, q] from samples of q."
+    r"the estimator of KL[p‖q] from samples of q."
 ))
 f_key = state.segmented(
     _("f (from kl_core.estimation.divergences)"),
@@ -135,7 +135,7 @@ f_key = state.segmented(
     list(F_ORDER),
     value="kl_pq",
     format_func=lambda k: _(DIVERGENCES[k].name),
-    help=_("The registry's f-divergences; KL[q, p] itself is the picture above."),
+    help=_("The registry's f-divergences; KL[q‖p] itself is the picture above."),
 )
 f_grid = tangent_picture(f_key, u=U_GRID)
 f_drawn = tangent_picture(f_key, logu=logr)

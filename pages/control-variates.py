@@ -48,7 +48,7 @@ first = st.container()  # the answer and the parabola, above the controls that s
 ui.formula(
     r"\begin{gathered} k_\lambda = -\log r + \lambda\,(r - 1), \\ "
     r"\mathbb{E}_{q}[r - 1] = 0 \;\Longrightarrow\; "
-    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q,p] \ \text{" + _("for every λ") + r"}"
+    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q\|p] \ \text{" + _("for every λ") + r"}"
     r"\end{gathered}"
 )
 
@@ -67,7 +67,7 @@ with c_lam:
     lam = state.slider(
         _("λ, the coefficient of r − 1 in kλ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX,
         value=0.5, step=0.05, format="%.3f",
-        help=_("λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q, p]."),
+        help=_("λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q‖p]."),
     )
     with st.container(horizontal=True, gap="small"):
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
@@ -91,7 +91,7 @@ with ui.metric_row():
     # Short labels (a metric is ~180 px wide at 1024 px); the long form is in the help.
     st.metric(
         _("λ*, least variance"), number(par.lam_star) if par.lam_star_defined else _("undefined"),
-        help=_("λ* = (KL[p,q] + KL[q,p]) / χ²(p‖q), from "
+        help=_("λ* = (KL[p‖q] + KL[q‖p]) / χ²(p‖q), from "
                "kl_core.estimation.control_variates.lambda_parabola. Undefined when every λ has infinite "
                "variance."),
     )
@@ -124,9 +124,9 @@ st.markdown(_(
 ))
 ui.formula(
     r"\begin{aligned} \mathrm{Var}_q(k_\lambda) &= \mathrm{Var}_q(\log r) "
-    r"- 2\lambda\,\bigl(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\bigr) \\ "
+    r"- 2\lambda\,\bigl(\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]\bigr) \\ "
     r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \\ "
-    r"\lambda^* &= \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)} \end{aligned}"
+    r"\lambda^* &= \frac{\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]}{\chi^2(p\,\|\,q)} \end{aligned}"
 )
 ui.show_source(control_variates.lambda_parabola)
 

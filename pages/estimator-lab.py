@@ -77,8 +77,8 @@ with c_keys:
         "keys",
         ALL_KEYS,
         value=DEFAULT_KEYS,
-        help=_("k1, k2, k3 and k_lambda are compared with KL[q,p]; k3_pq estimates the other "
-               "direction, KL[p,q], from the same samples of q."),
+        help=_("k1, k2, k3 and k_lambda are compared with KL[q‖p]; k3_pq estimates the other "
+               "direction, KL[p‖q], from the same samples of q."),
     )
 star = cache.lambda_star(q.spec, p.spec)
 lam = 1.0  # kλ not shown: λ is not used (and not in the URL)
@@ -111,9 +111,9 @@ checks = cache.error_bar_checks(keys, q.spec, p.spec, n, lam)  # can a ±SE from
 zero_kl = true_kl == 0.0
 
 with ui.metric_row():
-    st.metric(_("Exact KL[q, p]"), number(true_kl),
+    st.metric(_("Exact KL[q‖p]"), number(true_kl),
               help=_("kl_core.estimation.exact.kl(q, p): what k1, k3 and kλ estimate."))
-    st.metric(_("Exact KL[p, q]"), number(true_kl_pq),
+    st.metric(_("Exact KL[p‖q]"), number(true_kl_pq),
               help=_("kl_core.estimation.exact.kl(p, q): what k3_pq estimates."))
     st.metric(_("λ*, least-variance λ"),
               _("undefined") if star.value is None else number(star.value),

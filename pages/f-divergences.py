@@ -5,7 +5,7 @@ Three parts, all numbers from ``kl_core``:
 1. the registry's f curves near u = 1 and the table of f′(1), f″(1);
 2. D_f(p_θ, p_0) along a one-parameter path against ½ f″(1) F θ²
    (``?path=``, ``?f=``, ``?th_<path>=`` for the θ range, ``?view=``);
-3. E[k2] against KL[q,p] along the same path, and k2's relative bias, with
+3. E[k2] against KL[q‖p] along the same path, and k2's relative bias, with
    Schulman's two cases (μ = 0.1 and μ = 1 on the mean-shift path) marked.
 """
 
@@ -39,7 +39,7 @@ leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 st.title(_("f-divergences & Fisher"))
 st.markdown(_(
     "k2 = ½(log r)² is **not** the KL: it averages to a different number. Yet when p is close "
-    "to q it averages to almost exactly KL[q, p]. This page shows why (every smooth "
+    "to q it averages to almost exactly KL[q‖p]. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "
     "f″(1) = 1 as KL) and how far from q the agreement lasts."
 ))
@@ -80,7 +80,7 @@ with st.container(key="f-registry"):
 with st.container(horizontal=True, vertical_alignment="center", gap="small"):
     st.markdown(
         ":material/visibility: " + _(
-            "KL[q,p] and k2's ½ log² u share **f″(1) = 1**, χ² has 2, Hellinger ½, JS ¼. Total "
+            "KL[q‖p] and k2's ½ log² u share **f″(1) = 1**, χ² has 2, Hellinger ½, JS ¼. Total "
             "variation has a kink at u = 1: no f′(1), no f″(1), so no Fisher parabola (TV grows "
             "like |θ|, not θ²)."
         ),
@@ -197,7 +197,7 @@ with st.expander(_("Why KL and k2's f share f″(1) = 1, and where the parabola 
         r" + \tfrac12 f''(1)\,\underbrace{\mathbb{E}_{p_0}[(r-1)^2]}_{=\,F\theta^2 + O(\theta^3)}"
         r" + O(\theta^3)."
     )
-    st.markdown(_("For the f of KL[q,p] and the f of k2 the second derivatives at 1 agree:"))
+    st.markdown(_("For the f of KL[q‖p] and the f of k2 the second derivatives at 1 agree:"))
     st.latex(
         r"f(u) = -\log u:\; f''(u) = \frac{1}{u^2} \to 1, \qquad "
         r"f(u) = \tfrac12 \log^2 u:\; f''(u) = \frac{1 - \log u}{u^2} \to 1."
@@ -206,8 +206,8 @@ with st.expander(_("Why KL and k2's f share f″(1) = 1, and where the parabola 
         "So {ek2} and {kl} are the same parabola {parabola}, and the bias {bias} is {o3}: "
         "relative to the KL it shrinks like θ. On the mean-shift path the odd terms cancel and it "
         "is exactly {t4}, a relative bias of {t2}."
-    ).format(ek2=r"$\mathbb{E}_q[k_2]$", kl=r"$\mathrm{KL}[q,p]$", parabola=r"$\tfrac12 F\theta^2$",
-             bias=r"$\mathbb{E}_q[k_2] - \mathrm{KL}[q,p]$", o3=r"$O(\theta^3)$",
+    ).format(ek2=r"$\mathbb{E}_q[k_2]$", kl=r"$\mathrm{KL}[q\|p]$", parabola=r"$\tfrac12 F\theta^2$",
+             bias=r"$\mathbb{E}_q[k_2] - \mathrm{KL}[q\|p]$", o3=r"$O(\theta^3)$",
              t4=r"$\theta^4/8$", t2=r"$\theta^2/4$"))
 ui.show_source(fisher.fisher_curve)
 ui.show_source(fisher.quadratic_approximation)

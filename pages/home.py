@@ -32,7 +32,7 @@ st.markdown(
         "the batch, **q**, and the policy being trained, **p**. The exact KL needs every possible "
         "action or token, so the code estimates it from the sampled ones alone, through the ratio "
         r"$r = p(x)/q(x)$ at samples $x \sim q$. Three one-line estimators are in common use; all "
-        r"three average to (about) $\mathrm{KL}[q,p] = \mathbb{E}_{x\sim q}[-\log r]$, but on a "
+        r"three average to (about) $\mathrm{KL}[q\|p] = \mathbb{E}_{x\sim q}[-\log r]$, but on a "
         "single sample they behave very differently."
     )
 )
@@ -62,9 +62,9 @@ sim = cache.simulate(Q.spec, P.spec, N, seed=SEED, keys=KEYS, sample_size=N)
 moments = {key: cache.estimator_moments(key, Q.spec, P.spec) for key in KEYS}
 with exact_col:
     st.metric(
-        _("Exact KL[q, p]"),
+        _("Exact KL[q‖p]"),
         f"{true_kl:.4g}",
-        help=_("KL[q, p] = μ²/2 for these two normals, computed by kl_core.estimation.exact.kl(q, p) in "
+        help=_("KL[q‖p] = μ²/2 for these two normals, computed by kl_core.estimation.exact.kl(q, p) in "
                "closed form."),
     )
 

@@ -13,7 +13,7 @@ differentiable at 1: the gap between :math:`f` and its tangent there,
 is an unbiased, non-negative per-sample estimator of
 :math:`D_f(p, q) = \mathbb{E}_q[f(r)]` (:func:`kl_core.estimation.estimators.bregman`).
 With :math:`f(u) = u\log u` it is :math:`k_3^{pq} = r\log r - (r - 1)`, the
-estimator of :math:`\mathrm{KL}[p,q]`.
+estimator of :math:`\mathrm{KL}[p\|q]`.
 
 This module turns that picture into arrays (curve, tangent and gap at given
 ratios, and the log-ratios of seeded draws), and says where the other members
@@ -148,7 +148,7 @@ class TangentPicture:
     name : str
         Registry key of :data:`kl_core.estimation.divergences.DIVERGENCES`.
     title : str
-        What the gap estimates, e.g. ``"KL[q,p]"``.
+        What the gap estimates, e.g. ``"KL[q‖p]"``.
     curve_latex, tangent_latex, gap_latex : str or None
         The curve, the tangent and the gap in LaTeX, in the variable :math:`u`;
         ``tangent_latex`` and ``gap_latex`` are None without a tangent.

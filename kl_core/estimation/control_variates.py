@@ -1,15 +1,15 @@
 r"""The control-variate family :math:`k_\lambda = -\log r + \lambda(r - 1)`.
 
 Because :math:`\mathbb{E}_q[r - 1] = 0`, every :math:`k_\lambda` is unbiased for
-:math:`\mathrm{KL}[q,p]`, and its variance is a parabola in :math:`\lambda`:
+:math:`\mathrm{KL}[q\|p]`, and its variance is a parabola in :math:`\lambda`:
 
 .. math:: \mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r)
-          - 2\lambda\,\big(\mathrm{KL}[p,q] + \mathrm{KL}[q,p]\big)
+          - 2\lambda\,\big(\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]\big)
           + \lambda^2\,\chi^2(p\,\|\,q),
 
-using :math:`\mathrm{Cov}_q(\log r, r) = \mathrm{KL}[p,q] + \mathrm{KL}[q,p]` and
+using :math:`\mathrm{Cov}_q(\log r, r) = \mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]` and
 :math:`\mathrm{Var}_q(r) = \chi^2(p\|q)`.  Its minimum is at
-:math:`\lambda^* = (\mathrm{KL}[p,q] + \mathrm{KL}[q,p]) / \chi^2(p\|q)`;
+:math:`\lambda^* = (\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]) / \chi^2(p\|q)`;
 Schulman's k3 takes :math:`\lambda = 1`, the only value that keeps every sample
 non-negative.  Where :math:`\mathrm{Var}_q(\log r) = \infty` every
 :math:`\lambda` has infinite variance and :math:`\lambda^*` does not exist
@@ -44,11 +44,11 @@ class LambdaParabola:
     var_log_r : float
         :math:`\mathrm{Var}_q(\log r)`, the variance of k1 (:math:`\lambda = 0`).
     cov : float
-        :math:`\mathrm{Cov}_q(\log r, r) = \mathrm{KL}[p,q] + \mathrm{KL}[q,p]`.
+        :math:`\mathrm{Cov}_q(\log r, r) = \mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]`.
     var_r : float
         :math:`\mathrm{Var}_q(r) = \chi^2(p\|q)`.
     true_kl : float
-        :math:`\mathrm{KL}[q,p]`, the common mean.
+        :math:`\mathrm{KL}[q\|p]`, the common mean.
     lam_star : float
         The variance-optimal :math:`\lambda^*`; nan where it does not exist
         (every :math:`\lambda` has infinite variance).

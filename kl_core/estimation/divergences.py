@@ -138,9 +138,9 @@ DIVERGENCES: dict[str, FDivergence] = {
     for d in (
         FDivergence(
             key="kl_pq",
-            name="KL[p,q]",
+            name="KL[p‖q]",
             f_latex=r"u \log u",
-            divergence_latex=r"\mathrm{KL}[p,q]",
+            divergence_latex=r"\mathrm{KL}[p\|q]",
             f_log=lambda t: _xlogx_of_log(_as_t(t)),
             fprime=lambda u: np.log(u) + 1.0,
             fprime_at_1=1.0,
@@ -149,9 +149,9 @@ DIVERGENCES: dict[str, FDivergence] = {
         ),
         FDivergence(
             key="kl_qp",
-            name="KL[q,p]",
+            name="KL[q‖p]",
             f_latex=r"-\log u",
-            divergence_latex=r"\mathrm{KL}[q,p]",
+            divergence_latex=r"\mathrm{KL}[q\|p]",
             f_log=lambda t: -_as_t(t),
             fprime=lambda u: -1.0 / np.asarray(u, dtype=np.float64),
             fprime_at_1=-1.0,

@@ -7,11 +7,11 @@ Every function takes ``logr`` = :math:`\log p(x) - \log q(x)` for samples
 =========  ==========================================  ==================
 key        per-sample value                            mean under ``q``
 =========  ==========================================  ==================
-k1         :math:`-\log r`                             KL[q, p]
+k1         :math:`-\log r`                             KL[q‖p]
 k2         :math:`\tfrac12 (\log r)^2`                 :math:`D_f`, f = ½log²u
-k3         :math:`(r - 1) - \log r`                    KL[q, p]
-k_lambda   :math:`-\log r + \lambda (r - 1)`           KL[q, p]
-k3_pq      :math:`r \log r - (r - 1)`                  KL[p, q]
+k3         :math:`(r - 1) - \log r`                    KL[q‖p]
+k_lambda   :math:`-\log r + \lambda (r - 1)`           KL[q‖p]
+k3_pq      :math:`r \log r - (r - 1)`                  KL[p‖q]
 abs        :math:`|\log r|`                            not a divergence
 =========  ==========================================  ==================
 
@@ -103,7 +103,7 @@ def k1(logr: ArrayLike) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        Per-sample values.  Unbiased for :math:`\mathrm{KL}[q,p]`, but a single
+        Per-sample values.  Unbiased for :math:`\mathrm{KL}[q\|p]`, but a single
         sample is negative whenever :math:`p(x) > q(x)`.
 
     References
@@ -122,7 +122,7 @@ def k2(logr: ArrayLike) -> np.ndarray:
     r"""The squared-log estimator :math:`k_2 = \tfrac12 (\log r)^2`.
 
     Its mean under ``q`` is the f-divergence with :math:`f(u) = \tfrac12\log^2 u`,
-    which agrees with :math:`\mathrm{KL}[q,p]` to second order because both have
+    which agrees with :math:`\mathrm{KL}[q\|p]` to second order because both have
     :math:`f''(1) = 1`.  Biased, never negative, low variance when ``p`` ≈ ``q``.
 
     Parameters
@@ -191,7 +191,7 @@ def k3(logr: ArrayLike) -> np.ndarray:
 def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     r"""The control-variate family :math:`k_\lambda = -\log r + \lambda (r-1)`.
 
-    Unbiased for :math:`\mathrm{KL}[q,p]` for every real :math:`\lambda`, because
+    Unbiased for :math:`\mathrm{KL}[q\|p]` for every real :math:`\lambda`, because
     :math:`\mathbb{E}_q[r-1] = 0`.  :math:`\lambda = 0` is :math:`k_1`,
     :math:`\lambda = 1` is :math:`k_3`, and only :math:`\lambda = 1` makes every
     sample ≥ 0 (it is the tangent of :math:`\log r` at 1).
@@ -234,7 +234,7 @@ def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
 def k3_pq(logr: ArrayLike) -> np.ndarray:
     r"""The Bregman estimator of the other direction, :math:`r\log r - (r-1)`.
 
-    Unbiased for :math:`\mathrm{KL}[p,q] = \mathbb{E}_q[r \log r]` from samples of
+    Unbiased for :math:`\mathrm{KL}[p\|q] = \mathbb{E}_q[r \log r]` from samples of
     ``q``; every sample is ≥ 0 because :math:`u \log u` is convex with tangent
     :math:`u - 1` at :math:`u = 1`.
 
@@ -459,8 +459,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k1",
             name="k1",
             latex=r"k_1 = -\log r",
-            estimates="KL[q,p]",
-            estimates_latex=r"\mathrm{KL}[q,p]",
+            estimates="KL[q‖p]",
+            estimates_latex=r"\mathrm{KL}[q\|p]",
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=False,
@@ -477,7 +477,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k2",
             name="k2",
             latex=r"k_2 = \tfrac12 (\log r)^2",
-            estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q,p] when p ≈ q)"),
+            estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q‖p] when p ≈ q)"),
             estimates_latex=r"D_f(p,q),\ f(u)=\tfrac12\log^2 u",
             divergence="k2",
             unbiased_for=None,
@@ -496,8 +496,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k3",
             name="k3",
             latex=r"k_3 = (r - 1) - \log r",
-            estimates="KL[q,p]",
-            estimates_latex=r"\mathrm{KL}[q,p]",
+            estimates="KL[q‖p]",
+            estimates_latex=r"\mathrm{KL}[q\|p]",
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=True,
@@ -515,8 +515,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k_lambda",
             name="kλ",
             latex=r"k_\lambda = -\log r + \lambda (r - 1)",
-            estimates="KL[q,p]",
-            estimates_latex=r"\mathrm{KL}[q,p]",
+            estimates="KL[q‖p]",
+            estimates_latex=r"\mathrm{KL}[q\|p]",
             divergence="kl_qp",
             unbiased_for="kl_qp",
             nonnegative=False,
@@ -531,10 +531,10 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
         ),
         EstimatorInfo(
             key="k3_pq",
-            name="k3 (KL[p,q])",
+            name="k3 (KL[p‖q])",
             latex=r"k_3^{pq} = r \log r - (r - 1)",
-            estimates="KL[p,q]",
-            estimates_latex=r"\mathrm{KL}[p,q]",
+            estimates="KL[p‖q]",
+            estimates_latex=r"\mathrm{KL}[p\|q]",
             divergence="kl_pq",
             unbiased_for="kl_pq",
             nonnegative=True,

@@ -379,7 +379,7 @@ def _var_log_r_note(q: Distribution, p: Distribution) -> str:
         return ""
     kl_note = tail_note(q, p, divergence_integrand("kl_qp"))
     if kl_note:
-        return Message("{what} is infinite: {why}", what="KL[q,p] = E_q[−log r]", why=kl_note)
+        return Message("{what} is infinite: {why}", what="KL[q‖p] = E_q[−log r]", why=kl_note)
     var_note = tail_note(q, p, estimator_integrand("k1", 0.0).deviation(0.0, 2))
     return Message("{what} is infinite: {why}", what="Var(log r)", why=var_note) if var_note else ""
 
@@ -388,10 +388,10 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`, with a reason.
 
     .. math:: \lambda^* = \frac{\mathrm{Cov}_q(\log r, r)}{\mathrm{Var}_q(r)}
-              = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}
+              = \frac{\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]}{\chi^2(p\,\|\,q)}
 
-    since :math:`\mathbb{E}_q[r] = 1`, :math:`\mathbb{E}_q[r\log r] = \mathrm{KL}[p,q]`,
-    :math:`\mathbb{E}_q[\log r] = -\mathrm{KL}[q,p]` and
+    since :math:`\mathbb{E}_q[r] = 1`, :math:`\mathbb{E}_q[r\log r] = \mathrm{KL}[p\|q]`,
+    :math:`\mathbb{E}_q[\log r] = -\mathrm{KL}[q\|p]` and
     :math:`\mathrm{Var}_q(r) = \chi^2(p\|q)`.  For :math:`q = \mathcal N(0,1)`,
     :math:`p = \mathcal N(\mu,1)` it is :math:`\mu^2/(e^{\mu^2}-1)`.
 
@@ -453,7 +453,7 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float | None:
     r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`.
 
     .. math:: \lambda^* = \frac{\mathrm{Cov}_q(\log r, r)}{\mathrm{Var}_q(r)}
-              = \frac{\mathrm{KL}[p,q] + \mathrm{KL}[q,p]}{\chi^2(p\,\|\,q)}
+              = \frac{\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]}{\chi^2(p\,\|\,q)}
 
     :func:`lambda_star` gives the same value with the reason when it is
     undefined or 0.

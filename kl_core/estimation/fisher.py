@@ -7,7 +7,7 @@ Near :math:`\theta = 0` every smooth f-divergence between the base
 .. math:: D_f(p_\theta, p_0) = \mathbb{E}_{p_0}\!\left[f\!\left(\tfrac{p_\theta}{p_0}\right)\right]
           = \tfrac12 f''(1)\, F\, \theta^2 + O(\theta^3).
 
-Because :math:`f(u) = -\log u` (KL[q,p]) and :math:`f(u) = \tfrac12\log^2 u`
+Because :math:`f(u) = -\log u` (KL[q‖p]) and :math:`f(u) = \tfrac12\log^2 u`
 (the mean of k2) both have :math:`f''(1) = 1`, k2 is nearly unbiased for small
 :math:`\theta` and its bias :math:`\mathbb{E}[k_2] - \mathrm{KL}` is of third order.
 
@@ -213,14 +213,14 @@ def fisher_curve(path: str, name: str, thetas: ArrayLike) -> FisherCurve:
 
 @dataclass(frozen=True)
 class K2Bias:
-    r"""How far :math:`\mathbb{E}_q[k_2]` departs from :math:`\mathrm{KL}[q,p]` along a path.
+    r"""How far :math:`\mathbb{E}_q[k_2]` departs from :math:`\mathrm{KL}[q\|p]` along a path.
 
     Attributes
     ----------
     thetas : numpy.ndarray
         Positions along the path.
     kl : numpy.ndarray
-        :math:`\mathrm{KL}[p_0, p_\theta]`, the target.
+        :math:`\mathrm{KL}[p_0\|p_\theta]`, the target.
     mean_k2 : numpy.ndarray
         :math:`\mathbb{E}_{p_0}[k_2]`.
     """
@@ -244,7 +244,7 @@ class K2Bias:
 def k2_bias_along_path(path: str, thetas: ArrayLike) -> K2Bias:
     r"""The bias of k2 as a function of the distance along a path.
 
-    .. math:: \mathbb{E}_{p_0}[k_2] - \mathrm{KL}[p_0, p_\theta]
+    .. math:: \mathbb{E}_{p_0}[k_2] - \mathrm{KL}[p_0\|p_\theta]
               = D_{\frac12\log^2}(p_\theta, p_0) - D_{-\log}(p_\theta, p_0) = O(\theta^3)
 
     Parameters

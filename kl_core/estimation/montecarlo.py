@@ -201,10 +201,10 @@ class EstimatorSummary:
     name : str
         Display name.
     target_name : str
-        ``"KL[q,p]"`` or ``"KL[p,q]"``: what the mean is compared with.
+        ``"KL[q‖p]"`` or ``"KL[p‖q]"``: what the mean is compared with.
     target : float
-        Its exact value: :math:`\mathrm{KL}[p,q]` for ``k3_pq``, else
-        :math:`\mathrm{KL}[q,p]` (also for the biased ``k2`` and ``abs``, as in
+        Its exact value: :math:`\mathrm{KL}[p\|q]` for ``k3_pq``, else
+        :math:`\mathrm{KL}[q\|p]` (also for the biased ``k2`` and ``abs``, as in
         Schulman's table).
     mean : float
         :math:`\hat\mu`, the mean of all per-sample values.
@@ -291,9 +291,9 @@ class Simulation:
     lam : float
         :math:`\lambda` used by ``k_lambda``.
     true_kl : float
-        :math:`\mathrm{KL}[q,p]`, exact.
+        :math:`\mathrm{KL}[q\|p]`, exact.
     true_kl_pq : float
-        :math:`\mathrm{KL}[p,q]`, exact.
+        :math:`\mathrm{KL}[p\|q]`, exact.
     summaries : tuple of EstimatorSummary
         One per requested key, in the order requested; ``sim["k3"]`` looks one
         up by key.
@@ -443,21 +443,21 @@ def ratio_to_target(value: float, target: float) -> float:
 def target_of(key: str, true_kl: float, true_kl_pq: float) -> tuple[str, float]:
     r"""What an estimator's mean is compared with: name and value.
 
-    :math:`\mathrm{KL}[p,q]` for the estimator unbiased for it (``k3_pq``);
-    :math:`\mathrm{KL}[q,p]` for every other key, including the biased ``k2``
-    and ``abs`` (Schulman's table compares k2 with :math:`\mathrm{KL}[q,p]`).
+    :math:`\mathrm{KL}[p\|q]` for the estimator unbiased for it (``k3_pq``);
+    :math:`\mathrm{KL}[q\|p]` for every other key, including the biased ``k2``
+    and ``abs`` (Schulman's table compares k2 with :math:`\mathrm{KL}[q\|p]`).
 
     Parameters
     ----------
     key : str
         A key of :data:`kl_core.estimation.estimators.ESTIMATORS`.
     true_kl, true_kl_pq : float
-        :math:`\mathrm{KL}[q,p]` and :math:`\mathrm{KL}[p,q]`.
+        :math:`\mathrm{KL}[q\|p]` and :math:`\mathrm{KL}[p\|q]`.
 
     Returns
     -------
     tuple of (str, float)
-        ``("KL[q,p]", true_kl)`` or ``("KL[p,q]", true_kl_pq)``.
+        ``("KL[q‖p]", true_kl)`` or ``("KL[p‖q]", true_kl_pq)``.
 
     References
     ----------
@@ -466,13 +466,13 @@ def target_of(key: str, true_kl: float, true_kl_pq: float) -> tuple[str, float]:
     Examples
     --------
     >>> target_of("k3_pq", 0.5, 0.7)
-    ('KL[p,q]', 0.7)
+    ('KL[p‖q]', 0.7)
     """
     if key not in est.ESTIMATORS:
         raise ValueError(f"key must be one of {sorted(est.ESTIMATORS)}, got {key!r}")
     if est.ESTIMATORS[key].unbiased_for == "kl_pq":
-        return "KL[p,q]", true_kl_pq
-    return "KL[q,p]", true_kl
+        return "KL[p‖q]", true_kl_pq
+    return "KL[q‖p]", true_kl
 
 
 def _percentiles(values: np.ndarray) -> tuple[float, float]:

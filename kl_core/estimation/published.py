@@ -4,7 +4,7 @@ J. Schulman, "Approximating KL Divergence" (2020),
 http://joschu.net/blog/kl-approx.html, samples :math:`x \sim q = \mathcal N(0,1)`
 and reports, for :math:`p = \mathcal N(0.1, 1)` and :math:`p = \mathcal N(1, 1)`,
 each estimator's bias and standard deviation divided by the true
-:math:`\mathrm{KL}[q,p]` (his k2 row is also divided by :math:`\mathrm{KL}[q,p]`).
+:math:`\mathrm{KL}[q\|p]` (his k2 row is also divided by :math:`\mathrm{KL}[q\|p]`).
 The numbers are kept as the strings he printed, so that their precision is
 part of the data: ``"1.42"`` is known to ±0.005, ``"1.7"`` to ±0.05, ``"20"`` to ±0.5.
 
@@ -84,7 +84,7 @@ class PublishedExperiment:
     q, p : Gaussian
         Sampler and target.
     true_kl_text : str
-        :math:`\mathrm{KL}[q,p]` as printed.
+        :math:`\mathrm{KL}[q\|p]` as printed.
     rows : tuple of PublishedRow
         k1, k2, k3.
     source : str

@@ -588,7 +588,7 @@ def _flip(rng: random.Random) -> Params:
 _L4 = Lesson(
     4,
     N_("Which direction?"),
-    N_("KL[q,p] against KL[p,q], which ratio, and what flipping the log-ratio does to k1, k2 and k3."),
+    N_("KL[q‖p] against KL[p‖q], which ratio, and what flipping the log-ratio does to k1, k2 and k3."),
     (
         Step(
             title=N_("Equal variances"),

@@ -27,7 +27,7 @@ def answer(draws: int, min_gap: float, max_gap: float, mean_gap: float, true_kl:
              "curve log r never rises above its tangent r − 1.").format(
         n=draws, lo=number(min_gap), hi=number(max_gap))
     if math.isfinite(true_kl):
-        text += " " + _("Their mean, {mean}, estimates KL[q, p] = {kl}.").format(
+        text += " " + _("Their mean, {mean}, estimates KL[q‖p] = {kl}.").format(
             mean=number(mean_gap), kl=number(true_kl))
     return text
 
@@ -37,13 +37,13 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
 
     ``var_k1``, ``var_k3`` are the exact per-sample variances of k1 and k3 for the pair
     shown (NaN if they could not be computed).  Var(k3) − Var(k1) = χ²(p‖q) −
-    2(KL[p,q] + KL[q,p]) is negative while p is close to q and can be positive (or
+    2(KL[p‖q] + KL[q‖p]) is negative while p is close to q and can be positive (or
     infinite) further away, so the sentence about this pair is chosen from the numbers.
     """
     text = _(
         "The tangent term averages to zero under q, so it adds no bias. While p is close to q it "
         "cancels most of the noise of −log r; far from q it can add noise instead, because "
-        "Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p,q] + KL[q,p])."
+        "Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p‖q] + KL[q‖p])."
     )
     if var_k1 == 0.0 and var_k3 == 0.0:  # p = q
         pair = _("With p = q both variances are zero.")
@@ -67,7 +67,7 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
 
 
 def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
-    """Under the KL[q, p] picture: what the green segments are, and their average.
+    """Under the KL[q‖p] picture: what the green segments are, and their average.
 
     ``categories`` is K for a categorical pair (its draws pile up on K ratios), else None.
     """
@@ -80,7 +80,7 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
         text = _(
             "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
             "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick purple "
-            "one is your r. Their average, {mean}, estimates KL[q,p] = {kl} (raise the draws and "
+            "one is your r. Their average, {mean}, estimates KL[q‖p] = {kl} (raise the draws and "
             "it settles)."
         ).format(mean=number(mean_gap), kl=number(true_kl))
     if categories is not None:

@@ -65,7 +65,7 @@ PATH_INTRO = N_(
     "by the direction of the step: 1 when the score of the step has zero third moment (the "
     "Gaussian mean shift, or any symmetric location shift), above 1 otherwise. Further away it "
     "depends on the path and on the side of θ = 0: λ\\* < 1 where χ²(p‖q) exceeds "
-    "KL[p,q] + KL[q,p], λ\\* > 1 where it falls short, and the gain may rise or fall. The line "
+    "KL[p‖q] + KL[q‖p], λ\\* > 1 where it falls short, and the gain may rise or fall. The line "
     "under the charts says what the chosen path does."
 )
 
@@ -279,7 +279,7 @@ def parabola_caption(par: LambdaParabola) -> str:
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
             "infinite, so any λ ≠ 0 makes the variance infinite."
         ).format(v=number(par.var_log_r))
-    same = _("Every point of it has the same mean, KL[q,p] = {kl}; only the spread changes.").format(
+    same = _("Every point of it has the same mean, KL[q‖p] = {kl}; only the spread changes.").format(
         kl=number(par.true_kl))
     if math.isclose(par.lam_star, 1.0, rel_tol=0.0, abs_tol=1e-9):
         where = _("The ★ marks the bottom of the curve, λ* = {lam:.3g}: k3's ▲ sits there too, and k1's ● "

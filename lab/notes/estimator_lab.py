@@ -184,7 +184,7 @@ def notes(
     p = q.
     """
     out = []
-    for name, target in (("KL[q,p]", true_kl), ("KL[p,q]", true_kl_pq)):
+    for name, target in (("KL[q‖p]", true_kl), ("KL[p‖q]", true_kl_pq)):
         users = [k for k in keys if targets[k][0] == name]
         if math.isinf(target) and users:
             out.append(Note("warning", _infinite_target(name, users, moments), ":material/all_inclusive:"))
@@ -397,7 +397,7 @@ def table_intro(total: int, seed: int, published: bool) -> str:
     """Above Schulman's table: what the columns are (his own column only for his pairs)."""
     text = _(
         "Each estimator's **bias** and per-sample **standard deviation**, divided by the true "
-        "value it estimates (KL[q,p]; KL[p,q] for k3_pq), as in Schulman's post. **MC**: this "
+        "value it estimates (KL[q‖p]; KL[p‖q] for k3_pq), as in Schulman's post. **MC**: this "
         "run's {total:,} draws (seed {seed}); **MC SE**: the standard error of that MC figure, "
         "so MC should lie within about 2 MC SE of exact."
     ).format(total=total, seed=seed)

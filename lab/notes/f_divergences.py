@@ -148,7 +148,7 @@ def path_caption(ratio: bool, path: str, chosen: list[str]) -> str:
         "their parabolas (the O(θ³) terms)."
     )
     if path == "shift" and "kl_qp" in chosen:
-        text += " " + _("On this path KL[q,p] is exactly θ²/2: its solid line lies on its parabola.")
+        text += " " + _("On this path KL[q‖p] is exactly θ²/2: its solid line lies on its parabola.")
     return text
 
 
@@ -180,7 +180,7 @@ def ends_caption(path: str, fisher: float) -> str:
     ).format(f=fisher)
     if path == "shift":
         text += " " + _("On this path {kl}, {chi2} and {h2} exactly.").format(
-            kl=r"$\mathrm{KL}[q,p] = \theta^2/2$", chi2=r"$\chi^2 = e^{\theta^2} - 1$",
+            kl=r"$\mathrm{KL}[q\|p] = \theta^2/2$", chi2=r"$\chi^2 = e^{\theta^2} - 1$",
             h2=r"$H^2 = 2(1 - e^{-\theta^2/8})$")
     return text
 
@@ -352,7 +352,7 @@ K2_COMMON_SLIP = N_(
 
 
 #: The exact columns of the Schulman table (maths: the same in every language).
-SCHULMAN_COLUMNS = ("KL[q,p]", "E[k2]", "(E[k2] − KL)/KL")
+SCHULMAN_COLUMNS = ("KL[q‖p]", "E[k2]", "(E[k2] − KL)/KL")
 
 
 def schulman_rows(bias) -> list[dict]:  # bias: kl_core.estimation.fisher.K2Bias at Schulman's μ's

@@ -41,7 +41,7 @@ QUESTIONS = (
     (
         N_("2. Which direction of KL?"),
         N_(
-            r"$\mathbb{E}_q[-\log r]$ is KL[q, p]. KL[p, q] is in general a different number "
+            r"$\mathbb{E}_q[-\log r]$ is KL[q‖p]. KL[p‖q] is in general a different number "
             r"(for the two normals above, which share a variance, both are μ²/2), estimated "
             r"from the same samples by $r\log r - (r-1)$."
         ),
@@ -105,7 +105,7 @@ def estimator_table(keys: Sequence[str], results: Mapping[str, EstimatorSummary]
                     moments: Mapping[str, Moments], true_kl: float, n: int) -> EstimatorTable:
     """Sample mean, exact mean, exact KL, share of negative values and exact per-sample std of each estimator."""
     mean_of_n = _("mean of {n} values").format(n=f"{n:,}")
-    exact_mean, exact_kl = _("exact mean"), _("exact KL[q,p]")
+    exact_mean, exact_kl = _("exact mean"), _("exact KL[q‖p]")
     negative, std = _("share of values < 0"), _("per-sample std (exact)")
     frame = pd.DataFrame(
         {

@@ -109,10 +109,10 @@ def test_default_run_shows_the_hand_moved_gap_equal_to_k3(default_page):
     assert metric_values(at, "k3 at this log r") == [fmt(k3)]
     assert metric_values(at, "tangent r − 1") == ["1.5"]
     assert metric_values(at, "curve log r") == [fmt(math.log(2.5))]
-    # KL[p,q] below, at the same r: u log u − (u − 1)
+    # KL[p‖q] below, at the same r: u log u − (u − 1)
     k3pq = float(estimators.k3_pq([math.log(2.5)])[0])
     assert metric_values(at, "gap = f(r) − tangent") == [fmt(k3pq)] == ["0.7907"]
-    assert metric_values(at, "k3 (KL[p,q]) at this log r") == [fmt(k3pq)]
+    assert metric_values(at, "k3 (KL[p‖q]) at this log r") == [fmt(k3pq)]
     assert len(at.get("vega_lite_chart")) == 2
 
 
@@ -122,11 +122,11 @@ def test_the_mean_gap_of_the_draws_is_the_core_mean_of_k3(default_page):
     mean_k3 = float(np.mean(estimators.k3(logr)))
     mean_k3pq = float(np.mean(estimators.k3_pq(logr)))
     first, second = specs(at)
-    assert title(first) == f"200 draws: mean gap {fmt(mean_k3)}, exact KL[q,p] = 0.5"
+    assert title(first) == f"200 draws: mean gap {fmt(mean_k3)}, exact KL[q‖p] = 0.5"
     assert title(second) == (
-        f"The same 200 draws: mean gap {fmt(mean_k3pq)}, exact KL[p,q] = 0.5"
+        f"The same 200 draws: mean gap {fmt(mean_k3pq)}, exact KL[p‖q] = 0.5"
     )
-    assert f"Their average, {fmt(mean_k3)}, estimates KL[q,p] = 0.5" in captions(at)
+    assert f"Their average, {fmt(mean_k3)}, estimates KL[q‖p] = 0.5" in captions(at)
     # one point and one gap per draw (all 200 ratios are distinct, all but a few on the chart)
     drawn = first["datasets"]["draws"]
     assert 180 <= len(drawn) <= 200
@@ -188,7 +188,7 @@ def test_categorical_draws_pile_up_on_k_ratios():
     assert sum(row["count"] for row in drawn) <= 200
     assert "only 5 ratios can occur" in captions(at)
     true_kl = kl(parse(CATEGORICAL["q"]), parse(CATEGORICAL["p"]))
-    assert f"exact KL[q,p] = {fmt(true_kl)}" in title(first)
+    assert f"exact KL[q‖p] = {fmt(true_kl)}" in title(first)
 
 
 def test_p_equal_q_gives_zero_gaps():
@@ -202,7 +202,7 @@ def test_p_equal_q_gives_zero_gaps():
     ("q", "p", "f"),
     [
         ("normal(0,1)", "normal(30,1)", "Pearson χ²"),
-        ("normal(0,1)", "normal(0,0.01)", "KL[p,q]"),
+        ("normal(0,1)", "normal(0,0.01)", "KL[p‖q]"),
         ("categorical(0,0)", "categorical(50,-50)", "squared Hellinger"),
         ("t(1,0,1)", "normal(0,1)", "Jensen–Shannon"),
         ("normal(0,1)", "t(1,0,1)", "½ log² (the f of k2)"),
@@ -224,7 +224,7 @@ def test_changing_every_widget_reruns_cleanly():
     assert title(specs(at)[0]).startswith("1,000 draws")
     at.number_input(key="seed").set_value(3).run()
     clean(at)
-    for name in ("total variation", "Jensen–Shannon", "KL[p,q]"):
+    for name in ("total variation", "Jensen–Shannon", "KL[p‖q]"):
         at.button_group(key="f").set_value(name).run()
         clean(at)
     at.text_input(key="p").set_value("t(3,0,1)").run()

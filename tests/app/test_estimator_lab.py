@@ -81,8 +81,8 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
     q, p = parse(q_spec), parse(p_spec)
     true_kl, true_kl_pq = kl(q, p), kl(p, q)
     shown = metrics(at)
-    assert shown["Exact KL[q, p]"] == fmt(true_kl)
-    assert shown["Exact KL[p, q]"] == fmt(true_kl_pq)
+    assert shown["Exact KL[q‖p]"] == fmt(true_kl)
+    assert shown["Exact KL[p‖q]"] == fmt(true_kl_pq)
     star = lambda_star(q, p).value
     assert shown["λ*, least-variance λ"] == ("undefined" if star is None else fmt(star))
     assert shown["Draws, N · R"] == f"{n * repeats:,}"
@@ -304,7 +304,7 @@ def test_p_equal_q_explains_that_the_ratios_are_undefined():
     at = run_lab(p="normal(0,1)", keys=list(ALL_KEYS))
     clean(at)
     assert any("p = q" in i.value and "undefined" in i.value for i in at.info)
-    assert metrics(at)["Exact KL[q, p]"] == "0"
+    assert metrics(at)["Exact KL[q‖p]"] == "0"
     t = tables(at)
     assert "bias/true" not in t  # only the absolute table
     assert (t["absolute"]["mean (MC)"] == 0.0).all()
@@ -349,8 +349,8 @@ def test_too_many_draws_are_refused_with_a_message():
 @pytest.mark.parametrize(
     ("q_spec", "p_spec", "expect"),
     [
-        ("t(1,0,1)", "normal(0,1)", "KL[q,p] is infinite"),  # Cauchy sampler
-        ("normal(0,1)", "t(2,0,1)", "KL[p,q] is infinite"),
+        ("t(1,0,1)", "normal(0,1)", "KL[q‖p] is infinite"),  # Cauchy sampler
+        ("normal(0,1)", "t(2,0,1)", "KL[p‖q] is infinite"),
         ("normal(0,1)", "normal(30,1)", "larger than the largest double"),
         ("categorical(0,0,0)", "categorical(1,1,1)", None),  # p = q up to rounding
         ("normal(0,1)", "normal(0,0.001)", None),
@@ -442,7 +442,7 @@ def test_domains_never_too_narrow_to_bin():
 def test_running_means_chart_is_valid_with_every_estimator(run_small):
     _, _, sim = run_small
     runs = [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in ALL_KEYS]
-    chart = running_means_chart(runs, targets=[("KL[q,p]", sim.true_kl), ("KL[p,q]", sim.true_kl_pq)])
+    chart = running_means_chart(runs, targets=[("KL[q‖p]", sim.true_kl), ("KL[p‖q]", sim.true_kl_pq)])
     spec = chart.to_dict()
     json.dumps(spec, allow_nan=False)
     rows = spec["datasets"]["run"]
@@ -465,7 +465,7 @@ def test_running_means_show_k2_over_k3_and_cut_no_band(run_small):
     _, _, sim = run_small
     keys = ("k1", "k2", "k3")
     runs = [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys]
-    spec = running_means_chart(runs, targets=[("KL[q,p]", sim.true_kl)]).to_dict()
+    spec = running_means_chart(runs, targets=[("KL[q‖p]", sim.true_kl)]).to_dict()
     dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
     dashes = dict(zip(dash["domain"], dash["range"], strict=True))
     assert dashes == {k: palette.dash(k) for k in keys} and dashes["k3"] == [1, 0]
@@ -505,7 +505,7 @@ def test_presets_stay_usable_while_a_field_holds_an_invalid_spec():
     clean(at)
     assert not at.error
     assert at.text_input(key="p").value == "normal(1,1)"
-    assert metrics(at)["Exact KL[q, p]"] == "0.5"
+    assert metrics(at)["Exact KL[q‖p]"] == "0.5"
 
 
 def test_an_untrustworthy_error_bar_is_flagged_with_the_exact_sd():

@@ -244,7 +244,7 @@ def test_every_chart_draws_each_estimator_in_its_palette_look(monkeypatch, path,
 
 def test_the_check_sees_a_wrong_dash_a_wrong_shape_and_a_colour_only_difference():
     runs = [(k, [1.0, 10.0, 100.0], [0.5, 0.4, 0.45], [0.1, 0.05, 0.02]) for k in ("k1", "k2", "k3")]
-    spec = running_means_chart(runs, targets=[("KL[q,p]", 0.45)]).to_dict(validate=False)
+    spec = running_means_chart(runs, targets=[("KL[q‖p]", 0.45)]).to_dict(validate=False)
     assert problems("pages/estimator-lab.py", "lab-running-means", spec) == []
     lines = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
     dashes = lines["encoding"]["strokeDash"]["scale"]

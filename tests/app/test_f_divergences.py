@@ -128,7 +128,7 @@ def test_the_f_table_is_the_registry(default_page):
             assert number(cells[4]) == d.fprime_at_1
             assert number(cells[5]) == d.f2_at_1
         assert cells[2].startswith("$") and cells[3].startswith("$")  # rendered as maths
-    assert number(rows["KL[q,p]"][5]) == number(rows[DIVERGENCES["k2"].name][5]) == 1.0
+    assert number(rows["KL[q‖p]"][5]) == number(rows[DIVERGENCES["k2"].name][5]) == 1.0
 
 
 def test_the_end_table_is_the_core_at_the_range_ends(default_page):
@@ -141,7 +141,7 @@ def test_the_end_table_is_the_core_at_the_range_ends(default_page):
         np.testing.assert_array_equal(rows["D_f(p_θ, p₀)"], curve.exact)
         np.testing.assert_array_equal(rows["½ f″(1) F θ²"], curve.quadratic)
         np.testing.assert_array_equal(rows["ratio"], curve.ratio)
-    kl = df[df["f-divergence"] == "KL[q,p]"]
+    kl = df[df["f-divergence"] == "KL[q‖p]"]
     assert list(kl["D_f(p_θ, p₀)"]) == pytest.approx([4.5, 4.5], rel=1e-12)  # θ²/2
 
 
@@ -149,7 +149,7 @@ def test_schulmans_points_are_the_core_numbers(default_page):
     df = table(default_page, "q")
     assert list(df["p"]) == [e.p.name for e in SCHULMAN_2020]
     b = fisher.k2_bias_along_path("shift", [0.1, 1.0])
-    np.testing.assert_array_equal(df["KL[q,p]"], b.kl)
+    np.testing.assert_array_equal(df["KL[q‖p]"], b.kl)
     np.testing.assert_array_equal(df["E[k2]"], b.mean_k2)
     np.testing.assert_array_equal(df["(E[k2] − KL)/KL"], b.relative_bias)
     assert df["(E[k2] − KL)/KL"].tolist() == pytest.approx([0.0025, 0.25], rel=1e-9)
@@ -181,7 +181,7 @@ def test_toggle_subtracts_the_tangent():
     clean(at)
     spec = specs(at)[0]
     assert spec["layer"][-1]["encoding"]["y"]["title"] == "f(u) − f′(1)·(u − 1)"
-    # the KL[q,p] curve is now k3's Bregman form: r − 1 − log r ≥ 0
+    # the KL[q‖p] curve is now k3's Bregman form: r − 1 − log r ≥ 0
     code = list(DIVERGENCES).index("kl_qp")
     vals = [r["value"] for r in spec["datasets"]["f"] if r["f_i"] == code]
     assert min(vals) >= 0.0
@@ -268,7 +268,7 @@ def test_a_link_sets_every_widget():
         tan="true",
         path="Categorical logit direction",
         view="D_f ÷ parabola",
-        f=["KL[p,q]", "Jensen–Shannon"],
+        f=["KL[p‖q]", "Jensen–Shannon"],
         th_logit=["-1", "2"],
     )
     clean(at)

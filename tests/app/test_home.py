@@ -48,7 +48,7 @@ def test_default_run_has_no_exception_and_shows_the_core_numbers():
         row = table.loc[key]
         assert row["mean of 20,000 values"] == sim[key].mean
         assert row["share of values < 0"] == sim[key].neg_fraction
-        assert row["exact KL[q,p]"] == true_kl
+        assert row["exact KL[q‖p]"] == true_kl
         m = estimator_moments(key, Gaussian(0, 1), Gaussian(0.5, 1))
         assert row["exact mean"] == m.mean
         assert row["per-sample std (exact)"] == pytest.approx(math.sqrt(m.var), rel=1e-12)

@@ -74,7 +74,7 @@ def test_dragging_p_moves_the_spec_the_url_and_the_numbers(app_url, new_page, wa
             .some(m => m.innerText.trim() === '0.125')"""
     )
     shown = lab_numbers(page, wait_for_app)
-    assert shown["metrics"]["Exact KL[q, p]"] == "0.125"  # μ²/2
+    assert shown["metrics"]["Exact KL[q‖p]"] == "0.125"  # μ²/2
     assert expected_running_caption("normal(0,1)", "normal(0.5,1)", 1000, 200, 0) in shown["running"]
     assert page.locator("[data-testid='stTextInput'] input").nth(1).input_value() == "normal(0.5,1)"
     # the preset that is exactly this pair lights up
@@ -94,7 +94,7 @@ def test_deep_link_shows_the_core_numbers(app_url, new_page, wait_for_app):
         page, wait_for_app, app_url + "/estimator-lab?q=normal(0,1)&p=normal(1,1)&n=500&seed=3"
     )
     q, p = parse("normal(0,1)"), parse("normal(1,1)")
-    assert shown["metrics"]["Exact KL[q, p]"] == fmt(kl(q, p)) == "0.5"
+    assert shown["metrics"]["Exact KL[q‖p]"] == fmt(kl(q, p)) == "0.5"
     assert shown["metrics"]["Draws, N · R"] == "100,000"
     assert expected_running_caption("normal(0,1)", "normal(1,1)", 500, 200, 3) in shown["running"]
     assert slider(page, "N, samples per estimate").get_attribute("aria-valuetext") == "500"
@@ -130,7 +130,7 @@ def test_shared_link_reproduces_the_view_in_a_new_browser(app_url, new_page, wai
     )
     wait_for_app(page)
     after = lab_numbers(page, wait_for_app)
-    assert after["metrics"]["Exact KL[q, p]"] == "0.5"
+    assert after["metrics"]["Exact KL[q‖p]"] == "0.5"
     assert after["metrics"]["Draws, N · R"] == "40,000"
     assert caption in after["running"]
     assert after != before

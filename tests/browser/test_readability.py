@@ -341,5 +341,5 @@ def test_the_notation_pattern_can_fail():
                 r"$\pi_\theta$", r"\mathrm{KL}"]:
         assert RAW_NOTATION.search(raw), raw
     for fine in ["approx_kl", "low_var_kl", "k3_pq", "kl_penalty", "π and θ", "p = normal(0,1)",
-                 "KL[q, p] = E[k1]", "sampler_col"]:
+                 "KL[q‖p] = E[k1]", "sampler_col"]:
         assert not RAW_NOTATION.search(fine), fine

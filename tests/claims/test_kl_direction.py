@@ -1,4 +1,4 @@
-"""Claim 4 (Home, question 2): "KL[p, q] is a different number".
+"""Claim 4 (Home, question 2): "KL[p‖q] is a different number".
 
 For Home's own pair q = N(0, 1), p = N(μ, 1) the two directions coincide
 (both μ²/2); they differ in general, e.g. for the heavy-tails or the
@@ -18,7 +18,7 @@ Q = Gaussian(0.0, 1.0)
 
 def test_kl_pq_differs_only_in_general():
     text = next(a for q, a in notes.QUESTIONS if q.startswith("2."))
-    assert "KL[p, q] is in general a different number" in text
+    assert "KL[p‖q] is in general a different number" in text
     assert "both are μ²/2" in text
     s = notes.MU_SLIDER
     for mu in np.arange(s.lo, s.hi + s.step / 2, s.step):  # Home's slider: equal

@@ -1,6 +1,6 @@
 """Claim 1 (lab/widgets.py, the "Set λ = λ*" help): λ* = Cov(log r, r)/Var(r).
 
-d/dλ Var(−log r + λ(r − 1)) = 0 gives λ* = Cov(log r, r)/Var(r) = (KL[p,q] + KL[q,p])/χ²;
+d/dλ Var(−log r + λ(r − 1)) = 0 gives λ* = Cov(log r, r)/Var(r) = (KL[p‖q] + KL[q‖p])/χ²;
 the help once said Cov(−log r, r)/Var(r), the negative (−0.582 at μ = 1 instead of 0.582).
 """
 
@@ -32,7 +32,7 @@ def _expect(q, p, g) -> float:
 def test_the_help_states_the_right_sign():
     assert "Cov(log r, r)/Var(r)" in LAMBDA_STAR_HELP
     assert "Cov(−log r" not in LAMBDA_STAR_HELP
-    assert "(KL[p,q] + KL[q,p])/χ²(p‖q)" in LAMBDA_STAR_HELP
+    assert "(KL[p‖q] + KL[q‖p])/χ²(p‖q)" in LAMBDA_STAR_HELP
 
 
 @pytest.mark.parametrize("key", list(PRESETS))

@@ -72,6 +72,6 @@ def test_the_preset_says_so_and_its_numbers_agree():
     assert "no closed form" not in preset.blurb and "both KLs have closed forms" in preset.blurb
     q, p = parse(preset.q_spec), parse(preset.p_spec)
     assert isinstance(q, Laplace) and isinstance(p, Gaussian)
-    # the lab's KL[q,p] (k1's mean) is the closed form; the other moments come from quadrature
+    # the lab's KL[q‖p] (k1's mean) is the closed form; the other moments come from quadrature
     assert estimator_moments("k1", q, p).mean == pytest.approx(kl(q, p), rel=1e-10)
     assert kl(q, p) == pytest.approx(0.5 * math.log(2 * math.pi) - math.log(2), rel=1e-14)

@@ -1,6 +1,6 @@
 """Claim 5 (Bregman gap page): the tangent term r − 1 "only cancels the noise of −log r".
 
-Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p,q] + KL[q,p]): negative while p is close to q,
+Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p‖q] + KL[q‖p]): negative while p is close to q,
 positive beyond μ ≈ 1.12 on the mean shift, and infinite for the heavy-tails preset.
 The sentence under the formulas now says so, and its verdict on the pair shown is
 chosen from the exact variances (lab.notes.bregman_gap.tangent_text).

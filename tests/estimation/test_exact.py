@@ -621,7 +621,7 @@ def test_kl_of_heavy_tailed_t_against_a_normal():
 def test_infinite_kl_is_explained():
     m = estimator_moments("k1", StudentT(2.0), Gaussian(0.0, 1.0))
     assert m.mean == math.inf and m.var == math.inf
-    assert m.note.startswith("KL[q,p] is infinite")
+    assert m.note.startswith("KL[q‖p] is infinite")
     assert "q's tail" in m.note
 
 
@@ -1001,7 +1001,7 @@ def test_lambda_star_is_undefined_where_no_lambda_helps():
         for lam in (-1.0, 0.0, 1.0, 8.187):
             assert estimator_moments("k_lambda", q, Gaussian(0, 1), lam=lam).var == math.inf
     assert "Var(log r) is infinite" in lambda_star(StudentT(3.0), Gaussian(0, 1)).note
-    assert "KL[q,p] = E_q[−log r] is infinite" in lambda_star(StudentT(1.0), Gaussian(0, 1)).note
+    assert "KL[q‖p] = E_q[−log r] is infinite" in lambda_star(StudentT(1.0), Gaussian(0, 1)).note
 
 
 def test_lambda_star_is_zero_where_only_k1_is_finite_and_one_at_p_equal_q():

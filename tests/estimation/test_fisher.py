@@ -2,15 +2,15 @@
 
 Along the Gaussian mean-shift path q = N(0, 1), p = N(θ, 1), with log r = θx − θ²/2:
 
-* KL[q,p] = KL[p,q] = θ²/2 exactly;
+* KL[q‖p] = KL[p‖q] = θ²/2 exactly;
 * E_q[k2] = ½ E[(θx − θ²/2)²] = ½(θ² + θ⁴/4), so (E[k2] − KL)/KL = θ²/4;
 * χ²(p‖q) = E_q[r²] − 1 = e^{θ²} − 1;
 * H²(p,q) = 2(1 − BC) with the Bhattacharyya coefficient BC = e^{−θ²/8};
-* Var(log r) = θ², Cov(log r, r) = KL[p,q] + KL[q,p] = θ², Var(r) = χ², hence
+* Var(log r) = θ², Cov(log r, r) = KL[p‖q] + KL[q‖p] = θ², Var(r) = χ², hence
   λ* = θ²/(e^{θ²} − 1) and Var(k3) = e^{θ²} − 1 − θ².
 
-Along the scale path p = N(0, σ²), σ = e^θ: KL[q,p] = θ + e^{−2θ}/2 − ½,
-KL[p,q] = −θ + e^{2θ}/2 − ½, χ² = 1/(σ√(2 − σ²)) − 1 for σ² < 2 (∞ beyond) and
+Along the scale path p = N(0, σ²), σ = e^θ: KL[q‖p] = θ + e^{−2θ}/2 − ½,
+KL[p‖q] = −θ + e^{2θ}/2 − ½, χ² = 1/(σ√(2 − σ²)) − 1 for σ² < 2 (∞ beyond) and
 H² = 2(1 − √(2σ/(1 + σ²))).  The logit path is checked against direct sums
 over its five tokens.  Each path's Fisher information is checked by a finite
 difference of KL, and for the logit path against Var_{p0}(v).

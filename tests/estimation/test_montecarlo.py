@@ -121,9 +121,9 @@ def test_targets_follow_schulmans_table() -> None:
     assert sim.true_kl == kl(sim.q, sim.p)
     assert sim.true_kl_pq == kl(sim.p, sim.q)
     for key in ("k1", "k2", "k3", "k_lambda"):
-        assert (sim[key].target_name, sim[key].target) == ("KL[q,p]", sim.true_kl)
-    assert (sim["k3_pq"].target_name, sim["k3_pq"].target) == ("KL[p,q]", sim.true_kl_pq)
-    assert target_of("abs", 1.0, 2.0) == ("KL[q,p]", 1.0)
+        assert (sim[key].target_name, sim[key].target) == ("KL[q‖p]", sim.true_kl)
+    assert (sim["k3_pq"].target_name, sim["k3_pq"].target) == ("KL[p‖q]", sim.true_kl_pq)
+    assert target_of("abs", 1.0, 2.0) == ("KL[q‖p]", 1.0)
 
 
 def test_k1_negative_fraction_matches_the_normal_cdf() -> None:

@@ -110,7 +110,7 @@ def test_no_error_bar_where_the_variance_is_infinite():
     assert not check.reliable and check.exact_sd == math.inf and check.kurtosis == math.inf
     assert check.note.startswith("no error bar for k1: Var(k1) is infinite")
     check = error_bar_check("k1", StudentT(1.0), N01, 1000)  # the mean itself is infinite
-    assert not check.reliable and "KL[q,p] is infinite" in check.note
+    assert not check.reliable and "KL[q‖p] is infinite" in check.note
 
 
 def test_p_equal_to_q_has_an_exact_error_bar_of_zero():

@@ -135,7 +135,7 @@ def test_reasons_name_the_heavy_tail():
     assert v.reason == "q's tail is too heavy for the powers of log r in the integrand"
     (v, _) = both_sides(Gaussian(0, 1), Gaussian(0, 2), PEARSON)
     assert v.decay == "growth" and v.reason.startswith("the factor r^2 = (p/q)^2 grows faster")
-    # KL[p,q] = E_p[log r] for p = t_2 against q = N: p's tail, through r = p/q
+    # KL[p‖q] = E_p[log r] for p = t_2 against q = N: p's tail, through r = p/q
     (v, _) = both_sides(Gaussian(0, 1), StudentT(2.0), ((1.0, 1), (0.0, 0)))
     assert not v.finite and v.reason.startswith("p's tail is too heavy")
 

@@ -10,7 +10,7 @@ import i18n
 def test_english_is_the_source_language():
     ctx = contextvars.copy_context()
     ctx.run(i18n.set_language, "en")
-    assert ctx.run(i18n._, "Exact KL[q, p]") == "Exact KL[q, p]"
+    assert ctx.run(i18n._, "Exact KL[q‖p]") == "Exact KL[q‖p]"
     assert ctx.run(i18n.ngettext, "{n} draw", "{n} draws", 2) == "{n} draws"
     assert ctx.run(i18n.ngettext, "{n} draw", "{n} draws", 1) == "{n} draw"
     assert ctx.run(i18n.pgettext, "histogram bin", "from") == "from"

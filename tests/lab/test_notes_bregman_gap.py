@@ -8,7 +8,7 @@ from lab.notes import bregman_gap as notes
 def test_kl_caption():
     assert "every gap, and so every sample of k3, is zero" in notes.kl_caption(0.0, 0.0, None)
     text = notes.kl_caption(0.5, 0.4871, 5)
-    assert "Their average, 0.4871, estimates KL[q,p] = 0.5" in text
+    assert "Their average, 0.4871, estimates KL[q‖p] = 0.5" in text
     assert "With 5 categories only 5 ratios can occur" in text
 
 
@@ -43,8 +43,8 @@ def test_the_kink_note_and_caption_in_both_languages():
 def test_the_answer_is_formatted_from_the_draws():
     text = notes.answer(200, 0.0012, 3.4567, 0.49, 0.5)
     assert "200" in text and "0.0012" in text and "3.457" in text and "0.49" in text and "0.5" in text
-    assert "KL[q, p]" in text
+    assert "KL[q‖p]" in text
 
 
 def test_the_answer_without_an_exact_kl_names_no_kl():
-    assert "KL[q, p] =" not in notes.answer(10, 0.0, 1.0, 0.3, float("nan"))
+    assert "KL[q‖p] =" not in notes.answer(10, 0.0, 1.0, 0.3, float("nan"))

@@ -24,7 +24,7 @@ def test_a_finite_pair_has_no_note_and_a_minimum_caption():
     assert notes.pair_note(par, "") is None
     assert notes.parabola_note(par) is None
     caption = notes.parabola_caption(par)
-    assert f"λ* = {par.lam_star:.3g}" in caption and "KL[q,p] = 0.5" in caption
+    assert f"λ* = {par.lam_star:.3g}" in caption and "KL[q‖p] = 0.5" in caption
     assert notes.gain_text(par) == f"×{par.gain:.4g}"
     lo, hi = notes.parabola_range(par, -1.0, 3.0)
     assert lo <= par.lam_star - 0.3 and hi >= 3.0

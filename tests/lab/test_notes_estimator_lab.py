@@ -55,13 +55,13 @@ def test_an_infinite_kl_is_named_with_the_estimators_that_target_it():
     _, _, _, moments, targets, true_kl, true_pq = setting("normal(0,1)", "t(2,0,1)", keys=("k1", "k3_pq"))
     texts = [n.text for n in notes.notes(("k1", "k3_pq"), targets, moments, {}, true_kl, true_pq)]
     name = ESTIMATORS["k3_pq"].name
-    assert any(t.startswith("**KL[p,q] is infinite**") and f"{name} has no finite value" in t for t in texts)
-    assert not any("KL[q,p] is infinite" in t for t in texts)
+    assert any(t.startswith("**KL[p‖q] is infinite**") and f"{name} has no finite value" in t for t in texts)
+    assert not any("KL[q‖p] is infinite" in t for t in texts)
 
 
 def test_failed_moments_and_p_equal_q():
     moments = {"k1": Moments(math.nan, math.nan, "boom")}
-    targets = {"k1": ("KL[q,p]", 0.0)}
+    targets = {"k1": ("KL[q‖p]", 0.0)}
     kinds = [(n.kind, n.text) for n in notes.notes(("k1",), targets, moments, {"k1": "boom"}, 0.0, 0.0)]
     assert kinds[0][0] == "warning" and "exact moments of k1" in kinds[0][1] and "(boom)" in kinds[0][1]
     assert kinds[1][0] == "info" and kinds[1][1].startswith("**p = q**")
@@ -75,12 +75,12 @@ def test_captions_follow_the_numbers():
     assert notes.per_sample_caption("k3", sim["k3"], True).startswith("With p = q")
     m = moments["k2"]
     approx = sampling.batch_mean_normal(m.mean, m.var, 200)
-    assert "centred at 0.625, not at KL[q,p]" in notes.estimate_caption("k2", m, approx, "KL[q,p]")
+    assert "centred at 0.625, not at KL[q‖p]" in notes.estimate_caption("k2", m, approx, "KL[q‖p]")
     m3 = moments["k3"]
     assert "centred on the truth" in notes.estimate_caption(
-        "k3", m3, sampling.batch_mean_normal(m3.mean, m3.var, 200), "KL[q,p]")
+        "k3", m3, sampling.batch_mean_normal(m3.mean, m3.var, 200), "KL[q‖p]")
     inf = sampling.batch_mean_normal(0.1, math.inf, 200)
-    assert notes.estimate_caption("k3", m3, inf, "KL[q,p]").startswith("No curve: Var(k3) is infinite")
+    assert notes.estimate_caption("k3", m3, inf, "KL[q‖p]").startswith("No curve: Var(k3) is infinite")
     assert "variance zero" in notes.estimate_caption("k3", m3, sampling.batch_mean_normal(0, 0, 5), "")
     assert "could not be computed" in notes.estimate_caption("k3", m3, None, "")
     text = notes.running_caption({k: sim[k] for k in ("k1", "k3")}, moments, 200)
@@ -96,7 +96,7 @@ def test_table_rows_are_the_cores_figures_with_schulmans_column():
     k3 = figures["bias/true"][2]
     exact_bias, _ = sampling.exact_relative_figures(moments["k3"].mean, moments["k3"].var, sim["k3"].target)
     assert k3["exact"] == exact_bias and k3["MC"] == sim["k3"].bias_over_true
-    assert absolute[0]["mean (MC)"] == sim["k1"].mean and absolute[0]["target"] == "KL[q,p]"
+    assert absolute[0]["mean (MC)"] == sim["k1"].mean and absolute[0]["target"] == "KL[q‖p]"
     assert absolute[2]["stdev (exact)"] == pytest.approx(moments["k3"].std, rel=1e-15)
     assert "Schulman" in notes.table_intro(4000, 0, True) and "4,000 draws (seed 0)" in notes.table_intro(4000, 0, False)
     assert "*Infinity*" in notes.relative_caption("stdev/true", True)
@@ -147,8 +147,8 @@ def test_a_huge_kurtosis_gets_a_warning_with_both_sds():
     assert "too narrow" in notes.running_caption(results, moments, 1000, checks)
     assert "k3" in notes.running_caption(results, moments, 1000, checks).split("too narrow")[0]
     approx = sampling.batch_mean_normal(moments["k3"].mean, moments["k3"].var, 1000)
-    assert "narrower" in notes.estimate_caption("k3", moments["k3"], approx, "KL[q,p]", checks["k3"])
-    assert "narrower" not in notes.estimate_caption("k1", moments["k1"], approx, "KL[q,p]", checks["k1"])
+    assert "narrower" in notes.estimate_caption("k3", moments["k3"], approx, "KL[q‖p]", checks["k3"])
+    assert "narrower" not in notes.estimate_caption("k1", moments["k1"], approx, "KL[q‖p]", checks["k1"])
     figures, _ = notes.table_rows(results, moments, 2000, None, checks)
     trusted = {row["estimator"]: row["SE trusted"] for row in figures["bias/true"]}
     assert trusted == {"k1": True, "k3": False}
@@ -229,5 +229,5 @@ def test_the_answer_puts_each_average_on_or_off_target_from_its_error_bar():
         where = text.split("Within 2 standard errors of its target:")[-1].split(".")[0] if on else \
             text.split("Off its target by more than 2 standard errors:")[-1]
         assert r.name in where
-    # k2 is biased for KL[q, p] at μ = 1: log r ~ N(−½, 1), so E[k2] = ½(1 + ¼) = 0.625 against 0.5.
+    # k2 is biased for KL[q‖p] at μ = 1: log r ~ N(−½, 1), so E[k2] = ½(1 + ¼) = 0.625 against 0.5.
     assert "Off its target" in text and "k2 (" in text

@@ -45,14 +45,14 @@ def test_the_table_holds_the_core_numbers_under_its_headers():
         assert df.loc[k, "exact mean"] == moments[k].mean
         assert df.loc[k, "share of values < 0"] == sim[k].neg_fraction
         assert df.loc[k, "per-sample std (exact)"] == moments[k].std
-    assert (df["exact KL[q,p]"] == 0.5).all()
+    assert (df["exact KL[q‖p]"] == 0.5).all()
     assert set(table.formats) == set(df.columns)  # every number column has its format
 
 
 def test_the_table_in_chinese_has_the_same_numbers():
     en, _, _ = _table(1.0)
     zh, _, _ = _table(1.0, "zh")
-    assert list(zh.frame.columns) == ["估计器", "2,000 个值的均值", "精确均值", "精确 KL[q,p]",
+    assert list(zh.frame.columns) == ["估计器", "2,000 个值的均值", "精确均值", "精确 KL[q‖p]",
                                       "值 < 0 的比例", "单样本标准差（精确）"]
     assert (zh.frame.to_numpy() == en.frame.to_numpy()).all()
     assert list(zh.formats.values()) == list(en.formats.values())

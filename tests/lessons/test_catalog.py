@@ -131,7 +131,7 @@ def test_variant_ranges() -> None:
         assert L.question(2, 4, v).params["mu"] > 1.121  # k1 narrower
         assert 0 < L.question(3, 3, v).answer < 1
         q42 = L.question(4, 2, v)
-        assert q42.answer > q42.params["kl_qp"]  # p wider than q: KL[p,q] > KL[q,p]
+        assert q42.answer > q42.params["kl_qp"]  # p wider than q: KL[p‖q] > KL[q‖p]
         assert L.question(1, 2, v).params["mu"] <= 1.0
 
 
