@@ -138,11 +138,16 @@ def _on_table(key: str, editor: str) -> None:
 def _show(widget_key: str, value: Any) -> None:
     """Make the derived widget ``widget_key`` show ``value`` (the spec decides).
 
-    Written only when it differs: a write from code is echoed to the browser,
-    and an echo of the value a slider is being dragged from would pull the
-    thumb back mid-drag.
+    Written when it differs: a write from code is echoed to the browser, and an
+    echo of the value a slider is being dragged from would pull the thumb back
+    mid-drag.  Written again, unchanged, while the browser has not reported the
+    widget: a value written from code reaches the browser only with the run that
+    wrote it, and a widget the browser mounts only in a later run (a slow first
+    draw, then a click that reruns the page) was drawn at its minimum, while the
+    numbers kept the link's value.
     """
-    if widget_key not in st.session_state or st.session_state[widget_key] != value:
+    if (widget_key not in st.session_state or st.session_state[widget_key] != value
+            or not state.browser_reported(widget_key)):
         st.session_state[widget_key] = value
 
 
@@ -178,8 +183,8 @@ def _categorical_widgets(key: str, d: Categorical, partner: str | None, drifted:
         ),
     )
     token_key = f"{key}.token"
-    if st.session_state.get(token_key) not in range(d.k):
-        st.session_state[token_key] = spec_params.moving_token(d)
+    token = st.session_state.get(token_key)
+    _show(token_key, token if token in range(d.k) else spec_params.moving_token(d))
     c_token, c_logit = st.columns([1, 3], gap="small", vertical_alignment="bottom")
     with c_token:
         token = st.selectbox(_("Token"), range(d.k), key=token_key)

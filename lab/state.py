@@ -289,7 +289,7 @@ def _write_url(key: str) -> None:
             qp.set_corrected_value(key, shown, meta.value_type)
 
 
-def _browser_reported(key: str) -> bool:
+def browser_reported(key: str) -> bool:
     """True if the browser sent widget ``key``'s value with this run (Streamlit 1.67 internals)."""
     ctx = get_script_run_ctx()
     if ctx is None:
@@ -352,7 +352,7 @@ def _bound_in_english(
             st.session_state[key] = read if multi else read[-1]
         else:  # not an option in any language: shown with a note, and dropped from the URL
             st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default)
-    elif key in st.session_state and not _browser_reported(key):
+    elif key in st.session_state and not browser_reported(key):
         # A value written from code reaches the browser only with the run that wrote it; a
         # rerun asked for while a link's first run was drawing can stop that run before the
         # widget is sent, and the browser then drew it at its default while the session and
