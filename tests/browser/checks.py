@@ -274,11 +274,10 @@ def main_text(page, skip: str = "") -> str:
 #: Left out of the numbers: the "Code: …" expanders of ``lab.ui.show_source`` (they show the
 #: core's docstring in English only) and the "Show the numbers" tables of ``lab.ui.show_numbers``
 #: (the chart data, compared through the charts' own text).
-_NUMBERS_OF = """([tables, ticks]) => {
+_NUMBERS_OF = """([tables]) => {
     const skip = "script, style, code, pre, .katex, [data-testid='stCode'], [data-testid='stIconMaterial'], "
         + "[data-testid='stExpander']:has([data-testid='stCode']), [data-testid='stExpander']:has(summary code), "
-        + "[class*='st-key-klnum-']" + (tables ? "" : ", [data-testid='stDataFrame']")
-        + (ticks ? "" : ", .role-axis-label");
+        + "[class*='st-key-klnum-']" + (tables ? "" : ", [data-testid='stDataFrame']");
     const out = [];
     const walk = document.createTreeWalker(document.querySelector("[data-testid='stMain']"), NodeFilter.SHOW_TEXT);
     for (let n = walk.nextNode(); n; n = walk.nextNode()) {
@@ -288,7 +287,7 @@ _NUMBERS_OF = """([tables, ticks]) => {
 }"""
 
 
-def numbers(page, *, tables: bool = True, ticks: bool = True) -> list[str]:
+def numbers(page, *, tables: bool = True) -> list[str]:
     """Every number in the main area outside code and maths, chart text included, sorted
     (word order differs between languages); see :data:`_NUMBERS_OF` for what is left out.
 
@@ -298,13 +297,8 @@ def numbers(page, *, tables: bool = True, ticks: bool = True) -> list[str]:
     the headers (on /sequences the gradient table's sixth column, "‖g‖ / ‖∇KL‖", is in view in
     English and scrolled off in Chinese).  The tables' data come from the same code in both
     languages; their headers are checked by the translation tests.
-
-    ``ticks=False`` leaves out the charts' axis tick labels: Vega drops a tick label that
-    would overlap its neighbour, so which ticks are labelled depends on the chart's drawn
-    width to the pixel, not on what the chart shows (two loads of one link at 1280 px
-    differed by a "-5" on the Estimator Lab).
     """
-    text = page.evaluate(_NUMBERS_OF, [tables, ticks])
+    text = page.evaluate(_NUMBERS_OF, [tables])
     return sorted(n.replace("−", "-") for n in NUMBER.findall(text))
 
 

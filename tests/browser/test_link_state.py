@@ -7,8 +7,7 @@ field, a multiselect, a toggle, a cell of a token table, a typed spec.  Then
 the test reads the address bar, opens it in a new browser context (a teammate
 who got the link) and compares everything the two pages show: every number in
 the main area (metrics, captions, table cells, chart text) and every widget's
-value (axis tick labels aside: which ticks Vega labels depends on the drawn
-width to the pixel).  A URL that lags one step behind the sliders (issue 17 §5: after three
+value.  A URL that lags one step behind the sliders (issue 17 §5: after three
 presses of → on q's μ the caption read N(0.15, 1) and the link normal(0.1,1))
 shows a different picture, and fails here.
 
@@ -86,11 +85,11 @@ def seen(page) -> dict[str, object]:
     assert page.locator("[data-testid='stException']").count() == 0
     # Opening a "Show the numbers" expander reruns the page to build its table: read until two
     # reads a moment apart agree, so a table still on its way is not read as a missing number.
-    now = numbers(page, ticks=False)
+    now = numbers(page)
     for _ in range(8):
         page.wait_for_timeout(500)
         wait_until_settled(page, quiet_ms=400)
-        again = numbers(page, ticks=False)
+        again = numbers(page)
         if again == now:
             break
         now = again
