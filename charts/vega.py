@@ -9,6 +9,7 @@ lines in every layer.
 * :func:`quantitative`, :func:`nominal` -- one encoding channel;
 * :func:`layer` -- one layer drawn from a named dataset;
 * :func:`zero_rule` -- the grey line at 0;
+* :func:`reference_rule`, :func:`reference_text` -- an exact value's black dashed rule and its label;
 * :func:`beside` -- a text label's alignment and offset, on the roomier side of a mark.
 """
 
@@ -18,9 +19,9 @@ from typing import Any
 
 import altair as alt
 
-from charts.palette import ZERO_COLOR
+from charts.palette import REFERENCE_COLOR, REFERENCE_DASH, ZERO_COLOR
 
-__all__ = ["beside", "layer", "nominal", "quantitative", "zero_rule"]
+__all__ = ["beside", "layer", "nominal", "quantitative", "reference_rule", "reference_text", "zero_rule"]
 
 
 def quantitative(field: str, scale: dict | None = None, **more: Any) -> dict:
@@ -49,10 +50,12 @@ def layer(dataset: str, mark: dict, *, transform: list | None = None, **encoding
     return alt.Chart({"name": dataset}, mark=mark, encoding=alt.FacetedEncoding(**encoding), **extra)
 
 
-def zero_rule(dataset: str, stroke_width: float = 1, **encoding: Any) -> alt.Chart:
+def zero_rule(
+    dataset: str, stroke_width: float = 1, *, transform: list | None = None, **encoding: Any
+) -> alt.Chart:
     """The guide at 0: a grey (:data:`charts.palette.ZERO_COLOR`) rule placed by ``encoding``."""
     return layer(dataset, {"type": "rule", "color": ZERO_COLOR, "strokeWidth": stroke_width},
-                 **encoding)
+                 transform=transform, **encoding)
 
 
 def beside(right: bool, dx: float) -> dict:
@@ -62,3 +65,20 @@ def beside(right: bool, dx: float) -> dict:
     anchor, to its left; else it starts there, to its right.
     """
     return {"align": "right" if right else "left", "dx": -dx if right else dx}
+
+
+def reference_rule(dataset: str, *, transform: list | None = None, **encoding: Any) -> alt.Chart:
+    """An exact value (the true KL, ...): a black rule dashed with :data:`charts.palette.REFERENCE_DASH`."""
+    return layer(
+        dataset,
+        {"type": "rule", "color": REFERENCE_COLOR, "strokeDash": list(REFERENCE_DASH), "strokeWidth": 2},
+        transform=transform,
+        **encoding,
+    )
+
+
+def reference_text(right: bool, **more: Any) -> dict:
+    """The text mark of an exact value's label: at the top of the plot, beside its vertical
+    rule (:func:`beside`, 5 px from it), in the reference black; ``more`` adds ``text``, ..."""
+    return {"type": "text", **beside(right, 5), "baseline": "top", "dy": 4, "fontSize": 14,
+            "color": REFERENCE_COLOR, **more}
