@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -199,30 +200,14 @@ def variance_parabola(
     return finish(chart, height=height)
 
 
-def k_lambda_histogram(
-    values: ArrayLike,
-    lam: float,
-    *,
-    key: str = "k_lambda",
-    true_value: float | None = None,
-    mean: float | None = None,
-    neg_fraction: float | None = None,
-    domain: tuple[float, float] | None = None,
-    height: int = 300,
-) -> alt.LayerChart:
+def k_lambda_histogram(values: ArrayLike, lam: float, *, key: str = "k_lambda", **options: Any) -> alt.LayerChart:
     """:func:`charts.histograms.per_sample_histogram` of kλ, titled with its λ.
 
-    ``key`` sets the colour (``"k_lambda"``, or ``"k3"`` for λ = 1).
+    ``key`` sets the colour (``"k_lambda"``, or ``"k3"`` for λ = 1); ``options`` are
+    ``per_sample_histogram``'s keywords (``true_value``, ``mean``, ``neg_fraction``,
+    ``domain``, ``height``, ...).
     """
-    chart = per_sample_histogram(
-        values,
-        key,
-        true_value=true_value,
-        mean=mean,
-        neg_fraction=neg_fraction,
-        domain=domain,
-        height=height,
-    )
+    chart = per_sample_histogram(values, key, **options)
     name = _("k3 = kλ at λ = 1") if key == "k3" else _("kλ at λ = {lam:.4g}").format(lam=lam)
     title = chart.title
     subtitle = title["subtitle"] if isinstance(title, dict) else None
