@@ -173,7 +173,7 @@ def variance_parabola(
             y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact")),
             tooltip=[
                 quantitative("lam", title="λ", format=".3f"),
-                quantitative("var", title="Var(kλ)", format=".4g"),
+                quantitative("var", title="Var(kλ)", format=".4g"),  # i18n: ok (notation)
             ],
         ),
         layer(
@@ -311,7 +311,7 @@ def k_lambda_profile(
             strokeDash=nominal("curve", scale=looks["strokeDash"], legend=legend, sort=None),
             tooltip=[
                 nominal("curve", title=_("estimator")),
-                quantitative("logr", title="log r", format=".3f"),
+                quantitative("logr", title="log r", format=".3f"),  # i18n: ok (notation)
                 quantitative("value", title=_("value"), format=".4g"),
             ],
         )
