@@ -25,6 +25,7 @@ from charts.palette import (
     color,
     finish,
 )
+from charts.vega import beside, quantitative, zero_rule
 from i18n import _
 from kl_core.estimation.bregman import TangentPicture
 
@@ -141,15 +142,7 @@ def tangent_gap_chart(
     datasets: dict[str, list[dict]] = {"lines": records(pd.concat(lines, ignore_index=True))}
     layers: list[alt.Chart] = []
     datasets["axes"] = records(pd.DataFrame({"u": [1.0], "value": [0.0]}))
-    layers.append(
-        alt.Chart(
-            {"name": "axes"},
-            mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
-            encoding=alt.FacetedEncoding(
-                y={"field": "value", "type": "quantitative", "scale": y_scale}
-            ),
-        )
-    )
+    layers.append(zero_rule("axes", y=quantitative("value", y_scale)))
     layers.append(
         alt.Chart(
             {"name": "axes"},
@@ -272,9 +265,8 @@ def _hand_layers(
     datasets["hand"] = records(pd.DataFrame({"u": u0, "y": ends}))
     datasets["hand_label"] = records(pd.DataFrame([{"u": u0, "y": (curve + tangent) / 2}]))
     right = u0 > lo + 0.7 * (hi - lo)  # near the right edge the label goes to the left
-    label = {"type": "text", "align": "right" if right else "left", "baseline": "middle",
-             "dx": -14 if right else 14, "fontSize": 15, "fontWeight": "bold",
-             "lineHeight": 18, "text": text}
+    label = {"type": "text", **beside(right, 14), "baseline": "middle", "fontSize": 15,
+             "fontWeight": "bold", "lineHeight": 18, "text": text}
     layers = []
     if len(ends) == 2:
         layers.append(alt.Chart(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import altair as alt
 import numpy as np
@@ -29,7 +30,6 @@ from charts.histograms import TITLE_LIMIT, legend_text, per_sample_histogram, re
 from charts.palette import (
     REFERENCE_COLOR,
     REFERENCE_DASH,
-    ZERO_COLOR,
     EstimatorStyle,
     color,
     finish,
@@ -37,6 +37,7 @@ from charts.palette import (
     scales,
     style,
 )
+from charts.vega import beside, layer, nominal, quantitative, zero_rule
 from i18n import N_, _
 
 __all__ = [
@@ -159,67 +160,38 @@ def variance_parabola(
     legend = {**_legend(color_scale["domain"]), "symbolStrokeWidth": 0, "symbolSize": 160}
     tooltip = [
         # TRANSLATORS: tooltip title of a marked point on the variance parabola
-        {"field": "label", "type": "nominal", "title": _("where")},
-        {"field": "lam", "type": "quantitative", "title": "λ", "format": ".4g"},
-        {"field": "var_text", "type": "nominal", "title": _("Var(kλ), exact")},
+        nominal("label", title=_("where")),
+        quantitative("lam", title="λ", format=".4g"),
+        nominal("var_text", title=_("Var(kλ), exact")),
     ]
     datasets = {"curve": records(curve), "marks": records(marks_df)}
     layers = [
-        alt.Chart(
-            {"name": "curve"},
-            mark={"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
-            encoding=alt.FacetedEncoding(
-                x={
-                    "field": "lam",
-                    "type": "quantitative",
-                    "scale": x_scale,
-                    "title": _("λ, the coefficient of the control variate r − 1"),
-                },
-                y={
-                    "field": "var",
-                    "type": "quantitative",
-                    "scale": y_scale,
-                    "title": _("Var(kλ) per sample, exact"),
-                },
-                tooltip=[
-                    {"field": "lam", "type": "quantitative", "title": "λ", "format": ".3f"},
-                    {"field": "var", "type": "quantitative", "title": "Var(kλ)", "format": ".4g"},
-                ],
-            ),
+        layer(
+            "curve",
+            {"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
+            x=quantitative("lam", x_scale, title=_("λ, the coefficient of the control variate r − 1")),
+            y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact")),
+            tooltip=[
+                quantitative("lam", title="λ", format=".3f"),
+                quantitative("var", title="Var(kλ)", format=".4g"),  # i18n: ok (notation)
+            ],
         ),
-        alt.Chart(
-            {"name": "marks"},
-            mark={"type": "rule", "strokeWidth": 2},
-            encoding=alt.FacetedEncoding(
-                x={"field": "lam", "type": "quantitative", "scale": x_scale},
-                color={
-                    "field": "label",
-                    "type": "nominal",
-                    "scale": color_scale,
-                    "legend": legend,
-                    "sort": None,
-                },
-                strokeDash={
-                    "field": "label",
-                    "type": "nominal",
-                    "scale": looks["strokeDash"],
-                    "legend": None,
-                    "sort": None,
-                },
-                tooltip=tooltip,
-            ),
+        layer(
+            "marks",
+            {"type": "rule", "strokeWidth": 2},
+            x=quantitative("lam", x_scale),
+            color=nominal("label", scale=color_scale, legend=legend, sort=None),
+            strokeDash=nominal("label", scale=looks["strokeDash"], legend=None, sort=None),
+            tooltip=tooltip,
         ),
-        alt.Chart(
-            {"name": "marks"},
-            mark={"type": "point", "filled": True, "size": 140, "opacity": 1, "clip": True},
-            encoding=alt.FacetedEncoding(
-                x={"field": "lam", "type": "quantitative", "scale": x_scale},
-                y={"field": "var", "type": "quantitative", "scale": y_scale},
-                color={"field": "label", "type": "nominal", "scale": color_scale, "sort": None},
-                shape={"field": "label", "type": "nominal", "scale": looks["shape"], "sort": None,
-                       "legend": legend},
-                tooltip=tooltip,
-            ),
+        layer(
+            "marks",
+            {"type": "point", "filled": True, "size": 140, "opacity": 1, "clip": True},
+            x=quantitative("lam", x_scale),
+            y=quantitative("var", y_scale),
+            color=nominal("label", scale=color_scale, sort=None),
+            shape=nominal("label", scale=looks["shape"], sort=None, legend=legend),
+            tooltip=tooltip,
         ),
     ]
     chart = alt.LayerChart(layer=layers, datasets=datasets)
@@ -228,30 +200,14 @@ def variance_parabola(
     return finish(chart, height=height)
 
 
-def k_lambda_histogram(
-    values: ArrayLike,
-    lam: float,
-    *,
-    key: str = "k_lambda",
-    true_value: float | None = None,
-    mean: float | None = None,
-    neg_fraction: float | None = None,
-    domain: tuple[float, float] | None = None,
-    height: int = 300,
-) -> alt.LayerChart:
+def k_lambda_histogram(values: ArrayLike, lam: float, *, key: str = "k_lambda", **options: Any) -> alt.LayerChart:
     """:func:`charts.histograms.per_sample_histogram` of kλ, titled with its λ.
 
-    ``key`` sets the colour (``"k_lambda"``, or ``"k3"`` for λ = 1).
+    ``key`` sets the colour (``"k_lambda"``, or ``"k3"`` for λ = 1); ``options`` are
+    ``per_sample_histogram``'s keywords (``true_value``, ``mean``, ``neg_fraction``,
+    ``domain``, ``height``, ...).
     """
-    chart = per_sample_histogram(
-        values,
-        key,
-        true_value=true_value,
-        mean=mean,
-        neg_fraction=neg_fraction,
-        domain=domain,
-        height=height,
-    )
+    chart = per_sample_histogram(values, key, **options)
     name = _("k3 = kλ at λ = 1") if key == "k3" else _("kλ at λ = {lam:.4g}").format(lam=lam)
     title = chart.title
     subtitle = title["subtitle"] if isinstance(title, dict) else None
@@ -308,29 +264,15 @@ def k_lambda_profile(
     y_lo, y_hi = y_domain
     x_scale = {"domain": [lo_x, hi_x], "nice": False, "zero": False}
     y_scale = {"domain": [y_lo, y_hi], "nice": False, "zero": False}
-    x_enc = {
-        "field": "logr",
-        "type": "quantitative",
-        "scale": x_scale,
-        "title": _("log r = log p(x) − log q(x) of one sample"),
-        "axis": {"tickCount": 10, "labelOverlap": True},
-    }
+    x_enc = quantitative("logr", x_scale, title=_("log r = log p(x) − log q(x) of one sample"),
+                         axis={"tickCount": 10, "labelOverlap": True})
     datasets = {
         "lines": records(lines),
         "below": records(pd.DataFrame({"logr": [lo_x], "logr2": [hi_x], "y": [y_lo], "y2": [0.0]})),
     }
-    layers = [
-        alt.Chart(
-            {"name": "below"},
-            mark={"type": "rect", "color": NEGATIVE_SHADE, "opacity": 0.06},
-            encoding=alt.FacetedEncoding(
-                x={"field": "logr", "type": "quantitative", "scale": x_scale},
-                x2={"field": "logr2"},
-                y={"field": "y", "type": "quantitative", "scale": y_scale},
-                y2={"field": "y2"},
-            ),
-        )
-    ]
+    band = {"x": quantitative("logr", x_scale), "x2": {"field": "logr2"},
+            "y": quantitative("y", y_scale), "y2": {"field": "y2"}}
+    layers = [layer("below", {"type": "rect", "color": NEGATIVE_SHADE, "opacity": 0.06}, **band)]
     if negative is not None:
         a, b = max(negative[0], lo_x), min(negative[1], hi_x)
         if a < b:
@@ -340,83 +282,38 @@ def k_lambda_profile(
                      "text": [_(negative_label)]}
                 )
             )
-            layers.append(
-                alt.Chart(
-                    {"name": "negative"},
-                    mark={"type": "rect", "color": color("k_lambda"), "opacity": 0.22},
-                    encoding=alt.FacetedEncoding(
-                        x={"field": "logr", "type": "quantitative", "scale": x_scale},
-                        x2={"field": "logr2"},
-                        y={"field": "y", "type": "quantitative", "scale": y_scale},
-                        y2={"field": "y2"},
-                    ),
-                )
-            )
+            layers.append(layer("negative", {"type": "rect", "color": color("k_lambda"), "opacity": 0.22},
+                                **band))
             right = b > lo_x + 0.6 * (hi_x - lo_x)
             layers.append(
-                alt.Chart(
-                    {"name": "negative"},
-                    mark={
-                        "type": "text",
-                        "align": "right" if right else "left",
-                        "baseline": "bottom",
-                        "dx": -4 if right else 4,
-                        "dy": -4,
-                        "fontSize": 14,
-                        "color": "#6B2D57",
-                    },
-                    encoding=alt.FacetedEncoding(
-                        x={"field": "logr2" if right else "logr", "type": "quantitative",
-                           "scale": x_scale},
-                        y={"field": "y", "type": "quantitative", "scale": y_scale},
-                        text={"field": "text", "type": "nominal"},
-                    ),
+                layer(
+                    "negative",
+                    {"type": "text", **beside(right, 4), "baseline": "bottom", "dy": -4, "fontSize": 14,
+                     "color": "#6B2D57"},
+                    x=quantitative("logr2" if right else "logr", x_scale),
+                    y=quantitative("y", y_scale),
+                    text=nominal("text"),
                 )
             )
     datasets["zero"] = records(pd.DataFrame({"value": [0.0]}))
-    layers.append(
-        alt.Chart(
-            {"name": "zero"},
-            mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1.5},
-            encoding=alt.FacetedEncoding(
-                y={"field": "value", "type": "quantitative", "scale": y_scale}
-            ),
-        )
-    )
+    layers.append(zero_rule("zero", 1.5, y=quantitative("value", y_scale)))
     labels = [c[0] for c in curves]
     looks = scales(labels, [c[2] for c in curves])
+    legend = _legend(looks["color"]["domain"])
     layers.append(
-        alt.Chart(
-            {"name": "lines"},
-            mark={"type": "line", "strokeWidth": 3, "clip": True},
-            encoding=alt.FacetedEncoding(
-                x=x_enc,
-                y={
-                    "field": "value",
-                    "type": "quantitative",
-                    "scale": y_scale,
-                    "title": _("per-sample value"),
-                },
-                color={
-                    "field": "curve",
-                    "type": "nominal",
-                    "scale": looks["color"],
-                    "legend": _legend(looks["color"]["domain"]),
-                    "sort": None,
-                },
-                strokeDash={  # the colour's legend: merged, each symbol in its dash
-                    "field": "curve",
-                    "type": "nominal",
-                    "scale": looks["strokeDash"],
-                    "legend": _legend(looks["color"]["domain"]),
-                    "sort": None,
-                },
-                tooltip=[
-                    {"field": "curve", "type": "nominal", "title": _("estimator")},
-                    {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3f"},
-                    {"field": "value", "type": "quantitative", "title": _("value"), "format": ".4g"},
-                ],
-            ),
+        layer(
+            "lines",
+            {"type": "line", "strokeWidth": 3, "clip": True},
+            x=x_enc,
+            y=quantitative("value", y_scale, title=_("per-sample value")),
+            color=nominal("curve", scale=looks["color"], legend=legend, sort=None),
+            # the colour's legend: merged, each symbol in its dash
+            strokeDash=nominal("curve", scale=looks["strokeDash"], legend=legend, sort=None),
+            tooltip=[
+                nominal("curve", title=_("estimator")),
+                quantitative("logr", title="log r", format=".3f"),  # i18n: ok (notation)
+                quantitative("value", title=_("value"), format=".4g"),
+            ],
         )
     )
     chart = alt.LayerChart(layer=layers, datasets=datasets)
@@ -450,12 +347,21 @@ def nonfinite_runs(x: ArrayLike, y: ArrayLike) -> list[tuple[float, float]]:
     return runs
 
 
-def _infinite_band(runs: list[tuple[float, float]], x_scale: dict, text: str) -> tuple[list, list]:
-    """Rows and layers of grey bands over ``runs``, each labelled ``text`` up its middle.
+def _path_base(
+    thetas: ArrayLike, infinite: ArrayLike | None, infinite_text: str
+) -> tuple[np.ndarray, dict, dict[str, list], list[alt.Chart]]:
+    """What :func:`gain_chart` and :func:`lambda_star_chart` start from.
 
-    ``text`` is translated here if it is a message.
+    Returns θ as an array, the x scale over it, and the datasets and layers of
+    grey bands, each labelled ``infinite_text`` (translated here) up its middle,
+    over the stretches where ``infinite`` is not finite (none if it is None).
     """
-    text = _(text)
+    th = np.asarray(thetas, dtype=np.float64).ravel()
+    x_scale = {"domain": [float(th.min()), float(th.max())], "nice": False, "zero": False}
+    runs = nonfinite_runs(th, infinite) if infinite is not None else []
+    if not runs:
+        return th, x_scale, {}, []
+    text = _(infinite_text)
     rows = pd.DataFrame(
         {
             "a": [r[0] for r in runs],
@@ -465,33 +371,23 @@ def _infinite_band(runs: list[tuple[float, float]], x_scale: dict, text: str) ->
         }
     )
     layers = [
-        alt.Chart(
-            {"name": "infinite"},
-            mark={"type": "rect", "color": INFINITE_SHADE, "opacity": 0.18},
-            encoding=alt.FacetedEncoding(
-                x={"field": "a", "type": "quantitative", "scale": x_scale},
-                x2={"field": "b"},
-            ),
-        ),
-        alt.Chart(
-            {"name": "infinite"},
-            mark={
-                "type": "text",
-                "angle": 270,
-                "align": "right",
-                "baseline": "middle",
-                "dx": -10,
-                "fontSize": 14,
-                "color": "#31333F",
-            },
-            encoding=alt.FacetedEncoding(
-                x={"field": "mid", "type": "quantitative", "scale": x_scale},
-                y={"value": 0},
-                text={"field": "text", "type": "nominal"},
-            ),
+        layer("infinite", {"type": "rect", "color": INFINITE_SHADE, "opacity": 0.18},
+              x=quantitative("a", x_scale), x2={"field": "b"}),
+        layer(
+            "infinite",
+            {"type": "text", "angle": 270, "align": "right", "baseline": "middle", "dx": -10,
+             "fontSize": 14, "color": "#31333F"},
+            x=quantitative("mid", x_scale),
+            y={"value": 0},
+            text=nominal("text"),
         ),
     ]
-    return records(rows), layers
+    return th, x_scale, {"infinite": records(rows)}, layers
+
+
+def _theta_axis(x_scale: dict, theta_title: str | Sequence[str]) -> dict:
+    """The x channel of a chart along a path: θ, titled as given (a list: one line each)."""
+    return quantitative("theta", x_scale, title=_title(theta_title), axis={"labelOverlap": True})
 
 
 def gain_chart(
@@ -523,49 +419,33 @@ def gain_chart(
     height : int, default 330
         Chart height in pixels.
     """
-    th = np.asarray(thetas, dtype=np.float64).ravel()
     g = np.asarray(gain, dtype=np.float64).ravel()
+    th, x_scale, datasets, layers = _path_base(thetas, g, infinite_text)
     df = pd.DataFrame({"theta": th, "gain": np.where(np.isfinite(g), g, np.nan)})
     tooltip = [
-        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
-        {"field": "gain", "type": "quantitative", "title": "Var(k3)/Var(kλ*)",  # i18n: ok
-         "format": ".4g"},
+        quantitative("theta", title="θ", format=".3f"),
+        quantitative("gain", title="Var(k3)/Var(kλ*)", format=".4g"),  # i18n: ok
     ]
     if true_kl is not None:
         df["kl"] = np.asarray(true_kl, dtype=np.float64).ravel()
-        tooltip.append({"field": "kl", "type": "quantitative", "title": "KL[q‖p]",  # i18n: ok
-                        "format": ".4g"})
+        tooltip.append(quantitative("kl", title="KL[q‖p]", format=".4g"))  # i18n: ok
     if lam_star is not None:
         df["lam_star"] = np.asarray(lam_star, dtype=np.float64).ravel()
-        tooltip.append({"field": "lam_star", "type": "quantitative", "title": "λ*", "format": ".4g"})
+        tooltip.append(quantitative("lam_star", title="λ*", format=".4g"))
     finite = df["gain"].dropna()
     top = max(float(finite.max()) if len(finite) else 2.0, 2.0)
-    x_scale = {"domain": [float(th.min()), float(th.max())], "nice": False, "zero": False}
     y_scale = {"type": "log", "domain": [1.0, top * 1.15], "nice": False}
     ticks = [v for v in _LOG_TICKS if v <= top * 1.15]
-    datasets = {"gain": records(df), "one": records(pd.DataFrame({"gain": [1.0]}))}
-    layers = []
-    runs = nonfinite_runs(th, g)
-    if runs:
-        datasets["infinite"], band = _infinite_band(runs, x_scale, infinite_text)
-        layers.extend(band)
+    datasets.update({"gain": records(df), "one": records(pd.DataFrame({"gain": [1.0]}))})
     layers.append(
-        alt.Chart(
-            {"name": "gain"},
-            mark={"type": "line", **style("k_lambda").line(), "strokeWidth": 3,
-                  "point": {"filled": True, "size": 60, "opacity": 0}},
-            encoding=alt.FacetedEncoding(
-                x={"field": "theta", "type": "quantitative", "scale": x_scale,
-                   "title": _title(theta_title), "axis": {"labelOverlap": True}},
-                y={
-                    "field": "gain",
-                    "type": "quantitative",
-                    "scale": y_scale,
-                    "title": _("Var(k3) / Var(kλ*)  (log scale)"),
-                    "axis": {"values": ticks, "format": "~g"},
-                },
-                tooltip=tooltip,
-            ),
+        layer(
+            "gain",
+            {"type": "line", **style("k_lambda").line(), "strokeWidth": 3,
+             "point": {"filled": True, "size": 60, "opacity": 0}},
+            x=_theta_axis(x_scale, theta_title),
+            y=quantitative("gain", y_scale, title=_("Var(k3) / Var(kλ*)  (log scale)"),
+                           axis={"values": ticks, "format": "~g"}),
+            tooltip=tooltip,
         )
     )
     if current is not None and math.isfinite(current[1]):
@@ -574,28 +454,12 @@ def gain_chart(
                 {"theta": [current[0]], "gain": [current[1]], "text": [f"×{current[1]:.3g}"]}
             )
         )
-        layers.append(
-            alt.Chart(
-                {"name": "current"},
-                mark={"type": "point", "color": REFERENCE_COLOR, "filled": True, "size": 110},
-                encoding=alt.FacetedEncoding(
-                    x={"field": "theta", "type": "quantitative", "scale": x_scale},
-                    y={"field": "gain", "type": "quantitative", "scale": y_scale},
-                ),
-            )
-        )
-        layers.append(
-            alt.Chart(
-                {"name": "current"},
-                mark={"type": "text", "align": "left", "dx": 8, "dy": -10, "fontSize": 14,
-                      "color": REFERENCE_COLOR},
-                encoding=alt.FacetedEncoding(
-                    x={"field": "theta", "type": "quantitative", "scale": x_scale},
-                    y={"field": "gain", "type": "quantitative", "scale": y_scale},
-                    text={"field": "text", "type": "nominal"},
-                ),
-            )
-        )
+        at_current = {"x": quantitative("theta", x_scale), "y": quantitative("gain", y_scale)}
+        layers.append(layer("current", {"type": "point", "color": REFERENCE_COLOR, "filled": True,
+                                        "size": 110}, **at_current))
+        layers.append(layer("current", {"type": "text", "align": "left", "dx": 8, "dy": -10,
+                                        "fontSize": 14, "color": REFERENCE_COLOR},
+                            **at_current, text=nominal("text")))
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     return finish(chart, height=height)
 
@@ -623,58 +487,35 @@ def lambda_star_chart(
     height : int, default 330
         Chart height in pixels.
     """
-    th = np.asarray(thetas, dtype=np.float64).ravel()
+    th, x_scale, datasets, layers = _path_base(thetas, infinite, infinite_text)
     ls = np.asarray(lam_star, dtype=np.float64).ravel()
     df = pd.DataFrame({"theta": th, "lam_star": ls})
     top = max(1.1, float(np.nanmax(np.where(np.isfinite(ls), ls, np.nan))) * 1.08)
     bottom = min(0.0, float(np.nanmin(np.where(np.isfinite(ls), ls, np.nan))))
-    x_scale = {"domain": [float(th.min()), float(th.max())], "nice": False, "zero": False}
     y_scale = {"domain": [bottom, top], "nice": False, "zero": True}
-    datasets = {
-        "lam": records(df),
-        "ref": records(pd.DataFrame({"y": [1.0], "text": ["λ = 1 (k3)"]})),  # i18n: ok
-    }
-    layers = []
-    if infinite is not None:
-        runs = nonfinite_runs(th, infinite)
-        if runs:
-            datasets["infinite"], band = _infinite_band(runs, x_scale, infinite_text)
-            layers.extend(band)
-    layers.extend(
-        [
-            alt.Chart(
-                {"name": "ref"},
-                mark={"type": "rule", **style("k3").line(), "strokeWidth": 2},
-                encoding=alt.FacetedEncoding(
-                    y={"field": "y", "type": "quantitative", "scale": y_scale}
-                ),
-            ),
-            alt.Chart(
-                {"name": "ref"},
-                mark={"type": "text", "align": "right", "baseline": "bottom", "dy": -4,
-                      "fontSize": 14, "color": color("k3")},
-                encoding=alt.FacetedEncoding(
-                    x={"value": {"expr": "width - 4"}},
-                    y={"field": "y", "type": "quantitative", "scale": y_scale},
-                    text={"field": "text", "type": "nominal"},
-                ),
-            ),
-            alt.Chart(
-                {"name": "lam"},
-                mark={"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 3},
-                encoding=alt.FacetedEncoding(
-                    x={"field": "theta", "type": "quantitative", "scale": x_scale,
-                       "title": _title(theta_title), "axis": {"labelOverlap": True}},
-                    y={"field": "lam_star", "type": "quantitative", "scale": y_scale,
-                       "title": _("λ*, the variance-optimal λ")},
-                    tooltip=[
-                        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3f"},
-                        {"field": "lam_star", "type": "quantitative", "title": "λ*",
-                         "format": ".4g"},
-                    ],
-                ),
-            ),
-        ]
-    )
+    datasets["lam"] = records(df)
+    datasets["ref"] = records(pd.DataFrame({"y": [1.0], "text": ["λ = 1 (k3)"]}))  # i18n: ok
+    ref_y = quantitative("y", y_scale)
+    layers += [
+        layer("ref", {"type": "rule", **style("k3").line(), "strokeWidth": 2}, y=ref_y),
+        layer(
+            "ref",
+            {"type": "text", "align": "right", "baseline": "bottom", "dy": -4, "fontSize": 14,
+             "color": color("k3")},
+            x={"value": {"expr": "width - 4"}},
+            y=ref_y,
+            text=nominal("text"),
+        ),
+        layer(
+            "lam",
+            {"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 3},
+            x=_theta_axis(x_scale, theta_title),
+            y=quantitative("lam_star", y_scale, title=_("λ*, the variance-optimal λ")),
+            tooltip=[
+                quantitative("theta", title="θ", format=".3f"),
+                quantitative("lam_star", title="λ*", format=".4g"),
+            ],
+        ),
+    ]
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     return finish(chart, height=height)

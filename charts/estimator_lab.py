@@ -29,17 +29,10 @@ from charts.histograms import (
     common_domain,
     legend_text,
     records,
+    share_top,
 )
-from charts.palette import (
-    REFERENCE_COLOR,
-    REFERENCE_DASH,
-    SOLID,
-    ZERO_COLOR,
-    finish,
-    label,
-    scales,
-    style,
-)
+from charts.palette import REFERENCE_COLOR, SOLID, finish, label, scales, style
+from charts.vega import layer, nominal, quantitative, reference_rule, reference_text, zero_rule
 from i18n import _, pgettext
 from kl_core.estimation.sampling_distributions import NormalApproximation
 
@@ -92,45 +85,24 @@ def fmt(x: float) -> str:
 _ONE_ROW = [{"aggregate": [{"op": "count", "as": "rows"}]}]
 
 
-def _guide(dataset: str, mark: dict, encoding: dict) -> alt.Chart:
-    return alt.Chart(
-        {"name": dataset}, mark=mark, encoding=alt.FacetedEncoding(**encoding), transform=_ONE_ROW
-    )
+def _at(value: float, scale: dict) -> dict:
+    """A position channel at ``value`` on ``scale`` (a datum: no row needed)."""
+    return {"datum": value, "type": "quantitative", "scale": scale}
 
 
 def _reference_rule(dataset: str, channel: str, value: float, scale: dict) -> alt.Chart:
     """The exact value: a black dashed rule at ``channel`` = ``value``."""
-    return _guide(
-        dataset,
-        {"type": "rule", "color": REFERENCE_COLOR, "strokeDash": REFERENCE_DASH, "strokeWidth": 2},
-        {channel: {"datum": value, "type": "quantitative", "scale": scale}},
-    )
+    return reference_rule(dataset, transform=_ONE_ROW, **{channel: _at(value, scale)})
 
 
 def _zero_rule(dataset: str, scale: dict) -> alt.Chart:
-    return _guide(
-        dataset,
-        {"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
-        {"x": {"datum": 0.0, "type": "quantitative", "scale": scale}},
-    )
+    return zero_rule(dataset, transform=_ONE_ROW, x=_at(0.0, scale))
 
 
 def _x_label(dataset: str, value: float, scale: dict, text: str, right_side: bool) -> alt.Chart:
     """``text`` at the top of the plot, beside the vertical rule at ``value``."""
-    return _guide(
-        dataset,
-        {
-            "type": "text",
-            "align": "right" if right_side else "left",
-            "baseline": "top",
-            "dx": -5 if right_side else 5,
-            "dy": 4,
-            "fontSize": 14,
-            "color": REFERENCE_COLOR,
-            "text": text,
-        },
-        {"x": {"datum": value, "type": "quantitative", "scale": scale}, "y": {"value": 0}},
-    )
+    return layer(dataset, reference_text(right_side, text=text), transform=_ONE_ROW,
+                 x=_at(value, scale), y={"value": 0})
 
 
 def usable_domain(domain: tuple[float, float]) -> tuple[float, float]:
@@ -244,7 +216,7 @@ def batch_means_histogram(
         curve = pd.DataFrame({"x": xs, "share": approx.pdf(xs) * width})
         datasets["curve"] = records(curve)
         tallest = max(tallest, float(curve["share"].max()))
-    y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)
+    y_top = share_top(tallest)
 
     layers: list[alt.Chart] = [
         bars_layer(
@@ -260,16 +232,8 @@ def batch_means_histogram(
         )
     ]
     if drawable:
-        layers.append(
-            alt.Chart(
-                {"name": "curve"},
-                mark={"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 2},
-                encoding=alt.FacetedEncoding(
-                    x={"field": "x", "type": "quantitative", "scale": x_scale},
-                    y={"field": "share", "type": "quantitative"},
-                ),
-            )
-        )
+        layers.append(layer("curve", {"type": "line", "color": REFERENCE_COLOR, "strokeWidth": 2},
+                            x=quantitative("x", x_scale), y=quantitative("share")))
     if lo < 0.0 < hi:
         layers.append(_zero_rule("bins", x_scale))
     if true_value is not None and math.isfinite(true_value) and lo <= true_value <= hi:
@@ -388,68 +352,47 @@ def running_means_chart(
     keys = [key for key, *_rest in runs]
     names = [label(k) for k in keys]
     looks = scales(names, keys)  # one look per estimator (charts.palette)
-    colour = {
-        "field": "estimator",
-        "type": "nominal",
-        "scale": looks["color"],
-        "legend": {
-            "orient": "top",
-            "title": None,
-            "columns": 3,  # five names do not fit a phone's width on one line
-            "symbolType": "stroke",
-            "symbolStrokeWidth": 3,
-            "symbolOpacity": 1,
-            "symbolSize": 400,
-            **legend_text(),
-        },
+    legend = {
+        "orient": "top",
+        "title": None,
+        "columns": 3,  # five names do not fit a phone's width on one line
+        "symbolType": "stroke",
+        "symbolStrokeWidth": 3,
+        "symbolOpacity": 1,
+        "symbolSize": 400,
+        **legend_text(),
     }
-    dash = {  # the same legend as the colour's: Vega-Lite merges them, each symbol in its dash
-        "field": "estimator",
-        "type": "nominal",
-        "scale": looks["strokeDash"],
-        "legend": colour["legend"],
-    }
-    x_value = {
-        "field": "n",
-        "type": "quantitative",
-        "scale": {"type": "log", "domain": [x_min, max(x_max, 10.0)], "nice": False},
-        "title": _("n, values averaged so far (log scale)"),
-        "axis": {"format": "~s", "labelOverlap": True},
-    }
+    colour = nominal("estimator", scale=looks["color"], legend=legend)
+    # the same legend as the colour's: Vega-Lite merges them, each symbol in its dash
+    dash = nominal("estimator", scale=looks["strokeDash"], legend=legend)
+    x_value = quantitative(
+        "n", {"type": "log", "domain": [x_min, max(x_max, 10.0)], "nice": False},
+        title=_("n, values averaged so far (log scale)"), axis={"format": "~s", "labelOverlap": True},
+    )
     y_scale = {"domain": [lo, hi], "nice": False, "zero": False}
     layers = [
-        alt.Chart(
-            {"name": "run"},
-            mark={"type": "area", "opacity": 0.15, "clip": True},
-            encoding=alt.FacetedEncoding(
-                x=x_value,
-                y={
-                    "field": "lo",
-                    "type": "quantitative",
-                    "scale": y_scale,
-                    "title": _("mean of the first n values"),
-                },
-                y2={"field": "hi"},
-                color=colour,
-            ),
+        layer(
+            "run",
+            {"type": "area", "opacity": 0.15, "clip": True},
+            x=x_value,
+            y=quantitative("lo", y_scale, title=_("mean of the first n values")),
+            y2={"field": "hi"},
+            color=colour,
         ),
-        alt.Chart(
-            {"name": "run"},
-            mark={"type": "line", "strokeWidth": 2.5, "clip": True},
-            encoding=alt.FacetedEncoding(
-                x=x_value,
-                y={"field": "mean", "type": "quantitative", "scale": y_scale},
-                color=colour,
-                strokeDash=dash,
-                tooltip=[
-                    {"field": "estimator", "type": "nominal", "title": _("estimator")},
-                    {"field": "n", "type": "quantitative", "title": "n", "format": ","},
-                    {"field": "mean", "type": "quantitative", "title": _("running mean"),
-                     "format": ".4g"},
-                    {"field": "lo", "type": "quantitative", "title": "− 2 SE", "format": ".4g"},
-                    {"field": "hi", "type": "quantitative", "title": "+ 2 SE", "format": ".4g"},
-                ],
-            ),
+        layer(
+            "run",
+            {"type": "line", "strokeWidth": 2.5, "clip": True},
+            x=x_value,
+            y=quantitative("mean", y_scale),
+            color=colour,
+            strokeDash=dash,
+            tooltip=[
+                nominal("estimator", title=_("estimator")),
+                quantitative("n", title="n", format=","),
+                quantitative("mean", title=_("running mean"), format=".4g"),
+                quantitative("lo", title="− 2 SE", format=".4g"),
+                quantitative("hi", title="+ 2 SE", format=".4g"),
+            ],
         ),
     ]
     merged: dict[float, list[str]] = {}  # equal true values share one rule and label
@@ -459,22 +402,14 @@ def running_means_chart(
     for value, targets_here in merged.items():
         layers.append(_reference_rule("run", "y", value, y_scale))
         layers.append(  # inside the plot, above the rule at its right end: no margin taken
-            _guide(
+            layer(
                 "run",
-                {
-                    "type": "text",
-                    "align": "right",
-                    "baseline": "bottom",
-                    "dx": -4,
-                    "dy": -4,
-                    "fontSize": 14,
-                    "color": REFERENCE_COLOR,
-                    "text": f"{' = '.join(targets_here)} = {fmt(value)}",
-                },
-                {
-                    "y": {"datum": value, "type": "quantitative", "scale": y_scale},
-                    "x": {"value": {"expr": "width"}},
-                },
+                {"type": "text", "align": "right", "baseline": "bottom", "dx": -4, "dy": -4,
+                 "fontSize": 14, "color": REFERENCE_COLOR,
+                 "text": f"{' = '.join(targets_here)} = {fmt(value)}"},
+                transform=_ONE_ROW,
+                y=_at(value, y_scale),
+                x={"value": {"expr": "width"}},
             )
         )
     chart = alt.LayerChart(layer=layers, datasets={"run": records(df)})

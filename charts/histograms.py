@@ -17,12 +17,14 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish, label
+from charts.palette import CONFIG, color, finish, label
+from charts.vega import layer, nominal, quantitative, reference_rule, reference_text, zero_rule
 from i18n import N_, _, pgettext
 
 __all__ = [
     "bars_layer",
     "legend_text",
+    "share_top",
     "short_number",
     "MAX_ROWS",
     "TITLE_LIMIT",
@@ -223,6 +225,12 @@ def short_number(x: float) -> str:
     return f"{x:.4g}"
 
 
+def share_top(tallest: float) -> float:
+    """The top of a histogram's share axis: room above the ``tallest`` bar (or curve) for
+    the true value's label, at most 100 % unless the tallest already is."""
+    return max(min(tallest * 1.22, 1.0), tallest, 1e-9)
+
+
 def bars_layer(
     key: str,
     *,
@@ -343,24 +351,19 @@ def per_sample_histogram(
         )
     lo, hi = domain
     tallest = float(binned.table["share"].max())
-    y_top = max(min(tallest * 1.22, 1.0), tallest, 1e-9)  # headroom for the label, ≤ 100 %
+    y_top = share_top(tallest)
 
     # Altair objects at the top, plain Vega-Lite dicts inside, rows in the
     # top-level datasets: a few milliseconds per chart and rerun, where
     # shorthand strings and chained calls cost tens (docs/app_conventions.md).
     x_scale = {"domain": [lo, hi], "nice": False, "zero": False}
-    x_value = {"field": "x", "type": "quantitative", "scale": x_scale}
+    x_value = quantitative("x", x_scale)
     datasets = {"bins": records(binned.table)}
     layers: list[alt.Chart] = []
     if lo < 0.0 < hi:  # shade the side of zero where no KL can lie
         datasets["negative"] = records(pd.DataFrame({"x": [lo], "x2": [0.0]}))
-        layers.append(
-            alt.Chart(
-                {"name": "negative"},
-                mark={"type": "rect", "color": "#D55E00", "opacity": 0.07},
-                encoding=alt.FacetedEncoding(x=x_value, x2={"field": "x2"}),
-            )
-        )
+        layers.append(layer("negative", {"type": "rect", "color": "#D55E00", "opacity": 0.07},
+                            x=x_value, x2={"field": "x2"}))
     layers.append(
         bars_layer(
             key,
@@ -375,13 +378,7 @@ def per_sample_histogram(
     )
     if lo < 0.0 < hi:
         datasets["zero"] = records(pd.DataFrame({"x": [0.0]}))
-        layers.append(
-            alt.Chart(
-                {"name": "zero"},
-                mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
-                encoding=alt.FacetedEncoding(x=x_value),
-            )
-        )
+        layers.append(zero_rule("zero", x=x_value))
     if true_value is not None and math.isfinite(true_value) and lo <= true_value <= hi:
         datasets["reference"] = records(
             pd.DataFrame({
@@ -390,35 +387,9 @@ def per_sample_histogram(
             })
         )
         right_side = true_value > lo + 0.6 * (hi - lo)  # keep the label inside the plot
-        layers.append(
-            alt.Chart(
-                {"name": "reference"},
-                mark={
-                    "type": "rule",
-                    "color": REFERENCE_COLOR,
-                    "strokeDash": [6, 4],
-                    "strokeWidth": 2,
-                },
-                encoding=alt.FacetedEncoding(x=x_value),
-            )
-        )
-        layers.append(
-            alt.Chart(
-                {"name": "reference"},
-                mark={
-                    "type": "text",
-                    "align": "right" if right_side else "left",
-                    "baseline": "top",
-                    "dx": -5 if right_side else 5,
-                    "dy": 4,
-                    "fontSize": 14,
-                    "color": REFERENCE_COLOR,
-                },
-                encoding=alt.FacetedEncoding(
-                    x=x_value, y={"value": 0}, text={"field": "text", "type": "nominal"}
-                ),
-            )
-        )
+        layers.append(reference_rule("reference", x=x_value))
+        layers.append(layer("reference", reference_text(right_side), x=x_value, y={"value": 0},
+                            text=nominal("text")))
 
     chart = alt.LayerChart(
         layer=layers, datasets=datasets,

@@ -113,27 +113,13 @@ def exact_kl(a_spec: str, b_spec: str) -> float:
 
 
 @cached(N_("Drawing samples and computing the estimates…"), max_entries=32)
-def simulate(
-    q_spec: str,
-    p_spec: str,
-    n: int,
-    repeats: int = 1,
-    seed: int = 0,
-    lam: float = 1.0,
-    keys: tuple[str, ...] = montecarlo.DEFAULT_KEYS,
-    sample_size: int = 20_000,
-) -> montecarlo.Simulation:
-    """``kl_core.estimation.montecarlo.simulate`` on spec strings; see its docstring."""
-    return montecarlo.simulate(
-        q_spec,
-        p_spec,
-        n,
-        repeats=repeats,
-        seed=seed,
-        lam=lam,
-        keys=keys,
-        sample_size=sample_size,
-    )
+def simulate(q_spec: str, p_spec: str, n: int, **options: Any) -> montecarlo.Simulation:
+    """``kl_core.estimation.montecarlo.simulate`` on spec strings; see its docstring.
+
+    ``options`` are its keywords (``repeats``, ``seed``, ``lam``, ``keys`` as a
+    tuple, ``sample_size``, …), with its defaults: part of the cache key.
+    """
+    return montecarlo.simulate(q_spec, p_spec, n, **options)
 
 
 #: What kl_core raises on a pair it cannot handle (reported on the page, not as a traceback).
@@ -333,35 +319,20 @@ def table_columns(key: str, name: str, _data: bytes | None = None) -> list[str]:
 
 @cached(N_("Auditing the file…"), max_entries=16)
 def audit_file(
-    key: str,
-    name: str,
-    sampler_col: str,
-    other_col: str,
-    mask_col: str | None = None,
-    position_col: str | None = None,
-    sequence_col: str | None = None,
-    rollout_col: str | None = None,
-    direction: str = "sampler-other",
-    _data: bytes | None = None,
-    kl_col: str | None = None,
+    key: str, name: str, sampler_col: str, other_col: str, direction: str = "sampler-other",
+    _data: bytes | None = None, **columns: str | None,
 ):  # -> kl_core.audit.statistics.AuditReport
     """``kl_core.audit.statistics.load_table`` then ``kl_core.audit.statistics.audit``; ``ValueError`` on a bad file.
 
     ``key`` is a path, or with ``_data`` the upload's ``file_id`` (as in :func:`table_columns`).
-    ``kl_col`` is the exact next-token KL column, which adds the Rao–Blackwellized ``rb``.
+    ``columns`` are ``load_table``'s optional columns, by keyword (``mask_col``,
+    ``position_col``, ``sequence_col``, ``rollout_col``; ``kl_col``, the exact
+    next-token KL, adds the Rao–Blackwellized ``rb``).
     """
     from kl_core.audit import statistics as audit
 
-    table = audit.load_table(
-        key if _data is None else _source(_data, name),
-        sampler_col,
-        other_col,
-        mask_col=mask_col,
-        position_col=position_col,
-        sequence_col=sequence_col,
-        rollout_col=rollout_col,
-        kl_col=kl_col,
-    )
+    source = key if _data is None else _source(_data, name)
+    table = audit.load_table(source, sampler_col, other_col, **columns)
     return audit.audit(**table.as_kwargs(), direction=direction)
 
 

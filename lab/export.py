@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import Any
 
 import altair as alt
 import pandas as pd
@@ -66,6 +68,19 @@ def to_png(chart: alt.TopLevelMixin, width: int = EXPORT_WIDTH, scale: float = 2
     return _png(_sized(chart, width).to_json(), scale)
 
 
+def _download_button(
+    label: str, data: Callable[[], bytes | str], stem: str, ext: str, mime: str, icon: str,
+    **kwargs: Any,
+) -> None:
+    """A button that saves ``data()`` as ``<stem>.<ext>``, made only when clicked.
+
+    ``data`` is called by Streamlit on the click (deferred), and the click does
+    not rerun the page; the widget key is ``_<ext>_<stem>``.
+    """
+    st.download_button(label, data=data, file_name=f"{stem}.{ext}", mime=mime, on_click="ignore",
+                       key=f"_{ext}_{stem}", icon=icon, **kwargs)
+
+
 def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     """A small "Save" popover with PNG and SVG download buttons for ``chart``.
 
@@ -73,24 +88,10 @@ def chart_downloads(chart: alt.TopLevelMixin, name: str) -> None:
     """
     stem = slug(name)
     with st.popover(_("Save"), icon=":material/download:", type="tertiary"):
-        st.download_button(
-            _("PNG image"),
-            data=lambda: to_png(chart),
-            file_name=f"{stem}.png",
-            mime="image/png",
-            on_click="ignore",
-            key=f"_png_{stem}",
-            icon=":material/image:",
-        )
-        st.download_button(
-            _("SVG (vector)"),
-            data=lambda: to_svg(chart),
-            file_name=f"{stem}.svg",
-            mime="image/svg+xml",
-            on_click="ignore",
-            key=f"_svg_{stem}",
-            icon=":material/draw:",
-        )
+        _download_button(_("PNG image"), lambda: to_png(chart), stem, "png", "image/png",
+                         ":material/image:")
+        _download_button(_("SVG (vector)"), lambda: to_svg(chart), stem, "svg", "image/svg+xml",
+                         ":material/draw:")
 
 
 def csv_bytes(df: pd.DataFrame) -> bytes:
@@ -105,14 +106,5 @@ def csv_bytes(df: pd.DataFrame) -> bytes:
 
 def csv_download(df: pd.DataFrame, name: str, label: str = N_("Download CSV")) -> None:
     """A download button that saves ``df`` as ``<name>.csv``; ``label`` is translated here."""
-    stem = slug(name)
-    st.download_button(
-        _(label),
-        data=lambda: csv_bytes(df),
-        file_name=f"{stem}.csv",
-        mime="text/csv",
-        on_click="ignore",
-        key=f"_csv_{stem}",
-        icon=":material/download:",
-        type="tertiary",
-    )
+    _download_button(_(label), lambda: csv_bytes(df), slug(name), "csv", "text/csv",
+                     ":material/download:", type="tertiary")

@@ -399,11 +399,14 @@ def _numeric(
     max_value: float,
     value: Any,
     step: float,
-    format: str | None,
-    help: str | None,
+    format: str | None = None,
+    help: str | None = None,
     **kwargs: Any,
 ) -> Any:
     """A numeric ``widget`` bound to ``?key=``, with a note if the link's value was dropped.
+
+    ``min_value``, ``max_value``, ``value`` and ``step`` are required; any other
+    keyword goes to ``widget``.
 
     A number box (``st.number_input``) also gets its range at the end of its
     help (issue 20 §6: no caption under the box): a typed value outside the
@@ -427,38 +430,22 @@ def allowed_range(lo: float, hi: float, *, whole: bool) -> str:
     return _("a number from {lo} to {hi}").format(lo=range_text(lo), hi=range_text(hi))
 
 
-def slider(
-    label: str,
-    key: str,
-    *,
-    min_value: float,
-    max_value: float,
-    value: float,
-    step: float,
-    format: str | None = None,
-    help: str | None = None,
-    **kwargs: Any,
-) -> Any:
-    """``st.slider`` bound to ``?key=``; ints stay ints if all numbers are ints."""
-    return _numeric(st.slider, label, key, min_value=min_value, max_value=max_value,
-                    value=value, step=step, format=format, help=help, **kwargs)
+def slider(label: str, key: str, **kwargs: Any) -> Any:
+    """``st.slider`` bound to ``?key=``; ints stay ints if all numbers are ints.
+
+    Keywords as :func:`_numeric`: ``min_value``, ``max_value``, ``value``, ``step``
+    (required), ``format``, ``help`` and any other ``st.slider`` argument.
+    """
+    return _numeric(st.slider, label, key, **kwargs)
 
 
-def number(
-    label: str,
-    key: str,
-    *,
-    min_value: float,
-    max_value: float,
-    value: float,
-    step: float,
-    format: str | None = None,
-    help: str | None = None,
-    **kwargs: Any,
-) -> Any:
-    """``st.number_input`` bound to ``?key=``; ``min_value``/``max_value`` are required."""
-    return _numeric(st.number_input, label, key, min_value=min_value, max_value=max_value,
-                    value=value, step=step, format=format, help=help, **kwargs)
+def number(label: str, key: str, **kwargs: Any) -> Any:
+    """``st.number_input`` bound to ``?key=``; ``min_value``/``max_value`` are required.
+
+    Keywords as :func:`_numeric`: ``min_value``, ``max_value``, ``value``, ``step``
+    (required), ``format``, ``help`` and any other ``st.number_input`` argument.
+    """
+    return _numeric(st.number_input, label, key, **kwargs)
 
 
 def _index(options: Sequence[T], value: T | None) -> int:

@@ -1,5 +1,6 @@
-"""Small composite widgets shared by the pages: sample sizes, the seed, preset buttons.
+"""Small composite widgets shared by the pages: the opening, sample sizes, the seed, preset buttons.
 
+* :func:`page_opening` – a page's first lines: the legacy-mode hand-over, the title, the question;
 * :func:`count_slider` – a sample size on 1–2–5 steps (10, 20, 50, …), bound to the URL;
 * :func:`seed_picker` – the seed field, one definition so ``?seed=`` carries between pages;
 * :func:`preset_bar` – a row of buttons that set q and p, the active one highlighted;
@@ -19,15 +20,29 @@ from kl_core.estimation.distributions import parse
 from kl_core.estimation.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
+from lab.navigation import leave_legacy_wrapper
 
-__all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider", "preset_bar",
-           "seed_picker"]
+__all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider", "page_opening",
+           "preset_bar", "seed_picker"]
 
 #: The help of the "Set λ = λ*" button (λ* minimises Var(−log r + λ(r − 1)) over λ).
 LAMBDA_STAR_HELP = N_(
     "λ*, the λ of least variance, = Cov(log r, r)/Var(r) = (KL[p‖q] + KL[q‖p])/χ²(p‖q), from "
     "kl_core.estimation.exact.lambda_star."
 )
+
+
+def page_opening(title: str, intro: str) -> None:
+    """A page's first lines: the hand-over from Streamlit's legacy ``pages/`` mode, the title
+    and the opening paragraph (the question the page answers).
+
+    The hand-over (:func:`lab.navigation.leave_legacy_wrapper`) must come before anything
+    is drawn, so a page calls this first.  ``title`` and ``intro`` are shown as given
+    (translated by the caller: ``page_opening(_("Bregman gap"), _("Why is k3 …"))``).
+    """
+    leave_legacy_wrapper()
+    st.title(title)
+    st.markdown(intro)
 
 
 def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:

@@ -19,10 +19,9 @@ from kl_core.estimation.bregman import tangent_picture
 from kl_core.estimation.divergences import DIVERGENCES
 from lab import cache, state, ui
 from lab.format import number
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import bregman_gap as notes
 from lab.picker import distribution_pair, wait_for_specs
-from lab.widgets import count_slider, seed_picker
+from lab.widgets import count_slider, page_opening, seed_picker
 
 R_MIN, R_MAX = 0.05, 5.0
 # The x-range of every picture: dense where log u bends near 0, 121 points in all
@@ -31,10 +30,7 @@ U_GRID = np.concatenate([np.geomspace(R_MIN, 1.0, 41), np.linspace(1.0, R_MAX, 8
 F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q‖p] first above
 
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-
-st.title(_("Bregman gap"))
-st.markdown(_(
+page_opening(_("Bregman gap"), _(  # first, before anything is drawn: see lab.widgets
     "Why is k3 = (r − 1) − log r never negative? Draw the curve **log r** and its **tangent line "
     "r − 1** at r = 1. log is concave, so the curve never rises above its tangent, and k3 is "
     "exactly the **vertical gap** between the two at the sample's r. Every sample's k3 is a "

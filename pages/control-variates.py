@@ -28,16 +28,13 @@ from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.paths import PATHS
 from lab import cache, state, ui
 from lab.format import number
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import control_variates as notes
 from lab.picker import distribution_pair, wait_for_specs
-from lab.widgets import count_slider, seed_picker
+from lab.widgets import count_slider, page_opening, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title(_("Control variates"))
-st.markdown(_(
+page_opening(_("Control variates"), _(  # first, before anything is drawn: see lab.widgets
     "k1 = −log r is unbiased but noisy. Add any multiple of **r − 1**, whose average under q is "
     "exactly 0, and the estimator stays unbiased — so which multiple λ should we add? "
     "This page computes the variance of every choice **exactly** (no sampling), and shows "

@@ -23,10 +23,16 @@ from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.published import match_published
 from lab import cache, state, ui
 from lab.format import number
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs
-from lab.widgets import active_preset, count_slider, lambda_slider, preset_bar, seed_picker
+from lab.widgets import (
+    active_preset,
+    count_slider,
+    lambda_slider,
+    page_opening,
+    preset_bar,
+    seed_picker,
+)
 
 ALL_KEYS = estimators.COMPARED_KEYS
 DEFAULT_KEYS = ("k1", "k2", "k3")
@@ -43,9 +49,7 @@ PRESET_BUTTONS = {
 }
 FUNCS = {key: estimators.ESTIMATORS[key].function for key in ALL_KEYS}
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title(_("Estimator Lab"))
-st.markdown(_(
+page_opening(_("Estimator Lab"), _(  # first, before anything is drawn: see lab.widgets
     r"Draw $x_1,\dots,x_N \sim q$, compute $r = p(x)/q(x)$ and average an estimator over the "
     "$N$ draws: that is **one estimate** of the KL. Repeat it $R$ times with fresh draws. "
     "How often is a single value negative, how far do the estimates scatter, and is their "

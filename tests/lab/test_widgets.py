@@ -109,3 +109,19 @@ def test_range_text_writes_integers_as_integers():
     assert range_text(10.0) == "10"
     assert range_text(0.05) == "0.05"
     assert range_text(1e-6) == "1e-06"
+
+
+def _opening_script():
+    import streamlit as st
+
+    from lab.widgets import page_opening
+
+    page_opening("A title", "The **question** of the page.")
+    st.write("after")
+
+
+def test_page_opening_draws_the_title_then_the_question():
+    at = AppTest.from_function(_opening_script, default_timeout=30).run()
+    assert not at.exception
+    assert [t.value for t in at.title] == ["A title"]
+    assert [m.value for m in at.markdown] == ["The **question** of the page.", "after"]
