@@ -68,6 +68,7 @@ __all__ = [
     "estimator_name",
     "fail",
     "formula",
+    "glossary",
     "show_source",
     "table",
 ]
@@ -531,6 +532,23 @@ def metric_row() -> Any:
 def note(kind: str, text: str, icon: str) -> None:
     """A message box: ``kind`` is ``"warning"``, ``"info"`` or ``"error"`` (Streamlit's boxes)."""
     getattr(st, kind)(text, icon=icon)
+
+
+#: The key of :func:`glossary`'s box (``st-key-klglossary``): the browser tests find it by it.
+GLOSSARY_KEY = "klglossary"
+
+
+def glossary(url_path: str | None) -> None:
+    """The sidebar's "Symbols" expander: every symbol the page uses, its TeX and meaning (:mod:`lab.notation`).
+
+    ``app.py`` draws it once a run, for the page it is about to run.
+    """
+    from lab import notation
+
+    with st.sidebar.container(key=GLOSSARY_KEY), st.expander(_("Symbols on this page"), icon=":material/functions:"):
+        st.markdown("\n".join("- " + line for line in notation.glossary_lines(url_path)))
+        st.caption(_("One notation on every page: the first argument of KL is the distribution the "
+                     "samples come from."))
 
 
 def formula(latex: str) -> None:

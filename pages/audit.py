@@ -19,6 +19,7 @@ from i18n import _
 from kl_core.audit import statistics as audit
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
+from lab.notation import policy_mapping
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ SUMMARY_FORMAT = {  # keyed by the tables' headers, in the run's language
 }
 st.title(_("Audit your log-probs"))
 st.markdown(_(notes.QUESTION))
+st.caption(policy_mapping("audit"))  # the one sentence that maps sampler/other to q/p (lab/notation.py)
 top = st.container()  # the point first: which file, the verdict and its chart (filled below)
 
 # ------------------------------------------------------------ the file
@@ -170,7 +172,7 @@ if report.weighted:
                       help=_("The effective number of sequences."))
 if report.rb is not None:
     ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
-        c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
+        c=RB_COLOR, f=notes.rb_formula(report.direction)))
     with ui.metric_row():
         st.metric("Var(k1)/Var(rb)", notes.ratio_text(report.variance_ratio["k1"]),  # i18n: ok (notation)
                   help=_("Per token: how many times more tokens k1 needs than rb for the same "
