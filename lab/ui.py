@@ -469,10 +469,16 @@ _RUN_STATUS_CSS = (
     "border:1px solid color-mix(in srgb,currentColor 30%,transparent);}"
 )
 
+#: The sidebar glossary (:func:`glossary`): a narrow list, its entries a little smaller than the page's prose.
+_GLOSSARY_CSS = (
+    ".st-key-klglossary ul{padding-left:1rem;margin:0;}"  # i18n: ok (CSS)
+    ".st-key-klglossary li{font-size:0.9rem;line-height:1.45;margin:0 0 0.4rem 0;}"
+)
+
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
 #: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + A11Y_CSS
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
 
 
 def run_status() -> Any:
