@@ -81,7 +81,7 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("logr", r"\log r", N_("the log-ratio $\\log p(x) - \\log q(x)$; on the RL pages "
                                  "$\\log\\pi_\\mathrm{ref}(x) - \\log\\pi_\\theta(x)$"), ALL_PAGES),
     Symbol("kl", r"\mathrm{KL}[a\,\|\,b]",
-           N_("the KL divergence of $a$ from $b$, $\\mathbb{E}_a[\\log a/b]$; the first argument is "
+           N_("the KL divergence between $a$ and $b$, $\\mathbb{E}_a[\\log a/b]$; the first argument is "
               "the distribution sampled from, so $\\mathrm{KL}[q\\|p] = \\mathbb{E}_q[-\\log r]$"), ALL_PAGES),
     Symbol("E", r"\mathbb{E}_q", N_("the expectation over samples $x \\sim q$"), ALL_PAGES),
     # ------------------------------------------------------------------ the estimators
