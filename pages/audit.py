@@ -19,7 +19,7 @@ from i18n import _
 from kl_core.audit import statistics as audit
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
-from lab.notation import policy_mapping
+from lab.notation import audit_label, policy_mapping
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,7 +165,8 @@ if report.weighted:
     with ui.metric_row():
         st.metric(_("ESS, tokens"), f"{report.ess:,.0f}",
                   help=_(r"Effective sample size in tokens: $(\sum w)^2 / \sum w^2$, "
-                         r"$w = \pi_\mathrm{sampler} / \pi_\mathrm{rollout}$ per token."))
+                         r"$w = {sampler} / {rollout}$ per token.").format(sampler=audit_label("sampler"),
+                                                                           rollout=r"\text{rollout}"))
         st.metric(_("ESS / tokens"), f"{report.ess_fraction:.1%}")
         if report.sequences is not None and report.sequences.ess is not None:
             st.metric(_("ESS, sequences"), f"{report.sequences.ess:,.1f}",
