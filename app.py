@@ -15,7 +15,7 @@ from lab.a11y import page_support
 from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES
-from lab.ui import page_style, run_status
+from lab.ui import glossary, page_style, run_status
 
 language_switch()  # first: every text below is in the run's language
 st.set_page_config(
@@ -27,6 +27,7 @@ st.set_page_config(
 page_style()
 page_support()  # <html lang>, the skip link, keyboard-reachable scroll boxes (issue 21)
 page = navigation()
+glossary(page.url_path)  # the sidebar's "Symbols": this page's notation (lab/notation.py)
 if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
     st.set_page_config(page_title=_("{page} · KL Estimator Lab").format(page=page.title))

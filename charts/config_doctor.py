@@ -19,12 +19,12 @@ __all__ = ["FORWARD", "REVERSE", "Y_LIMIT", "pull_chart"]
 
 REVERSE = N_("∇KL[π_θ‖π_ref] (reverse KL)")
 FORWARD = N_("∇KL[π_ref‖π_θ] (forward KL)")
-#: The pull axis shows ±8 (lines leave the plot there): the forward KL's 1 − e^t reaches −400 at t = 6.
+#: The pull axis shows ±8 (lines leave the plot there): the forward KL's 1 − r reaches −400 at log r = 6.
 Y_LIMIT = 8.0
 
 
 def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, height: int = 300) -> alt.LayerChart:
-    """The term's per-token pull c(t) beside the two KL gradients' pulls.
+    """The term's per-token pull c(x) beside the two KL gradients' pulls, by the token's log r.
 
     Parameters
     ----------
@@ -42,19 +42,19 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     altair.LayerChart
         The reverse-KL pull black dashed, the forward-KL pull grey dotted, the
         term's pull solid in its estimator's colour; x the log-ratio
-        t = log π_ref(x) − log π_θ(x), y the pull c(x), shown to ±:data:`Y_LIMIT`.
+        log r = log π_ref(x) − log π_θ(x) (``lab.notation``), y the pull c(x), shown to ±:data:`Y_LIMIT`.
     """
     est = color(estimator_key) if estimator_key != "full" else REFERENCE_COLOR
     domain = [_(REVERSE), _(FORWARD), option_label]
     # Long rows (3 × n ≤ 5,000): the legend's labels hold brackets and dots, which a fold's field names can't.
     rows = pd.DataFrame({
-        "t": np.concatenate([curve.t] * 3),
+        "logr": np.concatenate([curve.t] * 3),
         "series": np.repeat(domain, len(curve.t)),
         "pull": np.concatenate([curve.reverse, curve.forward, curve.option]),  # the fixed y scale clips
     })
     x_value = {
-        "field": "t", "type": "quantitative",
-        "title": _("log-ratio t of the sampled token"),
+        "field": "logr", "type": "quantitative",
+        "title": _("log r = log(π_ref/π_θ) of the sampled token"),
         "scale": {"domain": [float(curve.t[0]), float(curve.t[-1])], "nice": False},
     }
     y_value = {
@@ -79,7 +79,7 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
                         "scale": {"domain": domain, "range": [[7, 4], [3, 3], [1, 0]]}, "legend": None},
             tooltip=[
                 {"field": "series", "type": "nominal", "title": _("line")},
-                {"field": "t", "type": "quantitative", "title": _("log-ratio"), "format": ".3g"},
+                {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3g"},  # i18n: ok (notation)
                 {"field": "pull", "type": "quantitative", "title": _("pull"), "format": ".4g"},
             ],
         ),

@@ -68,6 +68,7 @@ __all__ = [
     "estimator_name",
     "fail",
     "formula",
+    "glossary",
     "show_source",
     "table",
 ]
@@ -468,10 +469,16 @@ _RUN_STATUS_CSS = (
     "border:1px solid color-mix(in srgb,currentColor 30%,transparent);}"
 )
 
+#: The sidebar glossary (:func:`glossary`): a narrow list, its entries a little smaller than the page's prose.
+_GLOSSARY_CSS = (
+    ".st-key-klglossary ul{padding-left:1rem;margin:0;}"  # i18n: ok (CSS)
+    ".st-key-klglossary li{font-size:0.9rem;line-height:1.45;margin:0 0 0.4rem 0;}"
+)
+
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
 #: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + A11Y_CSS
+PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
 
 
 def run_status() -> Any:
@@ -531,6 +538,23 @@ def metric_row() -> Any:
 def note(kind: str, text: str, icon: str) -> None:
     """A message box: ``kind`` is ``"warning"``, ``"info"`` or ``"error"`` (Streamlit's boxes)."""
     getattr(st, kind)(text, icon=icon)
+
+
+#: The key of :func:`glossary`'s box (``st-key-klglossary``): the browser tests find it by it.
+GLOSSARY_KEY = "klglossary"
+
+
+def glossary(url_path: str | None) -> None:
+    """The sidebar's "Symbols" expander: every symbol the page uses, its TeX and meaning (:mod:`lab.notation`).
+
+    ``app.py`` draws it once a run, for the page it is about to run.
+    """
+    from lab import notation
+
+    with st.sidebar.container(key=GLOSSARY_KEY), st.expander(_("Symbols on this page"), icon=":material/functions:"):
+        st.markdown("\n".join("- " + line for line in notation.glossary_lines(url_path)))
+        st.caption(_("One notation on every page: the first argument of KL is the distribution the "
+                     "samples come from."))
 
 
 def formula(latex: str) -> None:

@@ -19,6 +19,7 @@ from i18n import _
 from kl_core.audit import statistics as audit
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
+from lab.notation import audit_label, policy_mapping
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,6 +39,7 @@ SUMMARY_FORMAT = {  # keyed by the tables' headers, in the run's language
 }
 st.title(_("Audit your log-probs"))
 st.markdown(_(notes.QUESTION))
+st.caption(policy_mapping("audit"))  # the one sentence that maps sampler/other to q/p (lab/notation.py)
 top = st.container()  # the point first: which file, the verdict and its chart (filled below)
 
 # ------------------------------------------------------------ the file
@@ -163,14 +165,15 @@ if report.weighted:
     with ui.metric_row():
         st.metric(_("ESS, tokens"), f"{report.ess:,.0f}",
                   help=_(r"Effective sample size in tokens: $(\sum w)^2 / \sum w^2$, "
-                         r"$w = \pi_\mathrm{sampler} / \pi_\mathrm{rollout}$ per token."))
+                         r"$w = {sampler} / {rollout}$ per token.").format(sampler=audit_label("sampler"),
+                                                                           rollout=r"\text{rollout}"))
         st.metric(_("ESS / tokens"), f"{report.ess_fraction:.1%}")
         if report.sequences is not None and report.sequences.ess is not None:
             st.metric(_("ESS, sequences"), f"{report.sequences.ess:,.1f}",
                       help=_("The effective number of sequences."))
 if report.rb is not None:
     ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
-        c=RB_COLOR, f=audit.RB_DEFINITIONS[report.direction]["formula"]))
+        c=RB_COLOR, f=notes.rb_formula(report.direction)))
     with ui.metric_row():
         st.metric("Var(k1)/Var(rb)", notes.ratio_text(report.variance_ratio["k1"]),  # i18n: ok (notation)
                   help=_("Per token: how many times more tokens k1 needs than rb for the same "

@@ -19,6 +19,7 @@ from kl_core.doctor import parse as doctor_parse
 from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 from lab import cache, state, ui
 from lab.navigation import leave_legacy_wrapper
+from lab.notation import policy_mapping
 from lab.notes import config_doctor as notes
 from lab.pages import page_by_url
 
@@ -35,6 +36,7 @@ def follow_the_box(example: str) -> None:
 
 st.title(_("Config doctor"))
 st.markdown(_(notes.INTRO))
+st.caption(policy_mapping())  # the one sentence that maps π_θ, π_ref to q, p (lab/notation.py)
 
 # ------------------------------------------------------------ the input
 pick_col, lib_col, rel_col = st.columns([4, 3, 3], gap="medium")

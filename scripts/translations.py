@@ -295,6 +295,32 @@ def cjk_italics(text: str) -> list[str]:
     return [s for s in single_emphasis(text) if _CJK.search(s)]
 
 
+#: A label inside TeX: ``\\text{…}`` and its relatives (``\\textrm``, ``\\textbf``, ``\\textit``, ``\\mbox``).
+_TEX_LABEL = re.compile(r"\\(?:text|textrm|textbf|textit|textsf|mbox)\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+#: A word of a label: two or more letters with a lower-case one (KL, GRPO are names), not a TeX command.
+_LABEL_WORD = re.compile(r"(?<![\\A-Za-z_])[A-Za-z]*[a-z][A-Za-z]*(?![A-Za-z_])")
+#: Words that stay in Latin letters in Chinese too (``locale/GLOSSARY.md``: token, logit, rollout … kept).
+LATIN_IN_TEX = frozenset({"token", "tokens", "logit", "logits", "rollout", "batch", "detach", "softmax", "verl",
+                          "approx", "kl"})
+
+
+def tex_label_words(label: str) -> list[str]:
+    """The English words of a TeX label (two or more letters, one lower-case; kept words left out)."""
+    return [w for w in _LABEL_WORD.findall(label) if len(w) > 1 and w.lower() not in LATIN_IN_TEX]
+
+
+def english_tex_labels(msgid: str, msgstr: str) -> list[str]:
+    """The ``\\text{…}`` labels of a translation left in English where the English's labels were words.
+
+    A label of ``msgstr`` is flagged when it has English words (:func:`tex_label_words`) and no
+    Chinese, while ``msgid`` has at least one label with words: ``\\text{KL loss}`` left as it is
+    in a Chinese sentence is flagged, ``\\text{KL 损失}`` and a ``\\text{KL}`` label are not.
+    """
+    if not any(tex_label_words(label) for label in _TEX_LABEL.findall(msgid)):
+        return []
+    return [label for label in _TEX_LABEL.findall(msgstr) if tex_label_words(label) and not _CJK.search(label)]
+
+
 def untranslated_messages(lang: str, path: str, template=None) -> list[str]:
     """The messages of file ``path`` (relative, e.g. ``pages/home.py``) that ``lang`` lacks.
 
@@ -551,6 +577,34 @@ def untranslated(path: Path) -> list[Finding]:
     path = path.resolve()
     rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
     return _Scan(rel, path.read_text("utf-8")).run()
+
+
+def english_tex_in_source(path: Path) -> list[Finding]:
+    """TeX labels with English words written in ``path`` outside ``_()``: shown in English in every language.
+
+    A string literal (not a docstring, not inside ``_()``, ``N_()`` …) holding
+    ``\\text{…}`` with words (:func:`tex_label_words`).  Build such TeX with the
+    translated label formatted in: ``r"\\text{{{w}}}".format(w=_("tangent"))``.
+    A line marked ``# i18n: ok`` is skipped.
+    """
+    path = path.resolve()
+    rel = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+    source = path.read_text("utf-8")
+    tree, lines = ast.parse(source), source.splitlines()
+    skip = _docstrings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _name(node) in WRAPPERS:
+            skip.update(id(n) for n in ast.walk(node))
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in skip or not (isinstance(node, ast.Constant) and isinstance(node.value, str)):
+            continue
+        if OK_MARK in lines[node.lineno - 1]:
+            continue
+        for label in _TEX_LABEL.findall(node.value.replace("{{", "{").replace("}}", "}")):
+            if words := tex_label_words(label):
+                found.append(Finding(rel, node.lineno, label, f"English TeX label ({' '.join(words)}) outside _()"))
+    return sorted(found, key=lambda f: f.line)
 
 
 #: Words a reader may meet in English in any language: names of libraries, people and methods.

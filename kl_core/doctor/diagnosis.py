@@ -940,13 +940,13 @@ def _clamp_words(prof: Profile, e: CrosswalkEntry) -> str:
             bite=format(abs(near), ".2f"))
     elif far is not None:
         clause = Message(
-            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
-            "log π_θ(x) passes {near} ({near_words}), but the other way only past t = {far} ({far_words}).",
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio log r = log π_ref(x) − "
+            "log π_θ(x) passes {near} ({near_words}), but the other way only past log r = {far} ({far_words}).",
             lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near),
             far=_signed(far), far_words=_ratio_words(far))
     else:
         clause = Message(
-            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio t = log π_ref(x) − "
+            "{lib}'s {option} clamps {clamps}, which bites once a token's log-ratio log r = log π_ref(x) − "
             "log π_θ(x) passes {near} ({near_words}), and never the other way.",
             lib=prof.library, option=e.option, clamps=clamps, near=_signed(near), near_words=_ratio_words(near))
     if e.grad_mode == "autograd":

@@ -13,7 +13,14 @@ import pandas as pd
 
 from charts.audit import bucket_label
 from i18n import N_, _
-from kl_core.audit.statistics import ESTIMATOR_KEYS, RB_KEY, AuditReport, EstimatorSummary
+from kl_core.audit.statistics import (
+    ESTIMATOR_KEYS,
+    RB_DEFINITIONS,
+    RB_KEY,
+    AuditReport,
+    EstimatorSummary,
+)
+from lab.notation import audit_label
 
 __all__ = [
     "AUDIT_KEYS",
@@ -39,6 +46,7 @@ __all__ = [
     "rb_caption",
     "ratio_text",
     "position_rows",
+    "rb_formula",
     "sequences_caption",
     "summary_caption",
     "summary_frame",
@@ -71,6 +79,14 @@ EXAMPLE_ROLES = {
 }
 #: The two directions in words (shown translated: :func:`direction_label`).
 DIRECTION_LABELS = {"sampler-other": N_("KL[sampler‖other]"), "other-sampler": N_("KL[other‖sampler]")}
+
+
+def rb_formula(direction: str) -> str:
+    r"""What the rb column holds, in TeX, its ``\text{sampler}``/``\text{other}`` labels in the run's language."""
+    formula = RB_DEFINITIONS[direction]["formula"]
+    for word in ("sampler", "other"):
+        formula = formula.replace(r"\text{" + word + "}", audit_label(word))  # i18n: ok (the core's label, replaced)
+    return formula
 
 
 def direction_label(direction: str) -> str:

@@ -550,38 +550,45 @@ _PULL = {
                      "KL does."),
     "forward_kl": N_(r"The coloured line follows the grey forward-KL line, not the black reverse-KL one: it "
                      r"pushes $\pi_\theta$ to cover the reference, most strongly on tokens $\pi_\theta$ has all "
-                     r"but dropped ($t > 0$)."),
+                     r"but dropped ($\log r > 0$)."),
     "zero": N_("Where the coloured line leaves the black one, this term's gradient is not the KL penalty's."),
     "mixed": N_("The coloured line follows neither KL's line: on average its pull is neither KL's gradient."),
 }
 
 
-def _t(t: float) -> str:
-    return format(t, ".2f").replace("-", "−")
+def _logr(value: float) -> str:
+    """A log-ratio for inside TeX (KaTeX sets the ASCII hyphen as a minus sign)."""
+    return format(value, ".2f")
 
 
 def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX) -> str:
-    """Where the pull chart's line goes flat (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
+    r"""Where the pull chart's line goes flat (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
 
-    Says on which side of the chart the clamp bites, and where it bites only off the chart (|t| ≥ t_max).
+    Says on which side of the chart the clamp bites, and where it bites only off the chart
+    (:math:`|\log r| \ge` ``t_max``).  The log-ratio is the chart's,
+    :math:`\log r = \log\pi_\mathrm{ref}(x) - \log\pi_\theta(x)` (``lab.notation``).
     """
-    shown = [t for t in (below, above) if t is not None and abs(t) < t_max]
-    off = [t for t in (below, above) if t is not None and abs(t) >= t_max]
+    shown = [v for v in (below, above) if v is not None and abs(v) < t_max]
+    off = [v for v in (below, above) if v is not None and abs(v) >= t_max]
     if len(shown) == 2 and math.isclose(-shown[0], shown[1], rel_tol=1e-9):
-        return " " + _("Past |t| = {b} the clamp bites: the line goes flat, and larger drifts are pulled no "
-                       "harder.").format(b=_t(shown[1]))
+        return " " + _("Past $|\\log r| = {b}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
+                       "harder.").format(b=_logr(shown[1]))
     if len(shown) == 2:
-        return " " + _("Below t = {lo} and past t = {hi} the clamp bites: the line goes flat, and larger "
-                       "drifts are pulled no harder.").format(lo=_t(shown[0]), hi=_t(shown[1]))
+        return " " + _("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: the line goes flat, and "
+                       "larger drifts are pulled no harder.").format(lo=_logr(shown[0]), hi=_logr(shown[1]))
     if len(shown) == 1:
-        (t,) = shown
-        text = (_("Past t = {t} the clamp bites: the line goes flat, and larger drifts are pulled no harder.")
-                if t > 0 else
-                _("Below t = {t} the clamp bites: the line goes flat, and larger drifts are pulled no harder.")
-                ).format(t=_t(t))
+        (v,) = shown
+        text = (_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
+                  "harder.")
+                if v > 0 else
+                _("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
+                  "harder.")
+                ).format(value=_logr(v))
         if off:
-            text += " " + (_("On the other side it bites only below t = {far}, off the chart.") if off[0] < 0 else
-                           _("On the other side it bites only past t = {far}, off the chart.")).format(far=_t(off[0]))
+            text += " " + (_("On the other side it bites only below $\\log r = {far}$, off the chart.")
+                           if off[0] < 0 else
+                           _("On the other side it bites only past $\\log r = {far}$, off the chart.")
+                           ).format(far=_logr(off[0]))
         else:
             text += " " + _("On the other side it never bites.")
         return " " + text

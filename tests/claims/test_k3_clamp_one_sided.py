@@ -107,14 +107,14 @@ def _check_sentence(e, text: str) -> None:
         assert float(sym.group(1).replace(",", "")) == pytest.approx(math.exp(abs(near)), rel=0.005)
         return
     assert sym is None and "|log r|" not in text, text
-    m = re.search(r"t = log π_ref\(x\) − log π_θ\(x\) passes (−?[\d.]+) " + WORDS, text)
+    m = re.search(r"log r = log π_ref\(x\) − log π_θ\(x\) passes (−?[\d.]+) " + WORDS, text)
     assert m is not None, text
     assert float(m.group(1).replace("−", "-")) == pytest.approx(near, abs=0.005)
     _check_words(m, near)
     if far is None:
         assert "never the other way" in text
         return
-    m = re.search(r"the other way only past t = (−?[\d.]+) " + WORDS, text)
+    m = re.search(r"the other way only past log r = (−?[\d.]+) " + WORDS, text)
     assert m is not None, text
     assert float(m.group(1).replace("−", "-")) == pytest.approx(far, abs=0.005)
     _check_words(m, far)
@@ -138,11 +138,11 @@ def test_the_cards_of_the_pages_examples(key):
         below, above = _roots(u.entry)
         cap = notes.pull_caption(u)
         if u.entry.estimator == "k3" and u.entry.grad_mode in ("autograd", "score", "score_current"):
-            m = re.search(r"Past t = ([\d.]+) the clamp bites", cap)
+            m = re.search(r"Past \$\\log r = ([\d.]+)\$ the clamp bites", cap)
             assert m is not None and float(m.group(1)) == pytest.approx(above, abs=0.005), cap
-            assert "|t|" not in cap
-            m = re.search(r"On the other side it bites only below t = (−[\d.]+), off the chart", cap)
-            assert m is not None and float(m.group(1).replace("−", "-")) == pytest.approx(below, abs=0.005), cap
+            assert "|\\log r|" not in cap
+            m = re.search(r"On the other side it bites only below \$\\log r = (-[\d.]+)\$, off the chart", cap)
+            assert m is not None and float(m.group(1)) == pytest.approx(below, abs=0.005), cap
             assert abs(below) >= PULL_T_MAX                       # off the chart indeed
 
 
@@ -154,8 +154,8 @@ def test_the_pull_caption_words_for_every_clamped_entry(e):
     if not on_chart:
         assert cap == ""
         return
-    numbers = [float(x.replace("−", "-")) for x in re.findall(r"t\|? = (−?[\d.]+)", cap)]
-    if "|t|" in cap:
+    numbers = [float(x) for x in re.findall(r"\\log r\|? = (-?[\d.]+)\$", cap)]
+    if "|\\log r|" in cap:
         assert len(on_chart) == 2 and math.isclose(-on_chart[0], on_chart[1], rel_tol=1e-9)
         assert numbers == [pytest.approx(on_chart[1], abs=0.005)]
         return

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from i18n import using
+from i18n import _, using
 from kl_core.doctor.diagnosis import GRADIENT_WORDS, WARNING_CODES, diagnose
 from kl_core.libraries.clamps import entry_id
 from kl_core.libraries.crosswalk import options
@@ -120,7 +120,7 @@ def test_warning_texts_fix_language_and_tables(verl):
 
 def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
     assert "grey forward-KL line" in notes.pull_caption(verl.kl_uses[0])
-    assert "Past t = 2.61 the clamp bites" in notes.pull_caption(verl.kl_uses[0])
+    assert r"Past $\log r = 2.61$ the clamp bites" in notes.pull_caption(verl.kl_uses[0])
     plus = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k3+")
     assert notes.pull_caption(plus.kl_uses[0]) == \
         "The coloured line lies on the black one: this term pulls each token back as the reverse KL does."
@@ -216,16 +216,24 @@ def test_clamp_words_name_each_side():
 
     assert notes.clamp_words(None, None) == ""
     assert notes.clamp_words(-10.0, 10.0) == ""                       # both off the chart
-    assert notes.clamp_words(-4.4721, 4.4721) == (" Past |t| = 4.47 the clamp bites: the line goes flat, and "
-                                                  "larger drifts are pulled no harder.")
+    assert notes.clamp_words(-4.4721, 4.4721) == (r" Past $|\log r| = 4.47$ the clamp bites: the line goes flat, "
+                                                  "and larger drifts are pulled no harder.")
     one = notes.clamp_words(-10.99998, 2.61087)
-    assert one.startswith(" Past t = 2.61 the clamp bites") and one.endswith(
-        "On the other side it bites only below t = −11.00, off the chart.")
+    assert one.startswith(r" Past $\log r = 2.61$ the clamp bites") and one.endswith(
+        r"On the other side it bites only below $\log r = -11.00$, off the chart.")
     assert notes.clamp_words(None, 2.61087).endswith("On the other side it never bites.")
-    assert notes.clamp_words(-1.5, 2.61087).startswith(" Below t = −1.50 and past t = 2.61 the clamp bites")
+    assert notes.clamp_words(-1.5, 2.61087).startswith(r" Below $\log r = -1.50$ and past $\log r = 2.61$ the clamp")
     with i18n.using("zh"):
         zh = notes.clamp_words(-10.99998, 2.61087)
-    assert "t = 2.61" in zh and "t = −11.00" in zh and "截断" in zh
+    assert r"$\log r = 2.61$" in zh and r"$\log r = -11.00$" in zh and "截断" in zh
+
+
+def test_the_clamp_is_written_with_log_r_never_t():
+    """t is a token position only (issue 20 §5): the doctor's log-ratio is log r = log π_ref − log π_θ."""
+    for below, above in ((-4.4721, 4.4721), (-10.99998, 2.61087), (-1.5, 2.61087), (None, 2.61087), (-2.0, None)):
+        text = notes.clamp_words(below, above)
+        assert text and "t =" not in text and "|t|" not in text and r"\log r" in text
+    assert "$t" not in _(notes._PULL["forward_kl"]) and r"$\log r > 0$" in _(notes._PULL["forward_kl"])
 
 
 # --------------------------------------------------------------------------- issue 20 §4: the doctor speaks web
