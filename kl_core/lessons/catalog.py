@@ -305,9 +305,9 @@ _L1 = Lesson(
         Step(
             title=N_("The number being estimated"),
             setup=_SHIFT_SETUP,
-            prompt=N_(r"What is $\mathrm{{KL}}[q,p] = \mathbb{{E}}_q[-\log r]$?"),
+            prompt=N_(r"What is $\mathrm{{KL}}[q\|p] = \mathbb{{E}}_q[-\log r]$?"),
             explanation=N_(
-                r"For two normals with the same σ, $\mathrm{{KL}}[q,p] = \mu^2/2$ = {answer:.4g}. Every "
+                r"For two normals with the same σ, $\mathrm{{KL}}[q\|p] = \mu^2/2$ = {answer:.4g}. Every "
                 "approx_kl in this lesson estimates this number, and it is never negative."
             ),
             quantity="kl_qp",
@@ -385,7 +385,7 @@ _L2 = Lesson(
         Step(
             title=N_("k2's bias"),
             setup=_SHIFT_SETUP,
-            prompt=N_(r"$k_2 = \tfrac12(\log r)^2$. What is its bias, $\mathbb{{E}}_q[k_2] - \mathrm{{KL}}[q,p]$?"),
+            prompt=N_(r"$k_2 = \tfrac12(\log r)^2$. What is its bias, $\mathbb{{E}}_q[k_2] - \mathrm{{KL}}[q\|p]$?"),
             explanation=N_(
                 r"$\mathbb{{E}}[k_2]$ = {mean:.4g} against KL = {kl:.4g}: k2 overestimates by {answer:.4g}. "
                 r"For these normals the bias is $\mu^4/8$ while the KL is $\mu^2/2$, so it is small only "
@@ -403,7 +403,7 @@ _L2 = Lesson(
             setup=_SHIFT_SETUP,
             prompt=N_(r"$k_3 = (r - 1) - \log r$. What is $\mathbb{{E}}_q[k_3]$?"),
             explanation=N_(
-                r"$\mathbb{{E}}_q[r - 1] = 0$, so $\mathbb{{E}}[k_3] = \mathbb{{E}}[-\log r] = \mathrm{{KL}}[q,p]$ "
+                r"$\mathbb{{E}}_q[r - 1] = 0$, so $\mathbb{{E}}[k_3] = \mathbb{{E}}[-\log r] = \mathrm{{KL}}[q\|p]$ "
                 "= {answer:.4g}: k3 is unbiased, like k1, and unlike k1 no single value of it is negative."
             ),
             quantity="mean_k3",
@@ -494,7 +494,7 @@ _L3 = Lesson(
             prompt=N_(r"Take $\lambda$ = {lam:g}. What is $\mathbb{{E}}_q[k_\lambda]$?"),
             explanation=N_(
                 r"$\mathbb{{E}}_q[r - 1] = 0$, so adding any multiple of it leaves the mean at "
-                r"$\mathrm{{KL}}[q,p]$ = {answer:.4g}. λ changes only the spread."
+                r"$\mathrm{{KL}}[q\|p]$ = {answer:.4g}. λ changes only the spread."
             ),
             quantity="mean_k_lambda",
             sample=lambda rng: {**_shift(_grid(rng, 0.5, 1.5, 0.1)), "lam": rng.choice((-0.5, 0.5, 1.5, 2.0))},
@@ -522,7 +522,7 @@ _L3 = Lesson(
             prompt=N_(r"Which λ gives the smallest variance, $\lambda^*$?"),
             explanation=N_(
                 r"The parabola's lowest point is $\lambda^* = \mathrm{{Cov}}(\log r, r)/\mathrm{{Var}}(r) = "
-                r"(\mathrm{{KL}}[p,q] + \mathrm{{KL}}[q,p])/\chi^2$ = {answer:.4g}. It cuts the variance to "
+                r"(\mathrm{{KL}}[p\|q] + \mathrm{{KL}}[q\|p])/\chi^2$ = {answer:.4g}. It cuts the variance to "
                 "{ratio:.1%} of k1's."
             ),
             quantity="lambda_star",
@@ -593,7 +593,7 @@ _L4 = Lesson(
         Step(
             title=N_("Equal variances"),
             setup=_SHIFT_SETUP,
-            prompt=N_(r"$\mathrm{{KL}}[q,p]$ = {kl_qp:.4g}. What is $\mathrm{{KL}}[p,q]$?"),
+            prompt=N_(r"$\mathrm{{KL}}[q\|p]$ = {kl_qp:.4g}. What is $\mathrm{{KL}}[p\|q]$?"),
             explanation=N_(
                 r"For two normals with the same σ both directions are $\mu^2/2$ = {answer:.4g}. They part as "
                 "soon as the widths differ: next step."
@@ -607,12 +607,12 @@ _L4 = Lesson(
             title=N_("Different widths"),
             setup=N_(
                 r"Samples come from $q = \mathcal N(0, 1)$; the target is the wider $p = \mathcal N(0, {sigma:g}^2)$. "
-                r"$\mathrm{{KL}}[q,p]$ = {kl_qp:.4g}."
+                r"$\mathrm{{KL}}[q\|p]$ = {kl_qp:.4g}."
             ),
-            prompt=N_(r"What is $\mathrm{{KL}}[p,q]$?"),
+            prompt=N_(r"What is $\mathrm{{KL}}[p\|q]$?"),
             explanation=N_(
-                r"$\mathrm{{KL}}[p,q] = \tfrac12(\sigma^2 - 1) - \log\sigma$ = {answer:.4g}, against "
-                r"$\mathrm{{KL}}[q,p]$ = {kl_qp:.4g}: {ratio:.3g} times as large. Which one a library logs "
+                r"$\mathrm{{KL}}[p\|q] = \tfrac12(\sigma^2 - 1) - \log\sigma$ = {answer:.4g}, against "
+                r"$\mathrm{{KL}}[q\|p]$ = {kl_qp:.4g}: {ratio:.3g} times as large. Which one a library logs "
                 "depends on the ratio and the estimator it uses."
             ),
             quantity="kl_pq",
@@ -628,11 +628,11 @@ _L4 = Lesson(
                 r"Samples come from $q = \mathcal N(0, 1)$, the target is $p = \mathcal N(0, {sigma:g}^2)$, "
                 r"$r = p(x)/q(x)$."
             ),
-            prompt=N_(r"Which estimator has mean $\mathrm{{KL}}[p,q]$ under $x \sim q$?"),
+            prompt=N_(r"Which estimator has mean $\mathrm{{KL}}[p\|q]$ under $x \sim q$?"),
             explanation=N_(
-                r"$\mathbb{{E}}_q[r \log r] = \mathbb{{E}}_p[\log r] = \mathrm{{KL}}[p,q]$ and $\mathbb{{E}}_q[r - 1] = 0$, "
-                r"so $k_{{3,pq}}$ has mean {kl_pq:.4g} = $\mathrm{{KL}}[p,q]$. k1 and k3 have mean "
-                r"$\mathrm{{KL}}[q,p]$ = {kl_qp:.4g}; k2 has {mean_k2:.4g}."
+                r"$\mathbb{{E}}_q[r \log r] = \mathbb{{E}}_p[\log r] = \mathrm{{KL}}[p\|q]$ and $\mathbb{{E}}_q[r - 1] = 0$, "
+                r"so $k_{{3,pq}}$ has mean {kl_pq:.4g} = $\mathrm{{KL}}[p\|q]$. k1 and k3 have mean "
+                r"$\mathrm{{KL}}[q\|p]$ = {kl_qp:.4g}; k2 has {mean_k2:.4g}."
             ),
             quantity="unbiased_for",
             kind="choice",
@@ -671,7 +671,7 @@ _L4 = Lesson(
             prompt=N_(r"What does $k_3$ give with the flipped ratio, at $\log r$ = {logr:g}?"),
             explanation=N_(
                 r"$k_3$ at {logr:g} is {answer:.4g}, not {k3:.4g}. The flipped $k_3$ is the one that samples "
-                r"from p would use for $\mathrm{{KL}}[p,q]$; on samples from q, $k_{{3,pq}} = r\log r - (r - 1)$ "
+                r"from p would use for $\mathrm{{KL}}[p\|q]$; on samples from q, $k_{{3,pq}} = r\log r - (r - 1)$ "
                 "estimates that direction."
             ),
             quantity="k3_at",
@@ -692,7 +692,7 @@ _TARGET_CHOICES = (
 )
 
 _GRAD_SETUP = N_(
-    r"A policy $\pi_\theta = \mathrm{{softmax}}(\theta)$ over {k} tokens, at $\theta = t\,v$ with t = {t:g}, and a "
+    r"A policy $\pi_\theta = \mathrm{{softmax}}(\theta)$ over {k} tokens, at $\theta = s\,v$ with $s$ = {t:g}, and a "
     r"uniform $\pi_\mathrm{{ref}}$; tokens are drawn from $\pi_\theta$ (on-policy), $r = \pi_\mathrm{{ref}}/\pi_\theta$."
 )
 
