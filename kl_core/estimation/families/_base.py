@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.validation import InputError, Message, check_finite, check_positive_int
+from kl_core.validation import InputError, Message, check_finite, check_positive, check_positive_int
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -213,6 +213,52 @@ class Distribution(ABC):
         return self.name
 
 
+class LocationScale(Distribution):
+    """A distribution with one location (finite) and one scale (> 0) among its fields.
+
+    A family's dataclass names the two fields in :attr:`location_field` and
+    :attr:`scale_field` (``loc`` and ``scale`` unless it says otherwise) and gets
+    their checks, its quadrature centre and shift, and its practical range.  With
+    :attr:`display_name` and :attr:`spec_name` set (``Laplace``, ``laplace``) it
+    also gets ``name`` = ``Laplace(0, 1)`` and ``spec`` = ``laplace(0,1)``; a family
+    with more parameters or another notation writes its own.
+    """
+
+    location_field: ClassVar[str] = "loc"
+    scale_field: ClassVar[str] = "scale"
+    display_name: ClassVar[str] = ""
+    spec_name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        loc, scale = self.location_field, self.scale_field
+        object.__setattr__(self, loc, check_finite(getattr(self, loc), loc))
+        object.__setattr__(self, scale, check_positive(getattr(self, scale), scale))
+
+    def _location_scale(self) -> tuple[float, float]:
+        return getattr(self, self.location_field), getattr(self, self.scale_field)
+
+    @property
+    def name(self) -> str:
+        loc, scale = self._location_scale()
+        return f"{self.display_name}({loc:g}, {scale:g})"
+
+    @property
+    def spec(self) -> str:
+        loc, scale = self._location_scale()
+        return f"{self.spec_name}({num(loc)},{num(scale)})"
+
+    def centres(self) -> list[tuple[float, float]]:
+        return [self._location_scale()]
+
+    def shifted(self, delta: float) -> Distribution:
+        loc, _ = self._location_scale()
+        return dataclasses.replace(self, **{self.location_field: loc - delta})
+
+    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        loc, scale = self._location_scale()
+        return [(self.scale_field, scale)], [(self.location_field, loc)]
+
+
 def check_rng_n(rng: np.random.Generator, n: int) -> int:
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
@@ -288,6 +334,16 @@ class Param:
     range: tuple[float, ...] = LOCATION_SLIDER
     role: str = ""
 
+
+    @classmethod
+    def location(cls, name: str, label: str) -> Param:
+        """A location parameter: any real number, default 0, on a linear slider."""
+        return cls(name, label, role="location")
+
+    @classmethod
+    def scale(cls, name: str, label: str) -> Param:
+        """A scale parameter: > 0, default 1, on a log-scale slider over :data:`SCALE_SLIDER`."""
+        return cls(name, label, "positive", 1.0, "log", SCALE_SLIDER, "scale")
 
 @dataclass(frozen=True)
 class Slider:

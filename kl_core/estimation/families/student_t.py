@@ -11,9 +11,8 @@ from numpy.typing import ArrayLike
 
 from kl_core.estimation.families._base import (
     PRACTICAL,
-    SCALE_SLIDER,
-    Distribution,
     Family,
+    LocationScale,
     Param,
     Tail,
     check_coverage,
@@ -21,7 +20,7 @@ from kl_core.estimation.families._base import (
     check_side,
     num,
 )
-from kl_core.validation import N_, Message, as_float_array, check_finite, check_positive
+from kl_core.validation import N_, Message, as_float_array, check_positive
 
 __all__ = ["FAMILY", "StudentT"]
 
@@ -29,7 +28,7 @@ DF_SLIDER = (0.5, 100.0)  # log-scale steps
 
 
 @dataclass(frozen=True)
-class StudentT(Distribution):
+class StudentT(LocationScale):
     r"""Student's t distribution with ``df`` degrees of freedom, location and scale.
 
     .. math:: \log q(x) = \log\Gamma\!\left(\tfrac{\nu+1}{2}\right) - \log\Gamma\!\left(\tfrac{\nu}{2}\right)
@@ -66,8 +65,7 @@ class StudentT(Distribution):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "df", check_positive(self.df, "df"))
-        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+        super().__post_init__()
 
     @property
     def name(self) -> str:
@@ -112,18 +110,9 @@ class StudentT(Distribution):
         )  # fmt: skip
         return Tail.algebraic(-(Fraction(nu) + 1), float(const))
 
-    def centres(self) -> list[tuple[float, float]]:
-        return [(self.loc, self.scale)]
-
-    def shifted(self, delta: float) -> StudentT:
-        return StudentT(self.df, self.loc - delta, self.scale)
-
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         z, z0 = (x - self.loc) / self.scale, -self.loc / self.scale
         return -(self.df + 1.0) / 2.0 * np.log1p((x / self.scale) * (z + z0) / (self.df + z0 * z0))
-
-    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        return [("scale", self.scale)], [("loc", self.loc)]
 
     def practical_issue(self) -> str:
         if self.df < PRACTICAL["df"]:
@@ -138,8 +127,8 @@ FAMILY = Family(
     help=N_("`t(ν,loc,scale)` (Student t)"),
     params=(
         Param("df", N_("ν, degrees of freedom (log scale): small ν, heavy tails"), "positive", 3.0, "log", DF_SLIDER),
-        Param("loc", N_("Location"), role="location"),
-        Param("scale", N_("Scale (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
+        Param.location("loc", N_("Location")),
+        Param.scale("scale", N_("Scale (log scale)")),
     ),
     order=40,
     aliases=("studentt", "student_t"),
