@@ -58,28 +58,10 @@ from kl_core.libraries.snippets import marked_message
 from kl_core.validation import InputError, Message
 
 __all__ = [
-    "CONFIG_CALLS",
-    "MAX_BYTES",
-    "MAX_VALUES",
-    "PARSER_CALLS",
-    "Command",
-    "Entry",
-    "ParsedInput",
-    "RawSetting",
-    "UnreadableInput",
-    "Word",
-    "decode",
-    "entry_points",
-    "joined",
-    "parse_flags",
-    "parse_overrides",
-    "read",
-    "looks_python",
-    "read_python",
-    "read_shell",
-    "read_structured",
-    "scalar",
-    "too_large",
+    "CONFIG_CALLS", "MAX_BYTES", "MAX_VALUES", "PARSER_CALLS", "Command", "Entry",
+    "ParsedInput", "RawSetting", "UnreadableInput", "Word", "decode", "entry_points", "joined",
+    "parse_flags", "parse_overrides", "read", "looks_python", "read_python", "read_shell",
+    "read_structured", "scalar", "too_large",
 ]
 
 MAX_BYTES = 256 * 1024
