@@ -18,7 +18,9 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
+from kl_core._docfill import docfill
 from kl_core.cli._common import (
+    HANDLER_SECTIONS,
     Command,
     add_pair_arguments,
     count,
@@ -155,18 +157,11 @@ def table_rows(
     return true_kl, true_kl_pq, lam_star, rows
 
 
+@docfill(**HANDLER_SECTIONS)
 def run_table(args: argparse.Namespace) -> int:
     """Handler of ``table``: print its output, as text or with ``--json`` as JSON.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments of ``python -m kl_core table``.
-
-    Returns
-    -------
-    int
-        The exit code, 0.
+    %(handler)s
     """
     from kl_core.estimation.exact import lambda_star
     from kl_core.estimation.published import match_published
