@@ -34,11 +34,8 @@ from kl_core.estimation.montecarlo import ratio_to_target
 from kl_core.validation import as_float_array, check_positive_int
 
 __all__ = [
-    "NormalApproximation",
-    "batch_mean_normal",
-    "exact_relative_figures",
-    "mc_relative_standard_errors",
-    "mc_standard_errors",
+    "NormalApproximation", "batch_mean_normal", "exact_relative_figures",
+    "mc_relative_standard_errors", "mc_standard_errors",
 ]
 
 #: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).

@@ -79,13 +79,8 @@ from kl_core.gradients import expected as gradients
 from kl_core.sequences.markov import MarkovChain, check_length, check_pair, next_token_kl
 
 __all__ = [
-    "OPTIONS",
-    "SequenceGradient",
-    "SequenceGradientRow",
-    "SequenceGradientTable",
-    "expected_sequence_gradient",
-    "sequence_gradient_table",
-    "sequence_kl_gradients",
+    "OPTIONS", "SequenceGradient", "SequenceGradientRow", "SequenceGradientTable",
+    "expected_sequence_gradient", "sequence_gradient_table", "sequence_kl_gradients",
 ]
 
 #: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
