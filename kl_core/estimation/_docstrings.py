@@ -21,7 +21,13 @@ q, p : Distribution
 _LAM = r"""lam : float, optional
     :math:`\lambda` for ``k_lambda`` (required there, ignored elsewhere)."""
 
+_LOGR = r"""logr : array_like
+    :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`."""
+
 SECTIONS = {
+    "logr": _LOGR,
+    "logr_params": f"Parameters\n----------\n{_LOGR}",
+    "per_sample_returns": f"Returns\n-------\nnumpy.ndarray\n    Per-sample values.\n\nReferences\n----------\n{SCHULMAN}",
     "pair_params": f"Parameters\n----------\n{_PAIR}",
     "estimator_pair_params": f"Parameters\n----------\n{_KEY}\n{_PAIR}",
     "estimator_pair_lam_params": f"Parameters\n----------\n{_KEY}\n{_PAIR}\n{_LAM}",
