@@ -164,13 +164,21 @@ class Distribution(ABC):
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         """Log density (log pmf for a categorical) at ``x``."""
 
-    @abstractmethod
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw ``n`` independent samples with the generator ``rng``."""
+        return self._sample(rng, check_rng_n(rng, n))
 
     @abstractmethod
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """What a family writes for :meth:`sample`: ``rng`` and ``n`` are checked already."""
+
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
         """A central interval holding at least ``coverage`` of the mass."""
+        return self._interval(check_coverage(coverage))
+
+    @abstractmethod
+    def _interval(self, coverage: float) -> tuple[float, float]:
+        """What a family writes for :meth:`interval`: ``coverage`` is checked to lie in (0, 1)."""
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density (pmf for a categorical) at ``x``."""
@@ -178,6 +186,10 @@ class Distribution(ABC):
 
     def tail(self, side: int) -> Tail:
         """The far-tail form of ``logpdf`` as x → side·∞ (see :class:`Tail`)."""
+        return self._tail(check_side(side))
+
+    def _tail(self, side: int) -> Tail:
+        """What a family with tails writes for :meth:`tail`: ``side`` is checked to be ±1."""
         raise ValueError(f"{type(self).__name__} has no tails: it is not a density on the real line")
 
     def centres(self) -> list[tuple[float, float]]:

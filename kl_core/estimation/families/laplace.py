@@ -9,16 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    Family,
-    LocationScale,
-    Param,
-    Tail,
-    abs_delta,
-    check_coverage,
-    check_rng_n,
-    check_side,
-)
+from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
 from kl_core.estimation.families.normal import Gaussian
 from kl_core.validation import N_, as_float_array
 
@@ -60,17 +51,15 @@ class Laplace(LocationScale):
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         return -np.abs(as_float_array(x, "x") - self.loc) / self.scale - math.log(2.0 * self.scale)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.laplace(self.loc, self.scale, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        half = -self.scale * math.log(1.0 - check_coverage(coverage))
+    def _interval(self, coverage: float) -> tuple[float, float]:
+        half = -self.scale * math.log(1.0 - coverage)
         return (self.loc - half, self.loc + half)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # -|x - loc|/b = -|x|/b + side·loc/b once side·x > |loc|
-        side = check_side(side)
         return Tail.exponential(self.scale, side * self.loc / self.scale - math.log(2.0 * self.scale))
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:

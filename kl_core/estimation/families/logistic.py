@@ -13,16 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    Family,
-    LocationScale,
-    Param,
-    Tail,
-    abs_delta,
-    check_coverage,
-    check_rng_n,
-    check_side,
-)
+from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
 from kl_core.validation import N_, as_float_array
 
 __all__ = ["FAMILY", "Logistic"]
@@ -82,19 +73,16 @@ class Logistic(LocationScale):
         a = np.abs(as_float_array(x, "x") - self.loc) / self.scale
         return -a - 2.0 * _softplus_neg(a) - math.log(self.scale)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.logistic(self.loc, self.scale, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         # the quantile function is μ + s·log(u/(1 − u)); the central interval is ±s·log((1 + c)/(1 − c))
-        c = check_coverage(coverage)
-        half = self.scale * math.log((1.0 + c) / (1.0 - c))
+        half = self.scale * math.log((1.0 + coverage) / (1.0 - coverage))
         return (self.loc - half, self.loc + half)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # −|x − μ|/s = −|x|/s + side·μ/s once side·x > |μ|; −2 log(1 + e^{−|z|}) = O(e^{−|z|})
-        side = check_side(side)
         return Tail.exponential(self.scale, side * self.loc / self.scale - math.log(self.scale))
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:

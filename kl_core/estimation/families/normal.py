@@ -15,9 +15,6 @@ from kl_core.estimation.families._base import (
     LocationScale,
     Param,
     Tail,
-    check_coverage,
-    check_rng_n,
-    check_side,
     gaussian_tail,
     num,
 )
@@ -70,8 +67,7 @@ class Gaussian(LocationScale):
         z = (as_float_array(x, "x") - self.mu) / self.sigma
         return -0.5 * z * z - math.log(self.sigma) - LOG_SQRT_2PI
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         x = rng.standard_normal(n)
         if self.sigma != 1.0:  # skipped passes change nothing: x * 1 == x, x + 0 == x
             x *= self.sigma
@@ -79,16 +75,16 @@ class Gaussian(LocationScale):
             x += self.mu
         return x
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         # The standard library's normal quantile (Wichura's AS 241, ~1e-16 relative):
         # the exact values of Gaussian pairs need their bulk, and no scipy.
         from statistics import NormalDist
 
-        z = -NormalDist().inv_cdf((1.0 - check_coverage(coverage)) / 2.0)
+        z = -NormalDist().inv_cdf((1.0 - coverage) / 2.0)
         return (self.mu - z * self.sigma, self.mu + z * self.sigma)
 
-    def tail(self, side: int) -> Tail:
-        return gaussian_tail(self.mu, self.sigma, check_side(side))
+    def _tail(self, side: int) -> Tail:
+        return gaussian_tail(self.mu, self.sigma, side)
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         return gauss_delta(x, self.mu, self.sigma)

@@ -9,17 +9,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    PRACTICAL,
-    Family,
-    LocationScale,
-    Param,
-    Tail,
-    check_coverage,
-    check_rng_n,
-    check_side,
-    num,
-)
+from kl_core.estimation.families._base import PRACTICAL, Family, LocationScale, Param, Tail, num
 from kl_core.validation import N_, Message, as_float_array, check_positive
 
 __all__ = ["FAMILY", "StudentT"]
@@ -89,19 +79,17 @@ class StudentT(LocationScale):
         )
         return const - (nu + 1) / 2 * np.log1p(z * z / nu)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return self.loc + self.scale * rng.standard_t(self.df, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         from scipy import special
 
-        z = float(special.stdtrit(self.df, 0.5 + check_coverage(coverage) / 2.0))
+        z = float(special.stdtrit(self.df, 0.5 + coverage / 2.0))
         return (self.loc - z * self.scale, self.loc + z * self.scale)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # log(1 + z²/ν) = 2 log|x| − 2 log s − log ν + O(loc/x + ν s²/x²)
-        check_side(side)
         nu = self.df
         half = (nu + 1.0) / 2.0
         const = (
