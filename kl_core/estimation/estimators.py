@@ -420,6 +420,14 @@ class EstimatorInfo:
 # exact value's black ``charts.palette.REFERENCE_DASH``.
 _SOLID: tuple[float, float] = (1, 0)
 
+# What k1, k3 and kλ estimate, alike: their mean is KL[q‖p] exactly.
+_UNBIASED_FOR_KL_QP: dict[str, str] = {
+    "estimates": "KL[q‖p]",
+    "estimates_latex": r"\mathrm{KL}[q\|p]",
+    "divergence": "kl_qp",
+    "unbiased_for": "kl_qp",
+}
+
 ESTIMATORS: dict[str, EstimatorInfo] = {
     e.key: e
     for e in (
@@ -427,10 +435,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k1",
             name="k1",
             latex=r"k_1 = -\log r",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=False,
             summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
             source=BLOG,
@@ -464,10 +469,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k3",
             name="k3",
             latex=r"k_3 = (r - 1) - \log r",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=True,
             summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
                        "the variance while p is close to q (far away it can add to it)."),
@@ -483,10 +485,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k_lambda",
             name="kλ",
             latex=r"k_\lambda = -\log r + \lambda (r - 1)",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=False,
             summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
             source=BLOG,
