@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from kl_core._docfill import docfill
 
 __all__ = [
     "InputError",
@@ -35,6 +37,7 @@ __all__ = [
     "check_finite",
     "check_positive",
     "check_positive_int",
+    "registry_entry",
     "reason",
 ]
 
@@ -154,25 +157,39 @@ def reason(exc: BaseException) -> str:
     return exc.message if isinstance(exc, InputError) else str(exc)
 
 
+def _check_sections(value: str, returns: str) -> str:
+    """The Parameters, Returns and Raises sections every check below shares."""
+    return f"""\
+Parameters
+----------
+{value}
+    The value to check.
+name : str
+    The parameter's name, for the error message.
+
+Returns
+-------
+{returns}
+    The checked value.
+
+Raises
+------
+ValueError
+    Naming ``name``, when the check fails."""
+
+
+_CHECK_SECTIONS = {
+    "array_check": _check_sections("x : array_like", "numpy.ndarray"),
+    "float_check": _check_sections("value : float", "float"),
+    "int_check": _check_sections("value : int", "int"),
+}
+
+
+@docfill(**_CHECK_SECTIONS)
 def as_float_array(x: ArrayLike, name: str) -> np.ndarray:
     """Return ``x`` as a float64 array, or raise ``ValueError`` naming ``name``.
 
-    Parameters
-    ----------
-    x : array_like
-        The value to check.
-    name : str
-        The parameter's name, for the error message.
-
-    Returns
-    -------
-    numpy.ndarray
-        The checked value.
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, when the check fails.
+    %(array_check)s
     """
     try:
         arr = np.asarray(x, dtype=np.float64)
@@ -183,25 +200,11 @@ def as_float_array(x: ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
+@docfill(**_CHECK_SECTIONS)
 def check_finite(value: float, name: str) -> float:
     """Return ``value`` as a float if it is finite, else raise ``ValueError``.
 
-    Parameters
-    ----------
-    value : float
-        The value to check.
-    name : str
-        The parameter's name, for the error message.
-
-    Returns
-    -------
-    float
-        The checked value.
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, when the check fails.
+    %(float_check)s
     """
     try:
         v = float(value)
@@ -212,25 +215,11 @@ def check_finite(value: float, name: str) -> float:
     return v
 
 
+@docfill(**_CHECK_SECTIONS)
 def check_positive(value: float, name: str) -> float:
     """Return ``value`` as a float if it is finite and > 0, else raise ``ValueError``.
 
-    Parameters
-    ----------
-    value : float
-        The value to check.
-    name : str
-        The parameter's name, for the error message.
-
-    Returns
-    -------
-    float
-        The checked value.
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, when the check fails.
+    %(float_check)s
     """
     v = check_finite(value, name)
     if v <= 0:
@@ -238,25 +227,11 @@ def check_positive(value: float, name: str) -> float:
     return v
 
 
+@docfill(**_CHECK_SECTIONS)
 def check_positive_int(value: int, name: str) -> int:
     """Return ``value`` as an int if it is a whole number >= 1, else raise ``ValueError``.
 
-    Parameters
-    ----------
-    value : int
-        The value to check.
-    name : str
-        The parameter's name, for the error message.
-
-    Returns
-    -------
-    int
-        The checked value.
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``, when the check fails.
+    %(int_check)s
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         if isinstance(value, float) and value.is_integer():
@@ -266,3 +241,33 @@ def check_positive_int(value: int, name: str) -> int:
     if value < 1:
         raise InputError("{name} must be >= 1, got {value!r}", name=name, value=value)
     return int(value)
+
+
+_Entry = TypeVar("_Entry")
+
+
+def registry_entry(registry: Mapping[str, _Entry], key: str, name: str) -> _Entry:
+    """Return ``registry[key]``, or raise ``ValueError`` naming ``name`` and the valid keys.
+
+    Parameters
+    ----------
+    registry : Mapping
+        A registry, keyed by str.
+    key : str
+        The key asked for.
+    name : str
+        The parameter's name, for the error message.
+
+    Returns
+    -------
+    object
+        The entry.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` is not a key of ``registry``.
+    """
+    if key not in registry:
+        raise ValueError(f"{name} must be one of {sorted(registry)}, got {key!r}")
+    return registry[key]

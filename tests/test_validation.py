@@ -11,7 +11,7 @@ import pytest
 import kl_core
 from kl_core.doctor.parse import UnreadableInput, decode
 from kl_core.estimation.distributions import Gaussian, parse, practical_issue
-from kl_core.validation import InputError, Message, check_positive, reason
+from kl_core.validation import InputError, Message, check_positive, reason, registry_entry
 
 CORE = Path(kl_core.__file__).parent
 MESSAGE_CALLS = {"Message", "InputError", "UnreadableInput"}
@@ -91,3 +91,10 @@ def test_every_template_is_a_literal(path):
         assert not isinstance(first, (ast.JoinedStr, ast.BinOp)), f"{where}: template is an expression"
         if _call_name(node) == "Message":
             assert isinstance(first, ast.Constant) and isinstance(first.value, str), where
+
+
+def test_registry_entry_returns_the_entry_or_names_the_parameter_and_the_keys():
+    registry = {"b": 2, "a": 1}
+    assert registry_entry(registry, "a", "key") == 1
+    with pytest.raises(ValueError, match=r"^name must be one of \['a', 'b'\], got 'c'$"):
+        registry_entry(registry, "c", "name")

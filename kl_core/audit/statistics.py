@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -463,19 +464,33 @@ def _json_float(x: float) -> float | str | None:
 # ---------------------------------------------------------------- validation
 
 
-def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
-    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message."""
+def _float_vector(
+    x: ArrayLike,
+    not_numeric: Callable[[str], InputError],
+    not_1d: Callable[[tuple[int, ...]], InputError],
+) -> np.ndarray:
+    """``x`` as a 1-D float64 array; else raise ``not_numeric(repr(x)[:60])`` or ``not_1d(shape)``.
+
+    The validators below share these two steps and word their errors themselves.
+    """
     try:
         arr = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InputError(
-            "{name} must be numeric log-probabilities, got {got}", name=name, got=repr(x)[:60]
-        ) from exc
+        raise not_numeric(repr(x)[:60]) from exc
     if arr.ndim != 1:
-        raise InputError(
-            "{name} must be 1-D (one value per token; flatten first), got shape {shape}",
-            name=name, shape=arr.shape,
-        )
+        raise not_1d(arr.shape)
+    return arr
+
+
+def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
+    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message."""
+    arr = _float_vector(
+        x,
+        lambda got: InputError("{name} must be numeric log-probabilities, got {got}", name=name, got=got),
+        lambda shape: InputError(
+            "{name} must be 1-D (one value per token; flatten first), got shape {shape}", name=name, shape=shape
+        ),
+    )
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
@@ -509,16 +524,11 @@ def _rows(idx: np.ndarray, what: str) -> Message:
 
 def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.ndarray:
     """Validate exact per-token KLs: numeric, 1-D, finite, ≥ -tol; name the bad rows."""
-    try:
-        arr = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            "{name} must be numeric KL values, got {got}", name=name, got=repr(x)[:60]
-        ) from exc
-    if arr.ndim != 1:
-        raise InputError(
-            "{name} must be 1-D (one value per token), got shape {shape}", name=name, shape=arr.shape
-        )
+    arr = _float_vector(
+        x,
+        lambda got: InputError("{name} must be numeric KL values, got {got}", name=name, got=got),
+        lambda shape: InputError("{name} must be 1-D (one value per token), got shape {shape}", name=name, shape=shape),
+    )
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         raise InputError(
@@ -557,14 +567,11 @@ def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
 
 
 def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
-    try:
-        f = np.asarray(x, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InputError(
-            "{name} must be integer token positions, got {got}", name=name, got=repr(x)[:60]
-        ) from exc
-    if f.ndim != 1:
-        raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=f.shape)
+    f = _float_vector(
+        x,
+        lambda got: InputError("{name} must be integer token positions, got {got}", name=name, got=got),
+        lambda shape: InputError("{name} must be 1-D, got shape {shape}", name=name, shape=shape),
+    )
     bad = ~np.isfinite(f) | (f < 0) | (f != np.round(f)) | (f > 2.0**53)
     if bad.any():
         i = int(np.argmax(bad))

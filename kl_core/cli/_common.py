@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
 
 __all__ = [
+    "HANDLER_SECTIONS",
     "Command",
     "add_pair_arguments",
     "count",
@@ -39,6 +40,22 @@ __all__ = [
     "parse_pair",
     "text_table",
 ]
+
+#: The Parameters and Returns sections of a command's handler, ``run_<command>``
+#: (filled in by :func:`kl_core._docfill.docfill`).
+HANDLER_SECTIONS = {
+    "handler": """\
+Parameters
+----------
+args : argparse.Namespace
+    The command's parsed arguments (those its ``register`` adds).
+
+Returns
+-------
+int
+    The exit code, 0.  Bad input raises ``ValueError``, which :func:`kl_core.cli.main.main`
+    prints as one ``error:`` line with exit code 2.""",
+}
 
 
 @dataclass(frozen=True)
@@ -89,13 +106,13 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def count(text: str) -> int:
-    """A sample count: ``10000000``, ``10_000_000`` or ``1e7``."""
+def count(text: str, example: str = "1e6") -> int:
+    """A sample count: ``10000000``, ``10_000_000`` or ``1e7``; the error names ``example``."""
     try:
         value = float(text.replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number such as 1e6, got {text!r}"
+            f"expected a whole number such as {example}, got {text!r}"
         ) from None
     if not (math.isfinite(value) and value.is_integer() and value >= 1):
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")

@@ -33,9 +33,10 @@ import math
 import os
 from typing import BinaryIO
 
+from kl_core._docfill import docfill
 from kl_core.audit import statistics as audit
 from kl_core.audit import table_files
-from kl_core.cli._common import Command, json_value, text_table
+from kl_core.cli._common import HANDLER_SECTIONS, Command, json_value, text_table
 from kl_core.cli._common import fmt as _fmt
 from kl_core.validation import InputError
 
@@ -130,19 +131,11 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--list-columns", action="store_true", help="print the file's columns and exit")
 
 
+@docfill(**HANDLER_SECTIONS)
 def run_audit(args: argparse.Namespace) -> int:
     """Handler of ``audit``: load the file, audit it, print the summary or JSON.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed ``audit`` arguments.
-
-    Returns
-    -------
-    int
-        0 on success.  A bad file or bad columns raise ``ValueError``, which
-        :func:`kl_core.cli.main.main` prints as one ``error:`` line with exit code 2.
+    %(handler)s
     """
     if args.list_columns:
         for col in table_columns(args.file):

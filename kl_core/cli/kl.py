@@ -13,7 +13,9 @@ import argparse
 import math
 import sys
 
+from kl_core._docfill import docfill
 from kl_core.cli._common import (
+    HANDLER_SECTIONS,
     Command,
     add_pair_arguments,
     dumps,
@@ -31,18 +33,11 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--json", action="store_true", help="print one JSON object")
 
 
+@docfill(**HANDLER_SECTIONS)
 def run_kl(args: argparse.Namespace) -> int:
     """Handler of ``kl``: print its output, as text or with ``--json`` as JSON.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments of ``python -m kl_core kl``.
-
-    Returns
-    -------
-    int
-        The exit code, 0.
+    %(handler)s
     """
     from kl_core.estimation._quadrature import QuadratureError
     from kl_core.estimation.divergences import DIVERGENCES

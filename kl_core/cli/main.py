@@ -41,12 +41,7 @@ from kl_core.cli._common import add_pair_arguments, json_value, one_line, parse_
 from kl_core.estimation._quadrature import QuadratureError
 
 __all__ = [
-    "PROG",
-    "SUBCOMMANDS",
-    "add_pair_arguments",
-    "build_parser",
-    "json_value",
-    "main",
+    "PROG", "SUBCOMMANDS", "add_pair_arguments", "build_parser", "json_value", "main",
     "parse_pair",
 ]
 

@@ -34,11 +34,13 @@ Divergence Between Language Models" (2025), arXiv:2504.10637; J. Schulman,
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 from typing import Any
 
-from kl_core.cli._common import Command, text_table
+from kl_core._docfill import docfill
+from kl_core.cli._common import HANDLER_SECTIONS, Command, count, text_table
 from kl_core.cli._common import fmt as _fmt
 
 __all__ = ["register", "report_lines", "run_sequence"]
@@ -46,18 +48,8 @@ __all__ = ["register", "report_lines", "run_sequence"]
 DEFAULT_LENGTH = 16
 DEFAULT_N = 2000
 
-
-def _count(text: str) -> int:
-    """A whole number >= 1: ``2000``, ``2_000`` or ``2e3``."""
-    try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number such as 2000, got {text!r}"
-        ) from None
-    if not (math.isfinite(value) and value.is_integer() and value >= 1):
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return int(value)
+#: A whole number >= 1: ``2000``, ``2_000`` or ``2e3``.
+_count = functools.partial(count, example="2000")
 
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
@@ -113,19 +105,11 @@ def _chains(args: argparse.Namespace) -> tuple[Any, Any, str]:
     return policy, ref, f"drift family, K = {k}, drift {drift:g} in {where}"
 
 
+@docfill(**HANDLER_SECTIONS)
 def run_sequence(args: argparse.Namespace) -> int:
     """Handler of ``sequence``: build the chains, compute the report, print text or JSON.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed ``sequence`` arguments.
-
-    Returns
-    -------
-    int
-        0 on success.  Bad chains or arguments raise ``ValueError``, which
-        :func:`kl_core.cli.main.main` prints as one ``error:`` line with exit code 2.
+    %(handler)s
     """
     from kl_core.cli._common import json_value
     from kl_core.sequences.estimators import sequence_report

@@ -18,7 +18,9 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
+from kl_core._docfill import docfill
 from kl_core.cli._common import (
+    HANDLER_SECTIONS,
     Command,
     add_pair_arguments,
     count,
@@ -155,18 +157,11 @@ def table_rows(
     return true_kl, true_kl_pq, lam_star, rows
 
 
+@docfill(**HANDLER_SECTIONS)
 def run_table(args: argparse.Namespace) -> int:
     """Handler of ``table``: print its output, as text or with ``--json`` as JSON.
 
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed arguments of ``python -m kl_core table``.
-
-    Returns
-    -------
-    int
-        The exit code, 0.
+    %(handler)s
     """
     from kl_core.estimation.exact import lambda_star
     from kl_core.estimation.published import match_published
@@ -203,33 +198,21 @@ def run_table(args: argparse.Namespace) -> int:
         ("estimator", lambda r, label, pr: label, False),
         ("vs", lambda r, label, pr: r["target_name"], False),
     ]
-    if mc:
-        columns += [
-            ("bias/true MC", lambda r, label, pr: fmt(r["mc_bias_over_true"], "+.4f"), True),
-            ("± SE", lambda r, label, pr: _se_cell(r), True),
-        ]
-    columns.append(
-        (
-            "bias/true exact" if not mc else "exact",
-            lambda r, label, pr: fmt(r["exact_bias_over_true"], "+.4f"),
-            True,
-        )
-    )
-    if pub is not None:
-        columns.append(("Schulman", lambda r, label, pr: pr.bias_text if pr else "", True))
-    if mc:
-        columns.append(
-            ("stdev/true MC", lambda r, label, pr: fmt(r["mc_std_over_true"], ".4f"), True)
-        )
-    columns.append(
-        (
-            "stdev/true exact" if not mc else "exact",
-            lambda r, label, pr: fmt(r["exact_std_over_true"], ".4f"),
-            True,
-        )
-    )
-    if pub is not None:
-        columns.append(("Schulman", lambda r, label, pr: pr.std_text if pr else "", True))
+
+    def measure(title: str, field: str, spec: str, published: str, se: bool) -> list[tuple[str, Any, bool]]:
+        """One measure's columns: Monte Carlo (and its SE), exact, Schulman's printed value."""
+        cols: list[tuple[str, Any, bool]] = []
+        if mc:
+            cols.append((f"{title} MC", lambda r, label, pr: fmt(r[f"mc_{field}"], spec), True))
+            if se:
+                cols.append(("± SE", lambda r, label, pr: _se_cell(r), True))
+        cols.append((f"{title} exact" if not mc else "exact", lambda r, label, pr: fmt(r[f"exact_{field}"], spec), True))
+        if pub is not None:
+            cols.append(("Schulman", lambda r, label, pr: getattr(pr, published) if pr else "", True))
+        return cols
+
+    columns += measure("bias/true", "bias_over_true", "+.4f", "bias_text", se=True)
+    columns += measure("stdev/true", "std_over_true", ".4f", "std_text", se=False)
     if mc:
         columns.append(("P(k<0) MC", lambda r, label, pr: fmt(r["neg_fraction"], ".2%"), True))
 

@@ -53,34 +53,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kl_core._docfill import docfill
 from kl_core.audit import table_files
 from kl_core.libraries.snippets import marked_message
 from kl_core.validation import InputError, Message
 
 __all__ = [
-    "CONFIG_CALLS",
-    "MAX_BYTES",
-    "MAX_VALUES",
-    "PARSER_CALLS",
-    "Command",
-    "Entry",
-    "ParsedInput",
-    "RawSetting",
-    "UnreadableInput",
-    "Word",
-    "decode",
-    "entry_points",
-    "joined",
-    "parse_flags",
-    "parse_overrides",
-    "read",
-    "looks_python",
-    "read_python",
-    "read_shell",
-    "read_structured",
-    "scalar",
-    "too_large",
+    "CONFIG_CALLS", "MAX_BYTES", "MAX_VALUES", "PARSER_CALLS", "Command", "Entry",
+    "ParsedInput", "RawSetting", "UnreadableInput", "Word", "decode", "entry_points", "joined",
+    "parse_flags", "parse_overrides", "read", "looks_python", "read_python", "read_shell",
+    "read_structured", "scalar", "too_large",
 ]
+
+#: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
+_DOC_SECTIONS = {
+    "text_params": r"""Parameters
+----------
+text : str
+    A launch script or command line (already :func:`decode`-d).""",
+}
 
 MAX_BYTES = 256 * 1024
 """Largest input read (256 KiB): a launch script or config is a few KiB."""
@@ -953,13 +944,11 @@ def _entry(cmd: Command) -> Entry | None:
     return None
 
 
+@docfill(**_DOC_SECTIONS)
 def entry_points(text: str) -> list[Entry]:
     """Every entry point a script's commands run, in order (those inside ``bash -c "…"`` too).
 
-    Parameters
-    ----------
-    text : str
-        A launch script or command line (already :func:`decode`-d).
+    %(text_params)s
 
     Returns
     -------
@@ -973,13 +962,11 @@ def entry_points(text: str) -> list[Entry]:
     return [e for e in (_entry(c) for c in _commands(text)[0]) if e is not None]
 
 
+@docfill(**_DOC_SECTIONS)
 def library_entry(text: str) -> str | None:
     """The first trainer a script's commands run, when no covered trainer is named.
 
-    Parameters
-    ----------
-    text : str
-        A launch script or command line (already :func:`decode`-d).
+    %(text_params)s
 
     Returns
     -------

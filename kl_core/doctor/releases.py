@@ -30,7 +30,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kl_core._docfill import docfill
 from kl_core.doctor.profiles import KEYS_DIR, KeySpec, Profile, _keys, _truthy
+from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
 from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
@@ -353,22 +355,14 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     return Inference(None, False, Message("nothing in the text says which release it was written for"), candidates)
 
 
+@docfill(**EXTRACTOR_SECTIONS)
 def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Any:
     """Babel extractor for ``doctor/releases.toml``: the text of each era's prose fields.
 
     Registered in pyproject.toml (``[[tool.babel.mappings]]``) beside the
     crosswalk's, so the catalog's English is the data file's own.
 
-    Parameters
-    ----------
-    fileobj : binary file
-        The data file.
-    keywords, comment_tags, options
-        Babel's extractor arguments (unused).
-
-    Yields
-    ------
-    tuple
+    %(extractor_args)s
         ``(lineno, None, template, comments)`` for each prose field, in file order.
     """
     text = fileobj.read().decode("utf-8")
@@ -376,5 +370,4 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
         for name in PROSE_FIELDS:
             if e.get(name):
                 template = prose(e[name], {}, "extract").template
-                lineno = text[: max(text.find(e[name][:40]), 0)].count("\n") + 1
-                yield lineno, None, template, []
+                yield line_of(text, e[name][:40]), None, template, []

@@ -33,16 +33,15 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
 from kl_core.estimation import estimators as est
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Distribution, log_ratio
 from kl_core.estimation.divergences import get_divergence
 from kl_core.validation import as_float_array, check_finite, check_positive_int
 
 __all__ = [
-    "TangentPicture",
-    "draw_log_ratios",
-    "k_lambda_negative_interval",
-    "tangent_latex",
+    "TangentPicture", "draw_log_ratios", "k_lambda_negative_interval", "tangent_latex",
     "tangent_picture",
 ]
 
@@ -53,6 +52,7 @@ def _seed(seed: int) -> int:
     return int(seed)
 
 
+@docfill(**SECTIONS)
 def draw_log_ratios(q: Distribution, p: Distribution, n: int, seed: int = 0) -> np.ndarray:
     r"""Log-ratios :math:`\log r_i = \log p(x_i) - \log q(x_i)` of ``n`` seeded draws :math:`x_i \sim q`.
 
@@ -72,9 +72,7 @@ def draw_log_ratios(q: Distribution, p: Distribution, n: int, seed: int = 0) -> 
         :func:`kl_core.estimation.montecarlo.simulate` with the same seed (for ``n`` up
         to its chunk size), so a page that shows both shows the same samples.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------

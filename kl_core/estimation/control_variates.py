@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Distribution
 from kl_core.estimation.exact import estimator_moments, f_divergence, kl, lambda_star
 from kl_core.estimation.paths import get_path
@@ -112,16 +114,14 @@ class LambdaParabola:
         return self.var_k3 / self.var_optimal
 
 
+@docfill(**SECTIONS)
 def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     r"""Exact variance of :math:`k_\lambda` as a parabola in :math:`\lambda`.
 
     .. math:: \mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r) - 2\lambda\,\mathrm{Cov}_q(\log r, r)
               + \lambda^2\,\mathrm{Var}_q(r)
 
-    Parameters
-    ----------
-    q, p : Distribution
-        Sampler and target.
+    %(pair_params)s
 
     Returns
     -------
@@ -129,9 +129,7 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
         The three coefficients, the true KL and :math:`\lambda^*` (nan, with
         ``lam_star_note``, where every :math:`\lambda` has infinite variance).
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -170,6 +168,7 @@ class GainCurve:
             return self.var_k3 / self.var_optimal
 
 
+@docfill(**SECTIONS)
 def gain_along_path(path: str, thetas: ArrayLike) -> GainCurve:
     r"""How the advantage of :math:`\lambda^*` over :math:`\lambda = 1` changes with distance.
 
@@ -187,9 +186,7 @@ def gain_along_path(path: str, thetas: ArrayLike) -> GainCurve:
     GainCurve
         KL, :math:`\lambda^*`, :math:`\mathrm{Var}(k_3)` and :math:`\mathrm{Var}(k_{\lambda^*})`.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.estimators import k3_pq
-from kl_core.validation import N_, as_float_array
+from kl_core.validation import N_, as_float_array, registry_entry
 
 __all__ = ["DIVERGENCES", "FDivergence", "get_divergence"]
 
@@ -217,29 +218,15 @@ DIVERGENCES: dict[str, FDivergence] = {
 }
 
 
+@docfill(lookup=lookup_sections("name", "DIVERGENCES", "FDivergence"))
 def get_divergence(name: str) -> FDivergence:
     """Return the registry entry ``name``.
 
-    Parameters
-    ----------
-    name : str
-        A key of :data:`DIVERGENCES`.
-
-    Returns
-    -------
-    FDivergence
-        The entry.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is not a registry key.
+    %(lookup)s
 
     Examples
     --------
     >>> get_divergence("pearson").f2_at_1
     2.0
     """
-    if name not in DIVERGENCES:
-        raise ValueError(f"name must be one of {sorted(DIVERGENCES)}, got {name!r}")
-    return DIVERGENCES[name]
+    return registry_entry(DIVERGENCES, name, "name")

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.validation import N_, as_float_array, check_finite
 
 __all__ = [
@@ -92,13 +94,11 @@ def _series_where_small(out: np.ndarray, t: np.ndarray, coefs: tuple[float, ...]
     return float(a.max()) if a.size else 0.0
 
 
+@docfill(**SECTIONS)
 def k1(logr: ArrayLike) -> np.ndarray:
     r"""The naive estimator :math:`k_1 = -\log r`.
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
 
     Returns
     -------
@@ -106,9 +106,7 @@ def k1(logr: ArrayLike) -> np.ndarray:
         Per-sample values.  Unbiased for :math:`\mathrm{KL}[q\|p]`, but a single
         sample is negative whenever :math:`p(x) > q(x)`.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -118,6 +116,7 @@ def k1(logr: ArrayLike) -> np.ndarray:
     return -_logr(logr)
 
 
+@docfill(**SECTIONS)
 def k2(logr: ArrayLike) -> np.ndarray:
     r"""The squared-log estimator :math:`k_2 = \tfrac12 (\log r)^2`.
 
@@ -125,19 +124,14 @@ def k2(logr: ArrayLike) -> np.ndarray:
     which agrees with :math:`\mathrm{KL}[q\|p]` to second order because both have
     :math:`f''(1) = 1`.  Biased, never negative, low variance when ``p`` ≈ ``q``.
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
 
     Returns
     -------
     numpy.ndarray
         Per-sample values, all ≥ 0.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -148,6 +142,7 @@ def k2(logr: ArrayLike) -> np.ndarray:
     return 0.5 * t * t
 
 
+@docfill(**SECTIONS)
 def k3(logr: ArrayLike) -> np.ndarray:
     r"""Schulman's unbiased, non-negative estimator :math:`k_3 = (r-1) - \log r`.
 
@@ -155,10 +150,7 @@ def k3(logr: ArrayLike) -> np.ndarray:
     ``q`` is zero; equivalently the Bregman gap between :math:`\log r` and its
     tangent :math:`r - 1` at :math:`r = 1`, so every sample is ≥ 0.
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
 
     Returns
     -------
@@ -170,9 +162,7 @@ def k3(logr: ArrayLike) -> np.ndarray:
     Computed as ``expm1(logr) - logr``, or by its series
     :math:`\sum_{n\ge2} (\log r)^n / n!` when :math:`|\log r| < 0.01`.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -188,6 +178,7 @@ def k3(logr: ArrayLike) -> np.ndarray:
     return out
 
 
+@docfill(**SECTIONS)
 def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     r"""The control-variate family :math:`k_\lambda = -\log r + \lambda (r-1)`.
 
@@ -196,21 +187,11 @@ def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     :math:`\lambda = 1` is :math:`k_3`, and only :math:`\lambda = 1` makes every
     sample ≥ 0 (it is the tangent of :math:`\log r` at 1).
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
     lam : float
         The control-variate coefficient :math:`\lambda`.
 
-    Returns
-    -------
-    numpy.ndarray
-        Per-sample values.
-
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(per_sample_returns)s
 
     Examples
     --------
@@ -231,6 +212,7 @@ def k_lambda(logr: ArrayLike, lam: float) -> np.ndarray:
     return out
 
 
+@docfill(**SECTIONS)
 def k3_pq(logr: ArrayLike) -> np.ndarray:
     r"""The Bregman estimator of the other direction, :math:`r\log r - (r-1)`.
 
@@ -238,10 +220,7 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     ``q``; every sample is ≥ 0 because :math:`u \log u` is convex with tangent
     :math:`u - 1` at :math:`u = 1`.
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
 
     Returns
     -------
@@ -253,9 +232,7 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     Computed as ``logr * exp(logr) - expm1(logr)``, or by its series
     :math:`\sum_{n\ge2} (n-1)(\log r)^n / n!` when :math:`|\log r| < 0.01`.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -272,6 +249,7 @@ def k3_pq(logr: ArrayLike) -> np.ndarray:
     return out
 
 
+@docfill(**SECTIONS)
 def k_abs(logr: ArrayLike) -> np.ndarray:
     r"""The absolute log-ratio :math:`|\log r|`, offered as ``abs`` by TRL and verl.
 
@@ -279,10 +257,7 @@ def k_abs(logr: ArrayLike) -> np.ndarray:
     is not convex), nor an unbiased estimate of either KL direction; it is
     listed so that the library crosswalk can name what it computes.
 
-    Parameters
-    ----------
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr_params)s
 
     Returns
     -------
@@ -301,6 +276,7 @@ def k_abs(logr: ArrayLike) -> np.ndarray:
     return np.abs(_logr(logr))
 
 
+@docfill(**SECTIONS)
 def bregman(name: str, logr: ArrayLike) -> np.ndarray:
     r"""The Bregman (tangent-gap) estimator of any smooth f-divergence.
 
@@ -316,17 +292,9 @@ def bregman(name: str, logr: ArrayLike) -> np.ndarray:
     name : str
         A key of :data:`kl_core.estimation.divergences.DIVERGENCES` whose ``f`` is
         differentiable at 1 (not ``"tv"``).
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr)s
 
-    Returns
-    -------
-    numpy.ndarray
-        Per-sample values.
-
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(per_sample_returns)s
 
     Examples
     --------
@@ -452,6 +420,14 @@ class EstimatorInfo:
 # exact value's black ``charts.palette.REFERENCE_DASH``.
 _SOLID: tuple[float, float] = (1, 0)
 
+# What k1, k3 and kλ estimate, alike: their mean is KL[q‖p] exactly.
+_UNBIASED_FOR_KL_QP: dict[str, str] = {
+    "estimates": "KL[q‖p]",
+    "estimates_latex": r"\mathrm{KL}[q\|p]",
+    "divergence": "kl_qp",
+    "unbiased_for": "kl_qp",
+}
+
 ESTIMATORS: dict[str, EstimatorInfo] = {
     e.key: e
     for e in (
@@ -459,10 +435,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k1",
             name="k1",
             latex=r"k_1 = -\log r",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=False,
             summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
             source=BLOG,
@@ -496,10 +469,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k3",
             name="k3",
             latex=r"k_3 = (r - 1) - \log r",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=True,
             summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
                        "the variance while p is close to q (far away it can add to it)."),
@@ -515,10 +485,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
             key="k_lambda",
             name="kλ",
             latex=r"k_\lambda = -\log r + \lambda (r - 1)",
-            estimates="KL[q‖p]",
-            estimates_latex=r"\mathrm{KL}[q\|p]",
-            divergence="kl_qp",
-            unbiased_for="kl_qp",
+            **_UNBIASED_FOR_KL_QP,
             nonnegative=False,
             summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
             source=BLOG,
@@ -573,6 +540,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = {
 COMPARED_KEYS: tuple[str, ...] = tuple(k for k, e in ESTIMATORS.items() if e.compared)
 
 
+@docfill(**SECTIONS)
 def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
     r"""Evaluate the estimator named ``key`` on ``logr``.
 
@@ -580,20 +548,12 @@ def evaluate(key: str, logr: ArrayLike, lam: float = 1.0) -> np.ndarray:
     ----------
     key : str
         A key of :data:`ESTIMATORS`.
-    logr : array_like
-        :math:`\log p(x) - \log q(x)` for samples :math:`x \sim q`.
+    %(logr)s
     lam : float, default 1.0
         The value of the estimator's :attr:`EstimatorInfo.parameter` (:math:`\lambda` of
         ``k_lambda``); ignored by the estimators without one.
 
-    Returns
-    -------
-    numpy.ndarray
-        Per-sample values.
-
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(per_sample_returns)s
 
     Examples
     --------

@@ -29,7 +29,9 @@ import functools
 import math
 from dataclasses import dataclass
 
+from kl_core._docfill import docfill
 from kl_core.estimation import estimators as est
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation._expectation import DEVIATION_NOISE, OVERFLOW_NOTE, expect, tail_note
 from kl_core.estimation._integrands import Integrand, divergence_integrand, estimator_integrand
 from kl_core.estimation.distributions import Distribution
@@ -38,14 +40,8 @@ from kl_core.estimation.families import closed_form_kl
 from kl_core.validation import Message, check_finite
 
 __all__ = [
-    "LambdaStar",
-    "Moments",
-    "estimator_fourth_moment",
-    "estimator_moments",
-    "f_divergence",
-    "kl",
-    "lambda_star",
-    "optimal_lambda",
+    "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_moments", "f_divergence",
+    "kl", "lambda_star", "optimal_lambda",
 ]
 
 @dataclass(frozen=True)
@@ -244,6 +240,7 @@ def _moment_note(what: str, note: str) -> str:
     return Message("{what} is infinite: {why}", what=what, why=note) if note else ""
 
 
+@docfill(**SECTIONS)
 def estimator_moments(
     key: str, q: Distribution, p: Distribution, lam: float | None = None
 ) -> Moments:
@@ -264,23 +261,14 @@ def estimator_moments(
     quadrature stops at 1e-6, and beyond that a
     :class:`~kl_core.estimation._quadrature.QuadratureError` says so.
 
-    Parameters
-    ----------
-    key : str
-        A key of :data:`kl_core.estimation.estimators.ESTIMATORS`.
-    q, p : Distribution
-        Sampler and target.
-    lam : float, optional
-        :math:`\lambda` for ``k_lambda`` (required there, ignored elsewhere).
+    %(estimator_pair_lam_params)s
 
     Returns
     -------
     Moments
         ``mean``, ``var`` and a ``note`` saying why a moment is infinite.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -297,6 +285,7 @@ def estimator_moments(
     return Moments(mean, max(var, 0.0), _moment_note(f"Var({info.name})", vnote))
 
 
+@docfill(**SECTIONS)
 def estimator_fourth_moment(
     key: str, q: Distribution, p: Distribution, lam: float | None = None
 ) -> tuple[float, str]:
@@ -312,14 +301,7 @@ def estimator_fourth_moment(
     :math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(0,\sigma^2)` needs
     :math:`\mathbb{E}_q[r^4] < \infty`, i.e. :math:`\sigma < 2/\sqrt3`.
 
-    Parameters
-    ----------
-    key : str
-        A key of :data:`kl_core.estimation.estimators.ESTIMATORS`.
-    q, p : Distribution
-        Sampler and target.
-    lam : float, optional
-        :math:`\lambda` for ``k_lambda`` (required there, ignored elsewhere).
+    %(estimator_pair_lam_params)s
 
     Returns
     -------
@@ -384,6 +366,7 @@ def _var_log_r_note(q: Distribution, p: Distribution) -> str:
     return Message("{what} is infinite: {why}", what="Var(log r)", why=var_note) if var_note else ""
 
 
+@docfill(**SECTIONS)
 def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`, with a reason.
 
@@ -403,10 +386,7 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     soon as that of :math:`\log r` is).  Then no :math:`\lambda` helps and
     :math:`\lambda^*` does not exist.
 
-    Parameters
-    ----------
-    q, p : Distribution
-        Sampler and target.
+    %(pair_params)s
 
     Returns
     -------
@@ -417,9 +397,7 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
         has a finite variance, so 0 is returned (with a note); when ``p == q``
         every :math:`\lambda` is optimal and 1 is returned.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------
@@ -449,6 +427,7 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     return LambdaStar((kl(p, q) + kl(q, p)) / chi2)
 
 
+@docfill(**SECTIONS)
 def optimal_lambda(q: Distribution, p: Distribution) -> float | None:
     r"""The variance-optimal coefficient of :math:`k_\lambda = -\log r + \lambda(r-1)`.
 
@@ -458,10 +437,7 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float | None:
     :func:`lambda_star` gives the same value with the reason when it is
     undefined or 0.
 
-    Parameters
-    ----------
-    q, p : Distribution
-        Sampler and target.
+    %(pair_params)s
 
     Returns
     -------
@@ -472,9 +448,7 @@ def optimal_lambda(q: Distribution, p: Distribution) -> float | None:
         infinite variance, so 0 is returned; when ``p == q`` every
         :math:`\lambda` is optimal and 1 is returned.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------

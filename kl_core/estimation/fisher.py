@@ -29,13 +29,8 @@ from kl_core.estimation.paths import get_path
 from kl_core.validation import as_float_array
 
 __all__ = [
-    "FisherCurve",
-    "K2Bias",
-    "divergence_along_path",
-    "fisher_curve",
-    "k2_bias_along_path",
-    "quadratic_approximation",
-    "smooth_divergences",
+    "FisherCurve", "K2Bias", "divergence_along_path", "fisher_curve", "k2_bias_along_path",
+    "quadratic_approximation", "smooth_divergences",
 ]
 
 

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.distributions import Categorical, Distribution, Gaussian
-from kl_core.validation import N_, check_finite
+from kl_core.validation import N_, check_finite, registry_entry
 
 __all__ = ["PATHS", "DistributionPath", "get_path"]
 
@@ -132,24 +133,15 @@ PATHS: dict[str, DistributionPath] = {
 }
 
 
+@docfill(lookup=lookup_sections("key", "PATHS", "DistributionPath"))
 def get_path(key: str) -> DistributionPath:
     """Return the path ``key``.
 
-    Parameters
-    ----------
-    key : str
-        A key of :data:`PATHS`.
-
-    Returns
-    -------
-    DistributionPath
-        The path.
+    %(lookup)s
 
     Examples
     --------
     >>> get_path("shift").fisher
     1.0
     """
-    if key not in PATHS:
-        raise ValueError(f"key must be one of {sorted(PATHS)}, got {key!r}")
-    return PATHS[key]
+    return registry_entry(PATHS, key, "key")

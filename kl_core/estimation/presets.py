@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.distributions import Distribution, parse
-from kl_core.validation import N_
+from kl_core.validation import N_, registry_entry
 
 __all__ = ["PRESETS", "Preset", "get_preset"]
 
@@ -109,24 +110,15 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+@docfill(lookup=lookup_sections("key", "PRESETS", "Preset"))
 def get_preset(key: str) -> Preset:
     """Return the preset ``key``.
 
-    Parameters
-    ----------
-    key : str
-        A key of :data:`PRESETS`.
-
-    Returns
-    -------
-    Preset
-        The preset.
+    %(lookup)s
 
     Examples
     --------
     >>> get_preset("schulman-large").p_spec
     'normal(1,1)'
     """
-    if key not in PRESETS:
-        raise ValueError(f"key must be one of {sorted(PRESETS)}, got {key!r}")
-    return PRESETS[key]
+    return registry_entry(PRESETS, key, "key")

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from kl_core._docfill import docfill
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Distribution, Gaussian
 
 __all__ = ["SCHULMAN_2020", "PublishedExperiment", "PublishedRow", "match_published"]
@@ -131,13 +133,11 @@ SCHULMAN_2020: tuple[PublishedExperiment, ...] = (
 )
 
 
+@docfill(**SECTIONS)
 def match_published(q: Distribution, p: Distribution) -> PublishedExperiment | None:
     r"""The published experiment run with exactly this ``q`` and ``p``, if any.
 
-    Parameters
-    ----------
-    q, p : Distribution
-        Sampler and target.
+    %(pair_params)s
 
     Returns
     -------
@@ -145,9 +145,7 @@ def match_published(q: Distribution, p: Distribution) -> PublishedExperiment | N
         Schulman's experiment with :math:`q = \mathcal N(0,1)` and
         :math:`p = \mathcal N(0.1,1)` or :math:`\mathcal N(1,1)`; None otherwise.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------

@@ -39,7 +39,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kl_core._docfill import docfill
 from kl_core.estimation import estimators as est
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Distribution
 from kl_core.estimation.exact import Moments, estimator_fourth_moment, estimator_moments
 from kl_core.validation import Message, check_positive_int
@@ -136,6 +138,7 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+@docfill(**SECTIONS)
 def error_bar_check(
     key: str,
     q: Distribution,
@@ -151,12 +154,7 @@ def error_bar_check(
     (:func:`kl_core.estimation.exact.estimator_fourth_moment`); see the module notes for
     the rule and its coverage study.
 
-    Parameters
-    ----------
-    key : str
-        A key of :data:`kl_core.estimation.estimators.ESTIMATORS`.
-    q, p : Distribution
-        Sampler and target.
+    %(estimator_pair_params)s
     n : int
         N, the draws per estimate.
     lam : float, optional

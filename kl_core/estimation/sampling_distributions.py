@@ -29,16 +29,24 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
 from kl_core.estimation.montecarlo import ratio_to_target
 from kl_core.validation import as_float_array, check_positive_int
 
 __all__ = [
-    "NormalApproximation",
-    "batch_mean_normal",
-    "exact_relative_figures",
-    "mc_relative_standard_errors",
-    "mc_standard_errors",
+    "NormalApproximation", "batch_mean_normal", "exact_relative_figures",
+    "mc_relative_standard_errors", "mc_standard_errors",
 ]
+
+#: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
+_DOC_SECTIONS = {
+    "values_std_params": r"""Parameters
+----------
+values : array_like
+    Per-sample values (all of them, or a uniform subsample).
+std : float
+    :math:`\hat\sigma` over all ``count`` values.""",
+}
 
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
@@ -185,6 +193,7 @@ def exact_relative_figures(mean: float, var: float, target: float) -> tuple[floa
     return bias, ratio_to_target(std, target)
 
 
+@docfill(**_DOC_SECTIONS)
 def mc_standard_errors(values: ArrayLike, std: float, count: int) -> tuple[float, float]:
     r"""Standard errors of a Monte Carlo mean and standard deviation.
 
@@ -201,12 +210,7 @@ def mc_standard_errors(values: ArrayLike, std: float, count: int) -> tuple[float
     ``EstimatorSummary.samples``).  For normal values :math:`\kappa = 3` and
     :math:`\mathrm{SE}(\hat\sigma) = \hat\sigma/\sqrt{2M}`.
 
-    Parameters
-    ----------
-    values : array_like
-        Per-sample values (all of them, or a uniform subsample).
-    std : float
-        :math:`\hat\sigma` over all ``count`` values.
+    %(values_std_params)s
     count : int
         :math:`M`, how many values the mean and ``std`` were computed from.
 
@@ -248,6 +252,7 @@ def mc_standard_errors(values: ArrayLike, std: float, count: int) -> tuple[float
     return se_mean, std * math.sqrt(max(kurtosis - 1.0, 0.0) / (4.0 * count))
 
 
+@docfill(**_DOC_SECTIONS)
 def mc_relative_standard_errors(
     values: ArrayLike, std: float, count: int, target: float
 ) -> tuple[float, float]:
@@ -260,12 +265,7 @@ def mc_relative_standard_errors(
 
     with the standard errors of :func:`mc_standard_errors`.
 
-    Parameters
-    ----------
-    values : array_like
-        Per-sample values (all of them, or a uniform subsample).
-    std : float
-        :math:`\hat\sigma` over all ``count`` values.
+    %(values_std_params)s
     count : int
         How many values the Monte Carlo figures were computed from.
     target : float

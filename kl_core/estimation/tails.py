@@ -48,6 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from kl_core._docfill import docfill
+from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Tail
 from kl_core.validation import Message
 
@@ -97,6 +99,7 @@ def _r_power(k: float) -> Message:
     )
 
 
+@docfill(**SECTIONS)
 def tail_verdict(
     q_tail: Tail,
     p_tail: Tail,
@@ -124,9 +127,7 @@ def tail_verdict(
     TailVerdict
         Finite or not, why, and the decay of the integrand.
 
-    References
-    ----------
-    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
+    %(schulman_references)s
 
     Examples
     --------

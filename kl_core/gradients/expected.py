@@ -83,10 +83,12 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Categorical
 from kl_core.libraries.crosswalk import CROSSWALK, CrosswalkEntry, evaluate
@@ -295,6 +297,39 @@ def _option(option: str | CrosswalkEntry) -> str | CrosswalkEntry:
     )
 
 
+#: Parameter descriptions the functions below share (filled in by :func:`kl_core._docfill.docfill`).
+_POLICY_SAMPLER = r"""policy, ref : Categorical or array_like
+    :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
+sampler : Categorical or array_like, optional
+    The policy that drew the tokens; :math:`\pi_\theta` if omitted."""
+_LAM = r"""lam : float, default 1.0
+    :math:`\lambda` of ``k_lambda``."""
+_PARAMS = {
+    "policy_sampler": _POLICY_SAMPLER,
+    "policy_sampler_lam": f"{_POLICY_SAMPLER}\n{_LAM}",
+    "option_policy_sampler_lam": f"option : str or CrosswalkEntry\n    As in :func:`gradient_coefficients`.\n{_POLICY_SAMPLER}\n{_LAM}",
+}
+
+
+class _Setting(NamedTuple):
+    """The checked arguments of a per-option function, in :func:`_coef`'s order."""
+
+    option: str | CrosswalkEntry
+    lp: np.ndarray
+    lr: np.ndarray
+    ls: np.ndarray
+    lam: float
+
+
+def _setting(
+    option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None, lam: float
+) -> _Setting:
+    """Check ``lam``, the three policies (as log-probabilities) and the option, in that order."""
+    lam = check_finite(lam, "lam")
+    lp, lr, ls = _triple(policy, ref, sampler)
+    return _Setting(_option(option), lp, lr, ls, lam)
+
+
 def _coef(
     option: str | CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray, lam: float
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -305,11 +340,7 @@ def _coef(
 
 
 def gradient_coefficients(
-    option: str | CrosswalkEntry,
-    policy: Policy,
-    ref: Policy,
-    sampler: Policy | None = None,
-    lam: float = 1.0,
+    option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
 ) -> np.ndarray:
     r"""The per-token coefficient :math:`c(x)` with :math:`g(x) = c(x)\,\nabla_\theta\log\pi_\theta(x)`.
 
@@ -344,9 +375,7 @@ def gradient_coefficients(
     >>> gradient_coefficients("k1", [0.0, 1.0], [1.0, 0.0]).tolist()
     [1.0, 1.0]
     """
-    lam = check_finite(lam, "lam")
-    lp, lr, ls = _triple(policy, ref, sampler)
-    return _coef(_option(option), lp, lr, ls, lam)[0]
+    return _coef(*_setting(option, policy, ref, sampler, lam))[0]
 
 
 # --------------------------------------------------------------------------- #
@@ -409,12 +438,9 @@ def _true(lp: np.ndarray, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return _expected(pi, estimators.k1(lr - lp), pi), pi - np.exp(lr)
 
 
+@docfill(**_PARAMS)
 def expected_gradient(
-    option: str | CrosswalkEntry,
-    policy: Policy,
-    ref: Policy,
-    sampler: Policy | None = None,
-    lam: float = 1.0,
+    option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
 ) -> np.ndarray:
     r"""The exact expected gradient :math:`\mathbb{E}_{x\sim s}[\nabla_\theta\,\mathrm{loss}(x)]` of one option.
 
@@ -422,14 +448,7 @@ def expected_gradient(
 
     Parameters
     ----------
-    option : str or CrosswalkEntry
-        As in :func:`gradient_coefficients`.
-    policy, ref : Categorical or array_like
-        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
-    sampler : Categorical or array_like, optional
-        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
-    lam : float, default 1.0
-        :math:`\lambda` of ``k_lambda``.
+    %(option_policy_sampler_lam)s
 
     Returns
     -------
@@ -447,18 +466,14 @@ def expected_gradient(
     >>> bool(np.allclose(g, fwd))
     True
     """
-    lam = check_finite(lam, "lam")
-    lp, lr, ls = _triple(policy, ref, sampler)
-    c, _ = _coef(_option(option), lp, lr, ls, lam)
-    return _expected(np.exp(ls), c, np.exp(lp))
+    setting = _setting(option, policy, ref, sampler, lam)
+    c, _ = _coef(*setting)
+    return _expected(np.exp(setting.ls), c, np.exp(setting.lp))
 
 
+@docfill(**_PARAMS)
 def gradient_spread(
-    option: str | CrosswalkEntry,
-    policy: Policy,
-    ref: Policy,
-    sampler: Policy | None = None,
-    lam: float = 1.0,
+    option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
 ) -> float:
     r"""The per-sample gradient spread :math:`\sqrt{\mathbb{E}_s\|g(x) - \mathbb{E}_s g\|^2}`.
 
@@ -467,14 +482,7 @@ def gradient_spread(
 
     Parameters
     ----------
-    option : str or CrosswalkEntry
-        As in :func:`gradient_coefficients`.
-    policy, ref : Categorical or array_like
-        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
-    sampler : Categorical or array_like, optional
-        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
-    lam : float, default 1.0
-        :math:`\lambda` of ``k_lambda``.
+    %(option_policy_sampler_lam)s
 
     Returns
     -------
@@ -490,13 +498,13 @@ def gradient_spread(
     >>> gradient_spread("k1", [0.0, 0.0], [0.0, 0.0])
     0.7071067811865476
     """
-    lam = check_finite(lam, "lam")
-    lp, lr, ls = _triple(policy, ref, sampler)
-    c, _ = _coef(_option(option), lp, lr, ls, lam)
-    pi, s = np.exp(lp), np.exp(ls)
+    setting = _setting(option, policy, ref, sampler, lam)
+    c, _ = _coef(*setting)
+    pi, s = np.exp(setting.lp), np.exp(setting.ls)
     return _spread(s, c, pi, _expected(s, c, pi))
 
 
+@docfill(**_PARAMS)
 def lambda_grad_opt(policy: Policy, ref: Policy, sampler: Policy | None = None) -> float:
     r"""The :math:`\lambda` that minimises the spread of the ``k_lambda`` gradient estimator.
 
@@ -516,10 +524,7 @@ def lambda_grad_opt(policy: Policy, ref: Policy, sampler: Policy | None = None) 
 
     Parameters
     ----------
-    policy, ref : Categorical or array_like
-        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
-    sampler : Categorical or array_like, optional
-        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    %(policy_sampler)s
 
     Returns
     -------
@@ -553,6 +558,7 @@ def _lambda_grad(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> float:
     return 1.0 - num / denom
 
 
+@docfill(**_PARAMS)
 def k_lambda_spread(
     policy: Policy, ref: Policy, sampler: Policy | None = None, lam: ArrayLike = 1.0
 ) -> np.ndarray:
@@ -573,10 +579,7 @@ def k_lambda_spread(
 
     Parameters
     ----------
-    policy, ref : Categorical or array_like
-        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
-    sampler : Categorical or array_like, optional
-        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
+    %(policy_sampler)s
     lam : array_like, default 1.0
         One or more finite :math:`\lambda`.
 
@@ -904,12 +907,9 @@ def _row(
     )
 
 
+@docfill(**_PARAMS)
 def gradient_row(
-    option: str | CrosswalkEntry,
-    policy: Policy,
-    ref: Policy,
-    sampler: Policy | None = None,
-    lam: float = 1.0,
+    option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
 ) -> GradientRow:
     r"""One option's row: expected gradient, cosines to the true gradients, spread, classification.
 
@@ -918,12 +918,7 @@ def gradient_row(
     option : str or CrosswalkEntry
         As in :func:`gradient_coefficients`; reward entries are accepted too
         (their score-function gradient).
-    policy, ref : Categorical or array_like
-        :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
-    sampler : Categorical or array_like, optional
-        The policy that drew the tokens; :math:`\pi_\theta` if omitted.
-    lam : float, default 1.0
-        :math:`\lambda` of ``k_lambda``.
+    %(policy_sampler_lam)s
 
     Returns
     -------
@@ -933,9 +928,8 @@ def gradient_row(
     ----------
     Y. Tang and R. Munos, arXiv:2506.09477 (2025).
     """
-    lam = check_finite(lam, "lam")
-    lp, lr, ls = _triple(policy, ref, sampler)
-    return _row(_option(option), lp, lr, ls, lam, _true(lp, lr), sampler is None)
+    setting = _setting(option, policy, ref, sampler, lam)
+    return _row(*setting, _true(setting.lp, setting.lr), sampler is None)
 
 
 def gradient_table(

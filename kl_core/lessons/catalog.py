@@ -922,14 +922,18 @@ def _config(rng: random.Random) -> Params:
     return {"config": config, "option": "" if use is None else use.crosswalk_name}
 
 
+def _doctor_step(**fields: Any) -> Step:
+    """A step on a launch config drawn by :func:`_config`, shown as :data:`_DOCTOR_SETUP`, explored in the doctor."""
+    return Step(setup=_DOCTOR_SETUP, sample=_config, explore=_doctor, **fields)
+
+
 _L7 = Lesson(
     7,
     N_("Your library"),
     N_("Read a real launch script: where its KL goes and which way its gradient pushes."),
     (
-        Step(
+        _doctor_step(
             title=N_("Where does the KL go?"),
-            setup=_DOCTOR_SETUP,
             prompt=N_("Where does this config put its KL term?"),
             explanation=N_(
                 "The doctor reads: {where_words}. A KL in the reward is a score-function term (k1 there pulls "
@@ -937,13 +941,10 @@ _L7 = Lesson(
             ),
             quantity="kl_where",
             kind="choice",
-            sample=_config,
             choices=lambda params: _WHERE_CHOICES,
-            explore=_doctor,
         ),
-        Step(
+        _doctor_step(
             title=N_("Which estimator?"),
-            setup=_DOCTOR_SETUP,
             prompt=N_("Which estimator does its KL term compute?"),
             explanation=N_(
                 "The doctor reads {where_words}; its estimator: {answer_words}. Option names differ from "
@@ -952,13 +953,10 @@ _L7 = Lesson(
             ),
             quantity="kl_estimator",
             kind="choice",
-            sample=_config,
             choices=lambda params: _ESTIMATOR_CHOICES,
-            explore=_doctor,
         ),
-        Step(
+        _doctor_step(
             title=N_("Which way does it push?"),
-            setup=_DOCTOR_SETUP,
             prompt=N_("On-policy, its expected gradient is …"),
             explanation=N_(
                 "The doctor's answer for this config: {answer_words}. On-policy, k1 in the reward and plain k2 "
@@ -967,21 +965,16 @@ _L7 = Lesson(
             ),
             quantity="kl_gradient",
             kind="choice",
-            sample=_config,
             choices=lambda params: _GRADIENT_CHOICES,
-            explore=_doctor,
         ),
-        Step(
+        _doctor_step(
             title=N_("How strong?"),
-            setup=_DOCTOR_SETUP,
             prompt=N_("What is the KL coefficient? (0 if there is no KL term.)"),
             explanation=N_(
                 "The coefficient is {answer:g}, read from the config or, where it does not set it, from the "
                 "release's default."
             ),
             quantity="kl_coef",
-            sample=_config,
-            explore=_doctor,
             tolerance=(1e-12, 0.01),
         ),
     ),

@@ -11,11 +11,46 @@ import re
 import tomllib
 from typing import Any
 
+from kl_core._docfill import docfill
 from kl_core.libraries.loading import PROSE_FIELDS
 from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
-__all__ = ["extract_messages"]
+__all__ = ["EXTRACTOR_SECTIONS", "extract_messages", "line_of"]
+
+#: The Parameters and Yields sections of every Babel extractor of a data file (this one and
+#: :func:`kl_core.doctor.releases.extract_messages`), for :func:`kl_core._docfill.docfill`.
+EXTRACTOR_SECTIONS = {
+    "extractor_args": """\
+Parameters
+----------
+fileobj : binary file
+    The data file.
+keywords, comment_tags, options
+    Babel's extractor arguments (unused).
+
+Yields
+------
+tuple""",
+}
+
+
+def line_of(text: str, fragment: str) -> int:
+    """The line number, from 1, at which ``fragment`` first stands in ``text`` (1 if it does not).
+
+    Parameters
+    ----------
+    text : str
+        A data file's text.
+    fragment : str
+        The start of a message as the file writes it.
+
+    Returns
+    -------
+    int
+        The line number Babel records for the message.
+    """
+    return text[: max(text.find(fragment), 0)].count("\n") + 1
 
 
 def _prose_texts(raw: dict[str, Any]) -> list[str]:
@@ -52,6 +87,7 @@ def _reads_as_words(template: str) -> bool:
     return any(w not in ("log", "exp", "sign", "min", "max") for w in words)
 
 
+@docfill(**EXTRACTOR_SECTIONS)
 def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Any:
     """Babel extractor for ``crosswalk.toml``: the templates of its prose fields and their snippets.
 
@@ -61,16 +97,7 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
     placeholders, settings or notation (``{verl_plus_fix}``, ``GRPOConfig.beta``)
     has no words to translate and is left out.
 
-    Parameters
-    ----------
-    fileobj : binary file
-        The data file.
-    keywords, comment_tags, options
-        Babel's extractor arguments (unused).
-
-    Yields
-    ------
-    tuple
+    %(extractor_args)s
         ``(lineno, None, template, comments)``, each template once, in file order.
     """
     text = fileobj.read().decode("utf-8")
@@ -83,5 +110,4 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
                 continue
             seen.add(template)
             first = template.split("{")[0][:40] or template[:40]
-            lineno = text[: max(text.find(first), 0)].count("\n") + 1
-            yield lineno, None, template, []
+            yield line_of(text, first), None, template, []

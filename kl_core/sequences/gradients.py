@@ -74,18 +74,27 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from kl_core._docfill import docfill
 from kl_core.gradients import expected as gradients
 from kl_core.sequences.markov import MarkovChain, check_length, check_pair, next_token_kl
 
 __all__ = [
-    "OPTIONS",
-    "SequenceGradient",
-    "SequenceGradientRow",
-    "SequenceGradientTable",
-    "expected_sequence_gradient",
-    "sequence_gradient_table",
-    "sequence_kl_gradients",
+    "OPTIONS", "SequenceGradient", "SequenceGradientRow", "SequenceGradientTable",
+    "expected_sequence_gradient", "sequence_gradient_table", "sequence_kl_gradients",
 ]
+
+#: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
+_DOC_SECTIONS = {
+    "tang_munos_references": r"""References
+----------
+Y. Tang and R. Munos (2025), arXiv:2506.09477.""",
+    "chains_length": r"""policy : MarkovChain or str
+    :math:`\pi_\theta`, K ≥ 2.
+ref : MarkovChain or str
+    :math:`\pi_{\mathrm{ref}}`, same K.
+length : int
+    T.""",
+}
 
 OPTIONS: dict[str, str] = {
     "sum_k1_loss": "Σ k1 as a loss",
@@ -199,6 +208,7 @@ def _later(policy: MarkovChain, ref: MarkovChain, length: int) -> SequenceGradie
     return SequenceGradient(first, rows)
 
 
+@docfill(**_DOC_SECTIONS)
 def sequence_kl_gradients(
     policy: MarkovChain | str, ref: MarkovChain | str, length: int
 ) -> tuple[SequenceGradient, SequenceGradient]:
@@ -217,12 +227,7 @@ def sequence_kl_gradients(
 
     Parameters
     ----------
-    policy : MarkovChain or str
-        :math:`\pi_\theta`, K ≥ 2.
-    ref : MarkovChain or str
-        :math:`\pi_{\mathrm{ref}}`, same K.
-    length : int
-        T.
+    %(chains_length)s
 
     Returns
     -------
@@ -272,6 +277,7 @@ class _Pieces:
         return self.row_option(_ROW_OPTION[key])
 
 
+@docfill(**_DOC_SECTIONS)
 def expected_sequence_gradient(
     option: str, policy: MarkovChain | str, ref: MarkovChain | str, length: int
 ) -> SequenceGradient:
@@ -286,20 +292,13 @@ def expected_sequence_gradient(
     ----------
     option : str
         A key of :data:`OPTIONS`.
-    policy : MarkovChain or str
-        :math:`\pi_\theta`, K ≥ 2.
-    ref : MarkovChain or str
-        :math:`\pi_{\mathrm{ref}}`, same K.
-    length : int
-        T.
+    %(chains_length)s
 
     Returns
     -------
     SequenceGradient
 
-    References
-    ----------
-    Y. Tang and R. Munos (2025), arXiv:2506.09477.
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -395,6 +394,7 @@ def _cos(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
 
 
+@docfill(**_DOC_SECTIONS)
 def sequence_gradient_table(
     policy: MarkovChain | str, ref: MarkovChain | str, length: int
 ) -> SequenceGradientTable:
@@ -410,20 +410,13 @@ def sequence_gradient_table(
 
     Parameters
     ----------
-    policy : MarkovChain or str
-        :math:`\pi_\theta`, K ≥ 2.
-    ref : MarkovChain or str
-        :math:`\pi_{\mathrm{ref}}`, same K.
-    length : int
-        T.
+    %(chains_length)s
 
     Returns
     -------
     SequenceGradientTable
 
-    References
-    ----------
-    Y. Tang and R. Munos (2025), arXiv:2506.09477.
+    %(tang_munos_references)s
 
     Examples
     --------

@@ -5,9 +5,10 @@ leading underscore) defines its :class:`~kl_core.estimation.families._base.Distr
 subclass and ``FAMILY``, a :class:`Family` with
 
 * its parameters (:class:`Param`: name, support, default, slider scale and range, role),
-* its density and sampler (the class's ``logpdf`` and ``sample``), its spec
-  (``parse`` reads ``key(...)``, the class's ``spec`` writes it back),
-* its tail (the class's ``tail``, a :class:`Tail`), the quadrature's
+* its density and sampler (the class's ``logpdf`` and ``_sample``), its central
+  interval (``_interval``), its spec (``parse`` reads ``key(...)``, the class's
+  ``spec`` writes it back),
+* its tail (the class's ``_tail``, a :class:`Tail`), the quadrature's
   breakpoints (``centres``, ``shifted``, ``log_density_delta``) and its
   practical range (``practical_parts``),
 * its menu label and spec help line (English, marked for translation),
@@ -16,6 +17,9 @@ and, optionally, ``KL_CLOSED_FORMS`` (``{(type(a), type(b)): kl}``) and
 ``LOG_RATIOS`` (``{(type(p), type(q)): log_ratio}``).  The spec parser, the
 exact values, the tail rules, the picker's sliders and the command line's help
 read only this registry: adding a family is adding its module (and its tests).
+The public ``sample``, ``interval`` and ``tail`` of
+:class:`~kl_core.estimation.families._base.Distribution` check their arguments
+and call the family's ``_sample``, ``_interval`` and ``_tail``.
 """
 
 from __future__ import annotations

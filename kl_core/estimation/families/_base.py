@@ -20,7 +20,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.validation import InputError, Message, check_finite, check_positive_int
+from kl_core.validation import InputError, Message, check_finite, check_positive, check_positive_int
 
 LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -164,13 +164,21 @@ class Distribution(ABC):
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         """Log density (log pmf for a categorical) at ``x``."""
 
-    @abstractmethod
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Draw ``n`` independent samples with the generator ``rng``."""
+        return self._sample(rng, check_rng_n(rng, n))
 
     @abstractmethod
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """What a family writes for :meth:`sample`: ``rng`` and ``n`` are checked already."""
+
     def interval(self, coverage: float = 0.999) -> tuple[float, float]:
         """A central interval holding at least ``coverage`` of the mass."""
+        return self._interval(check_coverage(coverage))
+
+    @abstractmethod
+    def _interval(self, coverage: float) -> tuple[float, float]:
+        """What a family writes for :meth:`interval`: ``coverage`` is checked to lie in (0, 1)."""
 
     def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density (pmf for a categorical) at ``x``."""
@@ -178,6 +186,10 @@ class Distribution(ABC):
 
     def tail(self, side: int) -> Tail:
         """The far-tail form of ``logpdf`` as x → side·∞ (see :class:`Tail`)."""
+        return self._tail(check_side(side))
+
+    def _tail(self, side: int) -> Tail:
+        """What a family with tails writes for :meth:`tail`: ``side`` is checked to be ±1."""
         raise ValueError(f"{type(self).__name__} has no tails: it is not a density on the real line")
 
     def centres(self) -> list[tuple[float, float]]:
@@ -211,6 +223,52 @@ class Distribution(ABC):
 
     def __str__(self) -> str:
         return self.name
+
+
+class LocationScale(Distribution):
+    """A distribution with one location (finite) and one scale (> 0) among its fields.
+
+    A family's dataclass names the two fields in :attr:`location_field` and
+    :attr:`scale_field` (``loc`` and ``scale`` unless it says otherwise) and gets
+    their checks, its quadrature centre and shift, and its practical range.  With
+    :attr:`display_name` and :attr:`spec_name` set (``Laplace``, ``laplace``) it
+    also gets ``name`` = ``Laplace(0, 1)`` and ``spec`` = ``laplace(0,1)``; a family
+    with more parameters or another notation writes its own.
+    """
+
+    location_field: ClassVar[str] = "loc"
+    scale_field: ClassVar[str] = "scale"
+    display_name: ClassVar[str] = ""
+    spec_name: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        loc, scale = self.location_field, self.scale_field
+        object.__setattr__(self, loc, check_finite(getattr(self, loc), loc))
+        object.__setattr__(self, scale, check_positive(getattr(self, scale), scale))
+
+    def _location_scale(self) -> tuple[float, float]:
+        return getattr(self, self.location_field), getattr(self, self.scale_field)
+
+    @property
+    def name(self) -> str:
+        loc, scale = self._location_scale()
+        return f"{self.display_name}({loc:g}, {scale:g})"
+
+    @property
+    def spec(self) -> str:
+        loc, scale = self._location_scale()
+        return f"{self.spec_name}({num(loc)},{num(scale)})"
+
+    def centres(self) -> list[tuple[float, float]]:
+        return [self._location_scale()]
+
+    def shifted(self, delta: float) -> Distribution:
+        loc, _ = self._location_scale()
+        return dataclasses.replace(self, **{self.location_field: loc - delta})
+
+    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        loc, scale = self._location_scale()
+        return [(self.scale_field, scale)], [(self.location_field, loc)]
 
 
 def check_rng_n(rng: np.random.Generator, n: int) -> int:
@@ -288,6 +346,16 @@ class Param:
     range: tuple[float, ...] = LOCATION_SLIDER
     role: str = ""
 
+
+    @classmethod
+    def location(cls, name: str, label: str) -> Param:
+        """A location parameter: any real number, default 0, on a linear slider."""
+        return cls(name, label, role="location")
+
+    @classmethod
+    def scale(cls, name: str, label: str) -> Param:
+        """A scale parameter: > 0, default 1, on a log-scale slider over :data:`SCALE_SLIDER`."""
+        return cls(name, label, "positive", 1.0, "log", SCALE_SLIDER, "scale")
 
 @dataclass(frozen=True)
 class Slider:

@@ -8,16 +8,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    PRACTICAL,
-    Distribution,
-    Family,
-    arity,
-    check_coverage,
-    check_rng_n,
-    floats,
-    num,
-)
+from kl_core.estimation.families._base import PRACTICAL, Distribution, Family, arity, floats, num
 from kl_core.validation import N_, InputError, Message, as_float_array, check_finite
 
 __all__ = ["FAMILY", "Categorical"]
@@ -88,14 +79,12 @@ class Categorical(Distribution):
         out[inside] = self.log_probs[idx[inside].astype(np.int64)]
         return out
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         cdf = np.cumsum(self.probs)
         idx = np.searchsorted(cdf, rng.random(n) * cdf[-1], side="right")
         return np.minimum(idx, self.k - 1).astype(np.float64)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        check_coverage(coverage)
+    def _interval(self, coverage: float) -> tuple[float, float]:
         return (0.0, float(self.k - 1))
 
     def practical_issue(self) -> str:

@@ -4,30 +4,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    SCALE_SLIDER,
-    Distribution,
-    Family,
-    Param,
-    Tail,
-    abs_delta,
-    check_coverage,
-    check_rng_n,
-    check_side,
-    num,
-)
+from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
 from kl_core.estimation.families.normal import Gaussian
-from kl_core.validation import N_, as_float_array, check_finite, check_positive
+from kl_core.validation import N_, as_float_array
 
 __all__ = ["FAMILY", "Laplace"]
 
 
 @dataclass(frozen=True)
-class Laplace(Distribution):
+class Laplace(LocationScale):
     r"""Laplace distribution with location :math:`\mu` and scale :math:`b`.
 
     .. math:: \log q(x) = -\frac{|x - \mu|}{b} - \log 2b
@@ -55,46 +45,25 @@ class Laplace(Distribution):
 
     loc: float = 0.0
     scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
-
-    @property
-    def name(self) -> str:
-        return f"Laplace({self.loc:g}, {self.scale:g})"
-
-    @property
-    def spec(self) -> str:
-        return f"laplace({num(self.loc)},{num(self.scale)})"
+    display_name: ClassVar[str] = "Laplace"
+    spec_name: ClassVar[str] = "laplace"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         return -np.abs(as_float_array(x, "x") - self.loc) / self.scale - math.log(2.0 * self.scale)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.laplace(self.loc, self.scale, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        half = -self.scale * math.log(1.0 - check_coverage(coverage))
+    def _interval(self, coverage: float) -> tuple[float, float]:
+        half = -self.scale * math.log(1.0 - coverage)
         return (self.loc - half, self.loc + half)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # -|x - loc|/b = -|x|/b + side·loc/b once side·x > |loc|
-        side = check_side(side)
         return Tail.exponential(self.scale, side * self.loc / self.scale - math.log(2.0 * self.scale))
-
-    def centres(self) -> list[tuple[float, float]]:
-        return [(self.loc, self.scale)]
-
-    def shifted(self, delta: float) -> Laplace:
-        return Laplace(self.loc - delta, self.scale)
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         return -abs_delta(x, self.loc) / self.scale
-
-    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        return [("scale", self.scale)], [("loc", self.loc)]
 
 
 def _kl_laplace(a: Laplace, b: Laplace) -> float:
@@ -127,8 +96,8 @@ FAMILY = Family(
     label=N_("Laplace"),
     help=N_("`laplace(loc,scale)`"),
     params=(
-        Param("loc", N_("Location"), role="location"),
-        Param("scale", N_("Scale b (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
+        Param.location("loc", N_("Location")),
+        Param.scale("scale", N_("Scale b (log scale)")),
     ),
     order=20,
 )

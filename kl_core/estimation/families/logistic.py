@@ -8,23 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    SCALE_SLIDER,
-    Distribution,
-    Family,
-    Param,
-    Tail,
-    abs_delta,
-    check_coverage,
-    check_rng_n,
-    check_side,
-    num,
-)
-from kl_core.validation import N_, as_float_array, check_finite, check_positive
+from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
+from kl_core.validation import N_, as_float_array
 
 __all__ = ["FAMILY", "Logistic"]
 
@@ -35,7 +25,7 @@ def _softplus_neg(a: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class Logistic(Distribution):
+class Logistic(LocationScale):
     r"""Logistic distribution with location :math:`\mu` and scale :math:`s`.
 
     .. math:: \log q(x) = -|z| - 2\log\!\left(1 + e^{-|z|}\right) - \log s,
@@ -76,50 +66,28 @@ class Logistic(Distribution):
 
     loc: float = 0.0
     scale: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
-
-    @property
-    def name(self) -> str:
-        return f"Logistic({self.loc:g}, {self.scale:g})"
-
-    @property
-    def spec(self) -> str:
-        return f"logistic({num(self.loc)},{num(self.scale)})"
+    display_name: ClassVar[str] = "Logistic"
+    spec_name: ClassVar[str] = "logistic"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         a = np.abs(as_float_array(x, "x") - self.loc) / self.scale
         return -a - 2.0 * _softplus_neg(a) - math.log(self.scale)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return rng.logistic(self.loc, self.scale, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         # the quantile function is μ + s·log(u/(1 − u)); the central interval is ±s·log((1 + c)/(1 − c))
-        c = check_coverage(coverage)
-        half = self.scale * math.log((1.0 + c) / (1.0 - c))
+        half = self.scale * math.log((1.0 + coverage) / (1.0 - coverage))
         return (self.loc - half, self.loc + half)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # −|x − μ|/s = −|x|/s + side·μ/s once side·x > |μ|; −2 log(1 + e^{−|z|}) = O(e^{−|z|})
-        side = check_side(side)
         return Tail.exponential(self.scale, side * self.loc / self.scale - math.log(self.scale))
-
-    def centres(self) -> list[tuple[float, float]]:
-        return [(self.loc, self.scale)]
-
-    def shifted(self, delta: float) -> Logistic:
-        return Logistic(self.loc - delta, self.scale)
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         a, a0 = np.abs(x - self.loc) / self.scale, abs(self.loc) / self.scale
         return -abs_delta(x, self.loc) / self.scale - 2.0 * (_softplus_neg(a) - _softplus_neg(np.float64(a0)))
-
-    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        return [("scale", self.scale)], [("loc", self.loc)]
 
 
 FAMILY = Family(
@@ -128,8 +96,8 @@ FAMILY = Family(
     label=N_("Logistic"),
     help=N_("`logistic(loc,scale)`"),
     params=(
-        Param("loc", N_("Location"), role="location"),
-        Param("scale", N_("Scale s (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
+        Param.location("loc", N_("Location")),
+        Param.scale("scale", N_("Scale s (log scale)")),
     ),
     order=45,
 )

@@ -16,9 +16,6 @@ from kl_core.estimation.families._base import (
     Family,
     Slider,
     Tail,
-    check_coverage,
-    check_rng_n,
-    check_side,
     clean,
     floats,
     gaussian_tail,
@@ -103,22 +100,19 @@ class GaussianMixture(Distribution):
         ]
         return special.logsumexp(np.stack(comps), axis=0)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         # One component label per draw keeps the draws in i.i.d. order (the
         # running mean on the lab pages depends on it).
         k = rng.choice(len(self.weights), size=n, p=np.asarray(self.weights))
         return np.asarray(self.means)[k] + np.asarray(self.sigmas)[k] * rng.standard_normal(n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
-        c = check_coverage(coverage)
-        spans = [Gaussian(m, s).interval(c) for m, s in zip(self.means, self.sigmas, strict=False)]
+    def _interval(self, coverage: float) -> tuple[float, float]:
+        spans = [Gaussian(m, s).interval(coverage) for m, s in zip(self.means, self.sigmas, strict=False)]
         return (min(a for a, _ in spans), max(b for _, b in spans))
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # The widest component wins, then the one furthest out on this side;
         # identical components add their weights.
-        side = check_side(side)
         comps = list(zip(self.weights, self.means, self.sigmas, strict=True))
         top = max((s, side * m) for _, m, s in comps)
         weight = sum(w for w, m, s in comps if (s, side * m) == top)

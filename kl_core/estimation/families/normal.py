@@ -4,30 +4,27 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core.estimation.families._base import (
     LOG_SQRT_2PI,
-    SCALE_SLIDER,
-    Distribution,
     Family,
+    LocationScale,
     Param,
     Tail,
-    check_coverage,
-    check_rng_n,
-    check_side,
     gaussian_tail,
     num,
 )
-from kl_core.validation import N_, as_float_array, check_finite, check_positive
+from kl_core.validation import N_, as_float_array
 
 __all__ = ["FAMILY", "Gaussian"]
 
 
 @dataclass(frozen=True)
-class Gaussian(Distribution):
+class Gaussian(LocationScale):
     r"""Normal distribution :math:`\mathcal N(\mu, \sigma^2)`.
 
     .. math:: \log q(x) = -\tfrac12\left(\tfrac{x-\mu}{\sigma}\right)^2 - \log\sigma - \tfrac12\log 2\pi
@@ -55,10 +52,8 @@ class Gaussian(Distribution):
 
     mu: float = 0.0
     sigma: float = 1.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "mu", check_finite(self.mu, "mu"))
-        object.__setattr__(self, "sigma", check_positive(self.sigma, "sigma"))
+    location_field: ClassVar[str] = "mu"
+    scale_field: ClassVar[str] = "sigma"
 
     @property
     def name(self) -> str:
@@ -72,8 +67,7 @@ class Gaussian(Distribution):
         z = (as_float_array(x, "x") - self.mu) / self.sigma
         return -0.5 * z * z - math.log(self.sigma) - LOG_SQRT_2PI
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         x = rng.standard_normal(n)
         if self.sigma != 1.0:  # skipped passes change nothing: x * 1 == x, x + 0 == x
             x *= self.sigma
@@ -81,28 +75,19 @@ class Gaussian(Distribution):
             x += self.mu
         return x
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         # The standard library's normal quantile (Wichura's AS 241, ~1e-16 relative):
         # the exact values of Gaussian pairs need their bulk, and no scipy.
         from statistics import NormalDist
 
-        z = -NormalDist().inv_cdf((1.0 - check_coverage(coverage)) / 2.0)
+        z = -NormalDist().inv_cdf((1.0 - coverage) / 2.0)
         return (self.mu - z * self.sigma, self.mu + z * self.sigma)
 
-    def tail(self, side: int) -> Tail:
-        return gaussian_tail(self.mu, self.sigma, check_side(side))
-
-    def centres(self) -> list[tuple[float, float]]:
-        return [(self.mu, self.sigma)]
-
-    def shifted(self, delta: float) -> Gaussian:
-        return Gaussian(self.mu - delta, self.sigma)
+    def _tail(self, side: int) -> Tail:
+        return gaussian_tail(self.mu, self.sigma, side)
 
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         return gauss_delta(x, self.mu, self.sigma)
-
-    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        return [("sigma", self.sigma)], [("mu", self.mu)]
 
 
 def gauss_delta(x: np.ndarray, mu: float, sigma: float) -> np.ndarray:
@@ -141,8 +126,8 @@ FAMILY = Family(
     label=N_("Normal"),
     help=N_("`normal(μ,σ)`, e.g. `normal(0.5,1)`"),
     params=(
-        Param("mu", N_("μ, the mean"), role="location"),
-        Param("sigma", N_("σ, the standard deviation (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
+        Param.location("mu", N_("μ, the mean")),
+        Param.scale("sigma", N_("σ, the standard deviation (log scale)")),
     ),
     order=10,
     aliases=("gaussian", "n"),

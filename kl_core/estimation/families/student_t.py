@@ -9,19 +9,8 @@ from fractions import Fraction
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import (
-    PRACTICAL,
-    SCALE_SLIDER,
-    Distribution,
-    Family,
-    Param,
-    Tail,
-    check_coverage,
-    check_rng_n,
-    check_side,
-    num,
-)
-from kl_core.validation import N_, Message, as_float_array, check_finite, check_positive
+from kl_core.estimation.families._base import PRACTICAL, Family, LocationScale, Param, Tail, num
+from kl_core.validation import N_, Message, as_float_array, check_positive
 
 __all__ = ["FAMILY", "StudentT"]
 
@@ -29,7 +18,7 @@ DF_SLIDER = (0.5, 100.0)  # log-scale steps
 
 
 @dataclass(frozen=True)
-class StudentT(Distribution):
+class StudentT(LocationScale):
     r"""Student's t distribution with ``df`` degrees of freedom, location and scale.
 
     .. math:: \log q(x) = \log\Gamma\!\left(\tfrac{\nu+1}{2}\right) - \log\Gamma\!\left(\tfrac{\nu}{2}\right)
@@ -66,8 +55,7 @@ class StudentT(Distribution):
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "df", check_positive(self.df, "df"))
-        object.__setattr__(self, "loc", check_finite(self.loc, "loc"))
-        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+        super().__post_init__()
 
     @property
     def name(self) -> str:
@@ -91,19 +79,17 @@ class StudentT(Distribution):
         )
         return const - (nu + 1) / 2 * np.log1p(z * z / nu)
 
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        n = check_rng_n(rng, n)
+    def _sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         return self.loc + self.scale * rng.standard_t(self.df, n)
 
-    def interval(self, coverage: float = 0.999) -> tuple[float, float]:
+    def _interval(self, coverage: float) -> tuple[float, float]:
         from scipy import special
 
-        z = float(special.stdtrit(self.df, 0.5 + check_coverage(coverage) / 2.0))
+        z = float(special.stdtrit(self.df, 0.5 + coverage / 2.0))
         return (self.loc - z * self.scale, self.loc + z * self.scale)
 
-    def tail(self, side: int) -> Tail:
+    def _tail(self, side: int) -> Tail:
         # log(1 + z²/ν) = 2 log|x| − 2 log s − log ν + O(loc/x + ν s²/x²)
-        check_side(side)
         nu = self.df
         half = (nu + 1.0) / 2.0
         const = (
@@ -112,18 +98,9 @@ class StudentT(Distribution):
         )  # fmt: skip
         return Tail.algebraic(-(Fraction(nu) + 1), float(const))
 
-    def centres(self) -> list[tuple[float, float]]:
-        return [(self.loc, self.scale)]
-
-    def shifted(self, delta: float) -> StudentT:
-        return StudentT(self.df, self.loc - delta, self.scale)
-
     def log_density_delta(self, x: np.ndarray) -> np.ndarray:
         z, z0 = (x - self.loc) / self.scale, -self.loc / self.scale
         return -(self.df + 1.0) / 2.0 * np.log1p((x / self.scale) * (z + z0) / (self.df + z0 * z0))
-
-    def practical_parts(self) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
-        return [("scale", self.scale)], [("loc", self.loc)]
 
     def practical_issue(self) -> str:
         if self.df < PRACTICAL["df"]:
@@ -138,8 +115,8 @@ FAMILY = Family(
     help=N_("`t(ν,loc,scale)` (Student t)"),
     params=(
         Param("df", N_("ν, degrees of freedom (log scale): small ν, heavy tails"), "positive", 3.0, "log", DF_SLIDER),
-        Param("loc", N_("Location"), role="location"),
-        Param("scale", N_("Scale (log scale)"), "positive", 1.0, "log", SCALE_SLIDER, "scale"),
+        Param.location("loc", N_("Location")),
+        Param.scale("scale", N_("Scale (log scale)")),
     ),
     order=40,
     aliases=("studentt", "student_t"),
