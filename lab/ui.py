@@ -591,6 +591,13 @@ def _without_docstring(func: Callable[..., Any]) -> str:
         lines = source.splitlines()
         start, end = body[0].lineno - 1, body[0].end_lineno or body[0].lineno
         source = "\n".join(lines[:start] + lines[end:])
+    # ``@docfill`` only writes the docstring this view leaves out: the code starts at ``def``.
+    decorators = [d for d in getattr(node, "decorator_list", [])
+                  if isinstance(d, ast.Call) and getattr(d.func, "id", "") == "docfill"]
+    if decorators:
+        lines = source.splitlines()
+        drop = {i for d in decorators for i in range(d.lineno - 1, d.end_lineno or d.lineno)}
+        source = "\n".join(line for i, line in enumerate(lines) if i not in drop)
     return source
 
 
