@@ -216,8 +216,10 @@ def sticky_text() -> str:
     """What the sticky pair is, its probabilities read from its two chains."""
     policy, ref = (parse_markov(s) for s in STICKY)
     return _(
-        r"**Sticky token** (K = 2): $\pi_\mathrm{{ref}}$ draws every token on its own, token 0 with "
-        r"probability {zero}. $\pi_\theta$ draws token 0 first with probability {first}, later moves "
+        # No maths in the first line: KaTeX's struts reach about 2.7em above a subscript and
+        # would catch the clicks meant for the chain buttons just above.
+        r"**Sticky token** (K = 2): the reference draws every token on its own, token 0 with "
+        r"probability {zero}. The policy draws token 0 first with probability {first}, later moves "
         r"to token 0 rarely ({move}) but, once there, repeats it ({stay}). After a token 1, that "
         r"position's own KL pulls $\pi_\theta$ towards $\pi_\mathrm{{ref}}$'s {zero}, that is towards "
         "token 0; but every move to token 0 starts a run of tokens that each add KL, and only the "

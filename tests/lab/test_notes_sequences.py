@@ -277,7 +277,7 @@ def test_the_sticky_pair_is_the_default_and_its_text_reads_its_chains():
     np.testing.assert_allclose(ref.transition_probs, [[0.3, 0.7], [0.3, 0.7]])
     np.testing.assert_allclose(policy.transition_probs, [[0.99, 0.01], [0.1, 0.9]])
     text = notes.sticky_text()
-    for words in ("probability 30%", "first with probability 50%", "rarely (10%)", "repeats it (99%)"):
+    for words in ("probability 30%.", "first with probability 50%", "rarely (10%)", "repeats it (99%)"):
         assert words in text
 
 
