@@ -7,7 +7,8 @@ points: ``kl_core.sequences.estimators``, ``kl_core.sequences.montecarlo``), wha
 or averaging over tokens does to a KL coefficient β (``kl_core.libraries.loss_aggregation``),
 and which per-token losses give the gradient of the sequence KL
 (``kl_core.sequences.gradients``).
-URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``.
+URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``
+(without ``src``: the sticky pair, or the drift family if ``K``, ``drift`` or ``first`` is set).
 """
 
 import streamlit as st
@@ -44,6 +45,8 @@ st.markdown(_(
 first = st.container()  # the answer and the cosines, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the chains
+if (link_src := notes.link_source(st.query_params)) is not None:  # an older link: K, drift, no src
+    st.query_params["src"] = link_src
 st.subheader(_("Change the chains and T"))
 source = state.segmented(
     _("Chains"), "src", list(notes.SOURCES), value=notes.DEFAULT_SOURCE,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import shlex
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,7 @@ from lab.notes import Note
 __all__ = [
     "CURVE_KEYS",
     "DEFAULT_SOURCE",
+    "link_source",
     "gradient_formula",
     "rb_definition",
     "STICKY",
@@ -210,6 +212,18 @@ def counterexample_text(curves: SequenceCurves, length: int) -> str:
         tail = _("At T = {t} the std of Σk1 is {k1} and rb's is {rb}: the same.")
     return "{text} {tail}".format(text=_(COUNTEREXAMPLE),
                                   tail=tail.format(t=length, k1=number(sd1), rb=number(sdrb)))
+
+
+#: The URL keys of the drift family's widgets: a link with one of them and no ``src`` means the drift
+#: family (links made before the sticky pair became the default, and the lessons' links).
+DRIFT_KEYS: tuple[str, ...] = ("K", "drift", "first")
+
+
+def link_source(url_keys: Iterable[str]) -> str | None:
+    """``src`` for a link that sets a drift-family widget but no ``src``: the drift family's
+    (English) label, which the page writes into the URL; else None (the link says what it means)."""
+    keys = set(url_keys)
+    return SOURCES["drift"] if "src" not in keys and keys & set(DRIFT_KEYS) else None
 
 
 def sticky_text() -> str:

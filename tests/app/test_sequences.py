@@ -184,6 +184,20 @@ def test_a_link_reproduces_a_non_default_view():
     assert rows.loc["seq-mean-token-mean", "coefficient on the sequence KL"] == pytest.approx(0.1 / 32)
 
 
+def test_an_older_link_with_k_and_drift_still_opens_the_drift_family():
+    """Before issue 20 the drift family was the default: a link (or a lesson) with K, drift, no src."""
+    at = open_page(K="5", drift="1.2", T="32")
+    clean(at)
+    assert at.segmented_control(key="src").value == "drift"
+    assert at.query_params["src"] == "Drift family"  # written, so the link now says it
+    curves = exact_curves(*drift_pair(5, 1.2), notes.MAX_LENGTH)
+    assert metric(at, notes.KL_SEQUENCE, "T = 32") == number(float(curves.true_kl[31]))
+    # back at the drift family's defaults, the URL still says which chains
+    at.slider(key="drift").set_value(0.5).run()
+    at.slider(key="K").set_value(notes.DEFAULT_K).run()
+    assert at.segmented_control(key="src").value == "drift" and at.query_params["src"] == "Drift family"
+
+
 def test_first_token_drift_and_an_off_grid_t():
     at = open_page(src="drift", first="true", T="100")
     clean(at)

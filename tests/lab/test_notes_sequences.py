@@ -315,3 +315,11 @@ def test_rb_is_defined_and_the_formula_labels_are_translated():
     with i18n.using("zh"):
         zh = notes.gradient_formula()
     assert r"\text{局部: }" in zh and r"\text{ 损失}" in zh and r"\text{后续前缀}" in zh
+
+
+def test_a_link_with_a_drift_widget_and_no_src_means_the_drift_family():
+    assert notes.link_source(["K", "T"]) == "Drift family" == notes.SOURCES["drift"]
+    assert notes.link_source(["first"]) == "Drift family"
+    assert notes.link_source(["src", "K"]) is None
+    assert notes.link_source(["T", "n", "seed"]) is None
+    assert notes.link_source([]) is None
