@@ -560,12 +560,13 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
 
 def gradient_formula() -> str:
     """The TeX of the true gradient as the local part plus the later prefixes, labels translated."""
-    local, loss, later = _("local"), _("loss"), _("later prefixes")
+    local = r"\text{" + _("local") + r": }\Sigma k_2\text{ " + _("loss") + "}"
+    later = r"\text{" + _("later prefixes") + "}"
     return (
         r"\begin{aligned}\nabla\mathrm{KL} &= \mathbb{E}\Big[\sum_t s_t \sum_{u\ge t} k_{1,u}\Big] \\ "  # i18n: ok (TeX)
-        r"&= \underbrace{\mathbb{E}\Big[\sum_t s_t\,k_{1,t}\Big]}_{\text{%s: }\Sigma k_2\text{ %s}}"  # i18n: ok (TeX)
-        r" + \underbrace{\mathbb{E}\Big[\sum_t s_t\,W_t(x_t)\Big]}_{\text{%s}}\end{aligned}"  # i18n: ok (TeX)
-    ) % (local, loss, later)
+        r"&= \underbrace{\mathbb{E}\Big[\sum_t s_t\,k_{1,t}\Big]}_{" + local + "}"  # i18n: ok (TeX)
+        r" + \underbrace{\mathbb{E}\Big[\sum_t s_t\,W_t(x_t)\Big]}_{" + later + r"}\end{aligned}"  # i18n: ok (TeX)
+    )
 
 
 _TARGETS = {
