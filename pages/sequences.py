@@ -7,7 +7,8 @@ points: ``kl_core.sequences.estimators``, ``kl_core.sequences.montecarlo``), wha
 or averaging over tokens does to a KL coefficient β (``kl_core.libraries.loss_aggregation``),
 and which per-token losses give the gradient of the sequence KL
 (``kl_core.sequences.gradients``).
-URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``.
+URL keys: ``src``, ``K``, ``drift``, ``first``, ``pol``, ``ref``, ``T``, ``n``, ``seed``, ``beta``
+(without ``src``: the sticky pair, or the drift family if ``K``, ``drift`` or ``first`` is set).
 """
 
 import streamlit as st
@@ -33,21 +34,29 @@ from lab.widgets import count_slider, seed_picker
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 st.title(_("Tokens & sequences"))
 st.markdown(_(
-    "A language model's KL penalty is a KL between whole **sequences**, estimated from the "
-    "tokens of the sampled ones. Here two Markov chains over K tokens stand in for the policy "
-    r"$\pi_\theta$ and the reference $\pi_\mathrm{ref}$, small enough that every figure is also "
-    "known **exactly**. "
-    "How does the KL build up along a sequence, which estimator stays usable as T grows, what "
-    "does averaging over tokens do to β, and which per-token losses have the right gradient?"
+    "A language model's KL penalty is a KL between whole **sequences**, estimated from the tokens "
+    r"of the sampled ones. Two Markov chains over K tokens stand in for the policy $\pi_\theta$ and "
+    r"the reference $\pi_\mathrm{ref}$, small enough that every figure is also known **exactly**. "
+    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from) and p = $\pi_\mathrm{ref}$, "
+    r"so r = $\pi_\mathrm{ref}/\pi_\theta$; t is a token's position, 1 to T. "
+    "**A sequence's KL is the sum of its positions' KLs: is its gradient then the gradient of a "
+    "per-token KL loss?**"
 ))
+first = st.container()  # the answer and the cosines, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the chains
+if (link_src := notes.link_source(st.query_params)) is not None:  # an older link: K, drift, no src
+    st.query_params["src"] = link_src
+st.subheader(_("Change the chains and T"))
 source = state.segmented(
-    _("Chains"), "src", list(notes.SOURCES), value="drift", format_func=lambda key: _(notes.SOURCES[key]),
-    help=notes.source_help(),
+    _("Chains"), "src", list(notes.SOURCES), value=notes.DEFAULT_SOURCE,
+    format_func=lambda key: _(notes.SOURCES[key]), help=notes.source_help(),
 )
 custom = notes.CUSTOM_DEFAULT
-if source == "drift":
+drift_specs = ("", "")
+if source == "sticky":
+    st.markdown(notes.sticky_text())
+elif source == "drift":
     c_k, c_d, c_f = st.columns([1, 1, 1], gap="medium", vertical_alignment="bottom")
     with c_k:
         k = state.slider(_("K, tokens in the vocabulary"), "K", min_value=2, max_value=notes.K_MAX,
@@ -62,44 +71,52 @@ if source == "drift":
                                          "transition, so the KL grows with T. On: only the first "
                                          "token drifts."))
     drift_specs = cache.drift_specs(k, drift, "first" if first_only else "every")
+elif source == "custom":
+    custom = (
+        state.text(_(r"$\pi_\theta$, the policy that samples"), "pol", value=notes.CUSTOM_DEFAULT[0],
+                   help=_("markov(a1,…,aK; b11,…,b1K; …; bK1,…,bKK): first-token logits, "
+                          "then one row of next-token logits per token.")),
+        state.text(_(r"$\pi_\mathrm{ref}$, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
+    )
 else:
-    drift_specs = ("", "")
-    if source == "custom":
-        custom = (
-            state.text(_(r"$\pi_\theta$, the policy that samples"), "pol", value=notes.CUSTOM_DEFAULT[0],
-                       help=_("markov(a1,…,aK; b11,…,b1K; …; bK1,…,bKK): first-token logits, "
-                              "then one row of next-token logits per token.")),
-            state.text(_(r"$\pi_\mathrm{ref}$, the reference"), "ref", value=notes.CUSTOM_DEFAULT[1]),
-        )
-    else:
-        counter_text = st.empty()  # filled once T is chosen: the two stds at this T
+    counter_text = st.empty()  # filled once T is chosen: the two stds at this T
 try:
     policy, ref = check_pair(*notes.chains(source, drift_specs, custom))
 except ValueError as exc:
     ui.fail(_("**These chains can't be used.** {why}").format(why=ui.error_text(exc)))
-c_t, c_n, c_s = st.columns([2, 2, 1], gap="medium")
-with c_t:
-    length = int(state.select_slider(
-        _("T, tokens per sequence"), "T", notes.LENGTHS, value=notes.DEFAULT_LENGTH,
-        off_grid=notes.length_from_link, allowed=_("a whole number from 1 to {t}").format(t=notes.MAX_LENGTH),
-        help=_("Log-scale steps; the exact lines below cover every T from 1 to {t}.").format(t=notes.MAX_LENGTH),
-    ))
-with c_n:
-    n = count_slider(_("N, sequences sampled"), "n", value=1_000, hi=100_000,
-                     help=_(r"Monte Carlo sequences drawn from $\pi_\theta$ for the circles and dots below."))
-with c_s:
-    seed = seed_picker()
-n_used, n_note = notes.sample_size(n, length)
+length = int(state.select_slider(
+    _("T, tokens per sequence"), "T", notes.LENGTHS, value=notes.DEFAULT_LENGTH,
+    off_grid=notes.length_from_link, allowed=_("a whole number from 1 to {t}").format(t=notes.MAX_LENGTH),
+    help=_("Log-scale steps; the exact lines below cover every T from 1 to {t}.").format(t=notes.MAX_LENGTH),
+))
+with st.expander(_("More settings: N, seed, the chains as specs and the command line"),
+                 icon=":material/tune:"):
+    c_n, c_s = st.columns([2, 1], gap="medium")
+    with c_n:
+        n = count_slider(_("N, sequences sampled"), "n", value=1_000, hi=100_000,
+                         help=_(r"Monte Carlo sequences drawn from $\pi_\theta$ for the circles and dots below."))
+    with c_s:
+        seed = seed_picker()
+    n_used, n_note = notes.sample_size(n, length)
+    pol_spec, ref_spec = policy.spec, ref.spec
+    st.code(notes.command_line(pol_spec, ref_spec, length, n_used, seed), language="bash", wrap_lines=True)
 if n_note:
     st.info(n_note, icon=":material/speed:")
-pol_spec, ref_spec = policy.spec, ref.spec
 curves = cache.sequence_curves(pol_spec, ref_spec, notes.MAX_LENGTH)
 if source == "counter":
     counter_text.markdown(notes.counterexample_text(curves, length))
 sample = cache.sequence_sample(pol_spec, ref_spec, length, n_used, seed, notes.checkpoints(length))
-with st.expander(_("The two chains as specs, and the command line that gives these numbers"),
-                 icon=":material/terminal:"):
-    st.code(notes.command_line(pol_spec, ref_spec, length, n_used, seed), language="bash", wrap_lines=True)
+table = cache.sequence_gradient_table(pol_spec, ref_spec, length) if policy.k >= 2 else None
+with first:
+    if table is None:
+        st.info(_("A chain over one token has nothing to learn: use K ≥ 2 for the gradients."),
+                icon=":material/info:")
+    else:
+        ui.answer(notes.answer(table, curves.per_position_kl[:length]))
+        labels, cosines, colors = notes.cosine_data(table)
+        ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true gradient"),
+                             none_text=_("0: no direction")),
+                 name=_("gradient-cosines-T{t}").format(t=length), caption=notes.gradient_caption(table))
 
 # ------------------------------------------------------------ 1. KL along the sequence
 st.header(_("1. The KL of a sequence is the sum of its positions' KLs"))
@@ -109,6 +126,7 @@ ui.formula(
     r"\kappa(x_{<t}) = \mathrm{KL}\big[\pi_\theta(\cdot\mid x_{<t})\,\big\|\,"
     r"\pi_{\mathrm{ref}}(\cdot\mid x_{<t})\big]\end{gathered}"
 )
+st.markdown(notes.rb_definition())
 kl, kl_per_token, kl_reverse = notes.kl_at(curves, length)
 with ui.metric_row():
     st.metric(notes.KL_SEQUENCE, number(kl),
@@ -185,26 +203,17 @@ st.markdown(_(
     "changing token t changes the prefixes every later token is drawn from. The true gradient "
     "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
     r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
-    "right way with the wrong length; in the rb counterexample (T ≥ 3) it points the opposite way."
+    "right way with the wrong length; with the sticky token it can be far off (the chart at the top); "
+    "in the rb counterexample (T ≥ 3) it points the opposite way."
 ))
-ui.formula(
-    r"\begin{aligned}\nabla\mathrm{KL} &= \mathbb{E}\Big[\sum_t s_t \sum_{u\ge t} k_{1,u}\Big] \\ "
-    r"&= \underbrace{\mathbb{E}\Big[\sum_t s_t\,k_{1,t}\Big]}_{\text{local: }\Sigma k_2\text{ loss}}"
-    r" + \underbrace{\mathbb{E}\Big[\sum_t s_t\,W_t(x_t)\Big]}_{\text{later prefixes}}\end{aligned}"
-)
+ui.formula(notes.gradient_formula())
 st.markdown(_(
     "with $s_t = \\nabla\\log\\pi_\\theta(x_t\\mid x_{<t})$ the score of token t and $W_t(j)$ the "
-    "KL still to come after token j at position t."
+    "KL still to come after token j at position t. The chart at the top of the page gives each "
+    "option's cosine to the true gradient; the table gives them all, with their lengths."
 ))
-if policy.k < 2:
-    st.info(_("A chain over one token has nothing to learn: use K ≥ 2 for the gradients."),
-            icon=":material/info:")
+if table is None:
     st.stop()
-table = cache.sequence_gradient_table(pol_spec, ref_spec, length)
-labels, cosines, colors = notes.cosine_data(table)
-ui.chart(cosine_bars(labels, cosines, colors, x_title=_("cosine to the true gradient"),
-                     none_text=_("0: no direction")),
-         name=_("gradient-cosines-T{t}").format(t=length), caption=notes.gradient_caption(table))
 ui.table(notes.gradient_rows(table), name=_("sequence-gradients-T{t}").format(t=length),
          caption=_(r"Every option's exact expected gradient at T = {t}, sequences drawn from "
                    r"$\pi_\theta$.").format(t=length),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import shlex
+from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
@@ -26,13 +27,20 @@ from kl_core.sequences.estimators import (
     exact_curves,
 )
 from kl_core.sequences.gradients import SequenceGradientTable
-from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, drift_pair
+from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, MarkovChain, drift_pair, parse_markov
 from kl_core.sequences.montecarlo import SequenceSample
 from lab.format import number
 from lab.notes import Note
 
 __all__ = [
     "CURVE_KEYS",
+    "DEFAULT_SOURCE",
+    "link_source",
+    "gradient_formula",
+    "rb_definition",
+    "STICKY",
+    "answer",
+    "sticky_text",
     "CUSTOM_DEFAULT",
     "DEFAULT_K",
     "DRIFT_HELP",
@@ -75,16 +83,40 @@ __all__ = [
 #: T on the slider: about two steps per octave, 1 … 256.
 LENGTHS: tuple[int, ...] = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 MAX_LENGTH = LENGTHS[-1]
-DEFAULT_LENGTH = 64
+#: 16 tokens: the sticky pair's per-position KLs climb across the whole chart, and its per-token
+#: losses are far off the true gradient (Σk2's cosine 0.08, Σk3's 0.31).
+DEFAULT_LENGTH = 16
 K_MAX = 64
 #: Largest N·T sampled on one rerun (10,000 sequences of 256 tokens: about 0.1 s).
 MAX_TOKENS_PER_RUN = 2_560_000
 #: Where the chains come from: URL value → label.
 SOURCES: dict[str, str] = {
+    "sticky": N_("Sticky token"),
     "drift": N_("Drift family"),
     "counter": N_("rb counterexample"),
     "custom": N_("Your own chains"),
 }
+#: The page opens on the sticky pair: there the per-token losses miss the later prefixes at once.
+DEFAULT_SOURCE = "sticky"
+#: The sticky pair (K = 2): π_ref draws every token on its own, token 0 with probability
+#: ``ref_zero``; π_θ draws token 0 first with probability ``first_zero``, then moves from token 1
+#: to token 0 with probability ``move`` only, but repeats token 0 with probability ``stay``.
+#: At T = 16 Σk2 as a loss has cosine 0.08 to the true gradient and Σk3 0.31 (both below 0.5
+#: for T = 8 … 48), the per-position KLs climb from 0.087 to 0.965, and rb has less variance
+#: than Σk1 at every T (issue 20: a default that shows the point).
+STICKY_PROBS: dict[str, float] = {"ref_zero": 0.3, "first_zero": 0.5, "move": 0.1, "stay": 0.99}
+
+
+def _sticky_pair() -> tuple[str, str]:
+    z, first, move, stay = (STICKY_PROBS[k] for k in ("ref_zero", "first_zero", "move", "stay"))
+    row = np.log([z, 1 - z])
+    ref = MarkovChain.from_arrays(row, np.stack([row, row]))
+    policy = MarkovChain.from_arrays(np.log([first, 1 - first]), np.log([[stay, 1 - stay], [move, 1 - move]]))
+    return policy.spec, ref.spec
+
+
+#: ``(policy, ref)`` specs of the sticky pair.
+STICKY: tuple[str, str] = _sticky_pair()
 #: The estimators of the spread chart; mean_k3 has exactly Σk3's relative spread.
 CURVE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "seq_k3", "sum_k2", "rb")
 #: The "Your own chains" fields start from a small drift pair (K = 3).
@@ -163,8 +195,10 @@ def source_help() -> str:
     noisier = _rb_noisier(curves)
     # the smallest T of the slider from which on rb is noisier at every T
     start = next(t for t in LENGTHS if noisier[t - 1:].all())
-    return _(r"The drift family tilts $\pi_\mathrm{{ref}}$ by a reward per token; the counterexample is a pair "
-             "where rb is noisier than Σk1 at every T ≥ {t}; or type your own `markov(...)` specs.").format(t=start)
+    return _(r"The sticky token is a pair where the per-token losses miss the later prefixes; the drift "
+             r"family tilts $\pi_\mathrm{{ref}}$ by a reward per token, and there Σk2 as a loss points "
+             "nearly the right way; the counterexample is a pair where rb is noisier than Σk1 at every "
+             "T ≥ {t}; or type your own `markov(...)` specs.").format(t=start)
 
 
 def counterexample_text(curves: SequenceCurves, length: int) -> str:
@@ -180,8 +214,40 @@ def counterexample_text(curves: SequenceCurves, length: int) -> str:
                                   tail=tail.format(t=length, k1=number(sd1), rb=number(sdrb)))
 
 
+#: The URL keys of the drift family's widgets: a link with one of them and no ``src`` means the drift
+#: family (links made before the sticky pair became the default, and the lessons' links).
+DRIFT_KEYS: tuple[str, ...] = ("K", "drift", "first")
+
+
+def link_source(url_keys: Iterable[str]) -> str | None:
+    """``src`` for a link that sets a drift-family widget but no ``src``: the drift family's
+    (English) label, which the page writes into the URL; else None (the link says what it means)."""
+    keys = set(url_keys)
+    return SOURCES["drift"] if "src" not in keys and keys & set(DRIFT_KEYS) else None
+
+
+def sticky_text() -> str:
+    """What the sticky pair is, its probabilities read from its two chains."""
+    policy, ref = (parse_markov(s) for s in STICKY)
+    return _(
+        # No maths in the first line: KaTeX's struts reach about 2.7em above a subscript and
+        # would catch the clicks meant for the chain buttons just above.
+        r"**Sticky token** (K = 2): the reference draws every token on its own, token 0 with "
+        r"probability {zero}. The policy draws token 0 first with probability {first}, later moves "
+        r"to token 0 rarely ({move}) but, once there, repeats it ({stay}). After a token 1, that "
+        r"position's own KL pulls $\pi_\theta$ towards $\pi_\mathrm{{ref}}$'s {zero}, that is towards "
+        "token 0; but every move to token 0 starts a run of tokens that each add KL, and only the "
+        "true gradient sees that."
+    ).format(zero=f"{ref.first_probs[0]:.0%}", first=f"{policy.first_probs[0]:.0%}",
+             move=f"{policy.transition_probs[1, 0]:.0%}",
+             stay=f"{policy.transition_probs[0, 0]:.0%}")
+
+
 def chains(source: str, drift_specs: tuple[str, str], custom: tuple[str, str]) -> tuple[str, str]:
-    """The ``(policy, ref)`` specs of a source: the drift family's, the counterexample's, or the typed ones."""
+    """The ``(policy, ref)`` specs of a source: the sticky pair's, the drift family's, the
+    counterexample's, or the typed ones."""
+    if source == "sticky":
+        return STICKY
     if source == "drift":
         return drift_specs
     if source == "counter":
@@ -262,6 +328,15 @@ def position_caption(curves: SequenceCurves, length: int) -> str:
         "the sampled sequences, ±2 SE; rb's are closest to the line."
     ).format(lo=number(float(c.min())), hi=number(float(c.max())), total=number(total), t=length,
              per=number(total / length))
+
+
+def rb_definition() -> str:
+    """What rb is, said before its first metric."""
+    return _(
+        r"**rb** (Rao–Blackwellized) adds, at each sampled prefix, the exact next-token KL "
+        r"$\kappa(x_{<t})$ in place of the sampled token's k1: the same mean, computed from the full "
+        "next-token distributions. The dots below are each term's mean at each position."
+    )
 
 
 # ---------------------------------------------------------------- 2. spread against T
@@ -483,6 +558,17 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
 # ---------------------------------------------------------------- 4. gradients
 
 
+def gradient_formula() -> str:
+    """The TeX of the true gradient as the local part plus the later prefixes, labels translated."""
+    local = r"\text{" + _("local") + r": }\Sigma k_2\text{ " + _("loss") + "}"
+    later = r"\text{" + _("later prefixes") + "}"
+    return (
+        r"\begin{aligned}\nabla\mathrm{KL} &= \mathbb{E}\Big[\sum_t s_t \sum_{u\ge t} k_{1,u}\Big] \\ "  # i18n: ok (TeX)
+        r"&= \underbrace{\mathbb{E}\Big[\sum_t s_t\,k_{1,t}\Big]}_{" + local + "}"  # i18n: ok (TeX)
+        r" + \underbrace{\mathbb{E}\Big[\sum_t s_t\,W_t(x_t)\Big]}_{" + later + r"}\end{aligned}"  # i18n: ok (TeX)
+    )
+
+
 _TARGETS = {
     "reverse_kl": N_("∇KL[π_θ‖π_ref], the true gradient"),
     "forward_kl": N_("∇KL[π_ref‖π_θ], the other direction"),
@@ -612,3 +698,62 @@ def gradient_caption(table: SequenceGradientTable) -> str:
         r"direction, weighted by $\pi_\theta$'s prefixes."
     ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}",
              length=number(_length_ratio(table, k2.grad.norm)))
+
+
+# ---------------------------------------------------------------- the answer, first on the page
+
+#: Below this cosine to the true gradient, a per-token loss is said to point elsewhere.
+FAR_OFF = 0.9
+
+
+def _cos_words(c: float | None) -> str:
+    return _("0 (no gradient)") if c is None else f"{c:.2f}".replace("-", "−")
+
+
+def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
+    """The page's answer: the sequence KL as the sum of its positions', then whether the gradient
+    of a per-token KL loss is the sequence KL's gradient (Σk2's and Σk3's cosines to it).
+
+    ``per_position`` holds the T positions' exact KLs; ``table`` is the gradient table at that T.
+    """
+    c = np.asarray(per_position, dtype=float)
+    length, kl = c.size, float(c.sum())
+    if table.reverse.norm == 0:
+        return _("The two chains are identical: the sequence KL is 0, and so is every gradient.")
+    if length == 1:
+        head = _("At T = 1 the sequence KL is the first token's KL, {kl}.").format(kl=number(kl))
+    else:
+        head = _("At T = {t} the sequence KL, {kl}, is the sum of its positions' KLs, which run "
+                 "from {lo} to {hi}.").format(t=length, kl=number(kl), lo=number(float(c.min())),
+                                               hi=number(float(c.max())))
+    k2, k3 = table.row["sum_k2_loss"], table.row["sum_k3_loss"]
+    rtg = table.row["k1_reward_to_go"]
+    names = {"k2": _(k2.name), "k3": _(k3.name), "rtg": _(rtg.name)}
+    if table.reverse.norm <= 1e-6 * table.local.norm:
+        tail = _(
+            "Its gradient is nearly 0 here: the later-prefix terms cancel the local part, which "
+            "the per-token losses still push along, so their cosines mean little."
+        )
+    elif table.later_share < 1e-9:
+        tail = _(
+            "Its gradient is here a per-token loss's too: no KL is still to come that a token "
+            "could change, so {k2} has cosine {c2} to the true gradient."
+        ).format(c2=_cos_words(k2.cos_reverse), **names)
+    else:
+        cosines = [c for c in (k2.cos_reverse, k3.cos_reverse) if c is not None]
+        if cosines and min(cosines) < FAR_OFF:
+            tail = _(
+                "**Its gradient is not a per-token loss's**: to the true gradient "
+                r"$\nabla\mathrm{{KL}}[\pi_\theta\|\pi_\mathrm{{ref}}]$, {k2} has cosine {c2} and "
+                "{k3} {c3}. They miss the terms from later prefixes ({share} of the true gradient's "
+                "length); {rtg}, which keeps them, has {crtg}."
+            )
+        else:
+            tail = _(
+                "Here the per-token losses point nearly the right way: to the true gradient, {k2} "
+                "has cosine {c2} and {k3} {c3}, although they miss the terms from later prefixes "
+                "({share} of its length); {rtg} has {crtg}."
+            )
+        tail = tail.format(c2=_cos_words(k2.cos_reverse), c3=_cos_words(k3.cos_reverse),
+                           crtg=_cos_words(rtg.cos_reverse), share=f"{table.later_share:.0%}", **names)
+    return f"{head} {tail}"

@@ -45,7 +45,7 @@ LINKS = [(page.path, {}) for page in PAGES] + [
     ("pages/control-variates.py", {"lam": "1.5"}),
     ("pages/bregman-gap.py", {"f": "k2"}),
     ("pages/sequences.py", {"src": "rb counterexample"}),
-    ("pages/sequences.py", {"K": "40", "first": "true", "T": "256"}),
+    ("pages/sequences.py", {"src": "drift", "K": "40", "first": "true", "T": "256"}),
     ("pages/gradients.py", {"k": "9", "t": "2.5", "smp": "old", "option": "OpenRLHF:k3:reward"}),
 ]
 

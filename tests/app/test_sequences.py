@@ -77,11 +77,11 @@ def test_default_run_shows_the_core_numbers(default_page):
     at = default_page
     clean(at)
     assert at.title[0].value == "Tokens & sequences"
-    policy, ref = drift_pair(notes.DEFAULT_K, 0.5)
+    policy, ref = notes.STICKY  # the default chains (issue 20)
     curves = exact_curves(policy, ref, notes.MAX_LENGTH)
     t = notes.DEFAULT_LENGTH
     kl = float(curves.true_kl[t - 1])
-    assert metric(at, notes.KL_SEQUENCE, "T = 64") == number(kl) == "2.585"
+    assert metric(at, notes.KL_SEQUENCE, f"T = {t}") == number(kl)
     assert metric(at, "per token, KL / T") == number(kl / t)
     assert metric(at, notes.KL_OTHER) == number(float(curves.true_kl_reverse[t - 1]))
     sample = simulate_sequences(policy, ref, t, 1000, seed=0)
@@ -94,11 +94,60 @@ def test_default_run_shows_the_core_numbers(default_page):
     assert f"{grads.later_share:.1%} of the true gradient's length" in captions(at)
     assert len(at.get("vega_lite_chart")) == 5
     assert [i.value for i in at.info if "less variance than Σk1" in i.value]
-    (warning,) = [w.value for w in at.warning]  # seq_k3 at 11.6 × KL: the CLI's note too
+    (warning,) = [w.value for w in at.warning]  # seq_k3's spread: the CLI's note too
     assert "seq_k3 spread over 10 times the KL" in warning
     # the command line carries the exact specs, T, N and seed
     (code,) = [c.value for c in at.code if "kl_core sequence" in c.value]
-    assert notes.command_line(policy.spec, ref.spec, t, 1000, 0) == code
+    assert notes.command_line(policy, ref, t, 1000, 0) == code
+
+
+def _rows(node) -> list[dict]:
+    """Every inline data row in a Vega-Lite spec (``lab.ui.chart`` writes rows inline)."""
+    if isinstance(node, dict):
+        values = node.get("values")
+        found = list(values) if isinstance(values, list) and values and isinstance(values[0], dict) else []
+        return found + [r for k, v in node.items() if k != "values" for r in _rows(v)]
+    if isinstance(node, list):
+        return [r for v in node for r in _rows(v)]
+    return []
+
+
+def _cosine_chart(at: AppTest) -> dict[str, float | None]:
+    """Option → cosine, as drawn in the page's cosine bars (its first chart)."""
+    first = json.loads(at.get("vega_lite_chart")[0].proto.spec)
+    rows = [r for r in _rows(first) if "option" in r and "cos" in r]
+    assert rows, "the first chart is not the cosine bars"
+    return {r["option"]: (None if r["cos"] is None or r["cos"] != r["cos"] else r["cos"]) for r in rows}
+
+
+def test_the_page_opens_with_its_answer_and_a_per_token_loss_far_off(default_page):
+    """Issue 20: at the defaults, view 4 shows a per-token loss with cosine below 0.5."""
+    at = default_page
+    drawn = _cosine_chart(at)
+    table = sequence_gradient_table(*notes.chains(notes.DEFAULT_SOURCE, ("", ""), notes.CUSTOM_DEFAULT),
+                                    notes.DEFAULT_LENGTH)
+    per_token = [r.name for r in table.rows if not r.later_terms]
+    far = {name: drawn[name] for name in per_token if drawn[name] is not None and drawn[name] < 0.5}
+    assert far, drawn
+    for name, c in far.items():
+        assert c == pytest.approx(table.row[next(r.key for r in table.rows if r.name == name)].cos_reverse)
+    assert drawn["k1 as a reward, reward-to-go"] == pytest.approx(1.0)
+    # the answer sentence is the notes' sentence at these numbers, before the chains' description
+    texts = [m.value for m in at.markdown]
+    answer = notes.answer(table, exact_curves(*notes.STICKY, notes.DEFAULT_LENGTH).per_position_kl)
+    assert answer in texts and "Its gradient is not a per-token loss's" in answer
+    assert texts.index(answer) < next(i for i, x in enumerate(texts) if x.startswith("**Sticky token**"))
+    # rb is defined before its metric, and the formula's labels are the notes' (translated) ones
+    assert any(x.startswith("**rb** (Rao–Blackwellized)") for x in texts)
+    assert [x for x in at.get("latex") if "later prefixes" in x.proto.body]
+
+
+def test_the_drift_family_is_the_preset_where_they_agree():
+    at = open_page(src="drift")
+    clean(at)
+    drawn = _cosine_chart(at)
+    assert drawn["Σ k2 as a loss"] > 0.99
+    assert any("nearly the right way" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize(
@@ -112,18 +161,19 @@ def test_default_run_shows_the_core_numbers(default_page):
         ("number_input", "seed", 7),
         ("select_slider", "beta", 0.2),
         ("segmented_control", "src", "counter"),
+        ("segmented_control", "src", "drift"),
         ("segmented_control", "src", "custom"),
     ],
 )
 def test_each_widget_reruns_cleanly(widget, key, value):
-    at = open_page()
+    at = open_page(src="drift") if key in ("K", "drift", "first") else open_page()
     getattr(at, widget)(key=key).set_value(value).run()
     clean(at)
     assert at.title[0].value == "Tokens & sequences"
 
 
 def test_a_link_reproduces_a_non_default_view():
-    at = open_page(K="5", drift="1.2", T="32", n="2000", seed="3", beta="0.1")
+    at = open_page(src="drift", K="5", drift="1.2", T="32", n="2000", seed="3", beta="0.1")
     clean(at)
     policy, ref = drift_pair(5, 1.2)
     curves = exact_curves(policy, ref, notes.MAX_LENGTH)
@@ -134,8 +184,22 @@ def test_a_link_reproduces_a_non_default_view():
     assert rows.loc["seq-mean-token-mean", "coefficient on the sequence KL"] == pytest.approx(0.1 / 32)
 
 
+def test_an_older_link_with_k_and_drift_still_opens_the_drift_family():
+    """Before issue 20 the drift family was the default: a link (or a lesson) with K, drift, no src."""
+    at = open_page(K="5", drift="1.2", T="32")
+    clean(at)
+    assert at.segmented_control(key="src").value == "drift"
+    assert at.query_params["src"] == "Drift family"  # written, so the link now says it
+    curves = exact_curves(*drift_pair(5, 1.2), notes.MAX_LENGTH)
+    assert metric(at, notes.KL_SEQUENCE, "T = 32") == number(float(curves.true_kl[31]))
+    # back at the drift family's defaults, the URL still says which chains
+    at.slider(key="drift").set_value(0.5).run()
+    at.slider(key="K").set_value(notes.DEFAULT_K).run()
+    assert at.segmented_control(key="src").value == "drift" and at.query_params["src"] == "Drift family"
+
+
 def test_first_token_drift_and_an_off_grid_t():
-    at = open_page(first="true", T="100")
+    at = open_page(src="drift", first="true", T="100")
     clean(at)
     assert at.select_slider(key="T").value == 100
     assert "Only the first token differs" in captions(at)

@@ -51,7 +51,7 @@ STATES = {
     "bregman-gap": "p=normal(0,2)",
     "f-divergences": "tan=true",
     "gradients": "k=9&t=2.5&smp=old&option=OpenRLHF:k3:reward",
-    "sequences": "K=40&first=true&T=256",
+    "sequences": "src=drift&K=40&first=true&T=256",
     "approx-kl": "cpath=logit",
     "audit": "dir=other-sampler",
     "config-doctor": "ex=trl",

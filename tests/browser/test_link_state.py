@@ -311,8 +311,10 @@ def gradients(page) -> None:
 
 
 def sequences(page) -> None:
+    segment(page, "Chains", "Drift family")  # the default is the sticky pair, without a drift slider
     press(page, "Drift", "ArrowRight", 2)
     press(page, "T, tokens per sequence", "ArrowLeft", 1)
+    page.locator(f"{MAIN} [data-testid='stExpander']", has_text="More settings").locator("summary").click()
     press(page, "N, sequences sampled", "ArrowLeft", 1)
     type_number(page, "Seed", "3")
 

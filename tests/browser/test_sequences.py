@@ -32,9 +32,9 @@ def wait_for_charts(page, count: int) -> None:
     )
 
 
-def expected(k: int, drift: float, length: int, n: int, seed: int) -> dict[int, str]:
+def expected(pair: tuple[str, str], length: int, n: int, seed: int) -> dict[int, str]:
     """Metric position → value: the sequence KL (1st), rb (4th) and Σk3 (5th)."""
-    policy, ref = drift_pair(k, drift)
+    policy, ref = pair
     curves = exact_curves(policy, ref, length)
     sample = simulate_sequences(policy, ref, length, n, seed=seed)
     return {
@@ -54,13 +54,13 @@ def check(page, want: dict[int, str]) -> None:
 
 
 def test_a_deep_link_reproduces_its_numbers(app_url, new_page, wait_for_app):
-    query = {"K": 5, "drift": 1.2, "T": 32, "n": 2000, "seed": 3, "beta": 0.1}
+    query = {"src": "drift", "K": 5, "drift": 1.2, "T": 32, "n": 2000, "seed": 3, "beta": 0.1}
     page = new_page()
     page.goto(app_url + "/sequences?" + urlencode(query))
     wait_for_app(page)
     assert page.title() == "Tokens & sequences · KL Estimator Lab"
     assert page.locator("[data-testid='stException']").count() == 0
-    check(page, expected(5, 1.2, 32, 2000, 3))
+    check(page, expected(tuple(c.spec for c in drift_pair(5, 1.2)), 32, 2000, 3))
     wait_for_charts(page, CHARTS)
 
 
@@ -71,10 +71,11 @@ def test_moving_t_gives_a_link_that_reproduces_the_view(app_url, new_page, wait_
     thumb = page.locator("[data-testid='stSlider']").filter(has_text="T, tokens per sequence")
     thumb = thumb.locator("input[type='range']").first
     thumb.focus()
-    thumb.press("ArrowLeft")  # 64 → 48, the step below on the slider
-    page.wait_for_url("**T=48**")
+    thumb.press("ArrowLeft")  # 16 → 12, the step below on the slider
+    below = notes.LENGTHS[notes.LENGTHS.index(notes.DEFAULT_LENGTH) - 1]
+    page.wait_for_url(f"**T={below}**")
     wait_for_app(page)
-    want = expected(notes.DEFAULT_K, 0.5, 48, 1000, 2)
+    want = expected(notes.STICKY, below, 1000, 2)  # the default chains
     check(page, want)
     shared = new_page()
     shared.goto(page.url)

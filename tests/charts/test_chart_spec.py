@@ -23,7 +23,7 @@ LINKS = [(page.path, {}) for page in PAGES] + [
     ("pages/estimator-lab.py", {"keys": ["k1", "k2", "k3", "k_lambda", "k3_pq"]}),
     ("pages/estimator-lab.py", {"q": "categorical(2,1,0.5,0,-1)", "p": "categorical(1.6,1.2,0.7,0.2,-0.6)"}),
     ("pages/sequences.py", {"src": "rb counterexample"}),
-    ("pages/sequences.py", {"K": "40", "first": "true", "T": "256"}),
+    ("pages/sequences.py", {"src": "drift", "K": "40", "first": "true", "T": "256"}),
     ("pages/gradients.py", {"k": "9", "t": "2.5", "smp": "old", "option": "OpenRLHF:k3:reward"}),
 ]
 

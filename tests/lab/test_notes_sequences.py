@@ -10,11 +10,12 @@ import shlex
 import numpy as np
 import pytest
 
+import i18n
 from kl_core.cli import main as cli
 from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS
 from kl_core.sequences.estimators import RB_COUNTEREXAMPLE, SEQUENCE_KEYS, exact_curves
 from kl_core.sequences.gradients import OPTIONS, sequence_gradient_table
-from kl_core.sequences.markov import drift_pair
+from kl_core.sequences.markov import drift_pair, parse_markov, per_position_kl
 from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
@@ -263,3 +264,62 @@ def test_the_counterexample_text_names_the_noisier_from_the_stds():
     with i18n.using("zh"):
         zh = notes.counterexample_text(curves, 8)
     assert zh.startswith("**反例**") and zh.endswith("在 T = 8 时，Σk1 的标准差为 3，rb 的为 3.5：rb 噪声更大。")
+
+
+# ---------------------------------------------------------------- issue 20: the answer first
+
+
+def test_the_sticky_pair_is_the_default_and_its_text_reads_its_chains():
+    assert notes.DEFAULT_SOURCE == "sticky" and list(notes.SOURCES)[0] == "sticky"
+    assert notes.chains("sticky", DRIFT, SAME) == notes.STICKY
+    policy, ref = (parse_markov(s) for s in notes.STICKY)
+    assert policy.k == ref.k == 2
+    np.testing.assert_allclose(ref.transition_probs, [[0.3, 0.7], [0.3, 0.7]])
+    np.testing.assert_allclose(policy.transition_probs, [[0.99, 0.01], [0.1, 0.9]])
+    text = notes.sticky_text()
+    for words in ("probability 30%.", "first with probability 50%", "rarely (10%)", "repeats it (99%)"):
+        assert words in text
+
+
+def test_the_answer_at_the_default_quotes_the_cores_numbers():
+    table = sequence_gradient_table(*notes.STICKY, notes.DEFAULT_LENGTH)
+    c = per_position_kl(*notes.STICKY, notes.DEFAULT_LENGTH)
+    text = notes.answer(table, c)
+    k2, k3 = table.row["sum_k2_loss"].cos_reverse, table.row["sum_k3_loss"].cos_reverse
+    assert text.startswith(f"At T = {notes.DEFAULT_LENGTH} the sequence KL, {number(float(c.sum()))}, ")
+    assert f"from {number(float(c.min()))} to {number(float(c.max()))}" in text
+    assert "**Its gradient is not a per-token loss's**" in text
+    assert f"Σ k2 as a loss has cosine {k2:.2f} and Σ k3 as a loss {k3:.2f}" in text
+    assert f"({table.later_share:.0%} of the true gradient's length)" in text
+    assert text.endswith("which keeps them, has 1.00.")
+
+
+def test_the_answer_when_the_losses_agree_or_there_is_nothing_to_learn(drift_table):
+    c = per_position_kl(*drift_pair(8, 0.5), drift_table.length)
+    assert "nearly the right way" in notes.answer(drift_table, c)
+    one = sequence_gradient_table(*notes.STICKY, 1)
+    text = notes.answer(one, per_position_kl(*notes.STICKY, 1))
+    assert text.startswith("At T = 1 the sequence KL is the first token's KL")
+    assert "no KL is still to come" in text and "cosine 1.00" in text
+    same = sequence_gradient_table(*drift_pair(3, 0.0), 4)
+    assert notes.answer(same, np.zeros(4)).startswith("The two chains are identical")
+    # a negative cosine is written with a minus sign, as numbers are on the page
+    counter = sequence_gradient_table(*RB_COUNTEREXAMPLE, 8)
+    assert "cosine −1.00" in notes.answer(counter, per_position_kl(*RB_COUNTEREXAMPLE, 8))
+
+
+def test_rb_is_defined_and_the_formula_labels_are_translated():
+    assert notes.rb_definition().startswith("**rb** (Rao–Blackwellized)")
+    tex = notes.gradient_formula()
+    assert r"_{\text{local: }\Sigma k_2\text{ loss}}" in tex and r"_{\text{later prefixes}}" in tex
+    with i18n.using("zh"):
+        zh = notes.gradient_formula()
+    assert r"\text{局部: }" in zh and r"\text{ 损失}" in zh and r"\text{后续前缀}" in zh
+
+
+def test_a_link_with_a_drift_widget_and_no_src_means_the_drift_family():
+    assert notes.link_source(["K", "T"]) == "Drift family" == notes.SOURCES["drift"]
+    assert notes.link_source(["first"]) == "Drift family"
+    assert notes.link_source(["src", "K"]) is None
+    assert notes.link_source(["T", "n", "seed"]) is None
+    assert notes.link_source([]) is None
