@@ -233,7 +233,8 @@ def pair_chart(
     top = float(np.nanmax(np.abs(np.concatenate([rows["g"].to_numpy(), ticks["rev"].to_numpy()]))))
     top = top * 1.1 if np.isfinite(top) and top > 0 else 1.0
     y_scale = {"domain": [-top, top], "nice": False}
-    legend = {"title": None, "orient": "top", "labelColor": TEXT_COLOR, **fitted_legend(series, most=3)}
+    legend = {"title": None, "orient": "top", "labelColor": TEXT_COLOR, "symbolSize": 140,
+              "labelFontSize": 14, **fitted_legend(series, most=3)}
     colour = {"field": "series", "type": "nominal", "scale": {"domain": series, "range": colours},
               "legend": legend}
     tooltip = [{"field": "token", "type": "ordinal", "title": _("token")},
@@ -250,10 +251,10 @@ def pair_chart(
                 x=x, xOffset=offset,
                 y={"field": "g", "type": "quantitative", "title": _("expected gradient per logit"),
                    "scale": y_scale, "axis": {"format": "~g", "tickCount": 5}},
-                color={**colour, "legend": None}, tooltip=tooltip),
+                color=colour, tooltip=tooltip),
         ),
         alt.Chart(
-            {"name": "bars"}, mark={"type": "point", "filled": True, "size": 60, "opacity": 1,
+            {"name": "bars"}, mark={"type": "point", "filled": True, "size": 80, "opacity": 1,
                                     "stroke": "white", "strokeWidth": 0.5, "clip": True},
             encoding=alt.FacetedEncoding(
                 x=x, xOffset=offset, y={"field": "g", "type": "quantitative", "scale": y_scale},

@@ -508,7 +508,7 @@ def pair_names(table: GradientTable) -> list[str]:
 
 def pair_caption(table: GradientTable) -> str:
     """What the first chart shows, and where to look."""
-    text = _("Bars: the exact expected gradient in each logit θ_x of k2 and of k3 used as a loss, and in "
+    text = _(r"Bars: the exact expected gradient in each logit $\theta_x$ of k2 and of k3 used as a loss, and in "
              "grey their difference. Black ticks: {grad_rev}, the gradient of the KL the penalty means; "
              "cos is each option's cosine to it.").format(grad_rev=GRAD_REVERSE)
     if table.on_policy and not _zero(table):
