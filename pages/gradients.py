@@ -199,12 +199,12 @@ with sec2:
 # ------------------------------------------------------------ 3. training
 st.header(_("3. Where training with each KL loss ends"))
 st.markdown(_(
-    r"Maximise $\mathbb{E}[R] - \beta\cdot(\text{KL loss})$ by exact expected-gradient ascent, "
+    r"Maximise $\mathbb{{E}}[R] - \beta\cdot(\text{{{loss}}})$ by exact expected-gradient ascent, "
     r"on-policy, starting from $\pi_\theta$. "
     "Each option's loop stops where its own gradient vanishes: for k2 (and k1_score) at the "
     "optimum of the reverse KL, for k3 at the optimum of the forward KL — **this is what GRPO's k3 "
     "loss optimises** — and k1, whose expected gradient is zero, ignores the KL altogether."
-))
+).format(loss=_("KL loss")))  # the TeX label translated too
 beta = state.slider(_("β, the KL coefficient"), "beta", min_value=0.05, max_value=5.0, value=0.5,
                     step=0.05, format="%.2f")
 st.caption(_("Reward R = ({r}); change it token by token under “More settings” at the top.").format(
