@@ -189,7 +189,7 @@ def pair_chart(
     true_reverse: np.ndarray,
     *,
     names: Sequence[str],
-    height: int = 300,
+    height: int = 330,
 ) -> alt.LayerChart:
     """k2 and k3 used as losses, token by token in one panel, with their difference and the true gradient.
 
@@ -249,7 +249,7 @@ def pair_chart(
             {"name": "bars"}, mark={"type": "bar", "clip": True},
             encoding=alt.FacetedEncoding(
                 x=x, xOffset=offset,
-                y={"field": "g", "type": "quantitative", "title": _("expected gradient per logit"),
+                y={"field": "g", "type": "quantitative", "title": _("expected gradient"),
                    "scale": y_scale, "axis": {"format": "~g", "tickCount": 5}},
                 color=colour, tooltip=tooltip),
         ),
