@@ -23,11 +23,13 @@ from charts.palette import (
     RB_COLOR,
     REFERENCE_COLOR,
     REFERENCE_DASH,
+    SERIES_COLORS,
     TITLE_SIZE,
     ZERO_COLOR,
     dash,
     finish,
     fitted_legend,
+    shape,
     style,
     wrapped,
 )
@@ -42,6 +44,7 @@ __all__ = [
     "gradient_panel",
     "lambda_spread_chart",
     "option_color",
+    "pair_chart",
     "spread_panel",
     "symmetric_domain",
     "training_panel",
@@ -173,6 +176,102 @@ def gradient_panel(
         title={"text": _fitted_title(title), "subtitle": list(subtitle), "color": option_color(row),
                "limit": TITLE_LIMIT},
     )
+    return finish(chart, height=height)
+
+
+#: The difference bars of :func:`pair_chart`: a grey that is no estimator's colour.
+DIFFERENCE_COLOR = SERIES_COLORS[3]
+
+
+def pair_chart(
+    k2: np.ndarray,
+    k3: np.ndarray,
+    true_reverse: np.ndarray,
+    *,
+    names: Sequence[str],
+    height: int = 330,
+) -> alt.LayerChart:
+    """k2 and k3 used as losses, token by token in one panel, with their difference and the true gradient.
+
+    Parameters
+    ----------
+    k2, k3 : numpy.ndarray
+        The expected gradients of k2 and k3 as losses, one per logit
+        (:attr:`kl_core.gradients.expected.GradientRow.expected_grad`).
+    true_reverse : numpy.ndarray
+        :math:`\\nabla\\mathrm{KL}[\\pi_\\theta\\|\\pi_{\\mathrm{ref}}]`: a black tick over each
+        token's k2 bar (on-policy the bar ends exactly there).
+    names : sequence of str
+        The three bars' legend labels: k2, k3, and their difference k3 − k2.
+    height : int
+        Height in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        Three bars per token (k2's colour, k3's colour, grey), each bar
+        tipped with its estimator's point shape so that colour is not the only
+        cue; the legend names them.
+    """
+    if len(names) != 3:
+        raise ValueError(f"names must hold three labels (k2, k3, difference), got {len(names)}")
+    k = np.asarray(k2).size
+    diff = np.asarray(k3, dtype=float) - np.asarray(k2, dtype=float)
+    series = list(names)
+    rows = pd.DataFrame({
+        "token": np.tile(np.arange(k), 3),
+        "series": np.repeat(series, k),
+        "g": np.concatenate([np.asarray(k2, dtype=float), np.asarray(k3, dtype=float), diff]),
+    })
+    ticks = pd.DataFrame({"token": np.arange(k), "series": [series[0]] * k,
+                          "rev": np.asarray(true_reverse, dtype=float)})
+    colours = [COLORS["k2"], COLORS["k3"], DIFFERENCE_COLOR]
+    shapes = [shape("k2"), shape("k3"), "diamond"]
+    x = {"field": "token", "type": "ordinal", "title": _("token"), "axis": {"labelAngle": 0},
+         "scale": {"paddingInner": 0.3}}
+    offset = {"field": "series", "type": "nominal", "scale": {"domain": series}}
+    top = float(np.nanmax(np.abs(np.concatenate([rows["g"].to_numpy(), ticks["rev"].to_numpy()]))))
+    top = top * 1.1 if np.isfinite(top) and top > 0 else 1.0
+    y_scale = {"domain": [-top, top], "nice": False}
+    legend = {"title": None, "orient": "top", "labelColor": TEXT_COLOR, "symbolSize": 140,
+              "labelFontSize": 14, **fitted_legend(series, most=3)}
+    colour = {"field": "series", "type": "nominal", "scale": {"domain": series, "range": colours},
+              "legend": legend}
+    tooltip = [{"field": "token", "type": "ordinal", "title": _("token")},
+               {"field": "series", "type": "nominal", "title": " "},
+               {"field": "g", "type": "quantitative", "title": _("expected gradient"), "format": ".4g"}]
+    layers = [
+        alt.Chart(
+            {"name": "zero"}, mark={"type": "rule", "color": ZERO_COLOR},
+            encoding=alt.FacetedEncoding(y={"datum": 0, "type": "quantitative", "scale": y_scale}),
+        ),
+        alt.Chart(
+            {"name": "bars"}, mark={"type": "bar", "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x, xOffset=offset,
+                y={"field": "g", "type": "quantitative", "title": _("expected gradient"),
+                   "scale": y_scale, "axis": {"format": "~g", "tickCount": 5}},
+                color=colour, tooltip=tooltip),
+        ),
+        alt.Chart(
+            {"name": "bars"}, mark={"type": "point", "filled": True, "size": 80, "opacity": 1,
+                                    "stroke": "white", "strokeWidth": 0.5, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x, xOffset=offset, y={"field": "g", "type": "quantitative", "scale": y_scale},
+                color=colour,
+                shape={"field": "series", "type": "nominal", "scale": {"domain": series, "range": shapes},
+                       "legend": legend},
+                tooltip=tooltip),
+        ),
+        alt.Chart(
+            {"name": "ticks"}, mark={"type": "tick", "color": REFERENCE_COLOR, "thickness": 3, "clip": True},
+            encoding=alt.FacetedEncoding(
+                x=x, xOffset=offset, y={"field": "rev", "type": "quantitative", "scale": y_scale},
+                tooltip=[{"field": "token", "type": "ordinal", "title": _("token")},
+                         {"field": "rev", "type": "quantitative", "title": _("∇ reverse KL"), "format": ".4g"}]),
+        ),
+    ]
+    chart = _layered(layers, datasets={"bars": records(rows), "ticks": records(ticks), "zero": [{}]})
     return finish(chart, height=height)
 
 

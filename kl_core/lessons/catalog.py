@@ -255,7 +255,9 @@ def _cv(params: Params) -> tuple[str, dict[str, Any]]:
 
 
 def _grad(params: Params) -> tuple[str, dict[str, Any]]:
-    return "gradients", {"k": str(params["k"]), "t": _num(params["t"]), "option": params["option"]}
+    # piref=uniform: the lessons' uniform π_ref (the Gradients page's default is uneven since issue 20)
+    return "gradients", {"k": str(params["k"]), "piref": "uniform", "t": _num(params["t"]),
+                         "option": params["option"]}
 
 
 def _seq(params: Params) -> tuple[str, dict[str, Any]]:

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from i18n import N_, _, ngettext
-from kl_core.gradients.demo import demo_logits, demo_reward
+from kl_core.gradients.demo import DEMO_REFERENCES, demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_CLAIMS,
     BASIC_OPTIONS,
@@ -35,7 +35,18 @@ from kl_core.libraries.crosswalk import CrosswalkEntry, lookup
 from lab.notes import Note
 
 __all__ = [
+    "AGREE_DRIFT",
+    "DEFAULT_DRIFT",
+    "DEFAULT_REFERENCE",
+    "REFERENCES",
+    "angle",
+    "answer",
     "apply_edits",
+    "drift_help",
+    "library_caption",
+    "pair_caption",
+    "pair_names",
+    "verdict",
     "DEFAULT_OPTION",
     "LOGIT_SPREAD",
     "GRADIENT_FORMULAS",
@@ -83,8 +94,19 @@ PAGE_URL = "gradients"
 OPTION_KEY = "option"
 #: Also read from a link (``/gradients?opt=verl:low_var_kl``) when ``option`` is absent; never written.
 SHORT_OPTION_KEY = "opt"
-#: The option highlighted when the link names none: verl's default KL loss, GRPO's k3 loss.
-DEFAULT_OPTION = "verl:low_var_kl"
+#: The option highlighted when the link names none: k3 as a loss, the page's question
+#: (verl's ``low_var_kl``, GRPO's default, is k3 in the loss too: view 4 says so).
+DEFAULT_OPTION = "k3"
+#: π_ref's choices (:data:`kl_core.gradients.demo.DEMO_REFERENCES`), as the menu shows them.
+REFERENCES: dict[str, str] = {"uneven": N_("uneven"), "uniform": N_("uniform")}
+#: The default π_ref: the two KLs' gradients part at the default drift (issue 20).
+DEFAULT_REFERENCE = "uneven"
+#: The default drift s, "they disagree": k3's cosine to ∇KL[π_θ‖π_ref] is 0.59 at K = 6.
+DEFAULT_DRIFT = 1.0
+#: The drift of the "here they agree" preset: π_θ close to π_ref (cosine 0.998 at K = 6).
+AGREE_DRIFT = 0.25
+#: k3's cosine from which the answer says "nearly", and below which it says "no".
+NEARLY, ROUGHLY = 0.99, 0.9
 #: Largest difference between two hand-set logits of π_θ.
 LOGIT_SPREAD = 100.0
 #: N-sample estimates drawn for each spread histogram.
@@ -222,15 +244,19 @@ def setting(
     on_policy: bool,
     old_drift: float,
     reward_text: str,
+    reference: str = DEFAULT_REFERENCE,
 ) -> tuple[Setting, list[Note]]:
     """The view's distributions from the widgets, and a warning for each hand-set field that cannot be used.
 
-    π_ref is uniform; π_θ moves ``drift`` along the toy direction
+    π_ref is ``reference``'s (:data:`kl_core.gradients.demo.DEMO_REFERENCES`); π_θ
+    moves ``drift`` from it along that reference's direction
     (:func:`kl_core.gradients.demo.demo_logits`) unless ``logits_text`` sets its
     logits; an older sampler π_old moves ``old_drift`` along the same direction.
     """
+    if reference not in DEMO_REFERENCES:
+        raise ValueError(f"reference must be one of {sorted(DEMO_REFERENCES)}, got {reference!r}")
     notes: list[Note] = []
-    policy = tuple(demo_logits(k, drift).tolist())
+    policy = tuple(demo_logits(k, drift, reference=reference).tolist())
     if logits_text.strip():
         typed, why = parse_values(logits_text, k, _(r"$\pi_\theta$'s logits"))
         if typed is not None and max(typed) - min(typed) > LOGIT_SPREAD:
@@ -251,8 +277,23 @@ def setting(
                                            "instead.").format(why=why), ":material/warning:"))
         else:
             reward = typed
-    sampler = None if on_policy else tuple(demo_logits(k, old_drift).tolist())
-    return Setting(policy, tuple(demo_logits(k, 0.0).tolist()), sampler, reward), notes
+    sampler = None if on_policy else tuple(demo_logits(k, old_drift, reference=reference).tolist())
+    return Setting(policy, tuple(demo_logits(k, 0.0, reference=reference).tolist()), sampler, reward), notes
+
+
+def drift_help(reference: str) -> str:
+    """The drift slider's help: π_ref and the direction v of ``reference``, in numbers."""
+    ref, direction = DEMO_REFERENCES[reference]
+    if not any(ref):
+        return _(r"$\pi_\mathrm{{ref}}$ is uniform and $\pi_\theta = \mathrm{{softmax}}(s\,v)$ with "
+                 r"$v = ({v})$, repeated for more tokens. At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
+            v=", ".join(f"{x:g}" for x in direction))
+    return _(r"$\pi_\mathrm{{ref}} = \mathrm{{softmax}}(\ell_\mathrm{{ref}})$ with $\ell_\mathrm{{ref}} = ({ref})$, "
+             r"and $\pi_\theta = \mathrm{{softmax}}(\ell_\mathrm{{ref}} + s\,v)$ with $v = ({v})$, both repeated "
+             r"for more tokens: for $s > 0$, "
+             r"$\pi_\theta$ moves mass from token 0 to token 1, a token $\pi_\mathrm{{ref}}$ makes rare. "
+             r"At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
+        ref=", ".join(f"{x:g}" for x in ref), v=", ".join(f"{x:g}" for x in direction))
 
 
 def _probs(logits: Sequence[float]) -> np.ndarray:
@@ -410,6 +451,77 @@ def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
         _("cos to ∇ reverse KL: {cos}").format(cos=cos_text(row.cos_reverse)),
         _("cos to ∇ forward KL: {cos}").format(cos=cos_text(row.cos_forward)),
     ]
+
+
+def angle(cos: float) -> float:
+    """The angle in degrees whose cosine is ``cos`` (clipped to [−1, 1] against rounding)."""
+    return math.degrees(math.acos(min(1.0, max(-1.0, cos))))
+
+
+def verdict(cos: float) -> str:
+    """The answer's first words for k3's cosine to ∇KL[π_θ‖π_ref]: nearly, roughly, or no."""
+    if cos >= NEARLY:
+        return _("**Nearly, here.**")
+    if cos >= ROUGHLY:
+        return _("**Roughly, not exactly.**")
+    return _("**No.**")
+
+
+def _zero(table: GradientTable) -> bool:
+    return not np.any(table.true_reverse) and not np.any(table.true_forward)
+
+
+def answer(table: GradientTable) -> str:
+    """The page's answer: where k3 as a loss points, against ∇KL[π_θ‖π_ref] and k2 as a loss.
+
+    Chosen from the numbers on screen: k3's and k2's cosines to
+    ∇KL[π_θ‖π_ref] (and their angles), on-policy or with tokens from π_old.
+    """
+    if _zero(table):
+        return _(r"**Here $\pi_\theta = \pi_\mathrm{ref}$**, so both KLs' gradients are zero, and so is "
+                 "every option's: move the drift $s$.")
+    c3, c2 = table.row("k3").cos_reverse, table.row("k2").cos_reverse
+    if c3 is None or c2 is None:  # a zero expected gradient although the KL's is not
+        return _("As a loss, k3's expected gradient has cosine {c3} to {grad_rev}, k2's {c2}.").format(
+            c3=cos_text(c3), c2=cos_text(c2), grad_rev=GRAD_REVERSE)
+    if table.on_policy:
+        return _("{verdict} As a loss, k3's expected gradient is at an angle of {a3:.0f}° to {grad_rev} "
+                 "(cosine {c3}): it is {grad_fwd}, the gradient of the *other* KL. k2 as a loss gives "
+                 "{grad_rev} itself (cosine {c2}).").format(
+            verdict=verdict(c3), a3=angle(c3), c3=cos_text(c3), c2=cos_text(c2),
+            grad_rev=GRAD_REVERSE, grad_fwd=GRAD_FORWARD)
+    return _("{verdict} With tokens from {old}, k3's expected gradient as a loss is at an angle of {a3:.0f}° "
+             "to {grad_rev} (cosine {c3}), and k2's at {a2:.0f}° (cosine {c2}): off the policy, k2's is "
+             "not that gradient in general either.").format(
+        verdict=verdict(c3), old=OLD, a3=angle(c3), a2=angle(c2), c3=cos_text(c3), c2=cos_text(c2),
+        grad_rev=GRAD_REVERSE)
+
+
+def pair_names(table: GradientTable) -> list[str]:
+    """The legend of the first chart: k2 and k3 as losses with their cosines, and their difference."""
+    return [
+        _("k2 as a loss (cos {c})").format(c=cos_text(table.row("k2").cos_reverse)),
+        _("k3 as a loss (cos {c})").format(c=cos_text(table.row("k3").cos_reverse)),
+        _("difference k3 − k2"),
+    ]
+
+
+def pair_caption(table: GradientTable) -> str:
+    """What the first chart shows, and where to look."""
+    text = _(r"Bars: the exact expected gradient in each logit $\theta_x$ of k2 and of k3 used as a loss, and in "
+             "grey their difference. Black ticks: {grad_rev}, the gradient of the KL the penalty means; "
+             "cos is each option's cosine to it.").format(grad_rev=GRAD_REVERSE)
+    if table.on_policy and not _zero(table):
+        text += " " + _("On-policy the k2 bars end exactly on the ticks.")
+    return text
+
+
+def library_caption(table: GradientTable, chosen: str) -> str:
+    """The caption of view 4's table: the star, where the highlighted option is a library's."""
+    text = _("Same value, different gradient: read the option's row before you trust a KL loss.")
+    if table.row(chosen).entry is not None:
+        text = _("★ marks {name}.").format(name=chosen) + " " + text
+    return text
 
 
 def chosen_note(table: GradientTable, name: str) -> Note:

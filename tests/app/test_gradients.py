@@ -8,6 +8,7 @@ under the row limit, has axis titles and uses the palette's colours.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +20,14 @@ from charts.gradients import (
     gradient_panel,
     lambda_spread_chart,
     option_color,
+    pair_chart,
     spread_panel,
     symmetric_domain,
     training_panel,
 )
 from charts.histograms import MAX_ROWS
 from charts.palette import COLORS, REFERENCE_COLOR
-from kl_core.gradients.demo import demo_logits
+from kl_core.gradients.demo import DEMO_TOKENS, demo_logits
 from kl_core.gradients.expected import (
     BASIC_OPTIONS,
     gradient_entries,
@@ -40,8 +42,8 @@ from lab.notes import gradients as notes
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGE = "pages/gradients.py"
-PANELS = len(BASIC_OPTIONS) + 1  # the highlighted library option and the six basic ones
-CHARTS = 2 * PANELS + 1 + len(notes.TRAINING_OPTIONS)  # gradients, spreads, λ, training
+PANELS = len(BASIC_OPTIONS)  # the six basic ones, k3 (the default highlighted option) first
+CHARTS = 1 + 2 * PANELS + 1 + len(notes.TRAINING_OPTIONS)  # k2 and k3, gradients, spreads, λ, training
 
 
 def _title(spec: dict) -> str:
@@ -89,9 +91,31 @@ def frame(at: AppTest, first_column: str, having: str | None = None):
     return df
 
 
-def core(policy=None, sampler=None, lam: float = 1.0, k: int = 6):
-    policy = demo_logits(k, 1.0) if policy is None else policy
-    return gradient_table(policy, demo_logits(k, 0.0), sampler=sampler, lam=lam, entries=gradient_entries())
+def core(policy=None, sampler=None, lam: float = 1.0, k: int = DEMO_TOKENS, reference: str = notes.DEFAULT_REFERENCE):
+    """The core's table at the page's default constants, or at the given policy and sampler."""
+    policy = demo_logits(k, notes.DEFAULT_DRIFT, reference=reference) if policy is None else policy
+    return gradient_table(policy, demo_logits(k, 0.0, reference=reference), sampler=sampler, lam=lam,
+                          entries=gradient_entries())
+
+
+def uneven(k: int, drift: float):
+    return demo_logits(k, drift, reference=notes.DEFAULT_REFERENCE)
+
+
+def answer_text(at: AppTest) -> str:
+    """The page's answer sentence (``lab.ui.answer``'s box)."""
+    (box,) = [m.value for m in at.markdown if m.value.startswith(("**No.**", "**Nearly", "**Roughly", "**Here"))]
+    return box
+
+
+def shown_cosines(at: AppTest) -> dict[str, float]:
+    """k2's and k3's cosines to ∇KL[π_θ‖π_ref] as the page shows them: in the answer and the first chart's legend."""
+    text = answer_text(at)
+    k3 = float(re.search(r"k3's expected gradient.*?\(cosine ([+-]\d\.\d{3})\)", text).group(1))
+    k2 = float(re.search(r"k2 as a loss gives .*?\(cosine ([+-]\d\.\d{3})\)", text).group(1))
+    legend = specs(at)[0]["layer"][1]["encoding"]["color"]["scale"]["domain"]
+    assert legend[:2] == [f"k2 as a loss (cos {k2:+.3f})", f"k3 as a loss (cos {k3:+.3f})"]
+    return {"k2": k2, "k3": k3}
 
 
 # ------------------------------------------------------------------ the default view
@@ -102,21 +126,57 @@ def test_default_run_shows_the_core_numbers(default_page):
     t = core()
     assert metric(at, notes.KL_REVERSE) == f"{t.kl_reverse:.4g}"
     assert metric(at, notes.KL_FORWARD) == f"{t.kl_forward:.4g}"
-    assert metric(at, "‖∇ reverse KL‖") == f"{np.linalg.norm(t.true_reverse):.4g}" == "0.2371"
+    assert metric(at, "‖∇ reverse KL‖") == f"{np.linalg.norm(t.true_reverse):.4g}"
     assert len(at.get("vega_lite_chart")) == CHARTS
     assert at.info[0].value == notes.headline(t).text
-    assert at.warning[0].value == notes.chosen_note(t, "verl:low_var_kl").text
+    assert at.warning[0].value == notes.chosen_note(t, notes.DEFAULT_OPTION).text
+    assert answer_text(at) == notes.answer(t)
     buttons = {b.key: b.label for b in at.button}
-    assert buttons["set_lam_grad"] == f"λ_grad = {t.lam_grad_opt:.3f}" == "λ_grad = 1.020"
-    assert buttons["set_lam_value"] == f"λ* = {t.lam_value_opt:.3f}" == "λ* = 0.747"
+    assert buttons["set_lam_grad"] == f"λ_grad = {t.lam_grad_opt:.3f}"
+    assert buttons["set_lam_value"] == f"λ* = {t.lam_value_opt:.3f}"
     code = "\n".join(c.value for c in at.code if "kl_core grad" in c.value)
-    assert code == notes.cli_command(notes.setting(6, 1.0, "", True, 0.5, "")[0], 1.0, 0.5)
+    assert code == notes.cli_command(notes.setting(DEMO_TOKENS, notes.DEFAULT_DRIFT, "", True, 0.5, "")[0], 1.0, 0.5)
+
+
+def test_at_the_defaults_k3_as_a_loss_points_clearly_away(default_page):
+    """Issue 20: k3-as-a-loss's cosine to ∇KL[π_θ‖π_ref] is at most 0.8 at the page's defaults, as shown."""
+    shown = shown_cosines(default_page)
+    assert shown["k3"] <= 0.8
+    assert shown["k2"] == 1.0
+    t = core()  # the core at the page's own default constants agrees with what the page shows
+    assert shown["k3"] == pytest.approx(t.row("k3").cos_reverse, abs=5e-4) and t.row("k3").cos_reverse <= 0.8
+    rows = specs(default_page)[0]["layer"][1]["data"]["values"]
+    assert len(rows) == 3 * DEMO_TOKENS
+    k2 = np.array([r["g"] for r in rows[:DEMO_TOKENS]])
+    k3 = np.array([r["g"] for r in rows[DEMO_TOKENS : 2 * DEMO_TOKENS]])
+    diff = np.array([r["g"] for r in rows[2 * DEMO_TOKENS :]])
+    np.testing.assert_allclose(k2, t.row("k2").expected_grad, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(k3, t.row("k3").expected_grad, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(diff, k3 - k2, rtol=1e-12, atol=1e-15)
+    assert np.abs(diff).max() >= 0.5 * np.abs(k2).max()  # they clearly differ in the chart
+
+
+def test_the_agree_preset_shows_the_opposite_and_the_other_brings_the_default_back():
+    at = open_page()
+    at.button(key="preset_agree").click().run()
+    clean(at)
+    assert at.slider(key="t").value == notes.AGREE_DRIFT
+    agree = shown_cosines(at)
+    assert agree["k3"] >= 0.99
+    assert agree["k3"] == pytest.approx(core(uneven(DEMO_TOKENS, notes.AGREE_DRIFT)).row("k3").cos_reverse, abs=5e-4)
+    assert answer_text(at).startswith("**Nearly, here.**")
+    at.segmented_control(key="piref").set_value("uniform").run()
+    at.button(key="preset_disagree").click().run()
+    clean(at)
+    assert at.slider(key="t").value == notes.DEFAULT_DRIFT
+    assert at.segmented_control(key="piref").value == notes.DEFAULT_REFERENCE
+    assert shown_cosines(at)["k3"] <= 0.8
 
 
 def test_the_gradient_panels_and_table_are_the_core_rows(default_page):
     t = core()
-    shown = notes.panel_names("verl:low_var_kl")
-    panels = specs(default_page)[:PANELS]
+    shown = notes.panel_names(notes.DEFAULT_OPTION)
+    panels = specs(default_page)[1 : 1 + PANELS]
     for spec, name in zip(panels, shown, strict=True):
         row = t.row(name)
         assert _title(spec) == notes.option_title(row)
@@ -133,8 +193,8 @@ def test_the_gradient_panels_and_table_are_the_core_rows(default_page):
 def test_the_spread_panels_are_the_core_draws_and_moments(default_page):
     t = core()
     direction = t.true_reverse
-    spreads = specs(default_page)[PANELS : 2 * PANELS]
-    for spec, name in zip(spreads, notes.panel_names("verl:low_var_kl"), strict=True):
+    spreads = specs(default_page)[1 + PANELS : 1 + 2 * PANELS]
+    for spec, name in zip(spreads, notes.panel_names(notes.DEFAULT_OPTION), strict=True):
         row = t.row(name)
         mean, sd = projection_moments(row, t, direction, 100)
         draws = sample_projection_means(row, t, direction, 100, notes.SPREAD_REPEATS, seed=0)
@@ -146,7 +206,7 @@ def test_the_spread_panels_are_the_core_draws_and_moments(default_page):
 
 
 def test_the_training_picture_is_the_core_runs(default_page):
-    s = notes.setting(6, 1.0, "", True, 0.5, "")[0]
+    s = notes.setting(DEMO_TOKENS, notes.DEFAULT_DRIFT, "", True, 0.5, "")[0]
     runs = training_runs(s.policy, s.ref, s.reward, 0.5, options=notes.TRAINING_OPTIONS)
     optima = analytic_optima(s.ref, s.reward, 0.5)
     ends = frame(default_page, "token", having="k2 ends at")
@@ -161,7 +221,7 @@ def test_the_training_picture_is_the_core_runs(default_page):
 def test_the_library_table_has_every_entry_with_a_gradient(default_page):
     df = frame(default_page, "")
     assert len(df) == len(gradient_entries())
-    assert df.iloc[0]["name in links"] == "verl:low_var_kl" and df.iloc[0][""] == "★"
+    assert not (df[""] == "★").any()  # the default highlighted option, k3, is no library's row
 
 
 # ------------------------------------------------------------------ ?option= links
@@ -175,8 +235,8 @@ def test_a_link_preselects_its_option(link, name):
     clean(at)
     assert at.selectbox(key="option").value == name
     t = core()
-    assert titles(at)[0] == notes.option_title(t.row(name))  # first in views 1 and 2
-    assert titles(at)[len(notes.panel_names(name))] == name
+    assert titles(at)[1] == notes.option_title(t.row(name))  # first in views 1 and 2
+    assert titles(at)[1 + len(notes.panel_names(name))] == name
     if name not in BASIC_OPTIONS:
         assert frame(at, "").iloc[0]["name in links"] == name
     assert notes.chosen_note(t, name).text in [n.value for n in (*at.warning, *at.success, *at.info)]
@@ -206,14 +266,15 @@ def test_changing_every_widget_reruns_cleanly():
     at = open_page()
     at.slider(key="t").set_value(2.0).run()
     clean(at)
-    t2 = core(policy=demo_logits(6, 2.0))
+    t2 = core(policy=uneven(6, 2.0))
     assert metric(at, notes.KL_REVERSE) == f"{t2.kl_reverse:.4g}"
     at.segmented_control(key="smp").set_value("old").run()
     clean(at)
     assert not at.slider(key="told").disabled
-    at.slider(key="told").set_value(-1.0).run()
+    at.slider(key="told").set_value(1.0).run()
     clean(at)
-    t_old = core(policy=demo_logits(6, 2.0), sampler=demo_logits(6, -1.0))
+    t_old = core(policy=uneven(6, 2.0), sampler=uneven(6, 1.0))
+    assert answer_text(at) == notes.answer(t_old)
     assert at.warning[0].value == notes.headline(t_old).text
     at.selectbox(key="option").set_value("TRL:use_bias_correction_kl").run()
     clean(at)
@@ -236,7 +297,7 @@ def test_changing_every_widget_reruns_cleanly():
     at.text_input(key="logits").set_value("2,1,0,-1,-2,0").run()
     clean(at)
     assert at.slider(key="t").disabled
-    t_hand = core(policy=[2.0, 1.0, 0.0, -1.0, -2.0, 0.0], sampler=demo_logits(6, -1.0))
+    t_hand = core(policy=[2.0, 1.0, 0.0, -1.0, -2.0, 0.0], sampler=uneven(6, 1.0))
     assert metric(at, notes.KL_REVERSE) == f"{t_hand.kl_reverse:.4g}"
     # a smaller vocabulary cuts the hand-set logits and rewards instead of making them unusable
     at.slider(key="k").set_value(4).run()
@@ -244,6 +305,13 @@ def test_changing_every_widget_reruns_cleanly():
     assert at.text_input(key="logits").value == "2,1,0,-1"
     assert at.text_input(key="rew").value == "0,0,0,0"
     assert not [w for w in at.warning if "one number per token" in w.value]
+    # the uniform π_ref (the lessons' setting): the README's policy at s = 1
+    at.text_input(key="logits").set_value("").run()
+    at.segmented_control(key="piref").set_value("uniform").run()
+    at.slider(key="t").set_value(1.0).run()
+    clean(at)
+    t_uniform = core(policy=demo_logits(4, 1.0), sampler=demo_logits(4, 1.0), k=4, reference="uniform")
+    assert metric(at, notes.KL_REVERSE) == f"{t_uniform.kl_reverse:.4g}"
 
 
 def test_lambda_set_on_another_page_does_not_reach_this_one():
@@ -340,3 +408,17 @@ def test_training_panel_spec():
     lines = [d for name, d in spec["datasets"].items() if len(d) > 2 * s.k]
     assert len(lines[0]) == MAX_TRAINING_POINTS * s.k  # thinned from 401 recorded steps
     assert spec["layer"][0]["encoding"]["x"]["title"] and spec["layer"][0]["encoding"]["y"]["title"]
+
+
+def test_pair_chart_spec():
+    t = core()
+    names = notes.pair_names(t)
+    spec = pair_chart(t.row("k2").expected_grad, t.row("k3").expected_grad, t.true_reverse, names=names).to_dict()
+    _check(spec)
+    text = json.dumps(spec)
+    assert COLORS["k2"] in text and COLORS["k3"] in text
+    bars, points = spec["layer"][1], spec["layer"][2]
+    assert bars["encoding"]["x"]["title"] and bars["encoding"]["y"]["title"]
+    assert points["encoding"]["shape"]["scale"]["domain"] == names  # not colour alone: a shape per series
+    with pytest.raises(ValueError, match="names must hold three labels"):
+        pair_chart(t.row("k2").expected_grad, t.row("k3").expected_grad, t.true_reverse, names=names[:2])

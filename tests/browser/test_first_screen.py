@@ -14,7 +14,7 @@ from tests.browser.conftest import wait_until_settled
 
 #: url path -> True if the page opens with a ``lab.ui.answer`` sentence.
 ANSWERED = {"": False, "bregman-gap": True, "control-variates": True, "estimator-lab": True,
-            "sequences": True}
+            "gradients": True, "sequences": True}
 
 POSITIONS = f"""() => {{
     const main = document.querySelector("[data-testid='stMain']");

@@ -1,6 +1,6 @@
 """The "Gradients" page in headless Chromium: a deep link with a non-default state reproduces its numbers.
 
-The link sets the vocabulary, the drift, an older sampler, λ and β, and names
+The link sets the vocabulary, π_ref, the drift, an older sampler, λ and β, and names
 an option by an alias with a '+' (``verl:k3%2B``); the page must show the
 core's numbers, draw every chart, and a new browser context opening the URL
 the page ends on must show the same.
@@ -21,7 +21,7 @@ from lab.notes import gradients as notes
 from scripts.translations import english_runs
 from tests.browser.checks import metric_values, numbers, open_page, prose
 
-CHARTS = 7 + 7 + 1 + 3  # gradient panels, spread panels, λ, training
+CHARTS = 1 + 7 + 7 + 1 + 3  # k2 and k3 as losses, gradient panels, spread panels, λ, training
 
 
 def wait_for_charts(page, count: int) -> None:
@@ -50,7 +50,8 @@ def button_labels(page) -> list[str]:
 
 
 def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
-    link = "/gradients?k=5&t=1.5&smp=older%20policy&told=0.25&lamg=0.5&beta=1.5&option=" + quote("verl:k3+", safe=":")
+    link = ("/gradients?k=5&piref=uniform&t=1.5&smp=older%20policy&told=0.25&lamg=0.5&beta=1.5&option="
+            + quote("verl:k3+", safe=":"))
     t = gradient_table(demo_logits(5, 1.5), demo_logits(5, 0.0), sampler=demo_logits(5, 0.25), lam=0.5,
                        entries=gradient_entries())
     want = [f"{t.kl_reverse:.4g}", f"{t.kl_forward:.4g}", f"{np.linalg.norm(t.true_reverse):.4g}"]

@@ -302,10 +302,11 @@ def bregman_gap(page) -> None:
 
 
 def gradients(page) -> None:
-    press(page, "Drift $t$", "ArrowRight", 2)
+    press(page, "Drift $s$", "ArrowRight", 2)
+    page.locator(f"{MAIN} [data-testid='stExpander']", has_text="More settings").locator("summary").click()
     segment(page, "Tokens drawn from", "older policy")
+    segment(page, "the reference", "uniform")
     next_option(page, "Option to highlight")
-    page.locator(f"{MAIN} [data-testid='stExpander']", has_text="logits and the reward").locator("summary").click()
     edit_cell(page, 0, row=1, col=2, value="0.75")  # token 1's logit of π_θ
     press(page, "β, the KL coefficient", "ArrowRight", 1)
 

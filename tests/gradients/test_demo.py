@@ -16,6 +16,13 @@ def test_demo_setting_is_the_readme_example_and_repeats():
     assert demo_reward(2).tolist() == [1.0, 0.2]
 
 
+def test_the_uneven_reference_drifts_from_its_own_logits():
+    assert demo_logits(6, 0.0, reference="uneven").tolist() == list(demo.UNEVEN_REF)
+    assert demo_logits(6, 1.0, reference="uneven").tolist() == [0.0, 2.0, 3.0, 0.0, 0.0, 0.0]
+    assert demo_logits(8, -0.5, reference="uneven").tolist() == [3.0, -1.0, 1.5, 0.0, 0.0, 0.0, 3.0, -1.0]
+    assert demo_logits(6, 1.0, reference="uniform").tolist() == demo_logits(6, 1.0).tolist()
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
@@ -23,6 +30,7 @@ def test_demo_setting_is_the_readme_example_and_repeats():
         (lambda: demo_logits(2000, 1.0), "k must be between 2 and"),
         (lambda: demo_logits(6, float("inf")), "drift must be finite"),
         (lambda: demo_reward(2.5), "k must be a positive integer"),  # type: ignore[arg-type]
+        (lambda: demo_logits(6, 1.0, reference="skewed"), "reference must be one of"),
     ],
 )
 def test_demo_refuses_bad_input(call, match):

@@ -27,19 +27,24 @@ from kl_core.libraries.crosswalk import CROSSWALK, lookup
 from lab.notes import gradients as notes
 
 
+def uniform_setting(*args):
+    """The setting with the uniform π_ref (the README's and the lessons'), on which most tests here were built."""
+    return notes.setting(*args, reference="uniform")
+
+
 def table_at(s: notes.Setting, lam: float = 1.0):
     return gradient_table(s.policy, s.ref, sampler=s.sampler, lam=lam, entries=gradient_entries())
 
 
 @pytest.fixture(scope="module")
 def default() -> notes.Setting:
-    s, problems = notes.setting(6, 1.0, "", True, 0.5, "")
+    s, problems = uniform_setting(6, 1.0, "", True, 0.5, "")
     assert problems == []
     return s
 
 
 # ------------------------------------------------------------------ the setting
-def test_default_setting_is_the_readme_grad_example(default):
+def test_the_uniform_setting_is_the_readme_grad_example(default):
     assert default.policy == (1.0, 0.0, -1.0, 0.5, 0.0, 0.0)
     assert default.ref == (0.0,) * 6
     assert default.sampler is None
@@ -48,7 +53,7 @@ def test_default_setting_is_the_readme_grad_example(default):
 
 
 def test_hand_set_values_override_the_sliders_and_an_older_sampler_has_its_own_drift():
-    s, problems = notes.setting(4, 2.0, " 3, 1 ,0,-1 ", False, -0.5, "1;0;0;2")
+    s, problems = uniform_setting(4, 2.0, " 3, 1 ,0,-1 ", False, -0.5, "1;0;0;2")
     assert problems == []
     assert s.policy == (3.0, 1.0, 0.0, -1.0)
     assert s.sampler == tuple(demo_logits(4, -0.5))
@@ -66,7 +71,7 @@ def test_hand_set_values_override_the_sliders_and_an_older_sampler_has_its_own_d
     ],
 )
 def test_unusable_hand_set_values_fall_back_with_a_warning(logits, reward, says):
-    s, problems = notes.setting(6, 1.0, logits, True, 0.5, reward)
+    s, problems = uniform_setting(6, 1.0, logits, True, 0.5, reward)
     assert len(problems) == 1 and problems[0].kind == "warning"
     assert says in problems[0].text
     assert s.policy == tuple(demo_logits(6, 1.0)) and s.reward == tuple(demo_reward(6))
@@ -87,7 +92,7 @@ def test_token_table_and_its_edits(default):
     np.testing.assert_allclose(df["π_θ"], np.exp(gradient_table(default.policy, default.ref).policy_log_probs),
                                rtol=1e-12)
     assert df["π_θ"].sum() == pytest.approx(1.0, rel=1e-12)
-    old = notes.setting(3, 1.0, "", False, 0.5, "")[0]
+    old = uniform_setting(3, 1.0, "", False, 0.5, "")[0]
     assert "π_old" in notes.token_frame(old).columns
     assert notes.apply_edits(default, {}) == {}
     assert notes.apply_edits(default, {2: {"logit of π_θ": 4.0}}) == {"logits": "1,0,4,0.5,0,0"}
@@ -169,12 +174,12 @@ def test_words_for_what_each_gradient_is(default):
 
 
 def test_clamps_and_old_samples_are_named_as_the_bias():
-    far, _ = notes.setting(6, 3.0, "", True, 0.5, "")
+    far, _ = uniform_setting(6, 3.0, "", True, 0.5, "")
     t = table_at(far)
     row = t.row("verl:low_var_kl")
     assert row.target == "mixed" and row.clamped_mass > 0
     assert notes.target_words(row, True) == f"biased by clamps ({row.clamped_mass:.1%} of sampled tokens)"
-    old, _ = notes.setting(6, 1.0, "", False, 0.0, "")
+    old, _ = uniform_setting(6, 1.0, "", False, 0.0, "")
     t = table_at(old)
     assert notes.target_words(t.row("k2"), False) == "biased by off-policy samples"
     assert notes.target_words(t.row("k3_pq"), False) == "mixed/biased"  # mixed on-policy too
@@ -192,17 +197,17 @@ def test_headline_and_chosen_note_carry_the_table_numbers(default):
     assert notes.fix_markdown(lookup("verl", "low_var_kl", acts_on="loss").grad_fix) in note.text
     assert "`kl_loss_type=k3+`" in note.text and "π_θ" not in note.text  # typeset, not raw notation
     assert notes.chosen_note(t, "k2").kind == "success"
-    old, _ = notes.setting(6, 1.0, "", False, 0.0, "")
+    old, _ = uniform_setting(6, 1.0, "", False, 0.0, "")
     t_old = table_at(old)
     assert notes.headline(t_old).kind == "warning"
     assert f"{t_old.row('k2').cos_reverse:+.3f}" in notes.headline(t_old).text
-    flat, _ = notes.setting(6, 0.0, "", True, 0.5, "")
+    flat, _ = uniform_setting(6, 0.0, "", True, 0.5, "")
     t_flat = table_at(flat)
     assert notes.headline(t_flat).kind == notes.chosen_note(t_flat, "k3").kind == "info"
 
 
 def test_panel_subtitles():
-    t = table_at(notes.setting(6, 1.0, "", True, 0.5, "")[0])
+    t = table_at(uniform_setting(6, 1.0, "", True, 0.5, "")[0])
     row = t.row("k3")
     assert notes.panel_subtitle(row, True) == [
         "expected gradient: forward KL",
@@ -260,7 +265,7 @@ def runs(default):
 
 @pytest.mark.parametrize(("k", "drift", "beta"), [(6, 1.0, 0.5), (10, 3.0, 0.05), (2, -3.0, 5.0), (6, -1.5, 0.1)])
 def test_the_faster_drawn_ascent_ends_where_the_cores_default_does(k, drift, beta):
-    s = notes.setting(k, drift, "", True, 0.5, "")[0]
+    s = uniform_setting(k, drift, "", True, 0.5, "")[0]
     lr = notes.training_step(s.reward, beta)
     assert lr == pytest.approx(notes.TRAINING_SPEEDUP / (np.ptp(s.reward) + beta), rel=1e-15)
     slow = training_runs(s.policy, s.ref, s.reward, beta, options=notes.TRAINING_OPTIONS)
@@ -295,9 +300,9 @@ def test_training_table(default, runs):
 
 # ------------------------------------------------------------------ the command line
 def test_the_command_line_reproduces_the_view():
-    on_policy, _ = notes.setting(5, 1.3, "", True, 0.4, "")
+    on_policy, _ = uniform_setting(5, 1.3, "", True, 0.4, "")
     assert "--sampler" not in notes.cli_command(on_policy, lam=0.25, beta=0.7)
-    s, _ = notes.setting(5, 1.3, "", False, 0.4, "")
+    s, _ = uniform_setting(5, 1.3, "", False, 0.4, "")
     cmd = notes.cli_command(s, lam=0.25, beta=0.7)
     args = shlex.split(cmd)
     assert args[:6] == ["uv", "run", "python", "-m", "kl_core", "grad"]
@@ -327,3 +332,90 @@ def test_every_crosswalk_fix_has_a_typeset_translatable_form():
     assert fixes == set(notes.GRAD_FIXES)
     for plain, typeset in notes.GRAD_FIXES.items():
         assert "π_" not in typeset and "`" in typeset, plain
+
+
+# ------------------------------------------------------------------ the answer (issue 20: the point first)
+def page_default(drift: float = notes.DEFAULT_DRIFT, on_policy: bool = True, old: float = 0.5) -> notes.Setting:
+    """The page's setting at its default constants (the token_setting widgets' defaults)."""
+    from kl_core.gradients.demo import DEMO_TOKENS
+
+    s, problems = notes.setting(DEMO_TOKENS, drift, "", on_policy, old, "", notes.DEFAULT_REFERENCE)
+    assert problems == []
+    return s
+
+
+def test_the_default_makes_the_point_and_the_preset_shows_the_opposite():
+    t = table_at(page_default())
+    assert t.row("k3").cos_reverse <= 0.8  # issue 20: k3 as a loss clearly off ∇KL[π_θ‖π_ref]
+    assert t.row("k2").cos_reverse == pytest.approx(1.0, abs=1e-12)
+    agree = table_at(page_default(notes.AGREE_DRIFT))
+    assert agree.row("k3").cos_reverse >= notes.NEARLY
+    assert notes.DEFAULT_OPTION == "k3" and notes.DEFAULT_REFERENCE in notes.REFERENCES
+
+
+@pytest.mark.parametrize(
+    ("drift", "on", "old", "verdict"),
+    [(notes.DEFAULT_DRIFT, True, 0.5, "**No.**"), (notes.AGREE_DRIFT, True, 0.5, "**Nearly, here.**"),
+     (1.0, False, -1.0, None), (0.0, True, 0.5, None)],
+    ids=["default", "agree", "off-policy", "flat"],
+)
+def test_the_answer_is_true_in_each_branch(drift, on, old, verdict):
+    t = table_at(page_default(drift, on, old))
+    text = notes.answer(t)
+    c3, c2 = t.row("k3").cos_reverse, t.row("k2").cos_reverse
+    if drift == 0.0:
+        assert "both KLs' gradients are zero" in text
+        assert not t.true_reverse.any() and not t.row("k3").expected_grad.any()
+        return
+    assert text.startswith(notes.verdict(c3))
+    if verdict is not None:
+        assert text.startswith(verdict)
+    assert f"(cosine {c3:+.3f})" in text and f"(cosine {c2:+.3f})" in text
+    assert f"{math.degrees(math.acos(c3)):.0f}°" in text
+    if on:  # on-policy k3's expected gradient is ∇KL[π_ref‖π_θ], k2's is ∇KL[π_θ‖π_ref]
+        np.testing.assert_allclose(t.row("k3").expected_grad, t.true_forward, atol=1e-12)
+        np.testing.assert_allclose(t.row("k2").expected_grad, t.true_reverse, atol=1e-12)
+        assert "itself (cosine +1.000)" in text
+    else:
+        assert "With tokens from" in text and c2 < 0.9995
+
+
+def test_the_verdict_follows_the_cosine():
+    assert notes.verdict(0.999) == "**Nearly, here.**"
+    assert notes.verdict(0.95) == "**Roughly, not exactly.**"
+    assert notes.verdict(0.5) == notes.verdict(-1.0) == "**No.**"
+    assert notes.angle(1.0 + 1e-15) == 0.0 and notes.angle(-1.0) == pytest.approx(180.0)
+
+
+def test_the_first_chart_legend_and_captions():
+    t = table_at(page_default())
+    names = notes.pair_names(t)
+    assert names[0] == "k2 as a loss (cos +1.000)"
+    assert names[1] == f"k3 as a loss (cos {t.row('k3').cos_reverse:+.3f})"
+    assert "end exactly on the ticks" in notes.pair_caption(t)
+    assert "end exactly" not in notes.pair_caption(table_at(page_default(1.0, False, -1.0)))
+    assert notes.library_caption(t, "k3").startswith("Same value")  # no star: k3 is no library's row
+    assert notes.library_caption(t, "verl:low_var_kl").startswith("★ marks verl:low_var_kl.")
+
+
+def test_the_drift_help_names_each_references_numbers():
+    from kl_core.gradients.demo import DEMO_DIRECTION, UNEVEN_DIRECTION, UNEVEN_REF
+
+    uneven = notes.drift_help("uneven")
+    assert ", ".join(f"{x:g}" for x in UNEVEN_REF) in uneven
+    assert ", ".join(f"{x:g}" for x in UNEVEN_DIRECTION) in uneven
+    assert "uniform" in notes.drift_help("uniform")
+    assert ", ".join(f"{x:g}" for x in DEMO_DIRECTION) in notes.drift_help("uniform")
+    # "for s > 0, π_θ moves mass from token 0 to token 1": at every vocabulary size
+    for k in range(2, 11):
+        probs = [np.exp(gradient_table(page_setting.policy, page_setting.ref).policy_log_probs)
+                 for page_setting in (notes.setting(k, s, "", True, 0.0, "")[0] for s in (0.0, 0.5, 3.0))]
+        assert probs[0][0] > probs[1][0] > probs[2][0] and probs[0][1] < probs[1][1] < probs[2][1]
+        ref = notes.setting(k, 0.0, "", True, 0.0, "")[0].ref
+        assert notes.token_frame(notes.setting(k, 0.0, "", True, 0.0, "")[0])["π_ref"][1] < 0.15  # "rare"
+        assert ref[1] == min(ref)
+
+
+def test_an_unknown_reference_is_refused():
+    with pytest.raises(ValueError, match="reference must be one of"):
+        notes.setting(6, 1.0, "", True, 0.5, "", "skewed")
