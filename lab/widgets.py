@@ -21,6 +21,7 @@ from kl_core.estimation.presets import PRESETS, Preset
 from lab import state
 from lab.grids import one_two_five
 from lab.navigation import leave_legacy_wrapper
+from lab.notation import policy_mapping
 
 __all__ = ["LAMBDA_STAR_HELP", "active_preset", "count_slider", "lambda_slider", "page_opening",
            "preset_bar", "seed_picker"]
@@ -32,17 +33,22 @@ LAMBDA_STAR_HELP = N_(
 )
 
 
-def page_opening(title: str, intro: str) -> None:
+def page_opening(title: str, intro: str, *, mapping: str | None = None, more: str = "") -> None:
     """A page's first lines: the hand-over from Streamlit's legacy ``pages/`` mode, the title
     and the opening paragraph (the question the page answers).
 
     The hand-over (:func:`lab.navigation.leave_legacy_wrapper`) must come before anything
     is drawn, so a page calls this first.  ``title`` and ``intro`` are shown as given
     (translated by the caller: ``page_opening(_("Bregman gap"), _("Why is k3 …"))``).
+    An RL page passes ``mapping`` (a kind of :func:`lab.notation.policy_mapping`): the one
+    sentence that maps its policies to q and p is shown under the intro, followed by
+    ``more`` (translated) if given.
     """
     leave_legacy_wrapper()
     st.title(title)
     st.markdown(intro)
+    if mapping is not None:
+        st.caption(" ".join(filter(None, (policy_mapping(mapping), more))))
 
 
 def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:

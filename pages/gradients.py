@@ -37,10 +37,9 @@ from i18n import _
 from kl_core.gradients import expected as gradients
 from kl_core.gradients import flow as gradient_flow
 from lab import cache, state, ui
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import gradients as notes
 from lab.token_setting import token_setting
-from lab.widgets import count_slider, seed_picker
+from lab.widgets import count_slider, page_opening, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
 PANEL_WIDTH = 260  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
@@ -54,12 +53,10 @@ def panels(items, draw) -> None:
                 draw(item)
 
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title(_("Gradients"))
-st.markdown(_("**Does the gradient of k3 used as a loss point where the KL's gradient points?**"))
-st.caption(_(r"Here $q = \pi_\theta$ (the policy the tokens are sampled from) and $p = \pi_\mathrm{ref}$, "
-             r"so $r = \pi_\mathrm{ref}/\pi_\theta$: $k_3 = (r - 1) - \log r$ estimates "
-             r"$\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ without bias."))
+page_opening(  # first, before anything is drawn: see lab.widgets
+    _("Gradients"), _("**Does the gradient of k3 used as a loss point where the KL's gradient points?**"),
+    mapping="theta", more=_(r"$k_3 = (r - 1) - \log r$ estimates $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ "
+                            "without bias."))
 first = st.container()  # the answer and its chart, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the setting

@@ -27,21 +27,16 @@ from kl_core.sequences.markov import check_pair
 from lab import cache, state, ui
 from lab.format import number
 from lab.grids import log_grid
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import sequences as notes
-from lab.widgets import count_slider, seed_picker
+from lab.widgets import count_slider, page_opening, seed_picker
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title(_("Tokens & sequences"))
-st.markdown(_(
+page_opening(_("Tokens & sequences"), _(  # first, before anything is drawn: see lab.widgets
     "A language model's KL penalty is a KL between whole **sequences**, estimated from the tokens "
     r"of the sampled ones. Two Markov chains over K tokens stand in for the policy $\pi_\theta$ and "
     r"the reference $\pi_\mathrm{ref}$, small enough that every figure is also known **exactly**. "
-    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from) and p = $\pi_\mathrm{ref}$, "
-    r"so r = $\pi_\mathrm{ref}/\pi_\theta$; t is a token's position, 1 to T. "
     "**A sequence's KL is the sum of its positions' KLs: is its gradient then the gradient of a "
     "per-token KL loss?**"
-))
+), mapping="theta", more=_("$t$ is a token's position, 1 to $T$."))
 first = st.container()  # the answer and the cosines, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the chains
