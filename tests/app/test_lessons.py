@@ -163,3 +163,25 @@ def test_explore_links_open_the_same_setting(lesson_no: int, step: int) -> None:
     for key, value in query.items():
         got = shown.get(key)
         assert got is None or got == value or (isinstance(value, list) and got in value), (key, value, got)
+
+
+def test_the_step_opens_with_the_lessons_point_and_its_setting() -> None:
+    """Issue 20: the question, the lesson's point (not the answer) and the setting's chart at once."""
+    at = open_page()
+    clean(at)
+    q = core.question(1, 1, 0)
+    texts = [m.value for m in at.markdown]
+    (point,) = [t for t in texts if t.startswith("**Lesson 1's point:**")]
+    assert "q = N(0, 1), p = N(0.7, 1)" in point and number(q.answer) not in point
+    (chart,) = at.get("vega_lite_chart")
+    assert "The setting" in chart.proto.spec
+    assert at.number_input(key="v").value == 0  # the variant waits under "More settings"
+
+
+def test_after_an_answer_the_steps_own_chart_replaces_the_setting() -> None:
+    at = press(open_page(lesson="1", step="2", v="0"), "Show me")
+    clean(at)
+    specs = [c.proto.spec for c in at.get("vega_lite_chart")]
+    assert len(specs) == 1 and "The setting" not in specs[0]
+    at = press(open_page(lesson="1", step="1", v="0"), "Show me")  # no chart of its own: the setting stays
+    assert ["The setting" in c.proto.spec for c in at.get("vega_lite_chart")] == [True]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import pandas as pd
+import pytest
 
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
