@@ -31,7 +31,7 @@ from lab.spec_params import VOCABULARIES
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 st.title(_("approx_kl in practice"))
 st.markdown("**{q}**".format(q=_(notes.QUESTION)))  # i18n: ok (layout)
-st.markdown(_(notes.ROLES_LINE))
+st.markdown(_(notes.ROLES_LINE).format())
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
 audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page

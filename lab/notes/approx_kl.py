@@ -56,10 +56,11 @@ QUESTION = N_(
     "Your training log prints `approx_kl` (or `ppo_kl`, `kl_penalty`): does that number still "
     "measure the KL once the policy moves far from the reference?"
 )
-#: The RL page's one mapping of π_θ, π_ref onto the lab's q and p (lab notation, issue 20 §5).
+#: The RL page's one mapping of π_θ, π_ref onto the lab's q and p (lab notation, issue 20 §5);
+#: a template (braces doubled): show it as ``_(ROLES_LINE).format()``.
 ROLES_LINE = N_(
-    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from; $\pi_{\mathrm{old}}$ in a "
-    r"PPO batch) and p = $\pi_{\mathrm{ref}}$, so r = $\pi_{\mathrm{ref}}/\pi_\theta$. The "
+    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from; $\pi_{{\mathrm{{old}}}}$ in a "
+    r"PPO batch) and p = $\pi_{{\mathrm{{ref}}}}$, so r = $\pi_{{\mathrm{{ref}}}}/\pi_\theta$. The "
     r"tables call q the **sampler** and p the **other** policy."
 )
 PATH_HELP = N_(
