@@ -28,16 +28,20 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
         "density": np.concatenate([q_pdf, p_pdf]),
         "curve": [q_label] * len(x) + [p_label] * len(x),
     }))
-    line = alt.Chart(alt.Data(values=records(df))).mark_line(strokeWidth=2.5).encode(
-        x=alt.X("x:Q", title="x", scale=alt.Scale(nice=False)),
-        y=alt.Y("density:Q", title=_("density")),
-        color=alt.Color("curve:N", title=None, sort=[q_label, p_label],
-                        scale=alt.Scale(domain=[q_label, p_label],
-                                        range=[REFERENCE_COLOR, EXTRA_COLORS["wine"]]),
-                        legend=alt.Legend(orient="top")),
-        strokeDash=alt.StrokeDash("curve:N", sort=[q_label, p_label],
-                                  scale=alt.Scale(domain=[q_label, p_label], range=[[1, 0], [7, 4]]),
-                                  legend=None),
+    domain = [q_label, p_label]
+    line = alt.Chart(
+        {"name": "curves"},
+        mark={"type": "line", "strokeWidth": 2.5},
+        encoding=alt.FacetedEncoding(
+            x={"field": "x", "type": "quantitative", "title": "x", "scale": {"nice": False}},
+            y={"field": "density", "type": "quantitative", "title": _("density")},
+            color={"field": "curve", "type": "nominal", "title": None, "sort": domain,
+                   "scale": {"domain": domain, "range": [REFERENCE_COLOR, EXTRA_COLORS["wine"]]},
+                   "legend": {"orient": "top", "labelLimit": 400}},
+            strokeDash={"field": "curve", "type": "nominal", "sort": domain,
+                        "scale": {"domain": domain, "range": [[1, 0], [7, 4]]}, "legend": None},
+        ),
     )
-    chart = alt.layer(line, title=_("The setting: q and p"))
+    chart = alt.LayerChart(layer=[line], datasets={"curves": records(df)})
+    chart.title = {"text": _("The setting: q and p"), "limit": 1000}
     return finish(chart, height=height)

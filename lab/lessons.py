@@ -30,7 +30,6 @@ __all__ = [
     "PRESENTER_CSS",
     "draw_chart",
     "draw_setting",
-    "setting_words",
     "go",
     "neighbours",
     "new_variant",
@@ -155,12 +154,6 @@ def _pair(q: core.Question):
     return parse(q.params["q"]), parse(q.params["p"])
 
 
-def setting_words(q: core.Question) -> str | None:
-    """``"q = N(0, 1), p = N(0.7, 1)"`` for a step with q and p, else None."""
-    pair = _pair(q)
-    return None if pair is None else "q = {q}, p = {p}".format(q=pair[0].name, p=pair[1].name)  # i18n: ok (maths)
-
-
 def draw_setting(q: core.Question) -> bool:
     """The step's q and p as two density curves (it shows no answer); False if it has none."""
     pair = _pair(q)
@@ -168,7 +161,7 @@ def draw_setting(q: core.Question) -> bool:
         return False
     (qd, pd_), ends = pair, np.array([pair[0].interval(0.998), pair[1].interval(0.998)])
     x = np.linspace(ends[:, 0].min(), ends[:, 1].max(), 161)
-    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name),
+    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name, height=240),
              name=_("lesson-{lesson}-{step}-setting").format(lesson=q.lesson, step=q.step),
              caption=_("x is drawn from q (solid); p (dashed) is the distribution compared with it."))
     return True

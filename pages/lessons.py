@@ -23,7 +23,6 @@ leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 present = lessons.presenter_mode()
 if not present:
     st.title(_("Lessons"))
-    st.markdown(_(notes.INTRO))
 
 # ------------------------------------------------------------ which step
 pickers = st.expander(_("Lesson, step and variant"), icon=":material/list:") if present else st.container()
@@ -47,40 +46,37 @@ q = lessons.question(lesson_no, step_no, int(variant))
 with body:  # everything up to the step's links is drawn in the body, above "More settings"
     st.caption(notes.lesson_caption(lesson_no))
     (st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
-    st.markdown(message(q.setup))
-    st.markdown("**{prompt}**".format(prompt=message(q.prompt)))
-
-    # ------------------------------------------------------------ the prediction
-    key = "L{l}-S{s}-v{v}".format(l=q.lesson, s=q.step, v=q.variant)
-    with st.form(key="guess-" + key, border=False, enter_to_submit=True):
-        if q.kind == "numeric":
-            st.text_input(_("Your prediction"), key="typed-" + key,
-                          placeholder=_("A number, e.g. 0.25 (25% and 0,25 work too)"))
-        else:
-            st.radio(_("Your prediction"), [k for k, _label in q.choices], index=None, key="chosen-" + key,
-                     format_func=lambda k: message(dict(q.choices)[k]))
-        with st.container(horizontal=True, gap="small"):
-            st.form_submit_button(_("Check"), type="primary", icon=":material/check:", on_click=lessons.submit,
-                                  args=(q, False))
-            st.form_submit_button(_("Reveal the answer") if present else _("Show me"), icon=":material/visibility:",
-                                  on_click=lessons.submit, args=(q, True))
-    if lessons.missing_guess(q):
-        st.warning(_("Type a number first (or choose **Show me**).") if q.kind == "numeric"
-                   else _("Choose an answer first (or **Show me**)."), icon=":material/edit:")
-
-    # ------------------------------------------------------------ the check
-    rec = lessons.records().get((q.lesson, q.step, q.variant))
-    if rec is not None:
-        kind, text = notes.verdict(q, rec)
-        ui.note(kind, text, {"success": ":material/check_circle:", "error": ":material/cancel:"}.get(
-            kind, ":material/visibility:"))
-    # The lesson's point, not the step's answer (that is the verdict, after a guess), then the chart:
-    # the step's simulation once answered, its setting (q and p) before.
-    ui.answer(notes.point(q, lessons.setting_words(q)))
-    if rec is None or not q.chart:
+    ask, show = st.columns([1, 1], gap="large")  # on a phone: the question and its form, then the point
+    with show:  # the lesson's point, not the step's answer (the verdict says that after a guess), and q, p
+        ui.answer(notes.point(q))
         lessons.draw_setting(q)
+    with ask:
+        st.markdown(message(q.setup))
+        st.markdown("**{prompt}**".format(prompt=message(q.prompt)))
+        # -------------------------------------------------------- the prediction
+        key = "L{l}-S{s}-v{v}".format(l=q.lesson, s=q.step, v=q.variant)
+        with st.form(key="guess-" + key, border=False, enter_to_submit=True):
+            if q.kind == "numeric":
+                st.text_input(_("Your prediction"), key="typed-" + key,
+                              placeholder=_("A number, e.g. 0.25 (25% and 0,25 work too)"))
+            else:
+                st.radio(_("Your prediction"), [k for k, _label in q.choices], index=None, key="chosen-" + key,
+                         format_func=lambda k: message(dict(q.choices)[k]))
+            with st.container(horizontal=True, gap="small"):
+                st.form_submit_button(_("Check"), type="primary", icon=":material/check:",
+                                      on_click=lessons.submit, args=(q, False))
+                st.form_submit_button(_("Reveal the answer") if present else _("Show me"),
+                                      icon=":material/visibility:", on_click=lessons.submit, args=(q, True))
+        if lessons.missing_guess(q):
+            st.warning(_("Type a number first (or choose **Show me**).") if q.kind == "numeric"
+                       else _("Choose an answer first (or **Show me**)."), icon=":material/edit:")
+        # -------------------------------------------------------- the check
+        rec = lessons.records().get((q.lesson, q.step, q.variant))
+        if rec is not None:
+            kind, text = notes.verdict(q, rec)
+            ui.note(kind, text, {"success": ":material/check_circle:", "error": ":material/cancel:"}.get(
+                kind, ":material/visibility:"))
     if rec is not None:
-        lessons.draw_chart(q)
         if q.kind == "numeric":
             with ui.metric_row():
                 st.metric(_("Exact value (kl_core)"), notes.answer_text(q))
@@ -90,6 +86,7 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
                               help=_("(guess − exact) / |exact|"))
                 st.metric(_("Counts as right within"), "± " + number(q.tolerance))
         st.markdown(message(q.explanation))
+        lessons.draw_chart(q)  # the step's simulation, where it has one
         path, query = q.explore
         target = page_by_url(path)
         st.page_link(target.path, icon=":material/explore:", query_params=query or None,
@@ -109,6 +106,8 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
                   on_click=lessons.set_presenter, args=(not present,), key="present_switch",
                   help=_("One step per screen in large type, without the sidebar; the answer stays hidden "
                          "until you reveal it. The link carries it as present=1."))
+if not present:
+    st.markdown(_(notes.INTRO))  # how the page works, under the step (issue 20: the step first)
 st.caption(_("This variant's link: `{link}`").format(link=q.link() + ("&present=1" if present else "")))
 
 # ------------------------------------------------------------ progress

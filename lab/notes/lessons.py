@@ -151,17 +151,13 @@ def verdict(q: Question, rec: Record) -> tuple[str, str]:
         exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)
 
 
-def point(q: Question, setting: str | None = None) -> str:
+def point(q: Question) -> str:
     """The answer box of a step: its lesson's point (:data:`POINTS`), not the step's answer.
 
     A quiz step's answer is shown only once the reader has guessed (:func:`verdict`);
-    the point above the chart says what the lesson shows without giving it away.
-    ``setting``: the step's q and p in words, when the chart draws them.
+    the point beside the question says what the lesson shows without giving it away.
     """
-    text = _("**Lesson {n}'s point:** {point}").format(n=q.lesson, point=_(POINTS[q.lesson]))
-    if setting:
-        text += " " + _("The chart shows this step's setting: {setting}.").format(setting=setting)
-    return text
+    return _("**Lesson {n}'s point:** {point}").format(n=q.lesson, point=_(POINTS[q.lesson]))
 
 
 def lesson_label(number_: int) -> str:
