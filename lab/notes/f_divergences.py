@@ -306,6 +306,11 @@ def _side_text(s: BiasSide) -> str:
 WITHIN = 0.10
 
 
+def _percent(x: float) -> str:
+    """A relative bias as a signed percentage to 3 significant digits: ``+225%``, ``+0.25%``."""
+    return "{v:+.3g}%".format(v=100 * x)  # i18n: ok (number)
+
+
 def _reach(ts: np.ndarray, ds: np.ndarray) -> tuple[float, bool]:
     """Walking out from θ = 0 along ``ts`` (sorted by |θ|): the last θ with |bias| ≤ WITHIN
     before the first beyond it (0.0 if the first is beyond), and whether one was beyond."""
@@ -330,16 +335,17 @@ def answer(path: str, bias, lo: float, hi: float, ends=None) -> str:
     if t.size == 0:
         return _("The θ range is the single point θ = 0, where p = q: E[k2] and KL[q‖p] are both "
                  "0. Widen the range to see them part.")
-    i = int(np.argmax(np.abs(rb)))
+    size = np.abs(rb)
+    i = int(np.flatnonzero(size >= size.max() * (1 - 1e-9))[-1])  # the largest in size; on a tie, the larger θ
     values = dict(path=name, band=f"{WITHIN:.0%}", lo=f"{lo:.3g}", hi=f"{hi:.3g}",
-                  big=f"{rb[i]:+.1%}", t_big=f"{t[i]:.3g}")
+                  big=_percent(rb[i]), t_big=f"{t[i]:.3g}")
     if t.size == 1:
         return _("On the {path} path at θ = {t_big}, E[k2] is off from KL[q‖p] by **{big}** of the "
                  "KL. Widen the range to see where they agree.").format(**values)
     if not lo <= 0.0 <= hi:
         return _("On the {path} path with θ from {lo} to {hi} (p ≠ q throughout), E[k2] is off from "
                  "KL[q‖p] by between {small} and **{big}** of the KL. Include θ = 0 to see them "
-                 "meet.").format(**values, small=f"{rb[int(np.argmin(np.abs(rb)))]:+.1%}")
+                 "meet.").format(**values, small=_percent(rb[int(np.argmin(np.abs(rb)))]))
     up, up_out = _reach(t[t > 0], rb[t > 0])
     order = np.argsort(-t[t < 0])
     down, down_out = _reach(t[t < 0][order], rb[t < 0][order])

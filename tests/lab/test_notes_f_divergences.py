@@ -105,7 +105,7 @@ def test_the_answer_at_the_defaults_is_the_mean_shift_band():
     text, t, rb = _answer("shift", -3.0, 3.0)
     # exact on the mean-shift path: the relative bias is θ²/4, within 10% for |θ| ≤ √0.4 = 0.632
     assert "within 10% of the KL for θ from -0.6 to 0.6" in text
-    assert "**+225.0%**" in text  # (±3)²/4
+    assert "at θ = 3 it is off by **+225%**" in text  # (±3)²/4
 
 
 def test_each_branch_of_the_answer():
