@@ -37,12 +37,8 @@ audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page
     st.info(_("This link carries settings for the log-prob audit, which now has its own page."),
             icon=":material/move_item:")
-st.page_link(
-    audit_page.path, icon=audit_page.icon, query_params=audit_link or None,
-    label=_("Open {title}, with this link's settings").format(title=_(audit_page.title))
-    if audit_link
-    else _("Audit your own per-token log-probs: {title}").format(title=_(audit_page.title)),
-)
+    st.page_link(audit_page.path, icon=audit_page.icon, query_params=audit_link,
+                 label=_("Open {title}, with this link's settings").format(title=_(audit_page.title)))
 first = st.container()  # the answer and the clamp chart, above the controls that set them (issue 20)
 
 # =================================================================== 1. clamps
@@ -133,6 +129,9 @@ ui.table(
                    notes.no_clamp_header(demo.estimator): g4},
 )
 ui.show_source(clamps.clamp_tokens)
+if not audit_link:  # one short line (a phone cuts a long link label)
+    st.page_link(audit_page.path, icon=audit_page.icon, label=_(audit_page.title),
+                 help=_("Audit your own per-token log-probs: {title}").format(title=_(audit_page.title)))
 
 # =================================================================== 2. checklist
 st.divider()
