@@ -46,7 +46,7 @@ q = lessons.question(lesson_no, step_no, int(variant))
 with body:  # everything up to the step's links is drawn in the body, above "More settings"
     st.caption(notes.lesson_caption(lesson_no))
     (st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
-    ask, show = st.columns([1, 1], gap="large")  # on a phone: the question and its form, then the point
+    ask, show = st.columns([1, 1.1], gap="medium")  # on a phone: the question and its form, then the point
     with show:  # the lesson's point, not the step's answer (the verdict says that after a guess), and q, p
         ui.answer(notes.point(q))
         lessons.draw_setting(q)
