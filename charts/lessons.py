@@ -19,7 +19,7 @@ __all__ = ["setting_chart"]
 
 
 def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name: str, p_name: str,
-                  height: int = 220) -> alt.LayerChart:
+                  height: int = 220) -> alt.Chart:
     """Two density curves on one axis: q (solid, the sampler) and p (dashed, the target)."""
     q_label = _("q = {name} (samples)").format(name=q_name)
     p_label = _("p = {name}").format(name=p_name)
@@ -29,7 +29,7 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
         "curve": [q_label] * len(x) + [p_label] * len(x),
     }))
     domain = [q_label, p_label]
-    line = alt.Chart(
+    chart = alt.Chart(  # one top-level chart: a one-layer LayerChart would lift (and tag) the data
         {"name": "curves"},
         mark={"type": "line", "strokeWidth": 2.5},
         encoding=alt.FacetedEncoding(
@@ -42,6 +42,6 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
                         "scale": {"domain": domain, "range": [[1, 0], [7, 4]]}, "legend": None},
         ),
     )
-    chart = alt.LayerChart(layer=[line], datasets={"curves": records(df)})
+    chart.datasets = {"curves": records(df)}
     chart.title = {"text": _("The setting: q and p"), "limit": 1000}
     return finish(chart, height=height)
