@@ -19,8 +19,9 @@ __all__ = ["setting_chart"]
 
 
 def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name: str, p_name: str,
-                  height: int = 220) -> alt.Chart:
-    """Two density curves on one axis: q (solid, the sampler) and p (dashed, the target)."""
+                  height: int = 260) -> alt.Chart:
+    """Two density curves on one axis, no title (the legend names them): q (solid, the sampler) and
+    p (dashed, the target)."""
     q_label = _("q = {name} (samples)").format(name=q_name)
     p_label = _("p = {name}").format(name=p_name)
     df = check_rows(pd.DataFrame({
@@ -34,7 +35,7 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
         mark={"type": "line", "strokeWidth": 2.5},
         encoding=alt.FacetedEncoding(
             x={"field": "x", "type": "quantitative", "title": "x", "scale": {"nice": False}},
-            y={"field": "density", "type": "quantitative", "title": _("density")},
+            y={"field": "density", "type": "quantitative", "title": _("density"), "axis": {"tickCount": 3}},
             color={"field": "curve", "type": "nominal", "title": None, "sort": domain,
                    "scale": {"domain": domain, "range": [REFERENCE_COLOR, EXTRA_COLORS["wine"]]},
                    "legend": {"orient": "top", "labelLimit": 400}},
@@ -43,5 +44,4 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
         ),
     )
     chart.datasets = {"curves": records(df)}
-    chart.title = {"text": _("The setting: q and p"), "limit": 1000}
     return finish(chart, height=height)

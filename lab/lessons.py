@@ -161,7 +161,7 @@ def draw_setting(q: core.Question) -> bool:
         return False
     (qd, pd_), ends = pair, np.array([pair[0].interval(0.998), pair[1].interval(0.998)])
     x = np.linspace(ends[:, 0].min(), ends[:, 1].max(), 161)
-    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name, height=240),
+    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name),
              name=_("lesson-{lesson}-{step}-setting").format(lesson=q.lesson, step=q.step),
              caption=_("x is drawn from q (solid); p (dashed) is the distribution compared with it."))
     return True
