@@ -140,7 +140,7 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                 kl=r"$\mathrm{KL}[\pi_{\text{old}}\|\pi_{\text{new}}] = \mathbb{E}_{\text{old}}"
                 r"[\log\pi_{\text{old}} - \log\pi_{\text{new}}]$"),
             _("PPO batch, tokens drawn from π_old:"),
-            _("{mark} `new_logprob - old_logprob` as a positive KL(old‖new): mean **{mean}**").format(
+            _("{mark} `new_logprob - old_logprob` as a positive KL[π_old‖π_new]: mean **{mean}**").format(
                 mark=WRONG, mean=_n(ppo.other_minus_sampler)),
             _("{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]").format(
                 mark=RIGHT, mean=_n(ppo.sampler_minus_other)),
