@@ -38,7 +38,7 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
             y={"field": "density", "type": "quantitative", "title": _("density"), "axis": {"tickCount": 3}},
             color={"field": "curve", "type": "nominal", "title": None, "sort": domain,
                    "scale": {"domain": domain, "range": [REFERENCE_COLOR, EXTRA_COLORS["wine"]]},
-                   "legend": {"orient": "top", "labelLimit": 400}},
+                   "legend": {"orient": "top", "direction": "vertical", "labelLimit": 400}},  # stacked: a phone
             strokeDash={"field": "curve", "type": "nominal", "sort": domain,
                         "scale": {"domain": domain, "range": [[1, 0], [7, 4]]}, "legend": None},
         ),
