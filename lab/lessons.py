@@ -12,13 +12,16 @@ from __future__ import annotations
 import random
 from functools import lru_cache
 
+import numpy as np
 import streamlit as st
 
 from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
+from charts.lessons import setting_chart
 from i18n import _
 from kl_core.estimation import sampling_distributions as sampling
+from kl_core.estimation.distributions import parse
 from kl_core.lessons import catalog as core
 from lab import cache, state, ui
 from lab.notes import lessons as notes
@@ -26,6 +29,7 @@ from lab.notes import lessons as notes
 __all__ = [
     "PRESENTER_CSS",
     "draw_chart",
+    "draw_setting",
     "go",
     "neighbours",
     "new_variant",
@@ -141,6 +145,26 @@ def neighbours(lesson_no: int, step_no: int) -> tuple[tuple[int, int] | None, tu
     nxt = (lesson_no, step_no + 1) if step_no < steps else (
         (lesson_no + 1, 1) if lesson_no < len(core.LESSONS) else None)
     return back, nxt
+
+
+def _pair(q: core.Question):
+    """The step's q and p as distributions, or None for a step without them (lessons 4–7's token steps)."""
+    if not (isinstance(q.params.get("q"), str) and isinstance(q.params.get("p"), str)):
+        return None
+    return parse(q.params["q"]), parse(q.params["p"])
+
+
+def draw_setting(q: core.Question) -> bool:
+    """The step's q and p as two density curves (it shows no answer); False if it has none."""
+    pair = _pair(q)
+    if pair is None:
+        return False
+    (qd, pd_), ends = pair, np.array([pair[0].interval(0.998), pair[1].interval(0.998)])
+    x = np.linspace(ends[:, 0].min(), ends[:, 1].max(), 161)
+    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name),
+             name=_("lesson-{lesson}-{step}-setting").format(lesson=q.lesson, step=q.step),
+             caption=_("x is drawn from q (solid); p (dashed) is the distribution compared with it."))
+    return True
 
 
 def draw_chart(q: core.Question) -> None:

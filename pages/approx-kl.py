@@ -1,12 +1,12 @@
 """approx_kl in practice: what a library's KL line means, and how its clamps bias it.
 
-Three sections, each fed by ``kl_core``:
+The point first (issue 20): the answer at the clamp demo's setting and its chart, then
 
-1. four questions to ask of any KL number, each with a sign error worked out
+1. the clamps along a drift path (:mod:`kl_core.libraries.clamps`), ``?cpath=…&ce=…&th=…``;
+2. four questions to ask of any KL number, each with a sign error worked out
    exactly on a five-token example (:func:`kl_core.libraries.clamps.token_expectations`);
-2. the library crosswalk (:data:`kl_core.libraries.crosswalk.CROSSWALK`) and a
-   "translate" picker, ``?lib=…&opt=…``;
-3. the clamps along a drift path (:mod:`kl_core.libraries.clamps`), ``?cpath=…&ce=…&th=…``.
+3. the library crosswalk (:data:`kl_core.libraries.crosswalk.CROSSWALK`) and a
+   "translate" picker, ``?lib=…&opt=…``.
 
 The audit of your own log-probs has its own page, ``/audit``; an old link to
 this page that carried audit settings gets a note pointing there.
@@ -30,27 +30,118 @@ from lab.spec_params import VOCABULARIES
 
 leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 st.title(_("approx_kl in practice"))
-st.markdown(_(
-    "Training logs print a line such as `approx_kl`, `ppo_kl` or `kl_penalty`, and RL libraries "
-    "offer options such as `low_var_kl`, `k3` or `mse`. This page turns that line into a precise "
-    "statement — **whose samples, which KL direction, which ratio, which estimator**, and whether "
-    "the value acts on the **reward**, the **loss** or only a **metric** — and shows how the "
-    "libraries' clamps bias it."
-))
+st.markdown("**{q}**".format(q=_(notes.QUESTION)))  # i18n: ok (layout)
+st.markdown(_(notes.ROLES_LINE).format())
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
 audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page
     st.info(_("This link carries settings for the log-prob audit, which now has its own page."),
             icon=":material/move_item:")
-st.page_link(
-    audit_page.path, icon=audit_page.icon, query_params=audit_link or None,
-    label=_("Open {title}, with this link's settings").format(title=_(audit_page.title))
-    if audit_link
-    else _("Audit your own per-token log-probs: {title}").format(title=_(audit_page.title)),
+    st.page_link(audit_page.path, icon=audit_page.icon, query_params=audit_link,
+                 label=_("Open {title}, with this link's settings").format(title=_(audit_page.title)))
+first = st.container()  # the answer and the clamp chart, above the controls that set them (issue 20)
+
+# =================================================================== 1. clamps
+st.header(_("Clamps: when the library's number stops growing"))
+st.markdown(_(
+    "verl clamps `low_var_kl` (log r to [−20, 20], the value to [−10, 10]); OpenRLHF clamps k1, "
+    "k2 and k3 to [−10, 10]. While every sampled token's log-ratio is moderate the clamps do "
+    "nothing; once the policy puts real mass on tokens the other policy finds nearly impossible, "
+    "they cap those tokens' values and the mean falls below the KL. All numbers here are exact sums "
+    "over the tokens, not samples."
+))
+path_col, entry_col = st.columns([1, 2], gap="medium")
+with path_col:
+    path_key = state.segmented(_("Drift path"), "cpath", list(VOCABULARIES), value="peaked",
+                               format_func=lambda k: _(VOCABULARIES[k]), help=_(notes.PATH_HELP))
+with entry_col:
+    demo_id = state.select(
+        _("Library option"), "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",
+        format_func=lambda i: _("{lib} {opt} ({where})").format(
+            lib=i.split(":")[0], opt=i.split(":")[1], where=_(notes.ACTS_ON[i.split(":")[2]])),
+        help=_("Every clamped option of the crosswalk, and TRL's unclamped k3 for reference."),
+    )
+demo = clamps.entry_by_id(demo_id)
+path = clamps.CLAMP_PATHS[path_key]
+if path_key == "peaked":
+    theta = state.slider(_("Drift θ: how much the policy has raised the logit of token 7"), "th",
+                         min_value=0.0, max_value=30.0, value=20.0, step=0.5, format="%.1f")
+    x_title = _("drift θ (logit boost of token 7)")
+else:
+    theta = state.slider(_("Drift θ along the direction v"), "thm", min_value=0.0, max_value=3.0,
+                         value=3.0, step=0.05, format="%.2f")
+    x_title = _("drift θ (along v)")
+st.markdown(notes.clamp_roles(demo, clamps.drifting_role(demo), path.family_latex,
+                              path.theta_latex, path.base.name))
+
+curve = cache.clamp_curve(demo_id, path_key)
+point = clamps.clamp_point(demo_id, path_key, theta)
+kl_name = demo.direction.split(" (")[0]
+with ui.metric_row():
+    st.metric(_("Exact KL"), f"{point.kl:.4g}",
+              help=notes.typeset(_("Exact {kl}: a sum over the tokens.").format(kl=kl_name)))
+    delta, delta_words = notes.bias_delta(point.bias, point.kl)
+    st.metric(
+        _("Library's mean"), f"{point.mean:.4g}", delta=delta, delta_description=delta_words,
+        help=_("Exact mean over the sampler's tokens of the library's clamped per-token value."),
+    )
+    st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",
+              help=_("The same estimator without clamps: k1 and k3 are unbiased without clamps; "
+                     "k2 is biased with or without."))
+    st.metric(_("P(clamped)"), f"{point.hit_prob:.3g}",
+              help=_("Probability, under the sampler, that the sampled token's log-ratio or value "
+                     "is outside a clamp."))
+with first:
+    ui.answer(notes.answer(demo.library, demo.option, theta, point,
+                           clamped=demo.logr_clamp is not None or demo.value_clamp is not None))
+    ui.chart(
+        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
+                    title=[_("{lib} {opt} ({where})").format(
+                        lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
+                        _("against the exact KL")]),
+        name=_("clamps-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key),
+        caption=_("Solid, the library's mean per token; thick dots, the same estimator without clamps; "
+                  "thin black dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
+                  "clamps they are unbiased). Where the solid line leaves them, the clamps bias it. The "
+                  "controls are below."),
+    )
+ui.chart(
+    clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
+    name=_("clamp-hits-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key),
+    caption=_("The share of sampled tokens whose log-ratio or value a clamp changes.")
+    if curve.hit_prob[-1] > 0
+    else _("No sampled token reaches this option's clamps anywhere on this path."),
 )
 
-# =================================================================== 1. checklist
+sampler_d, other_d = clamps.roles_at(demo_id, path_key, theta)
+tokens = clamps.clamp_tokens(demo_id, sampler_d.log_probs, other_d.log_probs)
+g3, g4 = st.column_config.NumberColumn(format="%.3g"), st.column_config.NumberColumn(format="%.4g")
+ui.table(
+    notes.clamp_token_rows(tokens, demo.estimator),
+    name=_("clamp-tokens-{lib}-{opt}-{path}-{theta:g}").format(
+        lib=demo.library, opt=demo.option, path=path_key, theta=theta),
+    caption=_("Every token at θ = {theta:g}: the library's mean is the sum of P under sampler × "
+              "library value; the KL is the same sum without clamps (for k1 and k3).").format(
+        theta=theta),
+    column_config={notes.header("P under sampler"): g3, notes.header("P under other"): g3,  # i18n: ok (keys)
+                   notes.header("library value"): g4,  # i18n: ok (key)
+                   "log r": st.column_config.NumberColumn(format="%.3f"),
+                   notes.no_clamp_header(demo.estimator): g4},
+)
+ui.show_source(clamps.clamp_tokens)
+if not audit_link:  # one short line (a phone cuts a long link label)
+    st.page_link(audit_page.path, icon=audit_page.icon, label=_(audit_page.title),
+                 help=_("Audit your own per-token log-probs: {title}").format(title=_(audit_page.title)))
+
+# =================================================================== 2. checklist
+st.divider()
 st.header(_("Four questions, four common mistakes"))
+st.markdown(_(
+    "Training logs print a line such as `approx_kl`, `ppo_kl` or `kl_penalty`, and RL libraries "
+    "offer options such as `low_var_kl`, `k3` or `mse`. Four questions turn that line into a precise "
+    "statement — **whose samples, which KL direction, which ratio, which estimator** — and the "
+    "crosswalk below says whether the value acts on the **reward**, the **loss** or only a **metric**."
+))
 OLD, NEW = PATHS["logit"].base, PATHS["logit"].at(1.0)
 ppo = clamps.token_expectations(OLD, NEW)  # a PPO batch: tokens from π_old, compared with π_new
 rlhf = clamps.token_expectations(NEW, OLD)  # an RLHF penalty: tokens from π_θ, compared with π_ref
@@ -63,7 +154,7 @@ for row in (items[:2], items[2:]):
             st.markdown(notes.typeset(item.markdown()))
 ui.show_source(clamps.token_expectations)
 
-# =================================================================== 2. crosswalk
+# =================================================================== 3. crosswalk
 st.divider()
 st.header(_("The library crosswalk"))
 st.markdown(_(
@@ -115,93 +206,4 @@ with st.container(key="crosswalk-entry"):
         st.caption(notes.checked_in(entry))
     ui.note(*notes.caveat_note(entry))
 
-# =================================================================== 3. clamps
-st.divider()
-st.header(_("Clamps: when the library's number stops growing"))
-st.markdown(_(
-    "verl clamps `low_var_kl` (log r to [−20, 20], the value to [−10, 10]); OpenRLHF clamps k1, "
-    "k2 and k3 to [−10, 10]. While every sampled token's log-ratio is moderate the clamps do "
-    "nothing; once the policy puts real mass on tokens the other policy finds nearly impossible, "
-    "they cap those tokens' values and the mean falls below the KL. All numbers here are exact sums "
-    "over the tokens, not samples."
-))
-path_col, entry_col = st.columns([1, 2], gap="medium")
-with path_col:
-    path_key = state.segmented(_("Drift path"), "cpath", list(VOCABULARIES), value="peaked",
-                               format_func=lambda k: _(VOCABULARIES[k]), help=_(notes.PATH_HELP))
-with entry_col:
-    demo_id = state.select(
-        _("Library option"), "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",
-        format_func=lambda i: _("{lib} {opt} ({where})").format(
-            lib=i.split(":")[0], opt=i.split(":")[1], where=_(notes.ACTS_ON[i.split(":")[2]])),
-        help=_("Every clamped option of the crosswalk, and TRL's unclamped k3 for reference."),
-    )
-demo = clamps.entry_by_id(demo_id)
-path = clamps.CLAMP_PATHS[path_key]
-if path_key == "peaked":
-    theta = state.slider(_("Drift θ: how much the policy has raised the logit of token 7"), "th",
-                         min_value=0.0, max_value=30.0, value=20.0, step=0.5, format="%.1f")
-    x_title = _("drift θ (logit boost of token 7)")
-else:
-    theta = state.slider(_("Drift θ along the direction v"), "thm", min_value=0.0, max_value=3.0,
-                         value=3.0, step=0.05, format="%.2f")
-    x_title = _("drift θ (along v)")
-st.markdown(notes.clamp_roles(demo, clamps.drifting_role(demo), path.family_latex,
-                              path.theta_latex, path.base.name))
-
-curve = cache.clamp_curve(demo_id, path_key)
-point = clamps.clamp_point(demo_id, path_key, theta)
-kl_name = demo.direction.split(" (")[0]
-with ui.metric_row():
-    st.metric(_("Exact KL"), f"{point.kl:.4g}",
-              help=notes.typeset(_("Exact {kl}: a sum over the tokens.").format(kl=kl_name)))
-    delta, delta_words = notes.bias_delta(point.bias, point.kl)
-    st.metric(
-        _("Library's mean"), f"{point.mean:.4g}", delta=delta, delta_description=delta_words,
-        help=_("Exact mean over the sampler's tokens of the library's clamped per-token value."),
-    )
-    st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",
-              help=_("The same estimator without clamps: k1 and k3 are unbiased without clamps; "
-                     "k2 is biased with or without."))
-    st.metric(_("P(clamped)"), f"{point.hit_prob:.3g}",
-              help=_("Probability, under the sampler, that the sampled token's log-ratio or value "
-                     "is outside a clamp."))
-charts = [
-    (clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
-                 title=[_("{lib} {opt} ({where})").format(
-                     lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
-                     _("against the exact KL")]),
-     _("clamps-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key)),
-    (clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
-     _("clamp-hits-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key)),
-]
-for (chart, name), panel in ui.grid(charts, per_row=2, key="clamps"):
-    with panel:
-        ui.chart(chart, name=name)
-ui.caption(
-    _("Left: solid, the library's mean per token; thick dots, the same estimator without clamps; "
-      "thin black dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
-      "clamps they are unbiased). Where the solid line leaves them, the clamps bias it.")
-    + " "
-    + (_("Right: the share of sampled tokens whose log-ratio or value a clamp changes.")
-       if curve.hit_prob[-1] > 0
-       else _("Right: no sampled token reaches this option's clamps anywhere on this path."))
-)
-
-sampler_d, other_d = clamps.roles_at(demo_id, path_key, theta)
-tokens = clamps.clamp_tokens(demo_id, sampler_d.log_probs, other_d.log_probs)
-g3, g4 = st.column_config.NumberColumn(format="%.3g"), st.column_config.NumberColumn(format="%.4g")
-ui.table(
-    notes.clamp_token_rows(tokens, demo.estimator),
-    name=_("clamp-tokens-{lib}-{opt}-{path}-{theta:g}").format(
-        lib=demo.library, opt=demo.option, path=path_key, theta=theta),
-    caption=_("Every token at θ = {theta:g}: the library's mean is the sum of P under sampler × "
-              "library value; the KL is the same sum without clamps (for k1 and k3).").format(
-        theta=theta),
-    column_config={notes.header("P under sampler"): g3, notes.header("P under other"): g3,  # i18n: ok (keys)
-                   notes.header("library value"): g4,  # i18n: ok (key)
-                   "log r": st.column_config.NumberColumn(format="%.3f"),
-                   notes.no_clamp_header(demo.estimator): g4},
-)
-ui.show_source(clamps.clamp_tokens)
 ui.show_source(evaluate)

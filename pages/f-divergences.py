@@ -38,11 +38,12 @@ leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 
 st.title(_("f-divergences & Fisher"))
 st.markdown(_(
-    "k2 = ½(log r)² is **not** the KL: it averages to a different number. Yet when p is close "
-    "to q it averages to almost exactly KL[q‖p]. This page shows why (every smooth "
+    "**How far from q does k2 = ½(log r)² still average to KL[q‖p]?** k2 is **not** the KL: it "
+    "averages to a different number. Yet when p is close to q the two agree. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "
     "f″(1) = 1 as KL) and how far from q the agreement lasts."
 ))
+first = st.container()  # the answer and k2's relative bias, above the controls that set them (issue 20)
 
 # ====================================================================== 1. the f's
 st.header(_("1. One convex f, one divergence"))
@@ -217,18 +218,20 @@ ui.show_source(exact.f_divergence)
 st.header(_("3. Where E[k2] departs from KL"))
 st.markdown(_(notes.K2_BIAS_INTRO).format(k2=r"$k_2 = \tfrac12(\log r)^2$", f=r"$f(u) = \tfrac12\log^2 u$", path=_(info.name)))
 marks = notes.schulman_marks(path, schulman)
-k2_charts = [
-    (k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
-     _("k2-and-kl-{path}").format(path=path),
-     _("The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded gap is k2's "
-       "bias.")),
-    (k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
-     _("k2-relative-bias-{path}").format(path=path),
-     notes.relative_bias_caption(path, biases, marks, lo, hi, end_bias)),
-]
-for (chart, name, caption), panel in ui.grid(k2_charts, per_row=2, key="k2"):
-    with panel:
-        ui.chart(chart, name=name, caption=caption)
+with first:
+    ui.answer(notes.answer(path, biases, lo, hi, end_bias))
+    ui.chart(
+        k2_relative_bias([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title, marks=marks),
+        name=_("k2-relative-bias-{path}").format(path=path),
+        caption=notes.relative_bias_caption(path, biases, marks, lo, hi, end_bias)
+        + " " + _("The path and the θ range are set in part 2 below."),
+    )
+ui.chart(
+    k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
+    name=_("k2-and-kl-{path}").format(path=path),
+    caption=_("The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded gap is k2's "
+              "bias. Its size relative to the KL is the chart at the top of the page."),
+)
 
 ui.table(
     pd.DataFrame(notes.schulman_rows(schulman)),

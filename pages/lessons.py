@@ -23,12 +23,11 @@ leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
 present = lessons.presenter_mode()
 if not present:
     st.title(_("Lessons"))
-    st.markdown(_(notes.INTRO))
 
 # ------------------------------------------------------------ which step
 pickers = st.expander(_("Lesson, step and variant"), icon=":material/list:") if present else st.container()
 with pickers:
-    c_lesson, c_step, c_v = st.columns([1.4, 1, 0.9], gap="medium")
+    c_lesson, c_step = st.columns([1.4, 1], gap="medium")
     with c_lesson:
         lesson_no = state.segmented(
             _("Lesson"), "lesson", [les.number for les in core.LESSONS], value=1, format_func=str,
@@ -39,69 +38,76 @@ with pickers:
     les = core.lesson(lesson_no)
     with c_step:
         step_no = state.segmented(_("Step"), "step", list(range(1, len(les.steps) + 1)), value=1, format_func=str)
-    with c_v:
-        variant = state.number(_("Variant"), "v", min_value=0, max_value=core.MAX_VARIANT, value=0, step=1,
-                               help=_("The same variant is the same numbers on every screen."))
-
+body = st.container()  # the step: its question, the lesson's point and the chart first (issue 20)
+with pickers if present else st.expander(_("More settings"), icon=":material/tune:"):
+    variant = state.number(_("Variant"), "v", min_value=0, max_value=core.MAX_VARIANT, value=0, step=1,
+                           help=_("The same variant is the same numbers on every screen."))
 q = lessons.question(lesson_no, step_no, int(variant))
-st.caption(notes.lesson_caption(lesson_no))
-(st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
-st.markdown(message(q.setup))
-st.markdown("**{prompt}**".format(prompt=message(q.prompt)))
+with body:  # everything up to the step's links is drawn in the body, above "More settings"
+    st.caption(notes.lesson_caption(lesson_no))
+    (st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
+    ask, show = st.columns([1, 1.1], gap="medium")  # on a phone: the question and its form, then the point
+    with show:  # the lesson's point, not the step's answer (the verdict says that after a guess), and q, p
+        ui.answer(notes.point(q))
+        lessons.draw_setting(q)
+    with ask:
+        st.markdown(message(q.setup))
+        st.markdown("**{prompt}**".format(prompt=message(q.prompt)))
+        # -------------------------------------------------------- the prediction
+        key = "L{l}-S{s}-v{v}".format(l=q.lesson, s=q.step, v=q.variant)
+        with st.form(key="guess-" + key, border=False, enter_to_submit=True):
+            if q.kind == "numeric":
+                st.text_input(_("Your prediction"), key="typed-" + key,
+                              placeholder=_("A number, e.g. 0.25 (25% and 0,25 work too)"))
+            else:
+                st.radio(_("Your prediction"), [k for k, _label in q.choices], index=None, key="chosen-" + key,
+                         format_func=lambda k: message(dict(q.choices)[k]))
+            with st.container(horizontal=True, gap="small"):
+                st.form_submit_button(_("Check"), type="primary", icon=":material/check:",
+                                      on_click=lessons.submit, args=(q, False))
+                st.form_submit_button(_("Reveal the answer") if present else _("Show me"),
+                                      icon=":material/visibility:", on_click=lessons.submit, args=(q, True))
+        if lessons.missing_guess(q):
+            st.warning(_("Type a number first (or choose **Show me**).") if q.kind == "numeric"
+                       else _("Choose an answer first (or **Show me**)."), icon=":material/edit:")
+        # -------------------------------------------------------- the check
+        rec = lessons.records().get((q.lesson, q.step, q.variant))
+        if rec is not None:
+            kind, text = notes.verdict(q, rec)
+            ui.note(kind, text, {"success": ":material/check_circle:", "error": ":material/cancel:"}.get(
+                kind, ":material/visibility:"))
+    if rec is not None:
+        if q.kind == "numeric":
+            with ui.metric_row():
+                st.metric(_("Exact value (kl_core)"), notes.answer_text(q))
+                st.metric(_("Your prediction"), notes.guess_text(q, rec.guess))
+                if rec.guess is not None and q.answer != 0:
+                    st.metric(_("Off by"), "{pct:+.0%}".format(pct=(float(rec.guess) - float(q.answer)) / abs(float(q.answer))),
+                              help=_("(guess − exact) / |exact|"))
+                st.metric(_("Counts as right within"), "± " + number(q.tolerance))
+        st.markdown(message(q.explanation))
+        lessons.draw_chart(q)  # the step's simulation, where it has one
+        path, query = q.explore
+        target = page_by_url(path)
+        st.page_link(target.path, icon=":material/explore:", query_params=query or None,
+                     label=_("Explore this: the same setting on {page}").format(page=_(target.title)))
 
-# ------------------------------------------------------------ the prediction
-key = "L{l}-S{s}-v{v}".format(l=q.lesson, s=q.step, v=q.variant)
-with st.form(key="guess-" + key, border=False, enter_to_submit=True):
-    if q.kind == "numeric":
-        st.text_input(_("Your prediction"), key="typed-" + key,
-                      placeholder=_("A number, e.g. 0.25 (25% and 0,25 work too)"))
-    else:
-        st.radio(_("Your prediction"), [k for k, _label in q.choices], index=None, key="chosen-" + key,
-                 format_func=lambda k: message(dict(q.choices)[k]))
-    with st.container(horizontal=True, gap="small"):
-        st.form_submit_button(_("Check"), type="primary", icon=":material/check:", on_click=lessons.submit,
-                              args=(q, False))
-        st.form_submit_button(_("Reveal the answer") if present else _("Show me"), icon=":material/visibility:",
-                              on_click=lessons.submit, args=(q, True))
-if lessons.missing_guess(q):
-    st.warning(_("Type a number first (or choose **Show me**).") if q.kind == "numeric"
-               else _("Choose an answer first (or **Show me**)."), icon=":material/edit:")
-
-# ------------------------------------------------------------ the check
-rec = lessons.records().get((q.lesson, q.step, q.variant))
-if rec is not None:
-    kind, text = notes.verdict(q, rec)
-    ui.note(kind, text, {"success": ":material/check_circle:", "error": ":material/cancel:"}.get(
-        kind, ":material/visibility:"))
-    if q.kind == "numeric":
-        with ui.metric_row():
-            st.metric(_("Exact value (kl_core)"), notes.answer_text(q))
-            st.metric(_("Your prediction"), notes.guess_text(q, rec.guess))
-            if rec.guess is not None and q.answer != 0:
-                st.metric(_("Off by"), "{pct:+.0%}".format(pct=(float(rec.guess) - float(q.answer)) / abs(float(q.answer))),
-                          help=_("(guess − exact) / |exact|"))
-            st.metric(_("Counts as right within"), "± " + number(q.tolerance))
-    st.markdown(message(q.explanation))
-    lessons.draw_chart(q)
-    path, query = q.explore
-    target = page_by_url(path)
-    st.page_link(target.path, icon=":material/explore:", query_params=query or None,
-                 label=_("Explore this: the same setting on {page}").format(page=_(target.title)))
-
-# ------------------------------------------------------------ moving on
-back, nxt = lessons.neighbours(q.lesson, q.step)
-with st.container(horizontal=True, gap="small", key="lesson-nav"):
-    st.button(_("Back"), icon=":material/arrow_back:", disabled=back is None, key="back",
-              on_click=lessons.go, args=back or (q.lesson, q.step))
-    st.button(_("New numbers"), icon=":material/casino:", key="new_numbers",
-              on_click=lessons.new_variant, args=(q.variant,),
-              help=_("A fresh variant of this step, drawn where the lesson's point still holds."))
-    st.button(_("Next"), icon=":material/arrow_forward:", type="primary", disabled=nxt is None, key="next",
-              on_click=lessons.go, args=nxt or (q.lesson, q.step))
-    st.button(_("Leave presenter mode") if present else _("Presenter mode"), icon=":material/co_present:",
-              on_click=lessons.set_presenter, args=(not present,), key="present_switch",
-              help=_("One step per screen in large type, without the sidebar; the answer stays hidden "
-                     "until you reveal it. The link carries it as present=1."))
+    # ------------------------------------------------------------ moving on
+    back, nxt = lessons.neighbours(q.lesson, q.step)
+    with st.container(horizontal=True, gap="small", key="lesson-nav"):
+        st.button(_("Back"), icon=":material/arrow_back:", disabled=back is None, key="back",
+                  on_click=lessons.go, args=back or (q.lesson, q.step))
+        st.button(_("New numbers"), icon=":material/casino:", key="new_numbers",
+                  on_click=lessons.new_variant, args=(q.variant,),
+                  help=_("A fresh variant of this step, drawn where the lesson's point still holds."))
+        st.button(_("Next"), icon=":material/arrow_forward:", type="primary", disabled=nxt is None, key="next",
+                  on_click=lessons.go, args=nxt or (q.lesson, q.step))
+        st.button(_("Leave presenter mode") if present else _("Presenter mode"), icon=":material/co_present:",
+                  on_click=lessons.set_presenter, args=(not present,), key="present_switch",
+                  help=_("One step per screen in large type, without the sidebar; the answer stays hidden "
+                         "until you reveal it. The link carries it as present=1."))
+if not present:
+    st.markdown(_(notes.INTRO))  # how the page works, under the step (issue 20: the step first)
 st.caption(_("This variant's link: `{link}`").format(link=q.link() + ("&present=1" if present else "")))
 
 # ------------------------------------------------------------ progress

@@ -7,6 +7,7 @@ rows and facts come from :data:`kl_core.libraries.crosswalk.CROSSWALK` entries.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -14,14 +15,18 @@ import pandas as pd
 
 from i18n import N_, _, message
 from kl_core.estimation.estimators import ESTIMATORS
-from kl_core.libraries.clamps import TokenBreakdown, TokenExpectations
+from kl_core.libraries.clamps import ClampPoint, TokenBreakdown, TokenExpectations
 from kl_core.libraries.crosswalk import CrosswalkEntry
+from lab.format import number
 from lab.notes.gradients import gradients_link
 
 __all__ = [
     "CHECKLIST_INTRO",
     "PATH_HELP",
     "ChecklistItem",
+    "QUESTION",
+    "ROLES_LINE",
+    "answer",
     "bias_delta",
     "caveat_note",
     "checked_in",
@@ -45,6 +50,18 @@ CHECKLIST_INTRO = N_(
     r"and $\pi_{{\mathrm{{new}}}} = \pi_\theta$ = **{new}**, one step (θ = 1) apart. In a PPO "
     r"update the batch was drawn from $\pi_{{\mathrm{{old}}}}$; in an RLHF penalty the response was "
     r"drawn from the current policy $\pi_\theta$."
+)
+#: The page's question (issue 20: the point first).
+QUESTION = N_(
+    "Your training log prints `approx_kl` (or `ppo_kl`, `kl_penalty`): does that number still "
+    "measure the KL once the policy moves far from the reference?"
+)
+#: The RL page's one mapping of π_θ, π_ref onto the lab's q and p (lab notation, issue 20 §5);
+#: a template (braces doubled): show it as ``_(ROLES_LINE).format()``.
+ROLES_LINE = N_(
+    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from; $\pi_{{\mathrm{{old}}}}$ in a "
+    r"PPO batch) and p = $\pi_{{\mathrm{{ref}}}}$, so r = $\pi_{{\mathrm{{ref}}}}/\pi_\theta$. The "
+    r"tables call q the **sampler** and p the **other** policy."
 )
 PATH_HELP = N_(
     "Rare token: 8 tokens, the policy learns to emit a token the anchor gives 2.6e-10. "
@@ -123,7 +140,7 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                 kl=r"$\mathrm{KL}[\pi_{\text{old}}\|\pi_{\text{new}}] = \mathbb{E}_{\text{old}}"
                 r"[\log\pi_{\text{old}} - \log\pi_{\text{new}}]$"),
             _("PPO batch, tokens drawn from π_old:"),
-            _("{mark} `new_logprob - old_logprob` as a positive KL(old‖new): mean **{mean}**").format(
+            _("{mark} `new_logprob - old_logprob` as a positive KL[π_old‖π_new]: mean **{mean}**").format(
                 mark=WRONG, mean=_n(ppo.other_minus_sampler)),
             _("{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]").format(
                 mark=RIGHT, mean=_n(ppo.sampler_minus_other)),
@@ -373,6 +390,50 @@ def bias_delta(bias: float, kl: float) -> tuple[str | None, str | None]:
         return None, None
     rel = " ({b:+.0%})".format(b=bias / kl) if kl > 0 else ""
     return "{b:+.3g}{rel}".format(b=bias, rel=rel), _("vs the KL")
+
+
+def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool = True) -> str:
+    """The page's answer at the clamp demo's setting: does the library's mean still match the KL?
+
+    Chosen from the exact numbers of ``point`` (:func:`kl_core.libraries.clamps.clamp_point`):
+    no drift; no token reaching a clamp (the mean is the plain estimator's, equal to the KL or
+    off by the estimator's own bias); or clamped tokens, with the mean below, above or at the KL.
+    ``clamped`` is False for an option without clamps (TRL's k3, shown for reference).
+    """
+    opt = "{lib} `{opt}`".format(lib=lib, opt=option)  # i18n: ok (names)
+    values = dict(opt=opt, theta=f"{theta:g}", mean=number(point.mean), kl=number(point.kl),
+                  raw=number(point.unclamped_mean), hit=f"{point.hit_prob:.3g}")
+    same = math.isclose(point.mean, point.kl, rel_tol=1e-6, abs_tol=1e-12)
+    if point.kl == 0 and same:
+        return _("At drift θ = {theta} the policy has not moved: the exact KL and {opt}'s mean are "
+                 "both **0**. Move θ to see the clamps act.").format(**values)
+    if not clamped:
+        if same:
+            return _("At drift θ = {theta} {opt} has no clamps: its mean **{mean}** is the exact KL, "
+                     "however far the policy moves.").format(**values)
+        return _("At drift θ = {theta} {opt} has no clamps; its mean **{mean}** differs from the "
+                 "exact KL **{kl}** by the estimator's own bias ({rel:+.0%}).").format(
+            **values, rel=point.bias / point.kl)
+    if point.hit_prob == 0:
+        if same:
+            return _("At drift θ = {theta} no sampled token reaches the clamps of {opt}: its mean "
+                     "**{mean}** is the exact KL.").format(**values)
+        return _("At drift θ = {theta} no sampled token reaches the clamps of {opt}; its mean "
+                 "**{mean}** differs from the exact KL **{kl}** by the estimator's own bias "
+                 "({rel:+.0%}), not by the clamps.").format(**values, rel=point.bias / point.kl)
+    if same:
+        return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}, yet its mean **{mean}** still equals the exact KL.").format(**values)
+    rel = abs(point.bias) / point.kl
+    if point.bias < 0:
+        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}: it averages **{mean}**, **{rel:.0%} below** the exact KL **{kl}** "
+                 "(without clamps: {raw}).")
+    else:
+        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}: it averages **{mean}**, **{rel:.0%} above** the exact KL **{kl}** "
+                 "(without clamps: {raw}).")
+    return text.format(**values, rel=rel)
 
 
 def clamp_roles(e: CrosswalkEntry, moving: str, family_latex: str, theta_latex: str,

@@ -27,6 +27,8 @@ __all__ = [
     "OLD_VIEWS",
     "THETA_TITLES",
     "U",
+    "WITHIN",
+    "answer",
     "VIEWS",
     "end_rows",
     "ends_caption",
@@ -298,6 +300,62 @@ def _side_text(s: BiasSide) -> str:
         "For {side} it goes from {a} at θ = {ta} to {b} at θ = {tb}, and is largest in size "
         "({peak}) at θ ≈ {tp}: not monotone."
     ).format(**values, peak=f"{s.peak:+.3g}", tp=f"{s.t_peak:.2g}")
+
+
+#: The answer's band: E[k2] "tracks" KL[q‖p] where its relative bias is within ±10%.
+WITHIN = 0.10
+
+
+def _percent(x: float) -> str:
+    """A relative bias as a signed percentage to 3 significant digits: ``+225%``, ``+0.25%``."""
+    return "{v:+.3g}%".format(v=100 * x)  # i18n: ok (number)
+
+
+def _reach(ts: np.ndarray, ds: np.ndarray) -> tuple[float, bool]:
+    """Walking out from θ = 0 along ``ts`` (sorted by |θ|): the last θ with |bias| ≤ WITHIN
+    before the first beyond it (0.0 if the first is beyond), and whether one was beyond."""
+    last = 0.0
+    for t, d in zip(ts, ds, strict=True):
+        if abs(d) > WITHIN:
+            return last, True
+        last = float(t)
+    return last, False
+
+
+def answer(path: str, bias, lo: float, hi: float, ends=None) -> str:
+    """The page's answer: how far along ``path`` E[k2] stays within :data:`WITHIN` of KL[q‖p].
+
+    From the relative bias on the range ``[lo, hi]`` (``bias``: the path's grid,
+    ``ends``: the range's ends, both ``kl_core.estimation.fisher.K2Bias``): the θ's
+    where it first leaves the band on each side of θ = 0 and its largest size; or,
+    for a range that avoids θ = 0, the span of the bias there.
+    """
+    t, rb = _merged(bias, ends, lo, hi)
+    name = _(PATHS[path].name)
+    if t.size == 0:
+        return _("The θ range is the single point θ = 0, where p = q: E[k2] and KL[q‖p] are both "
+                 "0. Widen the range to see them part.")
+    size = np.abs(rb)
+    i = int(np.flatnonzero(size >= size.max() * (1 - 1e-9))[-1])  # the largest in size; on a tie, the larger θ
+    values = dict(path=name, band=f"{WITHIN:.0%}", lo=f"{lo:.3g}", hi=f"{hi:.3g}",
+                  big=_percent(rb[i]), t_big=f"{t[i]:.3g}")
+    if t.size == 1:
+        return _("On the {path} path at θ = {t_big}, E[k2] is off from KL[q‖p] by **{big}** of the "
+                 "KL. Widen the range to see where they agree.").format(**values)
+    if not lo <= 0.0 <= hi:
+        return _("On the {path} path with θ from {lo} to {hi} (p ≠ q throughout), E[k2] is off from "
+                 "KL[q‖p] by between {small} and **{big}** of the KL. Include θ = 0 to see them "
+                 "meet.").format(**values, small=_percent(rb[int(np.argmin(np.abs(rb)))]))
+    up, up_out = _reach(t[t > 0], rb[t > 0])
+    order = np.argsort(-t[t < 0])
+    down, down_out = _reach(t[t < 0][order], rb[t < 0][order])
+    if not (up_out or down_out):
+        return _("On the {path} path, E[k2] stays within {band} of KL[q‖p] over the whole range "
+                 "shown (θ from {lo} to {hi}); its largest relative bias is {big}, at θ = {t_big}.").format(
+            **values)
+    return _("Near p = q, k2 = ½(log r)² averages to KL[q‖p]: on the {path} path, E[k2] stays within "
+             "{band} of the KL for θ from {down} to {up}, and at θ = {t_big} it is off by "
+             "**{big}**.").format(**values, down=f"{down:.3g}", up=f"{up:.3g}")
 
 
 def relative_bias_caption(path: str, bias, marks: list, lo: float, hi: float,

@@ -21,6 +21,7 @@ from lab.format import number
 
 __all__ = [
     "INTRO",
+    "POINTS",
     "RESULTS",
     "Record",
     "answer_text",
@@ -30,6 +31,7 @@ __all__ = [
     "lesson_caption",
     "lesson_label",
     "parse_guess",
+    "point",
     "progress_line",
     "progress_rows",
     "step_heading",
@@ -42,6 +44,25 @@ INTRO = N_(
     "kl_core. **New numbers** draws a fresh variant of the same step; its link (with `v=`) shows "
     "everyone the same numbers."
 )
+
+#: Each lesson's point (issue 20: the point first), worded so that it gives away no step's
+#: answer: where a step asks "which one?", the point says what decides it, not which.
+POINTS: dict[int, str] = {
+    1: N_("a single k1 = −log r is negative wherever p(x) > q(x), so a logged approx_kl, the mean "
+          "of a few of them, can be negative too, although the KL it estimates never is."),
+    2: N_("k1, k2 and k3 differ in what they average to and in how widely single values scatter; "
+          "how their spreads compare depends on how far p is from q."),
+    3: N_("adding λ(r − 1) leaves the mean of kλ at the KL for every λ: λ changes only the spread, "
+          "and whether single values can fall below zero."),
+    4: N_("KL[q‖p] and KL[p‖q] are different numbers: which distribution was sampled and which "
+          "ratio is used decide which one an estimator averages to."),
+    5: N_("used as a loss, an estimator acts through its gradient, not its value: an estimator "
+          "of the right number can push the policy the wrong way."),
+    6: N_("over a sequence, summing the per-token terms and averaging them estimate different "
+          "things, and β means something different for each."),
+    7: N_("a launch script decides where the KL goes (reward or loss), which estimator computes "
+          "it and which way its gradient pushes: each can be read from the config."),
+}
 
 #: How a step ended (CSV and progress): keys, with words shown as ``_(RESULTS[key])``.
 RESULTS: dict[str, str] = {"right": N_("right"), "wrong": N_("wrong"), "shown": N_("shown")}
@@ -128,6 +149,15 @@ def verdict(q: Question, rec: Record) -> tuple[str, str]:
             exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)
     return "error", _("Not quite. The exact value is **{exact}**; your {guess} is {off} ({within}).").format(
         exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)
+
+
+def point(q: Question) -> str:
+    """The answer box of a step: its lesson's point (:data:`POINTS`), not the step's answer.
+
+    A quiz step's answer is shown only once the reader has guessed (:func:`verdict`);
+    the point beside the question says what the lesson shows without giving it away.
+    """
+    return _("**Lesson {n}'s point:** {point}").format(n=q.lesson, point=_(POINTS[q.lesson]))
 
 
 def lesson_label(number_: int) -> str:

@@ -244,3 +244,14 @@ def test_a_negative_clamp_bias_shows_a_down_arrow_in_every_language(lang):
     assert m.delta.startswith("-") and m.delta == f"{pt.bias:+.3g} ({pt.bias / pt.kl:+.0%})"
     assert m.proto.direction == m.proto.MetricDirection.DOWN and m.proto.color == m.proto.MetricColor.RED
     assert m.proto.delta_description == (notes.bias_delta(pt.bias, pt.kl)[1] if lang == "en" else "相对于 KL")
+
+
+def test_the_page_opens_with_its_answer_at_the_defaults():
+    """Issue 20: the question, one sentence of answer from the exact numbers, then the clamp chart."""
+    at = open_page()
+    point = clamps.clamp_point("verl:low_var_kl:loss", "peaked", 20.0)
+    texts = [m.value for m in at.markdown]
+    answer = next(t for t in texts if "hits the clamps" in t)
+    assert f"{abs(point.bias) / point.kl:.0%} below" in answer
+    assert texts.index(answer) < next(i for i, t in enumerate(texts) if "verl clamps `low_var_kl`" in t)
+    assert any("q = $\\pi_\\theta$" in t for t in texts)  # the RL names mapped onto q and p, once

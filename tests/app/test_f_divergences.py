@@ -62,7 +62,8 @@ def clean(at: AppTest) -> None:
 
 
 def specs(at: AppTest) -> list[dict]:
-    """Each chart's spec as sent, with its datasets read back from the Arrow bytes on the proto."""
+    """Each chart's spec as sent (0: k2's relative bias, the answer's chart; 1: the f curves; 2: the
+    path; 3: E[k2] and KL), with its datasets read back from the Arrow bytes on the proto."""
     out = []
     for c in at.get("vega_lite_chart"):
         spec = json.loads(c.proto.spec)
@@ -157,7 +158,7 @@ def test_schulmans_points_are_the_core_numbers(default_page):
 
 
 def test_the_two_points_are_marked_on_the_bias_chart(default_page):
-    bias_chart = specs(default_page)[3]
+    bias_chart = specs(default_page)[0]
     marks = bias_chart["datasets"]["marks"]
     assert [m["text"] for m in marks] == ["μ = 0.1: 0.0025", "μ = 1: 0.25"]
     assert [m["theta"] for m in marks] == [0.1, 1.0]
@@ -165,7 +166,7 @@ def test_the_two_points_are_marked_on_the_bias_chart(default_page):
 
 
 def test_path_chart_holds_the_core_curves(default_page):
-    spec = specs(default_page)[1]
+    spec = specs(default_page)[2]
     rows = spec["datasets"]["curves"]
     assert len(rows) <= MAX_ROWS
     grid = fisher.fisher_curve("shift", "pearson", [1.0])
@@ -179,7 +180,7 @@ def test_toggle_subtracts_the_tangent():
     at = open_page()
     at.toggle(key="tan").set_value(True).run()
     clean(at)
-    spec = specs(at)[0]
+    spec = specs(at)[1]
     assert spec["layer"][-1]["encoding"]["y"]["title"] == "f(u) − f′(1)·(u − 1)"
     # the KL[q‖p] curve is now k3's Bregman form: r − 1 − log r ≥ 0
     code = list(DIVERGENCES).index("kl_qp")
@@ -209,7 +210,7 @@ def test_infinite_chi2_on_the_scale_path_is_explained():
     at = open_page(path="Gaussian scale change")
     clean(at)
     assert any("σ² < 2" in i.value for i in at.info)
-    title = specs(at)[1]["title"]
+    title = specs(at)[2]["title"]
     assert any("Pearson χ²: finite at θ = 0.34, infinite from θ = 0.36" in s for s in title["subtitle"])
 
 
@@ -217,31 +218,31 @@ def test_no_infinity_note_when_the_range_avoids_it():
     at = open_page(path="Gaussian scale change", th_scale=["-0.3", "0.3"])
     clean(at)
     assert not any("σ² < 2" in i.value for i in at.info)
-    assert not any("infinite" in line for line in specs(at)[1]["title"].get("subtitle", []))
+    assert not any("infinite" in line for line in specs(at)[2]["title"].get("subtitle", []))
 
 
 def test_range_slider_narrows_every_path_chart():
     at = open_page()
     at.slider(key="th_shift").set_value((0.05, 1.2)).run()
     clean(at)
-    for spec in specs(at)[1:]:
+    for spec in (s for i, s in enumerate(specs(at)) if i != 1):  # 1: the f curves
         layer = next(lay for lay in spec["layer"] if "x" in lay.get("encoding", {}) and "title" in lay["encoding"]["x"])
         assert layer["encoding"]["x"]["scale"]["domain"] == [0.05, 1.2]
     df = table(at, "f-divergence")
     assert sorted(set(df["θ"])) == [0.05, 1.2]
     b = fisher.k2_bias_along_path("shift", [0.05, 1.2])
     assert at.slider(key="th_shift").value == (0.05, 1.2)
-    theta_rows = [r for r in specs(at)[3]["datasets"]["bias"] if r["theta"] in (0.05, 1.2)]
+    theta_rows = [r for r in specs(at)[0]["datasets"]["bias"] if r["theta"] in (0.05, 1.2)]
     assert [r["relative_bias"] for r in theta_rows] == pytest.approx(list(b.relative_bias), rel=1e-12)
     # μ = 0.1 and 1 are inside: both marked
-    assert len(specs(at)[3]["datasets"]["marks"]) == 2
+    assert len(specs(at)[0]["datasets"]["marks"]) == 2
 
 
 def test_a_range_without_the_marks_says_where_they_are():
     at = open_page()
     at.slider(key="th_shift").set_value((-1.0, 0.0)).run()
     clean(at)
-    assert specs(at)[3]["datasets"].get("marks", []) == []  # no layer draws a mark
+    assert specs(at)[0]["datasets"].get("marks", []) == []  # no layer draws a mark
     assert any("Widen the θ range to see μ = 0.1 and μ = 1" in m.value for m in at.markdown)
 
 
@@ -285,7 +286,7 @@ def test_a_link_with_the_range_ends_swapped_still_draws_the_range():
     at = open_page(th_shift=["1.5", "-0.5"])
     clean(at)
     assert sorted(set(table(at, "f-divergence")["θ"])) == [-0.5, 1.5]
-    assert specs(at)[1]["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-0.5, 1.5]
+    assert specs(at)[2]["layer"][0]["encoding"]["x"]["scale"]["domain"] == [-0.5, 1.5]
 
 
 @pytest.mark.parametrize(("param", "bad"), [("path", "sideways"), ("view", "pie"), ("f", "total variation"), ("tan", "maybe")])
@@ -420,3 +421,11 @@ def test_labels_are_the_core_names():
         assert f_label(key) == d.name
     with pytest.raises(ValueError, match="key must be one of"):
         f_label("nope")
+
+
+def test_the_page_opens_with_its_answer(default_page):
+    """Issue 20: the question, the answer from the relative bias, then its chart (the first drawn)."""
+    texts = [m.value for m in default_page.markdown]
+    assert texts[0].startswith("**How far from q does k2")
+    assert "within 10% of the KL for θ from -0.6 to 0.6" in texts[1]
+    assert specs(default_page)[0]["datasets"]["marks"]  # the first chart is k2's relative bias

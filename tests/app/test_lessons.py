@@ -163,3 +163,26 @@ def test_explore_links_open_the_same_setting(lesson_no: int, step: int) -> None:
     for key, value in query.items():
         got = shown.get(key)
         assert got is None or got == value or (isinstance(value, list) and got in value), (key, value, got)
+
+
+def test_the_step_opens_with_the_lessons_point_and_its_setting() -> None:
+    """Issue 20: the question, the lesson's point (not the answer) and the setting's chart at once."""
+    at = open_page()
+    clean(at)
+    q = core.question(1, 1, 0)
+    texts = [m.value for m in at.markdown]
+    (point,) = [t for t in texts if t.startswith("**Lesson 1's point:**")]
+    assert number(q.answer) not in point.split(":**")[1]
+    (chart,) = at.get("vega_lite_chart")
+    assert "q = N(0, 1) (samples)" in chart.proto.spec and "p = N(0.7, 1)" in chart.proto.spec
+    assert at.number_input(key="v").value == 0  # the variant waits under "More settings"
+
+
+def test_after_an_answer_the_steps_own_chart_follows_the_setting() -> None:
+    at = press(open_page(lesson="1", step="2", v="0"), "Show me")
+    clean(at)
+    assert ["(samples)" in c.proto.spec for c in at.get("vega_lite_chart")] == [True, False]
+    at = press(open_page(lesson="1", step="1", v="0"), "Show me")  # no chart of its own: the setting alone
+    assert ["(samples)" in c.proto.spec for c in at.get("vega_lite_chart")] == [True]
+    at = open_page(lesson="5", step="1", v="0")  # no q and p: the point alone, no chart before an answer
+    assert not at.get("vega_lite_chart") and any("Lesson 5's point" in m.value for m in at.markdown)

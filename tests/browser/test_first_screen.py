@@ -13,8 +13,10 @@ from lab.ui import ANSWER_KEY
 from tests.browser.conftest import wait_until_settled
 
 #: url path -> True if the page opens with a ``lab.ui.answer`` sentence.
-ANSWERED = {"": False, "bregman-gap": True, "control-variates": True, "estimator-lab": True,
-            "gradients": True, "sequences": True}
+ANSWERED = {
+    "": False, "bregman-gap": True, "control-variates": True, "estimator-lab": True,
+    "gradients": True, "sequences": True, "approx-kl": True, "f-divergences": True, "lessons": True,
+}
 
 POSITIONS = f"""() => {{
     const main = document.querySelector("[data-testid='stMain']");

@@ -335,6 +335,25 @@ def home(page) -> None:
     press(page, "Move p away from q", "ArrowRight", 3)
 
 
+def approx_kl(page) -> None:
+    press(page, "Drift θ: how much", "ArrowLeft", 2)  # the clamp chart's θ, first on the page
+    choose(page, "Library option", "OpenRLHF k3 (reward)")
+    choose(page, "Library", "OpenRLHF")
+
+
+def f_divergences(page) -> None:
+    segment(page, "Path from q", "Categorical logit direction")
+    press(page, "Range of θ", "ArrowRight", 2)  # the range's lower end
+    segment(page, "Show", "f-divergence ÷ parabola")
+
+
+def lessons(page) -> None:
+    segment(page, "Lesson", "2")
+    segment(page, "Step", "3")
+    page.locator(f"{MAIN} [data-testid='stExpander']", has_text="More settings").locator("summary").click()
+    type_number(page, "Variant", "5")
+
+
 PAGES: dict[str, tuple[str, Callable[[object], None]]] = {
     "estimator-lab-sliders": ("/estimator-lab", estimator_lab_sliders),
     "estimator-lab-categorical": ("/estimator-lab", estimator_lab_categorical),
@@ -346,6 +365,9 @@ PAGES: dict[str, tuple[str, Callable[[object], None]]] = {
     "audit": ("/audit", audit),
     "config-doctor": ("/config-doctor", config_doctor),
     "home": ("/", home),
+    "approx-kl": ("/approx-kl", approx_kl),
+    "f-divergences": ("/f-divergences", f_divergences),
+    "lessons": ("/lessons", lessons),
 }
 
 

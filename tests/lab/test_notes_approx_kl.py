@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
@@ -89,3 +90,52 @@ def test_the_bias_delta_leads_with_its_sign_in_every_language():
     with using("zh"):
         assert notes.bias_delta(point.bias, point.kl)[1] != "vs the KL"  # translated
     assert notes.bias_delta(-0.5, 0.0)[0] == "-0.5"  # no relative bias without a KL
+
+
+def _answer(eid: str, path: str, theta: float) -> tuple[str, clamps.ClampPoint]:
+    e = clamps.entry_by_id(eid)
+    point = clamps.clamp_point(eid, path, theta)
+    return notes.answer(e.library, e.option, theta, point,
+                        clamped=e.logr_clamp is not None or e.value_clamp is not None), point
+
+
+def test_the_answer_at_the_defaults_quotes_the_clamped_mean_and_the_kl():
+    text, point = _answer("verl:low_var_kl:loss", "peaked", 20.0)
+    assert point.hit_prob > 0 and point.bias < 0  # the default makes the point: the clamps bite
+    assert f"**{notes.number(point.mean)}**" in text and f"**{notes.number(point.kl)}**" in text
+    assert f"{abs(point.bias) / point.kl:.0%} below" in text and f"{point.hit_prob:.3g}" in text
+
+
+def test_each_branch_of_the_answer():
+    assert "both **0**" in _answer("verl:low_var_kl:loss", "peaked", 0.0)[0]
+    assert "is the exact KL" in _answer("verl:low_var_kl:loss", "peaked", 10.0)[0]  # below the clamps
+    text, point = _answer("OpenRLHF:k2:reward", "logit", 3.0)  # no hit, k2's own bias
+    assert point.hit_prob == 0 and "own bias (+50%)" in text
+    text, point = _answer("OpenRLHF:k2:reward", "peaked", 10.0)  # a rare hit, k2 above the KL
+    assert point.hit_prob > 0 and point.bias > 0 and "above" in text
+    assert "has no clamps" in _answer("TRL:k3:reward", "peaked", 30.0)[0]
+    e = clamps.entry_by_id("verl:low_var_kl:loss")
+    same = clamps.ClampPoint(1.0, 0.5, 0.5, 0.5, 0.01, 0.01, 0.0)  # hit, yet the mean is the KL
+    assert "still equals the exact KL" in notes.answer(e.library, e.option, 1.0, same)
+    k2_free = clamps.ClampPoint(1.0, 0.5, 0.6, 0.6, 0.0, 0.0, 0.0)
+    assert "own bias (+20%)" in notes.answer("TRL", "k2", 1.0, k2_free, clamped=False)
+
+
+@pytest.mark.parametrize("eid", list(clamps.DEMO_ENTRIES))
+@pytest.mark.parametrize("path", list(clamps.CLAMP_PATHS))
+def test_the_answer_is_true_along_every_path(eid, path):
+    """Every θ the sliders allow (0–30 by 0.5 on Rare token, 0–3 by 0.05 on Mild drift)."""
+    e = clamps.entry_by_id(eid)
+    thetas = np.arange(0, 30.01, 0.5) if path == "peaked" else np.arange(0, 3.001, 0.05)
+    for theta in thetas:
+        text, point = _answer(eid, path, float(theta))
+        if "below" in text:
+            assert point.mean < point.kl and point.hit_prob > 0
+        if "above" in text:
+            assert point.mean > point.kl and point.hit_prob > 0
+        if "no sampled token reaches" in text:
+            assert point.hit_prob == 0
+        if "has no clamps" in text:
+            assert e.logr_clamp is None and e.value_clamp is None
+        if "is the exact KL" in text or "equals the exact KL" in text:
+            assert point.mean == pytest.approx(point.kl, rel=1e-6, abs=1e-12)

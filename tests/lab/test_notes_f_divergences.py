@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,52 @@ def test_bias_sides_read_each_side_of_the_range():
     text = notes.relative_bias_caption("logit", logit, [], 0.5, 1.4)
     assert text.startswith("Relative to the KL, k2's bias on the range shown:") and "not monotone" in text
     assert notes.bias_sides(logit, 0.5, 0.5)[0].kind == "single"
+
+
+# ------------------------------------------------------------------ the answer (issue 20)
+
+
+@functools.cache
+def _grid(path: str):
+    return k2_bias_along_path(path, notes.theta_grid(path))
+
+
+def _answer(path: str, lo: float, hi: float) -> tuple[str, np.ndarray, np.ndarray]:
+    grid, ends = _grid(path), k2_bias_along_path(path, [lo, hi])
+    t, rb = notes._merged(grid, ends, lo, hi)
+    return notes.answer(path, grid, lo, hi, ends), t, rb
+
+
+def test_the_answer_at_the_defaults_is_the_mean_shift_band():
+    text, t, rb = _answer("shift", -3.0, 3.0)
+    # exact on the mean-shift path: the relative bias is θ²/4, within 10% for |θ| ≤ √0.4 = 0.632
+    assert "within 10% of the KL for θ from -0.6 to 0.6" in text
+    assert "at θ = 3 it is off by **+225%**" in text  # (±3)²/4
+
+
+def test_each_branch_of_the_answer():
+    assert "single point θ = 0" in _answer("shift", 0.0, 0.0)[0]
+    assert "at θ = 1.2, E[k2] is off" in _answer("shift", 1.2, 1.2)[0]
+    assert "p ≠ q throughout" in _answer("logit", 0.5, 3.0)[0]
+    assert "over the whole range shown" in _answer("scale", -0.05, 0.05)[0]
+    assert "for θ from 0 to 0.08" in _answer("scale", 0.0, 0.6)[0]
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_the_answer_is_true_on_every_range(path):
+    """Ranges on the slider's steps, both ends moving; each claim checked on the numbers drawn."""
+    top, step = PATHS[path].theta_max, notes.step_of(path)
+    ends = np.round(np.arange(-top, top + step / 2, 4 * step), 10)
+    for lo in ends:
+        for hi in ends[ends >= lo][::3]:
+            text, t, rb = _answer(path, float(lo), float(hi))
+            if "stays within 10%" in text and "whole range" not in text:
+                band = text.split("for θ from ")[1].split(",")[0]
+                down, up = (float(x) for x in band.split(" to "))
+                inside = (t >= down - 1e-9) & (t <= up + 1e-9)
+                assert (np.abs(rb[inside]) <= notes.WITHIN).all(), (lo, hi, text)
+                assert (np.abs(rb) > notes.WITHIN).any(), (lo, hi, text)
+            if "whole range" in text:
+                assert (np.abs(rb) <= notes.WITHIN).all(), (lo, hi, text)
+            if "p ≠ q throughout" in text:
+                assert lo > 0 or hi < 0

@@ -51,3 +51,21 @@ def test_answers_frame() -> None:
     assert frame.iloc[0]["exact value"] == q.answer and frame.iloc[0]["variant"] == 4
     assert frame.iloc[1]["result"] == "right" and frame.iloc[1]["tolerance"] == ""
     assert notes.answers_frame([]).empty
+
+
+def test_every_lesson_has_a_point_that_gives_no_answer_away() -> None:
+    """The point above a step's chart is the lesson's, at every step: no step's exact answer in it."""
+    from kl_core.lessons.catalog import LESSONS, question
+    from lab.format import number
+    from lab.notes.lessons import POINTS, point
+
+    assert sorted(POINTS) == [les.number for les in LESSONS]
+    for les in LESSONS:
+        for step in range(1, len(les.steps) + 1):
+            q = question(les.number, step, 0)
+            bare = point(q)
+            assert bare.startswith(f"**Lesson {les.number}'s point:**")
+            if q.kind == "numeric":
+                assert number(float(q.answer)) not in bare.split(":**")[1]
+            else:
+                assert str(q.correct_label) not in bare
