@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.distributions import Distribution, parse
-from kl_core.validation import N_, by_key, registry_entry
+from kl_core.validation import N_, by_key
 
-__all__ = ["PRESETS", "Preset", "get_preset"]
+__all__ = ["PRESETS", "Preset"]
 
 
 @dataclass(frozen=True)
@@ -106,16 +105,3 @@ PRESETS: dict[str, Preset] = by_key(
     ),
 )
 
-
-@docfill(lookup=lookup_sections("key", "PRESETS", "Preset"))
-def get_preset(key: str) -> Preset:
-    """Return the preset ``key``.
-
-    %(lookup)s
-
-    Examples
-    --------
-    >>> get_preset("schulman-large").p_spec
-    'normal(1,1)'
-    """
-    return registry_entry(PRESETS, key, "key")
