@@ -484,6 +484,8 @@ def lambda_star_chart(
     infinite : array_like, optional
         Values that are non-finite where the band should be shaded (e.g. the
         variance of k3 along the path).
+    infinite_text : str
+        Label of the shaded stretches (translated here).
     height : int, default 330
         Chart height in pixels.
     """

@@ -105,17 +105,9 @@ __all__ = sorted(_WHERE)
 
 
 def __getattr__(name: str) -> Any:
-    """Import a public name's module on first use (PEP 562).
+    """The object ``kl_core.<module>.<name>`` for a ``name`` of :data:`__all__`.
 
-    Parameters
-    ----------
-    name : str
-        A name of :data:`__all__`.
-
-    Returns
-    -------
-    Any
-        The object ``kl_core.<module>.<name>``.
+    Its module is imported on first use (PEP 562); any other name raises AttributeError.
     """
     where = _WHERE.get(name)
     if where is None:

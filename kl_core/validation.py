@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,6 +34,7 @@ __all__ = [
     "Message",
     "N_",
     "as_float_array",
+    "by_key",
     "check_finite",
     "check_positive",
     "check_positive_int",
@@ -244,6 +245,43 @@ def check_positive_int(value: int, name: str) -> int:
 
 
 _Entry = TypeVar("_Entry")
+
+
+class _HasKey(Protocol):
+    @property
+    def key(self) -> str: ...
+
+
+_Keyed = TypeVar("_Keyed", bound=_HasKey)
+
+
+def by_key(*entries: _Keyed) -> dict[str, _Keyed]:
+    """A registry: ``entries`` keyed by their ``key``, in the order given.
+
+    Unlike a dict comprehension, it refuses two entries with the same key (a
+    copied entry whose key was left unchanged would silently replace the first).
+
+    Parameters
+    ----------
+    *entries : object
+        The registry's entries, each with a ``key`` attribute (str).
+
+    Returns
+    -------
+    dict of str to object
+        ``{entry.key: entry}``.
+
+    Raises
+    ------
+    ValueError
+        If two entries have the same key.
+    """
+    registry: dict[str, _Keyed] = {}
+    for entry in entries:
+        if entry.key in registry:
+            raise ValueError(f"entries must have distinct keys, got {entry.key!r} twice")
+        registry[entry.key] = entry
+    return registry
 
 
 def registry_entry(registry: Mapping[str, _Entry], key: str, name: str) -> _Entry:

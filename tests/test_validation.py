@@ -11,7 +11,7 @@ import pytest
 import kl_core
 from kl_core.doctor.parse import UnreadableInput, decode
 from kl_core.estimation.distributions import Gaussian, parse, practical_issue
-from kl_core.validation import InputError, Message, check_positive, reason, registry_entry
+from kl_core.validation import InputError, Message, by_key, check_positive, reason, registry_entry
 
 CORE = Path(kl_core.__file__).parent
 MESSAGE_CALLS = {"Message", "InputError", "UnreadableInput"}
@@ -98,3 +98,14 @@ def test_registry_entry_returns_the_entry_or_names_the_parameter_and_the_keys():
     assert registry_entry(registry, "a", "key") == 1
     with pytest.raises(ValueError, match=r"^name must be one of \['a', 'b'\], got 'c'$"):
         registry_entry(registry, "c", "name")
+
+
+def test_by_key_keys_entries_in_order_and_refuses_a_repeated_key():
+    from types import SimpleNamespace as Entry
+
+    a, b = Entry(key="a"), Entry(key="b")
+    registry = by_key(b, a)
+    assert list(registry) == ["b", "a"] and registry["a"] is a
+    with pytest.raises(ValueError, match=r"distinct keys, got 'a' twice"):
+        by_key(a, b, Entry(key="a"))
+

@@ -41,7 +41,9 @@ import json
 import math
 from typing import Any
 
+from kl_core._docfill import docfill
 from kl_core.cli._common import Command, fmt
+from kl_core.gradients._docstrings import SECTIONS
 
 __all__ = ["grad_report", "register", "run_grad"]
 
@@ -86,6 +88,7 @@ def _reward(text: str, k: int) -> list[float]:
     return values
 
 
+@docfill(**SECTIONS)
 def grad_report(
     policy: str,
     ref: str,
@@ -120,9 +123,7 @@ def grad_report(
     ValueError
         One line naming the bad argument.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     from kl_core.gradients.expected import gradient_table
 

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from kl_core._docfill import docfill
 from kl_core.doctor import parse as doctor_parse
 from kl_core.doctor.parse import ParsedInput, RawSetting, UnreadableInput, joined
 from kl_core.doctor.profiles import (
@@ -66,6 +67,7 @@ from kl_core.doctor.profiles import (
     profiles,
 )
 from kl_core.doctor.releases import Era, derive, era_profile, infer, parsing_keys, translate
+from kl_core.gradients._docstrings import SECTIONS
 from kl_core.libraries.registry import canonical_library, library_packages
 from kl_core.libraries.schema import CrosswalkEntry
 from kl_core.libraries.snippets import marked_message
@@ -434,6 +436,7 @@ def _plain(value: Any) -> Any:
 # Gradient classes, from the gradients core
 # --------------------------------------------------------------------------- #
 @cache
+@docfill(**SECTIONS)
 def gradient_targets(entry: CrosswalkEntry) -> tuple[str, str]:
     r"""The exact on- and off-policy gradient class of a crosswalk entry, at :data:`PROBE`.
 
@@ -456,9 +459,7 @@ def gradient_targets(entry: CrosswalkEntry) -> tuple[str, str]:
         ``(on_policy, off_policy)``, each one of ``reverse_kl``, ``forward_kl``,
         ``zero``, ``mixed``.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     from kl_core.gradients.expected import gradient_row
 
@@ -490,6 +491,7 @@ class PullCurve:
     forward: Any
 
 
+@docfill(**SECTIONS)
 def pull_curve(entry: CrosswalkEntry, t_max: float = PULL_T_MAX, n: int = 241) -> PullCurve:
     r"""How hard one KL term pulls on a sampled token, by how far the token has drifted.
 
@@ -515,9 +517,7 @@ def pull_curve(entry: CrosswalkEntry, t_max: float = PULL_T_MAX, n: int = 241) -
     -------
     PullCurve
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     import numpy as np
 

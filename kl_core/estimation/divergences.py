@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 
 from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.estimators import k3_pq
-from kl_core.validation import N_, as_float_array, registry_entry
+from kl_core.validation import N_, as_float_array, by_key, registry_entry
 
 __all__ = ["DIVERGENCES", "FDivergence", "get_divergence"]
 
@@ -134,88 +134,85 @@ def _as_t(t: ArrayLike) -> np.ndarray:
 
 _CSISZAR = "I. Csiszár (1967); see also Schulman (2020), http://joschu.net/blog/kl-approx.html"
 
-DIVERGENCES: dict[str, FDivergence] = {
-    d.key: d
-    for d in (
-        FDivergence(
-            key="kl_pq",
-            name="KL[p‖q]",
-            f_latex=r"u \log u",
-            divergence_latex=r"\mathrm{KL}[p\|q]",
-            f_log=lambda t: _xlogx_of_log(_as_t(t)),
-            fprime=lambda u: np.log(u) + 1.0,
-            fprime_at_1=1.0,
-            f2_at_1=1.0,
-            source=_CSISZAR,
-        ),
-        FDivergence(
-            key="kl_qp",
-            name="KL[q‖p]",
-            f_latex=r"-\log u",
-            divergence_latex=r"\mathrm{KL}[q\|p]",
-            f_log=lambda t: -_as_t(t),
-            fprime=lambda u: -1.0 / np.asarray(u, dtype=np.float64),
-            fprime_at_1=-1.0,
-            f2_at_1=1.0,
-            source=_CSISZAR,
-        ),
-        FDivergence(
-            key="k2",
-            name=N_("½ log² (the f of k2)"),
-            f_latex=r"\tfrac12 \log^2 u",
-            divergence_latex=r"\mathbb{E}_q[\tfrac12 \log^2 r]",
-            f_log=lambda t: 0.5 * _as_t(t) ** 2,
-            fprime=lambda u: np.log(u) / np.asarray(u, dtype=np.float64),
-            fprime_at_1=0.0,
-            f2_at_1=1.0,
-            source="J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html",
-        ),
-        FDivergence(
-            key="pearson",
-            name=N_("Pearson χ²"),
-            f_latex=r"(u - 1)^2",
-            divergence_latex=r"\chi^2(p\,\|\,q)",
-            f_log=lambda t: np.expm1(_as_t(t)) ** 2,
-            fprime=lambda u: 2.0 * (np.asarray(u, dtype=np.float64) - 1.0),
-            fprime_at_1=0.0,
-            f2_at_1=2.0,
-            source=_CSISZAR,
-        ),
-        FDivergence(
-            key="hellinger",
-            name=N_("squared Hellinger"),
-            f_latex=r"(\sqrt{u} - 1)^2",
-            divergence_latex=r"H^2(p,q) = \int (\sqrt{p} - \sqrt{q})^2",
-            f_log=lambda t: np.expm1(0.5 * _as_t(t)) ** 2,
-            fprime=lambda u: 1.0 - 1.0 / np.sqrt(np.asarray(u, dtype=np.float64)),
-            fprime_at_1=0.0,
-            f2_at_1=0.5,
-            source=_CSISZAR,
-        ),
-        FDivergence(
-            key="js",
-            name=N_("Jensen–Shannon"),
-            f_latex=r"\tfrac12\left[u\log u - (1+u)\log\tfrac{1+u}{2}\right]",
-            divergence_latex=r"\mathrm{JS}(p,q)",
-            f_log=lambda t: _js_of_log(_as_t(t)),
-            fprime=lambda u: 0.5 * np.log(2.0 * np.asarray(u, dtype=np.float64) / (1.0 + np.asarray(u))),
-            fprime_at_1=0.0,
-            f2_at_1=0.25,
-            source="J. Lin, Divergence measures based on the Shannon entropy (1991); " + _CSISZAR,
-        ),
-        FDivergence(
-            key="tv",
-            name=N_("total variation"),
-            f_latex=r"\tfrac12 |u - 1|",
-            divergence_latex=r"\mathrm{TV}(p,q)",
-            f_log=lambda t: 0.5 * np.abs(np.expm1(_as_t(t))),
-            fprime=lambda u: 0.5 * np.sign(np.asarray(u, dtype=np.float64) - 1.0),
-            fprime_at_1=None,
-            f2_at_1=None,
-            source=_CSISZAR,
-        ),
-    )
-}
+DIVERGENCES: dict[str, FDivergence] = by_key(
+    FDivergence(
+        key="kl_pq",
+        name="KL[p‖q]",
+        f_latex=r"u \log u",
+        divergence_latex=r"\mathrm{KL}[p\|q]",
+        f_log=lambda t: _xlogx_of_log(_as_t(t)),
+        fprime=lambda u: np.log(u) + 1.0,
+        fprime_at_1=1.0,
+        f2_at_1=1.0,
+        source=_CSISZAR,
+    ),
+    FDivergence(
+        key="kl_qp",
+        name="KL[q‖p]",
+        f_latex=r"-\log u",
+        divergence_latex=r"\mathrm{KL}[q\|p]",
+        f_log=lambda t: -_as_t(t),
+        fprime=lambda u: -1.0 / np.asarray(u, dtype=np.float64),
+        fprime_at_1=-1.0,
+        f2_at_1=1.0,
+        source=_CSISZAR,
+    ),
+    FDivergence(
+        key="k2",
+        name=N_("½ log² (the f of k2)"),
+        f_latex=r"\tfrac12 \log^2 u",
+        divergence_latex=r"\mathbb{E}_q[\tfrac12 \log^2 r]",
+        f_log=lambda t: 0.5 * _as_t(t) ** 2,
+        fprime=lambda u: np.log(u) / np.asarray(u, dtype=np.float64),
+        fprime_at_1=0.0,
+        f2_at_1=1.0,
+        source="J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html",
+    ),
+    FDivergence(
+        key="pearson",
+        name=N_("Pearson χ²"),
+        f_latex=r"(u - 1)^2",
+        divergence_latex=r"\chi^2(p\,\|\,q)",
+        f_log=lambda t: np.expm1(_as_t(t)) ** 2,
+        fprime=lambda u: 2.0 * (np.asarray(u, dtype=np.float64) - 1.0),
+        fprime_at_1=0.0,
+        f2_at_1=2.0,
+        source=_CSISZAR,
+    ),
+    FDivergence(
+        key="hellinger",
+        name=N_("squared Hellinger"),
+        f_latex=r"(\sqrt{u} - 1)^2",
+        divergence_latex=r"H^2(p,q) = \int (\sqrt{p} - \sqrt{q})^2",
+        f_log=lambda t: np.expm1(0.5 * _as_t(t)) ** 2,
+        fprime=lambda u: 1.0 - 1.0 / np.sqrt(np.asarray(u, dtype=np.float64)),
+        fprime_at_1=0.0,
+        f2_at_1=0.5,
+        source=_CSISZAR,
+    ),
+    FDivergence(
+        key="js",
+        name=N_("Jensen–Shannon"),
+        f_latex=r"\tfrac12\left[u\log u - (1+u)\log\tfrac{1+u}{2}\right]",
+        divergence_latex=r"\mathrm{JS}(p,q)",
+        f_log=lambda t: _js_of_log(_as_t(t)),
+        fprime=lambda u: 0.5 * np.log(2.0 * np.asarray(u, dtype=np.float64) / (1.0 + np.asarray(u))),
+        fprime_at_1=0.0,
+        f2_at_1=0.25,
+        source="J. Lin, Divergence measures based on the Shannon entropy (1991); " + _CSISZAR,
+    ),
+    FDivergence(
+        key="tv",
+        name=N_("total variation"),
+        f_latex=r"\tfrac12 |u - 1|",
+        divergence_latex=r"\mathrm{TV}(p,q)",
+        f_log=lambda t: 0.5 * np.abs(np.expm1(_as_t(t))),
+        fprime=lambda u: 0.5 * np.sign(np.asarray(u, dtype=np.float64) - 1.0),
+        fprime_at_1=None,
+        f2_at_1=None,
+        source=_CSISZAR,
+    ),
+)
 
 
 @docfill(lookup=lookup_sections("name", "DIVERGENCES", "FDivergence"))

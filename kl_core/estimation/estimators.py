@@ -35,7 +35,7 @@ from numpy.typing import ArrayLike
 
 from kl_core._docfill import docfill
 from kl_core.estimation._docstrings import SECTIONS
-from kl_core.validation import N_, as_float_array, check_finite
+from kl_core.validation import N_, as_float_array, by_key, check_finite
 
 __all__ = [
     "BLOG",
@@ -428,112 +428,109 @@ _UNBIASED_FOR_KL_QP: dict[str, str] = {
     "unbiased_for": "kl_qp",
 }
 
-ESTIMATORS: dict[str, EstimatorInfo] = {
-    e.key: e
-    for e in (
-        EstimatorInfo(
-            key="k1",
-            name="k1",
-            latex=r"k_1 = -\log r",
-            **_UNBIASED_FOR_KL_QP,
-            nonnegative=False,
-            summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
-            source=BLOG,
-            function=k1,
-            parameter=None,
-            compared=True,
-            color="#D55E00",  # vermillion: the naive, noisy one
-            dash=(2, 3),
-            shape="circle",
-        ),
-        EstimatorInfo(
-            key="k2",
-            name="k2",
-            latex=r"k_2 = \tfrac12 (\log r)^2",
-            estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q‖p] when p ≈ q)"),
-            estimates_latex=r"D_f(p,q),\ f(u)=\tfrac12\log^2 u",
-            divergence="k2",
-            unbiased_for=None,
-            nonnegative=True,
-            summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
-                       "further away its bias can be large, of either sign."),
-            source=BLOG,
-            function=k2,
-            parameter=None,
-            compared=True,
-            color="#0072B2",  # blue
-            dash=(9, 4),
-            shape="square",
-        ),
-        EstimatorInfo(
-            key="k3",
-            name="k3",
-            latex=r"k_3 = (r - 1) - \log r",
-            **_UNBIASED_FOR_KL_QP,
-            nonnegative=True,
-            summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
-                       "the variance while p is close to q (far away it can add to it)."),
-            source=BLOG,
-            function=k3,
-            parameter=None,
-            compared=True,
-            color="#009E73",  # bluish green
-            dash=_SOLID,
-            shape="triangle-up",
-        ),
-        EstimatorInfo(
-            key="k_lambda",
-            name="kλ",
-            latex=r"k_\lambda = -\log r + \lambda (r - 1)",
-            **_UNBIASED_FOR_KL_QP,
-            nonnegative=False,
-            summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
-            source=BLOG,
-            function=k_lambda,
-            parameter=Parameter("lam", "λ", same_as=((0.0, "k1"), (1.0, "k3"))),
-            compared=True,
-            color="#CC79A7",  # reddish purple
-            dash=(9, 3, 2, 3),
-            shape="diamond",
-        ),
-        EstimatorInfo(
-            key="k3_pq",
-            name="k3 (KL[p‖q])",
-            latex=r"k_3^{pq} = r \log r - (r - 1)",
-            estimates="KL[p‖q]",
-            estimates_latex=r"\mathrm{KL}[p\|q]",
-            divergence="kl_pq",
-            unbiased_for="kl_pq",
-            nonnegative=True,
-            summary=N_("The same tangent-gap trick for the other direction, still from samples of q."),
-            source=BLOG,
-            function=k3_pq,
-            parameter=None,
-            compared=True,
-            color="#C38700",  # orange (Okabe–Ito #E69F00, darkened)
-            dash=(5, 2),
-            shape="triangle-down",
-        ),
-        EstimatorInfo(
-            key="abs",
-            name="|log r|",
-            latex=r"|\log r|",
-            estimates=N_("E_q|log r| (not a divergence)"),
-            estimates_latex=r"\mathbb{E}_q|\log r|",
-            divergence=None,
-            unbiased_for=None,
-            nonnegative=True,
-            summary=N_("Offered as 'abs' by TRL and verl; its mean is not a KL in either direction."),
-            source="TRL and verl kl_penalty='abs'",
-            function=k_abs,
-            parameter=None,
-            compared=False,
-            color="#1E9BE2",  # sky blue (#56B4E9, darkened)
-            dash=(2, 2, 2, 2, 9, 2),
-            shape="cross",
-        ),
-    )
-}
+ESTIMATORS: dict[str, EstimatorInfo] = by_key(
+    EstimatorInfo(
+        key="k1",
+        name="k1",
+        latex=r"k_1 = -\log r",
+        **_UNBIASED_FOR_KL_QP,
+        nonnegative=False,
+        summary=N_("Unbiased but noisy: a single sample is negative whenever p(x) > q(x)."),
+        source=BLOG,
+        function=k1,
+        parameter=None,
+        compared=True,
+        color="#D55E00",  # vermillion: the naive, noisy one
+        dash=(2, 3),
+        shape="circle",
+    ),
+    EstimatorInfo(
+        key="k2",
+        name="k2",
+        latex=r"k_2 = \tfrac12 (\log r)^2",
+        estimates=N_("the f-divergence with f(u) = ½ log² u (≈ KL[q‖p] when p ≈ q)"),
+        estimates_latex=r"D_f(p,q),\ f(u)=\tfrac12\log^2 u",
+        divergence="k2",
+        unbiased_for=None,
+        nonnegative=True,
+        summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
+                   "further away its bias can be large, of either sign."),
+        source=BLOG,
+        function=k2,
+        parameter=None,
+        compared=True,
+        color="#0072B2",  # blue
+        dash=(9, 4),
+        shape="square",
+    ),
+    EstimatorInfo(
+        key="k3",
+        name="k3",
+        latex=r"k_3 = (r - 1) - \log r",
+        **_UNBIASED_FOR_KL_QP,
+        nonnegative=True,
+        summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
+                   "the variance while p is close to q (far away it can add to it)."),
+        source=BLOG,
+        function=k3,
+        parameter=None,
+        compared=True,
+        color="#009E73",  # bluish green
+        dash=_SOLID,
+        shape="triangle-up",
+    ),
+    EstimatorInfo(
+        key="k_lambda",
+        name="kλ",
+        latex=r"k_\lambda = -\log r + \lambda (r - 1)",
+        **_UNBIASED_FOR_KL_QP,
+        nonnegative=False,
+        summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
+        source=BLOG,
+        function=k_lambda,
+        parameter=Parameter("lam", "λ", same_as=((0.0, "k1"), (1.0, "k3"))),
+        compared=True,
+        color="#CC79A7",  # reddish purple
+        dash=(9, 3, 2, 3),
+        shape="diamond",
+    ),
+    EstimatorInfo(
+        key="k3_pq",
+        name="k3 (KL[p‖q])",
+        latex=r"k_3^{pq} = r \log r - (r - 1)",
+        estimates="KL[p‖q]",
+        estimates_latex=r"\mathrm{KL}[p\|q]",
+        divergence="kl_pq",
+        unbiased_for="kl_pq",
+        nonnegative=True,
+        summary=N_("The same tangent-gap trick for the other direction, still from samples of q."),
+        source=BLOG,
+        function=k3_pq,
+        parameter=None,
+        compared=True,
+        color="#C38700",  # orange (Okabe–Ito #E69F00, darkened)
+        dash=(5, 2),
+        shape="triangle-down",
+    ),
+    EstimatorInfo(
+        key="abs",
+        name="|log r|",
+        latex=r"|\log r|",
+        estimates=N_("E_q|log r| (not a divergence)"),
+        estimates_latex=r"\mathbb{E}_q|\log r|",
+        divergence=None,
+        unbiased_for=None,
+        nonnegative=True,
+        summary=N_("Offered as 'abs' by TRL and verl; its mean is not a KL in either direction."),
+        source="TRL and verl kl_penalty='abs'",
+        function=k_abs,
+        parameter=None,
+        compared=False,
+        color="#1E9BE2",  # sky blue (#56B4E9, darkened)
+        dash=(2, 2, 2, 2, 9, 2),
+        shape="cross",
+    ),
+)
 
 #: The estimators compared by default, in registry order: the rows of the ``table`` command,
 #: the Estimator Lab's choices and :func:`kl_core.estimation.montecarlo.simulate`'s default keys.

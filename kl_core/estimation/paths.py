@@ -30,7 +30,7 @@ import numpy as np
 
 from kl_core._docfill import docfill, lookup_sections
 from kl_core.estimation.distributions import Categorical, Distribution, Gaussian
-from kl_core.validation import N_, check_finite, registry_entry
+from kl_core.validation import N_, by_key, check_finite, registry_entry
 
 __all__ = ["PATHS", "DistributionPath", "get_path"]
 
@@ -97,40 +97,37 @@ class DistributionPath:
         return self.make(check_finite(theta, "theta"))
 
 
-PATHS: dict[str, DistributionPath] = {
-    p.key: p
-    for p in (
-        DistributionPath(
-            key="shift",
-            name=N_("Gaussian mean shift"),
-            theta_latex=r"\theta = \mu",
-            family_latex=r"p_\theta = \mathcal N(\theta, 1)",
-            fisher=1.0,
-            theta_max=3.0,
-            make=lambda th: Gaussian(th, 1.0),
-        ),
-        DistributionPath(
-            key="scale",
-            name=N_("Gaussian scale change"),
-            theta_latex=r"\theta = \log\sigma",
-            family_latex=r"p_\theta = \mathcal N(0, e^{2\theta})",
-            fisher=2.0,
-            theta_max=0.6,
-            make=lambda th: Gaussian(0.0, math.exp(th)),
-        ),
-        DistributionPath(
-            key="logit",
-            name=N_("Categorical logit direction"),
-            theta_latex=r"\theta \text{ along } v = (" + ", ".join(f"{v:g}" for v in _DIRECTION) + ")",
-            family_latex=r"p_\theta = \mathrm{softmax}(\ell_0 + \theta v),\ \ell_0 = ("
-            + ", ".join(f"{v:g}" for v in _LOGITS0)
-            + ")",
-            fisher=_logit_fisher(),
-            theta_max=3.0,
-            make=lambda th: Categorical(tuple(a + th * b for a, b in zip(_LOGITS0, _DIRECTION, strict=True))),
-        ),
-    )
-}
+PATHS: dict[str, DistributionPath] = by_key(
+    DistributionPath(
+        key="shift",
+        name=N_("Gaussian mean shift"),
+        theta_latex=r"\theta = \mu",
+        family_latex=r"p_\theta = \mathcal N(\theta, 1)",
+        fisher=1.0,
+        theta_max=3.0,
+        make=lambda th: Gaussian(th, 1.0),
+    ),
+    DistributionPath(
+        key="scale",
+        name=N_("Gaussian scale change"),
+        theta_latex=r"\theta = \log\sigma",
+        family_latex=r"p_\theta = \mathcal N(0, e^{2\theta})",
+        fisher=2.0,
+        theta_max=0.6,
+        make=lambda th: Gaussian(0.0, math.exp(th)),
+    ),
+    DistributionPath(
+        key="logit",
+        name=N_("Categorical logit direction"),
+        theta_latex=r"\theta \text{ along } v = (" + ", ".join(f"{v:g}" for v in _DIRECTION) + ")",
+        family_latex=r"p_\theta = \mathrm{softmax}(\ell_0 + \theta v),\ \ell_0 = ("
+        + ", ".join(f"{v:g}" for v in _LOGITS0)
+        + ")",
+        fisher=_logit_fisher(),
+        theta_max=3.0,
+        make=lambda th: Categorical(tuple(a + th * b for a, b in zip(_LOGITS0, _DIRECTION, strict=True))),
+    ),
+)
 
 
 @docfill(lookup=lookup_sections("key", "PATHS", "DistributionPath"))

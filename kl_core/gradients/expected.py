@@ -91,6 +91,7 @@ from numpy.typing import ArrayLike
 from kl_core._docfill import docfill
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Categorical
+from kl_core.gradients._docstrings import SECTIONS
 from kl_core.libraries.crosswalk import CROSSWALK, CrosswalkEntry, evaluate
 from kl_core.validation import as_float_array, check_finite, check_positive_int
 
@@ -297,7 +298,8 @@ def _option(option: str | CrosswalkEntry) -> str | CrosswalkEntry:
     )
 
 
-#: Parameter descriptions the functions below share (filled in by :func:`kl_core._docfill.docfill`).
+#: Docstring sections the functions below share: parameters and the reference (filled in by
+#: :func:`kl_core._docfill.docfill`).
 _POLICY_SAMPLER = r"""policy, ref : Categorical or array_like
     :math:`\pi_\theta` and :math:`\pi_{\mathrm{ref}}`.
 sampler : Categorical or array_like, optional
@@ -305,6 +307,7 @@ sampler : Categorical or array_like, optional
 _LAM = r"""lam : float, default 1.0
     :math:`\lambda` of ``k_lambda``."""
 _PARAMS = {
+    **SECTIONS,
     "policy_sampler": _POLICY_SAMPLER,
     "policy_sampler_lam": f"{_POLICY_SAMPLER}\n{_LAM}",
     "option_policy_sampler_lam": f"option : str or CrosswalkEntry\n    As in :func:`gradient_coefficients`.\n{_POLICY_SAMPLER}\n{_LAM}",
@@ -339,6 +342,7 @@ def _coef(
         return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
 
 
+@docfill(**_PARAMS)
 def gradient_coefficients(
     option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
 ) -> np.ndarray:
@@ -366,9 +370,7 @@ def gradient_coefficients(
     numpy.ndarray
         :math:`c(x)` for each of the :math:`K` tokens.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -455,9 +457,7 @@ def expected_gradient(
     numpy.ndarray
         One value per logit; the values sum to 0.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -489,9 +489,7 @@ def gradient_spread(
     float
         The spread; ``inf`` if a coefficient overflows.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -924,9 +922,7 @@ def gradient_row(
     -------
     GradientRow
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     setting = _setting(option, policy, ref, sampler, lam)
     return _row(*setting, _true(setting.lp, setting.lr), sampler is None)
@@ -1023,6 +1019,7 @@ def _lambda_value(lp: np.ndarray, lr: np.ndarray) -> float:
 # --------------------------------------------------------------------------- #
 # The spread of an N-sample estimate, projected on a direction
 # --------------------------------------------------------------------------- #
+@docfill(**_PARAMS)
 def projection_moments(
     row: GradientRow, table: GradientTable, direction: ArrayLike, n: int
 ) -> tuple[float, float]:
@@ -1046,9 +1043,7 @@ def projection_moments(
     (float, float)
         :math:`(\mu, \sigma)`.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     n = check_positive_int(n, "n")
     proj = row.projection(direction, table.policy_probs)
@@ -1059,6 +1054,7 @@ def projection_moments(
     return mean, math.sqrt(var / n)
 
 
+@docfill(**_PARAMS)
 def sample_projection_means(
     row: GradientRow,
     table: GradientTable,
@@ -1093,9 +1089,7 @@ def sample_projection_means(
         ``repeats`` projected estimates; their mean and standard deviation
         approach :func:`projection_moments`.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     n = check_positive_int(n, "n")
     repeats = check_positive_int(repeats, "repeats")

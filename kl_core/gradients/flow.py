@@ -63,6 +63,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from kl_core._docfill import docfill
+from kl_core.gradients._docstrings import SECTIONS
 from kl_core.gradients.expected import (
     BASIC_OPTIONS,
     Policy,
@@ -155,6 +157,7 @@ class TrainingRun:
         return self.probs[-1]
 
 
+@docfill(**SECTIONS)
 def analytic_optima(ref: Policy, reward: ArrayLike, beta: float) -> tuple[np.ndarray, np.ndarray]:
     r"""The maximisers of :math:`\mathbb{E}_\pi[R] - \beta\,\mathrm{KL}` for both KL directions.
 
@@ -184,9 +187,7 @@ def analytic_optima(ref: Policy, reward: ArrayLike, beta: float) -> tuple[np.nda
     (numpy.ndarray, numpy.ndarray)
         ``(reverse_kl, forward_kl)`` optimal probabilities.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -402,6 +403,7 @@ def _newton(a: _Ascent, ell: np.ndarray, max_iter: int) -> np.ndarray:
     return ell
 
 
+@docfill(**SECTIONS)
 def training_run(
     option: str | CrosswalkEntry,
     policy: Policy,
@@ -451,9 +453,7 @@ def training_run(
     ValueError
         If an argument is out of range (the message names it).
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
 
     Examples
     --------
@@ -537,6 +537,7 @@ def _verdict(
     return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
 
 
+@docfill(**SECTIONS)
 def training_runs(
     policy: Policy,
     ref: Policy,
@@ -573,9 +574,7 @@ def training_runs(
     dict of str to TrainingRun
         Keyed by row name, in order.
 
-    References
-    ----------
-    Y. Tang and R. Munos, arXiv:2506.09477 (2025).
+    %(tang_munos_references)s
     """
     chosen = list(BASIC_OPTIONS) + list(loss_entries()) if options is None else list(options)
     runs = [training_run(o, policy, ref, reward, beta, steps=steps, lr=lr, lam=lam) for o in chosen]

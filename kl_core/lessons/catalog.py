@@ -705,6 +705,22 @@ def _grad_params(option: str) -> Callable[[random.Random], Params]:
 
 _GRAD_EXTRAS = {"cos_r": ("grad_cos_reverse", {}), "cos_f": ("grad_cos_forward", {})}
 
+
+def _grad_target_step(option: str, *, answer: str, **fields: Any) -> Step:
+    """A step asking which gradient ``option`` gives on :data:`_GRAD_SETUP`; it holds when that is ``answer``."""
+    return Step(
+        setup=_GRAD_SETUP,
+        quantity="grad_target",
+        kind="choice",
+        sample=_grad_params(option),
+        choices=lambda params: _TARGET_CHOICES,
+        explore=_grad,
+        extras=_GRAD_EXTRAS,
+        holds=lambda f: f["answer"] == answer,
+        **fields,
+    )
+
+
 _L5 = Lesson(
     5,
     N_("Value ≠ gradient"),
@@ -729,26 +745,21 @@ _L5 = Lesson(
             tolerance=(0.01, 0.0),
             holds=lambda f: f["answer"] == 0.0,
         ),
-        Step(
+        _grad_target_step(
+            "k2",
+            answer="reverse_kl",
             title=N_("k2 as a loss"),
-            setup=_GRAD_SETUP,
             prompt=N_(r"The loss is the mean of $k_2 = \tfrac12(\log r)^2$. Its expected gradient is …"),
             explanation=N_(
                 r"$\nabla k_2 = \log(\pi_\theta/\pi_\mathrm{{ref}})\,\nabla\log\pi_\theta$, whose mean under "
                 r"$\pi_\theta$ is exactly $\nabla\,\mathrm{{KL}}[\pi_\theta \Vert \pi_\mathrm{{ref}}]$ (cosine {cos_r:.3f}). "
                 "k2's value is biased; its gradient is the right one."
             ),
-            quantity="grad_target",
-            kind="choice",
-            sample=_grad_params("k2"),
-            choices=lambda params: _TARGET_CHOICES,
-            explore=_grad,
-            extras=_GRAD_EXTRAS,
-            holds=lambda f: f["answer"] == "reverse_kl",
         ),
-        Step(
+        _grad_target_step(
+            "k3",
+            answer="forward_kl",
             title=N_("k3 as a loss"),
-            setup=_GRAD_SETUP,
             prompt=N_(r"The loss is the mean of $k_3 = (r - 1) - \log r$. Its expected gradient is …"),
             explanation=N_(
                 r"$\nabla k_3 = (1 - r)\,\nabla\log\pi_\theta$ and $\mathbb{{E}}_\pi[r\,\nabla\log\pi_\theta] = "
@@ -756,17 +767,11 @@ _L5 = Lesson(
                 r"\Vert \pi_\theta]$ (cosine {cos_f:.3f}; with the other direction {cos_r:.3f}). k3's value is "
                 "unbiased for one direction, its gradient pushes on the other."
             ),
-            quantity="grad_target",
-            kind="choice",
-            sample=_grad_params("k3"),
-            choices=lambda params: _TARGET_CHOICES,
-            explore=_grad,
-            extras=_GRAD_EXTRAS,
-            holds=lambda f: f["answer"] == "forward_kl",
         ),
-        Step(
+        _grad_target_step(
+            "k1_score",
+            answer="reverse_kl",
             title=N_("k1 as a reward"),
-            setup=_GRAD_SETUP,
             prompt=N_(
                 r"Now $k_1$ goes into the reward, as a score-function term: the gradient is "
                 r"$k_1\,\nabla\log\pi_\theta$ with $k_1$ held fixed. Its expected gradient is …"
@@ -776,17 +781,11 @@ _L5 = Lesson(
                 r"\nabla\,\mathrm{{KL}}[\pi_\theta \Vert \pi_\mathrm{{ref}}]$ (cosine {cos_r:.3f}). The same number "
                 "that pulls nowhere as a loss pulls the right way from the reward."
             ),
-            quantity="grad_target",
-            kind="choice",
-            sample=_grad_params("k1_score"),
-            choices=lambda params: _TARGET_CHOICES,
-            explore=_grad,
-            extras=_GRAD_EXTRAS,
-            holds=lambda f: f["answer"] == "reverse_kl",
         ),
-        Step(
+        _grad_target_step(
+            "verl:low_var_kl",
+            answer="forward_kl",
             title=N_("GRPO's default"),
-            setup=_GRAD_SETUP,
             prompt=N_(
                 "verl's GRPO recipes set kl_loss_type=low_var_kl: k3 in the loss, clamped to [−10, 10], "
                 "as in DeepSeekMath's GRPO. On-policy, its expected gradient is …"
@@ -797,13 +796,6 @@ _L5 = Lesson(
                 r"when β > 0, by default multiplies k3 by $\pi_\theta/\pi_\mathrm{{old}}$ "
                 r"(use_bias_correction_kl), whose gradient is $\nabla\,\mathrm{{KL}}[\pi_\theta \Vert \pi_\mathrm{{ref}}]$."
             ),
-            quantity="grad_target",
-            kind="choice",
-            sample=_grad_params("verl:low_var_kl"),
-            choices=lambda params: _TARGET_CHOICES,
-            explore=_grad,
-            extras=_GRAD_EXTRAS,
-            holds=lambda f: f["answer"] == "forward_kl",
         ),
     ),
 )

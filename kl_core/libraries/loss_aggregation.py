@@ -48,7 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.validation import as_float_array, check_finite, check_positive_int
+from kl_core.validation import as_float_array, by_key, check_finite, check_positive_int
 
 __all__ = [
     "LOSS_AGGREGATIONS",
@@ -84,41 +84,38 @@ class LossAggregation:
     used_by: tuple[str, ...]
 
 
-LOSS_AGGREGATIONS: dict[str, LossAggregation] = {
-    a.key: a
-    for a in (
-        LossAggregation(
-            "token-mean",
-            r"\sum_{i,t} \ell_{i,t} \big/ \textstyle\sum_j L_j",
-            r"B \big/ \textstyle\sum_j L_j",
-            True,
-            ("verl loss_agg_mode=token-mean (its default)", "TRL GRPO loss_type=dapo (its default)",
-             "TRL GRPO loss_type=bnpo"),
-        ),
-        LossAggregation(
-            "seq-mean-token-mean",
-            r"\frac1B \sum_i \frac1{L_i} \sum_t \ell_{i,t}",
-            r"1 / L_i",
-            True,
-            ("verl loss_agg_mode=seq-mean-token-mean", "TRL GRPO loss_type=grpo",
-             "GRPO (DeepSeekMath, arXiv:2402.03300)"),
-        ),
-        LossAggregation(
-            "seq-mean-token-sum-norm",
-            r"\frac1B \sum_i \sum_t \ell_{i,t} \big/ L_{\max}",
-            r"1 / L_{\max}",
-            True,
-            ("verl loss_agg_mode=seq-mean-token-sum-norm", "TRL GRPO loss_type=dr_grpo"),
-        ),
-        LossAggregation(
-            "seq-mean-token-sum",
-            r"\frac1B \sum_i \sum_t \ell_{i,t}",
-            r"1",
-            False,
-            ("verl loss_agg_mode=seq-mean-token-sum", "TRL GRPO loss_type=luspo"),
-        ),
-    )
-}
+LOSS_AGGREGATIONS: dict[str, LossAggregation] = by_key(
+    LossAggregation(
+        "token-mean",
+        r"\sum_{i,t} \ell_{i,t} \big/ \textstyle\sum_j L_j",
+        r"B \big/ \textstyle\sum_j L_j",
+        True,
+        ("verl loss_agg_mode=token-mean (its default)", "TRL GRPO loss_type=dapo (its default)",
+         "TRL GRPO loss_type=bnpo"),
+    ),
+    LossAggregation(
+        "seq-mean-token-mean",
+        r"\frac1B \sum_i \frac1{L_i} \sum_t \ell_{i,t}",
+        r"1 / L_i",
+        True,
+        ("verl loss_agg_mode=seq-mean-token-mean", "TRL GRPO loss_type=grpo",
+         "GRPO (DeepSeekMath, arXiv:2402.03300)"),
+    ),
+    LossAggregation(
+        "seq-mean-token-sum-norm",
+        r"\frac1B \sum_i \sum_t \ell_{i,t} \big/ L_{\max}",
+        r"1 / L_{\max}",
+        True,
+        ("verl loss_agg_mode=seq-mean-token-sum-norm", "TRL GRPO loss_type=dr_grpo"),
+    ),
+    LossAggregation(
+        "seq-mean-token-sum",
+        r"\frac1B \sum_i \sum_t \ell_{i,t}",
+        r"1",
+        False,
+        ("verl loss_agg_mode=seq-mean-token-sum", "TRL GRPO loss_type=luspo"),
+    ),
+)
 """The reductions, by verl's name (see the module docstring for the sources)."""
 
 

@@ -87,7 +87,7 @@ from kl_core.sequences.markov import (
     next_token_kl,
     per_position_kl,
 )
-from kl_core.validation import Message
+from kl_core.validation import Message, by_key
 
 __all__ = [
     "ADDITIVE_KEYS",
@@ -163,65 +163,62 @@ class SequenceEstimatorInfo:
     source: str
 
 
-SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = {
-    e.key: e
-    for e in (
-        SequenceEstimatorInfo(
-            "sum_k1",
-            "Σ k1",
-            r"\sum_t k_{1,t} = \log\frac{\pi_\theta(x)}{\pi_{\mathrm{ref}}(x)}",
-            "KL",
-            True,
-            "The plain Monte Carlo estimate of the sequence KL; single values can be < 0.",
-            est.BLOG,
-        ),
-        SequenceEstimatorInfo(
-            "sum_k3",
-            "Σ k3",
-            r"\sum_t \left[(r_t - 1) - \log r_t\right]",
-            "KL",
-            True,
-            "Each term is unbiased for its own position's KL, and never negative.",
-            est.BLOG,
-        ),
-        SequenceEstimatorInfo(
-            "seq_k3",
-            "k3 of the sequence ratio",
-            r"(R - 1) - \log R,\ R = \prod_t r_t",
-            "KL",
-            True,
-            "k3 applied to the whole-sequence ratio: unbiased, but its variance grows like e^{cT}.",
-            est.BLOG,
-        ),
-        SequenceEstimatorInfo(
-            "sum_k2",
-            "Σ k2",
-            r"\sum_t \tfrac12 (\log r_t)^2",
-            "E[sum_k2]",
-            False,
-            "Biased: its mean is the sum of each position's E[½ log² r], not the KL.",
-            est.BLOG,
-        ),
-        SequenceEstimatorInfo(
-            "rb",
-            "Rao–Blackwellized",
-            r"\sum_t \mathrm{KL}\left[\pi_\theta(\cdot \mid x_{<t}) \,\|\, \pi_{\mathrm{ref}}(\cdot \mid x_{<t})\right]",
-            "KL",
-            True,
-            "The exact next-token KL at each sampled prefix; needs the full next-token distributions.",
-            AMINI,
-        ),
-        SequenceEstimatorInfo(
-            "mean_k3",
-            "mean k3 per token",
-            r"\frac1T \sum_t k_{3,t}",
-            "KL/T",
-            True,
-            "The per-token average most training logs show: it estimates KL / T, not the KL.",
-            est.BLOG,
-        ),
-    )
-}
+SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = by_key(
+    SequenceEstimatorInfo(
+        "sum_k1",
+        "Σ k1",
+        r"\sum_t k_{1,t} = \log\frac{\pi_\theta(x)}{\pi_{\mathrm{ref}}(x)}",
+        "KL",
+        True,
+        "The plain Monte Carlo estimate of the sequence KL; single values can be < 0.",
+        est.BLOG,
+    ),
+    SequenceEstimatorInfo(
+        "sum_k3",
+        "Σ k3",
+        r"\sum_t \left[(r_t - 1) - \log r_t\right]",
+        "KL",
+        True,
+        "Each term is unbiased for its own position's KL, and never negative.",
+        est.BLOG,
+    ),
+    SequenceEstimatorInfo(
+        "seq_k3",
+        "k3 of the sequence ratio",
+        r"(R - 1) - \log R,\ R = \prod_t r_t",
+        "KL",
+        True,
+        "k3 applied to the whole-sequence ratio: unbiased, but its variance grows like e^{cT}.",
+        est.BLOG,
+    ),
+    SequenceEstimatorInfo(
+        "sum_k2",
+        "Σ k2",
+        r"\sum_t \tfrac12 (\log r_t)^2",
+        "E[sum_k2]",
+        False,
+        "Biased: its mean is the sum of each position's E[½ log² r], not the KL.",
+        est.BLOG,
+    ),
+    SequenceEstimatorInfo(
+        "rb",
+        "Rao–Blackwellized",
+        r"\sum_t \mathrm{KL}\left[\pi_\theta(\cdot \mid x_{<t}) \,\|\, \pi_{\mathrm{ref}}(\cdot \mid x_{<t})\right]",
+        "KL",
+        True,
+        "The exact next-token KL at each sampled prefix; needs the full next-token distributions.",
+        AMINI,
+    ),
+    SequenceEstimatorInfo(
+        "mean_k3",
+        "mean k3 per token",
+        r"\frac1T \sum_t k_{3,t}",
+        "KL/T",
+        True,
+        "The per-token average most training logs show: it estimates KL / T, not the KL.",
+        est.BLOG,
+    ),
+)
 
 
 # ---------------------------------------------------------------- exact

@@ -76,6 +76,7 @@ import numpy as np
 
 from kl_core._docfill import docfill
 from kl_core.gradients import expected as gradients
+from kl_core.gradients._docstrings import SECTIONS
 from kl_core.sequences.markov import MarkovChain, check_length, check_pair, next_token_kl
 
 __all__ = [
@@ -85,9 +86,7 @@ __all__ = [
 
 #: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
 _DOC_SECTIONS = {
-    "tang_munos_references": r"""References
-----------
-Y. Tang and R. Munos (2025), arXiv:2506.09477.""",
+    **SECTIONS,
     "chains_length": r"""policy : MarkovChain or str
     :math:`\pi_\theta`, K ≥ 2.
 ref : MarkovChain or str

@@ -170,17 +170,7 @@ def gradient_words(target: str) -> str:
 
 
 def example_text(key: str) -> str:
-    """The text of example ``key`` (empty for "own").
-
-    Parameters
-    ----------
-    key : str
-        A key of :data:`EXAMPLES`.
-
-    Returns
-    -------
-    str
-    """
+    """The text of example ``key``, a key of :data:`EXAMPLES` (empty for "own")."""
     ex = EXAMPLES[key]
     return (ROOT / "data" / "doctor_examples" / ex.file).read_text(encoding="utf-8") if ex.file else ""
 
