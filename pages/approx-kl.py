@@ -22,16 +22,16 @@ from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, evaluate, libraries, options
 from lab import cache, state, ui
-from lab.navigation import leave_legacy_wrapper
+from lab.notation import audit_label
 from lab.notes import approx_kl as notes
 from lab.notes.audit import AUDIT_KEYS
 from lab.pages import page_by_url
 from lab.spec_params import VOCABULARIES
+from lab.widgets import page_opening
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-st.title(_("approx_kl in practice"))
-st.markdown("**{q}**".format(q=_(notes.QUESTION)))  # i18n: ok (layout)
-st.markdown(_(notes.ROLES_LINE).format())
+page_opening(  # first, before anything is drawn: see lab.widgets
+    _("approx_kl in practice"), "**{q}**".format(q=_(notes.QUESTION)),  # i18n: ok (layout)
+    mapping="theta", more=_(notes.ROLES_LINE))
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
 audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page
@@ -161,7 +161,7 @@ st.markdown(_(
     "What each library computes for each KL option, as data "
     "(`kl_core.libraries.crosswalk.CROSSWALK`, read from the libraries' own source). In every row, "
     "{logr} on the sampled tokens."
-).format(logr=r"$\log r = \log\pi_{\text{other}} - \log\pi_{\text{sampler}}$"))
+).format(logr=rf"$\log r = \log\pi_{{{audit_label('other')}}} - \log\pi_{{{audit_label('sampler')}}}$"))
 ui.table(
     notes.crosswalk_frame(list(CROSSWALK)),
     name=_("kl-crosswalk"),

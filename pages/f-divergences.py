@@ -28,16 +28,13 @@ from kl_core.estimation.paths import PATHS
 from kl_core.estimation.published import SCHULMAN_2020
 from lab import cache, state, ui
 from lab.export import csv_download
-from lab.navigation import leave_legacy_wrapper
 from lab.notes import f_divergences as notes
+from lab.widgets import page_opening
 
 #: The θ grid of each path (fixed, so moving the range slider reuses the cache).
 GRIDS = {path: notes.theta_grid(path) for path in PATHS}
 
-leave_legacy_wrapper()  # first, before anything is drawn: see lab/navigation.py
-
-st.title(_("f-divergences & Fisher"))
-st.markdown(_(
+page_opening(_("f-divergences & Fisher"), _(  # first, before anything is drawn: see lab.widgets
     "**How far from q does k2 = ½(log r)² still average to KL[q‖p]?** k2 is **not** the KL: it "
     "averages to a different number. Yet when p is close to q the two agree. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "

@@ -18,6 +18,7 @@ from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.libraries.clamps import ClampPoint, TokenBreakdown, TokenExpectations
 from kl_core.libraries.crosswalk import CrosswalkEntry
 from lab.format import number
+from lab.notation import audit_label
 from lab.notes.gradients import gradients_link
 
 __all__ = [
@@ -57,11 +58,10 @@ QUESTION = N_(
     "measure the KL once the policy moves far from the reference?"
 )
 #: The RL page's one mapping of π_θ, π_ref onto the lab's q and p (lab notation, issue 20 §5);
-#: a template (braces doubled): show it as ``_(ROLES_LINE).format()``.
+#: Said after :func:`lab.notation.policy_mapping` (the sentence every RL page shares).
 ROLES_LINE = N_(
-    r"Here q = $\pi_\theta$ (the policy the tokens are sampled from; $\pi_{{\mathrm{{old}}}}$ in a "
-    r"PPO batch) and p = $\pi_{{\mathrm{{ref}}}}$, so r = $\pi_{{\mathrm{{ref}}}}/\pi_\theta$. The "
-    r"tables call q the **sampler** and p the **other** policy."
+    r"In a PPO batch the tokens come from $\pi_\mathrm{old}$, so there $q = \pi_\mathrm{old}$. "
+    "The tables call q the **sampler** and p the **other** policy."
 )
 PATH_HELP = N_(
     "Rare token: 8 tokens, the policy learns to emit a token the anchor gives 2.6e-10. "
@@ -127,7 +127,7 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
             _(
                 "Average over the policy that drew the tokens, and subtract the other policy from "
                 "it: {k1}."
-            ).format(k1=r"$k_1 = \log\pi_{\text{sampler}} - \log\pi_{\text{other}}$"),
+            ).format(k1=rf"$k_1 = \log\pi_{{{audit_label('sampler')}}} - \log\pi_{{{audit_label('other')}}}$"),
             _("RLHF penalty, tokens drawn from π_θ:"),
             _("{mark} `ref_logprob - logprob` as a positive penalty: mean **{mean}**").format(
                 mark=WRONG, mean=_n(rlhf.other_minus_sampler)),
@@ -137,8 +137,8 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
         ChecklistItem(
             _("2 · Which direction?"),
             _("The KL is taken *from* the sampler: tokens of π_old estimate {kl}.").format(
-                kl=r"$\mathrm{KL}[\pi_{\text{old}}\|\pi_{\text{new}}] = \mathbb{E}_{\text{old}}"
-                r"[\log\pi_{\text{old}} - \log\pi_{\text{new}}]$"),
+                kl=r"$\mathrm{KL}[\pi_\mathrm{old}\|\pi_\mathrm{new}] = \mathbb{E}_\mathrm{old}"
+                r"[\log\pi_\mathrm{old} - \log\pi_\mathrm{new}]$"),
             _("PPO batch, tokens drawn from π_old:"),
             _("{mark} `new_logprob - old_logprob` as a positive KL[π_old‖π_new]: mean **{mean}**").format(
                 mark=WRONG, mean=_n(ppo.other_minus_sampler)),
@@ -154,9 +154,9 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
             _(
                 "{r}, target over sampler (here {here}): only then is {zero}, the control variate "
                 "inside k3."
-            ).format(r=r"$r = \pi_{\text{other}}/\pi_{\text{sampler}}$",
-                     here=r"$\pi_{\text{new}}/\pi_{\text{old}}$",
-                     zero=r"$\mathbb{E}_{\text{sampler}}[r-1] = 0$"),
+            ).format(r=rf"$r = \pi_{{{audit_label('other')}}}/\pi_{{{audit_label('sampler')}}}$",
+                     here=r"$\pi_\mathrm{new}/\pi_\mathrm{old}$",
+                     zero=rf"$\mathbb{{E}}_{{{audit_label('sampler')}}}[r-1] = 0$"),
             _("PPO batch, k3 = (r − 1) − log r:"),
             _("{mark} r = π_old/π_new: mean **{mean}** (χ² − KL, not a KL)").format(
                 mark=WRONG, mean=_n(ppo.k3_flipped)),

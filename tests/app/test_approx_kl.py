@@ -254,4 +254,5 @@ def test_the_page_opens_with_its_answer_at_the_defaults():
     answer = next(t for t in texts if "hits the clamps" in t)
     assert f"{abs(point.bias) / point.kl:.0%} below" in answer
     assert texts.index(answer) < next(i for i, t in enumerate(texts) if "verl clamps `low_var_kl`" in t)
-    assert any("q = $\\pi_\\theta$" in t for t in texts)  # the RL names mapped onto q and p, once
+    # the RL names mapped onto q and p, once, by the sentence every RL page shares
+    assert sum("$q = \\pi_\\theta$" in c.value for c in at.caption) == 1
