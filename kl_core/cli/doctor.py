@@ -41,6 +41,7 @@ import argparse
 import json
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +49,36 @@ from kl_core.cli._common import Command
 
 __all__ = ["card_lines", "card_markdown", "register", "run_doctor"]
 
-_LIBRARIES = ("verl", "openrlhf", "trl")
+
+
+class _DoctorLibraries:
+    """The libraries the doctor has a profile for, lower-cased, read on first use.
+
+    argparse asks for them only to check a ``--library`` given or to print the
+    doctor's help, so ``python -m kl_core --help`` still reads no profile.
+    """
+
+    def _names(self) -> tuple[str, ...]:
+        from kl_core.doctor.profiles import profiles
+
+        return tuple(dict.fromkeys(p.library.lower() for p in profiles()))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+
+_LIBRARIES = _DoctorLibraries()
 _WIDTH = 100
 
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", metavar="FILE|-", nargs="+",
                     help="the config or launch script (several for a pre-commit hook); - reads standard input")
-    sp.add_argument("--library", type=str.lower, choices=_LIBRARIES,
-                    help="the library (default: detected from the text)")
+    sp.add_argument("--library", type=str.lower, choices=_LIBRARIES, metavar="LIBRARY",  # a metavar: argparse
+                    help="%(choices)s (default: detected from the text)")  # lists choices only for help
     sp.add_argument("--release", metavar="RELEASE",
                     help="the release to describe: latest, or an older era (openrlhf-0.10.1, verl-0.3, "
                          "trl-grpo-0.18); default: inferred from the settings the text uses")

@@ -98,3 +98,17 @@ def test_subprocess_error_has_no_traceback(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.startswith("error: the input is not valid YAML")
+
+
+def test_library_choices_come_from_the_profiles_and_help_reads_none():
+    """``--library`` takes the libraries the doctor has a profile for (not CleanRL, which the
+    crosswalk knows but the doctor does not cover), and the top-level help reads no profile."""
+    from kl_core.cli.doctor import _LIBRARIES
+    from kl_core.doctor.profiles import profiles
+
+    assert {p.library.lower() for p in profiles()} == set(_LIBRARIES)
+    assert "cleanrl" not in _LIBRARIES
+    code = ("import sys\nfrom kl_core.cli.main import main\ntry:\n    main(['--help'])\n"
+            "except SystemExit:\n    pass\nprint('kl_core.doctor.profiles' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert res.stdout.strip().endswith("False")
