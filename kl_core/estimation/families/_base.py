@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -423,6 +423,23 @@ class Family:
     set_value: Callable[[Distribution, str, float], Distribution | None] | None = None
     location_scale_of: Callable[[Distribution], tuple[float, float]] | None = None
     from_location_scale_of: Callable[[float, float], Distribution] | None = None
+
+    @classmethod
+    def of_location_scale(
+        cls, family: type[LocationScale], label: str, help: str, *, location: str, scale: str,
+        before: tuple[Param, ...] = (), **options: Any,
+    ) -> Family:
+        """The entry of a :class:`LocationScale` family, read from its class.
+
+        Its key is the class's :attr:`~LocationScale.spec_name`, and its last two
+        parameters are the class's location and scale fields (:meth:`Param.location`,
+        :meth:`Param.scale`), after the parameters ``before`` (Student t's ν).
+        ``label``, ``help``, ``location`` and ``scale`` are the ``N_``-marked menu
+        label, spec help and slider labels; ``options`` are the other fields.
+        """
+        params = (*before, Param.location(family.location_field, location),
+                  Param.scale(family.scale_field, scale))
+        return cls(family.spec_name, family, label, help, params, **options)
 
     def __post_init__(self) -> None:
         if not self.syntax:

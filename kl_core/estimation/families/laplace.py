@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
+from kl_core.estimation.families._base import Family, LocationScale, Tail, abs_delta
 from kl_core.estimation.families.normal import Gaussian
 from kl_core.validation import N_, as_float_array
 
@@ -90,16 +90,9 @@ def _kl_normal_laplace(a: Gaussian, b: Laplace) -> float:
     return math.log(2.0 * b.scale / (a.sigma * math.sqrt(2.0 * math.pi))) - 0.5 + mean_abs / b.scale
 
 
-FAMILY = Family(
-    key="laplace",
-    cls=Laplace,
-    label=N_("Laplace"),
-    help=N_("`laplace(loc,scale)`"),
-    params=(
-        Param.location("loc", N_("Location")),
-        Param.scale("scale", N_("Scale b (log scale)")),
-    ),
-    order=20,
+FAMILY = Family.of_location_scale(
+    Laplace, N_("Laplace"), N_("`laplace(loc,scale)`"),
+    location=N_("Location"), scale=N_("Scale b (log scale)"), order=20,
 )
 
 #: Closed forms of KL[a ‖ b], keyed by (type(a), type(b)).

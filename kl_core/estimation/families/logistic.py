@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.estimation.families._base import Family, LocationScale, Param, Tail, abs_delta
+from kl_core.estimation.families._base import Family, LocationScale, Tail, abs_delta
 from kl_core.validation import N_, as_float_array
 
 __all__ = ["FAMILY", "Logistic"]
@@ -90,14 +90,7 @@ class Logistic(LocationScale):
         return -abs_delta(x, self.loc) / self.scale - 2.0 * (_softplus_neg(a) - _softplus_neg(np.float64(a0)))
 
 
-FAMILY = Family(
-    key="logistic",
-    cls=Logistic,
-    label=N_("Logistic"),
-    help=N_("`logistic(loc,scale)`"),
-    params=(
-        Param.location("loc", N_("Location")),
-        Param.scale("scale", N_("Scale s (log scale)")),
-    ),
-    order=45,
+FAMILY = Family.of_location_scale(
+    Logistic, N_("Logistic"), N_("`logistic(loc,scale)`"),
+    location=N_("Location"), scale=N_("Scale s (log scale)"), order=45,
 )

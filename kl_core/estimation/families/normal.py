@@ -13,10 +13,8 @@ from kl_core.estimation.families._base import (
     LOG_SQRT_2PI,
     Family,
     LocationScale,
-    Param,
     Tail,
     gaussian_tail,
-    num,
 )
 from kl_core.validation import N_, as_float_array
 
@@ -54,14 +52,11 @@ class Gaussian(LocationScale):
     sigma: float = 1.0
     location_field: ClassVar[str] = "mu"
     scale_field: ClassVar[str] = "sigma"
+    spec_name: ClassVar[str] = "normal"
 
     @property
     def name(self) -> str:
         return f"N({self.mu:g}, {self.sigma:g}²)" if self.sigma != 1 else f"N({self.mu:g}, 1)"
-
-    @property
-    def spec(self) -> str:
-        return f"normal({num(self.mu)},{num(self.sigma)})"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         z = (as_float_array(x, "x") - self.mu) / self.sigma
@@ -120,17 +115,10 @@ def _kl(a: Gaussian, b: Gaussian) -> float:
     return var_term + (a.mu - b.mu) ** 2 / (2.0 * b.sigma**2)
 
 
-FAMILY = Family(
-    key="normal",
-    cls=Gaussian,
-    label=N_("Normal"),
-    help=N_("`normal(μ,σ)`, e.g. `normal(0.5,1)`"),
-    params=(
-        Param.location("mu", N_("μ, the mean")),
-        Param.scale("sigma", N_("σ, the standard deviation (log scale)")),
-    ),
-    order=10,
-    aliases=("gaussian", "n"),
+FAMILY = Family.of_location_scale(
+    Gaussian, N_("Normal"), N_("`normal(μ,σ)`, e.g. `normal(0.5,1)`"),
+    location=N_("μ, the mean"), scale=N_("σ, the standard deviation (log scale)"),
+    order=10, aliases=("gaussian", "n"),
 )
 
 #: Closed forms of KL[a ‖ b], keyed by (type(a), type(b)).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -52,6 +53,7 @@ class StudentT(LocationScale):
     df: float = 3.0
     loc: float = 0.0
     scale: float = 1.0
+    spec_name: ClassVar[str] = "t"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "df", check_positive(self.df, "df"))
@@ -64,7 +66,7 @@ class StudentT(LocationScale):
 
     @property
     def spec(self) -> str:
-        return f"t({num(self.df)},{num(self.loc)},{num(self.scale)})"
+        return f"{self.spec_name}({num(self.df)},{num(self.loc)},{num(self.scale)})"
 
     def logpdf(self, x: ArrayLike) -> np.ndarray:
         from scipy import special
@@ -108,17 +110,10 @@ class StudentT(LocationScale):
         return super().practical_issue()
 
 
-FAMILY = Family(
-    key="t",
-    cls=StudentT,
-    label=N_("Student t"),
-    help=N_("`t(ν,loc,scale)` (Student t)"),
-    params=(
-        Param("df", N_("ν, degrees of freedom (log scale): small ν, heavy tails"), "positive", 3.0, "log", DF_SLIDER),
-        Param.location("loc", N_("Location")),
-        Param.scale("scale", N_("Scale (log scale)")),
-    ),
-    order=40,
-    aliases=("studentt", "student_t"),
-    min_args=1,
+FAMILY = Family.of_location_scale(
+    StudentT, N_("Student t"), N_("`t(ν,loc,scale)` (Student t)"),
+    before=(Param("df", N_("ν, degrees of freedom (log scale): small ν, heavy tails"), "positive", 3.0, "log",
+                  DF_SLIDER),),
+    location=N_("Location"), scale=N_("Scale (log scale)"),
+    order=40, aliases=("studentt", "student_t"), min_args=1,
 )
