@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from i18n import N_, _
 from kl_core.estimation.distributions import parse
@@ -33,9 +34,11 @@ LAMBDA_STAR_HELP = N_(
 )
 
 
-def page_opening(title: str, intro: str, *, mapping: str | None = None, more: str = "") -> None:
+def page_opening(title: str, intro: str, *, mapping: str | None = None, more: str = "") -> DeltaGenerator:
     """A page's first lines: the hand-over from Streamlit's legacy ``pages/`` mode, the title
-    and the opening paragraph (the question the page answers).
+    and the opening paragraph (the question the page answers); it returns the empty
+    container under them, where the page draws its answer once the controls below it
+    have been read (the point first, issue 20).
 
     The hand-over (:func:`lab.navigation.leave_legacy_wrapper`) must come before anything
     is drawn, so a page calls this first.  ``title`` and ``intro`` are shown as given
@@ -49,6 +52,7 @@ def page_opening(title: str, intro: str, *, mapping: str | None = None, more: st
     st.markdown(intro)
     if mapping is not None:
         st.caption(" ".join(filter(None, (policy_mapping(mapping), more))))
+    return st.container()
 
 
 def _whole_number(lo: int, hi: int) -> Callable[[str], int | None]:

@@ -30,14 +30,13 @@ U_GRID = np.concatenate([np.geomspace(R_MIN, 1.0, 41), np.linspace(1.0, R_MAX, 8
 F_ORDER = ("kl_pq", "k2", "pearson", "hellinger", "js", "tv")  # the registry, KL[q‖p] first above
 
 
-page_opening(_("Bregman gap"), _(  # first, before anything is drawn: see lab.widgets
+first = page_opening(_("Bregman gap"), _(  # first; its container holds the answer (see lab.widgets)
     "Why is k3 = (r − 1) − log r never negative? Draw the curve **log r** and its **tangent line "
     "r − 1** at r = 1. log is concave, so the curve never rises above its tangent, and k3 is "
     "exactly the **vertical gap** between the two at the sample's r. Every sample's k3 is a "
     "length: it can be small, never negative."
 ))
 
-first = st.container()  # the answer and its chart, above the controls that set them (issue 20)
 st.subheader(_("Change q, p and the draws"))
 q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 c_draws, c_seed = st.columns(2, gap="medium")

@@ -34,13 +34,12 @@ from lab.widgets import count_slider, page_opening, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
 
-page_opening(_("Control variates"), _(  # first, before anything is drawn: see lab.widgets
+first = page_opening(_("Control variates"), _(  # first; its container holds the answer (see lab.widgets)
     "k1 = −log r is unbiased but noisy. Add any multiple of **r − 1**, whose average under q is "
     "exactly 0, and the estimator stays unbiased — so which multiple λ should we add? "
     "This page computes the variance of every choice **exactly** (no sampling), and shows "
     "why Schulman's k3 takes λ = 1 although a smaller variance is often available."
 ))
-first = st.container()  # the answer and the parabola, above the controls that set them (issue 20)
 # Two lines (gathered): on one line the formula is wider than a 1024-px page.
 ui.formula(
     r"\begin{gathered} k_\lambda = -\log r + \lambda\,(r - 1), \\ "

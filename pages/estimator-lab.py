@@ -49,13 +49,12 @@ PRESET_BUTTONS = {
 }
 FUNCS = {key: estimators.ESTIMATORS[key].function for key in ALL_KEYS}
 
-page_opening(_("Estimator Lab"), _(  # first, before anything is drawn: see lab.widgets
+first = page_opening(_("Estimator Lab"), _(  # first; its container holds the answer (see lab.widgets)
     r"Draw $x_1,\dots,x_N \sim q$, compute $r = p(x)/q(x)$ and average an estimator over the "
     "$N$ draws: that is **one estimate** of the KL. Repeat it $R$ times with fresh draws. "
     "How often is a single value negative, how far do the estimates scatter, and is their "
     "average the true KL?"
 ))
-first = st.container()  # the answer and the per-sample charts, above the controls (issue 20)
 st.subheader(_("Change q, p, N, R and the estimators"))
 
 # ------------------------------------------------------------ inputs

@@ -34,13 +34,12 @@ from lab.widgets import page_opening
 #: The θ grid of each path (fixed, so moving the range slider reuses the cache).
 GRIDS = {path: notes.theta_grid(path) for path in PATHS}
 
-page_opening(_("f-divergences & Fisher"), _(  # first, before anything is drawn: see lab.widgets
+first = page_opening(_("f-divergences & Fisher"), _(  # first; its container holds the answer (see lab.widgets)
     "**How far from q does k2 = ½(log r)² still average to KL[q‖p]?** k2 is **not** the KL: it "
     "averages to a different number. Yet when p is close to q the two agree. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "
     "f″(1) = 1 as KL) and how far from q the agreement lasts."
 ))
-first = st.container()  # the answer and k2's relative bias, above the controls that set them (issue 20)
 
 # ====================================================================== 1. the f's
 st.header(_("1. One convex f, one divergence"))

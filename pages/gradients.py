@@ -53,11 +53,10 @@ def panels(items, draw) -> None:
                 draw(item)
 
 
-page_opening(  # first, before anything is drawn: see lab.widgets
+first = page_opening(  # first; its container holds the answer (see lab.widgets)
     _("Gradients"), _("**Does the gradient of k3 used as a loss point where the KL's gradient points?**"),
     mapping="theta", more=_(r"$k_3 = (r - 1) - \log r$ estimates $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ "
                             "without bias."))
-first = st.container()  # the answer and its chart, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the setting
 s = token_setting()  # ?t= (the drift s) and presets; ?k= ?piref= ?smp= ?told= ?logits= ?rew= under "More settings"

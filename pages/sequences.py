@@ -30,14 +30,13 @@ from lab.grids import log_grid
 from lab.notes import sequences as notes
 from lab.widgets import count_slider, page_opening, seed_picker
 
-page_opening(_("Tokens & sequences"), _(  # first, before anything is drawn: see lab.widgets
+first = page_opening(_("Tokens & sequences"), _(  # first; its container holds the answer (see lab.widgets)
     "A language model's KL penalty is a KL between whole **sequences**, estimated from the tokens "
     r"of the sampled ones. Two Markov chains over K tokens stand in for the policy $\pi_\theta$ and "
     r"the reference $\pi_\mathrm{ref}$, small enough that every figure is also known **exactly**. "
     "**A sequence's KL is the sum of its positions' KLs: is its gradient then the gradient of a "
     "per-token KL loss?**"
 ), mapping="theta", more=_("$t$ is a token's position, 1 to $T$."))
-first = st.container()  # the answer and the cosines, above the controls that set them (issue 20)
 
 # ------------------------------------------------------------ the chains
 if (link_src := notes.link_source(st.query_params)) is not None:  # an older link: K, drift, no src

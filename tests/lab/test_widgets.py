@@ -116,12 +116,14 @@ def _opening_script():
 
     from lab.widgets import page_opening
 
-    page_opening("A title", "The **question** of the page.")
+    first = page_opening("A title", "The **question** of the page.")
     st.write("after")
+    first.write("the answer")
 
 
 def test_page_opening_draws_the_title_then_the_question():
     at = AppTest.from_function(_opening_script, default_timeout=30).run()
     assert not at.exception
     assert [t.value for t in at.title] == ["A title"]
-    assert [m.value for m in at.markdown] == ["The **question** of the page.", "after"]
+    # the returned container sits under the question, above what the page draws after it
+    assert [m.value for m in at.markdown] == ["The **question** of the page.", "the answer", "after"]
