@@ -57,6 +57,26 @@ def _legend(stroke_width: float | None = 3) -> dict:
     return legend
 
 
+def _theta_x(curve: ClampCurve, x_title: str | None) -> dict:
+    """The drift θ axis of both clamp charts: the curve's θ range, six ticks."""
+    return {
+        "field": "theta",
+        "type": "quantitative",
+        "title": _("drift θ") if x_title is None else x_title,
+        "scale": {"domain": [float(curve.theta[0]), float(curve.theta[-1])], "nice": False},
+        "axis": {"tickCount": 6},
+    }
+
+
+def _tooltip(series_title: str, field: str, title: str, fmt: str) -> list[dict]:
+    """A clamp chart's tooltip: the line, θ, and the line's value ``field``."""
+    return [
+        {"field": "series", "type": "nominal", "title": series_title},
+        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3g"},
+        {"field": field, "type": "quantitative", "title": title, "format": fmt},
+    ]
+
+
 def clamp_chart(
     curve: ClampCurve,
     point: ClampPoint,
@@ -126,13 +146,7 @@ def clamp_chart(
         "legend": _legend(),
         "sort": None,
     }
-    x_value = {
-        "field": "theta",
-        "type": "quantitative",
-        "title": _("drift θ") if x_title is None else x_title,
-        "scale": {"domain": [float(curve.theta[0]), float(curve.theta[-1])], "nice": False},
-        "axis": {"tickCount": 6},
-    }
+    x_value = _theta_x(curve, x_title)
     top = float(max(curve.kl.max(), curve.unclamped_mean.max(), curve.mean.max(), 1.0))
     y_value = {
         "field": "value",
@@ -141,11 +155,7 @@ def clamp_chart(
         "scale": {"type": "symlog", "constant": 1},
         "axis": {"values": [t for t in _SYMLOG_TICKS if t <= 1.05 * top], "format": "~g"},
     }
-    tooltip = [
-        {"field": "series", "type": "nominal", "title": _("line")},
-        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3g"},
-        {"field": "value", "type": "quantitative", "title": _("mean per token"), "format": ".5g"},
-    ]
+    tooltip = _tooltip(_("line"), "value", _("mean per token"), ".5g")
     sel_data, sel_layer = _theta_rule(point.theta, x_value)
     datasets = {"curve": records(rows), "marks": records(marks), **sel_data}
     widths = {names[CLAMPED]: 3, names[UNCLAMPED]: 6, names[EXACT]: 2}
@@ -189,16 +199,10 @@ def clamp_hit_chart(
 
     Parameters
     ----------
-    curve : ClampCurve
-        From :func:`kl_core.libraries.clamps.clamp_curve`.
-    point : ClampPoint
-        The selected θ, marked with a rule and a dot.
-    x_title : str, optional
-        Title of the θ axis (default "drift θ", translated).
+    curve, point, x_title, height
+        As for :func:`clamp_chart`; ``point``'s θ is marked with a rule and a dot.
     show_logr : bool
         Also draw the log-ratio clamp alone (dashed), for entries that have one.
-    height : int
-        Height in pixels.
 
     Returns
     -------
@@ -213,13 +217,7 @@ def clamp_hit_chart(
         wide[logr_name] = curve.logr_hit_prob
     rows = pd.DataFrame(wide)
     marks = pd.DataFrame({"theta": [point.theta], "series": [any_name], "p": [point.hit_prob]})
-    x_value = {
-        "field": "theta",
-        "type": "quantitative",
-        "title": _("drift θ") if x_title is None else x_title,
-        "scale": {"domain": [float(curve.theta[0]), float(curve.theta[-1])], "nice": False},
-        "axis": {"tickCount": 6},
-    }
+    x_value = _theta_x(curve, x_title)
     # 0-100 % once clamps bite often; a 0-5 % window keeps rare hits visible
     top = min(1.0, max(0.05, 1.2 * float(curve.hit_prob.max())))
     step = next(s for s in (0.01, 0.02, 0.05, 0.1, 0.2, 0.25) if top / s <= 5)
@@ -239,11 +237,7 @@ def clamp_hit_chart(
         "scale": {"domain": domain, "range": [_GUIDE, color("abs")]},
         "legend": _legend() if show_logr else None,
     }
-    tooltip = [
-        {"field": "series", "type": "nominal", "title": _("clamp")},
-        {"field": "theta", "type": "quantitative", "title": "θ", "format": ".3g"},
-        {"field": "p", "type": "quantitative", "title": _("probability"), "format": ".3g"},
-    ]
+    tooltip = _tooltip(_("clamp"), "p", _("probability"), ".3g")
     sel_data, sel_layer = _theta_rule(point.theta, x_value)
     datasets = {"hits": records(rows), "marks": records(marks), **sel_data}
     layers = [
