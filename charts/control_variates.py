@@ -479,15 +479,11 @@ def lambda_star_chart(
     ----------
     thetas, lam_star : array_like
         Positions θ and λ* there (``GainCurve.lam_star``).
-    theta_title : str or sequence of str
-        The x-axis title (a list: one line each), shown as given.
     infinite : array_like, optional
         Values that are non-finite where the band should be shaded (e.g. the
         variance of k3 along the path).
-    infinite_text : str
-        Label of the shaded stretches (translated here).
-    height : int, default 330
-        Chart height in pixels.
+    theta_title, infinite_text, height
+        As for :func:`gain_chart`.
     """
     th, x_scale, datasets, layers = _path_base(thetas, infinite, infinite_text)
     ls = np.asarray(lam_star, dtype=np.float64).ravel()
