@@ -18,8 +18,11 @@ from charts.histograms import check_rows, records
 from charts.palette import EXTRA_COLORS, REFERENCE_COLOR, finish, fitted_legend
 from i18n import _
 
-__all__ = ["setting_chart", "token_pair_chart"]
+__all__ = ["SAMPLED_COLOR", "setting_chart", "token_pair_chart"]
 
+#: The sampled distribution's bars: near-black, and one mid tone in the dark theme for bar and legend
+#: alike (a black bar and its legend square are redrawn differently there; this grey is lifted).
+SAMPLED_COLOR = EXTRA_COLORS["dark grey"]
 #: The alpha of the compared distribution's fill (#RRGGBBAA): a tint, so its bars read as outlines.
 _TINT = "24"
 
@@ -54,16 +57,17 @@ def setting_chart(x: np.ndarray, q_pdf: np.ndarray, p_pdf: np.ndarray, *, q_name
 
 
 def token_pair_chart(sampled: np.ndarray, reference: np.ndarray, *, names: tuple[str, str], y_title: str,
-                     height: int = 260) -> alt.Chart:
+                     height: int = 300) -> alt.Chart:
     """Two distributions over the same tokens as bars side by side, no title (the legend names them).
 
     Parameters
     ----------
     sampled, reference : numpy.ndarray
         One value per token (``kl_core.lessons.settings.TokenPair``): the distribution the
-        tokens are drawn from (filled bars in :data:`REFERENCE_COLOR`, left) and the one it
-        is compared with (wine outlines, dashed and nearly empty, right): the density
-        chart's q and p, so fill, outline, dash and position tell them apart, not colour alone.
+        tokens are drawn from (filled bars in :data:`SAMPLED_COLOR`, left) and the one it
+        is compared with (wine outlines, dashed and nearly empty, right), in the roles of
+        :func:`setting_chart`'s q (solid, dark) and p (dashed, wine): fill, outline, dash and
+        position tell them apart, not colour alone.
     names : (str, str)
         The two legend labels, translated.
     y_title : str
@@ -91,7 +95,7 @@ def token_pair_chart(sampled: np.ndarray, reference: np.ndarray, *, names: tuple
         "series": np.repeat(series, k),
         "value": np.concatenate([sampled, reference]),
     }))
-    colours = [REFERENCE_COLOR, EXTRA_COLORS["wine"]]
+    colours = [SAMPLED_COLOR, EXTRA_COLORS["wine"]]
 
     def by_series(values: list) -> dict:
         return {"field": "series", "type": "nominal", "sort": series, "scale": {"domain": series, "range": values},
@@ -107,7 +111,7 @@ def token_pair_chart(sampled: np.ndarray, reference: np.ndarray, *, names: tuple
                "axis": {"labelAngle": 0}, "scale": {"paddingInner": 0.25}},
             xOffset={"field": "series", "type": "nominal", "sort": series, "scale": {"domain": series}},
             y={"field": "value", "type": "quantitative", "title": y_title, "axis": {"tickCount": 4, "format": "~g"}},
-            fill=by_series([REFERENCE_COLOR, EXTRA_COLORS["wine"] + _TINT]),  # the legend shows the tint too
+            fill=by_series([SAMPLED_COLOR, EXTRA_COLORS["wine"] + _TINT]),  # the legend shows the tint too
             stroke=by_series(colours),
             strokeDash=by_series([[1, 0], [5, 3]]),
             tooltip=[{"field": "token", "type": "ordinal", "title": _("token")},

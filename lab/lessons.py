@@ -194,15 +194,14 @@ def setting_figure(q: core.Question) -> Figure | None:
     if q.setting == "policies":
         chart = token_pair_chart(tokens.sampled, tokens.reference, y_title=_("probability"),
                                  names=(_("π_θ (tokens are drawn from it)"), _("π_ref (uniform)")))
-        caption = _(r"Filled bars: $\pi_\theta$ at $s$ = {t:g}, which the tokens are drawn from; dashed "
-                    r"outlines: the uniform $\pi_\mathrm{{ref}}$. Look at which tokens $\pi_\theta$ favours.").format(
-            t=q.params["t"])
+        caption = _(r"Look at which tokens $\pi_\theta$ (filled, at $s$ = {t:g}) favours over the uniform "
+                    r"$\pi_\mathrm{{ref}}$ (dashed).").format(t=q.params["t"])
         return Figure(chart, name, caption)
     chart = token_pair_chart(tokens.sampled, tokens.reference, y_title=_("share of the T tokens"),
-                             names=(_("policy chain (sequences are drawn from it)"), _("reference chain")))
-    caption = _("How often each token appears in a sequence of T = {T} tokens: filled bars for the policy, "
-                "dashed outlines for the reference. Look at how the tilt δ = {drift:g} moves the policy "
-                "towards the low-numbered tokens.").format(T=q.params["T"], drift=q.params["drift"])
+                             names=(_("policy (sequences come from it)"), _("reference chain")))
+    caption = _("Each token's share of a sequence of T = {T} tokens: the tilt δ = {drift:g} moves the policy "
+                "(filled) towards the low-numbered tokens, away from the reference chain (dashed).").format(
+        T=q.params["T"], drift=q.params["drift"])
     return Figure(chart, name, caption)
 
 

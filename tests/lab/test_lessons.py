@@ -151,7 +151,7 @@ def test_the_policies_picture_plots_the_two_policies() -> None:
 def test_the_chains_picture_says_what_its_bars_are() -> None:
     q = core.question(6, 4, 2)
     fig = lessons.setting_figure(q)
-    assert {row["series"] for row in _rows(fig)} == {"policy chain (sequences are drawn from it)", "reference chain"}
+    assert {row["series"] for row in _rows(fig)} == {"policy (sequences come from it)", "reference chain"}
     assert f"T = {q.params['T']}" in fig.caption and "{d:g}".format(d=q.params["drift"]) in fig.caption
     spec = fig.chart.to_dict()
     assert spec["encoding"]["y"]["title"] == "share of the T tokens" and spec["encoding"]["x"]["title"] == "token"
@@ -162,6 +162,6 @@ def test_the_pictures_speak_chinese() -> None:
         for lesson, step in ((5, 1), (6, 3), (1, 1)):
             fig = lessons.setting_figure(core.question(lesson, step, 0))
             spec = json.dumps(fig.chart.to_dict(), ensure_ascii=False)
-            assert not any(w in spec for w in ("tokens are drawn", "reference chain", '"title": "probability"'))
-            assert not any(w in fig.caption for w in ("Filled bars", "How often", "is drawn from"))
+            assert not any(w in spec for w in ("tokens are drawn", "sequences come", '"title": "probability"'))
+            assert not any(w in fig.caption for w in ("Look at", "Each token", "is drawn from"))
             assert any("\u4e00" <= ch <= "\u9fff" for ch in fig.caption)
