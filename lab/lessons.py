@@ -3,8 +3,9 @@
 The questions themselves (settings, exact answers, explanations) are
 :mod:`kl_core.lessons.catalog`; the words about a guess are :mod:`lab.notes.lessons`.
 Here: where the session keeps its answers, how ``?present=1`` turns the page
-into one large step per screen, the Back / Next / New numbers callbacks, and
-the small simulation chart beside an exact value.
+into one large step per screen, the Back / Next / New numbers callbacks, the
+picture of a step's setting beside its question (:func:`setting_figure`, never
+its answer), and the small simulation chart beside an exact value.
 """
 
 from __future__ import annotations
