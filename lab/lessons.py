@@ -3,31 +3,36 @@
 The questions themselves (settings, exact answers, explanations) are
 :mod:`kl_core.lessons.catalog`; the words about a guess are :mod:`lab.notes.lessons`.
 Here: where the session keeps its answers, how ``?present=1`` turns the page
-into one large step per screen, the Back / Next / New numbers callbacks, and
-the small simulation chart beside an exact value.
+into one large step per screen, the Back / Next / New numbers callbacks, the
+picture of a step's setting beside its question (:func:`setting_figure`, never
+its answer), and the small simulation chart beside an exact value.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from functools import lru_cache
 
+import altair as alt
 import numpy as np
 import streamlit as st
 
 from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
-from charts.lessons import setting_chart
+from charts.lessons import setting_chart, token_pair_chart
 from i18n import _
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.distributions import parse
 from kl_core.lessons import catalog as core
+from kl_core.lessons.settings import token_pair
 from lab import cache, state, ui
 from lab.notes import lessons as notes
 
 __all__ = [
     "PRESENTER_CSS",
+    "Figure",
     "draw_chart",
     "draw_setting",
     "go",
@@ -40,6 +45,7 @@ __all__ = [
     "remember",
     "submit",
     "set_presenter",
+    "setting_figure",
 ]
 
 _RECORDS = "lessons.records"
@@ -154,16 +160,58 @@ def _pair(q: core.Question):
     return parse(q.params["q"]), parse(q.params["p"])
 
 
-def draw_setting(q: core.Question) -> bool:
-    """The step's q and p as two density curves (it shows no answer); False if it has none."""
-    pair = _pair(q)
-    if pair is None:
-        return False
-    (qd, pd_), ends = pair, np.array([pair[0].interval(0.998), pair[1].interval(0.998)])
+@dataclass(frozen=True)
+class Figure:
+    """A chart ready for :func:`lab.ui.chart`: the chart, its file name and its one-line caption."""
+
+    chart: alt.TopLevelMixin
+    name: str
+    caption: str
+
+
+def _densities(q: core.Question, qd, pd_) -> alt.TopLevelMixin:
+    ends = np.array([qd.interval(0.998), pd_.interval(0.998)])
     x = np.linspace(ends[:, 0].min(), ends[:, 1].max(), 161)
-    ui.chart(setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name),
-             name=_("lesson-{lesson}-{step}-setting").format(lesson=q.lesson, step=q.step),
-             caption=_("x is drawn from q (solid); p (dashed) is the distribution compared with it."))
+    return setting_chart(x, qd.pdf(x), pd_.pdf(x), q_name=qd.name, p_name=pd_.name)
+
+
+def setting_figure(q: core.Question) -> Figure | None:
+    """The picture of the step's setting, drawn before any answer; None for a step without one.
+
+    A step with a q and a p: their two density curves.  A step whose catalog
+    entry names a token setting (``q.setting``, :mod:`kl_core.lessons.settings`):
+    lesson 5's π_θ and π_ref, or lesson 6's token shares of the two chains, as
+    bars.  Neither shows the step's answer (``tests/lab/test_lessons.py``
+    checks every step and variant).
+    """
+    name = _("lesson-{lesson}-{step}-setting").format(lesson=q.lesson, step=q.step)
+    pair = _pair(q)
+    if pair is not None:
+        return Figure(_densities(q, *pair), name,
+                      _("x is drawn from q (solid); p (dashed) is the distribution compared with it."))
+    if not q.setting:
+        return None
+    tokens = token_pair(q.setting, q.params)
+    if q.setting == "policies":
+        chart = token_pair_chart(tokens.sampled, tokens.reference, y_title=_("probability"),
+                                 names=(_("π_θ (tokens are drawn from it)"), _("π_ref (uniform)")))
+        caption = _(r"Look at which tokens $\pi_\theta$ (filled, at $s$ = {t:g}) favours over the uniform "
+                    r"$\pi_\mathrm{{ref}}$ (dashed).").format(t=q.params["t"])
+        return Figure(chart, name, caption)
+    chart = token_pair_chart(tokens.sampled, tokens.reference, y_title=_("share of the T tokens"),
+                             names=(_("policy (sequences come from it)"), _("reference chain")))
+    caption = _("Each token's share of a sequence of T = {T} tokens: the tilt δ = {drift:g} moves the policy "
+                "(filled) towards the low-numbered tokens, away from the reference chain (dashed).").format(
+        T=q.params["T"], drift=q.params["drift"])
+    return Figure(chart, name, caption)
+
+
+def draw_setting(q: core.Question) -> bool:
+    """Draw :func:`setting_figure` (it shows no answer); False if the step has none."""
+    fig = setting_figure(q)
+    if fig is None:
+        return False
+    ui.chart(fig.chart, name=fig.name, caption=fig.caption)
     return True
 
 

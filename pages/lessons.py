@@ -47,7 +47,7 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
     st.caption(notes.lesson_caption(lesson_no))
     (st.title if present else st.header)(notes.step_heading(q))  # presenter: the step is the screen's heading
     ask, show = st.columns([1, 1.1], gap="medium")  # on a phone: the question and its form, then the point
-    with show:  # the lesson's point, not the step's answer (the verdict says that after a guess), and q, p
+    with show:  # the lesson's point, not the step's answer (the verdict says that after a guess), and the setting
         ui.answer(notes.point(q))
         lessons.draw_setting(q)
     with ask:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -184,5 +185,8 @@ def test_after_an_answer_the_steps_own_chart_follows_the_setting() -> None:
     assert ["(samples)" in c.proto.spec for c in at.get("vega_lite_chart")] == [True, False]
     at = press(open_page(lesson="1", step="1", v="0"), "Show me")  # no chart of its own: the setting alone
     assert ["(samples)" in c.proto.spec for c in at.get("vega_lite_chart")] == [True]
-    at = open_page(lesson="5", step="1", v="0")  # no q and p: the point alone, no chart before an answer
-    assert not at.get("vega_lite_chart") and any("Lesson 5's point" in m.value for m in at.markdown)
+    at = open_page(lesson="5", step="1", v="0")  # no q and p: π_θ and π_ref as bars beside the point
+    (chart,) = at.get("vega_lite_chart")
+    assert "tokens π_θ (filled" in json.loads(chart.proto.spec)["description"] and any("Lesson 5's point" in m.value for m in at.markdown)
+    at = open_page(lesson="4", step="5", v="0")  # one log r: no picture, it would show the answer
+    assert not at.get("vega_lite_chart")

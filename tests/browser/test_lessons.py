@@ -102,10 +102,15 @@ def test_presenter_mode(app_url, new_page, wait_for_app):
     page.locator("[data-testid='stSidebar']").wait_for(state="visible")
 
 
+#: One step per language: q and p as densities (English), the chains' token bars (Chinese; the
+#: default view, lesson 1's densities, is checked in Chinese by test_readability).
+READABLE = {"en": "lesson=2&step=4&v=3", "zh": "lesson=6&step=3&v=5"}
+
+
 @pytest.mark.parametrize("size", PAGE_SIZES)
 def test_readable_in_both_languages(app_url, chromium, size):
-    for lang in ("en", "zh"):
-        with open_page(chromium, f"{app_url}/lessons?lang={lang}&lesson=2&step=4&v=3", size) as page:
+    for lang, step in READABLE.items():
+        with open_page(chromium, f"{app_url}/lessons?lang={lang}&{step}", size) as page:
             assert page.locator("[data-testid='stException']").count() == 0
             assert defects(page) == [], (lang, size)
 
