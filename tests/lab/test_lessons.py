@@ -195,6 +195,16 @@ def test_the_chains_picture_says_what_its_bars_are() -> None:
     assert spec["encoding"]["y"]["title"] == "share of the T tokens" and spec["encoding"]["x"]["title"] == "token"
 
 
+@pytest.mark.parametrize("step", [3, 4])
+def test_the_chains_caption_is_true_at_every_served_setting(step: int) -> None:
+    """The caption says the tilt moves the policy towards the low-numbered tokens: at every setting
+    the policy's cumulative token shares lie at or above the reference chain's, strictly at token 0."""
+    for q in _settings(6, step):
+        pair = token_pair("chains", q.params)
+        above = np.cumsum(pair.sampled)[:-1] - np.cumsum(pair.reference)[:-1]
+        assert pair.sampled[0] > pair.reference[0] and (above >= -1e-12).all(), q.params
+
+
 def test_the_pictures_speak_chinese() -> None:
     with using("zh"):
         for lesson, step in ((5, 1), (6, 3), (1, 1)):
