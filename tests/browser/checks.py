@@ -78,6 +78,8 @@ def wait_for_app_run(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
 _SETTLED = """([quiet]) => {
     const charts = [...document.querySelectorAll("[data-testid='stVegaLiteChart']")];
     if (!charts.every(el => el.querySelector('svg text'))) { window.__klSig = null; return false; }
+    // a page (re)loading shows grey skeletons for what it will draw: no chart yet, so none undrawn
+    if (document.querySelector("[data-testid='stSkeleton']")) { window.__klSig = null; return false; }
     const main = document.querySelector("[data-testid='stMain']");
     const sig = (main ? main.innerText : '') + '|' + charts.map(
         el => [...el.querySelectorAll('svg text')].map(t => t.textContent).join('/')).join('|');
