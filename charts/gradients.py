@@ -23,6 +23,7 @@ from charts.palette import (
     RB_COLOR,
     REFERENCE_COLOR,
     REFERENCE_DASH,
+    REFERENCE_TICKS,
     SERIES_COLORS,
     TITLE_SIZE,
     ZERO_COLOR,
@@ -156,7 +157,7 @@ def gradient_panel(
             ),
         ),
         alt.Chart(
-            {"name": "grad"},
+            {"name": "grad"}, name=REFERENCE_TICKS,
             mark={"type": "tick", "color": REFERENCE_COLOR, "thickness": 3, "bandSize": 18,
                   "clip": True},
             encoding=alt.FacetedEncoding(x=x, y={"field": "rev", "type": "quantitative"},
@@ -264,7 +265,8 @@ def pair_chart(
                 tooltip=tooltip),
         ),
         alt.Chart(
-            {"name": "ticks"}, mark={"type": "tick", "color": REFERENCE_COLOR, "thickness": 3, "clip": True},
+            {"name": "ticks"}, name=REFERENCE_TICKS,
+            mark={"type": "tick", "color": REFERENCE_COLOR, "thickness": 3, "clip": True},
             encoding=alt.FacetedEncoding(
                 x=x, xOffset=offset, y={"field": "rev", "type": "quantitative", "scale": y_scale},
                 tooltip=[{"field": "token", "type": "ordinal", "title": _("token")},

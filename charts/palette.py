@@ -63,6 +63,7 @@ __all__ = [
     "RB_COLOR",
     "REFERENCE_COLOR",
     "REFERENCE_DASH",
+    "REFERENCE_TICKS",
     "SEQUENCE_STYLES",
     "SERIES_COLORS",
     "SHAPES",
@@ -149,6 +150,9 @@ RB_COLOR = _RB.color
 #: The exact value (true KL etc.) is drawn in black, dashed with :data:`REFERENCE_DASH`.
 REFERENCE_COLOR = "#000000"
 REFERENCE_DASH: list[float] = [6, 4]
+#: The name of a layer of reference ticks (thin black rects): in the dark theme they take the
+#: text colour like a black line, not the mid grey of a black bar (``lab.ui``'s theme CSS).
+REFERENCE_TICKS = "reference_ticks"
 #: Zero lines and other guides: a mid grey, visible on white and on the dark theme's background.
 ZERO_COLOR = "#8C8C8C"
 #: The one item a reader moves by hand (the Bregman gap's "your r"): Paul Tol's purple,

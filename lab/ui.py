@@ -38,7 +38,7 @@ import streamlit as st
 from altair.utils.schemapi import SchemaBase
 
 import i18n
-from charts.palette import LIFTED_IN_DARK, TEXT_COLOR, TEXT_LIKE, color, label
+from charts.palette import LIFTED_IN_DARK, REFERENCE_TICKS, TEXT_COLOR, TEXT_LIKE, color, label
 from i18n import _
 from kl_core.estimation.estimators import ESTIMATORS
 from lab.a11y import A11Y_CSS
@@ -420,8 +420,9 @@ def _theme_css() -> str:
             rules.append(f"{svg} [{prop}='{value}' i]{{{prop}:light-dark({value},{dark});}}")
     # A black bar or cell often carries a white number: in the dark theme it turns a mid
     # grey (visible on the dark page, the number still readable), not the text colour.
+    # Reference ticks are rects too, but thin lines: they keep the text colour.
     for value in TEXT_LIKE:
-        rules.append(f"{svg} .mark-rect>[fill='{value}' i]"  # i18n: ok (CSS)
+        rules.append(f"{svg} .mark-rect:not(.{REFERENCE_TICKS}_marks)>[fill='{value}' i]"  # i18n: ok (CSS)
                      f"{{fill:light-dark({value},color-mix(in srgb,currentColor 45%,#000));}}")
     # A label's white halo (stroke, or a thick white copy underneath) is the page's
     # background in the dark theme, not a white blot.

@@ -422,3 +422,25 @@ def test_pair_chart_spec():
     assert points["encoding"]["shape"]["scale"]["domain"] == names  # not colour alone: a shape per series
     with pytest.raises(ValueError, match="names must hold three labels"):
         pair_chart(t.row("k2").expected_grad, t.row("k3").expected_grad, t.true_reverse, names=names[:2])
+
+
+def test_reference_ticks_are_named_for_the_dark_theme(far_table):
+    """Both charts' ∇KL ticks are the REFERENCE_TICKS layer, which the dark theme draws in the text
+    colour (a black *bar* turns mid grey there, and thin ticks turned grey were hard to see)."""
+    import vl_convert as vlc
+
+    from charts.palette import REFERENCE_TICKS
+
+    t = core()
+    row = far_table.row("verl:low_var_kl")
+    specs = [
+        pair_chart(t.row("k2").expected_grad, t.row("k3").expected_grad, t.true_reverse,
+                   names=notes.pair_names(t)).to_dict(),
+        gradient_panel(row, far_table.true_reverse, far_table.true_forward, title="t", subtitle=["a"],
+                       y_domain=(-1.0, 1.0)).to_dict(),
+    ]
+    for spec in specs:
+        ticks = [layer for layer in spec["layer"] if layer.get("name") == REFERENCE_TICKS]
+        assert len(ticks) == 1 and ticks[0]["mark"]["type"] == "tick"
+        marks = [m["name"] for m in vlc.vegalite_to_vega(spec)["marks"]]
+        assert f"{REFERENCE_TICKS}_marks" in marks  # the class the theme CSS leaves out

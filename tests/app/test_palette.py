@@ -111,5 +111,6 @@ def test_page_css_redraws_text_and_black_in_the_dark_theme_only():
 def test_black_bars_turn_grey_not_white_in_the_dark_theme():
     from lab.ui import PAGE_CSS
 
-    rule = ".mark-rect>[fill='#000000' i]{fill:light-dark(#000000,color-mix(in srgb,currentColor 45%,#000));}"
+    rule = (".mark-rect:not(.reference_ticks_marks)>[fill='#000000' i]"
+            "{fill:light-dark(#000000,color-mix(in srgb,currentColor 45%,#000));}")
     assert rule in PAGE_CSS
