@@ -101,7 +101,7 @@ with first:
                         _("against the exact KL")]),
         name=_("clamps-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key),
         caption=_("Solid, the library's mean per token; thick dots, the same estimator without clamps; "
-                  "thin black dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
+                  "thin dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
                   "clamps they are unbiased). Where the solid line leaves them, the clamps bias it. The "
                   "controls are below."),
     )

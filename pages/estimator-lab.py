@@ -166,7 +166,7 @@ for key, col in ui.grid(keys, key="formulas"):
 # ------------------------------------------------------------ 2. repeated estimates
 st.header(_("2 · One estimate (N = {n:,}), repeated R = {r:,} times").format(n=n, r=repeats))
 st.markdown(_(
-    "Each bar counts estimates, each the mean of N values. The black curve is the **normal "
+    "Each bar counts estimates, each the mean of N values. The curve over the bars is the **normal "
     r"approximation with the exact mean and variance**, $\mathcal N(\mu, \sigma^2/N)$ with "
     r"$\mu = \mathbb E_q[k]$ and $\sigma^2 = \mathrm{Var}_q[k]$ from `kl_core.estimation.exact` "
     "(the central limit theorem; its shape is approximate for small N). "

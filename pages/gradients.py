@@ -143,7 +143,7 @@ with sec1:
     shown = notes.panel_names(chosen)
     st.markdown(_(
         r"Bars: the option's expected gradient in each logit $\theta_x$, averaged exactly over the "
-        r"sampled token. Black ticks: $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ (reverse KL, "
+        r"sampled token. Ticks: $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ (reverse KL, "
         r"the penalty RLHF means). Hollow circles: $\nabla\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$ "
         "(forward KL). The highlighted option comes first."
     ))

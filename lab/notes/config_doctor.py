@@ -536,12 +536,13 @@ def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:
 
 
 _PULL = {
-    "reverse_kl": N_("The coloured line lies on the black one: this term pulls each token back as the reverse "
-                     "KL does."),
-    "forward_kl": N_(r"The coloured line follows the grey forward-KL line, not the black reverse-KL one: it "
+    "reverse_kl": N_("The coloured line lies on the dashed reverse-KL line: this term pulls each token back as "
+                     "the reverse KL does."),
+    "forward_kl": N_(r"The coloured line follows the dotted forward-KL line, not the dashed reverse-KL one: it "
                      r"pushes $\pi_\theta$ to cover the reference, most strongly on tokens $\pi_\theta$ has all "
                      r"but dropped ($\log r > 0$)."),
-    "zero": N_("Where the coloured line leaves the black one, this term's gradient is not the KL penalty's."),
+    "zero": N_("Where the coloured line leaves the dashed reverse-KL line, this term's gradient is not the KL "
+            "penalty's."),
     "mixed": N_("The coloured line follows neither KL's line: on average its pull is neither KL's gradient."),
 }
 

@@ -345,7 +345,7 @@ def gain_caption(path_key: str, curve: GainCurve) -> str:
     if path_key == "shift":
         marker = gain_marker(path_key, curve)
         return _(
-            "The gain is {near}, ×{at1:.3g} at Schulman's μ = 1 (black dot) and about ×{far:,.0f} "
+            "The gain is {near}, ×{at1:.3g} at Schulman's μ = 1 (the labelled dot) and about ×{far:,.0f} "
             "at μ = {end:g}: k3 is nearly optimal only for small shifts."
         ).format(near=near_text, at1=marker[1], far=curve.gain[-1], end=curve.thetas[-1])
     if path_key == "scale":

@@ -509,7 +509,7 @@ def pair_names(table: GradientTable) -> list[str]:
 def pair_caption(table: GradientTable) -> str:
     """What the first chart shows, and where to look."""
     text = _(r"Bars: the exact expected gradient in each logit $\theta_x$ of k2 and of k3 used as a loss, and in "
-             "grey their difference. Black ticks: {grad_rev}, the gradient of the KL the penalty means; "
+             "grey their difference. Ticks: {grad_rev}, the gradient of the KL the penalty means; "
              "cos is each option's cosine to it.").format(grad_rev=GRAD_REVERSE)
     if table.on_policy and not _zero(table):
         text += " " + _("On-policy the k2 bars end exactly on the ticks.")
@@ -643,7 +643,7 @@ def spread_subtitle(mean: float, sd: float, mc_mean: float, mc_sd: float) -> lis
 def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
     """What to look at in view 2."""
     return _("Each histogram: {repeats:,} estimates, each the mean gradient of N = {n:,} sampled "
-             "tokens, projected on the direction of {grad_rev}. The solid black line is where "
+             "tokens, projected on the direction of {grad_rev}. The solid line is where "
              "an unbiased estimate of that gradient centres ({norm:.3g}); the grey band is the exact "
              "mean ± one standard deviation. Same tokens for every option.").format(
         repeats=repeats, n=n, norm=norm_reverse, grad_rev=GRAD_REVERSE)

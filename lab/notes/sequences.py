@@ -649,7 +649,7 @@ def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
     if table.reverse.norm <= 1e-6 * table.local.norm:
         return _(
             "Expected gradients in {shown}: the grey bars (what the per-token losses miss) cancel "
-            "the blue ones, so the true gradient, black, is 0 here."
+            "the blue ones, so the true gradient is 0 here."
         ).format(shown=shown)
     if table.later.norm <= 1e-9 * table.reverse.norm:
         return _(

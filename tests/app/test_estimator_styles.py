@@ -53,11 +53,11 @@ LINKS = [(page.path, {}) for page in PAGES] + [
 #: "which estimator": only colours are checked there.  Each says what the dash/shape means.
 ROLES: list[tuple[str, str, str]] = [
     ("approx-kl", r"^clamps-", "one estimator three ways: the library's clamped mean solid, the "
-     "unclamped estimator thick dots, the exact KL black dashes (the page's caption says so)"),
+     "unclamped estimator thick dots, the exact KL thin dashes (the page's caption says so)"),
     ("approx-kl", r"^clamp-hits-", "clamp lines: any clamp grey, the log-ratio clamp sky blue dashed; "
      "no estimator (the sky blue marks log r)"),
     ("config-doctor", r"^pull-", "a library option's pull solid against the two KL gradients' "
-     "dashed and dotted pulls (the caption names the lines by colour and dash)"),
+     "dashed and dotted pulls (the caption names the lines by their dash)"),
     ("bregman-gap", r"^bregman-", "one estimator's gaps: a thin solid segment and a dot per draw"),
     ("f-divergences", r"^f-divergences-", "dash tells the exact divergence (solid) from its "
      "parabola ½ f″(1) F θ² (dashed); the colour is the f"),

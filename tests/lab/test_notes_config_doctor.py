@@ -119,11 +119,11 @@ def test_warning_texts_fix_language_and_tables(verl):
 
 
 def test_pull_captions_follow_the_gradient_and_the_clamp(verl):
-    assert "grey forward-KL line" in notes.pull_caption(verl.kl_uses[0])
+    assert "dotted forward-KL line, not the dashed reverse-KL one" in notes.pull_caption(verl.kl_uses[0])
     assert r"Past $\log r = 2.61$ the clamp bites" in notes.pull_caption(verl.kl_uses[0])
     plus = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k3+")
     assert notes.pull_caption(plus.kl_uses[0]) == \
-        "The coloured line lies on the black one: this term pulls each token back as the reverse KL does."
+        "The coloured line lies on the dashed reverse-KL line: this term pulls each token back as the reverse KL does."
     reward = diagnose(VERL + "algorithm.use_kl_in_reward=True algorithm.kl_penalty=mse")
     cap = notes.pull_caption(reward.kl_uses[0])
     assert cap.startswith("The coloured line follows neither") and cap.endswith("policy-gradient term.")
