@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from lab.pages import PAGES
+from tests.browser.checks import wait_for_a11y
 
 MAX_TABS = 250
 #: Pixels an element may sit above the previous one (side-by-side widgets of one row).
@@ -68,7 +69,7 @@ def test_tab_walk(app_url, new_page, wait_for_app, url_path):
     page = new_page()
     page.goto(f"{app_url}/{url_path}?lang=en")
     wait_for_app.settled(page)
-    page.wait_for_timeout(300)
+    wait_for_a11y(page)  # the boxes that scroll get their tabindex 200 ms after the last change
     seen = _walk(page)
     name = url_path or "home"
     assert seen[0]["id"] == "kl-skip-link", f"{name}: the first Tab stop is {seen[0]}, not the skip link"
