@@ -9,7 +9,7 @@ Not a test module: ``conftest.py`` and the ``test_<page>.py`` modules import it.
   never see untypeset;
 * :func:`wait_for_app_run`, :func:`wait_until_settled` – a page's script run has ended, and
   every chart is drawn and the page is still; :func:`wait_for_a11y` – lab.a11y's deferred pass is done;
-* :func:`open_page` / :func:`goto` – a page in a new browser context at one of :data:`SIZES`,
+* :func:`open_page` / :func:`goto` / :func:`goto_all` – a page in a new browser context at one of :data:`SIZES`,
   its charts and metrics drawn; :class:`Preloads` – pages that load ahead while a test reads another;
 * :func:`defects` – what a reader would find cut off or unreadable (one line each);
 * :func:`prose`, :func:`main_text`, :func:`numbers`, :func:`chart_numbers`,
@@ -125,7 +125,20 @@ def goto(page, url: str, *, charts: int = 0, metrics: int = 0) -> None:
     """Open ``url`` in ``page``; wait until at least ``charts`` charts and ``metrics`` metric
     values are drawn (they can appear a moment after the run), every chart is drawn, and the
     page is still."""
-    page.goto(url)
+    goto_all([(page, url)], charts=charts, metrics=metrics)
+
+
+def goto_all(pages_urls, *, charts: int = 0, metrics: int = 0) -> None:
+    """:func:`goto` for several ``(page, url)`` at once: every navigation starts first (the pages
+    load side by side), then each page gets all of :func:`goto`'s waits in turn."""
+    for page, url in pages_urls:
+        page.goto(url, wait_until="commit")
+    for page, _ in pages_urls:
+        page.wait_for_load_state("load")
+        _drawn(page, charts, metrics)
+
+
+def _drawn(page, charts: int, metrics: int) -> None:
     scroll_through(page)
     wait_until_settled(page)
     drawn = page.evaluate(_CHARTS_DRAWN, charts) and page.evaluate(_METRICS_DRAWN, metrics)

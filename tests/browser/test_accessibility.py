@@ -129,8 +129,9 @@ def _combos(lang: str, which: str) -> list[tuple[str, str]]:
 
 @pytest.fixture(scope="module")
 def loads(chromium):
-    """The module's page loads, each in a new 1280×800 context: the next case's page loads
-    while this one is scanned (``checks.Preloads``)."""
+    """The module's page loads, 1280×800 pages of one context (as the reused page per language
+    had): the next case's page, and this case's state, load while one is scanned
+    (``checks.Preloads``)."""
     pre = Preloads(chromium, timeout_ms=60_000)
     yield pre
     pre.close()
