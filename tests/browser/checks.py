@@ -8,9 +8,9 @@ Not a test module: ``conftest.py`` and the ``test_<page>.py`` modules import it.
 * :data:`RAW_LATEX`, :data:`PLAIN_SUBSCRIPT`, :data:`RAW_NOTATION` – notation a reader should
   never see untypeset;
 * :func:`wait_for_app_run`, :func:`wait_until_settled` – a page's script run has ended, and
-  every chart is drawn and the page is still;
-* :func:`open_page` / :func:`goto` – a page in a new browser context at one of :data:`SIZES`,
-  its charts and metrics drawn;
+  every chart is drawn and the page is still; :func:`wait_for_a11y` – lab.a11y's deferred pass is done;
+* :func:`open_page` / :func:`goto` / :func:`goto_all` – a page in a new browser context at one of :data:`SIZES`,
+  its charts and metrics drawn; :class:`Preloads` – pages that load ahead while a test reads another;
 * :func:`defects` – what a reader would find cut off or unreadable (one line each);
 * :func:`prose`, :func:`main_text`, :func:`numbers`, :func:`chart_numbers`,
   :func:`metric_values` – the main area's words and numbers, for the language checks.
@@ -95,6 +95,16 @@ def wait_until_settled(page, quiet_ms: int = 600, timeout_ms: int = RUN_TIMEOUT_
     page.wait_for_function(_SETTLED, arg=[quiet_ms], polling=150, timeout=timeout_ms)
 
 
+#: lab.a11y's script has run on this document and its deferred pass (``fix``: the tabindex of
+#: boxes that scroll, 200 ms after the page last changed) is not pending.
+_A11Y_DONE = "() => !!window.__klA11y && !window.__klA11y.timer"
+
+
+def wait_for_a11y(page, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+    """Wait until lab.a11y's script has run and its deferred pass is done (not a fixed delay)."""
+    page.wait_for_function(_A11Y_DONE, polling=50, timeout=timeout_ms)
+
+
 def scroll_through(page) -> None:
     """Scroll the main area to the bottom and back: charts draw once they have been in view."""
     page.wait_for_selector("[data-testid='stMain'] h1")
@@ -117,7 +127,20 @@ def goto(page, url: str, *, charts: int = 0, metrics: int = 0) -> None:
     """Open ``url`` in ``page``; wait until at least ``charts`` charts and ``metrics`` metric
     values are drawn (they can appear a moment after the run), every chart is drawn, and the
     page is still."""
-    page.goto(url)
+    goto_all([(page, url)], charts=charts, metrics=metrics)
+
+
+def goto_all(pages_urls, *, charts: int = 0, metrics: int = 0) -> None:
+    """:func:`goto` for several ``(page, url)`` at once: every navigation starts first (the pages
+    load side by side), then each page gets all of :func:`goto`'s waits in turn."""
+    for page, url in pages_urls:
+        page.goto(url, wait_until="commit")
+    for page, _ in pages_urls:
+        page.wait_for_load_state("load")
+        _drawn(page, charts, metrics)
+
+
+def _drawn(page, charts: int, metrics: int) -> None:
     scroll_through(page)
     wait_until_settled(page)
     drawn = page.evaluate(_CHARTS_DRAWN, charts) and page.evaluate(_METRICS_DRAWN, metrics)
@@ -140,6 +163,58 @@ def open_page(chromium, url: str, size: str = "1024x768", *, charts: int = 0, me
         yield page
     finally:
         context.close()
+
+
+class Preloads:
+    """Pages that load ahead while a test reads another.
+
+    ``start(url, **context)`` opens ``url`` in a new page and returns at once (the navigation
+    is committed, the page goes on loading in the browser); ``take(url, **context)`` returns that
+    page, started now if it was not, for the caller to wait on as after a ``page.goto``;
+    ``done(page)`` closes it, and ``close()`` everything left.  ``context`` holds
+    ``new_context``'s keywords (default: the 1280×800 projector, light theme); the pages of one
+    set of keywords share one browser context, so they share its cache of the app's scripts as
+    one page reused for each load would (a new context fetches and compiles them anew).
+    The server runs one page's script while the browser draws or scans another, so the quiet
+    windows of :func:`wait_until_settled` overlap instead of adding up; each page still gets
+    every wait a page of its own would.
+    """
+
+    def __init__(self, chromium, timeout_ms: int = RUN_TIMEOUT_MS) -> None:
+        self._chromium = chromium
+        self._timeout_ms = timeout_ms
+        self._contexts: dict[str, object] = {}
+        self._loading: dict[tuple[str, str], object] = {}
+
+    def _context(self, context: dict):
+        key = repr(sorted((context or {**SIZES["1280x800"], "color_scheme": "light"}).items()))
+        if key not in self._contexts:
+            ctx = self._chromium.new_context(**(context or {**SIZES["1280x800"], "color_scheme": "light"}))
+            ctx.set_default_timeout(self._timeout_ms)
+            self._contexts[key] = ctx
+        return key, self._contexts[key]
+
+    def start(self, url: str, **context) -> None:
+        key, ctx = self._context(context)
+        if (url, key) not in self._loading:
+            page = ctx.new_page()
+            self._loading[url, key] = page
+            page.goto(url, wait_until="commit")
+
+    def take(self, url: str, **context):
+        self.start(url, **context)
+        return self._loading.pop((url, self._context(context)[0]))
+
+    @staticmethod
+    def done(page) -> None:
+        page.close()
+
+    def close(self) -> None:
+        for ctx in self._contexts.values():
+            with contextlib.suppress(Exception):  # a context the browser has already closed
+                ctx.close()
+        self._contexts.clear()
+        self._loading.clear()
 
 
 # ----------------------------------------------------------------------------- readability

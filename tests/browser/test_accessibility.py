@@ -27,7 +27,7 @@ import os
 import pytest
 
 from lab.pages import PAGES
-from tests.browser.checks import SIZES
+from tests.browser.checks import SIZES, Preloads, wait_for_a11y
 
 #: axe-core's tags for WCAG 2.0 and 2.1, levels A and AA.
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
@@ -74,7 +74,7 @@ def test_every_page_has_a_non_default_state():
 def _settle(page, wait_for_app) -> None:
     page.evaluate("window.__klSig = null")  # a redraw after a resize or theme change
     wait_for_app.settled(page, timeout_ms=60_000)
-    page.wait_for_timeout(300)  # lab.a11y's script runs 200 ms after the last change
+    wait_for_a11y(page, timeout_ms=60_000)  # lab.a11y's script runs 200 ms after the last change
 
 
 def _violations(page, where: str) -> list[str]:
@@ -128,43 +128,48 @@ def _combos(lang: str, which: str) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def tab(chromium):
-    """One browser page per language, reused for every page of the module."""
-    pages, contexts = {}, []
-
-    def get(lang: str):
-        if lang not in pages:
-            context = chromium.new_context(viewport={"width": 1280, "height": 800})
-            context.set_default_timeout(60_000)
-            contexts.append(context)
-            pages[lang] = context.new_page()
-        return pages[lang]
-
-    yield get
-    for context in contexts:
-        context.close()
+def loads(chromium):
+    """The module's page loads, 1280×800 pages of one context (as the reused page per language
+    had): the next case's page, and this case's state, load while one is scanned
+    (``checks.Preloads``)."""
+    pre = Preloads(chromium, timeout_ms=60_000)
+    yield pre
+    pre.close()
 
 
 CASES = [pytest.param(info.url_path, lang, id=f"{info.url_path or 'home'}-{lang}")
          for info in PAGES for lang in LANGS]
 
 
+def _urls(app_url: str, url_path: str, lang: str) -> tuple[str, str | None]:
+    """The case's default URL, and its non-default state's (None: the state is not loaded)."""
+    default = f"{app_url}/{url_path}?lang={lang}"
+    state = f"{default}&{STATES[url_path]}" if FULL or lang == STATE_LANG[url_path] else None
+    return default, state
+
+
 @pytest.mark.parametrize(("url_path", "lang"), CASES)
-def test_no_axe_violations(app_url, tab, wait_for_app, url_path, lang):
-    page = tab(lang)
+def test_no_axe_violations(app_url, loads, wait_for_app, url_path, lang):
+    default, state = _urls(app_url, url_path, lang)
+    page = loads.take(default)
+    if state:
+        loads.start(state)  # it loads while the defaults are scanned
+    at = [c.values for c in CASES].index((url_path, lang))
+    if at + 1 < len(CASES):
+        loads.start(_urls(app_url, *CASES[at + 1].values)[0])  # and so does the next case's page
     name = url_path or "home"
     found = []
-    page.goto(f"{app_url}/{url_path}?lang={lang}")
     _settle(page, wait_for_app)
     page.wait_for_function("([want]) => document.documentElement.lang === want", arg=[HTML_LANG[lang]],
                            timeout=10_000)  # <html lang> (fails with a timeout)
     found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang} at its defaults",
                        _combos(lang, "default"))
+    loads.done(page)
 
-    if lang != STATE_LANG[url_path] and not FULL:
+    if state is None:
         assert not found, f"{len(found)} axe violation(s):\n" + "\n".join(found[:25])
         return
-    page.goto(f"{app_url}/{url_path}?lang={lang}&{STATES[url_path]}")
+    page = loads.take(state)
     _settle(page, wait_for_app)
     if url_path == "lessons":  # a step shows its chart once the answer is revealed
         page.get_by_role("button", name=SHOW_ME[lang]).click()
@@ -175,8 +180,8 @@ def test_no_axe_violations(app_url, tab, wait_for_app, url_path, lang):
     _settle(page, wait_for_app)
     found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang}&{STATES[url_path]}",
                        _combos(lang, "state"))
+    loads.done(page)
     assert not found, f"{len(found)} axe violation(s):\n" + "\n".join(found[:25])
-
 
 
 def test_html_lang_follows_the_language_switch(app_url, new_page, wait_for_app):
@@ -213,13 +218,15 @@ def test_200_percent_zoom_loses_nothing(app_url, chromium, wait_for_app):
     Every page: nothing scrolls sideways except inside its own box, and the
     navigation (the collapsed sidebar's button) is still on screen.
     """
-    context = chromium.new_context(viewport={"width": 640, "height": 400}, device_scale_factor=2)
-    context.set_default_timeout(60_000)
-    page = context.new_page()
+    zoomed = {"viewport": {"width": 640, "height": 400}, "device_scale_factor": 2}
+    urls = [f"{app_url}/{info.url_path}?lang=en" for info in PAGES]
+    loads = Preloads(chromium, timeout_ms=60_000)  # two pages load ahead of the one measured
     bad = []
     try:
-        for info in PAGES:
-            page.goto(f"{app_url}/{info.url_path}?lang=en")
+        for i, info in enumerate(PAGES):
+            page = loads.take(urls[i], **zoomed)
+            for ahead in urls[i + 1:i + 3]:
+                loads.start(ahead, **zoomed)
             _settle(page, wait_for_app)
             m = page.evaluate("""() => {
                 const main = document.querySelector("[data-testid='stMain']");
@@ -235,8 +242,9 @@ def test_200_percent_zoom_loses_nothing(app_url, chromium, wait_for_app):
                 bad.append(f"{where} scrolls sideways at 200 %: {m}")
             if not m["nav"]:
                 bad.append(f"{where}: no navigation on screen at 200 %")
+            loads.done(page)
     finally:
-        context.close()
+        loads.close()
     assert not bad, "\n".join(bad)
 
 

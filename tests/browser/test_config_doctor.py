@@ -27,7 +27,10 @@ def test_an_example_link_shows_its_card_and_fixes(app_url, new_page, wait_for_ap
     assert "In the loss: --algo.kl.estimator k3 → k3" in body
     for w in d.warnings:
         assert w.code in body
-    wait_until_settled(page)  # the chart can mount a moment after the code blocks (CI saw 0 of 1)
+    # the card's chart can reach the page a moment after its text (seen once under load: 0 charts)
+    page.wait_for_function("(n) => document.querySelectorAll(\"[data-testid='stVegaLiteChart']\").length >= n",
+                           arg=len(d.kl_uses))
+    wait_until_settled(page)
     assert page.locator("[data-testid='stVegaLiteChart']").count() == len(d.kl_uses)
 
 

@@ -13,7 +13,7 @@ from kl_core.estimation.distributions import parse
 from kl_core.estimation.exact import kl
 from kl_core.estimation.montecarlo import simulate
 from scripts.translations import english_runs
-from tests.browser.checks import PAGE_SIZES, defects, goto, open_page
+from tests.browser.checks import PAGE_SIZES, defects, goto_all, open_page
 from tests.browser.test_language import MAIN, TEXT_OF, _chart_numbers, _numbers
 
 KEYS = ("k1", "k2", "k3")
@@ -157,8 +157,8 @@ def test_the_lab_in_chinese_has_no_english_and_the_same_numbers(app_url, new_pag
                                                                 query):
     zh, en = new_page(), new_page()
     charts = 11 if query == EVERYTHING else 7
-    for page, lang in ((zh, "zh"), (en, "en")):
-        goto(page, f"{app_url}/estimator-lab?lang={lang}{query}", charts=charts)
+    goto_all([(page, f"{app_url}/estimator-lab?lang={lang}{query}") for page, lang in ((zh, "zh"), (en, "en"))],
+             charts=charts)
     assert zh.locator("[data-testid='stException']").count() == 0
     assert zh.locator("[data-testid='stMain'] h1").first.inner_text().strip() == "估计器实验"
     text = zh.evaluate(TEXT_OF, MAIN)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lab.ui import ANSWER_KEY
+from tests.browser.checks import Preloads
 from tests.browser.conftest import wait_until_settled
 
 #: url path -> True if the page opens with a ``lab.ui.answer`` sentence.
@@ -38,17 +39,26 @@ CASES = [pytest.param(path, ("en", "zh")[i % 2], id=f"{path or 'home'}-{('en', '
          for i, path in enumerate(ANSWERED)]
 
 
+@pytest.fixture(scope="module")
+def loads(chromium):
+    """The pages, 1280×800: the next case's page loads while one is measured (``checks.Preloads``)."""
+    pre = Preloads(chromium)
+    yield pre
+    pre.close()
+
+
 @pytest.mark.parametrize(("url_path", "lang"), CASES)
-def test_the_first_chart_is_on_the_first_screen_after_the_answer(app_url, chromium, url_path, lang):
-    context = chromium.new_context(viewport={"width": 1280, "height": 800})
+def test_the_first_chart_is_on_the_first_screen_after_the_answer(app_url, loads, url_path, lang):
+    page = loads.take(f"{app_url}/{url_path}?lang={lang}")
+    at = [tuple(c.values) for c in CASES].index((url_path, lang))
+    for ahead in CASES[at + 1:at + 2]:
+        loads.start("{}/{}?lang={}".format(app_url, *ahead.values))
     try:
-        page = context.new_page()
-        page.goto(f"{app_url}/{url_path}?lang={lang}")
         wait_until_settled(page)
         page.wait_for_selector("[data-testid='stMain'] [data-testid='stVegaLiteChart']", timeout=120_000)
         at = page.evaluate(POSITIONS)
     finally:
-        context.close()
+        loads.done(page)
     assert at["chart"] is not None, "no chart on the page"
     assert at["chart"] < at["height"], f"/{url_path}: the first chart starts at {at['chart']:.0f} px, below the first screen"
     if ANSWERED[url_path]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import pytest
 
 from lab.pages import PAGES
+from tests.browser.checks import Preloads, wait_for_a11y
 
 MAX_TABS = 250
 #: Pixels an element may sit above the previous one (side-by-side widgets of one row).
@@ -62,14 +63,26 @@ def _walk(page) -> list[dict]:
                 f"last: {seen[-5:]}")
 
 
-@pytest.mark.parametrize("url_path", [info.url_path for info in PAGES],
-                         ids=[info.url_path or "home" for info in PAGES])
-def test_tab_walk(app_url, new_page, wait_for_app, url_path):
-    page = new_page()
-    page.goto(f"{app_url}/{url_path}?lang=en")
+@pytest.fixture(scope="module")
+def loads(chromium):
+    """The walks' pages, 1280×800: the next page loads while one is walked (``checks.Preloads``)."""
+    pre = Preloads(chromium)
+    yield pre
+    pre.close()
+
+
+WALKED = [info.url_path for info in PAGES]
+
+
+@pytest.mark.parametrize("url_path", WALKED, ids=[info.url_path or "home" for info in PAGES])
+def test_tab_walk(app_url, loads, wait_for_app, url_path):
+    page = loads.take(f"{app_url}/{url_path}?lang=en")
+    for ahead in WALKED[WALKED.index(url_path) + 1:][:1]:
+        loads.start(f"{app_url}/{ahead}?lang=en")
     wait_for_app.settled(page)
-    page.wait_for_timeout(300)
+    wait_for_a11y(page)  # the boxes that scroll get their tabindex 200 ms after the last change
     seen = _walk(page)
+    loads.done(page)
     name = url_path or "home"
     assert seen[0]["id"] == "kl-skip-link", f"{name}: the first Tab stop is {seen[0]}, not the skip link"
     invisible = [s for s in seen if s["width"] > 0 and not s["visible"]]
@@ -88,6 +101,7 @@ def test_skip_link_moves_focus_to_the_main_content(app_url, new_page, wait_for_a
     page = new_page()
     page.goto(f"{app_url}/estimator-lab?lang=zh")
     wait_for_app(page)
+    wait_for_a11y(page)  # lab.a11y's script inserts the skip link (seen once without it: focus on '')
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "kl-skip-link"
     assert page.evaluate("document.activeElement.textContent") == "跳到主要内容"

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from lab.pages import PAGES
+from tests.browser.checks import Preloads
 
 APP_NAME = "KL Estimator Lab"
 
@@ -30,10 +31,19 @@ def drawn_charts(page) -> int:
     )
 
 
+@pytest.fixture(scope="module")
+def loads(chromium):
+    """The deep links' pages, 1280×800: the next one loads while one is checked (``checks.Preloads``)."""
+    pre = Preloads(chromium)
+    yield pre
+    pre.close()
+
+
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path or "home" for p in PAGES])
-def test_every_page_opens_by_its_own_deep_link(app_url, new_page, wait_for_app, info):
-    page = new_page()
-    page.goto(app_url + page_path(info))
+def test_every_page_opens_by_its_own_deep_link(app_url, loads, wait_for_app, info):
+    page = loads.take(app_url + page_path(info))
+    for ahead in PAGES[PAGES.index(info) + 1:][:1]:
+        loads.start(app_url + page_path(ahead))
     wait_for_app(page)
 
     expected_title = APP_NAME if info is PAGES[0] else f"{info.title} · {APP_NAME}"
@@ -46,6 +56,7 @@ def test_every_page_opens_by_its_own_deep_link(app_url, new_page, wait_for_app, 
     assert page.locator("[data-testid='stException']").count() == 0
     # The deep link stays where it was opened, with the browser's language written into it.
     assert page.url == app_url + page_path(info) + "?lang=en"
+    loads.done(page)
 
 
 def test_home_draws_its_charts(app_url, new_page, wait_for_app):

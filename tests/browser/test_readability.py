@@ -26,8 +26,8 @@ from page to page (:data:`BOTH_LANGUAGES`, :data:`NARROWEST`), at its defaults:
   the dark one (the other checks do not depend on the theme), so every page is
   checked in both themes without loading it more often.
 
-One Chromium page per (size, language), reused for every page; each page is
-measured once (one JavaScript pass, after ``wait_for_app.settled``) and the
+One browser context per (size, language), its pages loading a little ahead of the one measured
+(``checks.Preloads``); each page is measured once (one JavaScript pass, after ``wait_for_app.settled``) and the
 five checks read that measurement, so a failure says which check failed on
 which page, at which size and in which language, with the element and its numbers.
 """
@@ -43,6 +43,7 @@ from tests.browser.checks import (
     RAW_NOTATION,
     READABILITY_SIZES,
     SIZES,
+    Preloads,
     defects,
 )
 
@@ -192,30 +193,40 @@ def _where(name: str, size: str, lang: str) -> str:
     return f"page {name!r} at {size} ?lang={lang} ({THEMES[lang]} theme)"
 
 
+def _context(size: str, lang: str) -> dict:
+    return {**SIZES[size], "color_scheme": THEMES[lang]}
+
+
 @pytest.fixture(scope="module")
 def measured(app_url, chromium, wait_for_app):
-    """``measured(size, lang, url_path)``: the page's measurement, taken once per module."""
-    pages: dict[tuple[str, str], object] = {}
-    contexts = []
+    """``measured(size, lang, url_path)``: the page's measurement, taken once per module.
+
+    The next two cases' pages (in :data:`CASES` order) load while this one is measured
+    (``checks.Preloads``: one browser context per (size, language), as one reused page had)."""
+    loads = Preloads(chromium, timeout_ms=60_000)
     done: dict[tuple[str, str, str], dict] = {}
+    order = [tuple(c.values) for c in CASES]
+
+    def url(url_path: str, lang: str) -> str:
+        return f"{app_url}/{url_path}?lang={lang}"
 
     def measure(size: str, lang: str, url_path: str) -> dict:
         key = (size, lang, url_path)
         if key not in done:
-            if (size, lang) not in pages:
-                context = chromium.new_context(**SIZES[size], color_scheme=THEMES[lang])
-                context.set_default_timeout(60_000)
-                contexts.append(context)
-                pages[size, lang] = context.new_page()
-            page = pages[size, lang]
-            page.goto(f"{app_url}/{url_path}?lang={lang}")
-            wait_for_app.settled(page, timeout_ms=60_000)
-            done[key] = {**page.evaluate(MEASURE), "defects": defects(page)}
+            page = loads.take(url(url_path, lang), **_context(size, lang))
+            at = order.index(key) if key in order else len(order)
+            for s, la, path in order[at + 1:at + 3]:
+                if (s, la, path) not in done:
+                    loads.start(url(path, la), **_context(s, la))
+            try:
+                wait_for_app.settled(page, timeout_ms=60_000)
+                done[key] = {**page.evaluate(MEASURE), "defects": defects(page)}
+            finally:
+                loads.done(page)
         return done[key]
 
     yield measure
-    for context in contexts:
-        context.close()
+    loads.close()
 
 
 #: The phone, where text wraps most and a cut is likeliest, in both languages on every page.
