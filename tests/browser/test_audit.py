@@ -16,7 +16,7 @@ import pytest
 from kl_core.audit import statistics as audit
 from scripts.translations import english_runs
 from tests.browser.checks import metric_values as values_in_order
-from tests.browser.checks import numbers, open_page, prose
+from tests.browser.checks import numbers, open_page, prose, wait_until_settled
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
@@ -166,9 +166,8 @@ def test_the_verdict_and_its_chart_are_on_the_first_screen(app_url, new_page, wa
     page.goto(f"{app_url}/audit?lang={lang}")
     wait_for_app(page)
     wait_for_text(page, verdict_text)
-    page.wait_for_function(
-        """() => document.querySelector("[data-testid='stVegaLiteChart'] svg, [data-testid='stVegaLiteChart'] canvas")"""
-    )
+    # every chart drawn and nothing moving: one drawn chart is not yet the page's layout
+    wait_until_settled(page)
     main = page.locator("[data-testid='stMain']")
     assert main.evaluate("m => m.scrollTop") == 0
     main_box = main.bounding_box()
