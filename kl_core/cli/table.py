@@ -183,7 +183,7 @@ def run_table(args: argparse.Namespace) -> int:
     print(f"q = {q.name}   p = {p.name}   (x ~ q, r = p(x)/q(x))")
     truth = f"KL[q,p] = {fmt(true_kl, '.6g')}"
     if pub is not None:
-        truth += f" (Schulman: {pub.true_kl_text})"
+        truth += f" (Schulman: {pub.true_kl})"
     star = "undefined" if lam_star is None else fmt(lam_star, ".6g")
     print(f"{truth}   KL[p,q] = {fmt(true_kl_pq, '.6g')}   optimal λ* = {star}")
     if args.exact_only:
@@ -208,11 +208,11 @@ def run_table(args: argparse.Namespace) -> int:
                 cols.append(("± SE", lambda r, label, pr: _se_cell(r), True))
         cols.append((f"{title} exact" if not mc else "exact", lambda r, label, pr: fmt(r[f"exact_{field}"], spec), True))
         if pub is not None:
-            cols.append(("Schulman", lambda r, label, pr: getattr(pr, published) if pr else "", True))
+            cols.append(("Schulman", lambda r, label, pr: getattr(pr, published).text if pr else "", True))
         return cols
 
-    columns += measure("bias/true", "bias_over_true", "+.4f", "bias_text", se=True)
-    columns += measure("stdev/true", "std_over_true", ".4f", "std_text", se=False)
+    columns += measure("bias/true", "bias_over_true", "+.4f", "bias", se=True)
+    columns += measure("stdev/true", "std_over_true", ".4f", "std", se=False)
     if mc:
         columns.append(("P(k<0) MC", lambda r, label, pr: fmt(r["neg_fraction"], ".2%"), True))
 

@@ -32,12 +32,17 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from kl_core.estimation._integrands import Integrand
-from kl_core.estimation._quadrature import QuadratureError, integrate_log_tail, integrate_real_line
+from kl_core.estimation._quadrature import (
+    QuadratureError,
+    Tolerance,
+    integrate_log_tail,
+    integrate_real_line,
+)
 from kl_core.estimation.distributions import Distribution, Tail, log_ratio
 from kl_core.estimation.tails import TailVerdict, tail_verdict
 from kl_core.validation import Message
@@ -51,7 +56,7 @@ _LOG_SPACE_T = 30.0
 # The bulk ends at |x| = _FAR · R: there every tail is in its closed form to 1e-50.
 _FAR = 1e50
 _CROSSING_GRID = 4097
-_EPSREL = 1e-12
+_EPSREL = Tolerance().epsrel
 # (k − mean)^n where log r is ~1e10 times its own spread across q's bulk (densities
 # a million scales apart): the rounding of log r is noise of that relative size in
 # the deviation, and the quadrature may stop at this relative error.
@@ -322,8 +327,8 @@ def _far_part(
     if g.kinked and delta.quadratic == 0 and delta.linear == 0 and delta.log != 0:
         kinks.append(-delta.const / float(delta.log))  # log r = Δc·v + Δk changes sign here
     value, _ = integrate_log_tail(
-        _far_integrand(q, p, g, side), v0, rate, breakpoints=kinks, epsrel=_EPSREL,
-        epsabs=max(floor, 1e-300), noise_floor=noise_floor,
+        _far_integrand(q, p, g, side), v0, rate, breakpoints=kinks,
+        tol=Tolerance(epsrel=_EPSREL, epsabs=max(floor, 1e-300), noise_floor=noise_floor),
     )  # fmt: skip
     return value
 
@@ -353,14 +358,11 @@ def tail_note(q: Distribution, p: Distribution, g: Integrand) -> str:
     return "" if q.discrete else _divergence_reason(_verdicts(q, p, g))
 
 
-def _segment_integral(
-    g: Integrand, seg: _Segment, epsrel: float, epsabs: float, noise_floor: float
-) -> float:
+def _segment_integral(g: Integrand, seg: _Segment, tol: Tolerance) -> float:
     marks = [*seg.marks, *(_crossings(seg) if g.kinked else ())]
     value, _ = integrate_real_line(
         _bulk_integrand(seg.q, seg.p, g), 0.0, seg.scale, breakpoints=marks,
-        bounds=(seg.lo - seg.anchor, seg.hi - seg.anchor), epsrel=epsrel, epsabs=epsabs,
-        noise_floor=noise_floor,
+        bounds=(seg.lo - seg.anchor, seg.hi - seg.anchor), tol=tol,
     )  # fmt: skip
     return value
 
@@ -370,15 +372,18 @@ def _bulk(
 ) -> float:
     """The bulk: every segment to 1e-12 of the whole (not of itself: a piece far from
     the mass may be 1e-200 of it, and its own relative error does not matter)."""
+    tol = Tolerance(epsrel=_EPSREL, epsabs=max(abs_floor, 1e-300), noise_floor=noise_floor)
     if len(segments) == 1:
-        return _segment_integral(g, segments[0], _EPSREL, max(abs_floor, 1e-300), noise_floor)
-    rough = sum(abs(_segment_integral(g, seg, 1e-4, max(abs_floor, 1e-300), 1e-2)) for seg in segments)
-    floor = max(_EPSREL * 0.1 * rough, abs_floor, 1e-300)
-    return sum(_segment_integral(g, seg, _EPSREL, floor, noise_floor) for seg in segments)
+        return _segment_integral(g, segments[0], tol)
+    rough_tol = replace(tol, epsrel=1e-4, noise_floor=1e-2)
+    rough = sum(abs(_segment_integral(g, seg, rough_tol)) for seg in segments)
+    tol = replace(tol, epsabs=max(_EPSREL * 0.1 * rough, tol.epsabs))
+    return sum(_segment_integral(g, seg, tol) for seg in segments)
 
 
 def expect(
-    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = 1e-8, abs_floor: float = 0.0
+    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = Tolerance().noise_floor,
+    abs_floor: float = 0.0,
 ) -> tuple[float, str]:
     """E_q[g(log r)] and, if it is infinite, the reason (one clause, for a note).
 

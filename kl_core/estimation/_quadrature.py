@@ -29,7 +29,8 @@ breakpoints), and never less than the rounding floor
 :math:`50\,\epsilon \int |f|` of QUADPACK.  When the integrand's own rounding
 noise stops the refinement short of ``epsrel``, the result is returned if its
 error estimate is below ``noise_floor`` (1e-8) relative, and
-:class:`QuadratureError` is raised otherwise.
+:class:`QuadratureError` is raised otherwise.  These stopping rules are one
+:class:`Tolerance`; its defaults are the exact tables' 1e-12 relative.
 
 Reference: R. Piessens et al., *QUADPACK* (1983), the G7–K15 pair.
 """
@@ -38,10 +39,32 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["QuadratureError", "integrate_log_tail", "integrate_real_line"]
+__all__ = ["QuadratureError", "Tolerance", "integrate_log_tail", "integrate_real_line"]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """When the adaptive quadrature stops, and when it gives up.
+
+    Attributes
+    ----------
+    epsrel, epsabs : float
+        Stop when the summed error estimate is below ``max(epsabs, epsrel·|I|)``.
+    noise_floor : float
+        Where the integrand's rounding noise stops the refinement, accept an
+        error estimate up to this fraction of the result.
+    max_intervals : int
+        Give up (raise :class:`QuadratureError`) beyond this many sub-intervals.
+    """
+
+    epsrel: float = 1e-12
+    epsabs: float = 1e-300
+    noise_floor: float = 1e-8
+    max_intervals: int = 40_000
 
 # Kronrod 15-point nodes (>= 0) and weights; Gauss 7-point weights on the odd nodes.
 _XK = np.array(
@@ -97,12 +120,7 @@ _EPS = float(np.finfo(float).eps)
 
 
 def _adaptive(
-    g: Callable[[np.ndarray], np.ndarray],
-    edges: np.ndarray,
-    epsrel: float,
-    epsabs: float,
-    max_intervals: int,
-    noise_floor: float = 1e-8,
+    g: Callable[[np.ndarray], np.ndarray], edges: np.ndarray, tol: Tolerance
 ) -> tuple[float, float]:
     """∫ g(θ) dθ over [edges[0], edges[-1]], starting from the given sub-intervals.
 
@@ -126,21 +144,21 @@ def _adaptive(
         total = done_val + kron.sum()
         total_err = done_err + err.sum()
         total_abs = done_abs + absk.sum()
-        tol = max(epsabs, epsrel * abs(total))
+        target = max(tol.epsabs, tol.epsrel * abs(total))
         if not math.isfinite(total):
             raise QuadratureError("integrand produced a non-finite value", total, total_err)
-        if total_err <= tol:
+        if total_err <= target:
             return float(total), float(max(total_err, 50.0 * _EPS * total_abs))
-        accept = err <= 0.5 * tol * (hi - lo) / span
+        accept = err <= 0.5 * target * (hi - lo) / span
         done_val += kron[accept].sum()
         done_err += err[accept].sum()
         done_abs += absk[accept].sum()
         lo, hi = lo[~accept], hi[~accept]
-        if 2 * lo.size + 1 > max_intervals or (hi - lo).min() < 1e-15:
+        if 2 * lo.size + 1 > tol.max_intervals or (hi - lo).min() < 1e-15:
             # The integrand's own rounding noise reached before the tolerance
             # (e.g. (log r − mean)² where log r ≈ 3e9 and the deviation ≈ 80):
             # return what we have if it is still accurate to noise_floor, else fail.
-            if total_err <= max(epsabs, noise_floor * abs(total)):
+            if total_err <= max(tol.epsabs, tol.noise_floor * abs(total)):
                 return float(total), float(max(total_err, 50.0 * _EPS * total_abs))
             raise QuadratureError(
                 f"quadrature did not converge (error {total_err:.3g} on {total:.6g}): the "
@@ -161,11 +179,8 @@ def integrate_real_line(
     center: float,
     scale: float,
     breakpoints: Iterable[float] = (),
-    epsrel: float = 1e-12,
-    epsabs: float = 1e-300,
-    max_intervals: int = 40_000,
     bounds: tuple[float, float] = (-math.inf, math.inf),
-    noise_floor: float = 1e-8,
+    tol: Tolerance = Tolerance(),
 ) -> tuple[float, float]:
     r"""Integrate ``f`` over :math:`(-\infty, \infty)`, or over finite ``bounds``.
 
@@ -177,16 +192,11 @@ def integrate_real_line(
         The map :math:`x = c + s\sinh(\tan\theta)`; choose them to cover the bulk of the mass.
     breakpoints : iterable of float
         Points where ``f`` has a kink or a sharp peak; sub-intervals start there.
-    epsrel, epsabs : float
-        Stop when the summed error estimate is below ``max(epsabs, epsrel·|I|)``.
-    max_intervals : int
-        Give up (raise :class:`QuadratureError`) beyond this many sub-intervals.
     bounds : (float, float)
         Integrate over ``[lo, hi]``; an infinite bound stops at
         :math:`|x - c| = 10^{120} s` (see the module notes).
-    noise_floor : float
-        Where the integrand's rounding noise stops the refinement, accept an
-        error estimate up to this fraction of the result.
+    tol : Tolerance
+        When to stop; the default asks for 1e-12 relative.
 
     Returns
     -------
@@ -211,7 +221,7 @@ def integrate_real_line(
         jac = scale * np.cosh(u) / np.cos(theta) ** 2
         return f(x) * jac
 
-    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals, noise_floor)
+    return _adaptive(g, np.array(sorted(edges)), tol)
 
 
 def integrate_log_tail(
@@ -219,10 +229,7 @@ def integrate_log_tail(
     v0: float,
     rate: float,
     breakpoints: Iterable[float] = (),
-    epsrel: float = 1e-12,
-    epsabs: float = 1e-300,
-    max_intervals: int = 40_000,
-    noise_floor: float = 1e-8,
+    tol: Tolerance = Tolerance(),
 ) -> tuple[float, float]:
     r"""Integrate ``h`` over :math:`[v_0, \infty)`, for ``h`` decaying like :math:`e^{-\text{rate}\cdot v}`.
 
@@ -241,17 +248,13 @@ def integrate_log_tail(
         The exponential decay rate of ``h``, > 0.
     breakpoints : iterable of float
         Kinks of ``h`` beyond ``v0``.
-    epsrel, epsabs : float
-        Stop when the summed error estimate is below ``max(epsabs, epsrel·|I|)``.
-    max_intervals : int
-        Give up (raise :class:`QuadratureError`) beyond this many sub-intervals.
-    noise_floor : float
+    tol : Tolerance
         As for :func:`integrate_real_line`.
 
     Returns
     -------
     value, error : float
-        The integral and the summed Kronrod–Gauss error estimate.
+        As for :func:`integrate_real_line`.
     """
     if not (math.isfinite(rate) and rate > 0):
         raise ValueError(f"rate must be finite and > 0, got {rate!r}")
@@ -265,4 +268,4 @@ def integrate_log_tail(
         w = np.tan(theta)
         return h(v0 + w / rate) / (rate * np.cos(theta) ** 2)
 
-    return _adaptive(g, np.array(sorted(edges)), epsrel, epsabs, max_intervals, noise_floor)
+    return _adaptive(g, np.array(sorted(edges)), tol)

@@ -24,20 +24,61 @@ rounding boundary of his ``0.002``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 from kl_core._docfill import docfill
 from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation.distributions import Distribution, Gaussian
 
-__all__ = ["SCHULMAN_2020", "PublishedExperiment", "PublishedRow", "match_published"]
+__all__ = ["SCHULMAN_2020", "Printed", "PublishedExperiment", "PublishedRow", "match_published"]
 
 SOURCE = "J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
 
 
-def _decimals(text: str) -> int:
-    """Digits after the decimal point of a printed number, e.g. ``"1.42"`` → 2, ``"1.7"`` → 1."""
-    return max(0, -Decimal(text).as_tuple().exponent)
+@dataclass(frozen=True)
+class Printed:
+    """A number as it was printed: the text, its value, and the rounding its digits allow.
+
+    Attributes
+    ----------
+    text : str
+        The digits as printed, e.g. ``"1.42"``.
+
+    Examples
+    --------
+    >>> Printed("1.42").value, Printed("1.42").decimals, Printed("1.42").rounding
+    (1.42, 2, 0.005)
+    >>> Printed("20").rounding
+    0.5
+    """
+
+    text: str
+
+    def __post_init__(self) -> None:
+        try:
+            finite = Decimal(self.text).is_finite()
+        except (InvalidOperation, TypeError):
+            finite = False
+        if not finite:
+            raise ValueError(f"text must be a printed finite number, got {self.text!r}")
+
+    def __str__(self) -> str:
+        return self.text
+
+    @property
+    def value(self) -> float:
+        """The printed number as a float."""
+        return float(self.text)
+
+    @property
+    def decimals(self) -> int:
+        """Digits after the decimal point: ``"1.42"`` → 2, ``"1.7"`` → 1, ``"20"`` → 0."""
+        return max(0, -int(Decimal(self.text).as_tuple().exponent))
+
+    @property
+    def rounding(self) -> float:
+        """Half a unit in the last printed place: the most a correct value can differ by."""
+        return 0.5 * 10.0**-self.decimals
 
 
 @dataclass(frozen=True)
@@ -48,33 +89,13 @@ class PublishedRow:
     ----------
     estimator : str
         Key in :data:`kl_core.estimation.estimators.ESTIMATORS`.
-    bias_text, std_text : str
+    bias, std : Printed
         bias/true and stdev/true exactly as printed.
     """
 
     estimator: str
-    bias_text: str
-    std_text: str
-
-    @property
-    def bias_over_true(self) -> float:
-        """bias/true as a float."""
-        return float(self.bias_text)
-
-    @property
-    def std_over_true(self) -> float:
-        """stdev/true as a float."""
-        return float(self.std_text)
-
-    @property
-    def bias_decimals(self) -> int:
-        """Printed decimals of bias/true."""
-        return _decimals(self.bias_text)
-
-    @property
-    def std_decimals(self) -> int:
-        """Printed decimals of stdev/true."""
-        return _decimals(self.std_text)
+    bias: Printed
+    std: Printed
 
 
 @dataclass(frozen=True)
@@ -85,7 +106,7 @@ class PublishedExperiment:
     ----------
     q, p : Gaussian
         Sampler and target.
-    true_kl_text : str
+    true_kl : Printed
         :math:`\mathrm{KL}[q\|p]` as printed.
     rows : tuple of PublishedRow
         k1, k2, k3.
@@ -95,40 +116,31 @@ class PublishedExperiment:
 
     q: Gaussian
     p: Gaussian
-    true_kl_text: str
+    true_kl: Printed
     rows: tuple[PublishedRow, ...]
     source: str = SOURCE
-
-    @property
-    def true_kl(self) -> float:
-        """The printed true KL as a float."""
-        return float(self.true_kl_text)
 
     def row(self, estimator: str) -> PublishedRow | None:
         """The row of ``estimator``, or None if he did not publish one."""
         return next((r for r in self.rows if r.estimator == estimator), None)
 
 
+def _row(estimator: str, bias: str, std: str) -> PublishedRow:
+    return PublishedRow(estimator, Printed(bias), Printed(std))
+
+
 SCHULMAN_2020: tuple[PublishedExperiment, ...] = (
     PublishedExperiment(
         q=Gaussian(0.0, 1.0),
         p=Gaussian(0.1, 1.0),
-        true_kl_text="0.005",
-        rows=(
-            PublishedRow("k1", "0", "20"),
-            PublishedRow("k2", "0.002", "1.42"),
-            PublishedRow("k3", "0", "1.42"),
-        ),
+        true_kl=Printed("0.005"),
+        rows=(_row("k1", "0", "20"), _row("k2", "0.002", "1.42"), _row("k3", "0", "1.42")),
     ),
     PublishedExperiment(
         q=Gaussian(0.0, 1.0),
         p=Gaussian(1.0, 1.0),
-        true_kl_text="0.5",
-        rows=(
-            PublishedRow("k1", "0", "2"),
-            PublishedRow("k2", "0.25", "1.73"),
-            PublishedRow("k3", "0", "1.7"),
-        ),
+        true_kl=Printed("0.5"),
+        rows=(_row("k1", "0", "2"), _row("k2", "0.25", "1.73"), _row("k3", "0", "1.7")),
     ),
 )
 
@@ -149,7 +161,7 @@ def match_published(q: Distribution, p: Distribution) -> PublishedExperiment | N
 
     Examples
     --------
-    >>> match_published(Gaussian(0, 1), Gaussian(1, 1)).true_kl
+    >>> match_published(Gaussian(0, 1), Gaussian(1, 1)).true_kl.value
     0.5
     >>> match_published(Gaussian(0, 1), Gaussian(2, 1)) is None
     True

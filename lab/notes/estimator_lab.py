@@ -461,7 +461,7 @@ def table_rows(
                 row[h["SE trusted"]] = None if check is None else check.reliable
             if published is not None:
                 row[h["Schulman"]] = (
-                    (pub.bias_text if fig == "bias/true" else pub.std_text) if pub else "—"
+                    (pub.bias if fig == "bias/true" else pub.std).text if pub else "—"
                 )
             figures[fig].append(row)
         absolute.append(

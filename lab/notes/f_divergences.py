@@ -427,7 +427,7 @@ def schulman_rows(bias) -> list[dict]:  # bias: kl_core.estimation.fisher.K2Bias
                 SCHULMAN_COLUMNS[0]: bias.kl[i],
                 SCHULMAN_COLUMNS[1]: bias.mean_k2[i],
                 SCHULMAN_COLUMNS[2]: bias.relative_bias[i],
-                _("Schulman's printed k2 bias/true"): row.bias_text if row else "",
+                _("Schulman's printed k2 bias/true"): row.bias.text if row else "",
             }
         )
     return rows

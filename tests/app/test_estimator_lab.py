@@ -122,8 +122,8 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
             assert math.isnan(bias["MC SE"])
         if published is not None:
             pub = published.row(key)
-            assert bias["Schulman"] == (pub.bias_text if pub else "—")
-            assert spread["Schulman"] == (pub.std_text if pub else "—")
+            assert bias["Schulman"] == (pub.bias.text if pub else "—")
+            assert spread["Schulman"] == (pub.std.text if pub else "—")
         else:
             assert "Schulman" not in bias.index
 

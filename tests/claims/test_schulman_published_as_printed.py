@@ -36,25 +36,27 @@ def _digits(text: str) -> int:
 @pytest.mark.parametrize("exp", SCHULMAN_2020, ids=lambda e: f"mu={e.p.mu:g}")
 def test_every_stored_figure_is_the_printed_string(exp):
     true_kl, rows = PRINTED[exp.p.mu]
-    assert exp.q == Gaussian(0.0, 1.0) and exp.true_kl_text == true_kl
-    assert {r.estimator: (r.bias_text, r.std_text) for r in exp.rows} == rows
+    assert exp.q == Gaussian(0.0, 1.0) and exp.true_kl.text == true_kl
+    assert {r.estimator: (r.bias.text, r.std.text) for r in exp.rows} == rows
     for r in exp.rows:
-        assert r.std_decimals == _digits(r.std_text) and r.bias_decimals == _digits(r.bias_text)
+        for printed in (r.bias, r.std):
+            assert printed.decimals == _digits(printed.text)
+            assert printed.rounding == pytest.approx(0.5 * 10.0 ** -_digits(printed.text), rel=1e-15)
 
 
 @pytest.mark.parametrize("exp", SCHULMAN_2020, ids=lambda e: f"mu={e.p.mu:g}")
 def test_the_exact_values_round_to_the_printed_ones(exp):
     true = kl(exp.q, exp.p)
-    assert round(true, _digits(exp.true_kl_text)) == float(exp.true_kl_text)
+    assert round(true, _digits(exp.true_kl.text)) == float(exp.true_kl.text)
     for r in exp.rows:
         m = estimator_moments(r.estimator, exp.q, exp.p)
         bias, std = (m.mean - true) / true, m.std / true
-        assert abs(std - r.std_over_true) <= 0.5 * 10.0 ** -r.std_decimals + 1e-12, r
-        assert abs(bias - r.bias_over_true) <= 0.5 * 10.0 ** -r.bias_decimals + 1e-12, r
+        assert abs(std - r.std.value) <= r.std.rounding + 1e-12, r
+        assert abs(bias - r.bias.value) <= r.bias.rounding + 1e-12, r
     if exp.p.mu == 1.0:
         k3 = exp.row("k3")
         # √(e − 2)/½ = 1.69503: "1.70" would claim a digit he did not print
-        assert k3.std_text == "1.7" and estimator_moments("k3", exp.q, exp.p).std / true == pytest.approx(
+        assert k3.std.text == "1.7" and estimator_moments("k3", exp.q, exp.p).std / true == pytest.approx(
             2 * (2.718281828459045 - 2) ** 0.5, rel=1e-12)
 
 
@@ -73,7 +75,7 @@ def test_the_estimator_lab_table_shows_them_as_printed(exp):
 def test_the_presets_quote_the_printed_figures(key):
     preset = PRESETS[key]
     exp = match_published(*(Gaussian(0.0, 1.0), Gaussian(0.1 if key.endswith("small") else 1.0, 1.0)))
-    printed = {exp.true_kl_text} | {t for r in exp.rows for t in (r.bias_text, r.std_text)}
-    printed |= {f"{float(r.bias_text) * 100:g}%" for r in exp.rows}  # a bias/true written as a percentage
+    printed = {exp.true_kl.text} | {t.text for r in exp.rows for t in (r.bias, r.std)}
+    printed |= {f"{r.bias.value * 100:g}%" for r in exp.rows}  # a bias/true written as a percentage
     quoted = re.findall(r"\d+(?:\.\d+)?%?", re.sub(r"\bk\d", "", preset.blurb))  # not the names k1, k2, k3
     assert quoted and set(quoted) <= printed, (quoted, printed)

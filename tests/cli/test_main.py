@@ -147,7 +147,7 @@ def test_table_shows_schulmans_numbers_for_his_experiments(
     lines = out.splitlines()
     for row in exp.rows:
         line = next(ln for ln in lines if ln.startswith(row.estimator + " "))
-        assert row.bias_text in line.split() and row.std_text in line.split()
+        assert row.bias.text in line.split() and row.std.text in line.split()
     # the table is aligned: every row of it has the header's width or less
     header = next(ln for ln in lines if ln.startswith("estimator"))
     rule = lines[lines.index(header) + 1]

@@ -25,7 +25,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, optimize, stats
 
-from kl_core.estimation._quadrature import QuadratureError, integrate_log_tail, integrate_real_line
+from kl_core.estimation._quadrature import (
+    QuadratureError,
+    Tolerance,
+    integrate_log_tail,
+    integrate_real_line,
+)
 from kl_core.estimation.distributions import (
     Categorical,
     Distribution,
@@ -1045,6 +1050,39 @@ def test_integrate_real_line_on_finite_bounds():
     assert value == pytest.approx(stats.norm.cdf(2.0) - stats.norm.cdf(-1.0), rel=1e-13)
     with pytest.raises(ValueError, match="bounds"):
         integrate_real_line(stats.norm.pdf, 0.0, 1.0, bounds=(1.0, 1.0))
+
+
+def test_a_looser_tolerance_stops_sooner_and_still_bounds_its_error():
+    """∫ |x − 0.3| φ(x) dx without the kink as a breakpoint: bisection must find it."""
+    a = 0.3
+    exact = 2 * stats.norm.pdf(a) + a * (2 * stats.norm.cdf(a) - 1)
+    f = lambda x: np.abs(x - a) * stats.norm.pdf(x)  # noqa: E731
+    calls = {"tight": 0, "loose": 0}
+
+    def counted(which):
+        def g(x):
+            calls[which] += x.size
+            return f(x)
+
+        return g
+
+    tight, tight_err = integrate_real_line(counted("tight"), 0.0, 1.0)
+    loose, loose_err = integrate_real_line(counted("loose"), 0.0, 1.0, tol=Tolerance(epsrel=1e-6))
+    assert abs(tight - exact) <= tight_err <= 1e-12 * exact
+    assert abs(loose - exact) <= loose_err <= 1e-6 * exact
+    assert calls["loose"] < calls["tight"]
+
+
+def test_out_of_intervals_it_returns_only_what_the_noise_floor_accepts():
+    """Cut off after 10 sub-intervals, the kinked integral's error estimate is about 6e-6 of it."""
+    a = 0.3
+    exact = 2 * stats.norm.pdf(a) + a * (2 * stats.norm.cdf(a) - 1)
+    f = lambda x: np.abs(x - a) * stats.norm.pdf(x)  # noqa: E731
+    with pytest.raises(QuadratureError, match="did not converge"):
+        integrate_real_line(f, 0.0, 1.0, tol=Tolerance(max_intervals=10, noise_floor=1e-6))
+    value, err = integrate_real_line(f, 0.0, 1.0, tol=Tolerance(max_intervals=10, noise_floor=1e-4))
+    assert 1e-6 * exact < err <= 1e-4 * exact
+    assert abs(value - exact) <= err
 
 
 # ---------------------------------------------------------------------- property grid
