@@ -72,6 +72,7 @@ from kl_core.libraries.lookups import lookup, options, releases
 from kl_core.libraries.registry import CROSSWALK, LIBRARIES, RELEASES, canonical_library, libraries
 from kl_core.libraries.schema import (
     ACTS_ON,
+    EXPECTED_GRADIENTS,
     GRAD_MODES,
     GRADIENT_TARGETS,
     ROLES,
@@ -84,7 +85,7 @@ from kl_core.libraries.schema import (
 from kl_core.libraries.snippets import marked_message, prose
 
 __all__ = [
-    "ACTS_ON", "CROSSWALK", "CROSSWALK_FILE", "GRADIENT_TARGETS", "GRAD_MODES", "LIBRARIES",
+    "ACTS_ON", "CROSSWALK", "CROSSWALK_FILE", "EXPECTED_GRADIENTS", "GRADIENT_TARGETS", "GRAD_MODES", "LIBRARIES",
     "PROSE_FIELDS", "RELEASES", "ROLES", "ConfigDefault", "CrosswalkData", "CrosswalkEntry",
     "Library", "Release", "canonical_library", "evaluate", "extract_messages", "libraries",
     "load_crosswalk", "lookup", "marked_message", "options", "prose", "releases",

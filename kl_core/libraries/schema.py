@@ -18,9 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kl_core.estimation import estimators
+from kl_core.validation import N_
 
 __all__ = [
     "ACTS_ON",
+    "EXPECTED_GRADIENTS",
     "FULL",
     "GRADIENT_TARGETS",
     "GRAD_MODES",
@@ -28,6 +30,7 @@ __all__ = [
     "ConfigDefault",
     "CrosswalkData",
     "CrosswalkEntry",
+    "ExpectedGradient",
     "Library",
     "Release",
 ]
@@ -41,7 +44,35 @@ ROLES = ("sampler", "other", "current")
 GRAD_MODES = ("autograd", "k2", "k2_is", "score", "score_current", "none")
 """How an entry's gradient is formed (see :attr:`CrosswalkEntry.grad_mode`)."""
 
-GRADIENT_TARGETS = ("reverse_kl", "forward_kl", "zero", "mixed", "none")
+@dataclass(frozen=True)
+class ExpectedGradient:
+    """One value of :attr:`CrosswalkEntry.grad_target`, and its words on screen.
+
+    Attributes
+    ----------
+    key : str
+        The value, e.g. ``"reverse_kl"``.
+    name : str
+        A table cell, e.g. "reverse KL" (marked for translation).
+    meaning : str
+        What the gradient is, as a clause (marked for translation).
+    """
+
+    key: str
+    name: str
+    meaning: str
+
+
+EXPECTED_GRADIENTS: dict[str, ExpectedGradient] = {
+    g.key: g
+    for g in (
+        ExpectedGradient("reverse_kl", N_("reverse KL"), N_("∇KL[π_θ‖π_ref], the true gradient")),
+        ExpectedGradient("forward_kl", N_("forward KL"), N_("∇KL[π_ref‖π_θ], the other direction")),
+        ExpectedGradient("zero", N_("zero"), N_("0: no gradient at all")),
+        ExpectedGradient("mixed", N_("mixed/biased"), N_("neither: a partial gradient")),
+        ExpectedGradient("none", N_("no gradient"), N_("no gradient: a logged metric")),
+    )
+}
 r"""What an entry's expected gradient is, with :math:`\pi_\theta` the policy trained:
 
 ``reverse_kl``
@@ -55,6 +86,9 @@ r"""What an entry's expected gradient is, with :math:`\pi_\theta` the policy tra
 ``none``
     no gradient: a logged metric.
 """
+
+GRADIENT_TARGETS = tuple(EXPECTED_GRADIENTS)
+"""The keys of :data:`EXPECTED_GRADIENTS`, in order."""
 
 FULL = "full"
 """The estimator key of the exact full-vocabulary KL (not a Monte Carlo estimator)."""

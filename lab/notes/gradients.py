@@ -31,7 +31,7 @@ from kl_core.gradients.expected import (
     gradient_entries,
 )
 from kl_core.gradients.flow import TrainingRun
-from kl_core.libraries.crosswalk import CrosswalkEntry, lookup
+from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS, CrosswalkEntry, lookup
 from lab.notes import Note
 
 __all__ = [
@@ -54,7 +54,6 @@ __all__ = [
     "PAGE_URL",
     "SHORT_OPTION_KEY",
     "SPREAD_REPEATS",
-    "TARGET_WORDS",
     "TRAINING_OPTIONS",
     "TRAINING_SPEEDUP",
     "TRAINING_STEPS",
@@ -118,15 +117,6 @@ TRAINING_STEPS = 120
 #: Step size over the core's default 1/(max R − min R + β): 120 such steps cover the 400 default
 #: steps' path, three times faster to compute; where each run ends does not depend on it.
 TRAINING_SPEEDUP = 3.0
-
-#: The names of :data:`kl_core.libraries.crosswalk.GRADIENT_TARGETS` on screen.
-TARGET_WORDS: dict[str, str] = {
-    "reverse_kl": N_("reverse KL"),
-    "forward_kl": N_("forward KL"),
-    "zero": N_("zero"),
-    "mixed": N_("mixed/biased"),
-    "none": N_("no gradient"),
-}
 
 #: The three on-policy facts of Tang & Munos (arXiv:2506.09477), one formula each.
 GRADIENT_FORMULAS = (
@@ -431,7 +421,7 @@ def cos_text(x: float | None) -> str:
 def target_words(row: GradientRow, on_policy: bool) -> str:
     """What the row's expected gradient is, in words: reverse KL, forward KL, zero, or why it is biased."""
     if row.target != "mixed":
-        return _(TARGET_WORDS[row.target])
+        return _(EXPECTED_GRADIENTS[row.target].name)
     on_claim = row.entry.grad_target if row.entry is not None else BASIC_CLAIMS[row.name]
     clamps = row.clamped_mass > 0
     stale = not on_policy and on_claim != "mixed"  # clean on-policy: the old samples bias it
@@ -441,7 +431,7 @@ def target_words(row: GradientRow, on_policy: bool) -> str:
         return _("biased by off-policy samples and clamps")
     if stale:
         return _("biased by off-policy samples")
-    return _(TARGET_WORDS["mixed"])
+    return _(EXPECTED_GRADIENTS["mixed"].name)
 
 
 def panel_subtitle(row: GradientRow, on_policy: bool) -> list[str]:
@@ -617,8 +607,8 @@ def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
         _("acts on"): [r.entry.acts_on for r in rows],
         _("gradient here"): [target_words(r, table.on_policy) for r in rows],
         _("cos to ∇ reverse KL"): [cos_text(r.cos_reverse) for r in rows],
-        _("on-policy"): [_(TARGET_WORDS[r.entry.grad_target]) for r in rows],
-        _("from π_old"): [_(TARGET_WORDS[r.entry.grad_target_off_policy])
+        _("on-policy"): [_(EXPECTED_GRADIENTS[r.entry.grad_target].name) for r in rows],
+        _("from π_old"): [_(EXPECTED_GRADIENTS[r.entry.grad_target_off_policy].name)
                           if r.entry.grad_target_off_policy else "—" for r in rows],
         _("the library's fix"): [_fix(r) for r in rows],
         _("name in links"): [r.name for r in rows],

@@ -19,6 +19,7 @@ import pandas as pd
 from charts.palette import REFERENCE_COLOR, SERIES_COLORS, ZERO_COLOR, color
 from charts.sequences import SEQUENCE_COLORS, McPoint
 from i18n import N_, _
+from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS
 from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
 from kl_core.sequences.estimators import (
     RB_COUNTEREXAMPLE,
@@ -569,12 +570,6 @@ def gradient_formula() -> str:
     )
 
 
-_TARGETS = {
-    "reverse_kl": N_("∇KL[π_θ‖π_ref], the true gradient"),
-    "forward_kl": N_("∇KL[π_ref‖π_θ], the other direction"),
-    "zero": N_("0: no gradient at all"),
-    "mixed": N_("neither: a partial gradient"),
-}
 _OPTION_COLORS = {
     "sum_k1_loss": color("k1"),
     "sum_k2_loss": color("k2"),
@@ -593,7 +588,7 @@ def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
     return pd.DataFrame({
         _("option"): [_(r.name) for r in table.rows],
         _("later prefixes"): [_("included") if r.later_terms else _("missed") for r in table.rows],
-        _("in expectation it is"): [_(_TARGETS[r.target]) for r in table.rows],
+        _("in expectation it is"): [_(EXPECTED_GRADIENTS[r.target].meaning) for r in table.rows],
         _("cos to ∇KL[π_θ‖π_ref]"): [_cos_text(r.cos_reverse) for r in table.rows],
         _("cos to ∇KL[π_ref‖π_θ]"): [_cos_text(r.cos_forward) for r in table.rows],
         _("‖g‖ / ‖∇KL‖"): [_length_ratio(table, r.grad.norm) for r in table.rows],

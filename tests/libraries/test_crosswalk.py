@@ -18,6 +18,7 @@ from kl_core.libraries.crosswalk import (
     CROSSWALK,
     CROSSWALK_FILE,
     GRAD_MODES,
+    EXPECTED_GRADIENTS,
     GRADIENT_TARGETS,
     RELEASES,
     CrosswalkEntry,
@@ -730,6 +731,17 @@ def test_every_entry_of_the_three_libraries_names_its_release():
     legacy = {e.option for e in CROSSWALK if e.legacy}
     assert legacy == {"kl", "abs", "mse", "full", "policy/policykl", "policy/approxkl", "k1", "k3", "policy/approxkl_avg"}
     assert all(e.library == "TRL" for e in CROSSWALK if e.legacy)
+
+
+def test_every_expected_gradient_has_its_own_words():
+    assert GRADIENT_TARGETS == tuple(EXPECTED_GRADIENTS) == ("reverse_kl", "forward_kl", "zero", "mixed", "none")
+    assert all(key == g.key for key, g in EXPECTED_GRADIENTS.items())
+    for field in ("name", "meaning"):
+        words = [getattr(g, field) for g in EXPECTED_GRADIENTS.values()]
+        assert all(w.strip() for w in words) and len(set(words)) == len(words), field
+    # the two directions are told apart by their order inside ∇KL[·‖·]
+    assert "∇KL[π_θ‖π_ref]" in EXPECTED_GRADIENTS["reverse_kl"].meaning
+    assert "∇KL[π_ref‖π_θ]" in EXPECTED_GRADIENTS["forward_kl"].meaning
 
 
 def test_every_gradient_entry_records_its_settings_and_claims():
