@@ -17,8 +17,8 @@ from kl_core.libraries import crosswalk as cw
 from kl_core.libraries.crosswalk import (
     CROSSWALK,
     CROSSWALK_FILE,
-    GRAD_MODES,
     EXPECTED_GRADIENTS,
+    GRAD_MODES,
     GRADIENT_TARGETS,
     RELEASES,
     CrosswalkEntry,
