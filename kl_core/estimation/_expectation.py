@@ -56,7 +56,9 @@ _LOG_SPACE_T = 30.0
 # The bulk ends at |x| = _FAR · R: there every tail is in its closed form to 1e-50.
 _FAR = 1e50
 _CROSSING_GRID = 4097
-_EPSREL = Tolerance().epsrel
+# The integrators' defaults: 1e-12 relative, and an absolute floor no tolerance goes below.
+_DEFAULT = Tolerance()
+_EPSREL = _DEFAULT.epsrel
 # (k − mean)^n where log r is ~1e10 times its own spread across q's bulk (densities
 # a million scales apart): the rounding of log r is noise of that relative size in
 # the deviation, and the quadrature may stop at this relative error.
@@ -328,7 +330,7 @@ def _far_part(
         kinks.append(-delta.const / float(delta.log))  # log r = Δc·v + Δk changes sign here
     value, _ = integrate_log_tail(
         _far_integrand(q, p, g, side), v0, rate, breakpoints=kinks,
-        tol=Tolerance(epsrel=_EPSREL, epsabs=max(floor, 1e-300), noise_floor=noise_floor),
+        tol=Tolerance(epsabs=max(floor, _DEFAULT.epsabs), noise_floor=noise_floor),
     )  # fmt: skip
     return value
 
@@ -372,7 +374,7 @@ def _bulk(
 ) -> float:
     """The bulk: every segment to 1e-12 of the whole (not of itself: a piece far from
     the mass may be 1e-200 of it, and its own relative error does not matter)."""
-    tol = Tolerance(epsrel=_EPSREL, epsabs=max(abs_floor, 1e-300), noise_floor=noise_floor)
+    tol = Tolerance(epsabs=max(abs_floor, _DEFAULT.epsabs), noise_floor=noise_floor)
     if len(segments) == 1:
         return _segment_integral(g, segments[0], tol)
     rough_tol = replace(tol, epsrel=1e-4, noise_floor=1e-2)
@@ -382,7 +384,7 @@ def _bulk(
 
 
 def expect(
-    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = Tolerance().noise_floor,
+    q: Distribution, p: Distribution, g: Integrand, noise_floor: float = _DEFAULT.noise_floor,
     abs_floor: float = 0.0,
 ) -> tuple[float, str]:
     """E_q[g(log r)] and, if it is infinite, the reason (one clause, for a note).
