@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 from tests.browser.checks import (
     RUN_TIMEOUT_MS,
@@ -130,15 +131,35 @@ def assert_link_reproduces(chromium, page) -> None:
 # ------------------------------------------------------------------ moving widgets, as a user does
 
 
+#: The ``nth`` slider whose label starts with ``label`` shows another value than ``before``,
+#: looked up afresh each poll: a run may have replaced the element that had focus.
+_SLIDER_MOVED = """([label, nth, before]) => {
+    const all = document.querySelectorAll(`[data-testid='stMain'] input[type='range'][aria-label^='${label}']`);
+    return all.length > nth && all[nth].getAttribute('aria-valuetext') !== before;
+}"""
+
+
 def press(page, label: str, key: str, times: int = 1, nth: int = 0) -> None:
-    """Focus the ``nth`` slider whose label starts with ``label`` and press ``key`` ``times`` times, each after the last run."""
+    """Focus the ``nth`` slider whose label starts with ``label`` and press ``key`` ``times`` times, each after the last run.
+
+    The thumb shows its new value at once, before the run.  If it has not moved within a
+    third of a run's timeout, the key went to a slider a run had just replaced (as after
+    a change of path on the f-divergence page, whose θ range then gets other bounds):
+    focus the slider now on the page and press again, as a reader would.
+    """
     thumb = page.locator(f"{MAIN} input[type='range'][aria-label^='{label}']").nth(nth)
-    thumb.focus()
     for _ in range(times):
+        wait_for_app_run(page)
         before = thumb.get_attribute("aria-valuetext")
-        page.keyboard.press(key)
-        page.wait_for_function("([el, v]) => el.getAttribute('aria-valuetext') !== v",
-                               arg=[thumb.element_handle(), before])
+        for attempt in range(3):
+            thumb.focus()
+            page.keyboard.press(key)
+            try:
+                page.wait_for_function(_SLIDER_MOVED, arg=[label, nth, before], timeout=RUN_TIMEOUT_MS // 3)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         wait_for_app_run(page)
 
 
@@ -197,8 +218,12 @@ def next_option(page, label: str) -> None:
 def segment(page, label: str, option: str) -> None:
     """Click ``option`` in the segmented control called ``label``."""
     group = page.locator(f"{MAIN} [data-testid='stButtonGroup']", has_text=label)
-    group.get_by_role("radio", name=option, exact=True).click()
-    wait_for_app_run(page)
+    choice = group.get_by_role("radio", name=option, exact=True)
+    choice.click()
+    # The run starts a moment after the click: until the page has been quiet, the next
+    # widget looked up may be one this run replaces.
+    expect(choice).to_have_attribute("aria-checked", "true", timeout=RUN_TIMEOUT_MS)
+    wait_until_settled(page)
 
 
 def type_number(page, label: str, value: str) -> None:
