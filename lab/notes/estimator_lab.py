@@ -434,7 +434,7 @@ def table_rows(
     ``total`` is N · R, the number of draws behind every MC figure.  The MC
     standard errors are left out (NaN) where the exact variance is infinite.
     With ``published`` (the pair is one of Schulman's), his printed figure is a
-    column ("—" for an estimator he did not print).  ``checks`` (the error-bar
+    column right after "exact" ("—" for an estimator he did not print).  ``checks`` (the error-bar
     checks at N · R) add a column "SE trusted": False where the MC SE can't be
     trusted (an infinite variance or fourth moment, or a huge kurtosis).
     Column headers are in the run's language (:func:`column_name`).
@@ -454,15 +454,15 @@ def table_rows(
             ("bias/true", exact_bias, s.bias_over_true, se_bias),
             ("stdev/true", exact_std, s.std_over_true, se_std),
         ):
-            row = {h["estimator"]: s.name, h["exact"]: exact_value, h["MC"]: mc_value,
-                   h["MC SE"]: se}
-            if checks is not None:
-                check = checks.get(key)
-                row[h["SE trusted"]] = None if check is None else check.reliable
-            if published is not None:
+            row = {h["estimator"]: s.name, h["exact"]: exact_value}
+            if published is not None:  # beside "exact", which it is read against (and in view on a phone)
                 row[h["Schulman"]] = (
                     (pub.bias if fig == "bias/true" else pub.std).text if pub else "—"
                 )
+            row |= {h["MC"]: mc_value, h["MC SE"]: se}
+            if checks is not None:
+                check = checks.get(key)
+                row[h["SE trusted"]] = None if check is None else check.reliable
             figures[fig].append(row)
         absolute.append(
             {

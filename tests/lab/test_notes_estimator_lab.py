@@ -93,6 +93,8 @@ def test_table_rows_are_the_cores_figures_with_schulmans_column():
     figures, absolute = notes.table_rows({k: sim[k] for k in ("k1", "k2", "k3")}, moments, 4000, published)
     assert [r["estimator"] for r in figures["stdev/true"]] == ["k1", "k2", "k3"]
     assert [r["Schulman"] for r in figures["stdev/true"]] == ["20", "1.42", "1.42"]
+    # his printed figure sits beside "exact", which it is read against: on a phone both are in view
+    assert list(figures["bias/true"][0])[:3] == ["estimator", "exact", "Schulman"]
     k3 = figures["bias/true"][2]
     exact_bias, _ = sampling.exact_relative_figures(moments["k3"].mean, moments["k3"].var, sim["k3"].target)
     assert k3["exact"] == exact_bias and k3["MC"] == sim["k3"].bias_over_true
