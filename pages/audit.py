@@ -138,7 +138,7 @@ defs = audit.DEFINITIONS[report.direction]
 for k, col in ui.grid(KEYS, key="formulas"):
     with col:
         ui.formula(rf"\color{{{color(k)}}}{{k_{k[1]}}} = {defs[k]['formula']}")
-        st.caption(notes.meaning(defs[k]["meaning"]))
+        st.caption(notes.meaning(report.direction, k))
 with ui.metric_row():
     st.metric(_("Tokens counted"), f"{report.n:,}")
     for k in KEYS:

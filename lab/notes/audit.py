@@ -269,27 +269,23 @@ def sequences_caption(n_sequences: int) -> str:
     ).format(n=n_sequences)
 
 
-#: The core's one-line meanings of k1, k2, k3 and rb (kl_core.audit.statistics.DEFINITIONS and
-#: RB_DEFINITIONS), as the page shows them: typeset and marked for translation.
-MEANINGS: dict[str, str] = {
-    "unbiased for KL[sampler||other]; single values can be negative":  # i18n: ok (the core's text, a key)
-        N_("unbiased for KL[sampler‖other]; single values can be negative"),
-    "biased (f = 1/2 log^2 u), >= 0; equals the KL to second order in log r":  # i18n: ok (the core's text, a key)
-        N_(r"biased ($f = \tfrac12\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
-    "unbiased for KL[sampler||other], every value >= 0":  # i18n: ok (the core's text, a key)
-        N_("unbiased for KL[sampler‖other], every value ≥ 0"),
-    "unbiased for KL[other||sampler]; single values can be negative":  # i18n: ok (the core's text, a key)
-        N_("unbiased for KL[other‖sampler]; single values can be negative"),
-    "biased (f = 1/2 u log^2 u), >= 0; equals the KL to second order in log r":  # i18n: ok (the core's text, a key)
-        N_(r"biased ($f = \tfrac12 u\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
-    "unbiased for KL[other||sampler], every value >= 0 (k3_pq)":  # i18n: ok (the core's text, a key)
-        N_("unbiased for KL[other‖sampler], every value ≥ 0 (k3_pq)"),
+#: What k1, k2 and k3 mean, by direction and estimator (kl_core.audit.statistics.DEFINITIONS
+#: holds the same in plain text, for the CLI): typeset and marked for translation.
+MEANINGS: dict[tuple[str, str], str] = {
+    ("sampler-other", "k1"): N_("unbiased for KL[sampler‖other]; single values can be negative"),
+    ("sampler-other", "k2"): N_(
+        r"biased ($f = \tfrac12\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
+    ("sampler-other", "k3"): N_("unbiased for KL[sampler‖other], every value ≥ 0"),
+    ("other-sampler", "k1"): N_("unbiased for KL[other‖sampler]; single values can be negative"),
+    ("other-sampler", "k2"): N_(
+        r"biased ($f = \tfrac12 u\log^2 u$), ≥ 0; equals the KL to second order in $\log r$"),
+    ("other-sampler", "k3"): N_("unbiased for KL[other‖sampler], every value ≥ 0 (k3_pq)"),
 }
 
 
-def meaning(text: str) -> str:
-    """A core meaning (:data:`MEANINGS`) as the page shows it, translated; an unknown one as it is."""
-    return _(MEANINGS[text]) if text in MEANINGS else text
+def meaning(direction: str, key: str) -> str:
+    """What estimator ``key`` (``k1``, ``k2``, ``k3``) means in ``direction``, translated."""
+    return _(MEANINGS[(direction, key)])
 
 
 # ------------------------------------------------------------ the point first (issue 20)

@@ -224,3 +224,24 @@ def test_the_chinese_verdict_has_the_english_numbers():
                 zh = notes.verdict(rep, ex)
             assert len(zh) == len(en) and zh != en
             assert Counter(number.findall(" ".join(zh))) == Counter(number.findall(" ".join(en)))
+
+
+def _plain(typeset: str) -> str:
+    """A page meaning written the way the core writes it (ASCII for the CLI)."""
+    for fancy, plain in (("‖", "||"), ("≥", ">="), (r"$f = \tfrac12\log^2 u$", "f = 1/2 log^2 u"),
+                         (r"$f = \tfrac12 u\log^2 u$", "f = 1/2 u log^2 u"), (r"$\log r$", "log r")):
+        typeset = typeset.replace(fancy, plain)
+    return typeset
+
+
+def test_every_core_meaning_has_the_pages_typeset_wording_and_says_the_same():
+    # keyed by (direction, estimator), not by the core's text: a reworded core still finds its row
+    assert set(notes.MEANINGS) == {(d, k) for d, defs in audit.DEFINITIONS.items() for k in defs}
+    for (direction, key), typeset in notes.MEANINGS.items():
+        assert _plain(typeset) == audit.DEFINITIONS[direction][key]["meaning"], (direction, key)
+        assert notes.meaning(direction, key) == typeset  # the English run shows the source text
+
+
+def test_a_meaning_of_an_unknown_estimator_is_a_key_error_not_english_text():
+    with pytest.raises(KeyError):
+        notes.meaning("sampler-other", "k9")
