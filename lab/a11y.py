@@ -100,8 +100,14 @@ _SCRIPT = """// i18n: ok (JavaScript, no prose)
       if (text && input.getAttribute('aria-label') !== text) input.setAttribute('aria-label', text);
     }
   };
+  const BOXES = "[data-testid='stMain'], [data-testid='stMainBlockContainer'], [data-testid='stSidebar']";
   const later = () => {
     if (doc.documentElement.lang !== state.cfg.lang) doc.documentElement.lang = state.cfg.lang;
+    if (state.resizer) {
+      for (const box of doc.querySelectorAll(BOXES)) {
+        if (!state.sized.has(box)) { state.sized.add(box); state.resizer.observe(box); }
+      }
+    }
     charts();
     radios();
     if (!state.timer) state.timer = win.setTimeout(fix, 200);
@@ -110,6 +116,11 @@ _SCRIPT = """// i18n: ok (JavaScript, no prose)
     state.observer = new win.MutationObserver(later);
     state.observer.observe(doc.body, {childList: true, subtree: true});
     win.addEventListener('resize', later);
+    // A box can start or stop scrolling with no node added: the sidebar's slide ends, a font
+    // arrives and widens a formula.  Watch the content's width and the fonts too.
+    state.sized = new win.WeakSet();
+    if (win.ResizeObserver) state.resizer = new win.ResizeObserver(later);
+    if (doc.fonts) doc.fonts.addEventListener('loadingdone', later);
   }
   later();
 })();
