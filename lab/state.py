@@ -26,7 +26,8 @@ Conventions (see ``docs/app_conventions.md``):
   different definition under the same key keeps its own value;
 * select-type widgets put the option's text in the URL (its English text
   where the options are translated), so keep ``format_func`` labels short and
-  stable;
+  stable; their options may be a mapping of option to its untranslated label
+  (``{"on": N_("on-policy")}``), shown translated without a ``format_func``;
 * to change a bound widget from code (presets), call :func:`set_values` from
   an ``on_click``/``on_change`` callback; ``st.query_params`` cannot write a
   bound parameter.
@@ -45,7 +46,7 @@ in the new language's words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -462,13 +463,24 @@ def _allowed(options: Sequence[Any], fmt: Callable[[Any], str]) -> str:
     return _("one of {options}").format(options=listed)
 
 
+def _labelled(
+    options: Sequence[T] | Mapping[T, str], format_func: Callable[[Any], str] | None
+) -> tuple[list[T], Callable[[Any], str]]:
+    """The options and how each is shown: a mapping's keys, shown as its labels translated
+    (``{"on": N_("on-policy")}``), unless ``format_func`` says otherwise; a sequence as ``str``."""
+    if isinstance(options, Mapping):
+        labels = options
+        return list(labels), format_func or (lambda key: _(labels[key]))
+    return list(options), format_func or str
+
+
 def select(
     label: str,
     key: str,
-    options: Sequence[T],
+    options: Sequence[T] | Mapping[T, str],
     *,
     value: T | None = None,
-    format_func: Callable[[Any], str] = str,
+    format_func: Callable[[Any], str] | None = None,
     allowed: str | None = None,
     help: str | None = None,
     **kwargs: Any,
@@ -478,6 +490,7 @@ def select(
     ``allowed`` describes the usable values in the note on a dropped link
     value (default: the first options).
     """
+    options, format_func = _labelled(options, format_func)
     return _bound(
         st.selectbox, label, key, allowed=allowed or _allowed(options, format_func), fmt=format_func,
         choices=options, options=options, index=_index(options, value), format_func=format_func,
@@ -523,15 +536,16 @@ def select_slider(
 def radio(
     label: str,
     key: str,
-    options: Sequence[T],
+    options: Sequence[T] | Mapping[T, str],
     *,
     value: T | None = None,
-    format_func: Callable[[Any], str] = str,
+    format_func: Callable[[Any], str] | None = None,
     horizontal: bool = True,
     help: str | None = None,
     **kwargs: Any,
 ) -> T:
     """``st.radio`` bound to ``?key=<format_func(option)>``."""
+    options, format_func = _labelled(options, format_func)
     return _bound(
         st.radio, label, key, allowed=_allowed(options, format_func), fmt=format_func,
         choices=options, options=options, index=_index(options, value), format_func=format_func,
@@ -542,14 +556,15 @@ def radio(
 def segmented(
     label: str,
     key: str,
-    options: Sequence[T],
+    options: Sequence[T] | Mapping[T, str],
     *,
     value: T,
-    format_func: Callable[[Any], str] = str,
+    format_func: Callable[[Any], str] | None = None,
     help: str | None = None,
     **kwargs: Any,
 ) -> T:
     """``st.segmented_control`` (one choice, always set) bound to ``?key=``."""
+    options, format_func = _labelled(options, format_func)
     return _bound(
         st.segmented_control, label, key, allowed=_allowed(options, format_func),
         fmt=format_func, choices=options, options=options, default=value, required=True,
@@ -560,14 +575,15 @@ def segmented(
 def multiselect(
     label: str,
     key: str,
-    options: Sequence[T],
+    options: Sequence[T] | Mapping[T, str],
     *,
     value: Sequence[T] = (),
-    format_func: Callable[[Any], str] = str,
+    format_func: Callable[[Any], str] | None = None,
     help: str | None = None,
     **kwargs: Any,
 ) -> list[T]:
     """``st.multiselect`` bound to repeated parameters ``?key=a&key=b``."""
+    options, format_func = _labelled(options, format_func)
     return _bound(
         st.multiselect, label, key, allowed=_allowed(options, format_func), fmt=format_func,
         choices=options, options=options, default=list(value), format_func=format_func,

@@ -97,15 +97,15 @@ def token_setting() -> notes.Setting:
                              value=demo.DEMO_TOKENS, step=1, on_change=_on_tokens)
         with c_r:
             reference = state.segmented(
-                _(r"$\pi_\mathrm{ref}$, the reference"), REF_KEY, list(notes.REFERENCES),
-                value=notes.DEFAULT_REFERENCE, format_func=lambda key: _(notes.REFERENCES[key]),
+                _(r"$\pi_\mathrm{ref}$, the reference"), REF_KEY, notes.REFERENCES,
+                value=notes.DEFAULT_REFERENCE,
                 help=_("Uneven: π_ref likes tokens 0 and 2 and makes token 1 rare. Uniform: the "
                        "lessons' setting."))
         c_s, c_o = st.columns(2, gap="medium")
         with c_s:
             sampler = state.segmented(
                 _(r"Tokens drawn from $\pi_\theta$ (on-policy) or an older $\pi_\mathrm{old}$"), "smp",
-                ["on", "old"], value="on", format_func=lambda key: _(SAMPLERS[key]),
+                SAMPLERS, value="on",
                 help=_("A later PPO epoch or mini-batch reuses tokens drawn by the policy before the update."),
             )
         with c_o:

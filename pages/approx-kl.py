@@ -52,8 +52,8 @@ st.markdown(_(
 ))
 path_col, entry_col = st.columns([1, 2], gap="medium")
 with path_col:
-    path_key = state.segmented(_("Drift path"), "cpath", list(VOCABULARIES), value="peaked",
-                               format_func=lambda k: _(VOCABULARIES[k]), help=_(notes.PATH_HELP))
+    path_key = state.segmented(_("Drift path"), "cpath", VOCABULARIES, value="peaked",
+                               help=_(notes.PATH_HELP))
 with entry_col:
     demo_id = state.select(
         _("Library option"), "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",

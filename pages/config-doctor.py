@@ -42,21 +42,18 @@ st.caption(policy_mapping())  # the one sentence that maps π_θ, π_ref to q, p
 pick_col, lib_col, rel_col = st.columns([4, 3, 3], gap="medium")
 with pick_col:
     example = state.segmented(
-        _("Example"), "ex", list(notes.EXAMPLES), value="verl",
-        format_func=lambda key: _(notes.EXAMPLE_LABELS[key]),
+        _("Example"), "ex", notes.EXAMPLE_LABELS, value="verl",
         help=_("Three real configs from the libraries' own sources: verl's GRPO example script, OpenRLHF's "
                "DAPO command, TRL's `GRPOConfig` for DeepSeekMath. Or your own text."),
     )
 with lib_col:
     library = state.segmented(
-        _("Library"), "library", list(notes.LIBRARIES), value="auto",
-        format_func=lambda key: _(notes.LIBRARIES[key]),
+        _("Library"), "library", notes.LIBRARIES, value="auto",
         help=_("Detect reads the library from the text; choose one if the text is ambiguous."),
     )
 with rel_col:
     release = state.select(
-        _("Release"), "release", list(notes.RELEASES), value="auto",
-        format_func=lambda key: _(notes.RELEASES[key]),
+        _("Release"), "release", notes.RELEASES, value="auto",
         help=_("Infer reads the release from the settings the text uses (flags an older release had, known "
                "forks); Latest is the release the crosswalk describes; or pick an older release."),
     )

@@ -137,9 +137,8 @@ with view_col:
     view = state.segmented(
         _("Show"),
         "view",
-        ["values", "ratio"],
+        notes.VIEWS,
         value="values",
-        format_func=lambda v: _(notes.VIEWS[v]),
         help=_("The ratio tends to 1 as θ → 0 for every smooth f: that is the Fisher statement."),
     )
 lo, hi = sorted((float(lo), float(hi)))  # a link may give the two ends in either order

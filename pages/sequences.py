@@ -43,8 +43,7 @@ if (link_src := notes.link_source(st.query_params)) is not None:  # an older lin
     st.query_params["src"] = link_src
 st.subheader(_("Change the chains and T"))
 source = state.segmented(
-    _("Chains"), "src", list(notes.SOURCES), value=notes.DEFAULT_SOURCE,
-    format_func=lambda key: _(notes.SOURCES[key]), help=notes.source_help(),
+    _("Chains"), "src", notes.SOURCES, value=notes.DEFAULT_SOURCE, help=notes.source_help(),
 )
 custom = notes.CUSTOM_DEFAULT
 drift_specs = ("", "")

@@ -21,8 +21,7 @@ def _family_script():
     from lab.spec_params import FAMILIES
 
     language_switch()
-    family = state.select(_("Family"), "fam", list(FAMILIES), value="normal",
-                          format_func=lambda f: _(FAMILIES[f]))
+    family = state.select(_("Family"), "fam", FAMILIES, value="normal")  # shown as its labels, translated
     n = state.slider(_("Seed"), "n", min_value=0, max_value=10, value=3, step=1)
     st.write(f"{family} {n}")
 
