@@ -115,6 +115,11 @@ def _n(x: float) -> str:
     return f"{x:+.4f}"
 
 
+def _marked(mark: str, template: str, mean: float) -> str:
+    """A checklist's wrong or right line: ``template`` with its ``{mark}`` and signed ``{mean}``."""
+    return template.format(mark=mark, mean=_n(mean))
+
+
 def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[ChecklistItem]:
     """The four questions, each with a sign error worked out on the five-token example.
 
@@ -129,10 +134,10 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                 "it: {k1}."
             ).format(k1=rf"$k_1 = \log\pi_{{{audit_label('sampler')}}} - \log\pi_{{{audit_label('other')}}}$"),
             _("RLHF penalty, tokens drawn from π_θ:"),
-            _("{mark} `ref_logprob - logprob` as a positive penalty: mean **{mean}**").format(
-                mark=WRONG, mean=_n(rlhf.other_minus_sampler)),
-            _("{mark} `logprob - ref_logprob`: mean **{mean}** = KL[π_θ‖π_ref]").format(
-                mark=RIGHT, mean=_n(rlhf.sampler_minus_other)),
+            _marked(WRONG, _("{mark} `ref_logprob - logprob` as a positive penalty: mean **{mean}**"),
+                    rlhf.other_minus_sampler),
+            _marked(RIGHT, _("{mark} `logprob - ref_logprob`: mean **{mean}** = KL[π_θ‖π_ref]"),
+                    rlhf.sampler_minus_other),
         ),
         ChecklistItem(
             _("2 · Which direction?"),
@@ -140,10 +145,10 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                 kl=r"$\mathrm{KL}[\pi_\mathrm{old}\|\pi_\mathrm{new}] = \mathbb{E}_\mathrm{old}"
                 r"[\log\pi_\mathrm{old} - \log\pi_\mathrm{new}]$"),
             _("PPO batch, tokens drawn from π_old:"),
-            _("{mark} `new_logprob - old_logprob` as a positive KL[π_old‖π_new]: mean **{mean}**").format(
-                mark=WRONG, mean=_n(ppo.other_minus_sampler)),
-            _("{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]").format(
-                mark=RIGHT, mean=_n(ppo.sampler_minus_other)),
+            _marked(WRONG, _("{mark} `new_logprob - old_logprob` as a positive KL[π_old‖π_new]: mean **{mean}**"),
+                    ppo.other_minus_sampler),
+            _marked(RIGHT, _("{mark} `old_logprob - new_logprob`: mean **{mean}** = KL[π_old‖π_new]"),
+                    ppo.sampler_minus_other),
             _(
                 "KL[π_new‖π_old] = {other:.4f} is the other direction, a different number "
                 "(r log r − (r − 1) estimates it from the same tokens: {k3pq:.4f})."
@@ -158,10 +163,9 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                      here=r"$\pi_\mathrm{new}/\pi_\mathrm{old}$",
                      zero=rf"$\mathbb{{E}}_{{{audit_label('sampler')}}}[r-1] = 0$"),
             _("PPO batch, k3 = (r − 1) − log r:"),
-            _("{mark} r = π_old/π_new: mean **{mean}** (χ² − KL, not a KL)").format(
-                mark=WRONG, mean=_n(ppo.k3_flipped)),
-            _("{mark} r = π_new/π_old: mean **{mean}** = KL[π_old‖π_new]").format(
-                mark=RIGHT, mean=_n(ppo.k3)),
+            _marked(WRONG, _("{mark} r = π_old/π_new: mean **{mean}** (χ² − KL, not a KL)"),
+                    ppo.k3_flipped),
+            _marked(RIGHT, _("{mark} r = π_new/π_old: mean **{mean}** = KL[π_old‖π_new]"), ppo.k3),
         ),
         ChecklistItem(
             _("4 · Which estimator?"),
@@ -170,9 +174,8 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
                 "made by the same estimator."
             ),
             _("PPO batch, KL[π_old‖π_new] = {kl:.4f}:").format(kl=ppo.kl_sampler_other),
-            _("{mark} k2 read as the KL: mean **{mean}**").format(mark=WRONG, mean=_n(ppo.k2)),
-            _("{mark} k3: mean **{mean}** = the KL, never negative").format(
-                mark=RIGHT, mean=_n(ppo.k3)),
+            _marked(WRONG, _("{mark} k2 read as the KL: mean **{mean}**"), ppo.k2),
+            _marked(RIGHT, _("{mark} k3: mean **{mean}** = the KL, never negative"), ppo.k3),
             _(
                 "k1 also averages {mean:.4f}, but **{share:.0%}** of tokens give a negative value."
             ).format(mean=ppo.sampler_minus_other, share=ppo.k1_negative_share),

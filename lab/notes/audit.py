@@ -317,6 +317,28 @@ def _within(mean: float, se: float, target: float) -> bool:
     return abs(mean - target) <= 2 * se
 
 
+#: The verdict's second line: k3 against the exact KL (``m``, ``bar``, ``kl``, ``e``, ``d``) …
+_K3_MATCHES = N_(
+    "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **matches** the exact {kl}, {e:.5f}, "
+    "within its error bar."
+)
+_K3_MISSES = N_(
+    "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **misses** the exact {kl}, {e:.5f}, by "
+    "{d:.2g}: more than its error bar."
+)
+#: … or, with no exact value, k1 against k3 (``m1``, ``b1``, ``m3``, ``b3``, ``kl``).
+_K1_K3_AGREE = N_(
+    "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
+    "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
+)
+_K1_K3_DISAGREE = N_(
+    "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
+    "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
+    "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
+    "policy), or a heavy tail skews one of them."
+)
+
+
 def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bool = True) -> list[str]:
     """Two or three lines that say what the report means for this file, chosen from its numbers.
 
@@ -347,31 +369,12 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
         return lines
     if target is not None:
         args = {"m": k3.mean, "bar": 2 * k3.se, "kl": kl, "e": target, "d": abs(k3.mean - target)}
-        if _within(k3.mean, k3.se, target):
-            lines.append(_(
-                "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **matches** the exact {kl}, {e:.5f}, "
-                "within its error bar."
-            ).format(**args))
-        else:
-            lines.append(_(
-                "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **misses** the exact {kl}, {e:.5f}, by "
-                "{d:.2g}: more than its error bar."
-            ).format(**args))
+        sentence = _K3_MATCHES if _within(k3.mean, k3.se, target) else _K3_MISSES
     else:
         args = {"m1": k1.mean, "b1": 2 * k1.se, "m3": k3.mean, "b3": 2 * k3.se, "kl": kl}
         overlap = abs(k1.mean - k3.mean) <= 2 * k1.se + 2 * k3.se
-        if overlap:
-            lines.append(_(
-                "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
-                "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
-            ).format(**args))
-        else:
-            lines.append(_(
-                "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
-                "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
-                "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
-                "policy), or a heavy tail skews one of them."
-            ).format(**args))
+        sentence = _K1_K3_AGREE if overlap else _K1_K3_DISAGREE
+    lines.append(_(sentence).format(**args))
     if report.rb is not None and report.variance_ratio is not None:
         r1, r3 = report.variance_ratio["k1"], report.variance_ratio["k3"]
         if not (math.isnan(r1) or math.isnan(r3)):
