@@ -479,7 +479,11 @@ _GLOSSARY_CSS = (
 #: Page-wide CSS (:func:`page_style`): a grid panel's box grows from PANEL_MIN_PX
 #: and wraps; markdown tables scroll in their own box; chart colours follow the
 #: dark theme (:func:`_theme_css`); the run's spinner floats (:func:`run_status`).
-PAGE_CSS = _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
+#: A segmented control wider than its column wraps its options onto a second line; Streamlit
+#: scrolls it sideways with no scrollbar, so options past the edge looked absent.
+_SEGMENTED_CSS = "[data-testid='stButtonGroup'] > div:has(> button){flex-wrap:wrap;overflow-x:visible;}"
+
+PAGE_CSS = _SEGMENTED_CSS + _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
 
 
 def run_status() -> Any:

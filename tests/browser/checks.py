@@ -277,6 +277,15 @@ _MEASURE = """(minChart) => {
             out.push(`display formula cut: ${el.innerText.slice(0, 40)}`);
         }
     }
+    // a row of option buttons (segmented control, pills) that shows only some of its options
+    for (const g of document.querySelectorAll("[data-testid='stMain'] [data-testid='stButtonGroup'] > div:has(> button)")) {
+        const box = g.getBoundingClientRect();
+        const hidden = [...g.querySelectorAll(':scope > button')].filter(b => {
+            const r = b.getBoundingClientRect();
+            return r.right > box.right + 1 || r.left < box.left - 1;
+        });
+        if (hidden.length) out.push(`options past the edge of their row: ${hidden.map(b => b.innerText.trim()).join(', ')}`);
+    }
     for (const t of document.querySelectorAll("[data-testid='stMarkdownContainer'] table")) {
         const box = t.closest("[data-testid='stMarkdownContainer']").getBoundingClientRect();
         if (t.scrollWidth > box.width + 1 && !scrolls(t)) {
@@ -304,7 +313,8 @@ def defects(page) -> list[str]:
     """What a reader would find cut off or unreadable on ``page`` now, one line each (empty: none).
 
     The page scrolls sideways; a chart is narrower than :data:`CHART_MIN_PX`; a chart text is
-    cut with "…"; a metric label (or a part of it) is cut; a display formula neither fits nor
+    cut with "…"; a metric label (or a part of it) is cut; a row of option buttons runs past its
+    box (Streamlit scrolls it with no scrollbar: the options there look absent); a display formula neither fits nor
     scrolls in its own box; a Markdown table is wider than its box and does not scroll; raw
     notation (:data:`RAW_NOTATION`) in prose, or raw LaTeX (:data:`RAW_LATEX`) in chart text
     and table cells.
