@@ -39,7 +39,7 @@ st.markdown(_(notes.INTRO))
 st.caption(policy_mapping())  # the one sentence that maps π_θ, π_ref to q, p (lab/notation.py)
 
 # ------------------------------------------------------------ the input
-pick_col, lib_col, rel_col = st.columns([4.4, 4.4, 2.2], gap="medium")  # both button rows fit at 1280 px
+pick_col, lib_col, rel_col = st.columns([3.1, 3.1, 1.9], gap="small")  # both button rows fit at 1280 px
 with pick_col:
     example = state.segmented(
         _("Example"), "ex", notes.EXAMPLE_LABELS, value="verl",
