@@ -8,6 +8,7 @@ killed benchmark or test leaves no server behind.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
@@ -16,7 +17,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "children_of",
     "cpu_seconds",
     "free_port",
+    "free_ports",
     "healthy",
     "port_is_free",
     "rss_bytes",
@@ -96,9 +98,30 @@ def tail(path: Path, chars: int = 2000) -> str:
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free on ``host`` right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+    return free_ports(1, host)[0]
+
+
+def free_ports(n: int, host: str = "127.0.0.1", *, exclude: Iterable[int] = ()) -> list[int]:
+    """``n`` different TCP ports free on ``host`` right now, none of them in ``exclude``.
+
+    The sockets stay bound until all ``n`` are chosen: one at a time, the system may hand
+    out a port it has just handed out (two servers on one port; or, with ``exclude``
+    left out, an app process on the port nginx is about to take, which the health check
+    then finds answering in nginx's place).
+    """
+    if n < 0:
+        raise ValueError(f"n must be at least 0, got {n}")
+    taken = set(exclude)
+    with contextlib.ExitStack() as held:
+        ports: list[int] = []
+        while len(ports) < n:
+            s = held.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+            if port not in taken:  # an excluded port stays bound here, so it is not offered again
+                taken.add(port)
+                ports.append(port)
+        return ports
 
 
 def port_is_free(host: str, port: int) -> bool:

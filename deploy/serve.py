@@ -195,7 +195,7 @@ class Deployment:
 
     def _start(self) -> None:
         if self.proxy:
-            self.backend_ports = [procs.free_port() for _ in range(self.n)]
+            self.backend_ports = procs.free_ports(self.n, exclude=(self.port,))  # not nginx's
         else:
             self.backend_ports = [self.port]
         for i in range(self.n):

@@ -24,7 +24,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from deploy.processes import free_ports
 from tests.browser.checks import (  # noqa: F401 (RUN_TIMEOUT_MS, wait_until_settled: imported from here too)
     RUN_TIMEOUT_MS,
     SIZES,
@@ -87,12 +87,6 @@ def chromium_path() -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
@@ -110,7 +104,7 @@ def streamlit_servers(count: int) -> Iterator[list[str]]:
     2-core CI machine).  Each server is stopped by its own process id (its
     process group) when the block ends, and so is the forking process.
     """
-    ports = [_free_port() for _ in range(count)]
+    ports = free_ports(count)  # all different (one at a time, the system may repeat one)
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     log = tempfile.NamedTemporaryFile(prefix="streamlit-", suffix=".log", delete=False)
     farm = subprocess.Popen(
