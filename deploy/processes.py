@@ -22,6 +22,7 @@ from pathlib import Path
 
 __all__ = [
     "ProcessFailed",
+    "answered_by",
     "children_of",
     "cpu_seconds",
     "free_port",
@@ -165,6 +166,17 @@ def wait_healthy(
             raise ProcessFailed(f"{url} not healthy after {timeout:.0f} s. Log:\n{tail(log)}")
         if pending:
             time.sleep(0.25)
+
+
+def answered_by(url: str, server: str, timeout: float = 2.0) -> bool:
+    """True when ``GET url`` answers with a ``Server`` header naming ``server`` (``"nginx"``).
+
+    A health check alone cannot tell nginx from an app process that took its port."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return resp.headers.get("Server", "").lower().startswith(server.lower())
+    except (OSError, urllib.error.URLError):
+        return False
 
 
 def _stat_fields(pid: int) -> list[str]:

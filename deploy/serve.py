@@ -223,6 +223,11 @@ class Deployment:
         procs.wait_healthy(
             [(self._health(self.port, self._host), self.nginx, nginx_log)], timeout=30.0
         )
+        if not procs.answered_by(self._health(self.port, self._host), "nginx"):
+            raise procs.ProcessFailed(
+                f"{self.url} answers, but not through nginx: another server holds port "
+                f"{self.port}. nginx's log:\n{procs.tail(nginx_log)}"
+            )
 
     def stop(self) -> None:
         """Stop nginx and every app process (idempotent); remove the temporary dir."""

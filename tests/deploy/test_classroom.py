@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from deploy import nginx_conf, serve
+from deploy import processes as procs
 from deploy.serve import NginxMissing, find_nginx
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,6 +104,15 @@ def test_new_browsers_spread_over_the_processes_and_each_keeps_its_own(classroom
         status, headers = _request(classroom.url + path, cookie=cookie, method=method)
         assert headers[header] == home, path
         assert _kllab_cookies(headers) == []
+
+
+def test_nginx_answers_on_its_port_and_the_apps_on_theirs(classroom):
+    # The deployment's ports are all different, and the check that nginx (not an app process
+    # that took its port) answers tells the two apart.
+    assert len({classroom.port, *classroom.backend_ports}) == 1 + len(classroom.backend_ports)
+    assert procs.answered_by(f"{classroom.url}/_stcore/health", "nginx")
+    for port in classroom.backend_ports:
+        assert not procs.answered_by(f"http://127.0.0.1:{port}/_stcore/health", "nginx")
 
 
 def test_an_unknown_cookie_is_replaced(classroom):
