@@ -57,8 +57,8 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
         key = "L{l}-S{s}-v{v}".format(l=q.lesson, s=q.step, v=q.variant)
         with st.form(key="guess-" + key, border=False, enter_to_submit=True):
             if q.kind == "numeric":
-                st.text_input(_("Your prediction"), key="typed-" + key,
-                              placeholder=_("A number, e.g. 0.25 (25% and 0,25 work too)"))
+                st.text_input(_("Your prediction"), key="typed-" + key, placeholder=_("A number, e.g. 0.25"),
+                              help=_("0.25, 25% and 0,25 are all read as the same number."))
             else:
                 st.radio(_("Your prediction"), [k for k, _label in q.choices], index=None, key="chosen-" + key,
                          format_func=lambda k: message(dict(q.choices)[k]))
