@@ -314,8 +314,8 @@ def defects(page) -> list[str]:
 
     The page scrolls sideways; a chart is narrower than :data:`CHART_MIN_PX`; a chart text is
     cut with "…"; a metric label (or a part of it) is cut; a row of option buttons runs past its
-    box (Streamlit scrolls it with no scrollbar: the options there look absent); a display formula neither fits nor
-    scrolls in its own box; a Markdown table is wider than its box and does not scroll; raw
+    box (Streamlit scrolls it with no scrollbar: the options there look absent); a display
+    formula neither fits nor scrolls in its own box; a Markdown table is wider than its box and does not scroll; raw
     notation (:data:`RAW_NOTATION`) in prose, or raw LaTeX (:data:`RAW_LATEX`) in chart text
     and table cells.
     """
