@@ -5,13 +5,41 @@
   one for the whole session, shared by ``tests/deploy`` and the browser test
   that goes through it.  Without nginx it skips, unless ``CI`` is set: then it
   fails, so CI cannot pass by skipping (``.ci/run`` installs nginx).
+* The order of the files: the longest first (see :data:`LONGEST_FIRST`).
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
 os.environ["KL_LAB_STRICT"] = "1"
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The files that take longest (``--durations``: a fresh server per first request, the link
+#: round trips, the axe scans), then the other browser tests, then the rest in file order.
+#: pytest-xdist gives its two workers a whole file at a time as they free up (pyproject's
+#: ``--dist loadfile --no-loadscope-reorder``): long files first, the many short ones even
+#: out the end of the run.
+LONGEST_FIRST = (
+    "tests/browser/test_first_request.py",
+    "tests/browser/test_link_state.py",
+    "tests/browser/test_accessibility.py",
+)
+
+
+def _rank(item: pytest.Item) -> tuple[int, int]:
+    path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+    if path in LONGEST_FIRST:
+        return 0, LONGEST_FIRST.index(path)
+    return (1, 0) if path.startswith("tests/browser/") else (2, 0)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first; a stable sort keeps each file's tests together and in order."""
+    items.sort(key=_rank)
 
 
 def _in_ci() -> bool:
