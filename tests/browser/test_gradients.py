@@ -19,7 +19,7 @@ from kl_core.gradients.demo import demo_logits
 from kl_core.gradients.expected import gradient_entries, gradient_table
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
-from tests.browser.checks import metric_values, numbers, open_page, prose
+from tests.browser.checks import metric_values, numbers, open_page, prose, wait_until_settled
 
 CHARTS = 1 + 7 + 7 + 1 + 3  # k2 and k3 as losses, gradient panels, spread panels, λ, training
 
@@ -60,7 +60,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
     wait_for_app(page)
     assert page.title() == "Gradients · KL Estimator Lab"
     assert page.locator("[data-testid='stException']").count() == 0
-    page.wait_for_selector("[data-testid='stMetricValue']")
+    wait_until_settled(page)  # the run draws its metrics one by one: read them when it is done
     assert metric_values(page)[:3] == want
     assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(page)
     assert selected_option(page) == "verl:k3+"
@@ -72,7 +72,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
     other = new_page()
     other.goto(page.url)  # the URL the page ends on: the shared link
     wait_for_app(other)
-    other.wait_for_selector("[data-testid='stMetricValue']")
+    wait_until_settled(other)
     assert metric_values(other)[:3] == want
     assert selected_option(other) == "verl:k3+"
     assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(other)

@@ -18,7 +18,7 @@ from kl_core.sequences.montecarlo import simulate_sequences
 from lab.format import number
 from lab.notes import sequences as notes
 from scripts.translations import english_runs
-from tests.browser.checks import metric_values, numbers, open_page, prose
+from tests.browser.checks import metric_values, numbers, open_page, prose, wait_until_settled
 
 CHARTS = 5
 
@@ -49,6 +49,9 @@ def check(page, want: dict[int, str]) -> None:
         "(v) => [...document.querySelectorAll(\"[data-testid='stMetricValue']\")].some(e => e.innerText.trim() === v)",
         arg=want[0],
     )
+    # The run draws the metrics as it goes (Σk3's row comes after the charts; seen missing
+    # under load): read them once the run has ended and the page is still.
+    wait_until_settled(page)
     got = metric_values(page)
     assert {i: got[i] for i in want} == want, got
 
