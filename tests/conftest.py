@@ -5,7 +5,7 @@
   one for the whole session, shared by ``tests/deploy`` and the browser test
   that goes through it.  Without nginx it skips, unless ``CI`` is set: then it
   fails, so CI cannot pass by skipping (``.ci/run`` installs nginx).
-* The order of the files: the longest first (see :data:`LONGEST_FIRST`).
+* The browser tests run first, in one pytest-xdist worker (see :data:`LONGEST_FIRST`).
 """
 
 import os
@@ -18,28 +18,39 @@ os.environ["KL_LAB_STRICT"] = "1"
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The files that take longest (``--durations``: a fresh server per first request, the link
-#: round trips, the axe scans), then the other browser tests, then the rest in file order.
-#: pytest-xdist gives its two workers a whole file at a time as they free up (pyproject's
-#: ``--dist loadfile --no-loadscope-reorder``): long files first, the many short ones even
-#: out the end of the run.
+#: The browser test files that take longest (``--durations``: a fresh server per first
+#: request, the axe scans, the link round trips), first; the other browser tests after them.
+#: pytest-xdist runs every browser test in one worker, in this order, and the other tests
+#: in the second worker meanwhile (pyproject: ``--dist loadgroup``).  Two workers both
+#: driving pages took 18 minutes, not 25, but overloaded the 2-core machine: a click or a
+#: cell edit made, or a metric read, while a run was still drawing failed 4 times in 3 runs.
 LONGEST_FIRST = (
     "tests/browser/test_first_request.py",
-    "tests/browser/test_link_state.py",
     "tests/browser/test_accessibility.py",
+    "tests/browser/test_link_state.py",
 )
+BROWSER = "tests/browser/"
+
+
+def _path(item: pytest.Item) -> str:
+    return Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
 
 
 def _rank(item: pytest.Item) -> tuple[int, int]:
-    path = Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+    path = _path(item)
     if path in LONGEST_FIRST:
         return 0, LONGEST_FIRST.index(path)
-    return (1, 0) if path.startswith("tests/browser/") else (2, 0)
+    return (1, 0) if path.startswith(BROWSER) else (2, 0)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first; a stable sort keeps each file's tests together and in order."""
+    """Browser tests first, longest files first, all in one xdist group; a stable sort keeps
+    each file's tests together and in order."""
     items.sort(key=_rank)
+    for item in items:
+        if _path(item).startswith(BROWSER):
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _in_ci() -> bool:
