@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The browser test files that take longest (``--durations``: a fresh server per first
 #: request, the axe scans, the link round trips), first; the other browser tests after them.
 #: pytest-xdist runs every browser test in one worker, in this order, and the other tests
-#: in the second worker meanwhile (pyproject: ``--dist loadgroup``).  Two workers both
+#: in the second worker meanwhile (:func:`pytest_xdist_make_scheduler`).  Two workers both
 #: driving pages took 18 minutes, not 25, but overloaded the 2-core machine: a click or a
 #: cell edit made, or a metric read, while a run was still drawing failed 4 times in 3 runs.
 LONGEST_FIRST = (
@@ -43,14 +43,26 @@ def _rank(item: pytest.Item) -> tuple[int, int]:
     return (1, 0) if path.startswith(BROWSER) else (2, 0)
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the group marks
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """pytest-xdist's ``loadfile`` scheduling, with every browser test in one unit of work.
+
+    (Its own ``--dist loadgroup`` cannot do this here: it renames the tests through an
+    attribute that pytest 9.2 no longer reads, so the groups are ignored.)
+    """
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return BROWSER if nodeid.startswith(BROWSER) else nodeid.split("::", 1)[0]
+
+    return BrowserTestsTogether(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests first, longest files first, all in one xdist group; a stable sort keeps
-    each file's tests together and in order."""
+    """Browser tests first, longest files first; a stable sort keeps each file's tests
+    together and in order."""
     items.sort(key=_rank)
-    for item in items:
-        if _path(item).startswith(BROWSER):
-            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 def _in_ci() -> bool:
@@ -78,3 +90,5 @@ def classroom(nginx_path: str):
 
     with Deployment(2, expose_backend=True) as deployment:
         yield deployment
+
+
