@@ -5,7 +5,7 @@
   one for the whole session, shared by ``tests/deploy`` and the browser test
   that goes through it.  Without nginx it skips, unless ``CI`` is set: then it
   fails, so CI cannot pass by skipping (``.ci/run`` installs nginx).
-* The browser tests run first, in one pytest-xdist worker (see :data:`LONGEST_FIRST`).
+* The browser tests run first, in one pytest-xdist worker (see :data:`FIRST`).
 """
 
 import os
@@ -18,17 +18,14 @@ os.environ["KL_LAB_STRICT"] = "1"
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: The browser test files that take longest (``--durations``: a fresh server per first
-#: request, the axe scans, the link round trips), first; the other browser tests after them.
-#: pytest-xdist runs every browser test in one worker, in this order, and the other tests
-#: in the second worker meanwhile (:func:`pytest_xdist_make_scheduler`).  Two workers both
-#: driving pages took 18 minutes, not 25, but overloaded the 2-core machine: a click or a
-#: cell edit made, or a metric read, while a run was still drawing failed 4 times in 3 runs.
-LONGEST_FIRST = (
-    "tests/browser/test_first_request.py",
-    "tests/browser/test_accessibility.py",
-    "tests/browser/test_link_state.py",
-)
+#: The browser tests run in one pytest-xdist worker while the second runs the other tests
+#: (:func:`pytest_xdist_make_scheduler`).  Their order: the fresh servers of the first
+#: requests first, the link round trips, which move widgets as fast as a run allows, last,
+#: once the other worker is done and the machine is quiet.  Two workers both driving pages
+#: took 18 minutes, not 25, but overloaded the 2-core machine: a click or a cell edit made,
+#: or a metric read, while a run was still drawing failed 4 times in 3 runs.
+FIRST = ("tests/browser/test_first_request.py",)
+LAST = ("tests/browser/test_link_state.py",)
 BROWSER = "tests/browser/"
 
 
@@ -36,11 +33,11 @@ def _path(item: pytest.Item) -> str:
     return Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
 
 
-def _rank(item: pytest.Item) -> tuple[int, int]:
+def _rank(item: pytest.Item) -> int:
     path = _path(item)
-    if path in LONGEST_FIRST:
-        return 0, LONGEST_FIRST.index(path)
-    return (1, 0) if path.startswith(BROWSER) else (2, 0)
+    if not path.startswith(BROWSER):
+        return 3
+    return 0 if path in FIRST else 2 if path in LAST else 1
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -60,7 +57,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Browser tests first, longest files first; a stable sort keeps each file's tests
+    """Browser tests first, in the order above; a stable sort keeps each file's tests
     together and in order."""
     items.sort(key=_rank)
 

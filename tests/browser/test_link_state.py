@@ -258,7 +258,7 @@ def multiselect_add(page, label: str, option: str) -> None:
 def edit_cell(page, nth: int, row: int, col: int, value: str) -> None:
     """Type ``value`` into cell (``row``, ``col``) of the ``nth`` table: click its first cell, arrow there, Enter."""
     grid = page.locator(f"{MAIN} [data-testid='stDataFrame']").nth(nth)
-    grid.scroll_into_view_if_needed()
+    into_view(page, grid)  # a run can replace the table while it is scrolled to (seen in CI)
     grid.locator("canvas").first.wait_for()
     box = grid.bounding_box()
     selected = "el => !!el.querySelector(\"td[aria-selected='true']\")"
