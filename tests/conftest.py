@@ -87,5 +87,3 @@ def classroom(nginx_path: str):
 
     with Deployment(2, expose_backend=True) as deployment:
         yield deployment
-
-
