@@ -130,7 +130,7 @@ for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
 
 # ------------------------------------------------------------ 1. single values (drawn at the top)
 with first:
-    ui.answer(notes.answer({k: sim[k] for k in keys}, n, repeats))
+    ui.answer(notes.answer({k: sim[k] for k in keys}, n, repeats, moments))
     st.header(_("1 · One sample at a time"))
     st.markdown(_(
         "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "

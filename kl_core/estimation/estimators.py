@@ -453,8 +453,9 @@ ESTIMATORS: dict[str, EstimatorInfo] = by_key(
         divergence="k2",
         unbiased_for=None,
         nonnegative=True,
-        summary=N_("Never negative, and while p is close to q low-variance and almost unbiased; "
-                   "further away its bias can be large, of either sign."),
+        summary=N_("Never negative, and low-variance and almost unbiased while p is close to q "
+                   "and has no heavier tails than q; otherwise its bias can be large, of either "
+                   "sign."),
         source=BLOG,
         function=k2,
         parameter=None,
@@ -470,7 +471,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = by_key(
         **_UNBIASED_FOR_KL_QP,
         nonnegative=True,
         summary=N_("Unbiased and never negative: k1 plus the control variate r − 1, which cuts "
-                   "the variance while p is close to q (far away it can add to it)."),
+                   "the variance while p is close to q and has no heavier tails than q "
+                   "(otherwise it can add to it, even make it infinite)."),
         source=BLOG,
         function=k3,
         parameter=None,
@@ -485,7 +487,7 @@ ESTIMATORS: dict[str, EstimatorInfo] = by_key(
         latex=r"k_\lambda = -\log r + \lambda (r - 1)",
         **_UNBIASED_FOR_KL_QP,
         nonnegative=False,
-        summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0."),
+        summary=N_("Unbiased for every λ; only λ = 1 keeps every sample ≥ 0 whatever q and p are."),
         source=BLOG,
         function=k_lambda,
         parameter=Parameter("lam", "λ", same_as=((0.0, "k1"), (1.0, "k3"))),

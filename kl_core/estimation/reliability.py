@@ -197,19 +197,23 @@ def error_bar_check(
     if m.var == 0.0:  # p = q: every value equals the mean, and so does the estimate
         return ErrorBarCheck(True, "", 0.0, math.nan, n)
     m4, why4 = estimator_fourth_moment(key, q, p, lam=lam)
-    kappa = m4 / (m.var * m.var)
+    kappa = m4 / m.var / m.var  # not m4 / var²: var² can overflow where m4 / var does not (inf / inf = NaN)
     if kurtosis_allows(kappa, n):
         return ErrorBarCheck(True, "", sd, kappa, n)
     if math.isinf(kappa):
         # the reason without its "E[(k − mean)⁴] is infinite: " head
         detail = why4.params.get("why", why4) if isinstance(why4, Message) else why4
-        if "largest double" in detail:
-            detail = Message("it exceeds the largest double")
-        reason = Message(
-            "its fourth moment is infinite ({detail}), so the sample SD of N values "
-            "is usually far below the true SD",
-            detail=detail,
-        )
+        if "largest double" in detail:  # finite in exact arithmetic
+            reason = Message(
+                "its fourth moment exceeds the largest double, so the sample SD of N values "
+                "is usually far below the true SD"
+            )
+        else:
+            reason = Message(
+                "its fourth moment is infinite ({detail}), so the sample SD of N values "
+                "is usually far below the true SD",
+                detail=detail,
+            )
     else:
         reason = Message(
             "the kurtosis of {name} is {kappa}, so the sample variance of N = {n:,} values "

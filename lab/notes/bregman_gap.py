@@ -41,8 +41,9 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
     infinite) further away, so the sentence about this pair is chosen from the numbers.
     """
     text = _(
-        "The tangent term averages to zero under q, so it adds no bias. While p is close to q it "
-        "cancels most of the noise of −log r; far from q it can add noise instead, because "
+        "The tangent term averages to zero under q, so it adds no bias. While p is close to q and "
+        "has no heavier tails than q, it cancels most of the noise of −log r; otherwise it can "
+        "add noise instead, because "
         "Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p‖q] + KL[q‖p])."
     )
     if var_k1 == 0.0 and var_k3 == 0.0:  # p = q

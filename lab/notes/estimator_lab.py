@@ -73,21 +73,26 @@ def _reason(note: str) -> str:
     return note
 
 
-def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int) -> str:
+def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
+           moments: Mapping[str, Moments] | None = None) -> str:
     """The page's answer to its three questions, from the draws on screen.
 
     Negative shares and the estimates' spread are read off the runs; an average
     "is on target" when it lies within 2 standard errors (over all N·R draws)
-    of its exact target, and that is decided per estimator, never assumed.
+    of its exact target, and that is decided per estimator, never assumed.  An
+    estimator whose exact variance (``moments``) is infinite has no error bar,
+    however finite its sample SE looks.
     """
     neg = ", ".join(f"{r.name} {r.neg_fraction:.1%}" for r in results.values())
     spread = ", ".join(f"{r.name} {number(float(r.batch_means.std(ddof=1)))}" for r in results.values()
                        if r.batch_means.size > 1)
     total = n * repeats
     on, off, unknown = [], [], []
-    for r in results.values():
+    for key, r in results.items():
         se = r.std / math.sqrt(total)
-        if not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)):
+        exact_var = moments[key].var if moments is not None and key in moments else 0.0
+        if not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)
+                and not math.isinf(exact_var)):
             unknown.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
@@ -162,11 +167,19 @@ def _infinite_variance(why: str, keys: Sequence[str]) -> str:
         if "r^2" in why
         else ""
     )
-    return _(
-        "{head}: {why}. {hint} Their means are still finite, but their estimates do not settle "
-        "into a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
-        "understate the uncertainty (a rare huge value can move an estimate far at any N)."
-    ).format(head=head.format(v=variances), why=_shown(why), hint=hint).replace(".  ", ". ")
+    if overflow:
+        text = _(
+            "{head}: {why}. {hint} Their means are still finite, but no N you can draw is large "
+            "enough for their estimates to take a normal shape: no normal curve is drawn, and no "
+            "±2 SE band or SE column can be trusted (a rare huge value can move an estimate far)."
+        )
+    else:
+        text = _(
+            "{head}: {why}. {hint} Their means are still finite, but their estimates do not settle "
+            "into a normal shape: no normal curve is drawn, and the ±2 SE bands and SE columns "
+            "have no meaning (a rare huge value can move an estimate far at any N)."
+        )
+    return text.format(head=head.format(v=variances), why=_shown(why), hint=hint).replace(".  ", ". ")
 
 
 def notes(
@@ -259,10 +272,13 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
         if _unreliable(check):
             text = _(
                 "{text} Most batches of N draws miss the rare, huge values behind σ, so the bars "
-                "crowd into a narrower, skewed heap than the curve (see the warning above)."
+                "tend to crowd into a narrower, skewed heap than the curve (see the warning above)."
             ).format(text=text)
         return text
     if approx is not None and math.isinf(approx.var):
+        if _overflowed(moments):
+            return _("No curve: Var({name}) is too large for a double (shown as ∞), so the normal "
+                     "curve cannot be drawn.").format(name=name)
         return _(
             "No curve: Var({name}) is infinite, so the CLT's normal approximation does not exist."
         ).format(name=name)
@@ -284,7 +300,14 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
         for k, r in results.items()
     )
     text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
-    unsettled = [ESTIMATORS[k].name for k in results if math.isinf(moments[k].var)]
+    huge = [ESTIMATORS[k].name for k in results if math.isinf(moments[k].var) and _overflowed(moments[k])]
+    unsettled = [ESTIMATORS[k].name for k in results
+                 if math.isinf(moments[k].var) and not _overflowed(moments[k])]
+    if huge:
+        text = _(
+            "{text} Var({names}) is too large for a double (shown as ∞): that band is unreliable, "
+            "and the mean jumps when a rare huge value arrives."
+        ).format(text=text, names=", ".join(huge))
     if unsettled:
         text = _(
             "{text} Var({names}) is infinite: that band is unreliable, and the mean jumps when a "
@@ -293,10 +316,15 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     narrow = [ESTIMATORS[k].name for k in results if _unreliable((checks or {}).get(k))]
     if narrow:
         text = _(
-            "{text} The band of {names} is too narrow at this N: its sample SD misses the rare, "
-            "huge values (see the warning above)."
+            "{text} The band of {names} can't be trusted at this N: most runs of N draws miss "
+            "the rare, huge values behind its SD (see the warning above)."
         ).format(text=text, names=", ".join(narrow))
     return text
+
+
+def _overflowed(m: Moments) -> bool:
+    """True when ``m``'s variance is finite in exact arithmetic but past a double (shown as inf)."""
+    return isinstance(m.note, Message) and m.note.template == _HEADS[1]
 
 
 def _unreliable(check: ErrorBarCheck | None) -> bool:
@@ -327,17 +355,27 @@ def error_bar_notes(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its variance is finite but "
                 "its fourth moment is infinite, so most runs of N draws miss the rare, huge values "
                 "that carry the variance. Exact SD {exact}; the sample SD of this run's first "
-                "{n:,} draws is {sample}. The ±2 SE bands and the MC SE columns understate the "
-                "uncertainty."
+                "{n:,} draws is {sample}."
             )
         else:
             text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its kurtosis is {kappa}, "
                 "so N draws estimate its variance with a relative error of about {rel}, and its SD "
                 "with about {rel_sd}; a trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the "
-                "sample SD of this run's first {n:,} draws is {sample}. The ±2 SE bands and the MC "
-                "SE columns understate the uncertainty."
+                "sample SD of this run's first {n:,} draws is {sample}."
             )
+        if math.isinf(check.kurtosis) and "largest double" in str(check.note):
+            text = _(
+                "**The ±SE of {name} can't be trusted at N = {n:,}.** Its variance is finite but "
+                "its fourth moment is too large for a double, so most runs of N draws miss the "
+                "rare, huge values that carry the variance. Exact SD {exact}; the sample SD of "
+                "this run's first {n:,} draws is {sample}."
+            )
+        if sample_sd < check.exact_sd:
+            text += " " + _("So this run's ±2 SE band is too narrow.")
+        else:
+            text += " " + _("This run's is not below the exact SD, but at this N most runs' are: "
+                            "its ±2 SE band can't be relied on.")
         out.append(Note("warning", text.format(
             name=ESTIMATORS[key].name, n=check.n, kappa=number(check.kurtosis),
             rel=number(check.var_relative_se), rel_sd=number(check.sd_relative_se),
@@ -485,7 +523,7 @@ def table_rows(
 #: path it shrinks back to 0 and changes sign, see tests/claims/test_k2_bias_along_path.py).
 WHAT_TO_NOTICE = N_(
     "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
-    "whenever p is close to q. k2's bias/true is near zero when p ≈ q; further away it can grow, "
-    "shrink or change sign. The MC column should agree with the exact one to within about 2 MC "
+    "whenever p is close to q and has no heavier tails than q. k2's bias/true is near zero there "
+    "too; further away it can grow, shrink or change sign. The MC column should agree with the exact one to within about 2 MC "
     "SE; change the seed to see it move."
 )

@@ -64,7 +64,9 @@ QUESTIONS = (
     (
         N_("5. Is it a value or a gradient?"),
         N_("An estimator that gets the KL's value right can still give the wrong gradient when "
-           "it is put in a loss: k3 differentiates to the gradient of the other KL, k1 to zero."),
+           "it is put in a loss. When the policy being trained is the sampler q itself (as in a KL "
+           "penalty against a reference p), k3 differentiates to the gradient of the other "
+           "KL, KL[p‖q], and k1 to zero; the Gradients page shows why."),
     ),
 )
 

@@ -105,6 +105,19 @@ def test_an_infinite_fourth_moment_is_flagged():
     assert check.note.endswith(f"the exact SD is {check.exact_sd:.4g}")
 
 
+@pytest.mark.parametrize("sigma", [0.4, 0.5, 0.8])
+def test_a_fourth_moment_past_a_double_is_flagged_not_called_infinite(sigma):
+    """k3 for N(−5, σ) against N(5, σ) (the sliders' ends): Var(k3) is finite, E[(k3 − μ)⁴] exceeds a
+    double; at σ = 0.4 and 0.5 Var² overflows too, and κ = m4/Var² was inf/inf = NaN (and raised)."""
+    q, p = Gaussian(-5.0, sigma), Gaussian(5.0, sigma)
+    check = error_bar_check("k3", q, p, 1000)
+    var = estimator_moments("k3", q, p).var
+    assert math.isfinite(var) and check.exact_sd == pytest.approx(math.sqrt(var), rel=1e-12)
+    assert not check.reliable and check.kurtosis == math.inf
+    assert "its fourth moment exceeds the largest double" in check.note
+    assert "is infinite" not in check.note
+
+
 def test_no_error_bar_where_the_variance_is_infinite():
     check = error_bar_check("k1", StudentT(3.0), N01, 1000)
     assert not check.reliable and check.exact_sd == math.inf and check.kurtosis == math.inf

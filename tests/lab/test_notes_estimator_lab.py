@@ -146,8 +146,11 @@ def test_a_huge_kurtosis_gets_a_warning_with_both_sds():
     assert "Exact SD {sd}".format(sd=f"{math.sqrt(moments['k3'].var):.4g}") in note.text
     sample_sd = sim["k3"].running_se[-1] * math.sqrt(1000)
     assert f"is {sample_sd:.4g}" in note.text
-    assert "too narrow" in notes.running_caption(results, moments, 1000, checks)
-    assert "k3" in notes.running_caption(results, moments, 1000, checks).split("too narrow")[0]
+    # the closing sentence follows this run: its sample SD against the exact one
+    assert ("too narrow" in note.text) == (sample_sd < math.sqrt(moments["k3"].var))
+    assert "understate" not in note.text
+    caption = notes.running_caption(results, moments, 1000, checks)
+    assert "band of k3 can't be trusted at this N" in caption and "too narrow" not in caption
     approx = sampling.batch_mean_normal(moments["k3"].mean, moments["k3"].var, 1000)
     assert "narrower" in notes.estimate_caption("k3", moments["k3"], approx, "KL[q‖p]", checks["k3"])
     assert "narrower" not in notes.estimate_caption("k1", moments["k1"], approx, "KL[q‖p]", checks["k1"])
@@ -233,3 +236,48 @@ def test_the_answer_puts_each_average_on_or_off_target_from_its_error_bar():
         assert r.name in where
     # k2 is biased for KL[q‖p] at μ = 1: log r ~ N(−½, 1), so E[k2] = ½(1 + ¼) = 0.625 against 0.5.
     assert "Off its target" in text and "k2 (" in text
+
+
+def test_the_error_bar_warning_follows_the_runs_own_sample_sd():
+    """At Schulman's μ = 1 with N = 100, k3's ±SE is untrusted; some seeds' sample SD is above the
+    exact SD, others' below, and the warning says which this run is (never "understates" blindly)."""
+    q, p = parse("normal(0,1)"), parse("normal(1,1)")
+    check = _checks("normal(0,1)", "normal(1,1)", ("k3",), 100)
+    assert not check["k3"].reliable
+    exact = check["k3"].exact_sd
+    seen = set()
+    for seed in range(40):
+        sim = simulate(q, p, 100, repeats=2, seed=seed, keys=("k3",))
+        (note,) = notes.error_bar_notes(check, {"k3": sim["k3"]})
+        sample_sd = sim["k3"].running_se[-1] * math.sqrt(100)
+        below = sample_sd < exact
+        seen.add(below)
+        assert ("too narrow" in note.text) == below, seed
+        assert ("can't be relied on" in note.text) == (not below), seed
+    assert seen == {True, False}  # both branches occur at this setting
+
+
+def test_the_answer_gives_no_error_bar_to_an_infinite_variance():
+    """Heavy tails: k3's exact variance is infinite, so it is never "within 2 standard errors"."""
+    _, _, sim, moments, *_ = setting("t(3,0,1)", "normal(0,1)", keys=("k1", "k3"), n=1000, repeats=20)
+    assert math.isinf(moments["k3"].var) and all(math.isfinite(sim[k].std) for k in ("k1", "k3"))
+    text = notes.answer({k: sim[k] for k in ("k1", "k3")}, 1000, 20, moments)
+    assert all(math.isinf(moments[k].var) for k in ("k1", "k3"))  # −log r ~ x²/2 has no 4th moment under t3
+    assert text.endswith("No error bar (an infinite variance or target): k1, k3.")
+    assert "Within 2 standard errors" not in text and "Off its target" not in text
+    # without the exact moments the sample SEs look finite: the old answer said "within"
+    assert "No error bar" not in notes.answer({k: sim[k] for k in ("k1", "k3")}, 1000, 20)
+
+
+def test_an_overflowed_variance_is_not_called_infinite():
+    """q = N(−5, 0.1), p = N(5, 0.1) (both slider ends): Var(k3) is finite but past a double."""
+    q_spec, p_spec = "normal(-5,0.1)", "normal(5,0.1)"
+    _, _, sim, moments, targets, true_kl, true_pq = setting(q_spec, p_spec, keys=("k3",), n=100, repeats=2)
+    assert math.isinf(moments["k3"].var)
+    approx = sampling.batch_mean_normal(moments["k3"].mean, moments["k3"].var, 100)
+    caption = notes.estimate_caption("k3", moments["k3"], approx, "KL[q‖p]")
+    assert "too large for a double" in caption and "is infinite" not in caption
+    running = notes.running_caption({"k3": sim["k3"]}, moments, 100)
+    assert "too large for a double" in running and "is infinite" not in running
+    (note,) = notes.notes(("k3",), targets, moments, {}, true_kl, true_pq)
+    assert "too large for a double" in note.text and "do not settle" not in note.text
