@@ -168,6 +168,20 @@ def _chi2_infinite(par: LambdaParabola) -> bool:
     return math.isinf(par.var_r) and not _all_infinite(par)
 
 
+def _lam(x: float) -> str:
+    """λ to 3 significant digits, more where 3 would print k1's 0 or k3's 1 for a λ that is neither."""
+    for digits in (3, 5, 7, 9, 12):
+        text = f"{x:.{digits}g}"
+        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
+            break
+    return text
+
+
+def _share(x: float) -> str:
+    """A share of the draws: 12.3%; below 0.1% with 2 significant digits, never a bare 0.0%."""
+    return f"{x:.1%}" if x == 0.0 or x >= 0.001 else f"{100 * x:.2g}%"
+
+
 def _p_equals_q(par: LambdaParabola) -> bool:
     return par.var_log_r == 0.0 and par.var_r == 0.0
 
@@ -240,7 +254,7 @@ def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
         LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
     if not _all_infinite(par):
-        label = _("λ* = {lam:.3g}: least variance").format(lam=par.lam_star)
+        label = _("λ* = {lam}: least variance").format(lam=_lam(par.lam_star))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
     label = _("your λ = {lam:.3g}").format(lam=lam)
     marks.append(LambdaMark(label, lam, float(par.variance(lam)), "k_lambda"))
@@ -260,12 +274,18 @@ def answer(par: LambdaParabola) -> str:
     """The page's answer to "which λ?", from the exact variances of this pair."""
     if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
         return _("**Answer:** {text}").format(text=parabola_caption(par))
-    return _(
-        "**Answer:** λ* = {lam:.3g} has the least variance, {opt} per sample, against {k3} for k3 "
+    text = _(
+        "**Answer:** λ* = {lam} has the least variance, {opt} per sample, against {k3} for k3 "
         "(λ = 1) and {k1} for k1 (λ = 0): for the same standard error k3 needs {gain} times as many "
         "samples as kλ*."
-    ).format(lam=par.lam_star, opt=number(par.var_optimal), k3=number(par.var_k3),
+    ).format(lam=_lam(par.lam_star), opt=number(par.var_optimal), k3=number(par.var_k3),
              k1=number(par.var_log_r), gain=number(par.gain))
+    tied = [name for name, v in (("k1", par.var_log_r), ("k3", par.var_k3))
+            if number(v) == number(par.var_optimal)]
+    if tied:
+        text += " " + _("To the 4 digits shown, {names} is already as good as kλ*.").format(
+            names=_(" and ").join(tied))
+    return text
 
 
 def parabola_caption(par: LambdaParabola) -> str:
@@ -281,22 +301,29 @@ def parabola_caption(par: LambdaParabola) -> str:
         ).format(v=number(par.var_log_r))
     same = _("Every point of it has the same mean, KL[q‖p] = {kl}; only the spread changes.").format(
         kl=number(par.true_kl))
-    if math.isclose(par.lam_star, 1.0, rel_tol=0.0, abs_tol=1e-9):
-        where = _("The ★ marks the bottom of the curve, λ* = {lam:.3g}: k3's ▲ sits there too, and k1's ● "
-                  "higher.")
+    low1, low3 = (number(v) == number(par.var_optimal) for v in (par.var_log_r, par.var_k3))
+    if low1 and low3:
+        where = _("The ★ marks the bottom of the curve, λ* = {lam}; to the 4 digits shown k1's ● and "
+                  "k3's ▲ are as low.")
+    elif low3:
+        where = _("The ★ marks the bottom of the curve, λ* = {lam}: k3's ▲ sits there too (to the 4 "
+                  "digits shown), and k1's ● higher.")
+    elif low1:
+        where = _("The ★ marks the bottom of the curve, λ* = {lam}: k1's ● sits there too (to the 4 "
+                  "digits shown), and k3's ▲ higher.")
     else:
-        where = _("The ★ marks the bottom of the curve, λ* = {lam:.3g}; k1's ● and k3's ▲ sit higher on "
+        where = _("The ★ marks the bottom of the curve, λ* = {lam}; k1's ● and k3's ▲ sit higher on "
                   "it.")
-    return where.format(lam=par.lam_star) + " " + same
+    return where.format(lam=_lam(par.lam_star)) + " " + same
 
 
 def histogram_caption(neg_fraction: float, n: int) -> str:
     """Under the kλ histogram: the share of negative values."""
     if neg_fraction > 0:
         return _(
-            "{share:.1%} of the {n:,} values are negative (shaded side), although every single "
+            "{share} of the {n:,} values are negative (shaded side), although every single "
             "one is a sample of a KL estimator."
-        ).format(share=neg_fraction, n=n)
+        ).format(share=_share(neg_fraction), n=n)
     return _("No value is negative at this λ.")
 
 
@@ -320,13 +347,13 @@ def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fracti
         )
     if math.isinf(interval[1]):
         return _(
-            "For λ = {lam:.3g} ≤ 0 both terms of kλ are negative whenever log r > 0: every sample "
-            "with p(x) > q(x) is negative — {share:.1%} of the draws above."
-        ).format(lam=lam, share=neg_fraction)
+            "For λ = {lam:.3g} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
+            "with p(x) > q(x) is negative — {share} of the draws above."
+        ).format(lam=lam, share=_share(neg_fraction))
     return _(
         "For λ = {lam:.3g}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
-        "shrinks to nothing as λ → 1. That is where the {share:.1%} negative draws above come from."
-    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=neg_fraction)
+        "shrinks to nothing as λ → 1. That is where the {share} negative draws above come from."
+    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=_share(neg_fraction))
 
 
 def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:

@@ -311,6 +311,14 @@ def _percent(x: float) -> str:
     return "{v:+.3g}%".format(v=100 * x)  # i18n: ok (number)
 
 
+def _zeros(t: np.ndarray, rb: np.ndarray) -> list[float]:
+    """The θ's (ascending ``t``) where the relative bias ``rb`` is 0 or changes sign, interpolated."""
+    out = [float(x) for x in t[rb == 0.0]]
+    for j in np.flatnonzero(rb[:-1] * rb[1:] < 0.0):
+        out.append(float(t[j] - rb[j] * (t[j + 1] - t[j]) / (rb[j + 1] - rb[j])))
+    return sorted(out)
+
+
 def _reach(ts: np.ndarray, ds: np.ndarray) -> tuple[float, bool]:
     """Walking out from θ = 0 along ``ts`` (sorted by |θ|): the last θ with |bias| ≤ WITHIN
     before the first beyond it (0.0 if the first is beyond), and whether one was beyond."""
@@ -343,6 +351,12 @@ def answer(path: str, bias, lo: float, hi: float, ends=None) -> str:
         return _("On the {path} path at θ = {t_big}, E[k2] is off from KL[q‖p] by **{big}** of the "
                  "KL. Widen the range to see where they agree.").format(**values)
     if not lo <= 0.0 <= hi:
+        zeros = _zeros(t, rb)
+        if zeros:  # the sign changes inside the range: "between" is the signed span
+            return _("On the {path} path with θ from {lo} to {hi} (p ≠ q throughout), E[k2] is off "
+                     "from KL[q‖p] by between {low} and {high} of the KL, and exactly unbiased at "
+                     "θ ≈ {zeros}.").format(**values, low=_percent(rb.min()), high=_percent(rb.max()),
+                                            zeros=", ".join(f"{z:.3g}" for z in zeros))
         return _("On the {path} path with θ from {lo} to {hi} (p ≠ q throughout), E[k2] is off from "
                  "KL[q‖p] by between {small} and **{big}** of the KL. Include θ = 0 to see them "
                  "meet.").format(**values, small=_percent(rb[int(np.argmin(np.abs(rb)))]))

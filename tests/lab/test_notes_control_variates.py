@@ -132,3 +132,38 @@ def test_the_answer_without_a_finite_parabola_says_why(q, p):
     assert text.startswith("**Answer:**")
     if not (math.isfinite(par.var_log_r) and math.isfinite(par.var_r)) or par.var_log_r == 0.0:
         assert notes.parabola_caption(par) in text
+
+
+def test_lambda_star_never_prints_as_k3s_1_or_k1s_0_when_it_is_not():
+    """q = N(0, 1), p = 0.95 N(0, 1) + 0.05 N(0.05, 1): λ* = 0.99982, which ".3g" printed as "1"
+    beside a different variance for k3 (λ = 1)."""
+    par = lambda_parabola(parse("normal(0,1)"), parse("mixture(0.95:0:1,0.05:0.05:1)"))
+    assert 0.999 < par.lam_star < 1.0
+    shown = notes._lam(par.lam_star)
+    assert float(shown) != 1.0 and abs(float(shown) - par.lam_star) < 1e-4
+    assert f"λ* = {shown} has the least variance" in notes.answer(par)
+    assert f"λ* = {shown}" in notes.parabola_caption(par)
+    assert notes._lam(1.0) == "1" and notes._lam(0.5) == "0.5" and notes._lam(3.47e-10) == "3.47e-10"
+    assert float(notes._lam(1 - 1e-7)) != 1.0 and float(notes._lam(4e-12)) != 0.0
+
+
+def test_a_tie_to_the_digits_shown_is_said_not_ranked():
+    """q = N(0, 1), p = N(5, 1): λ* = 3.5e-10 and Var(kλ*) = 25 - 8.7e-9, which prints as k1's 25."""
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(5,1)"))
+    assert number(par.var_optimal) == number(par.var_log_r) != number(par.var_k3)
+    assert "k1 is already as good as kλ*" in notes.answer(par)
+    caption = notes.parabola_caption(par)
+    assert "k1's ● sits there too" in caption and "k3's ▲ higher" in caption
+    assert "sit higher" not in caption
+    # no tie at Schulman's μ = 1: the ranking stays
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)"))
+    assert "already as good" not in notes.answer(par) and "sit higher on it" in notes.parabola_caption(par)
+
+
+def test_a_small_but_nonzero_negative_share_is_never_printed_as_0_percent():
+    assert notes._share(0.00037) == "0.037%" and notes._share(0.25) == "25.0%"
+    assert "0.037% of the 1,000,000 values are negative" in notes.histogram_caption(0.00037, 1_000_000)
+    text = notes.profile_caption(0.95, (0.0, 0.1), 0.00037)
+    assert "0.037% negative draws" in text and "0.0%" not in text
+    text = notes.profile_caption(0.0, (0.0, math.inf), 0.5)
+    assert "both terms" not in text and "λ(r − 1) ≤ 0" in text

@@ -134,3 +134,29 @@ def test_the_answer_is_true_on_every_range(path):
                 assert (np.abs(rb) <= notes.WITHIN).all(), (lo, hi, text)
             if "p ≠ q throughout" in text:
                 assert lo > 0 or hi < 0
+
+
+def test_a_range_where_k2_turns_unbiased_gives_the_signed_span_and_the_zero():
+    """Logit path, θ from 1.5 to 1.65: −1.95 % at 1.5, exactly 0 near θ = 1.575, positive beyond.
+    "Between +0.582% and +1.98%" and "include θ = 0 to see them meet" were false there."""
+    text, t, rb = _answer("logit", 1.5, 1.65)
+    assert rb.min() < 0.0 < rb.max()
+    assert f"between {notes._percent(rb.min())} and {notes._percent(rb.max())}" in text
+    zero = float(text.split("exactly unbiased at θ ≈ ")[1].rstrip("."))
+    bias = k2_bias_along_path("logit", [zero - 0.005, zero + 0.005]).relative_bias
+    assert bias[0] * bias[1] < 0  # the sign does change at the θ named
+    assert "Include θ = 0" not in text
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_include_zero_is_said_only_where_the_sign_stays(path):
+    top, step = PATHS[path].theta_max, notes.step_of(path)
+    ends = np.round(np.arange(step, top + step / 2, 2 * step), 10)
+    for lo in ends:
+        for hi in ends[ends >= lo][::2]:
+            for a, b in ((lo, hi), (-hi, -lo)):
+                text, t, rb = _answer(path, float(a), float(b))
+                if "Include θ = 0" in text:
+                    assert (rb > 0).all() or (rb < 0).all(), (a, b, text)
+                if "exactly unbiased" in text:
+                    assert rb.min() <= 0.0 <= rb.max(), (a, b, text)
