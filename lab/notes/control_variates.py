@@ -15,7 +15,7 @@ from charts.control_variates import LambdaMark
 from i18n import N_, _, message
 from kl_core.estimation import estimators
 from kl_core.estimation.control_variates import GainCurve, LambdaParabola
-from lab.format import number
+from lab.format import number, share
 from lab.notes import Note
 
 __all__ = [
@@ -177,11 +177,6 @@ def _lam(x: float) -> str:
     return text
 
 
-def _share(x: float) -> str:
-    """A share of the draws: 12.3%; below 0.1% with 2 significant digits, never a bare 0.0%."""
-    return f"{x:.1%}" if x == 0.0 or x >= 0.001 else f"{100 * x:.2g}%"
-
-
 def _p_equals_q(par: LambdaParabola) -> bool:
     return par.var_log_r == 0.0 and par.var_r == 0.0
 
@@ -323,7 +318,7 @@ def histogram_caption(neg_fraction: float, n: int) -> str:
         return _(
             "{share} of the {n:,} values are negative (shaded side), although every single "
             "one is a sample of a KL estimator."
-        ).format(share=_share(neg_fraction), n=n)
+        ).format(share=share(neg_fraction), n=n)
     return _("No value is negative at this λ.")
 
 
@@ -349,11 +344,11 @@ def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fracti
         return _(
             "For λ = {lam:.3g} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
             "with p(x) > q(x) is negative — {share} of the draws above."
-        ).format(lam=lam, share=_share(neg_fraction))
+        ).format(lam=lam, share=share(neg_fraction))
     return _(
         "For λ = {lam:.3g}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
         "shrinks to nothing as λ → 1. That is where the {share} negative draws above come from."
-    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=_share(neg_fraction))
+    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=share(neg_fraction))
 
 
 def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:

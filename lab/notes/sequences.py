@@ -31,6 +31,7 @@ from kl_core.sequences.gradients import SequenceGradientTable
 from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, MarkovChain, drift_pair, parse_markov
 from kl_core.sequences.montecarlo import SequenceSample
 from lab.format import number
+from lab.format import share as percent
 from lab.notes import Note
 
 __all__ = [
@@ -304,7 +305,8 @@ def position_caption(curves: SequenceCurves, length: int) -> str:
     c = curves.per_position_kl[:length]
     total = float(c.sum())
     if total == 0:
-        return _("The two chains are identical: every position adds 0, and the KL is 0.")
+        return _("At T = {t} the two chains give every sequence the same probability: every "
+                 "position adds 0, and the KL is 0.").format(t=length)
     later = c[1:]
     if length == 1:
         return _(
@@ -386,7 +388,8 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
     """Under the spread chart: the figures at the reader's T, and where seq_k3 goes."""
     kl = float(curves.true_kl[length - 1])
     if not kl > 0:
-        return _("The chains are identical (KL = 0): there is no relative spread to draw.")
+        return _("At T = {t} the two chains give every sequence the same probability (KL = 0): "
+                 "there is no relative spread to draw.").format(t=length)
     i = length - 1
     rel = {k: float(curves.relative_std(k)[i]) for k in CURVE_KEYS}
     sd1, sdrb = float(curves.std["sum_k1"][i]), float(curves.std["rb"][i])
@@ -550,10 +553,14 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
             "per-token mean shrinks the penalty like 1/T: at T = {t} it is {x} times the "
             "summed one, although the policy drifted exactly as far."
         ).format(t=length, x=number(1 / length))
+    t = curves.lengths
+    summed = kl[-1] / kl[0]
+    per_token = summed * t[0] / t[-1]
     return _(
-        "The KL grows with T, so the summed penalty grows with it, while the per-token mean stays "
-        "about flat: a per-token β regularises each token, not the sequence."
-    )
+        "The KL grows with T, so from T = {t0} to {t1} the summed penalty grows {s} times, while "
+        "the per-token mean changes only {m} times: a per-token β regularises each token, not the "
+        "sequence."
+    ).format(t0=int(t[0]), t1=int(t[-1]), s=number(summed), m=number(per_token))
 
 
 # ---------------------------------------------------------------- 4. gradients
@@ -640,7 +647,8 @@ def first_token_series(table: SequenceGradientTable) -> tuple[list[str], dict[st
 def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
     """Under the first-token bars: what the later-prefix bars say here."""
     if table.reverse.norm == 0:
-        return _("The chains are identical: every gradient is 0.")
+        return _("At T = {t} the two chains give every sequence the same probability: every "
+                 "gradient is 0.").format(t=table.length)
     if table.reverse.norm <= 1e-6 * table.local.norm:
         return _(
             "Expected gradients in {shown}: the grey bars (what the per-token losses miss) cancel "
@@ -663,7 +671,8 @@ def gradient_caption(table: SequenceGradientTable) -> str:
     share = table.later_share
     n = table.k + table.k**2
     if math.isnan(share):
-        return _("The chains are identical: every gradient is 0.")
+        return _("At T = {t} the two chains give every sequence the same probability: every "
+                 "gradient is 0.").format(t=table.length)
     k2 = table.row["sum_k2_loss"]
     if table.reverse.norm <= 1e-6 * table.local.norm:
         return _(
@@ -684,14 +693,14 @@ def gradient_caption(table: SequenceGradientTable) -> str:
             "length: so large that Σk2 and the exact next-token KL as losses, which miss them, point "
             "against the true gradient (cosine {cos}). Only k1 as a reward with reward-to-go is the "
             "true gradient."
-        ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}")
+        ).format(n=n, share=percent(share), cos=f"{k2.cos_reverse:.4f}")
     return _(
         "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
         "length. Σk2 and the exact next-token KL as losses miss them: cosine {cos}, and {length} "
         "times the true gradient's length. Only k1 as a reward with reward-to-go is the true "
         "gradient; Σk1 as a loss is 0 in expectation; Σk3 as a loss follows the other KL "
         r"direction, weighted by $\pi_\theta$'s prefixes."
-    ).format(n=n, share=f"{share:.1%}", cos=f"{k2.cos_reverse:.4f}",
+    ).format(n=n, share=percent(share), cos=f"{k2.cos_reverse:.4f}",
              length=number(_length_ratio(table, k2.grad.norm)))
 
 
@@ -714,7 +723,8 @@ def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
     c = np.asarray(per_position, dtype=float)
     length, kl = c.size, float(c.sum())
     if table.reverse.norm == 0:
-        return _("The two chains are identical: the sequence KL is 0, and so is every gradient.")
+        return _("At T = {t} the two chains give every sequence the same probability: the "
+                 "sequence KL is 0, and so is every gradient.").format(t=length)
     if length == 1:
         head = _("At T = 1 the sequence KL is the first token's KL, {kl}.").format(kl=number(kl))
     else:
@@ -750,5 +760,5 @@ def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
                 "({share} of its length); {rtg} has {crtg}."
             )
         tail = tail.format(c2=_cos_words(k2.cos_reverse), c3=_cos_words(k3.cos_reverse),
-                           crtg=_cos_words(rtg.cos_reverse), share=f"{table.later_share:.0%}", **names)
+                           crtg=_cos_words(rtg.cos_reverse), share=percent(table.later_share), **names)
     return f"{head} {tail}"

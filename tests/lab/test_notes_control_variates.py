@@ -11,7 +11,7 @@ from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.estimators import k_lambda
-from lab.format import number
+from lab.format import number, share
 from lab.notes import control_variates as notes
 
 
@@ -161,7 +161,7 @@ def test_a_tie_to_the_digits_shown_is_said_not_ranked():
 
 
 def test_a_small_but_nonzero_negative_share_is_never_printed_as_0_percent():
-    assert notes._share(0.00037) == "0.037%" and notes._share(0.25) == "25.0%"
+    assert share(0.00037) == "0.037%" and share(0.25) == "25.0%"
     assert "0.037% of the 1,000,000 values are negative" in notes.histogram_caption(0.00037, 1_000_000)
     text = notes.profile_caption(0.95, (0.0, 0.1), 0.00037)
     assert "0.037% negative draws" in text and "0.0%" not in text

@@ -86,7 +86,7 @@ def test_position_captions(drift_curves, counter_curves):
     assert number(float(first.true_kl[0])) in notes.position_caption(first, 32)
     assert "One token" in notes.position_caption(drift_curves, 1)
     assert "Every position adds the same KL, 0.5" in notes.position_caption(counter_curves, 64)
-    assert "identical" in notes.position_caption(exact_curves(*SAME, 8), 8)
+    assert "At T = 8 the two chains give every sequence the same probability" in notes.position_caption(exact_curves(*SAME, 8), 8)
 
 
 def test_mc_points_are_std_over_kl_with_two_se(drift_curves):
@@ -117,7 +117,7 @@ def test_relative_std_caption(drift_curves, counter_curves):
     assert "Its sample std" not in notes.relative_std_caption(drift_curves, 8)
     assert "rb is the noisier one" in notes.relative_std_caption(counter_curves, 64)
     assert "rb has no noise" in notes.relative_std_caption(drift_curves, 1)
-    assert "identical" in notes.relative_std_caption(exact_curves(*SAME, 8), 8)
+    assert "At T = 8 the two chains give every sequence the same probability" in notes.relative_std_caption(exact_curves(*SAME, 8), 8)
 
 
 def test_rb_note_is_honest(drift_curves, counter_curves):
@@ -179,6 +179,13 @@ def test_penalty_curves_and_caption(drift_curves):
     assert np.allclose(norm, 0.1 * drift_curves.true_kl / notes.MAX_LENGTH)
     assert set(colors) == set(curves)
     assert "grows with T" in notes.penalty_caption(drift_curves, 64)
+    # the page's default chains: the per-token mean grows about 12× (it was "stays about flat")
+    sticky = exact_curves(*notes.STICKY, notes.MAX_LENGTH)
+    text = notes.penalty_caption(sticky, 16)
+    kl, t = sticky.true_kl, sticky.lengths
+    growth = (kl[-1] / t[-1]) / (kl[0] / t[0])
+    assert growth > 10 and f"changes only {number(growth)} times" in text
+    assert f"grows {number(kl[-1] / kl[0])} times" in text and "flat" not in text
     first = exact_curves(*FIRST, notes.MAX_LENGTH)
     assert "0.01562 times the summed one" in notes.penalty_caption(first, 64)
 
@@ -238,7 +245,7 @@ def test_gradient_captions(drift_table):
     assert "is 0 here" in notes.first_token_caption(flat, "x")
     assert number(flat.local.norm) in notes.gradient_caption(flat)
     same = sequence_gradient_table(*SAME, 8)
-    assert "identical" in notes.gradient_caption(same) and "identical" in notes.first_token_caption(same, "x")
+    assert all("the same probability" in text for text in (notes.gradient_caption(same), notes.first_token_caption(same, "x")))
 
 
 def test_labels():
@@ -290,7 +297,7 @@ def test_the_answer_at_the_default_quotes_the_cores_numbers():
     assert f"from {number(float(c.min()))} to {number(float(c.max()))}" in text
     assert "**Its gradient is not a per-token loss's**" in text
     assert f"Σ k2 as a loss has cosine {k2:.2f} and Σ k3 as a loss {k3:.2f}" in text
-    assert f"({table.later_share:.0%} of the true gradient's length)" in text
+    assert f"({table.later_share:.1%} of the true gradient's length)" in text
     assert text.endswith("which keeps them, has 1.00.")
 
 
@@ -302,7 +309,7 @@ def test_the_answer_when_the_losses_agree_or_there_is_nothing_to_learn(drift_tab
     assert text.startswith("At T = 1 the sequence KL is the first token's KL")
     assert "no KL is still to come" in text and "cosine 1.00" in text
     same = sequence_gradient_table(*drift_pair(3, 0.0), 4)
-    assert notes.answer(same, np.zeros(4)).startswith("The two chains are identical")
+    assert notes.answer(same, np.zeros(4)).startswith("At T = 4 the two chains give every sequence the same probability")
     # a negative cosine is written with a minus sign, as numbers are on the page
     counter = sequence_gradient_table(*RB_COUNTEREXAMPLE, 8)
     assert "cosine −1.00" in notes.answer(counter, per_position_kl(*RB_COUNTEREXAMPLE, 8))
@@ -323,3 +330,14 @@ def test_a_link_with_a_drift_widget_and_no_src_means_the_drift_family():
     assert notes.link_source(["src", "K"]) is None
     assert notes.link_source(["T", "n", "seed"]) is None
     assert notes.link_source([]) is None
+
+
+def test_chains_that_agree_only_up_to_t_are_not_called_identical():
+    """Same first-token distribution, other transitions: the KL is 0 at T = 1 only."""
+    pol = parse_markov("markov(0,0,0; 0,0,0; 0,0,0; 0,0,0)")
+    ref = parse_markov("markov(0,0,0; 2,0,0; 0,2,0; 0,0,2)")
+    curves = exact_curves(pol, ref, 4)
+    assert curves.true_kl[0] == 0.0 and curves.true_kl[1] > 0.4
+    for text in (notes.position_caption(curves, 1), notes.relative_std_caption(curves, 1)):
+        assert text.startswith("At T = 1 the two chains give every sequence the same probability")
+        assert "identical" not in text
