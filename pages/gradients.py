@@ -159,7 +159,8 @@ with sec1:
     panels(shown, draw_gradient)
     cosines = notes.cosine_frame(table, shown)
     ui.table(cosines, name=_("gradient-cosines"), column_order=list(cosines.columns[:6]),
-             caption=_("A cosine of +1.000 means the same direction; — means the expected gradient is zero. "
+             caption=_("A cosine of +1.000 means the same direction; — means the expected gradient, or the "
+                       "gradient it is compared with, is zero. "
                        "The CSV adds the expected gradient per logit."))
     ui.show_source(gradients._basic_coef)  # c(x) of each basic option: g(x) = c(x)·(e_x − π_θ)
     ui.show_source(gradients._expected)  # E_s[g] = Σ_x s(x) c(x) (e_x − π_θ), exactly

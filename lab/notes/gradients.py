@@ -458,7 +458,34 @@ def verdict(cos: float) -> str:
 
 
 def _zero(table: GradientTable) -> bool:
+    """π_θ = π_ref: both KLs' gradients are zero (an option's need not be, off-policy)."""
     return not np.any(table.true_reverse) and not np.any(table.true_forward)
+
+
+#: An expected gradient shorter than this is zero (rounding leaves ~1e-17 where it is exactly 0).
+ZERO_LENGTH = 1e-12
+
+
+def _moves(row) -> bool:
+    return float(np.linalg.norm(row.expected_grad)) > ZERO_LENGTH
+
+
+def _every_option_zero(table: GradientTable) -> bool:
+    return not any(_moves(row) for row in table.rows)
+
+
+#: π_θ = π_ref with tokens from π_old: options that do not reweight by π_θ/π_old still push.
+OFF_POLICY_AT_REF = N_(
+    r"**Here $\pi_	heta = \pi_\mathrm{{ref}}$**, so both KLs' gradients are zero; but the tokens "
+    r"come from $\pi_\mathrm{{old}}$, and {names} still have a nonzero expected gradient: a loss "
+    "built on them moves π_θ although there is no KL to reduce (see the table)."
+)
+
+
+def _off_policy_at_ref(table: GradientTable) -> str:
+    moving = [row.name for row in table.rows if _moves(row)]
+    shown = ", ".join(moving[:4]) + (", …" if len(moving) > 4 else "")
+    return _(OFF_POLICY_AT_REF).format(names=shown)
 
 
 def answer(table: GradientTable) -> str:
@@ -467,9 +494,11 @@ def answer(table: GradientTable) -> str:
     Chosen from the numbers on screen: k3's and k2's cosines to
     ∇KL[π_θ‖π_ref] (and their angles), on-policy or with tokens from π_old.
     """
+    if _zero(table) and not _every_option_zero(table):
+        return _off_policy_at_ref(table)
     if _zero(table):
         return _(r"**Here $\pi_\theta = \pi_\mathrm{ref}$**, so both KLs' gradients are zero, and so is "
-                 "every option's: move the drift $s$.")
+                 "every option's: move the drift $s$ (or, with logits typed by hand, change them).")
     c3, c2 = table.row("k3").cos_reverse, table.row("k2").cos_reverse
     if c3 is None or c2 is None:  # a zero expected gradient although the KL's is not
         return _("As a loss, k3's expected gradient has cosine {c3} to {grad_rev}, k2's {c2}.").format(
@@ -517,7 +546,12 @@ def library_caption(table: GradientTable, chosen: str) -> str:
 def chosen_note(table: GradientTable, name: str) -> Note:
     """What the highlighted option does here, with the library's fix where it has one."""
     row = table.row(name)
-    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+    if _zero(table) and _moves(row):
+        return Note("warning", _(r"**{title}**: at $\pi_\theta = \pi_{{\mathrm{{ref}}}}$ both KL gradients "
+                                 r"are zero, but with tokens from $\pi_\mathrm{{old}}$ this option's "
+                                 "expected gradient is not.").format(title=option_title(row)),
+                    ":material/warning:")
+    if _zero(table):
         return Note("info", _(r"**{title}**: at $\pi_\theta = \pi_{{\mathrm{{ref}}}}$ every option's "
                               "expected gradient is zero.").format(title=option_title(row)), ":material/info:")
     what = target_words(row, table.on_policy)
@@ -534,7 +568,9 @@ def chosen_note(table: GradientTable, name: str) -> Note:
 
 def headline(table: GradientTable) -> Note:
     """The message at a glance: which basic option's gradient is which, at this setting."""
-    if not np.any(table.true_reverse) and not np.any(table.true_forward):
+    if _zero(table) and not _every_option_zero(table):
+        return Note("warning", _off_policy_at_ref(table), ":material/history:")
+    if _zero(table):
         return Note("info", _(r"$\pi_\theta$ equals $\pi_\mathrm{ref}$ here, so both KL gradients "
                               "are zero and every option's expected gradient is zero too. Move the "
                               "drift slider."),

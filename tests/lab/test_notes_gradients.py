@@ -419,3 +419,26 @@ def test_the_drift_help_names_each_references_numbers():
 def test_an_unknown_reference_is_refused():
     with pytest.raises(ValueError, match="reference must be one of"):
         notes.setting(6, 1.0, "", True, 0.5, "", "skewed")
+
+
+def test_at_pi_ref_with_tokens_from_an_older_policy_not_every_option_is_zero():
+    """s = 0 (π_θ = π_ref) with π_old's drift 0.5: both KL gradients vanish, k1's does not
+    (E_old[−∇log π_θ] = π_θ − π_old); "every option's expected gradient is zero" was false."""
+    s, _ = notes.setting(6, 0.0, "", False, 0.5, "")
+    table = table_at(s)
+    assert not np.any(table.true_reverse) and not np.any(table.true_forward)
+    k1 = table.row("k1").expected_grad
+    shift = np.exp(table.policy_log_probs) - np.exp(np.asarray(s.sampler) - np.logaddexp.reduce(s.sampler))
+    assert abs(k1 @ shift) == pytest.approx(np.linalg.norm(k1) * np.linalg.norm(shift), rel=1e-9)
+    assert np.linalg.norm(k1) > 0.1
+    for text in (notes.answer(table), notes.headline(table).text):
+        assert "still have a nonzero expected gradient" in text and "k1" in text
+        assert "so is every option's" not in text and "every option's expected gradient is zero" not in text
+    note = notes.chosen_note(table, "k1")
+    assert note.kind == "warning" and "this option's expected gradient is not" in note.text
+    # on-policy at s = 0 every option's is zero, and the page says so
+    s, _ = notes.setting(6, 0.0, "", True, 0.5, "")
+    table = table_at(s)
+    assert all(np.linalg.norm(row.expected_grad) <= notes.ZERO_LENGTH for row in table.rows)
+    assert "and so is every option's" in notes.answer(table)
+    assert notes.chosen_note(table, "k1").kind == "info"
