@@ -138,17 +138,19 @@ OBJECTIVE_FORWARD = r"$\mathbb{E}[R] - \beta\,\mathrm{KL}[\pi_\mathrm{ref}\|\pi]
 #: typeset for a sentence (code as code, notation as maths).
 GRAD_FIXES: dict[str, str] = {
     N_("--algo.kl.unbiased_gradient keeps the logged value and back-propagates "
-       "sg(min(π_θ/π_old, 10))·∇½ log² r, whose expected gradient is ∇KL[π_θ‖π_ref] on- and off-policy."):
+       "sg(min(π_θ/π_old, 10))·∇½ log² r, whose expected gradient is ∇KL[π_θ‖π_ref] on-policy, and "
+       "off-policy while π_θ/π_old ≤ 10."):
     N_(r"`--algo.kl.unbiased_gradient` keeps the logged value and back-propagates "
        r"$\mathrm{sg}(\min(\pi_\theta/\pi_\mathrm{old}, 10))\cdot\nabla\tfrac12\log^2 r$, whose expected "
-       r"gradient is $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on- and off-policy."),
+       r"gradient is $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on-policy, and off-policy while "
+       r"$\pi_\theta/\pi_\mathrm{old} \le 10$."),
     N_("kl_loss_type=k3+ (or low_var_kl+, k1+, abs+): same logged value, k2's gradient, "
        "∇KL[π_θ‖π_ref] on-policy."):
     N_(r"`kl_loss_type=k3+` (or `low_var_kl+`, `k1+`, `abs+`): same logged value, k2's gradient, "
        r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on-policy."),
-    N_("algorithm.kl_penalty=kl (k1): a detached k1 in the reward gives ∇KL[π_θ‖π_ref]."):
+    N_("algorithm.kl_penalty=kl (k1): a detached k1 in the reward gives ∇KL[π_θ‖π_ref] on-policy."):
     N_(r"`algorithm.kl_penalty=kl` (k1): a detached k1 in the reward gives "
-       r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$."),
+       r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ on-policy."),
     N_("--algo.kl.estimator k1 (the release itself recommends k1 when the KL is not a loss)."):
     N_("`--algo.kl.estimator k1` (the release itself recommends k1 when the KL is not a loss)."),
     N_("PPOConfig.kl_estimator='k1' (the default)"): N_("`PPOConfig.kl_estimator='k1'` (the default)"),
@@ -589,15 +591,16 @@ def headline(table: GradientTable) -> Note:
             ":material/lightbulb:",
         )
     k2 = table.row("k2")
-    return Note(
-        "warning",
-        _("**Tokens from an older policy.** With samples from {old} none of the basic options "
-          "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to {grad_rev}. "
-          "Options that reweight by {ratio} (TRL's `use_bias_correction_kl`, OpenRLHF's "
-          "`unbiased_gradient`) restore it; see the table at the bottom.").format(
-            old=OLD, grad_rev=GRAD_REVERSE, ratio=r"$\pi_\theta/\pi_\mathrm{old}$", c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0),
-        ":material/history:",
-    )
+    restoring = [f"`{row.name}`" for row in table.rows if row.entry is not None and row.target == "reverse_kl"]
+    text = _("**Tokens from an older policy.** With samples from {old} none of the basic options "
+             "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to {grad_rev}.").format(
+        old=OLD, grad_rev=GRAD_REVERSE, c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0)
+    if restoring:
+        text += " " + _("At this setting these library options give it: {names}; see the table at the "
+                        "bottom.").format(names=", ".join(restoring))
+    else:
+        text += " " + _("At this setting no library option gives it; see the table at the bottom.")
+    return Note("warning", text, ":material/history:")
 
 
 def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:

@@ -442,3 +442,15 @@ def test_at_pi_ref_with_tokens_from_an_older_policy_not_every_option_is_zero():
     assert all(np.linalg.norm(row.expected_grad) <= notes.ZERO_LENGTH for row in table.rows)
     assert "and so is every option's" in notes.answer(table)
     assert notes.chosen_note(table, "k1").kind == "info"
+
+
+def test_the_off_policy_headline_names_only_the_options_that_give_the_gradient_here():
+    """π_old's drift −1: OpenRLHF's unbiased_gradient clips π_θ/π_old at 10 (the ratio reaches
+    185) and is biased; "TRL's and OpenRLHF's options restore it" was false there."""
+    for old_drift, openrlhf in ((-1.0, False), (0.5, True)):
+        s, _ = notes.setting(6, 1.0, "", False, old_drift, "")
+        table = table_at(s)
+        text = notes.headline(table).text
+        assert "`TRL:use_bias_correction_kl`" in text
+        assert ("`OpenRLHF:k3+unbiased_gradient`" in text) == openrlhf
+        assert (table.row("OpenRLHF:k3+unbiased_gradient").target == "reverse_kl") == openrlhf
