@@ -413,8 +413,8 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
         ).format(t=leaves)
     if not rel["seq_k3"] <= WILD_SPREAD:
         text += " " + _(
-            "Its sample std falls short of the exact one: a few rare sequences carry most of its "
-            "variance, and N draws mostly miss them."
+            "Its sample std can fall far short of the exact one: a few rare sequences carry most of "
+            "its variance, and N draws mostly miss them."
         )
     return text
 
@@ -433,11 +433,14 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
             if not float(curves.relative_std(k)[length - 1]) <= WILD_SPREAD]
     if not wild:
         return None
+    widest = max(float(curves.relative_std(k)[length - 1]) for k in wild)
     return Note("warning", _(
-        "At T = {t}, {keys} spread over {x:g} times the KL per sequence: their Monte Carlo means rest "
-        "on rare sequences that N = {n:,} draws mostly miss, so they can land far from the exact "
-        "value, and their sample std understates the true one. The exact columns are right."
-    ).format(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD), ":material/warning:")
+        "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
+        "Monte Carlo means can land far from the exact value (a standard error of up to {se} times "
+        "the KL), and where rare sequences carry the variance their sample std can understate the "
+        "true one. The exact columns are right."
+    ).format(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD, se=number(widest / math.sqrt(n))),
+        ":material/warning:")
 
 
 def rb_note(curves: SequenceCurves) -> Note:
@@ -661,8 +664,8 @@ def first_token_caption(table: SequenceGradientTable, shown: str) -> str:
         ).format(shown=shown)
     return _(
         "Expected gradients in {shown}: the grey bars are what the per-token losses miss. A step "
-        "against the true gradient also moves the first token away from tokens after which more "
-        "KL is still to come."
+        "against the grey bars alone moves the first token away from tokens after which more KL "
+        "is still to come; the blue ones, the local part, can pull the other way."
     ).format(shown=shown)
 
 

@@ -113,7 +113,7 @@ def test_relative_std_caption(drift_curves, counter_curves):
     assert number(float(drift_curves.relative_std("rb")[63])) in text
     leaves = int(np.argmax(drift_curves.relative_std("seq_k3") > 100)) + 1
     assert f"from T = {leaves} on" in text
-    assert "Its sample std falls short" in text  # seq_k3 at 11.6 × KL
+    assert "Its sample std can fall far short" in text  # seq_k3 at 11.6 × KL
     assert "Its sample std" not in notes.relative_std_caption(drift_curves, 8)
     assert "rb is the noisier one" in notes.relative_std_caption(counter_curves, 64)
     assert "rb has no noise" in notes.relative_std_caption(drift_curves, 1)
@@ -137,6 +137,9 @@ def test_unreliable_note(drift_curves, counter_curves):
     late = notes.unreliable_note(drift_curves, 64, 1000)  # seq_k3 at 11.6 × KL, as the CLI notes
     assert late.kind == "warning" and "seq_k3 spread over 10 times" in late.text
     assert "sum_k1" not in late.text
+    se = float(drift_curves.relative_std("seq_k3")[63]) / 1000 ** 0.5
+    assert f"a standard error of up to {number(se)} times the KL" in late.text
+    assert "understates the true one" not in late.text  # it can, not must (a run's std can be high)
     counter = notes.unreliable_note(counter_curves, 64, 1000)
     assert "sum_k3, seq_k3" in counter.text and "N = 1,000" in counter.text
     assert notes.unreliable_note(exact_curves(*SAME, 8), 8, 1000) is None
@@ -341,3 +344,13 @@ def test_chains_that_agree_only_up_to_t_are_not_called_identical():
     for text in (notes.position_caption(curves, 1), notes.relative_std_caption(curves, 1)):
         assert text.startswith("At T = 1 the two chains give every sequence the same probability")
         assert "identical" not in text
+
+
+def test_the_first_token_caption_credits_the_grey_bars_not_the_true_gradient(drift_table):
+    """Drift family (K = 8, δ = 0.5): the true gradient's first-token part points against the
+    later-prefix part (their dot product is negative), so a step against the true gradient does
+    not move the first token away from tokens with more KL to come; the grey bars alone do."""
+    rev, later = drift_table.reverse.first, drift_table.later.first
+    assert float(rev @ later) < 0
+    text = notes.first_token_caption(drift_table, "x")
+    assert "against the grey bars alone" in text and "against the true gradient" not in text
