@@ -32,6 +32,7 @@ from kl_core.gradients.expected import (
 )
 from kl_core.gradients.flow import TrainingRun
 from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS, CrosswalkEntry, lookup
+from lab.format import share
 from lab.notes import Note
 
 __all__ = [
@@ -428,7 +429,7 @@ def target_words(row: GradientRow, on_policy: bool) -> str:
     clamps = row.clamped_mass > 0
     stale = not on_policy and on_claim != "mixed"  # clean on-policy: the old samples bias it
     if clamps and row.claim not in (None, "mixed"):
-        return _("biased by clamps ({share:.1%} of sampled tokens)").format(share=row.clamped_mass)
+        return _("biased by clamps ({share} of sampled tokens)").format(share=share(row.clamped_mass))
     if stale and clamps:
         return _("biased by off-policy samples and clamps")
     if stale:
@@ -451,7 +452,11 @@ def angle(cos: float) -> float:
 
 
 def verdict(cos: float) -> str:
-    """The answer's first words for k3's cosine to ∇KL[π_θ‖π_ref]: nearly, roughly, or no."""
+    """The answer's first words for k3's cosine to ∇KL[π_θ‖π_ref]: nearly, roughly, or no.
+
+    Decided on the cosine as printed (:func:`cos_text`), so "+0.900" is never called "No."
+    """
+    cos = round(cos, 3)
     if cos >= NEARLY:
         return _("**Nearly, here.**")
     if cos >= ROUGHLY:

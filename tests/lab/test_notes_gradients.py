@@ -454,3 +454,9 @@ def test_the_off_policy_headline_names_only_the_options_that_give_the_gradient_h
         assert "`TRL:use_bias_correction_kl`" in text
         assert ("`OpenRLHF:k3+unbiased_gradient`" in text) == openrlhf
         assert (table.row("OpenRLHF:k3+unbiased_gradient").target == "reverse_kl") == openrlhf
+
+
+def test_the_verdict_follows_the_cosine_as_printed():
+    assert notes.cos_text(0.89996) == "+0.900" and notes.verdict(0.89996) == notes.verdict(0.9)
+    assert notes.cos_text(0.98996) == "+0.990" and notes.verdict(0.98996) == notes.verdict(0.99)
+    assert notes.verdict(0.8994) == "**No.**"  # prints +0.899
