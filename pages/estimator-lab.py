@@ -189,8 +189,9 @@ for key, col in ui.grid(keys, key="estimates"):
 st.header(_("3 · One estimate as N grows"))
 st.markdown(_(
     "The mean of the first n values of the first batch, for n = {start:,} … {n:,}, with a band "
-    "of ±2 standard errors estimated from those same n values. The true value should lie inside "
-    r"a band about 95% of the time; the bands narrow like $1/\sqrt n$."
+    "of ±2 standard errors estimated from those same n values. For an unbiased estimator with a "
+    "finite variance and a trusted ±SE the true value should lie inside a band about 95% of the "
+    r"time; the bands narrow like $1/\sqrt n$."
 ).format(start=RUNNING_FROM if n >= 10 * RUNNING_FROM else 1, n=n))
 ui.chart(
     cache.estimator_chart(

@@ -31,9 +31,9 @@ st.markdown(
         "PPO, GRPO and RLHF training loops log a KL divergence between the policy that sampled "
         "the batch, **q**, and the policy being trained, **p**. The exact KL needs every possible "
         "action or token, so the code estimates it from the sampled ones alone, through the ratio "
-        r"$r = p(x)/q(x)$ at samples $x \sim q$. Three one-line estimators are in common use; all "
-        r"three average to (about) $\mathrm{KL}[q\|p] = \mathbb{E}_{x\sim q}[-\log r]$, but on a "
-        "single sample they behave very differently."
+        r"$r = p(x)/q(x)$ at samples $x \sim q$. Three one-line estimators are in common use: k1 "
+        r"and k3 average to $\mathrm{KL}[q\|p] = \mathbb{E}_{x\sim q}[-\log r]$ exactly, k2 only "
+        "about, while p is close to q; and on a single sample they behave very differently."
     )
 )
 

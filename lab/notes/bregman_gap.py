@@ -77,27 +77,40 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
             "With p = q every draw has r = 1, where the tangent touches the curve: every gap, and "
             "so every sample of k3, is zero."
         )
+    elif math.isinf(true_kl):
+        text = _(
+            "Every green segment is one draw's k3; the thick purple one is your r. Here KL[q‖p] is "
+            "infinite: their average, {mean}, has no finite value to settle to, and grows as rarer, "
+            "larger gaps are drawn."
+        ).format(mean=number(mean_gap))
     else:
         text = _(
             "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
             "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick purple "
-            "one is your r. Their average, {mean}, estimates KL[q‖p] = {kl} (raise the draws and "
-            "it settles)."
+            "one is your r. Their average, {mean}, estimates KL[q‖p] = {kl}: unbiased, but a "
+            "finite set of draws can miss rare, large gaps."
         ).format(mean=number(mean_gap), kl=number(true_kl))
     if categories is not None:
         text += " " + _(
-            "With {k} categories only {k} ratios can occur: the draws pile up on them (bigger "
-            "dot = more draws)."
+            "With {k} categories at most {k} different ratios can occur: the draws pile up on them "
+            "(bigger dot = more draws)."
         ).format(k=categories)
     return text
 
 
 def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) -> str:
     """Under the picture of a smooth f: the gaps' average against the exact D_f, with caveats."""
-    text = _(
-        "The curve lies above its tangent this time (f is convex), so each gap is f minus the "
-        "line; the {draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
-    ).format(draws=draws, mean=number(mean_gap), name=name, exact=number(exact))
+    if f_key == "k2":  # ½ log² u is convex only up to u = e (K2_CONVEXITY)
+        text = _(
+            "The curve lies above its tangent this time, so each gap is f minus the line; the "
+            "{draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
+        )
+    else:
+        text = _(
+            "The curve lies above its tangent this time (f is convex), so each gap is f minus the "
+            "line; the {draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
+        )
+    text = text.format(draws=draws, mean=number(mean_gap), name=name, exact=number(exact))
     if f_key == "k2":
         text += " " + _(K2_CONVEXITY)
     if math.isnan(exact):
@@ -107,8 +120,8 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
         )
     if math.isinf(exact):
         text += " " + _(
-            "The exact value is infinite for this pair: rare, huge r (beyond the chart) carry "
-            "the mean, and a finite sample's average cannot show that."
+            "The exact value is infinite for this pair: rare, extreme r (huge, or near 0, beyond "
+            "the chart) carry the mean, and a finite sample's average cannot show that."
         )
     return text
 

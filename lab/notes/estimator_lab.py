@@ -97,8 +97,9 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
         else:
-            off.append(_("{name} ({mean} against {target} = {value})").format(
-                name=r.name, mean=number(r.mean), target=r.target_name, value=number(r.target)))
+            off.append(_("{name} ({mean} against {target} = {value}, {z} standard errors off)").format(
+                name=r.name, mean=number(r.mean), target=r.target_name, value=number(r.target),
+                z=f"{abs(r.mean - r.target) / se:.3g}"))
     text = _("**Answer**, from {n:,} × {r:,} draws: a single value is negative for {neg} of the draws; "
              "the {r:,} estimates scatter with a standard deviation of {spread}.").format(
         n=n, r=repeats, neg=neg, spread=spread)
@@ -208,6 +209,15 @@ def notes(
             infinite.setdefault(_reason(m.note), []).append(k)
     for why, ks in infinite.items():
         out.append(Note("warning", _infinite_variance(why, ks), ":material/warning:"))
+    endless = [k for k in keys if math.isinf(moments[k].mean) and math.isfinite(targets[k][1])]
+    if endless:
+        text = _(
+            "**The mean of {names} is infinite** for this pair ({why}), although the {target} it "
+            "is compared with is finite: its estimates grow without bound as N grows, and its "
+            "bias/true is undefined."
+        ).format(names=_names(endless), why=_shown(_reason(moments[endless[0]].note)),
+                 target=targets[endless[0]][0])
+        out.append(Note("warning", text, ":material/all_inclusive:"))
     if failed:
         text = _(
             "kl_core could not compute the exact moments of {names} for this pair ({why}); their "

@@ -9,7 +9,7 @@ def test_kl_caption():
     assert "every gap, and so every sample of k3, is zero" in notes.kl_caption(0.0, 0.0, None)
     text = notes.kl_caption(0.5, 0.4871, 5)
     assert "Their average, 0.4871, estimates KL[q‖p] = 0.5" in text
-    assert "With 5 categories only 5 ratios can occur" in text
+    assert "With 5 categories at most 5 different ratios can occur" in text
 
 
 def test_f_caption_adds_the_caveats():
@@ -48,3 +48,16 @@ def test_the_answer_is_formatted_from_the_draws():
 
 def test_the_answer_without_an_exact_kl_names_no_kl():
     assert "KL[q‖p] =" not in notes.answer(10, 0.0, 1.0, 0.3, float("nan"))
+
+
+def test_the_kl_caption_never_promises_a_settling_average_for_an_infinite_kl():
+    text = notes.kl_caption(math.inf, 104.8, None)
+    assert "no finite value to settle to" in text and "settles" not in text
+    assert "(raise the draws and it settles)" not in notes.kl_caption(0.5, 0.42, None)
+
+
+def test_k2s_caption_does_not_call_its_f_convex():
+    text = notes.f_caption("k2", "k2's divergence", 200, 0.1, 0.11)
+    assert "(f is convex)" not in text
+    assert "(f is convex)" in notes.f_caption("pearson", "Pearson χ²", 200, 0.1, 0.11)
+    assert "huge, or near 0" in notes.f_caption("k2", "k2's divergence", 200, 104.8, math.inf)

@@ -197,9 +197,9 @@ def test_the_cores_reasons_are_shown_in_the_runs_language():
         ("normal(0,1)", "normal(0,1.5)", "grows faster than q decays", "增长得比 q 衰减得快"),
     ]:
         _, _, _, moments, targets, true_kl, true_pq = setting(q_spec, p_spec)
-        (english,) = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)
+        english = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)[0]  # the variances; then k2's mean
         with i18n.using("zh"):
-            (chinese,) = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)
+            chinese = notes.notes(KEYS, targets, moments, {}, true_kl, true_pq)[0]
         assert en in english.text and "积分在 x → +∞ 时发散" in chinese.text and zh in chinese.text
     with i18n.using("zh"):
         text = notes.lambda_star_line(lambda_star(parse("t(3,0,1)"), parse("normal(0,1)")), -1, 2)
@@ -281,3 +281,24 @@ def test_an_overflowed_variance_is_not_called_infinite():
     assert "too large for a double" in running and "is infinite" not in running
     (note,) = notes.notes(("k3",), targets, moments, {}, true_kl, true_pq)
     assert "too large for a double" in note.text and "do not settle" not in note.text
+
+
+def test_an_infinite_mean_against_a_finite_kl_is_named():
+    """q = t(3), p = N(0, 1): KL[q‖p] = 0.6455 is finite but E_q[½ log² r] is not."""
+    _, _, _, moments, targets, true_kl, true_pq = setting("t(3,0,1)", "normal(0,1)", keys=("k1", "k2"))
+    assert math.isfinite(true_kl) and math.isinf(moments["k2"].mean)
+    texts = [n.text for n in notes.notes(("k1", "k2"), targets, moments, {}, true_kl, true_pq)]
+    (endless,) = [t for t in texts if "The mean of k2 is infinite" in t]
+    assert "KL[q‖p] it is compared with is finite" in endless
+    assert "q's tail is too heavy" in endless
+
+
+def test_an_off_target_average_says_how_many_standard_errors_off():
+    _, _, sim, moments, *_ = setting("normal(-5,0.1)", "normal(5,0.1)", keys=("k1",), n=1000, repeats=20)
+    r = sim["k1"]
+    text = notes.answer({"k1": r}, 1000, 20, moments)
+    z = abs(r.mean - r.target) / (r.std / math.sqrt(20_000))
+    if z > 2:
+        assert f"{z:.3g} standard errors off" in text
+    else:
+        assert "Within 2 standard errors of its target: k1." in text
