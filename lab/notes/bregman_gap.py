@@ -52,6 +52,8 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
         pair = ""
     elif math.isinf(var_k1):
         pair = _("For this pair Var(k1) is infinite, and so is Var(k3).")
+    elif number(var_k3) == number(var_k1) and var_k3 != var_k1:
+        pair = _("For this pair the two variances agree to the 4 digits shown, {k1}.")
     elif var_k3 < var_k1:
         pair = _("For this pair it cancels noise: Var(k3) = {k3} against Var(k1) = {k1}.")
     elif var_k3 > var_k1:

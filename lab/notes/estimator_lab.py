@@ -400,7 +400,10 @@ def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
     if star.value is None:
         return _("There is no λ*: {why}.").format(why=message(star.note))
     if not lo <= star.value <= hi:
-        return _("λ* = {lam} is outside the slider's range.").format(lam=number(star.value))
+        shown = number(star.value)
+        if float(shown) in (lo, hi):  # 2.00002 prints as the slider's own end, 2
+            shown = f"{star.value:.7g}"
+        return _("λ* = {lam} is outside the slider's range.").format(lam=shown)
     return None
 
 

@@ -61,3 +61,9 @@ def test_k2s_caption_does_not_call_its_f_convex():
     assert "(f is convex)" not in text
     assert "(f is convex)" in notes.f_caption("pearson", "Pearson χ²", 200, 0.1, 0.11)
     assert "huge, or near 0" in notes.f_caption("k2", "k2's divergence", 200, 104.8, math.inf)
+
+
+def test_variances_equal_to_the_digits_shown_are_not_ranked():
+    text = notes.tangent_text(2.4940001e7, 2.4940002e7)
+    assert "agree to the 4 digits shown, 2.494e+07" in text
+    assert "adds noise" not in text and "cancels noise" not in text

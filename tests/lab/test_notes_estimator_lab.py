@@ -302,3 +302,11 @@ def test_an_off_target_average_says_how_many_standard_errors_off():
         assert f"{z:.3g} standard errors off" in text
     else:
         assert "Within 2 standard errors of its target: k1." in text
+
+
+def test_a_lambda_star_just_past_the_slider_end_is_not_printed_as_the_end():
+    from kl_core.estimation.exact import LambdaStar
+
+    text = notes.lambda_star_line(LambdaStar(2.00002, ""), -1, 2)
+    assert "λ* = 2.00002 is outside" in text
+    assert "λ* = 3.5 is outside" in notes.lambda_star_line(LambdaStar(3.5, ""), -1, 2)
