@@ -22,7 +22,7 @@ http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -56,6 +56,10 @@ class LambdaParabola:
         (every :math:`\lambda` has infinite variance).
     lam_star_note : str
         Empty, or why :math:`\lambda^*` is undefined (or 0).
+    direct_var_k3, direct_var_optimal : float or None
+        :math:`\mathrm{Var}(k_3)` and :math:`\mathrm{Var}(k_{\lambda^*})` integrated directly,
+        where the parabola's three terms cancel to rounding noise (see :data:`CANCELLATION`);
+        None where the parabola is accurate.
     """
 
     var_log_r: float
@@ -64,6 +68,8 @@ class LambdaParabola:
     true_kl: float
     lam_star: float
     lam_star_note: str = ""
+    direct_var_k3: float | None = None
+    direct_var_optimal: float | None = None
 
     @property
     def lam_star_defined(self) -> bool:
@@ -92,6 +98,8 @@ class LambdaParabola:
     @property
     def var_k3(self) -> float:
         """The variance at :math:`\\lambda = 1` (Schulman's k3)."""
+        if self.direct_var_k3 is not None:
+            return self.direct_var_k3
         return float(self.variance(1.0))
 
     @property
@@ -99,6 +107,8 @@ class LambdaParabola:
         """The variance at :math:`\\lambda^*` (``inf`` where λ* does not exist)."""
         if not self.lam_star_defined:
             return math.inf
+        if self.direct_var_optimal is not None:  # 0 where k_λ* is constant to rounding
+            return min(self.direct_var_optimal, self.var_k3, self.var_log_r)  # a minimum, to rounding too
         return float(self.variance(self.lam_star))
 
     @property
@@ -140,7 +150,7 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     """
     m1 = estimator_moments("k1", q, p)
     star = lambda_star(q, p)
-    return LambdaParabola(
+    par = LambdaParabola(
         var_log_r=m1.var,
         cov=kl(p, q) + kl(q, p),
         var_r=f_divergence("pearson", p, q),
@@ -148,6 +158,28 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
         lam_star=math.nan if star.value is None else star.value,
         lam_star_note=star.note,
     )
+    if not (math.isfinite(par.var_log_r) and par.var_log_r > 0.0 and math.isfinite(par.var_r)):
+        return par
+    # Near its minimum the parabola is a small difference of large terms: integrate instead.
+    direct = {}
+    if par.var_k3 < CANCELLATION * par.var_log_r:
+        direct["direct_var_k3"] = _rounded_to_zero(estimator_moments("k3", q, p).var, par.var_log_r)
+    if par.lam_star_defined and par.var_optimal < CANCELLATION * par.var_log_r:
+        v = estimator_moments("k_lambda", q, p, lam=par.lam_star).var
+        direct["direct_var_optimal"] = _rounded_to_zero(v, par.var_log_r)
+    return replace(par, **direct) if direct else par
+
+
+#: Where the parabola's value falls below this share of Var(log r), its terms have cancelled
+#: most of their digits, and :func:`lambda_parabola` integrates the variance directly.
+CANCELLATION = 1e-6
+#: A directly integrated variance below this share of Var(log r) is rounding noise: the
+#: estimator is constant (r takes two values, where log r is linear in r; or p = q).
+ZERO_TO_ROUNDING = 1e-24
+
+
+def _rounded_to_zero(var: float, var_log_r: float) -> float:
+    return 0.0 if var < ZERO_TO_ROUNDING * var_log_r else var
 
 
 @dataclass(frozen=True)

@@ -275,6 +275,10 @@ def answer(par: LambdaParabola) -> str:
         "samples as kλ*."
     ).format(lam=_lam(par.lam_star), opt=number(par.var_optimal), k3=number(par.var_k3),
              k1=number(par.var_log_r), gain=number(par.gain))
+    if par.var_optimal == 0.0:
+        text += " " + _("Here kλ* is exactly constant: r takes only two values, and a straight line "
+                        "through two points of log r matches it there, so λ*(r − 1) cancels all of "
+                        "k1's noise.")
     tied = [name for name, v in (("k1", par.var_log_r), ("k3", par.var_k3))
             if number(v) == number(par.var_optimal)]
     if tied:

@@ -39,3 +39,25 @@ def test_lambda_star_is_defined_for_schulmans_pair():
     assert par.lam_star_defined and par.lam_star_note == ""
     assert par.lam_star == pytest.approx(1 / (math.e - 1), rel=1e-12)
     assert math.isfinite(gain_along_path("shift", [1.0]).lam_star[0])
+
+
+def test_where_the_parabola_cancels_the_variances_are_integrated_directly():
+    """The parabola Var(log r) − 2λ Cov + λ² χ² loses its digits near its minimum."""
+    from kl_core.estimation.distributions import parse
+
+    # one logit moved: r takes two values, log r is linear in r on them, k_λ* is constant
+    q = parse("categorical(2,1,0.5,0,-1,-2,-3,-19.5)")
+    p = parse("categorical(2,1,0.5,0,-1,-2,-3,-24.9)")
+    par = lambda_parabola(q, p)
+    assert par.var_optimal == 0.0 and par.gain == math.inf and par.var_k3 > 0.0
+    # a scale change of 1e-6: the gain near p = q on the scale path, about 2.33 (the parabola gave 1.05)
+    par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(0.0, 1.000001))
+    assert par.gain == pytest.approx(7 / 3, rel=1e-4)
+    # a mean shift of 1e-7: Var(k3) = e^{μ²} − 1 − μ² ≈ μ⁴/2, and the gain is ≥ 1 to rounding
+    mu = 1e-7
+    par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(mu, 1.0))
+    assert par.var_k3 == pytest.approx(mu**4 / 2, rel=1e-6)
+    assert par.var_optimal <= par.var_k3 and par.gain >= 1.0
+    # Schulman's μ = 1 is untouched: the parabola is accurate there
+    par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1.0, 1.0))
+    assert par.direct_var_k3 is None and par.direct_var_optimal is None

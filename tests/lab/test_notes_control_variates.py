@@ -167,3 +167,13 @@ def test_a_small_but_nonzero_negative_share_is_never_printed_as_0_percent():
     assert "0.037% negative draws" in text and "0.0%" not in text
     text = notes.profile_caption(0.0, (0.0, math.inf), 0.5)
     assert "both terms" not in text and "λ(r − 1) ≤ 0" in text
+
+
+def test_a_constant_k_lambda_star_is_said_with_an_infinite_gain():
+    """Rare-token vocabulary, p's token-7 logit moved: the parabola printed 4.136e-24 and ×1.198e+15."""
+    par = lambda_parabola(parse("categorical(2,1,0.5,0,-1,-2,-3,-19.5)"),
+                          parse("categorical(2,1,0.5,0,-1,-2,-3,-24.9)"))
+    text = notes.answer(par)
+    assert "has the least variance, 0 per sample" in text and "needs ∞ times" in text
+    assert "kλ* is exactly constant" in text
+    assert notes.gain_text(par) == "∞"
