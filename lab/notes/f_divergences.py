@@ -137,20 +137,36 @@ def f_table_markdown() -> str:
     return "\n".join(rows)
 
 
+#: On the mean shift both KLs are exactly θ²/2, their parabola (N(θ, 1) against N(0, 1)).
+EXACT_PARABOLAS = {"shift": ("kl_qp", "kl_pq")}
+
+
 def path_caption(ratio: bool, path: str, chosen: list[str]) -> str:
     """Under D_f along the path: the values against their parabolas, or their ratio."""
+    exact = [k for k in EXACT_PARABOLAS.get(path, ()) if k in chosen]
+    others = [k for k in chosen if k not in exact]
+    names = _(" and ").join(_(DIVERGENCES[k].name) for k in exact)
     if ratio:
-        return _(
-            "Every line heads to 1 at θ = 0: near q each f-divergence is its parabola. How fast it leaves "
-            "1 is the O(θ³) term, which differs between the f's."
-        )
+        text = _("Every line heads to 1 at θ = 0: near q each f-divergence is its parabola.")
+        if len(others) > 1:
+            text += " " + _("How fast it leaves 1 is the O(θ³) term, which differs between the f's.")
+        elif others:
+            text += " " + _("How fast it leaves 1 is the O(θ³) term.")
+        if exact:
+            text += " " + _("On this path {names} stay at exactly 1: each is θ²/2, its parabola.").format(
+                names=names)
+        return text
     text = _(
         "Near θ = 0 each solid line hugs its dashed parabola of the same colour; the parabolas "
-        "differ only by f″(1), so f's with equal f″(1) share one. Further out the lines part from "
-        "their parabolas (the O(θ³) terms)."
+        "differ only by f″(1), so f's with equal f″(1) share one."
     )
-    if path == "shift" and "kl_qp" in chosen:
-        text += " " + _("On this path KL[q‖p] is exactly θ²/2: its solid line lies on its parabola.")
+    if others:
+        text += " " + (_("Further out the other lines part from their parabolas (the O(θ³) terms).")
+                       if exact else
+                       _("Further out the lines part from their parabolas (the O(θ³) terms)."))
+    if exact:
+        text += " " + _("On this path {names} are exactly θ²/2: their solid lines lie on their "
+                        "parabola.").format(names=names)
     return text
 
 

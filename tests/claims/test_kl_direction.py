@@ -28,3 +28,14 @@ def test_kl_pq_differs_only_in_general():
     for key in ("heavy-tails", "laplace-gaussian"):  # in general: different
         q, p = PRESETS[key].q, PRESETS[key].p
         assert abs(kl(q, p) - kl(p, q)) > 0.01 * kl(q, p), key
+
+
+def test_both_kls_are_their_parabola_on_the_mean_shift():
+    """f-divergences page, path caption: on the shift path KL[q‖p] = KL[p‖q] = θ²/2 exactly."""
+    from kl_core.estimation.distributions import Gaussian
+    from kl_core.estimation.exact import kl as exact_kl
+
+    for theta in (-3.0, -1.0, 0.5, 2.0, 3.0):
+        q, p = Gaussian(0.0, 1.0), Gaussian(theta, 1.0)
+        assert exact_kl(q, p) == pytest.approx(theta**2 / 2, rel=1e-9)
+        assert exact_kl(p, q) == pytest.approx(theta**2 / 2, rel=1e-9)

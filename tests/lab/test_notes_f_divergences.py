@@ -44,6 +44,12 @@ def test_end_rows_are_the_cores_numbers():
 
 def test_captions_depend_on_the_path_and_the_view():
     assert "exactly θ²/2" in notes.path_caption(False, "shift", ["kl_qp"])
+    # KL[p‖q] too is θ²/2 on the shift: neither KL "parts from its parabola" there
+    for ratio in (False, True):
+        text = notes.path_caption(ratio, "shift", ["kl_pq"])
+        assert "KL[p‖q]" in text and "part from" not in text and "differs between" not in text
+    text = notes.path_caption(False, "shift", ["kl_qp", "kl_pq", "hellinger"])
+    assert "KL[q‖p] and KL[p‖q] are exactly θ²/2" in text and "the other lines part" in text
     assert "exactly θ²/2" not in notes.path_caption(False, "scale", ["kl_qp"])
     assert notes.path_caption(True, "shift", ["kl_qp"]).startswith("Every line heads to 1")
     assert "closed forms" not in notes.ends_caption("scale", 2.0)
