@@ -73,6 +73,7 @@ _WHERE: dict[str, str] = {
     "optimal_lambda": "estimation.exact",
     "Moments": "estimation.exact",
     "LambdaStar": "estimation.exact",
+    "CHI2_OVERFLOW_NOTE": "estimation.exact",
     "QuadratureError": "estimation._quadrature",
     "OVERFLOW_NOTE": "estimation._expectation",
     # sampling

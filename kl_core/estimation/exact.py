@@ -40,9 +40,17 @@ from kl_core.estimation.families import closed_form_kl
 from kl_core.validation import Message, check_finite
 
 __all__ = [
-    "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_moments", "f_divergence",
+    "CHI2_OVERFLOW_NOTE", "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_moments", "f_divergence",
     "kl", "lambda_star", "optimal_lambda",
 ]
+
+#: :func:`lambda_star`'s note where χ²(p‖q) is finite but past a double: λ* = Cov/χ² is then
+#: positive but so small that Var(k_λ*) equals Var(log r) to double precision.
+CHI2_OVERFLOW_NOTE = Message(
+    "χ²(p‖q) = Var_q(r) is finite but larger than the largest double, so λ* = "
+    "(KL[p‖q] + KL[q‖p])/χ² is tiny and k1 (λ = 0) is optimal to double precision"
+)
+
 
 @dataclass(frozen=True)
 class Moments:
@@ -416,7 +424,9 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
                 why=why,
             ),
         )
-    chi2 = f_divergence("pearson", p, q)
+    chi2, chi2_note = expect(q, p, divergence_integrand("pearson"))
+    if math.isinf(chi2) and chi2_note == OVERFLOW_NOTE:
+        return LambdaStar(0.0, CHI2_OVERFLOW_NOTE)
     if math.isinf(chi2):
         return LambdaStar(
             0.0,

@@ -13,6 +13,7 @@ import numpy as np
 
 from charts.control_variates import LambdaMark
 from i18n import N_, _, message
+from kl_core import CHI2_OVERFLOW_NOTE
 from kl_core.estimation import estimators
 from kl_core.estimation.control_variates import GainCurve, LambdaParabola
 from lab.format import number, share
@@ -168,6 +169,11 @@ def _chi2_infinite(par: LambdaParabola) -> bool:
     return math.isinf(par.var_r) and not _all_infinite(par)
 
 
+def _chi2_overflows(par: LambdaParabola) -> bool:
+    """χ² is finite but past a double: shown as ∞, yet every Var(kλ) is finite."""
+    return _chi2_infinite(par) and par.lam_star_note == CHI2_OVERFLOW_NOTE
+
+
 def _lam(x: float) -> str:
     """λ to 3 significant digits, more where 3 would print k1's 0 or k3's 1 for a λ that is neither."""
     for digits in (3, 5, 7, 9, 12):
@@ -209,14 +215,24 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
         if why_infinite:
             text = _("{text} ({why})").format(text=text, why=message(why_infinite))
         return Note("warning", text, ":material/warning:")
+    if _chi2_overflows(par):
+        return Note(
+            "warning",
+            _(r"**$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is too large for a double for this pair**: "
+              r"$\mathbb{E}_q[r^2] = \int p^2/q$ is finite but above ≈1.8e308, as $e^{\mu^2}$ is for "
+              r"Gaussians more than 26.6 apart. Every Var(kλ) is finite, but for λ ≠ 0 the page "
+              r"cannot show it; λ* = (KL[p‖q] + KL[q‖p])/χ² is tiny, and k1 (λ = 0) is the best λ "
+              r"to double precision. The histograms can still look tame: the variance lives in rare, "
+              r"huge values of r that a finite sample seldom contains."),
+            ":material/warning:",
+        )
     if _chi2_infinite(par):
         return Note(
             "warning",
             _(r"**$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is infinite for this pair**: the control "
-              r"variate r − 1 itself has infinite variance. $\mathbb{E}_q[r^2] = \int p^2/q$ "
-              r"diverges when p's tails are too heavy for q's, and exceeds the largest double "
-              r"(≈1.8e308) when q and p are very far apart, as $e^{\mu^2}$ does for Gaussians "
-              r"more than 26.6 apart. Then Var(kλ) = ∞ for **every λ ≠ 0** — k3 included — and "
+              r"variate r − 1 itself has infinite variance: $\mathbb{E}_q[r^2] = \int p^2/q$ "
+              r"diverges, because p's tails are too heavy for q's. Then Var(kλ) = ∞ for "
+              r"**every λ ≠ 0** — k3 included — and "
               r"the best one can do is λ* = 0, plain k1. The histograms can still look tame: the "
               r"variance lives in rare, huge values of r that a finite sample seldom contains."),
             ":material/warning:",
@@ -260,6 +276,8 @@ def parabola_note(par: LambdaParabola) -> list[str] | None:
     """The chart's title when the curve cannot be drawn, in short lines (a phone is 358 px wide)."""
     if _all_infinite(par):
         return [_("Var(kλ) = ∞ for every λ:"), _("no curve to draw")]
+    if _chi2_overflows(par):
+        return [_("Var(kλ) is too large for a double"), _("for λ ≠ 0: only λ = 0 is drawn")]
     if _chi2_infinite(par):
         return [_("Var(kλ) = ∞ for every λ ≠ 0:"), _("only the point at λ = 0 is finite")]
     return None
@@ -293,6 +311,12 @@ def parabola_caption(par: LambdaParabola) -> str:
         return _("With p = q every coefficient is zero: the 'parabola' is flat at zero.")
     if _all_infinite(par):
         return _("Nothing to minimise: the variance is infinite for every λ.")
+    if _chi2_overflows(par):
+        return _(
+            "Only λ = 0 (k1) has a variance a double can hold, {v}; the coefficient of λ², "
+            "χ²(p‖q), is finite but too large for a double, so λ* is tiny and k1 is the best λ to "
+            "double precision."
+        ).format(v=number(par.var_log_r))
     if _chi2_infinite(par):
         return _(
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "

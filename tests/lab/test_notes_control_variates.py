@@ -177,3 +177,16 @@ def test_a_constant_k_lambda_star_is_said_with_an_infinite_gain():
     assert "has the least variance, 0 per sample" in text and "needs ∞ times" in text
     assert "kλ* is exactly constant" in text
     assert notes.gain_text(par) == "∞"
+
+
+def test_a_chi2_past_a_double_is_not_called_infinite():
+    """q = N(0, 0.1), p = N(5, 0.1) (slider ends): χ² = e^{2500} − 1 is finite, every Var(kλ) too."""
+    par = lambda_parabola(parse("normal(0,0.1)"), parse("normal(5,0.1)"))
+    assert math.isinf(par.var_r) and par.lam_star == 0.0
+    for text in (notes.pair_note(par, "").text, notes.answer(par), notes.parabola_caption(par)):
+        assert "too large for a double" in text and "is infinite" not in text
+        assert "makes the variance infinite" not in text
+    # a true divergence keeps its words
+    par = lambda_parabola(parse("normal(0,1)"), parse("t(3,0,1)"))
+    assert "is infinite" in notes.answer(par) and "too large for a double" not in notes.answer(par)
+    assert "p's tails are too heavy" in notes.pair_note(par, "").text
