@@ -149,10 +149,11 @@ KL_OTHER = r"$\mathrm{KL}[\pi_\mathrm{ref}\|\pi_\theta]$"
 SUMMARIES: dict[str, str] = {
     "sum_k1": N_("The plain Monte Carlo estimate of the sequence KL; single values can be < 0."),
     "sum_k3": N_("Each term is unbiased for its own position's KL, and never negative."),
-    "seq_k3": N_(r"k3 applied to the whole-sequence ratio: unbiased, but its variance grows like $e^{cT}$."),
+    "seq_k3": N_(r"k3 applied to the whole-sequence ratio: unbiased, but its variance can grow like $e^{cT}$."),
     "sum_k2": N_(r"Biased: its mean is the sum of each position's $\mathbb{E}[\tfrac12\log^2 r]$, not the KL."),
     "rb": N_("The exact next-token KL at each sampled prefix; needs the full next-token distributions."),
-    "mean_k3": N_("The per-token average most training logs show: it estimates KL / T, not the KL."),
+    "mean_k3": N_("The per-token average most training logs show: it estimates KL / T, which is "
+                  "the KL only at T = 1."),
 }
 #: The core's names of the sequence estimators, marked for translation (shown as ``_(name)``).
 NAMES = (N_("k3 of the sequence ratio"), N_("mean k3 per token"), N_("Rao–Blackwellized"))
@@ -313,12 +314,18 @@ def position_caption(curves: SequenceCurves, length: int) -> str:
             "One token: the sequence KL is that token's KL, {total}. The dots are the mean of each "
             "per-token term over the sampled sequences, ±2 SE."
         ).format(total=number(total))
-    if length > 1 and float(np.max(later)) <= 1e-12 * total:
+    if length > 1 and float(np.max(curves.per_position_kl[1:])) <= 1e-12 * total:
         return _(
             "Only the first token differs: position 1 adds {first}, every later position adds 0, "
             "so the KL stays {total} for any T. Dots: the mean of each per-token term at each "
             "position over the sampled sequences, ±2 SE."
         ).format(first=number(float(c[0])), total=number(total))
+    if length > 1 and float(np.max(later)) <= 1e-12 * total:
+        return _(
+            "Up to T = {t} only the first token differs: position 1 adds {first}, positions 2 to "
+            "{t} add 0, so the KL is {total}. Dots: the mean of each per-token term at each "
+            "position over the sampled sequences, ±2 SE."
+        ).format(first=number(float(c[0])), total=number(total), t=length)
     if float(np.ptp(c)) <= 1e-9 * float(c.max()):
         return _(
             "Every position adds the same KL, {each}; their sum is the sequence KL, {total} over "
@@ -328,7 +335,8 @@ def position_caption(curves: SequenceCurves, length: int) -> str:
     return _(
         "Positions add from {lo} to {hi}; their sum is the sequence KL, {total} over T = {t} "
         "tokens ({per} per token). Dots: the mean of each per-token term at each position over "
-        "the sampled sequences, ±2 SE; rb's are closest to the line."
+        "the sampled sequences, ±2 SE; rb's per-position variance is never larger than k1's, so "
+        "its error bars are as a rule the shorter."
     ).format(lo=number(float(c.min())), hi=number(float(c.max())), total=number(total), t=length,
              per=number(total / length))
 
@@ -409,7 +417,7 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
     leaves = _leaves(curves, "seq_k3", 100.0)
     if leaves is not None:
         text += " " + _(
-            "seq_k3's spread passes 100 times the KL from T = {t} on (it grows like $e^{{cT}}$)."
+            "seq_k3's spread passes 100 times the KL from T = {t} on."
         ).format(t=leaves)
     if not rel["seq_k3"] <= WILD_SPREAD:
         text += " " + _(
@@ -449,13 +457,15 @@ def rb_note(curves: SequenceCurves) -> Note:
     worse = np.flatnonzero(sdrb > sd1 * (1 + 1e-12))
     if worse.size:
         t = curves.lengths[worse]
+        where = (_("for T from {a} to {b}") if t.size == int(t[-1] - t[0]) + 1
+                 else _("at {n} values of T from {a} to {b}")).format(a=int(t[0]), b=int(t[-1]), n=t.size)
         return Note("warning", _(
-            "**rb is noisier than Σk1 here** (for T from {a} to {b}). Rao–Blackwellizing never "
+            "**rb is noisier than Σk1 here** ({where}). Rao–Blackwellizing never "
             "adds variance *position by position*, but the sum also carries covariances between "
             "positions: when a token's log-ratio is high exactly where the KL still to come is "
             "low, Σk1's terms cancel and rb's do not. So rb usually has far less variance than "
             "Σk1, not always."
-        ).format(a=int(t[0]), b=int(t[-1])), ":material/warning:")
+        ).format(where=where), ":material/warning:")
     ratio = np.where(sdrb > 0, (sd1 / np.where(sdrb > 0, sdrb, 1.0)) ** 2, np.inf)
     finite = ratio[np.isfinite(ratio) & (curves.true_kl > 0)]
     if finite.size == 0:

@@ -354,3 +354,24 @@ def test_the_first_token_caption_credits_the_grey_bars_not_the_true_gradient(dri
     assert float(rev @ later) < 0
     text = notes.first_token_caption(drift_table, "x")
     assert "against the grey bars alone" in text and "against the true gradient" not in text
+
+
+def test_only_the_first_token_differs_up_to_t_is_not_for_any_t():
+    pol = parse_markov("markov(0,-40; -40,0; 0,0)")
+    ref = parse_markov("markov(0,-1; -40,0; 0,-3)")
+    curves = exact_curves(pol, ref, notes.MAX_LENGTH)
+    text = notes.position_caption(curves, 2)
+    assert text.startswith("Up to T = 2 only the first token differs") and "for any T" not in text
+    assert curves.true_kl[15] > 5 * curves.true_kl[1]  # 8.49 at T = 16 against 0.3133
+    first = exact_curves(*FIRST, notes.MAX_LENGTH)
+    assert "for any T" in notes.position_caption(first, 4)
+
+
+def test_rb_noisier_at_scattered_t_is_not_said_to_be_a_stretch():
+    pol = parse_markov("markov(0.2,3.3,-2.3; -2.7,0.5,3.8; 1.5,-0.4,1.1; 1.6,-3.5,-8.2)")
+    ref = parse_markov("markov(-2.9,-4.3,-1.5; -3.4,-2.4,1.5; 0.5,0.2,5.2; -1.1,-0.9,4.1)")
+    curves = exact_curves(pol, ref, 64)
+    worse = curves.lengths[curves.std["rb"] > curves.std["sum_k1"] * (1 + 1e-12)]
+    assert worse.size < worse[-1] - worse[0] + 1  # not one stretch
+    text = notes.rb_note(curves).text
+    assert f"at {worse.size} values of T from {worse[0]} to {worse[-1]}" in text
