@@ -70,13 +70,18 @@ def _token_table(s: notes.Setting) -> None:
                  "and go into the link."))
 
 
-def _presets(drift: float, by_hand: bool, on_policy: bool, reference: str) -> None:
-    """Two buttons: "they disagree" (the defaults) and "here they agree" (a small drift), bound to the URL."""
+def _presets(drift: float, by_hand: bool, on_policy: bool, reference: str, k: int) -> None:
+    """Two buttons: "they disagree" (the defaults) and "here they agree" (a small drift), bound to the URL.
+
+    With two tokens every gradient lies on one line, so the buttons name only the drift there.
+    """
+    collinear = k == 2
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):
         for key, text, value, extra in (
-            ("disagree", _("They disagree: s = {s:g}"), notes.DEFAULT_DRIFT,
-             {REF_KEY: notes.DEFAULT_REFERENCE}),
-            ("agree", _("Here they agree: s = {s:g}"), notes.AGREE_DRIFT, {}),
+            ("disagree", _("s = {s:g}") if collinear else _("They disagree: s = {s:g}"),
+             notes.DEFAULT_DRIFT, {REF_KEY: notes.DEFAULT_REFERENCE}),
+            ("agree", _("s = {s:g}") if collinear else _("Here they agree: s = {s:g}"),
+             notes.AGREE_DRIFT, {}),
         ):
             active = (drift == value and not by_hand and on_policy
                       and reference == extra.get(REF_KEY, reference))
@@ -99,8 +104,8 @@ def token_setting() -> notes.Setting:
             reference = state.segmented(
                 _(r"$\pi_\mathrm{ref}$, the reference"), REF_KEY, notes.REFERENCES,
                 value=notes.DEFAULT_REFERENCE,
-                help=_("Uneven: π_ref likes tokens 0 and 2 and makes token 1 rare. Uniform: the "
-                       "lessons' setting."))
+                help=_("Uneven: π_ref likes tokens 0 and 2 (with 2 tokens, token 0) and makes token 1 "
+                       "rare. Uniform: the lessons' setting."))
         c_s, c_o = st.columns(2, gap="medium")
         with c_s:
             sampler = state.segmented(
@@ -126,7 +131,7 @@ def token_setting() -> notes.Setting:
         if logits_text.strip():
             st.caption(_(r"$\pi_\theta$'s logits are set by hand under “More settings”; empty that field "
                          "to use the slider again."))
-        _presets(drift, bool(logits_text.strip()), sampler == "on", reference)
+        _presets(drift, bool(logits_text.strip()), sampler == "on", reference, k)
     s, problems = notes.setting(k, drift, logits_text, sampler == "on", old_drift, reward_text, reference)
     with more:
         _token_table(s)

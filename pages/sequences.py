@@ -196,7 +196,8 @@ st.markdown(_(
     "changing token t changes the prefixes every later token is drawn from. The true gradient "
     "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
     r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
-    "right way with the wrong length; with the sticky token it can be far off (the chart at the top); "
+    "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
+    "off (the chart at the top); "
     "in the rb counterexample (T ≥ 3) it points the opposite way."
 ))
 ui.formula(notes.gradient_formula())

@@ -607,7 +607,9 @@ def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
     """One row per option: the later-prefix terms, what its expected gradient is, its cosines, its error."""
     return pd.DataFrame({
         _("option"): [_(r.name) for r in table.rows],
-        _("later prefixes"): [_("included") if r.later_terms else _("missed") for r in table.rows],
+        _("later prefixes"): [_("included") if r.later_terms
+                              else _("missed") if table.later_share > 1e-9 else _("none to miss")
+                              for r in table.rows],
         _("in expectation it is"): [_(EXPECTED_GRADIENTS[r.target].meaning) for r in table.rows],
         _("cos to ∇KL[π_θ‖π_ref]"): [_cos_text(r.cos_reverse) for r in table.rows],
         _("cos to ∇KL[π_ref‖π_θ]"): [_cos_text(r.cos_forward) for r in table.rows],

@@ -444,3 +444,12 @@ def test_reference_ticks_are_named_for_the_dark_theme(far_table):
         assert len(ticks) == 1 and ticks[0]["mark"]["type"] == "tick"
         marks = [m["name"] for m in vlc.vegalite_to_vega(spec)["marks"]]
         assert f"{REFERENCE_TICKS}_marks" in marks  # the class the theme CSS leaves out
+
+
+def test_with_two_tokens_the_presets_do_not_claim_a_disagreement():
+    """K = 2: every gradient lies on one line (k3's cosine is +1), so "They disagree" would be false."""
+    buttons = {b.key: b.label for b in open_page(k="2").button}
+    assert buttons["preset_disagree"] == f"s = {notes.DEFAULT_DRIFT:g}"
+    assert buttons["preset_agree"] == f"s = {notes.AGREE_DRIFT:g}"
+    buttons = {b.key: b.label for b in open_page().button}
+    assert buttons["preset_disagree"].startswith("They disagree")

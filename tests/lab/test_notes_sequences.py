@@ -202,6 +202,8 @@ def test_gradient_rows(drift_table):
     df = notes.gradient_rows(drift_table)
     assert list(df["option"]) == list(OPTIONS.values())
     assert list(df["later prefixes"]) == ["missed"] * 4 + ["included"]
+    one = notes.gradient_rows(sequence_gradient_table(*DRIFT, 1))  # T = 1: no later prefix
+    assert list(one["later prefixes"]) == ["none to miss"] * 4 + ["included"]
     assert df["cos to ∇KL[π_θ‖π_ref]"].iloc[0] == "—"  # Σk1 loss: zero gradient
     assert df["cos to ∇KL[π_θ‖π_ref]"].iloc[-1] == "1.0000"
     assert df["in expectation it is"].iloc[-1].startswith("∇KL[π_θ‖π_ref]")
