@@ -483,9 +483,9 @@ def _every_option_zero(table: GradientTable) -> bool:
 
 #: π_θ = π_ref with tokens from π_old: options that do not reweight by π_θ/π_old still push.
 OFF_POLICY_AT_REF = N_(
-    r"**Here $\pi_	heta = \pi_\mathrm{{ref}}$**, so both KLs' gradients are zero; but the tokens "
+    r"**Here $\pi_\theta = \pi_\mathrm{{ref}}$**, so both KLs' gradients are zero; but the tokens "
     r"come from $\pi_\mathrm{{old}}$, and {names} still have a nonzero expected gradient: a loss "
-    "built on them moves π_θ although there is no KL to reduce (see the table)."
+    r"built on them moves $\pi_\theta$ although there is no KL to reduce (see the table)."
 )
 
 
