@@ -54,8 +54,10 @@ try:
     par = cache.lambda_parabola(q.spec, p.spec)
 except QuadratureError:
     ui.fail(_(
-        "kl_core could not compute the exact variances for this pair: the integrand overflows "
-        "double precision, because q and p are extremely far apart. Move p closer to q."
+        "kl_core could not compute the exact variances for this pair: double precision cannot "
+        "resolve the integrand. That happens when q and p are extremely far apart, or equal in a "
+        "form the integrator cannot tell (a mixture of identical normals against one normal). "
+        "Move p a little."
     ))
 all_infinite = math.isinf(par.var_log_r)
 c_lam, c_n, c_seed = st.columns([2.2, 1, 1], gap="medium")
