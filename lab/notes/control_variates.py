@@ -299,9 +299,10 @@ def answer(par: LambdaParabola) -> str:
                         "k1's noise.")
     tied = [name for name, v in (("k1", par.var_log_r), ("k3", par.var_k3))
             if number(v) == number(par.var_optimal)]
-    if tied:
-        text += " " + _("To the 4 digits shown, {names} is already as good as kλ*.").format(
-            names=_(" and ").join(tied))
+    if len(tied) == 2:
+        text += " " + _("To the 4 digits shown, k1 and k3 are already as good as kλ*.")
+    elif tied:
+        text += " " + _("To the 4 digits shown, {name} is already as good as kλ*.").format(name=tied[0])
     return text
 
 
