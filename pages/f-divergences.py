@@ -165,7 +165,7 @@ else:
             curves + end_curves, lo=lo, hi=hi, theta_title=theta_title, ratio=ratio
         ),
         name=_("f-divergences-{path}-{view}").format(path=path, view=view),
-        caption=notes.path_caption(ratio, path, chosen),
+        caption=notes.path_caption(ratio, path, chosen, lo, hi),
     )
     if (message := notes.infinite_note(path, curves + end_curves, lo, hi)) is not None:
         st.info(message, icon=":material/all_inclusive:")

@@ -6,6 +6,7 @@ the end-point and Schulman tables, and the captions chosen by the path.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -141,13 +142,19 @@ def f_table_markdown() -> str:
 EXACT_PARABOLAS = {"shift": ("kl_qp", "kl_pq")}
 
 
-def path_caption(ratio: bool, path: str, chosen: list[str]) -> str:
-    """Under D_f along the path: the values against their parabolas, or their ratio."""
+def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.inf,
+                 hi: float = math.inf) -> str:
+    """Under D_f along the path on the range ``[lo, hi]``: the values against their parabolas,
+    or their ratio."""
     exact = [k for k in EXACT_PARABOLAS.get(path, ()) if k in chosen]
     others = [k for k in chosen if k not in exact]
     names = _(" and ").join(_(DIVERGENCES[k].name) for k in exact)
+    near_zero = lo <= 0.0 <= hi
     if ratio:
-        text = _("Every line heads to 1 at θ = 0: near q each f-divergence is its parabola.")
+        text = (_("Every line heads to 1 at θ = 0: near q each f-divergence is its parabola.")
+                if near_zero else
+                _("Every line would head to 1 at θ = 0, outside the range shown: near q each "
+                  "f-divergence is its parabola."))
         if len(others) > 1:
             text += " " + _("How fast it leaves 1 is the O(θ³) term, which differs between the f's.")
         elif others:
@@ -156,10 +163,14 @@ def path_caption(ratio: bool, path: str, chosen: list[str]) -> str:
             text += " " + _("On this path {names} stay at exactly 1: each is θ²/2, its parabola.").format(
                 names=names)
         return text
-    text = _(
+    text = (_(
         "Near θ = 0 each solid line hugs its dashed parabola of the same colour; the parabolas "
         "differ only by f″(1), so f's with equal f″(1) share one."
-    )
+    ) if near_zero else _(
+        "Each solid line is drawn with its dashed parabola of the same colour; they meet near "
+        "θ = 0, outside the range shown. The parabolas differ only by f″(1), so f's with equal "
+        "f″(1) share one."
+    ))
     if others:
         text += " " + (_("Further out the other lines part from their parabolas (the O(θ³) terms).")
                        if exact else
@@ -405,8 +416,11 @@ def relative_bias_caption(path: str, bias, marks: list, lo: float, hi: float,
     else:
         parts.append(_("Relative to the KL, k2's bias on the range shown:"))
     parts += [_side_text(s) for s in sides]
-    if path == "shift":
+    inside = [m for m in marks if lo <= m[0] <= hi]
+    if path == "shift" and len(inside) == len(marks) and marks:
         parts.append(_("The dots are Schulman's two cases."))
+    elif path == "shift" and inside:
+        parts.append(_("The dot is one of Schulman's two cases."))
     outside = [m[0] for m in marks if not lo <= m[0] <= hi]
     if outside:
         # TRANSLATORS: joins two values, "μ = 0.1 and μ = 1"

@@ -77,6 +77,11 @@ def test_schulmans_marks_rows_and_the_relative_bias_caption():
     along = k2_bias_along_path("shift", notes.theta_grid("shift"))
     assert "Widen the θ range to see μ = 1" in notes.relative_bias_caption("shift", along, marks, -0.5, 0.5)
     assert "Widen" not in notes.relative_bias_caption("shift", along, marks, -3, 3)
+    # the dots the caption names are the ones drawn
+    assert "The dots are Schulman's two cases" in notes.relative_bias_caption("shift", along, marks, -3, 3)
+    assert "The dot is one of" in notes.relative_bias_caption("shift", along, marks, -0.5, 0.5)
+    hidden = notes.relative_bias_caption("shift", along, marks, -3, 0)
+    assert "dot" not in hidden.split("Widen")[0] and "μ = 0.1 and μ = 1" in hidden
     logit = k2_bias_along_path("logit", notes.theta_grid("logit"))
     assert "changes sign" in notes.relative_bias_caption("logit", logit, [], -3, 3)
 
@@ -166,3 +171,11 @@ def test_include_zero_is_said_only_where_the_sign_stays(path):
                     assert (rb > 0).all() or (rb < 0).all(), (a, b, text)
                 if "exactly unbiased" in text:
                     assert rb.min() <= 0.0 <= rb.max(), (a, b, text)
+
+
+def test_the_path_caption_speaks_of_theta_0_only_where_the_range_shows_it():
+    for ratio in (False, True):
+        inside = notes.path_caption(ratio, "scale", ["k2", "hellinger"], -0.3, 0.3)
+        outside = notes.path_caption(ratio, "scale", ["k2", "hellinger"], 0.1, 0.3)
+        assert "outside the range shown" not in inside and "outside the range shown" in outside
+    assert notes.path_caption(False, "scale", ["k2"], 0.1, 0.3).startswith("Each solid line is drawn")
