@@ -76,7 +76,7 @@ PAGES: tuple[PageInfo, ...] = (
         N_("Control variates"),
         "control-variates",
         ":material/tune:",
-        N_("kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0."),
+        N_("kλ = −log r + λ(r − 1): the variance against λ, and why only λ = 1 stays ≥ 0 for every q and p."),
     ),
     PageInfo(
         "pages/bregman-gap.py",

@@ -153,7 +153,7 @@ with right:
     )
 
 # ------------------------------------------------------------ 3. why λ = 1
-st.header(_("3. Why only λ = 1 keeps every sample ≥ 0"))
+st.header(_("3. Why only λ = 1 keeps every sample ≥ 0 for every q and p"))
 st.markdown(_(
     "Split kλ into k3 plus what is left over. k3 is the gap between log r and its tangent line "
     "r − 1 at r = 1 (see the *Bregman gap* page), so it is never negative and it touches 0 at "

@@ -496,7 +496,7 @@ _CV_SETUP = N_(
 _L3 = Lesson(
     3,
     N_("Control variates"),
-    N_("kλ, the variance parabola, λ*, and why λ = 1 is the one that keeps every sample ≥ 0."),
+    N_("kλ, the variance parabola, λ*, and why λ = 1 is the one that keeps every sample ≥ 0 for every q and p."),
     (
         Step(
             title=N_("Any λ, the same mean"),
