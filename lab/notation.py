@@ -178,10 +178,10 @@ def glossary_lines(url_path: str | None) -> list[str]:
 
 
 #: What :func:`policy_mapping` may put in for q and p: the TeX of each, by kind.
-#: ``"audit"``'s labels are words, translated when the sentence is made.
+#: ``"audit"``'s labels are words, translated when the sentence is made.  (Off-policy,
+#: ``"old"``, keeps ``"theta"``'s q and p: only the sampler changes.)
 MAPPINGS: dict[str, tuple[str, str]] = {
     "theta": (r"\pi_\theta", r"\pi_\mathrm{ref}"),
-    "old": (r"\pi_\mathrm{old}", r"\pi_\mathrm{ref}"),
     # TRANSLATORS: the audit's two log-prob columns: the policy that sampled the tokens, and the other one.
     "audit": (N_("sampler"), N_("other")),
 }
@@ -198,7 +198,9 @@ def policy_mapping(kind: str = "theta") -> str:
     r"""The one sentence that maps an RL page's names to q and p, in the run's language.
 
     ``"theta"``: "Here q = π_θ, the policy the tokens are sampled from, and
-    p = π_ref, so r = π_ref/π_θ."  ``"old"``: off-policy, q = π_old.
+    p = π_ref, so r = π_ref/π_θ."  ``"old"``: off-policy, the tokens come from
+    π_old while r is still π_ref/π_θ (what the libraries compute), so the
+    averages are under π_old, not q.
     ``"audit"``: the audit's sampler and other columns, as ``\text{…}`` labels
     in the run's language.
 
@@ -211,8 +213,15 @@ def policy_mapping(kind: str = "theta") -> str:
     str
         Markdown with inline maths.
     """
+    if kind == "old":
+        return _(
+            r"Here the tokens are sampled from $\pi_\mathrm{old}$, an older policy, while $q = \pi_\theta$ and "
+            r"$p = \pi_\mathrm{ref}$ still give $r = \pi_\mathrm{ref}/\pi_\theta$ and "
+            r"$\log r = \log \pi_\mathrm{ref} - \log \pi_\theta$: every average is now under $\pi_\mathrm{old}$, "
+            "not under $q$."
+        )
     if kind not in MAPPINGS:
-        raise ValueError(f"kind {kind!r}: expected one of {sorted(MAPPINGS)}")
+        raise ValueError(f"kind {kind!r}: expected one of {sorted([*MAPPINGS, 'old'])}")
     q, p = MAPPINGS[kind]
     if kind == "audit":
         q, p = audit_label(q), audit_label(p)

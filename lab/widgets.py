@@ -45,7 +45,8 @@ def page_opening(title: str, intro: str, *, mapping: str | None = None, more: st
     (translated by the caller: ``page_opening(_("Bregman gap"), _("Why is k3 …"))``).
     An RL page passes ``mapping`` (a kind of :func:`lab.notation.policy_mapping`): the one
     sentence that maps its policies to q and p is shown under the intro, followed by
-    ``more`` (translated) if given.
+    ``more`` (translated) if given.  (The Gradients page draws its own in the returned
+    container once its sampler is read: :func:`lab.notes.gradients.opening_caption`.)
     """
     leave_legacy_wrapper()
     st.title(title)

@@ -53,15 +53,14 @@ def panels(items, draw) -> None:
                 draw(item)
 
 
-first = page_opening(  # first; its container holds the answer (see lab.widgets)
-    _("Gradients"), _("**Does the gradient of k3 used as a loss point where the KL's gradient points?**"),
-    mapping="theta", more=_(r"$k_3 = (r - 1) - \log r$ estimates $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ "
-                            "without bias."))
+first = page_opening(  # first; its container holds the mapping sentence, which needs the sampler, and the answer
+    _("Gradients"), _("**Does the gradient of k3 used as a loss point where the KL's gradient points?**"))
 
 # ------------------------------------------------------------ the setting
 s = token_setting()  # ?t= (the drift s) and presets; ?k= ?piref= ?smp= ?told= ?logits= ?rew= under "More settings"
 table0 = cache.gradient_table(s.policy, s.ref, s.sampler, 1.0)  # k2's and k3's rows do not depend on λ
 with first:
+    st.caption(notes.opening_caption(table0))
     ui.answer(notes.answer(table0))
     ui.chart(pair_chart(table0.row("k2").expected_grad, table0.row("k3").expected_grad, table0.true_reverse,
                         names=notes.pair_names(table0)),

@@ -843,6 +843,18 @@ class GradientTable:
         return np.exp(self.sampler_log_probs)
 
     @property
+    def k3_sampler_mean(self) -> float:
+        r""":math:`\mathbb{E}_s[k_3]` with :math:`\log r = \log\pi_{\mathrm{ref}} - \log\pi_\theta`.
+
+        .. math:: \mathbb{E}_s[k_3] = \sum_x s(x)\,\bigl(r(x) - 1 - \log r(x)\bigr)
+
+        It is :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` on-policy (Schulman's blog);
+        with tokens from an older policy it is in general something else.
+        """
+        values = estimators.k3(self.ref_log_probs - self.policy_log_probs)
+        return float(np.dot(self.sampler_probs, values))
+
+    @property
     def names(self) -> list[str]:
         """The row names, in order."""
         return [r.name for r in self.rows]

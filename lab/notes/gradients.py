@@ -33,6 +33,7 @@ from kl_core.gradients.expected import (
 from kl_core.gradients.flow import TrainingRun
 from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS, CrosswalkEntry, lookup
 from lab.format import share
+from lab.notation import policy_mapping
 from lab.notes import Note
 
 __all__ = [
@@ -493,6 +494,23 @@ def _off_policy_at_ref(table: GradientTable) -> str:
     moving = [row.name for row in table.rows if _moves(row)]
     shown = ", ".join(moving[:4]) + (", …" if len(moving) > 4 else "")
     return _(OFF_POLICY_AT_REF).format(names=shown)
+
+
+def opening_caption(table: GradientTable) -> str:
+    """The sentence under the page's question that maps π_θ, π_ref (and π_old) to q and p, and
+    what k3 estimates from the tokens at hand: on-policy the KL without bias; off-policy its
+    average under π_old, beside the KL it no longer averages to in general."""
+    if table.on_policy:
+        return " ".join((policy_mapping("theta"), _(
+            r"$k_3 = (r - 1) - \log r$ estimates $\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ without bias.")))
+    mean, kl = f"{table.k3_sampler_mean:.4g}", f"{table.kl_reverse:.4g}"
+    if mean == kl:
+        more = _(r"Averaged under {old}, $k_3 = (r - 1) - \log r$ still comes to {kl_name} = {kl} here; "
+                 "it does at every setting on-policy.")
+    else:
+        more = _(r"Averaged under {old}, $k_3 = (r - 1) - \log r$ comes to {mean} here, not {kl_name} = {kl}: "
+                 "it estimates that KL without bias only on-policy.")
+    return " ".join((policy_mapping("old"), more.format(old=OLD, kl_name=KL_REVERSE, kl=kl, mean=mean)))
 
 
 def answer(table: GradientTable) -> str:

@@ -73,7 +73,9 @@ def test_the_mapping_sentence_is_defined_once_and_fills_q_and_p():
     theta = notation.policy_mapping()
     assert theta == (r"Here $q = \pi_\theta$, the policy the tokens are sampled from, and $p = \pi_\mathrm{ref}$, "
                      r"so $r = \pi_\mathrm{ref}/\pi_\theta$ and $\log r = \log \pi_\mathrm{ref} - \log \pi_\theta$.")
-    assert r"q = \pi_\mathrm{old}" in notation.policy_mapping("old")
+    old = notation.policy_mapping("old")  # off-policy: r keeps π_θ; only the sampler is π_old
+    assert r"q = \pi_\theta" in old and r"r = \pi_\mathrm{ref}/\pi_\theta" in old and "under $\\pi_\\mathrm{old}$" in old
+    assert r"q = \pi_\mathrm{old}" not in old
     audit = notation.policy_mapping("audit")
     assert r"q = \text{sampler}" in audit and r"r = \text{other}/\text{sampler}" in audit
     with i18n.using("zh"):

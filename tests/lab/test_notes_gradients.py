@@ -460,3 +460,24 @@ def test_the_verdict_follows_the_cosine_as_printed():
     assert notes.cos_text(0.89996) == "+0.900" and notes.verdict(0.89996) == notes.verdict(0.9)
     assert notes.cos_text(0.98996) == "+0.990" and notes.verdict(0.98996) == notes.verdict(0.99)
     assert notes.verdict(0.8994) == "**No.**"  # prints +0.899
+
+
+# ------------------------------------------------------------------ the opening caption
+def test_the_opening_caption_says_what_k3_averages_to_with_the_tokens_at_hand(default):
+    on = notes.opening_caption(table_at(default))
+    assert "$q = \\pi_\\theta$, the policy the tokens are sampled from" in on and "without bias." in on
+    old_setting, _ = uniform_setting(6, 1.0, "", False, -1.0, "")
+    t = table_at(old_setting)
+    # E_old[k3] by hand, against the KL it no longer equals
+    r = np.exp(np.asarray(t.ref_log_probs) - np.asarray(t.policy_log_probs))
+    mean = float(np.dot(t.sampler_probs, r - 1 - np.log(r)))
+    assert mean == pytest.approx(t.k3_sampler_mean, rel=1e-12)
+    assert abs(mean - t.kl_reverse) > 0.01
+    off = notes.opening_caption(t)
+    assert "the policy the tokens are sampled from" not in off and "sampled from $\\pi_\\mathrm{old}$" in off
+    assert f"comes to {mean:.4g} here, not" in off and f"= {t.kl_reverse:.4g}" in off
+    # π_θ = π_ref: every k3 is 0, so its average under π_old is the KL, 0
+    at_ref, _ = uniform_setting(6, 0.0, "", False, -1.0, "")
+    assert "still comes to" in notes.opening_caption(table_at(at_ref))
+    # on-policy, the core's mean is the KL itself
+    assert table_at(default).k3_sampler_mean == pytest.approx(table_at(default).kl_reverse, rel=1e-12)
