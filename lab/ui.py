@@ -567,6 +567,14 @@ def formula(latex: str) -> None:
     st.latex(latex)
 
 
+def formulas(*parts: str) -> None:
+    """Display formulas side by side where they fit, one under another on a narrow screen
+    (a formula wider than a 390-px phone would only scroll inside its box)."""
+    with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
+        for tex in parts:
+            st.latex(tex, width="content")
+
+
 def estimator_name(key: str) -> str:
     """Markdown for the estimator's display name, bold, in its chart colour."""
     return f':color[**{label(key)}**]{{foreground="{color(key)}"}}'

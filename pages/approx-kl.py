@@ -195,7 +195,7 @@ entry = by_id[chosen_id]
 # prose fields, translated through i18n.message (notes.entry_heading, entry_facts, checked_in, caveat_note).
 with st.container(key="crosswalk-entry"):
     st.markdown(notes.entry_heading(entry))
-    ui.formula(entry.formula_latex)
+    ui.formulas(*notes.formula_pieces(entry))
     formula_col, facts_col = st.columns([1, 1], gap="large")
     with formula_col:
         st.code(entry.library_formula, language="python")

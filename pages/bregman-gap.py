@@ -148,10 +148,8 @@ f_picture = {  # what both f pictures share
 
 if f_grid.smooth:
     tangent_at = _("tangent at")  # a label inside TeX: translated, then formatted in
-    ui.formula(
-        rf"f(u) = {f_grid.curve_latex}, \qquad \text{{{tangent_at} }} u = 1:\ {f_grid.tangent_latex},"
-        rf"\qquad {f_grid.gap_latex} \;\ge\; 0"
-    )
+    ui.formulas(rf"f(u) = {f_grid.curve_latex},", rf"\text{{{tangent_at} }} u = 1:\ {f_grid.tangent_latex},",
+                rf"{f_grid.gap_latex} \;\ge\; 0")
     gap_label = (
         _("gap at each draw = {estimator}").format(
             estimator=estimators.ESTIMATORS[f_grid.estimator].name)

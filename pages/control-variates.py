@@ -40,12 +40,9 @@ first = page_opening(_("Control variates"), _(  # first; its container holds the
     "This page computes the variance of every choice **exactly** (no sampling), and shows "
     "why Schulman's k3 takes λ = 1 although a smaller variance is often available."
 ))
-# Two lines (gathered): on one line the formula is wider than a 1024-px page.
-ui.formula(
-    r"\begin{gathered} k_\lambda = -\log r + \lambda\,(r - 1), \\ "
-    r"\mathbb{E}_{q}[r - 1] = 0 \;\Longrightarrow\; "
-    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q\|p] \ \text{" + _("for every λ") + r"}"
-    r"\end{gathered}"
+ui.formulas(  # three pieces: one line on a wide screen, and none wider than a phone
+    r"k_\lambda = -\log r + \lambda\,(r - 1),", r"\mathbb{E}_{q}[r - 1] = 0 \;\Longrightarrow",
+    r"\mathbb{E}_q[k_\lambda] = \mathrm{KL}[q\|p] \ \text{" + _("for every λ") + r"}",
 )
 
 st.subheader(_("Change q, p and λ"))
@@ -120,11 +117,11 @@ st.markdown(_(
     "Expanding the variance of a sum gives three exact coefficients, each a divergence between "
     "q and p:"
 ))
-ui.formula(
-    r"\begin{aligned} \mathrm{Var}_q(k_\lambda) &= \mathrm{Var}_q(\log r) "
-    r"- 2\lambda\,\bigl(\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]\bigr) \\ "
-    r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \\ "
-    r"\lambda^* &= \frac{\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]}{\chi^2(p\,\|\,q)} \end{aligned}"
+ui.formulas(
+    r"\begin{aligned} \mathrm{Var}_q(k_\lambda) &= \mathrm{Var}_q(\log r) \\ "
+    r"&\quad - 2\lambda\,\bigl(\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]\bigr) \\ "
+    r"&\quad + \lambda^2\,\chi^2(p\,\|\,q), \end{aligned}",
+    r"\lambda^* = \frac{\mathrm{KL}[p\|q] + \mathrm{KL}[q\|p]}{\chi^2(p\,\|\,q)}",
 )
 ui.show_source(control_variates.lambda_parabola)
 

@@ -48,7 +48,7 @@ st.markdown(_(
     "samples $x \\sim q$. The function f is convex with $f(1) = 0$, so the divergence is "
     "zero when p = q. Here q is the sampler (the old policy) and p the target (the new one)."
 ))
-ui.formula(r"D_f(p, q) \;=\; \mathbb{E}_{x\sim q}\!\left[f\big(r(x)\big)\right], \qquad r(x) = \frac{p(x)}{q(x)}")
+ui.formulas(r"D_f(p, q) \;=\; \mathbb{E}_{x\sim q}\!\left[f\big(r(x)\big)\right],", r"r(x) = \frac{p(x)}{q(x)}")
 
 tangent = state.toggle(
     _("Subtract each f's tangent at u = 1: draw f(u) − f′(1)·(u − 1)"),
@@ -94,9 +94,9 @@ st.markdown(_(
     "$r = 1$ (with {zero} killing the first-order term) gives, for every f with a second "
     "derivative at 1,"
 ).format(path=r"$\theta \mapsto p_\theta$", zero=r"$\mathbb{E}_q[r - 1] = 0$"))
-ui.formula(
-    r"D_f(p_\theta, p_0) \;=\; \tfrac12\, f''(1)\; \theta^\top F\, \theta \;+\; O(\theta^3),"
-    r"\qquad F = \mathbb{E}_{p_0}\!\left[\big(\partial_\theta \log p_\theta(x)\big|_{\theta=0}\big)^2\right]"
+ui.formulas(
+    r"D_f(p_\theta, p_0) \;=\; \tfrac12\, f''(1)\; \theta^\top F\, \theta \;+\; O(\theta^3),",
+    r"F = \mathbb{E}_{p_0}\!\left[\big(\partial_\theta \log p_\theta(x)\big|_{\theta=0}\big)^2\right]",
 )
 st.markdown(_(
     "F is the path's **Fisher information**; with one parameter {quad}. So near p = q all "
@@ -188,16 +188,14 @@ with st.expander(_("Why KL and k2's f share f″(1) = 1, and where the parabola 
         "Write {score} (the score). Then {r}, and Taylor's theorem at $r = 1$ gives"
     ).format(score=r"$s(x) = \partial_\theta \log p_\theta(x)\big|_{\theta=0}$",
              r=r"$r = p_\theta/p_0 = 1 + \theta s + O(\theta^2)$"))
-    st.latex(
-        r"\mathbb{E}_{p_0}[f(r)] = f(1) + f'(1)\,\underbrace{\mathbb{E}_{p_0}[r-1]}_{=\,0}"
-        r" + \tfrac12 f''(1)\,\underbrace{\mathbb{E}_{p_0}[(r-1)^2]}_{=\,F\theta^2 + O(\theta^3)}"
-        r" + O(\theta^3)."
+    st.latex(  # three lines: on one it is wider than a phone
+        r"\begin{aligned} \mathbb{E}_{p_0}[f(r)] &= f(1) + f'(1)\,\underbrace{\mathbb{E}_{p_0}[r-1]}_{=\,0} \\"
+        r" &\quad + \tfrac12 f''(1)\,\underbrace{\mathbb{E}_{p_0}[(r-1)^2]}_{=\,F\theta^2 + O(\theta^3)} \\"
+        r" &\quad + O(\theta^3). \end{aligned}"
     )
     st.markdown(_("For the f of KL[q‖p] and the f of k2 the second derivatives at 1 agree:"))
-    st.latex(
-        r"f(u) = -\log u:\; f''(u) = \frac{1}{u^2} \to 1, \qquad "
-        r"f(u) = \tfrac12 \log^2 u:\; f''(u) = \frac{1 - \log u}{u^2} \to 1."
-    )
+    ui.formulas(r"f(u) = -\log u:\; f'' = \frac{1}{u^2} \to 1,",
+                r"f(u) = \tfrac12 \log^2 u:\; f'' = \frac{1 - \log u}{u^2} \to 1.")
     st.markdown(_(
         "So {ek2} and {kl} are the same parabola {parabola}, and the bias {bias} is {o3}: "
         "relative to the KL it shrinks like θ. On the mean-shift path the odd terms cancel and it "

@@ -73,9 +73,7 @@ st.markdown(_(
     r"$\pi_\mathrm{ref}$, and the exact expected gradient in $\theta$ of every KL option: "
     "Schulman's estimators used as a loss, and what each RL library does."
 ))
-with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
-    for tex in notes.GRADIENT_FORMULAS:  # side by side where they fit, one per line on a phone
-        st.latex(tex, width="content")
+ui.formulas(*notes.GRADIENT_FORMULAS)
 
 long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops an unusable one
 linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))

@@ -269,6 +269,13 @@ def checked_in(e: CrosswalkEntry) -> str:
     return _("Checked in: {v}").format(v=_code_refs(message(e.verified_in)))
 
 
+def formula_pieces(e: CrosswalkEntry) -> list[str]:
+    r"""The entry's formula cut at its top-level ``,\quad`` (the clamped ℓ is defined after it), so a
+    phone shows one piece a line; each piece but the last keeps its comma."""
+    pieces = e.formula_latex.split(r",\quad")
+    return [p.strip() + "," for p in pieces[:-1]] + [pieces[-1].strip()]
+
+
 def entry_heading(e: CrosswalkEntry) -> str:
     """The option box's first line: library, component (in the run's language) and the setting."""
     return _("**{lib} · {part}** — set or shown as `{setting}`").format(

@@ -139,3 +139,12 @@ def test_the_answer_is_true_along_every_path(eid, path):
             assert e.logr_clamp is None and e.value_clamp is None
         if "is the exact KL" in text or "equals the exact KL" in text:
             assert point.mean == pytest.approx(point.kl, rel=1e-6, abs=1e-12)
+
+
+def test_a_crosswalk_formula_is_cut_only_at_its_top_level_quad():
+    cut = [e for e in CROSSWALK if r",\quad" in e.formula_latex]
+    assert cut, "no crosswalk formula defines a clamped ℓ after a comma any more"
+    for e in CROSSWALK:
+        pieces = notes.formula_pieces(e)
+        assert "".join(p.replace(" ", "") for p in pieces) == e.formula_latex.replace(r",\quad", ",").replace(" ", "")
+        assert len(pieces) == (2 if e in cut else 1)
