@@ -378,7 +378,7 @@ def _where(msg) -> str:
 #: Calls whose string arguments are translated, extracted or never shown to a user.
 WRAPPERS = {"_", "N_", "ngettext", "pgettext", "npgettext", "Message", "InputError", "UnreadableInput", "worded"}
 NOT_SHOWN = {
-    "latex", "formula", "code", "echo", "get", "get_all", "getattr", "setattr", "hasattr",
+    "latex", "formula", "formulas", "code", "echo", "get", "get_all", "getattr", "setattr", "hasattr",
     "isinstance", "startswith", "endswith", "split", "replace", "join", "strip", "removeprefix",
     "compile", "match", "fullmatch", "search", "sub", "findall", "debug", "info_log", "warn_log",
     "setdefault", "pop", "strftime", "encode", "decode", "ValueError", "TypeError", "KeyError",
