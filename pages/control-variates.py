@@ -48,7 +48,7 @@ ui.formulas(  # three pieces: one line on a wide screen, and none wider than a p
 st.subheader(_("Change q, p and λ"))
 q, p = distribution_pair("normal(0,1)", "normal(1,1)")  # i18n: ok (specs)
 try:
-    par = cache.lambda_parabola(q.spec, p.spec)
+    par = notes.as_shown(cache.lambda_parabola(q.spec, p.spec))  # p = q's rounding noise shown as 0
 except QuadratureError:
     ui.fail(_(
         "kl_core could not compute the exact variances for this pair: double precision cannot "
@@ -85,10 +85,10 @@ var_lam = float(par.variance(lam))
 with ui.metric_row():
     # Short labels (a metric is ~180 px wide at 1024 px); the long form is in the help.
     st.metric(
-        _("λ*, least variance"), number(par.lam_star) if par.lam_star_defined else _("undefined"),
+        _("λ*, least variance"), notes.lam_star_text(par),
         help=_("λ* = (KL[p‖q] + KL[q‖p]) / χ²(p‖q), from "
                "kl_core.estimation.control_variates.lambda_parabola. Undefined when every λ has infinite "
-               "variance."),
+               "variance; any λ when p = q."),
     )
     st.metric(_("Var(kλ), λ = {lam:.3g}").format(lam=lam), number(var_lam),
               help=_("The exact variance per sample of kλ at your λ."))

@@ -112,6 +112,7 @@ except cache.CORE_ERRORS as exc:
 targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
 checks = cache.error_bar_checks(keys, q.spec, p.spec, n, lam)  # can a ±SE from N draws be trusted?
 zero_kl = true_kl == 0.0
+same_pair = q.spec == p.spec  # written alike: p = q exactly (a KL can also round to 0 for p ≠ q)
 
 with ui.metric_row():
     st.metric(_("Exact KL[q‖p]"), number(true_kl),
@@ -124,7 +125,7 @@ with ui.metric_row():
                   why=ui.error_text(star.note)))
     st.metric(_("Draws, N · R"), f"{n * repeats:,}",
               help=_("seed {seed}; the same seed gives the same draws").format(seed=seed))
-for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq),
+for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq, same_pair=same_pair),
              *notes.error_bar_notes(checks, {k: sim[k] for k in keys})]:
     ui.note(note.kind, note.text, note.icon)
 
@@ -153,7 +154,7 @@ with first:
                     neg_fraction=s.neg_fraction, domain=usable_domain(shared if share_x else own),
                 ),
                 name=_("lab-{estimator}-per-sample").format(estimator=key),
-                caption=notes.per_sample_caption(key, s, zero_kl),
+                caption=notes.per_sample_caption(key, s, zero_kl, same_pair),
             )
 
 # ------------------------------------------------------------ the estimators

@@ -7,7 +7,7 @@ curves and caption; the gain curve's θ grids and caption.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -183,8 +183,31 @@ def _lam(x: float) -> str:
     return text
 
 
+#: Var(log r) and Var(r) at or below this are rounding, not a difference between p and q: log r's
+#: spread is then under 1e-15, a few units in the last place of r = 1 (shifted categorical
+#: logits give 1.6e-32; normal(1e-170,1) against normal(0,1) gives 0).
+ROUNDING_VAR = 1e-30
+
+
 def _p_equals_q(par: LambdaParabola) -> bool:
-    return par.var_log_r == 0.0 and par.var_r == 0.0
+    """p = q to double precision (written the same, written two ways, or too close to resolve)."""
+    return par.var_log_r <= ROUNDING_VAR and par.var_r <= ROUNDING_VAR
+
+
+def as_shown(par: LambdaParabola) -> LambdaParabola:
+    """The parabola the page draws and prints: where p = q to double precision, its rounding
+    noise (Var(log r) = 1.6e-32 for shifted categorical logits) set to the zero it stands for."""
+    if not _p_equals_q(par):
+        return par
+    return replace(par, var_log_r=0.0, cov=0.0, var_r=0.0, true_kl=0.0, direct_var_k3=None, direct_var_optimal=None)
+
+
+def lam_star_text(par: LambdaParabola) -> str:
+    """The metric "λ*": its value; "any λ" where p = q to double precision (every λ ties at 0);
+    "undefined" where every λ has infinite variance."""
+    if not par.lam_star_defined:
+        return _("undefined")
+    return _("any λ") if _p_equals_q(par) else number(par.lam_star)
 
 
 def gain_text(par: LambdaParabola) -> str:
@@ -203,8 +226,8 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
     if _p_equals_q(par):
         return Note(
             "info",
-            _("p = q: r = 1 at every sample, so every kλ is exactly zero and every λ has variance "
-              "zero. Move p away from q to see the parabola."),
+            _("p = q to double precision: r = 1 at every sample up to rounding, so every kλ is zero "
+              "up to rounding, and so is every λ's variance. Move p away from q to see the parabola."),
             ":material/info:",
         )
     if _all_infinite(par):
@@ -264,7 +287,7 @@ def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
         LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),  # i18n: ok
         LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
-    if not _all_infinite(par):
+    if not (_all_infinite(par) or _p_equals_q(par)):  # with p = q every λ ties: no one λ* to mark
         label = _("λ* = {lam}: least variance").format(lam=_lam(par.lam_star))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
     label = _("your λ = {lam:.3g}").format(lam=lam)
@@ -287,6 +310,10 @@ def answer(par: LambdaParabola) -> str:
     """The page's answer to "which λ?", from the exact variances of this pair."""
     if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
         return _("**Answer:** {text}").format(text=parabola_caption(par))
+    if par.var_k3 == 0.0 and par.var_optimal == 0.0:
+        return _("**Answer:** Var(k3) and Var(kλ*) are both 0 to double precision, against {k1} for k1 "
+                 "(λ = 0): as far as a double can tell, k3 is already as good as kλ*.").format(
+                     k1=number(par.var_log_r))
     text = _(
         "**Answer:** λ* = {lam} has the least variance, {opt} per sample, against {k3} for k3 "
         "(λ = 1) and {k1} for k1 (λ = 0): for the same standard error k3 needs {gain} times as many "
@@ -294,9 +321,9 @@ def answer(par: LambdaParabola) -> str:
     ).format(lam=_lam(par.lam_star), opt=number(par.var_optimal), k3=number(par.var_k3),
              k1=number(par.var_log_r), gain=number(par.gain))
     if par.var_optimal == 0.0:
-        text += " " + _("Here kλ* is exactly constant: r takes only two values, and a straight line "
-                        "through two points of log r matches it there, so λ*(r − 1) cancels all of "
-                        "k1's noise.")
+        text += " " + _("Here Var(kλ*) is 0 to double precision: λ*(r − 1) cancels all of k1's noise. "
+                        "It can do so exactly only where r takes two values, since a straight line "
+                        "meets the curve log r in at most two points.")
     tied = [name for name, v in (("k1", par.var_log_r), ("k3", par.var_k3))
             if number(v) == number(par.var_optimal)]
     if len(tied) == 2:
@@ -309,7 +336,8 @@ def answer(par: LambdaParabola) -> str:
 def parabola_caption(par: LambdaParabola) -> str:
     """Under the parabola: where its minimum is, or why there is none."""
     if _p_equals_q(par):
-        return _("With p = q every coefficient is zero: the 'parabola' is flat at zero.")
+        return _("With p = q (to double precision) every coefficient is zero up to rounding: the "
+                 "'parabola' is flat at zero.")
     if _all_infinite(par):
         return _("Nothing to minimise: the variance is infinite for every λ.")
     if _chi2_overflows(par):

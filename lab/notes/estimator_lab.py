@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from i18n import N_, _, message
 from kl_core import OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
@@ -96,6 +98,10 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
             unknown.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
+        elif se == 0.0:  # the draws' variance underflows (values near 1e-170): no ratio to give
+            off.append(_("{name} ({mean} against {target} = {value}, with a standard error of 0 to double "
+                         "precision)").format(name=r.name, mean=number(r.mean), target=r.target_name,
+                                              value=number(r.target)))
         else:
             off.append(_("{name} ({mean} against {target} = {value}, {z} standard errors off)").format(
                 name=r.name, mean=number(r.mean), target=r.target_name, value=number(r.target),
@@ -190,12 +196,14 @@ def notes(
     failed: Mapping[str, str],
     true_kl: float,
     true_kl_pq: float,
+    *,
+    same_pair: bool = False,
 ) -> list[Note]:
     """The warnings about this pair, in the order the page shows them.
 
     An infinite KL that a shown estimator targets; estimators whose variance is
     infinite (grouped by reason); exact moments that could not be computed;
-    p = q.
+    p = q (``same_pair``: both written alike), or a KL of 0 to double precision.
     """
     out = []
     for name, target in (("KL[q‖p]", true_kl), ("KL[p‖q]", true_kl_pq)):
@@ -224,11 +232,19 @@ def notes(
             "exact columns are left blank. The Monte Carlo figures are still shown."
         ).format(names=_names(list(failed)), why=next(iter(failed.values())))
         out.append(Note("warning", text, ":material/warning:"))
-    if true_kl == 0.0:
+    if true_kl == 0.0 and same_pair:
         text = _(
             "**p = q**: log r = 0 at every sample, so every estimator gives exactly zero and the "
             "true KL is zero. Bias/true and stdev/true divide by the true KL, so they are "
             "undefined here; the table below shows the absolute numbers instead."
+        )
+        out.append(Note("info", text, ":material/info:"))
+    elif true_kl == 0.0:
+        text = _(
+            "**KL[q‖p] is 0 to double precision**: q and p are one distribution written two ways, "
+            "or they differ by too little for a double to resolve. Bias/true and stdev/true divide "
+            "by the true KL, so they are undefined here; the table below shows the absolute numbers "
+            "instead."
         )
         out.append(Note("info", text, ":material/info:"))
     return out
@@ -250,10 +266,13 @@ def estimator_mean_line(key: str, lam: float) -> str:
     return summary + "\n\n" + mean
 
 
-def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool) -> str:
-    """Under a per-sample histogram: how many values are negative, and what the dashed line is."""
-    if zero_kl:
+def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool, same_pair: bool = False) -> str:
+    """Under a per-sample histogram: how many values are negative, and what the dashed line is
+    (with p = q, or a KL of 0 to double precision, that every value is 0 where it is)."""
+    if zero_kl and same_pair:
         return _("With p = q every log-ratio is 0, so every value is 0.")
+    if zero_kl and not np.any(result.samples):
+        return _("Every value is 0 to double precision.")
     if ESTIMATORS[key].nonnegative:
         return _("Never negative ({share:.0%} below 0); dashed: the true {target}.").format(
             share=result.neg_fraction, target=result.target_name

@@ -30,10 +30,34 @@ def test_a_finite_pair_has_no_note_and_a_minimum_caption():
     assert lo <= par.lam_star - 0.3 and hi >= 3.0
 
 
-def test_p_equal_q_is_an_info_and_a_flat_parabola():
-    par = parabola("normal(0,1)", "normal(0,1)")
+@pytest.mark.parametrize(("q", "p"), [
+    ("normal(0,1)", "normal(0,1)"),
+    ("normal(1e-170,1)", "normal(0,1)"),  # the KL, 5e-341, and both variances underflow to 0
+    ("categorical(0.1,0.2,0.3)", "categorical(0.2,0.3,0.4)"),  # the same softmax: only rounding differs
+])
+def test_p_equal_q_to_double_precision_is_an_info_and_a_flat_parabola(q, p):
+    par = parabola(q, p)
+    assert par.var_log_r <= notes.ROUNDING_VAR and par.var_r <= notes.ROUNDING_VAR
     assert notes.pair_note(par, "").kind == "info"
-    assert "flat at zero" in notes.parabola_caption(par)
+    assert "flat at zero" in notes.parabola_caption(par) and "flat at zero" in notes.answer(par)
+    assert notes.lam_star_text(par) == "any λ"
+    assert "times as many" not in notes.answer(par)
+    shown = notes.as_shown(par)  # drawn and printed as the zero it stands for: a flat line, no λ* mark
+    assert shown.var_log_r == shown.var_r == shown.true_kl == 0.0
+    assert not np.any(shown.variance(np.linspace(-1.0, 3.0, 9)))
+    assert [m.label for m in notes.parabola_marks(shown, 0.5)] == ["λ = 0: k1", "λ = 1: k3", "your λ = 0.5"]
+    assert all(m.var == 0.0 for m in notes.parabola_marks(shown, 0.5))
+
+
+def test_a_pair_a_double_resolves_is_not_called_p_equal_q():
+    par = parabola("normal(1e-14,1)", "normal(0,1)")  # log r's spread 1e-14: ten times the rounding bound
+    assert par.var_log_r > notes.ROUNDING_VAR
+    assert notes.pair_note(par, "") is None and notes.lam_star_text(par) == number(par.lam_star)
+    assert notes.as_shown(par) is par
+    # Var(k3) ≈ 5e-57 is zero to rounding next to Var(log r) = 1e-28: no "needs — times" ratio of zeros
+    assert par.var_k3 == 0.0 and par.var_optimal == 0.0
+    text = notes.answer(par)
+    assert "both 0 to double precision" in text and "times" not in text and "1e-28" in text
 
 
 def test_chi_square_infinite_leaves_only_lambda_zero():
@@ -175,7 +199,7 @@ def test_a_constant_k_lambda_star_is_said_with_an_infinite_gain():
                           parse("categorical(2,1,0.5,0,-1,-2,-3,-24.9)"))
     text = notes.answer(par)
     assert "has the least variance, 0 per sample" in text and "needs ∞ times" in text
-    assert "kλ* is exactly constant" in text
+    assert "Var(kλ*) is 0 to double precision" in text and "r takes two values" in text
     assert notes.gain_text(par) == "∞"
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from kl_core.estimation import sampling_distributions as sampling
@@ -62,9 +63,27 @@ def test_an_infinite_kl_is_named_with_the_estimators_that_target_it():
 def test_failed_moments_and_p_equal_q():
     moments = {"k1": Moments(math.nan, math.nan, "boom")}
     targets = {"k1": ("KL[q‖p]", 0.0)}
-    kinds = [(n.kind, n.text) for n in notes.notes(("k1",), targets, moments, {"k1": "boom"}, 0.0, 0.0)]
+    kinds = [(n.kind, n.text) for n in notes.notes(("k1",), targets, moments, {"k1": "boom"}, 0.0, 0.0,
+                                                   same_pair=True)]
     assert kinds[0][0] == "warning" and "exact moments of k1" in kinds[0][1] and "(boom)" in kinds[0][1]
     assert kinds[1][0] == "info" and kinds[1][1].startswith("**p = q**")
+
+
+def test_a_kl_that_underflows_is_not_called_p_equal_q():
+    """N(1e-170, 1) against N(0, 1): the KL, 5e-341, rounds to 0, yet log r = 1e-170·x − … is not 0."""
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-170,1)", "normal(0,1)", keys=("k1", "k2"))
+    assert true_kl == 0.0 and q.spec != p.spec
+    assert np.any(sim["k1"].samples) and not np.any(sim["k2"].samples)  # ½ log² r underflows too
+    (note,) = notes.notes(("k1", "k2"), targets, moments, {}, true_kl, true_pq, same_pair=False)
+    assert note.text.startswith("**KL[q‖p] is 0 to double precision**") and "p = q" not in note.text
+    k1 = notes.per_sample_caption("k1", sim["k1"], True, False)
+    assert "p = q" not in k1 and k1.startswith(f"{sim['k1'].neg_fraction:.1%} of single values")
+    assert notes.per_sample_caption("k2", sim["k2"], True, False) == "Every value is 0 to double precision."
+    # k1's values, about 1e-170, have a variance that underflows: the answer names it, with no z-score
+    assert sim["k1"].std == 0.0 and sim["k1"].mean != 0.0
+    text = notes.answer({k: sim[k] for k in ("k1", "k2")}, 200, 20, moments)
+    assert "k1 (" in text and "with a standard error of 0 to double precision" in text
+    assert "Within 2 standard errors of its target: k2." in text
 
 
 def test_captions_follow_the_numbers():
@@ -72,7 +91,7 @@ def test_captions_follow_the_numbers():
     k1 = sim["k1"]
     assert notes.per_sample_caption("k1", k1, False).startswith(f"{k1.neg_fraction:.1%} of single values")
     assert notes.per_sample_caption("k3", sim["k3"], False).startswith("Never negative (0% below 0)")
-    assert notes.per_sample_caption("k3", sim["k3"], True).startswith("With p = q")
+    assert notes.per_sample_caption("k3", sim["k3"], True, True).startswith("With p = q")
     m = moments["k2"]
     approx = sampling.batch_mean_normal(m.mean, m.var, 200)
     assert "centred at 0.625, not at KL[q‖p]" in notes.estimate_caption("k2", m, approx, "KL[q‖p]")
