@@ -7,8 +7,8 @@ also in a non-default state (:data:`STATES`, with its first "Show the numbers" t
 (:data:`TAGS`) in both themes (``prefers-color-scheme`` switched live: Streamlit
 follows it) and at both screen sizes (1280×800, 390×844; the window resized), so
 a page costs two loads per language.  By default the (theme, size) pairs follow
-:data:`COMBOS` (each page sees every pair at its defaults, each language both
-themes and both sizes); ``KL_AXE_FULL=1`` runs every pair everywhere.  A failure names the rule, the element, the
+:func:`_combos` (each page sees all four pairs, and each language all four over the
+pages); ``KL_AXE_FULL=1`` runs every pair everywhere.  A failure names the rule, the element, the
 page, the language, the theme and the size.
 
 It also checks ``<html lang>`` (``zh-Hans`` on Chinese pages, ``en`` on English
@@ -94,21 +94,18 @@ def _violations(page, where: str) -> list[str]:
 
 
 #: Every (theme, size) with ``KL_AXE_FULL=1``.  By default a covering design that keeps CI
-#: inside its time (a page load and an axe run each take seconds): each page, in each
-#: language, is checked in both themes and at both sizes, and every (theme, size) pair
-#: meets every page (in one of the languages); the non-default state adds one more pair.
+#: inside its time (a page load and an axe run each take seconds): every (theme, size) pair
+#: meets every page once, the English defaults two of them, the non-default state a third
+#: and the Chinese defaults the fourth (:func:`_combos`); each language meets all four pairs
+#: over the pages.
 FULL = os.environ.get("KL_AXE_FULL", "").strip() not in ("", "0")
-#: The language whose pass also loads the page's non-default state, alternating along ``PAGES``:
-#: the two default loads already scan every (theme, size) pair of the page between them
-#: (:data:`COMBOS`), so a second state load, in the other language, would add no pair.
+#: The language whose pass also loads the page's non-default state, alternating along ``PAGES``.
 STATE_LANG = {info.url_path: LANGS[i % 2] for i, info in enumerate(PAGES)}
 
-COMBOS = {
-    ("en", "default"): [("light", "1280x800"), ("dark", "390x844")],
-    ("zh", "default"): [("dark", "1280x800"), ("light", "390x844")],
-    ("en", "state"): [("dark", "1280x800")],
-    ("zh", "state"): [("light", "390x844")],
-}
+#: The four (theme, size) pairs as two halves: the English defaults scan one half (alternating
+#: along ``PAGES``), the Chinese defaults and the state one pair each of the other half.
+HALVES = ([("light", "1280x800"), ("dark", "390x844")], [("dark", "1280x800"), ("light", "390x844")])
+PAGE_INDEX = {info.url_path: i for i, info in enumerate(PAGES)}
 
 
 #: Notes whether the page's elements change from now on (axe itself adds none).
@@ -147,8 +144,30 @@ def _scan_all(page, wait_for_app, where: str, combos) -> list[str]:
     return found
 
 
-def _combos(lang: str, which: str) -> list[tuple[str, str]]:
-    return [(t, s) for t in THEMES for s in SCAN_SIZES] if FULL else COMBOS[lang, which]
+def _combos(lang: str, which: str, url_path: str) -> list[tuple[str, str]]:
+    """The (theme, size) pairs scanned for one load: ``which`` is ``"default"`` or ``"state"``."""
+    if FULL:
+        return [(t, s) for t in THEMES for s in SCAN_SIZES]
+    i = PAGE_INDEX[url_path]
+    if (lang, which) == ("en", "default"):
+        return HALVES[i % 2]
+    rest = HALVES[1 - i % 2]
+    zh_pair = rest[(i // 2) % 2]
+    return [zh_pair] if which == "default" else [c for c in rest if c != zh_pair]
+
+
+def test_every_page_meets_every_theme_and_size_and_each_language_all_of_them():
+    pairs = {(t, s) for t in THEMES for s in SCAN_SIZES}
+    by_lang = {lang: set() for lang in LANGS}
+    for info in PAGES:
+        url = info.url_path
+        loads = [(lang, _combos(lang, "default", url)) for lang in LANGS]
+        loads.append((STATE_LANG[url], _combos(STATE_LANG[url], "state", url)))
+        seen = [c for _, combos in loads for c in combos]
+        assert sorted(seen) == sorted(pairs), (url, seen)  # each pair once
+        for lang, combos in loads:
+            by_lang[lang].update(combos)
+    assert all(found == pairs for found in by_lang.values()), by_lang
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +206,7 @@ def test_no_axe_violations(app_url, loads, wait_for_app, url_path, lang):
     page.wait_for_function("([want]) => document.documentElement.lang === want", arg=[HTML_LANG[lang]],
                            timeout=10_000)  # <html lang> (fails with a timeout)
     found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang} at its defaults",
-                       _combos(lang, "default"))
+                       _combos(lang, "default", url_path))
     loads.done(page)
 
     if state is None:
@@ -203,7 +222,7 @@ def test_no_axe_violations(app_url, loads, wait_for_app, url_path, lang):
     page.locator("[data-testid='stExpander'] table").first.wait_for()
     _settle(page, wait_for_app)
     found += _scan_all(page, wait_for_app, f"page {name!r} ?lang={lang}&{STATES[url_path]}",
-                       _combos(lang, "state"))
+                       _combos(lang, "state", url_path))
     loads.done(page)
     assert not found, f"{len(found)} axe violation(s):\n" + "\n".join(found[:25])
 
