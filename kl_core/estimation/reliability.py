@@ -42,11 +42,17 @@ from dataclasses import dataclass
 from kl_core._docfill import docfill
 from kl_core.estimation import estimators as est
 from kl_core.estimation._docstrings import SECTIONS
+from kl_core.estimation._expectation import OVERFLOW_NOTE
 from kl_core.estimation.distributions import Distribution
 from kl_core.estimation.exact import Moments, estimator_fourth_moment, estimator_moments
 from kl_core.validation import Message, check_positive_int
 
-__all__ = ["MAX_VAR_RELATIVE_VARIANCE", "ErrorBarCheck", "error_bar_check", "kurtosis_allows"]
+__all__ = ["FOURTH_MOMENT_OVERFLOW", "MAX_VAR_RELATIVE_VARIANCE", "ErrorBarCheck", "error_bar_check", "kurtosis_allows"]
+
+#: Why an error bar is unreliable when E[(k − mean)⁴] is finite but overflows a double.
+FOURTH_MOMENT_OVERFLOW = Message(
+    "its fourth moment exceeds the largest double, so the sample SD of N values is usually far below the true SD"
+)
 
 #: τ: the largest (κ − 1)/N, the squared relative standard error of the sample
 #: variance, at which a ±SE is called reliable (see the module notes).
@@ -203,11 +209,8 @@ def error_bar_check(
     if math.isinf(kappa):
         # the reason without its "E[(k − mean)⁴] is infinite: " head
         detail = why4.params.get("why", why4) if isinstance(why4, Message) else why4
-        if "largest double" in detail:  # finite in exact arithmetic
-            reason = Message(
-                "its fourth moment exceeds the largest double, so the sample SD of N values "
-                "is usually far below the true SD"
-            )
+        if getattr(detail, "template", None) == OVERFLOW_NOTE.template:  # finite in exact arithmetic
+            reason = FOURTH_MOMENT_OVERFLOW
         else:
             reason = Message(
                 "its fourth moment is infinite ({detail}), so the sample SD of N values "

@@ -18,7 +18,7 @@ from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import LambdaStar, Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
 from kl_core.estimation.published import PublishedExperiment
-from kl_core.estimation.reliability import ErrorBarCheck
+from kl_core.estimation.reliability import FOURTH_MOMENT_OVERFLOW, ErrorBarCheck
 from kl_core.validation import Message
 from lab.format import number
 from lab.notes import Note
@@ -156,12 +156,18 @@ def _infinite_target(target_name: str, users: Sequence[str], moments: Mapping[st
     return text.format(target=target_name, why=_shown(_reason(note)), names=_names(users))
 
 
+def _fourth_moment_overflows(check: ErrorBarCheck) -> bool:
+    """The check's reason is the core's "fourth moment exceeds the largest double" (compared by template)."""
+    reason = check.note.params.get("reason") if isinstance(check.note, Message) else None
+    return isinstance(reason, Message) and reason.template == FOURTH_MOMENT_OVERFLOW.template
+
+
 def _infinite_variance(why: str, keys: Sequence[str]) -> str:
     names = ["Var({name})".format(name=ESTIMATORS[k].name) for k in keys]
     # TRANSLATORS: a list of variances, e.g. "Var(k2), Var(k3) and Var(kλ)"
     variances = names[0] if len(names) == 1 else _("{most} and {last}").format(
         most=", ".join(names[:-1]), last=names[-1])
-    overflow = "largest double" in why
+    overflow = isinstance(why, Message) and why.template == OVERFLOW_NOTE.template
     if len(keys) == 1:
         head = (_("**{v} is too large for a double (shown as ∞)**") if overflow
                 else _("**{v} is infinite**"))
@@ -393,7 +399,7 @@ def error_bar_notes(
                 "with about {rel_sd}; a trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the "
                 "sample SD of this run's first {n:,} draws is {sample}."
             )
-        if math.isinf(check.kurtosis) and "largest double" in str(check.note):
+        if math.isinf(check.kurtosis) and _fourth_moment_overflows(check):
             text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its variance is finite but "
                 "its fourth moment is too large for a double, so most runs of N draws miss the "

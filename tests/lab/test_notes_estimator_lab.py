@@ -329,3 +329,14 @@ def test_a_lambda_star_just_past_the_slider_end_is_not_printed_as_the_end():
     text = notes.lambda_star_line(LambdaStar(2.00002, ""), -1, 2)
     assert "λ* = 2.00002 is outside" in text
     assert "λ* = 3.5 is outside" in notes.lambda_star_line(LambdaStar(3.5, ""), -1, 2)
+
+
+def test_a_fourth_moment_past_a_double_is_told_by_the_cores_message_not_its_words():
+    """q = N(0,1), p = N(12,1): Var(k3) = e^{144} − … is finite, E[(k3 − mean)⁴] ≈ e^{864} overflows."""
+    from kl_core.estimation.reliability import FOURTH_MOMENT_OVERFLOW, error_bar_check
+
+    q, p, sim, *_ = setting("normal(0,1)", "normal(12,1)", keys=("k3",), n=100, repeats=2)
+    check = error_bar_check("k3", q, p, 100)
+    assert math.isinf(check.kurtosis) and check.note.params["reason"] == FOURTH_MOMENT_OVERFLOW
+    (note,) = notes.error_bar_notes({"k3": check}, {"k3": sim["k3"]})
+    assert "fourth moment is too large for a double" in note.text
