@@ -52,9 +52,7 @@ try:
 except QuadratureError:
     ui.fail(_(
         "kl_core could not compute the exact variances for this pair: double precision cannot "
-        "resolve the integrand. That happens when q and p are extremely far apart, or equal in a "
-        "form the integrator cannot tell (a mixture of identical normals against one normal). "
-        "Move p a little."
+        "resolve the integrand. Move p a little."
     ))
 all_infinite = math.isinf(par.var_log_r)
 c_lam, c_n, c_seed = st.columns([2.2, 1, 1], gap="medium")

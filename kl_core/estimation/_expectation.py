@@ -47,7 +47,7 @@ from kl_core.estimation.distributions import Distribution, Tail, log_ratio
 from kl_core.estimation.tails import TailVerdict, tail_verdict
 from kl_core.validation import Message
 
-__all__ = ["DEVIATION_NOISE", "OVERFLOW_NOTE", "expect", "tail_note"]
+__all__ = ["DEVIATION_NOISE", "OVERFLOW_NOTE", "RESOLUTION", "expect", "tail_note"]
 
 # Beyond log r = 30 the integrand is summed term by term in log space (q·r^k
 # would cancel two huge logs); below −30 only where |log r|^d overflows (the
@@ -63,6 +63,18 @@ _EPSREL = _DEFAULT.epsrel
 # a million scales apart): the rounding of log r is noise of that relative size in
 # the deviation, and the quadrature may stop at this relative error.
 DEVIATION_NOISE = 1e-6
+# log r = log p − log q carries a rounding error of about 1e-16·|log q| ≥ 1e-16 in q's
+# bulk, so an expectation of a square of log r (a divergence in its Bregman form, a
+# variance) cannot be told from 0 below about (1e-14)²: where the quadrature stops on
+# noise with ∫|g| under this, the value is 0 (p = q written two ways: a mixture of two
+# equal normals against that normal gave 7e-33 ± 2e-33 and raised).
+RESOLUTION = 1e-28
+
+
+def _zero_below(g: Integrand) -> float:
+    """:data:`RESOLUTION` for g that is quadratic in log r's rounding near r = 1; its square
+    root for a kinked g (|r − 1|, |log r|: the rounding enters to the first power)."""
+    return math.sqrt(RESOLUTION) if g.kinked and g.deviation_of is None else RESOLUTION
 
 
 
@@ -330,7 +342,7 @@ def _far_part(
         kinks.append(-delta.const / float(delta.log))  # log r = Δc·v + Δk changes sign here
     value, _ = integrate_log_tail(
         _far_integrand(q, p, g, side), v0, rate, breakpoints=kinks,
-        tol=Tolerance(epsabs=max(floor, _DEFAULT.epsabs), noise_floor=noise_floor),
+        tol=Tolerance(epsabs=max(floor, _DEFAULT.epsabs), noise_floor=noise_floor, zero_below=_zero_below(g)),
     )  # fmt: skip
     return value
 
@@ -374,7 +386,7 @@ def _bulk(
 ) -> float:
     """The bulk: every segment to 1e-12 of the whole (not of itself: a piece far from
     the mass may be 1e-200 of it, and its own relative error does not matter)."""
-    tol = Tolerance(epsabs=max(abs_floor, _DEFAULT.epsabs), noise_floor=noise_floor)
+    tol = Tolerance(epsabs=max(abs_floor, _DEFAULT.epsabs), noise_floor=noise_floor, zero_below=_zero_below(g))
     if len(segments) == 1:
         return _segment_integral(g, segments[0], tol)
     rough_tol = replace(tol, epsrel=1e-4, noise_floor=1e-2)

@@ -48,7 +48,7 @@ __all__ = ["QuadratureError", "Tolerance", "integrate_log_tail", "integrate_real
 
 @dataclass(frozen=True)
 class Tolerance:
-    """When the adaptive quadrature stops, and when it gives up.
+    r"""When the adaptive quadrature stops, and when it gives up.
 
     Attributes
     ----------
@@ -57,6 +57,10 @@ class Tolerance:
     noise_floor : float
         Where the integrand's rounding noise stops the refinement, accept an
         error estimate up to this fraction of the result.
+    zero_below : float
+        Where the refinement stops on noise and :math:`\int|g|` is at most this,
+        the integral is 0 to the precision of its integrand (returned as 0, not
+        raised); 0 turns this off.
     max_intervals : int
         Give up (raise :class:`QuadratureError`) beyond this many sub-intervals.
     """
@@ -64,6 +68,7 @@ class Tolerance:
     epsrel: float = 1e-12
     epsabs: float = 1e-300
     noise_floor: float = 1e-8
+    zero_below: float = 0.0
     max_intervals: int = 40_000
 
 # Kronrod 15-point nodes (>= 0) and weights; Gauss 7-point weights on the odd nodes.
@@ -160,6 +165,8 @@ def _adaptive(
             # return what we have if it is still accurate to noise_floor, else fail.
             if total_err <= max(tol.epsabs, tol.noise_floor * abs(total)):
                 return float(total), float(max(total_err, 50.0 * _EPS * total_abs))
+            if total_abs <= tol.zero_below:  # nothing but rounding noise to integrate
+                return 0.0, float(total_abs)
             raise QuadratureError(
                 f"quadrature did not converge (error {total_err:.3g} on {total:.6g}): the "
                 "integrand is too badly conditioned in double precision",

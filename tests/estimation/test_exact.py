@@ -1325,3 +1325,31 @@ def test_var_log_r_far_apart_against_the_closed_form(mq, sq, mp_, sp):
     ):
         assert estimator_moments("k1", q, p).var == pytest.approx(exact, rel=1e-12)
         assert estimator_moments("abs", q, p).var == pytest.approx(exact, rel=1e-12)
+
+
+def test_p_equal_q_written_two_ways_is_zero_not_an_integration_failure():
+    """A mixture of two equal normals is that normal: log r is rounding noise (∫|g| ≈ 7e-33), so
+    every divergence and moment is 0 (it raised 'did not converge')."""
+    from kl_core.estimation.control_variates import lambda_parabola
+    from kl_core.estimation.distributions import parse
+
+    q, p = parse("mixture(0.5:0:1,0.5:0:1)"), parse("normal(0,1)")
+    assert kl(q, p) == 0.0 and kl(p, q) == 0.0
+    for name in DIVERGENCES:
+        assert f_divergence(name, p, q) == 0.0
+    for key in ("k1", "k2", "k3", "k3_pq"):
+        m = estimator_moments(key, q, p)
+        assert (m.mean, m.var, m.note) == (0.0, 0.0, "")
+    par = lambda_parabola(q, p)
+    assert par.var_log_r == par.var_r == par.true_kl == 0.0
+
+
+def test_zero_below_applies_only_where_the_refinement_stops_on_noise():
+    noise = lambda x: 1e-33 * np.sin(1e6 * x) * np.exp(-x * x)  # noqa: E731  (no convergence possible)
+    with pytest.raises(QuadratureError, match="did not converge"):
+        integrate_real_line(noise, 0.0, 1.0, tol=Tolerance(max_intervals=64))
+    assert integrate_real_line(noise, 0.0, 1.0, tol=Tolerance(max_intervals=64, zero_below=1e-28))[0] == 0.0
+    # a tiny but smooth integrand converges as before: zero_below never rounds a converged value
+    tiny = lambda x: 1e-40 * np.exp(-x * x)  # noqa: E731
+    value, _ = integrate_real_line(tiny, 0.0, 1.0, tol=Tolerance(zero_below=1e-28))
+    assert value == pytest.approx(1e-40 * math.sqrt(math.pi), rel=1e-12)
