@@ -57,11 +57,12 @@ POINTS: dict[int, str] = {
     4: N_("KL[q‖p] and KL[p‖q] are different numbers: which distribution was sampled and which "
           "ratio is used decide which one an estimator averages to."),
     5: N_("used as a loss, an estimator acts through its gradient, not its value: an estimator "
-          "of the right number can push the policy the wrong way."),
+          "of the right number can push the policy towards a different target, or not at all."),
     6: N_("over a sequence, summing the per-token terms and averaging them estimate different "
           "things, and β means something different for each."),
     7: N_("a launch script decides where the KL goes (reward or loss), which estimator computes "
-          "it and which way its gradient pushes: each can be read from the config."),
+          "it and which way its gradient pushes: each can be read from the config and the release's "
+          "defaults."),
 }
 
 #: How a step ended (CSV and progress): keys, with words shown as ``_(RESULTS[key])``.

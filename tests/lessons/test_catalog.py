@@ -188,3 +188,30 @@ def test_sequence_spreads_are_consistent() -> None:
     assert compute("seq_sd_mean_k3", s) == pytest.approx(compute("seq_sd_sum_k3", s) / 32, rel=1e-12)
     assert compute("seq_mean_sum_k3", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)
     assert compute("seq_mean_rb", s) == pytest.approx(compute("seq_kl", s), rel=1e-9)
+
+
+#: (lesson, step, the misconception's guess from the question's facts): each must be graded wrong.
+MISCONCEPTIONS = [
+    (1, 4, lambda q: 0.0),  # "a mean of k1 is never negative"
+    (3, 3, lambda q: 1.0),  # λ* is k3's λ
+    (3, 5, lambda q: q.facts["k1"]),  # λ*'s negative share is k1's
+    (4, 5, lambda q: q.params["k3"]),  # the flipped k3 is the unflipped one
+]
+
+
+@pytest.mark.parametrize(("lesson", "step", "guess"), MISCONCEPTIONS, ids=["L1.4", "L3.3", "L3.5", "L4.5"])
+def test_the_guess_a_step_argues_against_is_graded_wrong(lesson, step, guess) -> None:
+    """Over 600 variants (every setting of these steps' grids): the tolerance is tighter than the
+    gap between the answer and the misconception (L4.5 at |log r| = 0.3 graded the unflipped
+    k3, 0.009 off, as right)."""
+    for v in range(600):
+        q = L.question(lesson, step, v)
+        assert not L.grade(q, guess(q)).correct, (v, q.params, q.answer, guess(q), q.tolerance)
+
+
+def test_k2s_spread_names_the_crossings_it_states() -> None:
+    """L2.5 said k2's SD equals k3's at k1 = k3's crossing (1.121); k2 = k3 is at 1.2047."""
+    q = L.question(2, 5, 0)
+    assert q.facts["cross23"] == pytest.approx(compute("mu_equal_sd", {"a": "k2", "b": "k3"}), rel=1e-9)
+    assert q.facts["cross23"] == pytest.approx(1.2047, abs=5e-4)
+    assert f"and k3's at $\\mu \\approx$ {q.facts['cross23']:.3f}." in q.explanation
