@@ -22,7 +22,6 @@ from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, evaluate, libraries, options
 from lab import cache, state, ui
-from lab.notation import audit_label
 from lab.notes import approx_kl as notes
 from lab.notes.audit import AUDIT_KEYS
 from lab.pages import page_by_url
@@ -43,30 +42,25 @@ first = st.container()  # the answer and the clamp chart, above the controls tha
 
 # =================================================================== 1. clamps
 st.header(_("Clamps: when the library's number stops growing"))
-st.markdown(_(
-    "verl clamps `low_var_kl` (log r to [−20, 20], the value to [−10, 10]); OpenRLHF clamps k1, "
-    "k2 and k3 to [−10, 10]. While every sampled token's log-ratio is moderate the clamps do "
-    "nothing; once the policy puts real mass on tokens the other policy finds nearly impossible, "
-    "they cap those tokens' values and the mean falls below the KL. All numbers here are exact sums "
-    "over the tokens, not samples."
-))
+demo_entries = [clamps.entry_by_id(i) for i in clamps.DEMO_ENTRIES]
+st.markdown(notes.clamps_intro(demo_entries))
 path_col, entry_col = st.columns([1, 2], gap="medium")
 with path_col:
     path_key = state.segmented(_("Drift path"), "cpath", VOCABULARIES, value="peaked",
-                               help=_(notes.PATH_HELP))
+                               help=notes.path_help())
 with entry_col:
     demo_id = state.select(
         _("Library option"), "ce", list(clamps.DEMO_ENTRIES), value="verl:low_var_kl:loss",
         format_func=lambda i: _("{lib} {opt} ({where})").format(
             lib=i.split(":")[0], opt=i.split(":")[1], where=_(notes.ACTS_ON[i.split(":")[2]])),
-        help=_("Every clamped option of the crosswalk, and TRL's unclamped k3 for reference."),
+        help=notes.demo_help(list(CROSSWALK), demo_entries),
     )
 demo = clamps.entry_by_id(demo_id)
 path = clamps.CLAMP_PATHS[path_key]
 if path_key == "peaked":
-    theta = state.slider(_("Drift θ: how much the policy has raised the logit of token 7"), "th",
-                         min_value=0.0, max_value=30.0, value=20.0, step=0.5, format="%.1f")
-    x_title = _("drift θ (logit boost of token 7)")
+    theta = state.slider(_("Drift θ: how much the policy has raised the logit of token {i}").format(
+        i=clamps.PEAKED_TOKEN), "th", min_value=0.0, max_value=30.0, value=20.0, step=0.5, format="%.1f")
+    x_title = _("drift θ (logit boost of token {i})").format(i=clamps.PEAKED_TOKEN)
 else:
     theta = state.slider(_("Drift θ along the direction v"), "thm", min_value=0.0, max_value=3.0,
                          value=3.0, step=0.05, format="%.2f")
@@ -92,25 +86,19 @@ with ui.metric_row():
               help=_("Probability, under the sampler, that the sampled token's log-ratio or value "
                      "is outside a clamp."))
 with first:
-    ui.answer(notes.answer(demo.library, demo.option, theta, point,
-                           clamped=demo.logr_clamp is not None or demo.value_clamp is not None))
+    ui.answer(notes.answer(demo.library, demo.option, theta, point, clamped=demo.clamped))
     ui.chart(
         clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
                     title=[_("{lib} {opt} ({where})").format(
                         lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
                         _("against the exact KL")]),
         name=_("clamps-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key),
-        caption=_("Solid, the library's mean per token; thick dots, the same estimator without clamps; "
-                  "thin dashes, the exact KL (for k1 and k3 the dots sit round the dashes: without "
-                  "clamps they are unbiased). Where the solid line leaves them, the clamps bias it. The "
-                  "controls are below."),
+        caption=_(notes.CLAMP_CHART_CAPTION),
     )
 ui.chart(
     clamp_hit_chart(curve, point, x_title=x_title, show_logr=demo.logr_clamp is not None),
     name=_("clamp-hits-{lib}-{opt}-{path}").format(lib=demo.library, opt=demo.option, path=path_key),
-    caption=_("The share of sampled tokens whose log-ratio or value a clamp changes.")
-    if curve.hit_prob[-1] > 0
-    else _("No sampled token reaches this option's clamps anywhere on this path."),
+    caption=notes.hit_caption(demo.clamped, bool((curve.hit_prob > 0).any())),
 )
 
 sampler_d, other_d = clamps.roles_at(demo_id, path_key, theta)
@@ -142,10 +130,10 @@ st.markdown(_(
     "statement — **whose samples, which KL direction, which ratio, which estimator** — and the "
     "crosswalk below says whether the value acts on the **reward**, the **loss** or only a **metric**."
 ))
-OLD, NEW = PATHS["logit"].base, PATHS["logit"].at(1.0)
+OLD, NEW = PATHS["logit"].base, PATHS["logit"].at(notes.CHECKLIST_THETA)
 ppo = clamps.token_expectations(OLD, NEW)  # a PPO batch: tokens from π_old, compared with π_new
 rlhf = clamps.token_expectations(NEW, OLD)  # an RLHF penalty: tokens from π_θ, compared with π_ref
-st.markdown(_(notes.CHECKLIST_INTRO).format(old=OLD.name, new=NEW.name))
+st.markdown(notes.checklist_intro(OLD, NEW))
 items = notes.checklist(ppo, rlhf)
 for row in (items[:2], items[2:]):
     for col, item in zip(st.columns(2, gap="medium"), row, strict=True):
@@ -157,11 +145,7 @@ ui.show_source(clamps.token_expectations)
 # =================================================================== 3. crosswalk
 st.divider()
 st.header(_("The library crosswalk"))
-st.markdown(_(
-    "What each library computes for each KL option, as data "
-    "(`kl_core.libraries.crosswalk.CROSSWALK`, read from the libraries' own source). In every row, "
-    "{logr} on the sampled tokens."
-).format(logr=rf"$\log r = \log\pi_{{{audit_label('other')}}} - \log\pi_{{{audit_label('sampler')}}}$"))
+st.markdown(notes.crosswalk_intro(list(CROSSWALK)))
 ui.table(
     notes.crosswalk_frame(list(CROSSWALK)),
     name=_("kl-crosswalk"),

@@ -5,7 +5,8 @@ RL libraries clamp the per-token KL value, the log-ratio, or both (see
 
 * verl ``low_var_kl`` (``k3``): :math:`\log r \in [-20, 20]`, then the value to
   :math:`[-10, 10]`;
-* OpenRLHF ``compute_approx_kl`` (``k1``/``k2``/``k3``): the value to :math:`[-10, 10]`;
+* OpenRLHF ``compute_approx_kl`` (``k1``/``k2``/``k3``): the value to :math:`[-10, 10]`,
+  and for ``k3`` also :math:`\log r \le 10`;
 * verl's ``actor/ppo_kl`` metric (``k1``): :math:`\log r \in [-20, 20]`.
 
 A clamp leaves the estimate alone while every sampled token's log-ratio is
@@ -99,6 +100,7 @@ __all__ = [
     "CLAMP_PATHS",
     "DEMO_ENTRIES",
     "PEAKED",
+    "PEAKED_TOKEN",
     "ClampCurve",
     "ClampPoint",
     "TokenBreakdown",
@@ -118,6 +120,8 @@ __all__ = [
 # token's logit only.
 _PEAKED_LOGITS0 = (2.0, 1.0, 0.5, 0.0, -1.0, -2.0, -3.0, -19.5)
 _PEAKED_DIRECTION = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+PEAKED_TOKEN: int = _PEAKED_DIRECTION.index(1.0)
+"""The peaked path's rare token (counting from 0): the one token whose logit θ raises."""
 
 
 def _fisher(logits: tuple[float, ...], direction: tuple[float, ...]) -> float:
@@ -130,8 +134,8 @@ def _fisher(logits: tuple[float, ...], direction: tuple[float, ...]) -> float:
 PEAKED = DistributionPath(
     key="peaked",
     name="Rare token becomes likely",
-    theta_latex=r"\theta \text{ added to the logit of token 7}",
-    family_latex=r"p_\theta = \mathrm{softmax}(\ell_0 + \theta e_7),\ \ell_0 = ("
+    theta_latex=rf"\theta \text{{ added to the logit of token {PEAKED_TOKEN}}}",
+    family_latex=rf"p_\theta = \mathrm{{softmax}}(\ell_0 + \theta e_{PEAKED_TOKEN}),\ \ell_0 = ("
     + ", ".join(f"{v:g}" for v in _PEAKED_LOGITS0)
     + ")",
     fisher=_fisher(_PEAKED_LOGITS0, _PEAKED_DIRECTION),
@@ -677,7 +681,11 @@ class TokenExpectations:
     k3_pq : float
         :math:`\mathbb{E}_s[r\log r-(r-1)] = \mathrm{KL}[o\|s]`.
     k1_negative_share : float
-        :math:`P_s(\log s - \log o < 0)`: the share of sampled tokens whose k1 is negative.
+        :math:`P_s(\log s - \log o < 0)`: the probability that a sampled token's k1 is negative.
+    k1_negative_tokens : int
+        How many tokens of the vocabulary have a negative k1 (whatever their probability).
+    tokens : int
+        The size of the vocabulary.
     """
 
     kl_sampler_other: float
@@ -689,6 +697,8 @@ class TokenExpectations:
     k3_flipped: float
     k3_pq: float
     k1_negative_share: float
+    k1_negative_tokens: int
+    tokens: int
 
 
 def token_expectations(sampler: Categorical, other: Categorical) -> TokenExpectations:
@@ -745,4 +755,6 @@ def token_expectations(sampler: Categorical, other: Categorical) -> TokenExpecta
         k3_flipped=_dot(s, estimators.k3(-logr)),
         k3_pq=_dot(s, estimators.k3_pq(logr)),
         k1_negative_share=_dot(s, (estimators.k1(logr) < 0).astype(np.float64)),
+        k1_negative_tokens=int(np.count_nonzero(estimators.k1(logr) < 0)),
+        tokens=int(logr.size),
     )

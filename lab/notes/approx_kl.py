@@ -13,16 +13,26 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from i18n import N_, _, message
+from i18n import N_, _, message, ngettext
+from kl_core.estimation.distributions import Categorical
 from kl_core.estimation.estimators import ESTIMATORS
-from kl_core.libraries.clamps import ClampPoint, TokenBreakdown, TokenExpectations
+from kl_core.estimation.paths import PATHS
+from kl_core.libraries.clamps import (
+    PEAKED,
+    PEAKED_TOKEN,
+    ClampPoint,
+    TokenBreakdown,
+    TokenExpectations,
+)
 from kl_core.libraries.crosswalk import CrosswalkEntry
-from lab.format import number
+from lab.format import number, share
 from lab.notation import audit_label
 from lab.notes.gradients import gradients_link
 
 __all__ = [
     "CHECKLIST_INTRO",
+    "CHECKLIST_THETA",
+    "CLAMP_CHART_CAPTION",
     "PATH_HELP",
     "ChecklistItem",
     "QUESTION",
@@ -33,25 +43,34 @@ __all__ = [
     "checked_in",
     "entry_heading",
     "checklist",
+    "checklist_intro",
     "clamp_roles",
     "clamp_token_rows",
+    "clamps_intro",
     "clamps_text",
     "crosswalk_frame",
+    "crosswalk_intro",
+    "demo_help",
     "entry_facts",
     "estimator_text",
+    "hit_caption",
+    "path_help",
     "typeset",
+    "unbiased_text",
     "variables_text",
 ]
 
 WRONG, RIGHT = ":red[:material/close:]", ":green[:material/check:]"
 TANG_MUNOS = "Tang & Munos, [arXiv:2506.09477](https://arxiv.org/abs/2506.09477)"
 CHECKLIST_INTRO = N_(
-    r"Every number below is an exact sum over the five tokens of a small next-token distribution "
-    r"(`kl_core.estimation.paths` path *logit*): $\pi_{{\mathrm{{old}}}} = \pi_{{\mathrm{{ref}}}}$ = **{old}** "
-    r"and $\pi_{{\mathrm{{new}}}} = \pi_\theta$ = **{new}**, one step (θ = 1) apart. In a PPO "
-    r"update the batch was drawn from $\pi_{{\mathrm{{old}}}}$; in an RLHF penalty the response was "
-    r"drawn from the current policy $\pi_\theta$."
+    r"Every number below is an exact sum over the {k} tokens of a small next-token distribution "
+    r"(`kl_core.estimation.paths` path *logit*): $\pi_{{\mathrm{{old}}}} = \pi_{{\mathrm{{ref}}}}$ = **{old}**, "
+    r"where the path starts, and $\pi_{{\mathrm{{new}}}} = \pi_\theta$ = **{new}**, the path at θ = {theta}. "
+    r"In a PPO update the batch was drawn from $\pi_{{\mathrm{{old}}}}$; in an RLHF penalty the response "
+    r"was drawn from the current policy $\pi_\theta$."
 )
+#: Where on the *logit* path the checklist's π_new sits (π_old is the path's start, its ``base``).
+CHECKLIST_THETA = 1.0
 #: The page's question (issue 20: the point first).
 QUESTION = N_(
     "Your training log prints `approx_kl` (or `ppo_kl`, `kl_penalty`): does that number still "
@@ -64,8 +83,14 @@ ROLES_LINE = N_(
     "The tables call q the **sampler** and p the **other** policy."
 )
 PATH_HELP = N_(
-    "Rare token: 8 tokens, the policy learns to emit a token the anchor gives 2.6e-10. "
-    "Mild drift: 5 tokens, mass moves from the likely tokens to the unlikely ones."
+    "Rare token: {k_rare} tokens, the policy learns to emit a token the anchor gives {p_rare}. "
+    "Mild drift: {k_mild} tokens, mass moves from the likely tokens to the unlikely ones."
+)
+#: The clamp chart's caption: what each line is, and what a gap between them means.
+CLAMP_CHART_CAPTION = N_(
+    "Solid, the library's mean per token; thick dots, the same estimator without clamps; thin dashes, "
+    "the exact KL (for k1 and k3 the dots sit round the dashes: without clamps they are unbiased). Where "
+    "the solid line leaves the dots, the clamps bias it. The controls are below."
 )
 
 #: Plain-text policy names as the crosswalk's data writes them (π_θ, π_ref, π_old …),
@@ -90,6 +115,17 @@ def typeset(markdown: str) -> str:
             lambda m: rf"$\mathrm{{KL}}[{_pi_tex(m[1])}\|{_pi_tex(m[2])}]$", parts[i])
         parts[i] = _PI_ALONE.sub(lambda m: f"${_pi_tex(m[1])}$", text)
     return "".join(parts)
+
+
+def path_help() -> str:
+    """The drift-path picker's help: each path's vocabulary size, and how rare the rare token starts."""
+    return _(PATH_HELP).format(k_rare=PEAKED.base.k, p_rare=f"{PEAKED.base.probs[PEAKED_TOKEN]:.2g}",
+                               k_mild=PATHS["logit"].base.k)
+
+
+def checklist_intro(old: Categorical, new: Categorical, theta: float = CHECKLIST_THETA) -> str:
+    """The checklist's first paragraph: the two distributions every card sums over."""
+    return _(CHECKLIST_INTRO).format(k=old.k, old=old.name, new=new.name, theta=f"{theta:g}")
 
 
 @dataclass(frozen=True)
@@ -176,9 +212,14 @@ def checklist(ppo: TokenExpectations, rlhf: TokenExpectations) -> list[Checklist
             _("PPO batch, KL[π_old‖π_new] = {kl:.4f}:").format(kl=ppo.kl_sampler_other),
             _marked(WRONG, _("{mark} k2 read as the KL: mean **{mean}**"), ppo.k2),
             _marked(RIGHT, _("{mark} k3: mean **{mean}** = the KL, never negative"), ppo.k3),
-            _(
-                "k1 also averages {mean:.4f}, but **{share:.0%}** of tokens give a negative value."
-            ).format(mean=ppo.sampler_minus_other, share=ppo.k1_negative_share),
+            ngettext(
+                "k1 also averages {mean:.4f}, but {n} of the {k} tokens gives a negative value, and a "
+                "token drawn from π_old is that one with probability **{share}**.",
+                "k1 also averages {mean:.4f}, but {n} of the {k} tokens give a negative value, and a "
+                "token drawn from π_old is one of them with probability **{share}**.",
+                ppo.k1_negative_tokens,
+            ).format(mean=ppo.sampler_minus_other, n=ppo.k1_negative_tokens,
+                     k=ppo.tokens, share=share(ppo.k1_negative_share)),
         ),
     ]
 
@@ -230,15 +271,81 @@ def _yes(flag: bool) -> str:
     return _("yes") if flag else _("no")
 
 
+def _value_unbiased(e: CrosswalkEntry) -> bool | None:
+    """Is the mean of the entry's value, clamps aside, the KL it estimates: True, False, or None for
+    "only on-policy" (a ``current`` role without importance weight: the tokens come from π_old,
+    the value is about π_θ and is not reweighted)."""
+    if not e.unbiased:
+        return False
+    if e.uses_current and not e.importance_weighted:
+        return None
+    return True
+
+
+def unbiased_text(e: CrosswalkEntry) -> str:
+    """The crosswalk table's "unbiased" cell: ``yes``, ``no``, ``exact`` or ``only on-policy``, with
+    ``(clamps aside)`` where a clamp can bias a value that would otherwise be unbiased."""
+    verdict = _value_unbiased(e)
+    if verdict is False:
+        return _("no")
+    word = _("exact") if e.estimator == "full" else _("yes") if verdict else _("only on-policy")
+    # TRANSLATORS: a cell of the crosswalk's "unbiased" column: "yes (clamps aside)"
+    return _("{u} (clamps aside)").format(u=word) if e.clamped else word
+
+
+def _logr_interval(lo: float, hi: float) -> str:
+    """``log r ∈ [-20, 20]``, or one bound where the other end is open: ``log r ≤ 10``."""
+    if math.isinf(lo) and not math.isinf(hi):
+        return "log r ≤ {hi:g}".format(hi=hi)
+    if math.isinf(hi) and not math.isinf(lo):
+        return "log r ≥ {lo:g}".format(lo=lo)
+    return "log r ∈ [{lo:g}, {hi:g}]".format(lo=lo, hi=hi)
+
+
 def clamps_text(e: CrosswalkEntry) -> str:
-    """An entry's clamps in words: ``log r ∈ [−20, 20]; value ∈ [−10, 10]`` or ``none``."""
+    """An entry's clamps in words: ``log r ∈ [-20, 20]; value ∈ [-10, 10]``, ``log r ≤ 10`` or ``none``."""
     parts = []
     if e.logr_clamp is not None:
-        parts.append("log r ∈ [{lo:g}, {hi:g}]".format(lo=e.logr_clamp[0], hi=e.logr_clamp[1]))
+        parts.append(_logr_interval(*e.logr_clamp))
     if e.value_clamp is not None:
         parts.append(_("value ∈ [{lo:g}, {hi:g}]").format(lo=e.value_clamp[0], hi=e.value_clamp[1]))
     # TRANSLATORS: an option's clamps: none
     return _("; ").join(parts) or _("none")
+
+
+def _option_names(entries: list[CrosswalkEntry]) -> str:
+    """``TRL `full`, OpenRLHF `k1+unbiased_gradient` …``: options named as the crosswalk names them."""
+    # TRANSLATORS: separates the options of a list such as "TRL `full`, OpenRLHF `k1`"
+    return _(", ").join("{lib} `{opt}`".format(lib=e.library, opt=e.option)  # i18n: ok (names)
+                        for e in entries)
+
+
+def crosswalk_intro(entries: list[CrosswalkEntry]) -> str:
+    """The crosswalk's first paragraph: what log r is in its rows, counted from the data.
+
+    Most rows compare two log-prob columns on the sampled tokens, log r = log π_other − log π_sampler;
+    the rows with a ``current`` role take log r against the policy being updated (the tokens come
+    from π_old), and the exact ``full`` KL is not taken on the sampled tokens at all.
+    """
+    current = [e for e in entries if e.uses_current]
+    full = [e for e in entries if e.estimator == "full"]
+    plain = len(entries) - len(current) - len(full)
+    logr = rf"$\log r = \log\pi_{{{audit_label('other')}}} - \log\pi_{{{audit_label('sampler')}}}$"
+    parts = [_(
+        "What each library computes for each KL option, as data "
+        "(`kl_core.libraries.crosswalk.CROSSWALK`, read from the libraries' own source). In {n} of "
+        "its {total} rows, {logr} on the sampled tokens."
+    ).format(n=plain, total=len(entries), logr=logr)]
+    if current:
+        parts.append(_(
+            "In {names}, whose value is about the policy being updated, π_θ, while the tokens were "
+            "drawn from π_old, {logr} on those tokens."
+        ).format(names=_option_names(current),
+                 logr=rf"$\log r = \log\pi_{{{audit_label('other')}}} - \log\pi_\theta$"))
+    if full:
+        parts.append(_("{names} sums the exact KL over the whole vocabulary instead of taking "
+                       "sampled tokens.").format(names=_option_names(full)))
+    return typeset(" ".join(parts))
 
 
 def estimator_text(e: CrosswalkEntry) -> str:
@@ -294,7 +401,7 @@ def crosswalk_frame(entries: list[CrosswalkEntry]) -> pd.DataFrame:
         "acts on": [_(ACTS_ON[e.acts_on]) for e in entries],
         "estimator": [estimator_text(e) for e in entries],
         "estimates": [message(e.direction) for e in entries],
-        "unbiased": [_yes(e.unbiased) for e in entries],
+        "unbiased": [unbiased_text(e) for e in entries],
         "clamps": [clamps_text(e) for e in entries],
         "gradient": [gradients_link(e) for e in entries],
         "set or shown as": [e.setting for e in entries],  # i18n: ok (key)
@@ -331,16 +438,35 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
     ``estimator_name_md`` is the estimator's name as the page colours it
     (``lab.ui.estimator_name``); the plain name is used without it.
     """
+    verdict = _value_unbiased(e)
     if e.estimator == "full":
-        what = _("the exact KL at each position, summed over the whole vocabulary")
+        estimator_line = _("**Estimator:** {what} (q = sampler, p = other)").format(
+            what=_("the exact KL at each position, summed over the whole vocabulary"))
         unbiased = _("exact")
     else:
         info = ESTIMATORS[e.estimator]
-        what = _("{name}, whose mean over the sampler is {target}").format(
-            name=estimator_name_md or info.name, target=info.estimates
-        )
-        unbiased = _yes(e.unbiased)
-    if e.logr_clamp or e.value_clamp:
+        name = estimator_name_md or info.name
+        if not e.uses_current:
+            estimator_line = _("**Estimator:** {what} (q = sampler, p = other)").format(
+                what=_("{name}, whose mean over the sampler is {target}").format(name=name, target=info.estimates))
+        elif e.importance_weighted:
+            estimator_line = _(
+                "**Estimator:** {name} times the weight π_θ/π_old, so its mean over the tokens the sampler "
+                "π_old drew is {name}'s mean over π_θ: {target} (q = π_θ, the policy being updated; "
+                "p = other)").format(name=name, target=info.estimates)
+        else:
+            estimator_line = _(
+                "**Estimator:** {name}, whose mean over π_θ would be {target} (q = π_θ, the policy being "
+                "updated; p = other); but the tokens come from the sampler π_old, with no weight on the "
+                "value").format(name=name, target=info.estimates)
+        unbiased = _yes(bool(verdict))
+    if verdict is None:
+        unbiased_line = (
+            _("**Unbiased for that KL:** only on-policy (π_old = π_θ), clamps aside; the gradient is "
+              "importance-corrected, the value is not") if e.clamped else
+            _("**Unbiased for that KL:** only on-policy (π_old = π_θ); the gradient is importance-corrected, "
+              "the value is not"))
+    elif e.clamped and verdict:
         unbiased_line = _("**Unbiased for that KL:** {u} (clamps aside)").format(u=unbiased)
     else:
         unbiased_line = _("**Unbiased for that KL:** {u}").format(u=unbiased)
@@ -354,7 +480,7 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
         _("**Estimates:** {d}").format(d=message(e.direction)),
         _("**Samples from:** {s}").format(s=message(e.sampler)),
         _("**Compared with:** {o}").format(o=message(e.other)),
-        _("**Estimator:** {what} (q = sampler, p = other)").format(what=what),
+        estimator_line,
         unbiased_line,
         _("**Clamps:** {c}").format(c=clamps_text(e)),
         acts,
@@ -387,6 +513,16 @@ def _policies(e: CrosswalkEntry) -> tuple[str, str]:
     return re.split(r" \(|（", message(e.sampler))[0], re.split(r" \(|（", message(e.other))[0]
 
 
+def _same(a: float, b: float) -> bool:
+    """Equal as far as the page's figures go: the closeness behind "is the exact KL"."""
+    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+
+
+def _signed_share(x: float) -> str:
+    """A relative difference with its sign, never ``0%`` when it is not zero: ``+49.5%``, ``-0.5%``."""
+    return ("+" if x > 0 else "") + share(x)
+
+
 def bias_delta(bias: float, kl: float) -> tuple[str | None, str | None]:
     """The delta of the "Library's mean" metric, and its description: the bias against the exact KL.
 
@@ -394,11 +530,12 @@ def bias_delta(bias: float, kl: float) -> tuple[str | None, str | None]:
     and a green up-arrow otherwise, so the signed number leads in every
     language (``-0.0512 (-12%)``) and the words ("vs the KL") go in the
     metric's ``delta_description``.  The relative bias is shown when the KL is
-    positive.  No delta (``None, None``) when there is no bias.
+    positive (:func:`lab.format.share`, so a bias that is not zero never reads 0%).  No delta
+    (``None, None``) when the mean is the KL by the test :func:`answer` uses to say so.
     """
-    if bias == 0:
+    if _same(kl + bias, kl):
         return None, None
-    rel = " ({b:+.0%})".format(b=bias / kl) if kl > 0 else ""
+    rel = " ({b})".format(b=_signed_share(bias / kl)) if kl > 0 else ""
     return "{b:+.3g}{rel}".format(b=bias, rel=rel), _("vs the KL")
 
 
@@ -413,7 +550,7 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
     opt = "{lib} `{opt}`".format(lib=lib, opt=option)  # i18n: ok (names)
     values = dict(opt=opt, theta=f"{theta:g}", mean=number(point.mean), kl=number(point.kl),
                   raw=number(point.unclamped_mean), hit=f"{point.hit_prob:.3g}")
-    same = math.isclose(point.mean, point.kl, rel_tol=1e-6, abs_tol=1e-12)
+    same = _same(point.mean, point.kl)
     if point.kl == 0 and same:
         return _("At drift θ = {theta} the policy has not moved: the exact KL and {opt}'s mean are "
                  "both **0**. Move θ to see the clamps act.").format(**values)
@@ -422,28 +559,79 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
             return _("At drift θ = {theta} {opt} has no clamps: its mean **{mean}** is the exact KL, "
                      "however far the policy moves.").format(**values)
         return _("At drift θ = {theta} {opt} has no clamps; its mean **{mean}** differs from the "
-                 "exact KL **{kl}** by the estimator's own bias ({rel:+.0%}).").format(
-            **values, rel=point.bias / point.kl)
+                 "exact KL **{kl}** by the estimator's own bias ({rel}).").format(
+            **values, rel=_signed_share(point.bias / point.kl))
     if point.hit_prob == 0:
         if same:
             return _("At drift θ = {theta} no sampled token reaches the clamps of {opt}: its mean "
                      "**{mean}** is the exact KL.").format(**values)
         return _("At drift θ = {theta} no sampled token reaches the clamps of {opt}; its mean "
                  "**{mean}** differs from the exact KL **{kl}** by the estimator's own bias "
-                 "({rel:+.0%}), not by the clamps.").format(**values, rel=point.bias / point.kl)
-    if same:
+                 "({rel}), not by the clamps.").format(**values, rel=_signed_share(point.bias / point.kl))
+    if same and _same(point.mean, point.unclamped_mean):
         return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
                  "{hit}, yet its mean **{mean}** still equals the exact KL.").format(**values)
-    rel = abs(point.bias) / point.kl
+    if same:
+        return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}: they move its mean from {raw} to **{mean}**, which happens to equal the exact "
+                 "KL.").format(**values)
+    rel = share(abs(point.bias) / point.kl)
     if point.bias < 0:
         text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel:.0%} below** the exact KL **{kl}** "
+                 "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}** "
                  "(without clamps: {raw}).")
     else:
         text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel:.0%} above** the exact KL **{kl}** "
+                 "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}** "
                  "(without clamps: {raw}).")
     return text.format(**values, rel=rel)
+
+
+def clamps_intro(entries: list[CrosswalkEntry]) -> str:
+    """The clamp section's first paragraph: each clamped option of the demo and its clamps, from the
+    crosswalk's data, then what the clamps do (nothing while log-ratios are moderate, then they move
+    the mean off the estimator's own, which for k1 and k3 is the KL)."""
+    libs: dict[str, list[str]] = {}
+    for e in entries:
+        if e.clamped:
+            libs.setdefault(e.library, []).append(
+                "`{opt}` ({clamps})".format(opt=e.option, clamps=clamps_text(e)))  # i18n: ok (layout)
+    # TRANSLATORS: one library's clamps: "verl clamps `low_var_kl` (log r ∈ [-20, 20]), `actor/ppo_kl` (…)."
+    which = " ".join(_("{lib} clamps {options}.").format(lib=lib, options=_(", ").join(opts))
+                     for lib, opts in libs.items())
+    return which + " " + _(
+        "While every sampled token's log-ratio is moderate the clamps do nothing; once the policy puts "
+        "real mass on tokens the other policy finds nearly impossible, they cap those tokens' values, and "
+        "the library's mean parts from the same estimator's mean without clamps, which for k1 and k3 is "
+        "the KL. All numbers here are exact sums over the tokens, not samples.")
+
+
+def _clamp_kind(e: CrosswalkEntry) -> tuple[str, object, object]:
+    """What a clamped option computes per token: its estimator and its clamps."""
+    return e.estimator, e.logr_clamp, e.value_clamp
+
+
+def demo_help(entries: list[CrosswalkEntry], demo: list[CrosswalkEntry]) -> str:
+    """The clamp demo's menu help: how many of the crosswalk's clamped options it offers, and whether
+    they cover every clamped per-token formula (chosen from ``entries``, the whole crosswalk)."""
+    clamped = [e for e in entries if e.clamped]
+    shown = [e for e in demo if e.clamped]
+    values = dict(shown=len(shown), total=len(clamped), unclamped=_option_names([e for e in demo if not e.clamped]))
+    if {_clamp_kind(e) for e in clamped} <= {_clamp_kind(e) for e in shown}:
+        return _("{shown} of the crosswalk's {total} clamped options, one for each clamped per-token formula "
+                 "(every other clamped option applies one of these), and {unclamped} (no clamps) for "
+                 "reference.").format(**values)
+    return _("{shown} of the crosswalk's {total} clamped options, and {unclamped} (no clamps) for "
+             "reference.").format(**values)
+
+
+def hit_caption(clamped: bool, any_hit: bool) -> str:
+    """The clamp-hit chart's caption: what it shows, or why its line stays at 0."""
+    if not clamped:
+        return _("This option has no clamps: no token's value is ever changed.")
+    if any_hit:
+        return _("The share of sampled tokens whose log-ratio or value a clamp changes.")
+    return _("No sampled token reaches this option's clamps anywhere on this path.")
 
 
 def clamp_roles(e: CrosswalkEntry, moving: str, family_latex: str, theta_latex: str,

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, libraries
+from lab.format import share
 from lab.notes import approx_kl as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +83,7 @@ def test_default_run_shows_the_cores_numbers_everywhere():
     ):
         assert f"**{x:+.4f}**" in md
     assert rlhf.other_minus_sampler < 0 < rlhf.sampler_minus_other  # the sign error, shown
-    assert f"**{ppo.k1_negative_share:.0%}**" in md
+    assert f"**{share(ppo.k1_negative_share)}**" in md
 
     # 2. crosswalk table: one row per entry; translate defaults to verl low_var_kl in the loss
     table = frame(at, "library", "TRL")
@@ -241,7 +242,7 @@ def test_a_negative_clamp_bias_shows_a_down_arrow_in_every_language(lang):
         label = notes._("Library's mean")
     m = metrics(at)[label]
     assert m.value == f"{pt.mean:.4g}"
-    assert m.delta.startswith("-") and m.delta == f"{pt.bias:+.3g} ({pt.bias / pt.kl:+.0%})"
+    assert m.delta.startswith("-") and m.delta == f"{pt.bias:+.3g} ({share(pt.bias / pt.kl)})"
     assert m.proto.direction == m.proto.MetricDirection.DOWN and m.proto.color == m.proto.MetricColor.RED
     assert m.proto.delta_description == (notes.bias_delta(pt.bias, pt.kl)[1] if lang == "en" else "相对于 KL")
 
@@ -252,7 +253,7 @@ def test_the_page_opens_with_its_answer_at_the_defaults():
     point = clamps.clamp_point("verl:low_var_kl:loss", "peaked", 20.0)
     texts = [m.value for m in at.markdown]
     answer = next(t for t in texts if "hits the clamps" in t)
-    assert f"{abs(point.bias) / point.kl:.0%} below" in answer
+    assert f"{share(abs(point.bias) / point.kl)} below" in answer
     assert texts.index(answer) < next(i for i, t in enumerate(texts) if "verl clamps `low_var_kl`" in t)
     # the RL names mapped onto q and p, once, by the sentence every RL page shares
     assert sum("$q = \\pi_\\theta$" in c.value for c in at.caption) == 1

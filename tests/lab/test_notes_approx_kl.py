@@ -8,7 +8,8 @@ import pytest
 
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
-from kl_core.libraries.crosswalk import CROSSWALK
+from kl_core.libraries.crosswalk import CROSSWALK, evaluate
+from lab.format import share
 from lab.notes import approx_kl as notes
 
 
@@ -21,7 +22,7 @@ def test_the_checklist_shows_the_right_and_the_wrong_number():
     assert f"**{rlhf.sampler_minus_other:+.4f}**" in items[0].right
     assert f"{ppo.k3_pq:.4f}" in items[1].note
     assert f"**{ppo.k3_flipped:+.4f}**" in items[2].wrong
-    assert f"**{ppo.k1_negative_share:.0%}**" in items[3].note
+    assert f"**{share(ppo.k1_negative_share)}**" in items[3].note
     assert items[2].markdown().count("  \n") == 2 and items[3].markdown().count("  \n") == 3
 
 
@@ -84,7 +85,7 @@ def test_the_bias_delta_leads_with_its_sign_in_every_language():
             delta, words = notes.bias_delta(point.bias, point.kl)
             up, _ = notes.bias_delta(-point.bias, point.kl)
             none = notes.bias_delta(0.0, point.kl)
-        assert delta == f"{point.bias:+.3g} ({point.bias / point.kl:+.0%})" and delta.startswith("-"), lang
+        assert delta == f"{point.bias:+.3g} ({share(point.bias / point.kl)})" and delta.startswith("-"), lang
         assert up.startswith("+"), lang
         assert words and words != delta and none == (None, None)
     with using("zh"):
@@ -103,14 +104,14 @@ def test_the_answer_at_the_defaults_quotes_the_clamped_mean_and_the_kl():
     text, point = _answer("verl:low_var_kl:loss", "peaked", 20.0)
     assert point.hit_prob > 0 and point.bias < 0  # the default makes the point: the clamps bite
     assert f"**{notes.number(point.mean)}**" in text and f"**{notes.number(point.kl)}**" in text
-    assert f"{abs(point.bias) / point.kl:.0%} below" in text and f"{point.hit_prob:.3g}" in text
+    assert f"{share(abs(point.bias) / point.kl)} below" in text and f"{point.hit_prob:.3g}" in text
 
 
 def test_each_branch_of_the_answer():
     assert "both **0**" in _answer("verl:low_var_kl:loss", "peaked", 0.0)[0]
     assert "is the exact KL" in _answer("verl:low_var_kl:loss", "peaked", 10.0)[0]  # below the clamps
     text, point = _answer("OpenRLHF:k2:reward", "logit", 3.0)  # no hit, k2's own bias
-    assert point.hit_prob == 0 and "own bias (+50%)" in text
+    assert point.hit_prob == 0 and f"own bias (+{share(point.bias / point.kl)})" in text
     text, point = _answer("OpenRLHF:k2:reward", "peaked", 10.0)  # a rare hit, k2 above the KL
     assert point.hit_prob > 0 and point.bias > 0 and "above" in text
     assert "has no clamps" in _answer("TRL:k3:reward", "peaked", 30.0)[0]
@@ -118,7 +119,7 @@ def test_each_branch_of_the_answer():
     same = clamps.ClampPoint(1.0, 0.5, 0.5, 0.5, 0.01, 0.01, 0.0)  # hit, yet the mean is the KL
     assert "still equals the exact KL" in notes.answer(e.library, e.option, 1.0, same)
     k2_free = clamps.ClampPoint(1.0, 0.5, 0.6, 0.6, 0.0, 0.0, 0.0)
-    assert "own bias (+20%)" in notes.answer("TRL", "k2", 1.0, k2_free, clamped=False)
+    assert "own bias (+20.0%)" in notes.answer("TRL", "k2", 1.0, k2_free, clamped=False)
 
 
 @pytest.mark.parametrize("eid", list(clamps.DEMO_ENTRIES))
@@ -137,8 +138,14 @@ def test_the_answer_is_true_along_every_path(eid, path):
             assert point.hit_prob == 0
         if "has no clamps" in text:
             assert e.logr_clamp is None and e.value_clamp is None
-        if "is the exact KL" in text or "equals the exact KL" in text:
+        if "is the exact KL" in text or "equals the exact KL" in text or "happens to equal" in text:
             assert point.mean == pytest.approx(point.kl, rel=1e-6, abs=1e-12)
+        if "still equals" in text:
+            assert point.mean == pytest.approx(point.unclamped_mean, rel=1e-6, abs=1e-12)
+        assert "**0% " not in text and "(+0%)" not in text and "(-0%)" not in text
+        # the metric's arrow appears exactly when the answer does not call the mean the KL
+        says_equal = any(w in text for w in ("is the exact KL", "equals the exact KL", "happens to equal", "both **0**"))
+        assert (notes.bias_delta(point.bias, point.kl) == (None, None)) == says_equal
 
 
 def test_a_crosswalk_formula_is_cut_only_at_its_top_level_quad():
@@ -148,3 +155,182 @@ def test_a_crosswalk_formula_is_cut_only_at_its_top_level_quad():
         pieces = notes.formula_pieces(e)
         assert "".join(p.replace(" ", "") for p in pieces) == e.formula_latex.replace(r",\quad", ",").replace(" ", "")
         assert len(pieces) == (2 if e in cut else 1)
+
+
+# ------------------------------------------------------------------ audit findings
+
+
+def test_the_clamp_intro_claims_no_direction_the_numbers_refute():
+    """Finding 1: a clamp can push the mean above the KL (k2; k1 with a log-r clamp), so the intro does
+    not say "falls below"; it says the mean parts from the unclamped one, true wherever a clamp bites."""
+    k2 = clamps.clamp_point("OpenRLHF:k2:reward", "peaked", 7.0)
+    assert k2.hit_prob > 0 and k2.mean > k2.kl  # the auditor's setting: clamped, yet above the KL
+    ppo = clamps.clamp_point("verl:actor/ppo_kl:metric", "peaked", 30.0)
+    assert ppo.hit_prob > 0 and ppo.mean > ppo.kl  # a k1 above the KL too: no "(for k1 and k3, below)"
+    demo = [clamps.entry_by_id(i) for i in clamps.DEMO_ENTRIES]
+    text = notes.clamps_intro(demo)
+    assert "falls below" not in text and "below" not in text
+    assert "mean without clamps" in text
+    for eid in clamps.DEMO_ENTRIES:
+        for path, step in (("peaked", 0.5), ("logit", 0.05)):
+            for theta in np.arange(0, clamps.CLAMP_PATHS[path].theta_max + 1e-9, step):
+                pt = clamps.clamp_point(eid, path, float(theta))
+                if pt.hit_prob > 0:
+                    assert pt.mean != pt.unclamped_mean, (eid, path, theta)
+
+
+def test_the_clamp_intro_lists_the_crosswalks_clamps():
+    """Finding 11d: OpenRLHF k3 also bounds log r at 10; actor/ppo_kl clamps log r to [-20, 20]."""
+    demo = [clamps.entry_by_id(i) for i in clamps.DEMO_ENTRIES]
+    text = notes.clamps_intro(demo)
+    for e in demo:
+        if e.clamped:
+            assert f"`{e.option}` ({notes.clamps_text(e)})" in text
+    assert notes.clamps_text(clamps.entry_by_id("OpenRLHF:k3:reward")) == "log r ≤ 10; value ∈ [-10, 10]"
+    assert "`actor/ppo_kl` (log r ∈ [-20, 20])" in text
+
+
+def test_the_crosswalk_intro_names_the_rows_whose_log_r_is_not_sampler_based():
+    """Finding 2: current-role rows take log r against π_θ; TRL full is not on the sampled tokens."""
+    entries = list(CROSSWALK)
+    text = notes.crosswalk_intro(entries)
+    assert "In every row" not in text
+    current = [e for e in entries if e.uses_current]
+    full = [e for e in entries if e.estimator == "full"]
+    assert len(current) == 4 and len(full) == 1
+    for e in current + full:
+        assert f"{e.library} `{e.option}`" in text
+    assert f"In {len(entries) - len(current) - len(full)} of its {len(entries)} rows" in text
+    assert r"\log\pi_\theta$ on those tokens" in text
+
+
+def _off_policy_means(eid: str) -> tuple[float, float]:
+    """The auditor's setting: logit path, π_ref = θ0, π_old = θ0.5, π_θ = θ1; E_old[value] and KL[π_θ‖π_ref]."""
+    path = PATHS["logit"]
+    ref, old, cur = (path.at(t).log_probs for t in (0.0, 0.5, 1.0))
+    value = evaluate(clamps.entry_by_id(eid), old, ref, logp_current=cur)
+    return float(np.sum(np.exp(old) * value)), float(np.sum(np.exp(cur) * (cur - ref)))
+
+
+def test_an_unweighted_current_role_value_is_unbiased_only_on_policy():
+    """Finding 3: OpenRLHF's unbiased_gradient weights the gradient, not the value; TRL weights the value."""
+    for eid in ("OpenRLHF:k1+unbiased_gradient:loss", "OpenRLHF:k3+unbiased_gradient:loss"):
+        mean, kl = _off_policy_means(eid)
+        assert mean != pytest.approx(kl, rel=1e-3)  # -0.0081 and 0.1851 against 0.2169
+        e = clamps.entry_by_id(eid)
+        assert "only on-policy" in notes.entry_facts(e)[4] and "yes" not in notes.entry_facts(e)[4]
+        assert notes.unbiased_text(e) == "only on-policy (clamps aside)"
+    mean, kl = _off_policy_means("TRL:use_bias_correction_kl:loss")
+    assert mean == pytest.approx(kl, rel=1e-12)
+    trl = clamps.entry_by_id("TRL:use_bias_correction_kl:loss")
+    assert notes.entry_facts(trl)[4] == "**Unbiased for that KL:** yes" and notes.unbiased_text(trl) == "yes"
+
+
+def test_the_estimator_line_of_a_current_role_row_names_its_roles():
+    """Finding 4: for the four current-role rows q is π_θ, not the sampler π_old (KL[π_old‖π_ref] = 0.0465)."""
+    path = PATHS["logit"]
+    ref, old = path.at(0.0).log_probs, path.at(0.5).log_probs
+    kl_old = float(np.sum(np.exp(old) * (old - ref)))
+    for e in CROSSWALK:
+        line = notes.entry_facts(e)[3]
+        if e.uses_current:
+            mean, kl = _off_policy_means(clamps.entry_id(e))
+            assert mean != pytest.approx(kl_old, rel=1e-2)
+            assert "(q = sampler, p = other)" not in line and r"q = $\pi_\theta$" in line
+        else:
+            assert "(q = sampler, p = other)" in line
+
+
+def test_the_demo_menu_help_counts_the_clamped_options():
+    """Finding 5: the menu offers one option of each clamped formula, not every clamped option."""
+    demo = [clamps.entry_by_id(i) for i in clamps.DEMO_ENTRIES]
+    clamped = [e for e in CROSSWALK if e.clamped]
+    kinds = {(e.estimator, e.logr_clamp, e.value_clamp) for e in clamped}
+    assert kinds == {(e.estimator, e.logr_clamp, e.value_clamp) for e in demo if e.clamped}
+    text = notes.demo_help(list(CROSSWALK), demo)
+    shown = sum(e.clamped for e in demo)
+    assert shown < len(clamped) and "Every clamped option" not in text
+    assert text.startswith(f"{shown} of the crosswalk's {len(clamped)} clamped options, one for each")
+    assert "TRL `k3` (no clamps)" in text
+
+
+def test_the_k1_note_counts_tokens_and_gives_a_probability():
+    """Finding 6: 3 of the 5 tokens have k1 < 0; 23% is their probability under π_old."""
+    old, new = PATHS["logit"].base, PATHS["logit"].at(notes.CHECKLIST_THETA)
+    ppo, rlhf = clamps.token_expectations(old, new), clamps.token_expectations(new, old)
+    n = int(np.count_nonzero(old.log_probs - new.log_probs < 0))
+    note = notes.checklist(ppo, rlhf)[3].note
+    assert "of tokens give" not in note
+    assert f"{n} of the {old.k} tokens give a negative value" in note
+    assert f"probability **{share(ppo.k1_negative_share)}**" in note
+
+
+def test_a_small_clamp_bias_never_prints_as_zero_percent():
+    """Finding 7: ?cpath=logit&thm=2.7, the mean is 0.495% below the KL."""
+    text, point = _answer("verl:low_var_kl:loss", "logit", 2.7)
+    rel = point.bias / point.kl
+    assert rel == pytest.approx(-0.00495, abs=5e-5)
+    assert "**0% below**" not in text and f"**{share(-rel)} below**" in text and share(-rel) == "0.5%"
+    delta, _ = notes.bias_delta(point.bias, point.kl)
+    assert delta == f"{point.bias:+.3g} (-0.5%)"
+
+
+def test_a_clamped_mean_that_equals_the_kl_by_chance_says_so():
+    """Finding 8: ?ce=OpenRLHF:k2:reward&th=11, the clamps cut the mean from 9.249e-4 to the KL."""
+    text, point = _answer("OpenRLHF:k2:reward", "peaked", 11.0)
+    assert point.hit_prob > 0 and point.mean == pytest.approx(point.kl, rel=1e-6)
+    assert point.unclamped_mean > 5 * point.mean
+    assert "still equals" not in text and "happens to equal the exact KL" in text
+    assert f"from {notes.number(point.unclamped_mean)} to **{notes.number(point.mean)}**" in text
+    # where the clamps barely change the mean, it does still equal the KL
+    assert "still equals" in _answer("verl:low_var_kl:loss", "peaked", 11.0)[0]
+
+
+@pytest.mark.parametrize(("eid", "theta"), [("TRL:k3:reward", 30.0), ("verl:low_var_kl:loss", 0.5)])
+def test_no_bias_arrow_where_the_mean_is_the_kl(eid, theta):
+    """Finding 9: float noise (+3.55e-15, -1.21e-17) drew a red or green arrow next to "is the exact KL"."""
+    text, point = _answer(eid, "peaked", theta)
+    assert point.bias != 0 and "is the exact KL" in text
+    assert notes.bias_delta(point.bias, point.kl) == (None, None)
+
+
+def test_the_unbiased_column_says_clamps_aside():
+    """Finding 10: at th=30 verl low_var_kl averages 10.0 against a KL of 22.08."""
+    point = clamps.clamp_point("verl:low_var_kl:loss", "peaked", 30.0)
+    assert point.mean == pytest.approx(10.0, abs=0.01) and point.kl == pytest.approx(22.08, abs=0.01)
+    df = notes.crosswalk_frame(list(CROSSWALK))
+    for e, cell in zip(CROSSWALK, df["unbiased"], strict=True):
+        if e.clamped and e.unbiased:
+            assert cell.endswith("(clamps aside)"), clamps.entry_id(e)
+        elif not e.clamped:
+            assert "clamps aside" not in cell
+    assert df["unbiased"][list(CROSSWALK).index(clamps.entry_by_id("verl:low_var_kl:loss"))] == "yes (clamps aside)"
+
+
+def test_the_clamp_chart_caption_points_at_the_dots():
+    """Finding 11b: for k2 the solid line sits 50% off the dashes with no clamp hit, but on the dots."""
+    point = clamps.clamp_point("OpenRLHF:k2:reward", "logit", 3.0)
+    assert point.hit_prob == 0 and point.mean == point.unclamped_mean and point.mean > 1.4 * point.kl
+    assert "leaves the dots" in notes.CLAMP_CHART_CAPTION and "leaves them" not in notes.CLAMP_CHART_CAPTION
+
+
+def test_the_hit_caption_of_an_option_without_clamps():
+    """Finding 11c: TRL k3 has no clamps, so "no token reaches this option's clamps" misleads."""
+    trl = clamps.entry_by_id("TRL:k3:reward")
+    curve = clamps.clamp_curve("TRL:k3:reward", "peaked")
+    assert not trl.clamped and not (curve.hit_prob > 0).any()
+    assert notes.hit_caption(trl.clamped, False).startswith("This option has no clamps")
+    assert notes.hit_caption(True, False).startswith("No sampled token reaches")
+    assert notes.hit_caption(True, True).startswith("The share of sampled tokens")
+
+
+def test_the_path_help_and_the_checklist_intro_format_their_numbers():
+    """Finding 12: token counts, the rare token's probability and θ come from the paths."""
+    help_text = notes.path_help()
+    rare = clamps.PEAKED.base.probs[clamps.PEAKED_TOKEN]
+    assert f"Rare token: {clamps.PEAKED.base.k} tokens" in help_text and f"{rare:.2g}" in help_text
+    assert f"Mild drift: {PATHS['logit'].base.k} tokens" in help_text
+    old, new = PATHS["logit"].base, PATHS["logit"].at(notes.CHECKLIST_THETA)
+    intro = notes.checklist_intro(old, new)
+    assert f"over the {old.k} tokens" in intro and f"the path at θ = {notes.CHECKLIST_THETA:g}" in intro
+    assert "five" not in intro and old.name in intro and new.name in intro

@@ -235,6 +235,14 @@ def test_token_expectations_by_hand():
         math.fsum(a * h for a, h in zip(ps, half_sq, strict=True)), abs=1e-14
     )
     assert t.k1_negative_share == pytest.approx(0.2)  # log s - log o < 0 only on token 0
+    assert t.k1_negative_tokens == 1 and t.tokens == 3
+
+
+def test_the_peaked_paths_rare_token_is_the_one_theta_moves():
+    base, moved = np.array(PEAKED.base.logits), np.array(PEAKED.at(1.0).logits)
+    assert np.flatnonzero(moved != base).tolist() == [clamps.PEAKED_TOKEN]
+    assert PEAKED.base.probs[clamps.PEAKED_TOKEN] == min(PEAKED.base.probs)
+    assert f"token {clamps.PEAKED_TOKEN}" in PEAKED.theta_latex and f"e_{clamps.PEAKED_TOKEN}" in PEAKED.family_latex
 
 
 def test_token_expectations_on_the_logit_example():
@@ -244,6 +252,8 @@ def test_token_expectations_on_the_logit_example():
     assert t.other_minus_sampler == pytest.approx(-t.kl_sampler_other, abs=1e-15)
     assert t.k3_flipped != pytest.approx(t.kl_sampler_other, rel=1e-3)
     assert 0 < t.k1_negative_share < 1
+    # the share is a probability under the sampler, not a share of the vocabulary
+    assert (t.k1_negative_tokens, t.tokens) == (3, 5) and t.k1_negative_share != pytest.approx(3 / 5, abs=0.05)
 
 
 # ------------------------------------------------------------ bad input

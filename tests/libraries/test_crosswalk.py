@@ -860,3 +860,13 @@ def test_the_extractor_yields_each_prose_template_once_from_the_data_file():
     text = CROSSWALK_FILE.read_text("utf-8")
     for lineno, _, _t, _ in found[:20]:
         assert 1 <= lineno <= text.count("\n") + 1
+
+
+@pytest.mark.parametrize("estimator, qualifier", [("k2", " (to second order)"),
+                                                  ("abs", " (intended; E|log r| is not a KL)")])
+def test_a_biased_rows_kl_says_how_it_is_meant(estimator, qualifier):
+    """k2 matches its KL only to second order and |log r| not at all: every such row says so, as TRL's did."""
+    rows = [e for e in CROSSWALK if e.estimator == estimator]
+    assert rows
+    for e in rows:
+        assert e.direction.endswith(qualifier), (e.library, e.option, e.acts_on, e.direction)
