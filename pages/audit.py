@@ -94,8 +94,7 @@ with st.expander(_("More settings: columns and direction"), expanded=unmatched,
     direction = state.segmented(
         _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
         format_func=notes.direction_label,
-        help=_("KL[sampler‖other] uses k1, k2, k3 of $\\log r$; KL[other‖sampler] weights them by $r$ "
-               "(k3 becomes k3_pq)."),
+        help=_(notes.DIRECTION_HELP),
     )
 if (missing := notes.missing_columns(name, list(columns), chosen)) is not None:
     top.warning(missing, icon=":material/table_rows:")
@@ -117,12 +116,13 @@ with top:
     st.markdown(notes.counted_line(report, name))
     with st.container(border=True):
         st.markdown("\n".join(f"- {line}" for line in notes.verdict(report, exact, small.se)))
+    rows = notes.verdict_rows(report, small.se)
     ui.chart(
-        estimates_chart(notes.verdict_rows(report, small.se), exact=None if exact is None else exact["k3"]),
+        estimates_chart(rows, exact=None if exact is None else exact["k3"]),
         name=_("audit-verdict"),
-        caption=notes.verdict_chart_caption(exact is not None),
+        caption=notes.verdict_chart_caption(exact is not None, rows),
     )
-if (kl_note := notes.kl_column_note(meta, chosen["kc"], direction)) is not None:
+if (kl_note := notes.kl_column_note(meta, chosen, direction)) is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
     st.caption(_(
@@ -147,7 +147,7 @@ with ui.metric_row():
             _("{k} mean").format(k=k), f"{s.mean:.5f}",
             delta=_("± {se} (SE)").format(se=f"{s.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
-            help=_("Mean of {k} over the counted tokens, and its standard error.").format(k=k),
+            help=notes.mean_help(k, small.se),
         )
     if report.rb is not None:
         st.metric(
@@ -187,7 +187,7 @@ if report.rb is not None:
 ui.table(
     notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"),
     name=_("audit-summary"),
-    caption=notes.summary_caption(exact is not None, report.weighted), column_config=SUMMARY_FORMAT,
+    caption=notes.summary_caption(exact is not None, report.weighted, small.se), column_config=SUMMARY_FORMAT,
 )
 domain = common_domain([report.values[k] for k in KEYS],
                        include=(0.0,) + ((exact["k1"],) if exact is not None else ()))
@@ -198,20 +198,18 @@ for k, col in ui.grid(KEYS, key="histograms"):
             per_sample_histogram(
                 report.values[k], k, true_value=None if exact is None else exact[k],
                 true_label=_("exact KL") if k != "k2" else _("exact mean"), mean=s.mean,
-                neg_fraction=s.neg_fraction, domain=domain, height=280,
+                neg_fraction=notes.drawn_share(report, k), domain=domain, height=280,
             ),
             name=_("audit-{k}-histogram").format(k=k),
-            caption=notes.histogram_caption(small.masked(s), report.weighted),
+            caption=notes.histogram_caption(report, k, small),
         )
 if report.positions is not None:
     st.subheader(_("By position"))
-    ui.chart(position_chart(report.positions), name=_("audit-positions"),
-             caption=_("Each estimator's mean per token in log2-wide position buckets, ±2 SE."))
-    positions = notes.position_rows(report)
+    ui.chart(position_chart(notes.position_buckets(report, small.se)), name=_("audit-positions"),
+             caption=notes.position_caption(small.se, report.weighted))
     ui.table(
-        positions, name=_("audit-positions"), caption=_("The same buckets as numbers."),
-        column_config={c: NUMBER["%.5f" if i % 2 == 0 else "%.2g"]
-                       for i, c in enumerate(positions.columns[2:])},
+        notes.position_rows(report, small.se), name=_("audit-positions"), caption=_("The same buckets as numbers."),
+        column_config={c: NUMBER[f] for c, f in notes.position_formats(report, small.se).items()},
     )
 if report.sequences is not None:
     st.subheader(_("Sequence sums"))

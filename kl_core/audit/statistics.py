@@ -103,6 +103,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, BinaryIO
 
 import numpy as np
@@ -110,6 +111,8 @@ from numpy.typing import ArrayLike
 
 from kl_core.audit import table_files
 from kl_core.estimation import estimators
+from kl_core.estimation.distributions import Gaussian, log_ratio
+from kl_core.estimation.exact import kl
 from kl_core.validation import InputError, Message, check_finite
 
 __all__ = [
@@ -126,12 +129,14 @@ __all__ = [
     "TARGETS",
     "AuditReport",
     "AuditTable",
+    "SECoverage",
     "EstimatorSummary",
     "PositionBucket",
     "SampleSizeCheck",
     "SequenceSummary",
     "audit",
     "sample_size_check",
+    "se_band_coverage",
     "load_table",
     "position_bucket",
 ]
@@ -609,8 +614,9 @@ def _summarise(v: np.ndarray, w: np.ndarray | None) -> EstimatorSummary:
         if not np.isfinite(v).all():  # an overflowed r: the mean is infinite too
             mean = std = se = math.inf
         else:
-            mean = float(np.mean(v))
-            std = float(np.std(v, ddof=1)) if n > 1 else math.nan
+            with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
+                mean = float(np.mean(v))
+                std = float(np.std(v, ddof=1)) if n > 1 else math.nan
             se = std / math.sqrt(n)
         return EstimatorSummary(
             mean=mean,
@@ -627,8 +633,9 @@ def _summarise(v: np.ndarray, w: np.ndarray | None) -> EstimatorSummary:
     if not np.isfinite(vl).all():
         mean = std = se = math.inf
     else:
-        mean = float(np.dot(wl, vl) / sw)
-        d2 = (vl - mean) ** 2
+        with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
+            mean = float(np.dot(wl, vl) / sw)
+            d2 = (vl - mean) ** 2
         sw2 = float(np.dot(wl, wl))
         # Reliability-weights correction: equals n - 1 when every weight is 1.
         denom = sw - sw2 / sw
@@ -819,13 +826,13 @@ def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
     if not se:
         note = {
             "tokens": lambda: Message(
-                "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so SE, "
-                "std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
+                "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so the "
+                "per-token SE, std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
                 "tokens (a whole batch) before reading anything into these numbers.", n=n, least=MIN_FOR_SE),
             "effective tokens": lambda: Message(
                 "Only {n:,.1f} effective tokens (the rollout weights leave that few): too few for a "
-                "standard error (it needs at least {least}), so SE, std, p95 and p99 are not shown, and "
-                "the means can be far from the true KL.", n=n, least=MIN_FOR_SE),
+                "standard error (it needs at least {least}), so the per-token SE, std, p95 and p99 are not "
+                "shown, and the means can be far from the true KL.", n=n, least=MIN_FOR_SE),
             "sequences": lambda: Message(
                 "Only {n:,.0f} sequences: too few for a standard error of the sequence sums (it needs at "
                 "least {least}), so their SE, std, p95 and p99 are not shown.", n=n, least=MIN_FOR_SE),
@@ -843,6 +850,55 @@ def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
                 "just the largest value), so it is not shown.", n=n),
         }[what]()
     return SampleSizeCheck(n=n, se=se, p95=p95, p99=p99, note=note)
+
+
+@dataclass(frozen=True)
+class SECoverage:
+    """How often a ±z SE band from data alone held the exact mean, in a seeded simulation.
+
+    Attributes
+    ----------
+    key : str
+        The estimator (``"k3"``).
+    q, p : str
+        The sampler and the other distribution, by name (``"N(0, 1)"``).
+    n : int
+        Values per run.
+    runs : int
+        Independent runs.
+    z : float
+        Half-width of the band in SEs.
+    coverage : float
+        Fraction of runs whose band ``mean ± z·sd/√n`` held the exact KL[q‖p].
+    """
+
+    key: str
+    q: str
+    p: str
+    n: int
+    runs: int
+    z: float
+    coverage: float
+
+
+@lru_cache(maxsize=1)
+def se_band_coverage() -> SECoverage:
+    r"""The coverage of the ±1.96 SE band of k3, q = N(0, 1), p = N(3, 1), N = 1000: it is too narrow.
+
+    2,000 runs from one seeded stream (under a second, computed once per process):
+    the case the page cites for an SE that is too narrow because the log-ratios
+    have heavy tails (``benchmarks/coverage_study.py`` runs the same count over
+    many pairs).  Its binomial standard error is about 0.011.
+    """
+    q, p, key, n, runs, z = Gaussian(0.0, 1.0), Gaussian(3.0, 1.0), "k3", 1000, 2000, 1.96
+    target = kl(q, p)
+    rng = np.random.default_rng(20250101)
+    hits, rows = 0, 200
+    for _ in range(runs // rows):
+        v = estimators.evaluate(key, log_ratio(p, q, q.sample(rng, rows * n).reshape(rows, n)))
+        m, sd = v.mean(axis=1), v.std(axis=1, ddof=1)
+        hits += int(np.sum(np.abs(m - target) <= z * sd / math.sqrt(n)))
+    return SECoverage(key=key, q=q.name, p=p.name, n=n, runs=runs, z=z, coverage=hits / runs)
 
 
 # ---------------------------------------------------------------- audit

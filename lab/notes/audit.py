@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from charts.audit import bucket_label
@@ -19,7 +20,11 @@ from kl_core.audit.statistics import (
     RB_KEY,
     AuditReport,
     EstimatorSummary,
+    PositionBucket,
+    SampleSizeCheck,
+    se_band_coverage,
 )
+from lab.format import number, share
 from lab.notation import audit_label
 
 __all__ = [
@@ -32,8 +37,11 @@ __all__ = [
     "verdict",
     "verdict_chart_caption",
     "verdict_rows",
+    "DIRECTION_HELP",
     "DIRECTION_LABELS",
     "direction_label",
+    "drawn_share",
+    "mean_help",
     "EXAMPLE_ROLES",
     "NONE",
     "PICKERS",
@@ -45,8 +53,12 @@ __all__ = [
     "kl_column_note",
     "rb_caption",
     "ratio_text",
+    "position_buckets",
+    "position_caption",
+    "position_formats",
     "position_rows",
     "rb_formula",
+    "se_caveat",
     "sequences_caption",
     "summary_caption",
     "summary_frame",
@@ -79,6 +91,12 @@ EXAMPLE_ROLES = {
 }
 #: The two directions in words (shown translated: :func:`direction_label`).
 DIRECTION_LABELS = {"sampler-other": N_("KL[sampler‖other]"), "other-sampler": N_("KL[other‖sampler]")}
+#: The direction picker's help: what each direction averages (kl_core.audit.statistics.DEFINITIONS;
+#: the other direction's k1, k2, k3 are r times k1, k2, k3 of −log r).
+DIRECTION_HELP = N_(
+    r"KL[sampler‖other] averages $k_i(\log r)$ for k1, k2, k3; KL[other‖sampler] averages "
+    r"$r\,k_i(-\log r)$: each estimator of the reversed log-ratio, weighted by $r$ (for k3 that is k3_pq)."
+)
 
 
 def rb_formula(direction: str) -> str:
@@ -141,18 +159,48 @@ def exact_for(meta: Mapping, chosen: Mapping[str, str | None], direction: str) -
     return out
 
 
-def kl_column_note(meta: Mapping | None, kl_col: str | None, direction: str) -> str | None:
-    """A warning when the example's exact-KL column is the other direction's."""
+def _kl_pairs(meta: Mapping) -> dict[tuple[str, str], str]:
+    """The example's exact-KL columns, keyed by the log-prob columns of the KL each holds.
+
+    ``kl_cols[d]`` is direction ``d``'s column for the generator's roles, so with sampler ``s`` and
+    other ``o`` it holds KL[s‖o] for ``sampler-other`` and KL[o‖s] for ``other-sampler``.
+    """
+    args, cols = meta["audit_args"], meta.get("kl_cols", {})
+    s, o = args["sampler_col"], args["other_col"]
+    ends = {"sampler-other": (s, o), "other-sampler": (o, s)}
+    return {ends[d]: col for d, col in cols.items() if d in ends}
+
+
+def kl_column_note(meta: Mapping | None, chosen: Mapping[str, str | None], direction: str) -> str | None:
+    """A warning when the example's exact-KL column is not the KL that k1 and k3 estimate here.
+
+    That KL follows the chosen columns: KL[sampler column‖other column] for ``sampler-other``,
+    KL[other column‖sampler column] for ``other-sampler``; so swapping the two log-prob columns
+    swaps the exact-KL column that matches.
+    """
+    kl_col = chosen.get("kc")
     if meta is None or kl_col is None:
         return None
-    cols = meta.get("kl_cols", {})
-    want = cols.get(direction)
-    if kl_col == want or kl_col not in cols.values():
+    pairs = _kl_pairs(meta)
+    held = next((pair for pair, col in pairs.items() if col == kl_col), None)
+    if held is None:  # not one of the example's exact-KL columns: nothing known about it
         return None
+    sc, oc = chosen.get("sc"), chosen.get("oc")
+    estimated = (sc, oc) if direction == "sampler-other" else (oc, sc)
+    if estimated == held:
+        return None
+    want = pairs.get(estimated)
+    args = {"col": kl_col, "x": held[0], "y": held[1], "kl": direction_label(direction),
+            "a": estimated[0], "b": estimated[1], "want": want}
+    if want is not None:
+        return _(
+            "`{col}` holds the exact next-token KL[`{x}`‖`{y}`], but with these columns {kl} is "
+            "KL[`{a}`‖`{b}`]: choose `{want}`, so that rb estimates the same KL as k1 and k3."
+        ).format(**args)
     return _(
-        "`{col}` holds the exact next-token KL in the other direction; for {kl} choose `{want}`, "
-        "so that rb estimates the same KL as k1 and k3."
-    ).format(col=kl_col, kl=direction_label(direction), want=want)
+        "`{col}` holds the exact next-token KL[`{x}`‖`{y}`], but with these columns {kl} is "
+        "KL[`{a}`‖`{b}`], which no column of the example holds: rb estimates another KL than k1 and k3."
+    ).format(**args)
 
 
 def ratio_text(x: float | None) -> str:
@@ -166,9 +214,14 @@ def rb_caption(report: AuditReport) -> str:
     """What the rb figures mean, and the honest limit for sequence sums."""
     text = _(
         "rb is the exact KL of the two next-token distributions at each token's prefix: the "
-        "mean of k1 (and of k3) given that prefix. Per token it can only remove variance "
+        "mean of k1 (and of k3) given that prefix. In expectation it can only remove variance "
         "(law of total variance); here Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3}."
     ).format(k1=ratio_text(report.variance_ratio["k1"]), k3=ratio_text(report.variance_ratio["k3"]))
+    more = [k for k in ("k1", "k3") if report.variance_ratio[k] < 1]  # nan: no claim either way
+    if len(more) == 2:
+        text += " " + _("For this file rb varies **more** per token than k1 and k3.")
+    elif more:
+        text += " " + _("For this file rb varies **more** per token than {k}.").format(k=more[0])
     seq = report.sequences
     if seq is not None and seq.variance_ratio is not None:
         r1 = seq.variance_ratio["k1"]
@@ -215,50 +268,120 @@ def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, flo
     return df
 
 
-def summary_caption(has_exact: bool, weighted: bool) -> str:
-    """Under the summary table."""
-    text = (
-        _("Mean ± SE per token; the example's exact means sit beside the estimates.")
-        if has_exact
-        else _("Mean ± SE per token.")
-    )
+def summary_caption(has_exact: bool, weighted: bool, se_shown: bool = True) -> str:
+    """Under the summary table; ``se_shown`` False (too few tokens): no SE, so no word about one."""
+    if se_shown:
+        text = (
+            _("Mean ± SE per token; the example's exact means sit beside the estimates.")
+            if has_exact
+            else _("Mean ± SE per token.")
+        )
+    else:
+        text = (
+            _("Mean per token; the example's exact means sit beside the estimates.")
+            if has_exact
+            else _("Mean per token.")
+        )
     if weighted:
         text += " " + _("Weighted figures: self-normalised importance sampling.")
-    return text + " " + _(SE_CAVEAT)
+    return (text + " " + se_caveat()) if se_shown else text
 
 
 #: Why a ±SE from data alone may be too narrow (issue 11: an error bar the app cannot
-#: back says so).  The figure: k3 with q = N(0,1), p = N(3,1), N = 1000 over 300 seeds.
+#: back says so).  Its figures are :func:`kl_core.audit.statistics.se_band_coverage`'s
+#: seeded simulation, filled in by :func:`se_caveat`.
 SE_CAVEAT = N_(
     "The SE uses the sample SD: if the log-ratios have heavy tails it can be far too narrow, "
-    "and no sample shows the tail it missed (for k3 with q = N(0,1) and p = N(3,1), N = 1,000, "
-    "the ±1.96 SE band holds the true KL in only about 3 runs in 5). The Estimator Lab checks "
-    "this exactly where the distributions are known."
+    "and no sample shows the tail it missed (for {key} with q = {q} and p = {p}, N = {n:,}, "
+    "the ±{z:g} SE band held the true KL in only {share} of {runs:,} simulated runs). The "
+    "Estimator Lab checks this exactly where the distributions are known."
 )
 
 
-def histogram_caption(summary: EstimatorSummary, weighted: bool) -> str:
-    """Under one estimator's histogram of per-token values."""
-    text = _("{share:.1%} of tokens below 0; p99 {p99:.4g}.").format(
-        share=summary.neg_fraction, p99=summary.p99
-    )
-    if summary.p99 != summary.p99:  # nan: withheld, too few tokens (kl_core.audit.statistics.sample_size_check)
-        text = _("{share:.1%} of tokens below 0.").format(share=summary.neg_fraction)
-    if weighted:
-        text += " " + _("Bars count tokens as drawn (unweighted).")
-    return text
+def se_caveat() -> str:
+    """:data:`SE_CAVEAT` with the simulation's figures (computed once per process)."""
+    c = se_band_coverage()
+    return _(SE_CAVEAT).format(key=c.key, q=c.q, p=c.p, n=c.n, z=c.z, share=share(c.coverage), runs=c.runs)
 
 
-def position_rows(report: AuditReport) -> pd.DataFrame:
-    """The position buckets as numbers: tokens, and each estimator's mean and SE (rb's too if given)."""
+def drawn_share(report: AuditReport, key: str) -> float:
+    """The share of counted tokens, as drawn (unweighted), whose ``key`` value is below 0."""
+    return float(np.mean(report.values[key] < 0))
+
+
+def histogram_caption(report: AuditReport, key: str, small: SampleSizeCheck) -> str:
+    """Under one estimator's histogram of per-token values (whose bars count tokens as drawn).
+
+    With a rollout column the share below 0 and p99 are weighted to the sampler, so the caption
+    says so and gives the unweighted share of the bars beside it.
+    """
+    s = report.summaries[key]
+    args = {"share": share(s.neg_fraction), "p99": number(s.p99), "drawn": share(drawn_share(report, key))}
+    if not report.weighted:
+        text = _("{share} of tokens below 0; p99 {p99}.") if small.p99 else _("{share} of tokens below 0.")
+    elif small.p99:
+        text = _("Weighted to the sampler, {share} of tokens are below 0 and p99 is {p99}; the bars "
+                 "count tokens as drawn (unweighted), {drawn} of them below 0.")
+    else:
+        text = _("Weighted to the sampler, {share} of tokens are below 0; the bars count tokens as "
+                 "drawn (unweighted), {drawn} of them below 0.")
+    return text.format(**args)
+
+
+def mean_help(key: str, se_shown: bool) -> str:
+    """The help of an estimator's mean metric (its ± SE only when shown)."""
+    if se_shown:
+        return _("Mean of {k} over the counted tokens, and its standard error.").format(k=key)
+    return _("Mean of {k} over the counted tokens.").format(k=key)
+
+
+def _position_keys(report: AuditReport) -> tuple[str, ...]:
+    return (*ESTIMATOR_KEYS, *((RB_KEY,) if report.rb is not None else ()))
+
+
+def position_rows(report: AuditReport, se_shown: bool = True) -> pd.DataFrame:
+    """The position buckets as numbers: tokens, and each estimator's mean and SE (rb's too if given).
+
+    ``se_shown`` False (too few tokens for any SE, :meth:`AuditReport.sample_size`): no SE columns.
+    """
     rows: dict[str, list] = {
         _("positions"): [bucket_label(b) for b in report.positions],
         _("tokens"): [b.count for b in report.positions],
     }
-    for k in (*ESTIMATOR_KEYS, *((RB_KEY,) if report.rb is not None else ())):
+    for k in _position_keys(report):
         rows[_("{k} mean").format(k=k)] = [b.mean[k] for b in report.positions]
-        rows[_("{k} SE").format(k=k)] = [b.se[k] for b in report.positions]
+        if se_shown:
+            rows[_("{k} SE").format(k=k)] = [b.se[k] for b in report.positions]
     return pd.DataFrame(rows)
+
+
+def position_formats(report: AuditReport, se_shown: bool = True) -> dict[str, str]:
+    """The printf format of each number column of :func:`position_rows`: means ``%.5f``, SEs ``%.2g``."""
+    out = {}
+    for k in _position_keys(report):
+        out[_("{k} mean").format(k=k)] = "%.5f"
+        if se_shown:
+            out[_("{k} SE").format(k=k)] = "%.2g"
+    return out
+
+
+def position_buckets(report: AuditReport, se_shown: bool = True) -> tuple[PositionBucket, ...]:
+    """The buckets to chart: as the report has them, or with every SE ``nan`` (no bar) when not shown."""
+    if se_shown:
+        return report.positions
+    return tuple(PositionBucket(b.lo, b.hi, b.count, b.mean, {k: math.nan for k in b.se})
+                 for b in report.positions)
+
+
+def position_caption(se_shown: bool, weighted: bool = False) -> str:
+    """Under the chart by position: ±2 SE, or why no bar is drawn (:meth:`AuditReport.sample_size`)."""
+    if se_shown:
+        return _("Each estimator's mean per token in log2-wide position buckets, ±2 SE.")
+    if weighted:
+        return _("Each estimator's mean per token in log2-wide position buckets; too few effective "
+                 "tokens for error bars, so none are drawn.")
+    return _("Each estimator's mean per token in log2-wide position buckets; too few tokens for "
+             "error bars, so none are drawn.")
 
 
 def sequences_caption(n_sequences: int) -> str:
@@ -342,30 +465,41 @@ _K1_K3_DISAGREE = N_(
 def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bool = True) -> list[str]:
     """Two or three lines that say what the report means for this file, chosen from its numbers.
 
-    1. k1's share of negative per-token values;
+    1. k1's share of negative per-token values (weighted to the sampler, with the share as
+       drawn beside it, when a rollout column weights the tokens);
     2. k3 against the exact KL within ±2 SE (the example), or k3 against k1 (a file with no
        exact value);
     3. how many times fewer tokens rb (or, without rb, k3) needs than k1 for the same error
        bar, from the variance ratios.
 
-    ``se_shown`` False (too few tokens, :meth:`AuditReport.sample_size`): no error bars, so
-    line 2 says so and line 3 is left out.
+    No error bar, so line 2 says why and line 3 is left out, when k3's mean is infinite (an
+    overflowed ratio r), when ``se_shown`` is False (too few tokens, or too few effective tokens
+    with a rollout column: :meth:`AuditReport.sample_size`), or when the values are too large
+    for their spread to be a finite number.
     """
     k1, k3 = report.summaries["k1"], report.summaries["k3"]
     kl = direction_label(report.direction)
-    lines = []
-    if k1.neg_fraction > 0:
-        lines.append(_(
-            "**{share:.1%}** of k1's per-token values are negative: one token's k1 is no KL, only "
-            "the mean over many tokens is."
-        ).format(share=k1.neg_fraction))
-    else:
-        lines.append(_("None of k1's per-token values is negative in this file."))
+    lines = [_negative_line(report)]
     target = None if exact is None else exact.get("k3")
-    if not se_shown or not math.isfinite(k3.se):
+    if not math.isfinite(k3.mean):
+        if np.isinf(report.values["k3"]).any():
+            lines.append(_("k3's mean is infinite (a token's probability ratio r overflowed), so no "
+                           "comparison is made."))
+        else:  # every value finite, their sum not
+            lines.append(_("k3's mean is infinite (the sum of its values overflowed), so no comparison "
+                           "is made."))
+        return lines
+    if not se_shown:
+        few = (_("k3's mean is {m:.5f}; too few effective tokens for an error bar, so no comparison is made.")
+               if report.weighted
+               else _("k3's mean is {m:.5f}; too few tokens for an error bar, so no comparison is made."))
+        lines.append(few.format(m=k3.mean))
+        return lines
+    if not (math.isfinite(k3.se) and (target is not None or math.isfinite(k1.se))):
         lines.append(_(
-            "k3's mean is {m:.5f}; too few tokens for an error bar, so no comparison is made."
-        ).format(m=k3.mean))
+            "k3's mean is {m}, but the per-token values are too large for their spread to be "
+            "computed, so no comparison is made."
+        ).format(m=number(k3.mean)))
         return lines
     if target is not None:
         args = {"m": k3.mean, "bar": 2 * k3.se, "kl": kl, "e": target, "d": abs(k3.mean - target)}
@@ -386,6 +520,22 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
             "give rb, with less variance still."
         ).format(c1=_fewer_clause((k1.se / k3.se) ** 2, "k1")))
     return lines
+
+
+def _negative_line(report: AuditReport) -> str:
+    """The verdict's first line: k1's share of negative values (:func:`lab.format.share`)."""
+    weighted, drawn = report.k1.neg_fraction, drawn_share(report, "k1")
+    if report.weighted and (weighted > 0 or drawn > 0):
+        return _(
+            "Weighted to the sampler, **{share}** of k1's per-token values are negative ({drawn} of "
+            "the tokens as drawn): one token's k1 is no KL, only the mean over many tokens is."
+        ).format(share=share(weighted), drawn=share(drawn))
+    if weighted > 0:
+        return _(
+            "**{share}** of k1's per-token values are negative: one token's k1 is no KL, only "
+            "the mean over many tokens is."
+        ).format(share=share(weighted))
+    return _("None of k1's per-token values is negative in this file.")
 
 
 def verdict_rows(report: AuditReport, se_shown: bool = True) -> list[tuple[str, float, float]]:
@@ -429,10 +579,16 @@ def missing_columns(file_name: str, columns: list[str], chosen: Mapping[str, str
     ).format(name=file_name, missing="; ".join(missing), have=have)
 
 
-def verdict_chart_caption(has_exact: bool) -> str:
-    """Under the chart of the verdict."""
-    text = _("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE.")
-    if has_exact:
-        text += " " + _("The dashed line is the exact KL: a bar that crosses it matches.")
+def verdict_chart_caption(has_exact: bool, rows: list[tuple[str, float, float]]) -> str:
+    """Under the chart of the verdict, whose ``rows`` (:func:`verdict_rows`) draw a bar where the SE is finite."""
+    if any(math.isfinite(se) for _k, _m, se in rows):
+        text = _("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE.")
+        if has_exact:
+            text += " " + _("The dashed line is the exact KL: a bar that crosses it matches.")
+    else:
+        text = _("Each dot is an estimator's mean over the counted tokens; no error bar is drawn "
+                 "(the verdict above says why).")
+        if has_exact:
+            text += " " + _("The dashed line is the exact KL.")
     return text + " " + _("k2 estimates another quantity (it is biased), so it is left out here; "
                           "the report below has it.")

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from kl_core.audit import statistics as audit
+from kl_core.estimation import estimators
+from lab.format import share
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,8 +56,9 @@ def test_tables_and_captions():
         f"**x.csv:** {rep.n:,} of {rep.n_total:,} tokens (the mask drops the rest)")
     assert "self-normalised importance sampling." in notes.summary_caption(True, True)
     # an SE from data alone says it may be too narrow (issue 11)
-    assert notes.summary_caption(False, False).endswith(notes.SE_CAVEAT)
-    assert notes.histogram_caption(rep.k1, False).startswith(f"{rep.k1.neg_fraction:.1%} of tokens below 0")
+    assert notes.summary_caption(False, False).endswith(notes.se_caveat())
+    assert notes.histogram_caption(rep, "k1", rep.sample_size()).startswith(
+        f"{share(rep.k1.neg_fraction)} of tokens below 0")
     assert "200 sequences" in notes.sequences_caption(200)
     assert "bundled example" in notes.example_info(META, "example_audit.csv")
 
@@ -75,12 +78,12 @@ def test_rb_gets_the_exact_value_only_from_its_own_directions_column():
         assert own["seq_rb"] == META["exact"][f"kl_{d}_per_sequence"]
         other = next(c for k, c in META["kl_cols"].items() if k != direction)
         assert "rb" not in notes.exact_for(META, {**ROLES, "kc": other}, direction)
-        assert notes.kl_column_note(META, META["kl_cols"][direction], direction) is None
-        note = notes.kl_column_note(META, other, direction)
+        assert notes.kl_column_note(META, {**ROLES, "kc": META["kl_cols"][direction]}, direction) is None
+        note = notes.kl_column_note(META, {**ROLES, "kc": other}, direction)
         assert f"`{other}`" in note and f"choose `{META['kl_cols'][direction]}`" in note
-    assert notes.kl_column_note(META, None, "sampler-other") is None
-    assert notes.kl_column_note(None, "kl_ref_policy", "sampler-other") is None
-    assert notes.kl_column_note(META, "my_kl", "sampler-other") is None  # not the example's
+    assert notes.kl_column_note(META, ROLES, "sampler-other") is None  # no kc
+    assert notes.kl_column_note(None, {**ROLES, "kc": "kl_ref_policy"}, "sampler-other") is None
+    assert notes.kl_column_note(META, {**ROLES, "kc": "my_kl"}, "sampler-other") is None  # not the example's
 
 
 def test_rb_rows_ratios_and_caption():
@@ -245,3 +248,146 @@ def test_every_core_meaning_has_the_pages_typeset_wording_and_says_the_same():
 def test_a_meaning_of_an_unknown_estimator_is_a_key_error_not_english_text():
     with pytest.raises(KeyError):
         notes.meaning("sampler-other", "k9")
+
+
+# ------------------------------------------------------------------ audit findings (false sentences)
+
+def _audit_csv(rows, header, **cols):
+    """The auditor's input as an uploaded CSV, through the same loader the page uses."""
+    import io
+
+    buf = io.BytesIO((header + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n").encode())
+    buf.name = "audit.csv"
+    return audit.load_table(buf, *header.split(",")[:2], **cols).as_kwargs()
+
+
+def test_an_overflowed_ratio_makes_k3_infinite_not_too_few_tokens():
+    # 40 rows -1,-1 and one -800,0: r = e^800 overflows, with 41 tokens (enough for an SE)
+    rep = audit.audit(**_audit_csv([(-1, -1)] * 40 + [(-800, 0)], "lp,lq"))
+    small = rep.sample_size()
+    assert small.se and math.isinf(rep.k3.mean)
+    line = notes.verdict(rep, None, small.se)[1]
+    assert line == "k3's mean is infinite (a token's probability ratio r overflowed), so no comparison is made."
+    assert "too few" not in line
+    # r finite but too large to square: the mean is a number, its spread is not
+    big = audit.audit(**_audit_csv([(-1, -1)] * 40 + [(-700, 0)], "lp,lq"))
+    line = notes.verdict(big, None, big.sample_size().se)[1]
+    assert math.isfinite(big.k3.mean) and not math.isfinite(big.k3.se)
+    assert "too large for their spread" in line and "too few" not in line
+    # every r finite (log r = 709), but 41 values near 8e307 sum past the largest double
+    huge = audit.audit(**_audit_csv([(-709, 0)] * 41, "lp,lq"))
+    assert math.isinf(huge.k3.mean) and np.isfinite(huge.values["k3"]).all()
+    assert notes.verdict(huge, None, huge.sample_size().se)[1] == (
+        "k3's mean is infinite (the sum of its values overflowed), so no comparison is made.")
+
+
+def test_a_weighted_negative_share_is_called_weighted_beside_the_share_as_drawn():
+    # 36 rows -1,-1.2,-1 and 4 rows -1,-0.8,-5, rollout column lr: 4 of 40 values are negative
+    rep = audit.audit(**_audit_csv([(-1, -1.2, -1)] * 36 + [(-1, -0.8, -5)] * 4, "lp,lq,lr",
+                                   rollout_col="lr"))
+    assert rep.k1.neg_fraction > 0.5  # importance-weighted
+    drawn = notes.drawn_share(rep, "k1")
+    assert drawn == pytest.approx(0.1)
+    line = notes.verdict(rep, None, rep.sample_size().se)[0]
+    assert line.startswith(f"Weighted to the sampler, **{share(rep.k1.neg_fraction)}** of k1's")
+    assert f"({share(drawn)} of the tokens as drawn)" in line
+    caption = notes.histogram_caption(rep, "k1", rep.sample_size())
+    assert caption.startswith(f"Weighted to the sampler, {share(rep.k1.neg_fraction)} of tokens are below 0")
+    assert f"the bars count tokens as drawn (unweighted), {share(drawn)} of them below 0" in caption
+
+
+def test_the_rb_caption_says_in_expectation_and_when_rb_varies_more():
+    # 60 rows -1, -1-0.01*(i%3), U(0,1) with the third column as the exact-KL column
+    rng = np.random.default_rng(1)
+    rows = [(-1, -1 - 0.01 * (i % 3), float(rng.uniform(0, 1))) for i in range(60)]
+    rep = audit.audit(**_audit_csv(rows, "lp,lq,kc", kl_col="kc"))
+    assert rep.variance_ratio["k1"] < 1 and rep.variance_ratio["k3"] < 1
+    caption = notes.rb_caption(rep)
+    assert "In expectation it can only remove variance" in caption and "Per token it can only" not in caption
+    assert "For this file rb varies **more** per token than k1 and k3." in caption
+    # the example's rb column: less variance than both, so no such clause
+    assert "varies **more**" not in notes.rb_caption(example_with_rb())
+
+
+def test_the_kl_column_note_follows_the_chosen_log_prob_columns():
+    swapped = {**ROLES, "sc": "logp_ref", "oc": "logp_policy", "kc": "kl_policy_ref"}
+    # KL[other‖sampler] with sampler logp_ref, other logp_policy is KL[policy‖ref]: kl_policy_ref is right
+    assert notes.kl_column_note(META, swapped, "other-sampler") is None
+    # KL[sampler‖other] is then KL[ref‖policy]: kl_policy_ref is the wrong column
+    note = notes.kl_column_note(META, swapped, "sampler-other")
+    assert note is not None and "choose `kl_ref_policy`" in note
+    assert "KL[`logp_ref`‖`logp_policy`]" in note
+    same = notes.kl_column_note(META, {**swapped, "oc": "logp_ref"}, "sampler-other")
+    assert "which no column of the example holds" in same
+
+
+def test_too_few_tokens_withhold_the_position_buckets_se_too():
+    # 10 tokens with a position column: the note says the per-token SEs are not shown, so
+    # the position table and chart show none either
+    rep = audit.audit(**_audit_csv([(-1.0, -1.0 - 0.1 * (i % 3), i) for i in range(10)], "lp,lq,pos",
+                                   position_col="pos"))
+    small = rep.sample_size()
+    assert not small.se and "per-token SE, std, p95 and p99 are not shown" in str(small.note)
+    assert any(math.isfinite(b.se["k1"]) for b in rep.positions)  # the core still has them
+    rows = notes.position_rows(rep, small.se)
+    assert not any(c.endswith("SE") for c in rows.columns)
+    assert set(notes.position_formats(rep, small.se)) == set(rows.columns[2:])
+    assert all(math.isnan(se) for b in notes.position_buckets(rep, small.se) for se in b.se.values())
+    assert "±2 SE" not in notes.position_caption(small.se) and "too few tokens" in notes.position_caption(small.se)
+    full = example()
+    assert list(notes.position_rows(full).columns[-1:]) == ["k3 SE"]
+    assert notes.position_buckets(full) == full.positions
+
+
+def test_a_tiny_negative_share_is_not_printed_as_zero():
+    # one negative k1 in 3,000
+    rep = audit.audit(**_audit_csv([(-1.0, -1.5)] * 2999 + [(-1.5, -1.0)], "lp,lq"))
+    line = notes.verdict(rep, None)[0]
+    assert line.startswith(f"**{share(rep.k1.neg_fraction)}** of k1's") and "**0.0%**" not in line
+    assert notes.histogram_caption(rep, "k1", rep.sample_size()).startswith(share(rep.k1.neg_fraction))
+    assert share(rep.k1.neg_fraction) != "0.0%"
+
+
+def test_the_direction_help_says_what_each_direction_averages():
+    text = notes._(notes.DIRECTION_HELP)
+    assert r"$r\,k_i(-\log r)$" in text and "weights them by $r$" not in text
+    # and that is what the core computes: KL[other‖sampler]'s k_i is r·k_i(−log r)
+    logr = np.linspace(-3.0, 3.0, 13)
+    rep = audit.audit(np.zeros(13) - 5.0, logr - 5.0, direction="other-sampler")
+    for k in ("k1", "k2", "k3"):
+        assert rep.values[k] == pytest.approx(np.exp(logr) * estimators.evaluate(k, -logr), rel=1e-9, abs=1e-12)
+
+
+def test_captions_without_an_se_say_no_se_and_no_bar():
+    r = audit.audit([-1.0, -2.0, -0.5, -3.0], [-1.5, -1.0, -0.7, -2.0])
+    small = r.sample_size()
+    assert not small.se
+    for has_exact in (True, False):
+        caption = notes.summary_caption(has_exact, False, small.se)
+        assert caption.startswith("Mean per token") and "SE" not in caption
+        chart = notes.verdict_chart_caption(has_exact, notes.verdict_rows(r, small.se))
+        assert "±2 SE" not in chart and "no error bar is drawn" in chart and "a bar that crosses" not in chart
+    assert notes.mean_help("k1", small.se) == "Mean of k1 over the counted tokens."
+    full = example()
+    assert "its bar spans ±2 SE" in notes.verdict_chart_caption(True, notes.verdict_rows(full))
+    assert notes.summary_caption(False, False).startswith("Mean ± SE per token.")
+
+
+def test_too_few_effective_tokens_are_called_effective():
+    # 201 tokens, but one rollout weight dominates: ESS 1.0
+    rows = [(-1.0, -1.0 - 0.05 * (i % 5), -1.0) for i in range(200)] + [(-1.0, -1.2, -20.0)]
+    rep = audit.audit(**_audit_csv(rows, "lp,lq,lr", rollout_col="lr"))
+    small = rep.sample_size()
+    assert rep.n == 201 and rep.ess < 2 and not small.se
+    line = notes.verdict(rep, None, small.se)[1]
+    assert "too few effective tokens for an error bar" in line
+    assert "too few effective tokens" in notes.position_caption(small.se, rep.weighted)
+
+
+def test_the_se_caveat_gives_the_simulated_coverage_not_a_typed_one():
+    c = audit.se_band_coverage()
+    text = notes.se_caveat()
+    assert "3 runs in 5" not in text
+    assert f"only {share(c.coverage)} of {c.runs:,} simulated runs" in text
+    assert f"q = {c.q} and p = {c.p}, N = {c.n:,}" in text and f"±{c.z:g} SE" in text
+    assert 0.5 < c.coverage < 0.7  # the auditor measured 0.58 (300 seeds) and 0.60 (3,000)
