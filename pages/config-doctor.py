@@ -68,7 +68,7 @@ with paste_tab:
     )
 with upload_tab:
     uploaded = st.file_uploader(
-        _("A launch script, YAML, JSON or Python file (at most 256 KiB)"), key="cfg_upload",
+        notes.upload_label(), key="cfg_upload",
         help=_("An upload takes the place of the text box."),
         max_upload_size=-(-doctor_parse.MAX_BYTES // 2**20),  # MB, rounded up: the doctor's own limit words the rest
     )
@@ -80,7 +80,7 @@ else:
     name = notes.EXAMPLES[example].file or None
     if example == "own" or text != notes.example_text(example):
         st.caption(_(":material/link_off: Your own text stays in this browser session: a link only carries "
-                     "the example and the library, never what you paste."))
+                     "the example, the library and the release, never what you paste."))
 if not str(data).strip():
     st.info(_("Paste a launch script or config above, or upload a file."), icon=":material/touch_app:")
     st.stop()
@@ -88,16 +88,15 @@ try:
     d = cache.diagnose(data, None if library == "auto" else library, name, None if release == "auto" else release)
 except UnreadableInput as exc:
     ui.fail(_("**The doctor can't read this.** {why}").format(why=notes.error_text(exc)))
-except ValueError:  # a release of another library than the text's
-    ui.fail(_("**{release} is not a release of this text's library.** Choose Infer, Latest or one of its "
-              "releases.").format(release=notes.RELEASES[release]))
+except ValueError as exc:  # a release of another library or trainer than the text's
+    ui.fail(notes.release_error(release, exc))
 
 # ------------------------------------------------------------ the verdict, in one screen
 st.header(notes.headline(d))
 with ui.card("verdict"):
     st.markdown("  \n".join(notes.summary_lines(d)))
     for fix, codes in notes.fix_groups(d):
-        st.markdown(notes.fix_heading(codes))
+        st.markdown(notes.fix_heading(codes, d))
         st.code(fix, language=notes.fix_language(d), wrap_lines=True)
         st.caption(notes.fix_group_cost(d, fix))
 st.markdown(notes.read_line(d))
@@ -123,7 +122,7 @@ for i, u in enumerate(d.kl_uses):
         ui.chart(pull_chart(cache.pull_curve(u.entry.library, u.option, u.where), estimator_key=u.estimator,
                             option_label="{o} ({w})".format(o=u.option, w=u.where)),
                  name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
-        st.caption(notes.caveat(u))
+        st.caption(notes.caveat(u, d))
         st.page_link(approx.path, icon=":material/table_rows:", query_params=notes.crosswalk_query(u),
                       label=_("This option in the crosswalk: {row}").format(row=u.crosswalk_name))
         if (grad_query := notes.gradients_query(u)) is not None:
@@ -139,11 +138,10 @@ for i, u in enumerate(d.kl_uses):
 # ------------------------------------------------------------ what to change
 st.header(_("Warnings") if d.warnings else _("No warnings"))
 if not d.warnings:
-    st.success(_("Nothing to change: every KL term has the reverse-KL gradient, on- and off-policy."),
-               icon=":material/check_circle:")
+    st.success(notes.no_warnings_text(d), icon=":material/check_circle:")
 for i, w in enumerate(d.warnings):
     with ui.card(f"warning-{i}"):
-        st.markdown(":material/warning: " + notes.warning_title(w))
+        st.markdown(":material/warning: " + notes.warning_title(w, d))
         if w.fix:
             st.markdown(_("**Change** (checked: the doctor finds the warning gone with it)"))
             st.code(w.fix, language=notes.fix_language(d), wrap_lines=True)

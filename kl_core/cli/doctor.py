@@ -162,7 +162,9 @@ def card_lines(d: Any) -> list[str]:
         grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
         out += _wrap(f"gradient     {grad}", "  ", 13)
         if u.gradient_target_off_policy is not None:
-            out += _wrap(f"off-policy   {u.gradient_target_off_policy} in later optimizer steps on the same batch", "  ", 13)
+            when = ("in every optimizer step (the tokens come from an older policy)" if d.off_policy_every_step
+                    else "in later optimizer steps on the same batch")
+            out += _wrap(f"off-policy   {u.gradient_target_off_policy} {when}", "  ", 13)
         if u.aggregation is not None:
             how = u.aggregation.name
             if u.aggregation_setting:

@@ -86,10 +86,12 @@ __all__ = [
     "UnknownKey",
     "UnreadableInput",
     "PULL_T_MAX",
+    "REJECTIONS",
     "clamp_bite",
     "clamp_sides",
     "diagnose",
     "gradient_targets",
+    "lacking_settings",
     "other_release_words",
     "pull_curve",
     "render_changes",
@@ -123,7 +125,8 @@ WARNING_CODES: dict[str, str] = {
     "MIXED_GRAD": "a KL term whose gradient is neither KL's",
     "KL_TWICE": "a KL term in the reward and another in the loss",
     "CLAMP_HIDES_DRIFT": "a clamp that zeroes or caps the penalty where single tokens drift by less than CLAMP_WARN_RATIO",
-    "OFF_POLICY_UNCORRECTED": "later optimizer steps train on samples of an older policy, and the KL gradient is then biased",
+    "OFF_POLICY_UNCORRECTED": "optimizer steps train on samples of an older policy (the later steps on each batch, or "
+                              "every step), and the KL gradient is then biased",
     "NEGATIVE_COEF": "a negative KL coefficient, which rewards drifting away",
     "UNKNOWN_OPTION": "a KL option the release does not have",
     "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
@@ -161,11 +164,19 @@ class DoctorWarning:
     fix : str or None
         The change, written as the input writes settings (``kl_loss_type=k3+``,
         ``--algo.kl.unbiased_gradient``, ``use_bias_correction_kl: true``);
-        None when no setting of the library removes it.
+        None when the doctor keeps none of the changes it tried (``tried``
+        says why each was rejected).
     changes : tuple of (str, Any)
         The same change as ``(setting, value)`` pairs.
     kl_use : int or None
         Index of the :class:`KLUse` it is about.
+    tried : tuple of (str, str, tuple of str)
+        When ``fix`` is None: each change the doctor diagnosed and rejected, as
+        ``(change, why, raised)``: the change written as ``fix`` would be, a key
+        of :data:`REJECTIONS`, and for ``"raises"`` the codes it raised.
+    needs : tuple of str
+        When ``fix`` is None: settings of the doctor's other changes that the
+        release does not have (:attr:`Profile.unavailable`), so they were not tried.
     """
 
     code: str
@@ -173,6 +184,8 @@ class DoctorWarning:
     fix: str | None = None
     changes: tuple[tuple[str, Any], ...] = ()
     kl_use: int | None = None
+    tried: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    needs: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -199,8 +212,9 @@ class KLUse:
     gradient_target : str
         The expected gradient on-policy, one of :data:`GRADIENT_WORDS`.
     gradient_target_off_policy : str or None
-        The same in the later optimizer steps of an off-policy config; None when
-        every step is on-policy.
+        The same in the off-policy optimizer steps of an off-policy config (the
+        later steps on each batch, or every step: :attr:`Diagnosis.off_policy_every_step`);
+        None when every step is on-policy.
     aggregation : AggregationMode or None
         How the per-token values are reduced (None for a value the release
         does not define).
@@ -305,7 +319,7 @@ class Diagnosis:
     warnings : tuple of DoctorWarning
     unrecognised : tuple of UnknownKey
     off_policy : tuple of str
-        Why later optimizer steps are off-policy (empty if they are not).
+        Why optimizer steps are off-policy (empty if they are not).
     settings : dict
         The value the doctor used for every setting it reads.
     given : tuple of str
@@ -320,6 +334,9 @@ class Diagnosis:
         not say which it was written for and that era's KL differs.
     changed : str
         What changed between the releases, when ``also`` is not empty.
+    off_policy_every_step : bool
+        Whether the first optimizer step on each batch is off-policy too
+        (:attr:`kl_core.doctor.profiles.OffPolicyRule.every_step`), not only the later ones.
     """
 
     profile: Profile
@@ -335,6 +352,7 @@ class Diagnosis:
     release_why: str = ""
     also: tuple[OtherRelease, ...] = ()
     changed: str = ""
+    off_policy_every_step: bool = False
 
     @property
     def library(self) -> str:
@@ -852,6 +870,7 @@ class _State:
     warnings: list[DoctorWarning] = field(default_factory=list)
     placements: list[Placement | None] = field(default_factory=list)  # the placement of each warning
     off: list[str] = field(default_factory=list)
+    every_step: bool = False  # the first optimizer step on each batch is off-policy too
 
 
 def _bare(prof: Profile, key: str) -> str:
@@ -897,6 +916,16 @@ def _cap(text: str) -> str:
     if isinstance(text, Message) and text.template in _CAPITALS:
         return marked_message(_CAPITALS[text.template], **text.params)
     return text[:1].upper() + text[1:] if text.startswith(("the ", "each ", "one ")) else text
+
+
+def _say_switch(prof: Profile, key: str, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> str:
+    """A switch and its value; for a setting an older era did not have, the setting its value was read from."""
+    said = _say(prof, key, values.get(key), kind)
+    rule = prof.derived.get(key)
+    if rule is None or key in given:
+        return said
+    other = rule.removeprefix("not ")
+    return Message("{said}, read from {other}", said=said, other=_say(prof, other, values.get(other), kind))
 
 
 def _where_words(pl: Placement) -> Message:
@@ -966,6 +995,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
     st.off = [Message("{why}: {setting}{rhs}", why=r.why, setting=_say(prof, r.when[0], values.get(r.when[0]), kind),
                       rhs=_rhs_words(r.when[1], values))
               for r in off_rules]
+    st.every_step = any(r.every_step for r in off_rules)
     live_keys: set[str] = set()
     dead: list[tuple[Placement, str]] = []
     for pl in prof.placements:
@@ -976,7 +1006,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
             live_keys.update(pl.settings)
         if not on:
             dead.append((pl, Message("the KL {where} is off ({settings})", where=_where_words(pl),
-                                     settings=", ".join(_say(prof, k, values.get(k), kind) for k, _ in pl.switch))))
+                                     settings=joined(", ", (_say_switch(prof, k, values, given, kind)
+                                                            for k, _ in pl.switch)))))
             continue
         if not live:
             said = _say(prof, pl.coef, coef, kind)
@@ -1067,6 +1098,8 @@ def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any]
     agg_value = values.get(pl.aggregation.setting) if pl.aggregation.setting else None
     alts = []
     for a in pl.entries:
+        if not _selectable(prof, a):
+            continue  # an option of a later release: the era cannot select it
         a_on, a_off = gradient_targets(a)
         alts.append((a.option, a.estimator, a_on, a_off if off else None))
     written = values.get(pl.option) if pl.option else None
@@ -1089,6 +1122,38 @@ def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any]
         defaults_used=tuple(k for k in pl.settings if k not in given),
         alternatives=tuple(alts),
     )
+
+
+def lacking_settings(prof: Profile, entry: CrosswalkEntry) -> tuple[str, ...]:
+    """The settings an entry's row depends on that the profile's release does not have.
+
+    An older era lacks some of today's settings (:attr:`Profile.unavailable`, less
+    those it derives from another one, :attr:`Profile.derived`): OpenRLHF's
+    ``--algo.kl.unbiased_gradient`` before 0.10.2, TRL's ``use_bias_correction_kl``
+    before 0.26.  Empty for the current release.
+
+    Parameters
+    ----------
+    prof : Profile
+    entry : CrosswalkEntry
+
+    Returns
+    -------
+    tuple of str
+        The settings, as the profile writes them (without its prefix).
+    """
+    keys = (_bare(prof, k) for k, _ in entry.config)
+    return tuple(k for k in dict.fromkeys(keys) if k in prof.unavailable and k not in prof.derived)
+
+
+def _selectable(prof: Profile, entry: CrosswalkEntry) -> bool:
+    """Whether the release can select the entry's row: what it needs of a setting the release lacks is that
+    setting's default there (``--algo.kl.unbiased_gradient`` not set, ``use_bias_correction_kl=False``)."""
+    lacking = lacking_settings(prof, entry)
+    if not lacking:
+        return True
+    defaults = {k: spec.default for k, spec in prof.keys.items()}
+    return all(holds(c, defaults.get(_bare(prof, k)), defaults) for k, c in entry.config if _bare(prof, k) in lacking)
 
 
 def _float(value: Any) -> float | None:
@@ -1131,11 +1196,16 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     if u.gradient_target_off_policy not in (None, "reverse_kl"):
         why = joined("; ", st.off)
         target = u.gradient_target_off_policy
-        _warn(st, pl, "OFF_POLICY_UNCORRECTED",
-              Message("Training is off-policy after the first optimizer step on each batch ({why}). In those steps "
-                      "the tokens come from π_old, and {name} has a {target} expected gradient instead of "
-                      "∇KL[π_θ‖π_ref].", why=why, name=name,
-                      target=marked_message(_TARGETS[target]) if target in _TARGETS else target), use=i)
+        target = marked_message(_TARGETS[target]) if target in _TARGETS else target
+        if st.every_step:
+            text = Message("Training is off-policy from the first optimizer step on each batch ({why}). In every "
+                           "step the tokens come from π_old, and {name} has a {target} expected gradient instead of "
+                           "∇KL[π_θ‖π_ref].", why=why, name=name, target=target)
+        else:
+            text = Message("Training is off-policy after the first optimizer step on each batch ({why}). In those "
+                           "steps the tokens come from π_old, and {name} has a {target} expected gradient instead of "
+                           "∇KL[π_θ‖π_ref].", why=why, name=name, target=target)
+        _warn(st, pl, "OFF_POLICY_UNCORRECTED", text, use=i)
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
         _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e), use=i)
@@ -1183,6 +1253,18 @@ def _spelling(e: CrosswalkEntry, written: str | None) -> str:
     return max(e.names, key=lambda n: (_common(n, written), -len(n)))
 
 
+def _selected_by(prof: Profile, pl: Placement, e: CrosswalkEntry, value: str, values: dict[str, Any]) -> bool:
+    """Whether writing ``value`` in the placement's option setting is what the entry's row asks of that setting.
+
+    OpenRLHF's ``k3+unbiased_gradient`` row asks ``--algo.kl.estimator k3`` and ``--algo.kl.unbiased_gradient``:
+    ``--algo.kl.estimator k3+unbiased_gradient`` is no value of that flag.
+    """
+    for key, cond in e.config:
+        if _bare(prof, key) == pl.option:
+            return holds(cond, value, values, e.names if cond == e.option else ())
+    return True
+
+
 def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tuple[tuple[str, Any], ...]]:
     prof, values = st.profile, st.values
     out: list[tuple[tuple[str, Any], ...]] = []
@@ -1198,7 +1280,9 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
             same = [e for e in pl.entries if e.estimator == u.estimator and e is not u.entry]
             rest = [e for e in pl.entries if e.estimator != u.estimator]
             for e in same + rest:
-                out.append(((pl.option, _spelling(e, u.written)),))
+                spelled = _spelling(e, u.written)
+                if _selected_by(prof, pl, e, spelled, values):  # not a row that needs another setting too
+                    out.append(((pl.option, spelled),))
         rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
         if rules:
             out.append(tuple((r.fix[0], val(r.fix[0], r.fix[1])) for r in rules))
@@ -1236,37 +1320,61 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
     return out
 
 
-def _accepts(before: _State, after: _State, w: DoctorWarning, pl: Placement | None) -> bool:
-    """Whether a changed config is free of ``w`` without new trouble."""
-    new = {x.code for x in after.warnings} - {x.code for x in before.warnings}
+#: Why the doctor rejected a change it tried (:attr:`DoctorWarning.tried`).
+REJECTIONS: dict[str, str] = {
+    "stays": "the warning is still there",
+    "raises": "the warning is gone, but the change raises warnings the config did not have",
+    "no_term": "the warning is gone, but no KL term acts where it did",
+    "no_reverse_kl": "the warning is gone, but no KL term with the reverse-KL gradient is switched on",
+}
+
+
+def _rejection(before: _State, after: _State, w: DoctorWarning,
+               pl: Placement | None) -> tuple[str, tuple[str, ...]] | None:
+    """Why a changed config does not fix ``w`` (a key of :data:`REJECTIONS`, and the new warning codes), or None."""
+    new = tuple(dict.fromkeys(x.code for x in after.warnings if x.code not in {y.code for y in before.warnings}))
     here = [u for u in after.uses if pl is None or _placement_of(after.profile, u) is pl]
     if any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True)):
-        return False
+        return "stays", ()
     if w.code in ("KL_SETTING_UNUSED", "UNKNOWN_OPTION"):
-        return bool(here)  # the term now exists; what it does is the next diagnosis's business
+        return None if here else ("no_term", ())  # the term now exists; what it does is the next diagnosis's business
     if w.code == "KL_OFF":
         # Turning a KL term on may expose the config's off-policy steps: that has its own warning and fix.
-        return not (new - {"OFF_POLICY_UNCORRECTED"}) and any(u.gradient_target == "reverse_kl" for u in here)
+        raised = tuple(c for c in new if c != "OFF_POLICY_UNCORRECTED")
+        if raised:
+            return "raises", raised
+        return None if any(u.gradient_target == "reverse_kl" for u in here) else ("no_reverse_kl", ())
     if new:
-        return False
-    return bool(here) if w.code in _GRAD_CODES else True
+        return "raises", new
+    return ("no_term", ()) if w.code in _GRAD_CODES and not here else None
 
 
 def _with_fixes(st: _State) -> list[DoctorWarning]:
     out = []
     for w, pl in zip(st.warnings, st.placements, strict=True):
         found: tuple[tuple[str, Any], ...] = ()
+        tried: list[tuple[str, str, tuple[str, ...]]] = []
+        needs: list[str] = []
         for changes in _candidates(st, w, pl):
             changes = tuple((k, v) for k, v in changes if not _same(st.values.get(k), v))
-            if not changes or any(k in st.profile.unavailable for k, _ in changes):
-                continue  # nothing to change, or a setting the era did not have
+            if not changes:
+                continue  # nothing to change
+            missing = [k for k, _ in changes if k in st.profile.unavailable]
+            if missing:  # a setting the era did not have
+                needs += [st.profile.spelling.get(k, k) for k in missing]
+                continue
             values = {**st.values, **dict(changes)}
             given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
-            if _accepts(st, _analyse(st.profile, values, given, st.kind), w, pl):
+            rejected = _rejection(st, _analyse(st.profile, values, given, st.kind), w, pl)
+            if rejected is None:
                 found = changes
                 break
-        fix = render_changes(st.profile, st.kind, found) if found else None
-        out.append(DoctorWarning(w.code, w.message, fix, found, w.kl_use))
+            tried.append((render_changes(st.profile, st.kind, changes), *rejected))
+        if found:
+            out.append(DoctorWarning(w.code, w.message, render_changes(st.profile, st.kind, found), found, w.kl_use))
+        else:
+            out.append(DoctorWarning(w.code, w.message, None, (), w.kl_use, tuple(dict.fromkeys(tried)),
+                                     tuple(dict.fromkeys(needs))))
     return out
 
 
@@ -1466,7 +1574,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     values = {k: spec.default for k, spec in p.keys.items()}
     given: dict[str, RawSetting] = {}
     unknown: dict[str, str | None] = {}
-    known = list(p.keys)
+    known = [k for k in p.keys if k not in p.unavailable]
     for s in raw:
         if era is not None:
             key, value = translate(era, s.key, s.value)
@@ -1480,7 +1588,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
             notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
                                  key=s.key, value=s.text, group=group, why=p.group_note))
             continue
-        if not _known(p, s.key, s.op):
+        if not _known(p, s.key, s.op) or s.key in p.unavailable:  # an era does not read a later release's setting
             if s.key not in unknown:
                 if s.key in renamed and renamed[s.key] in p.keys:
                     unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
@@ -1502,12 +1610,14 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
                                  "{other} was False, which the card reads as {key}={value}",
                                  key=key, lib=p.library, label=p.release, other=rule.removeprefix("not "),
                                  value=_hydra(value)))
-    if era is not None and p.syntax == "dataclass" and unknown:
-        # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown
+    unchecked = [k for k in unknown if k not in p.unavailable]
+    if era is not None and p.syntax == "dataclass" and unchecked:
+        # the era's keys file holds the config class's own fields only: the rest is not checked, not unknown;
+        # a later release's setting the era is known not to have stays unknown
         notes.append(Message("{lib} {label}: the doctor has this era's {trainer} config fields only, so other "
                              "keys ({keys}) are not checked against it", lib=p.library, label=p.release,
-                             trainer=p.trainer, keys=", ".join(list(unknown)[:4]) + (" …" if len(unknown) > 4 else "")))
-        unknown = {}
+                             trainer=p.trainer, keys=", ".join(unchecked[:4]) + (" …" if len(unchecked) > 4 else "")))
+        unknown = {k: v for k, v in unknown.items() if k in p.unavailable}
     notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
@@ -1520,6 +1630,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
         warnings=tuple(_with_fixes(st)),
         unrecognised=tuple(UnknownKey(k, v) for k, v in unknown.items()),
         off_policy=tuple(st.off),
+        off_policy_every_step=st.every_step,
         settings={k: values.get(k) for k in p.relevant},
         given=tuple(k for k in p.relevant if k in given),
         notes=tuple(dict.fromkeys([*parsed.notes, *notes])),

@@ -224,6 +224,17 @@ class OffPolicyRule:
     why: str
     source: str
 
+    @property
+    def every_step(self) -> bool:
+        """Whether the first optimizer step on each batch is off-policy too.
+
+        A rule whose condition is a switch (``set``, ``True``: asynchronous
+        generation, the batch sampled by weights one update old) makes every
+        step off-policy; one that counts passes or splits (``> 1``,
+        ``< data.train_batch_size``) leaves the first step on each batch on-policy.
+        """
+        return self.when[1].strip() in ("set", "True")
+
 
 @dataclass(frozen=True)
 class Caution:
@@ -277,7 +288,11 @@ class Profile:
         Today's setting → as an older era spelled it (:func:`kl_core.doctor.releases.era_profile`); empty
         for the current release.
     unavailable : frozenset of str
-        Today's settings an older era did not have: no fix may change them.
+        Today's settings an older era did not have: no fix may change them, and a
+        config that writes one is told the era does not know it.
+    derived : dict
+        Today's setting → the rule an older era followed instead (``"not KEY"``,
+        :func:`kl_core.doctor.releases.derive`); empty for the current release.
     groups : tuple of str
         Hydra config groups (``model_engine``, ``actor``, …): an override of one
         (``model_engine=megatron``, ``actor@actor_rollout_ref.actor=…``) chooses a config file, not a setting.
@@ -301,6 +316,7 @@ class Profile:
     uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
     spelling: dict[str, str] = field(default_factory=dict)
     unavailable: frozenset[str] = frozenset()
+    derived: dict[str, str] = field(default_factory=dict)
     groups: tuple[str, ...] = ()
     group_note: str = ""
 

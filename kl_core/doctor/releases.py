@@ -36,13 +36,29 @@ from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
 from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
-__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "era_profile", "eras", "eras_for",
-           "extract_messages", "infer"]
+__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "ReleaseMismatch", "era_profile", "eras",
+           "eras_for", "extract_messages", "infer"]
 
 PROSE_FIELDS = ("changed", "note")
 """The fields of an era the user reads as sentences (translated in the app)."""
 
 ERAS_FILE = Path(__file__).with_name("releases.toml")
+
+
+class ReleaseMismatch(ValueError):
+    """A release named for a text that is not one of its trainer's: another library's, or another trainer's.
+
+    Attributes
+    ----------
+    release : str
+        The release as it was named.
+    library, trainer : str
+        The text's library and trainer (its profile's).
+    """
+
+    def __init__(self, text: str, release: str, library: str, trainer: str) -> None:
+        super().__init__(text)
+        self.release, self.library, self.trainer = release, library, trainer
 
 
 @dataclass(frozen=True)
@@ -204,7 +220,7 @@ def era_profile(prof: Profile, era: Era) -> Profile:
         targets = set(era.renamed.values()) | {k for _, k, _ in era.rewrites}
         unavailable |= {k for k in prof.keys if k not in era.keys and k not in targets}
     return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),
-                               spelling={new: old for old, new in era.renames})
+                               spelling={new: old for old, new in era.renames}, derived=dict(era.derive))
 
 
 def translate(era: Era, key: str, value: Any) -> tuple[str, Any]:
@@ -312,8 +328,8 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
 
     Raises
     ------
-    ValueError
-        If ``release`` names neither the current release nor an era of this profile.
+    ReleaseMismatch
+        A ``ValueError``: if ``release`` names neither the current release nor an era of this profile.
     """
     candidates = eras_for(prof)
     if release is not None:
@@ -324,7 +340,8 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
             if r in (e.id, e.label) or r.lower() == e.id.lower():
                 return Inference(e, True, Message("the release was given: {lib} {rel}", lib=prof.library, rel=e.label))
         have = ["latest", prof.release, *(e.id for e in candidates)]
-        raise ValueError(f"release must be one of {have} for {prof.library} {prof.trainer}, got {release!r}")
+        raise ReleaseMismatch(f"release must be one of {have} for {prof.library} {prof.trainer}, got {release!r}",
+                              release, prof.library, prof.trainer)
     pairs = [(_bare(k), v) for k, v in settings]
     keys = [k for k, _ in pairs]
     for e in candidates:

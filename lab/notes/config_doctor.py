@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from i18n import N_, _, message, pgettext
+from i18n import N_, _, message, ngettext, pgettext
 from kl_core.doctor.diagnosis import (
     GRADIENT_WORDS,
     PULL_T_MAX,
@@ -23,10 +23,11 @@ from kl_core.doctor.diagnosis import (
     DoctorWarning,
     KLUse,
     clamp_sides,
+    lacking_settings,
     other_release_words,
     render_changes,
 )
-from kl_core.doctor.parse import UnreadableInput
+from kl_core.doctor.parse import MAX_BYTES, UnreadableInput
 from kl_core.doctor.releases import eras
 from kl_core.validation import Message
 
@@ -56,7 +57,10 @@ __all__ = [
     "fix_groups",
     "headline",
     "no_fix_text",
+    "no_warnings_text",
     "pull_caption",
+    "release_error",
+    "upload_label",
     "read_line",
     "settings_frame",
     "summary_lines",
@@ -175,6 +179,34 @@ def example_text(key: str) -> str:
     return (ROOT / "data" / "doctor_examples" / ex.file).read_text(encoding="utf-8") if ex.file else ""
 
 
+def upload_label() -> str:
+    """The upload's label, with the doctor's own size limit (:data:`kl_core.doctor.parse.MAX_BYTES`)."""
+    return _("A launch script, YAML, JSON or Python file (at most {size} KiB)").format(size=MAX_BYTES // 1024)
+
+
+def release_error(release: str, exc: ValueError) -> str:
+    """Why the release chosen under **Release** does not fit the text, and what to choose instead.
+
+    ``release`` is a key of :data:`RELEASES`; ``exc`` the doctor's error, a
+    :class:`kl_core.doctor.releases.ReleaseMismatch` naming the text's library and trainer.
+    """
+    label = RELEASES.get(release, release)
+    era = next((e for e in eras() if e.id == release), None)
+    lib, trainer = getattr(exc, "library", None), getattr(exc, "trainer", None)
+    if era is None or lib is None:
+        return _("**The doctor cannot read this text as {release}.** Choose Infer or Latest.").format(release=label)
+    if era.library != lib:
+        head = _("**{release} is not a release of {lib}, this text's library.**").format(release=label, lib=lib)
+    else:
+        head = _("**{release} covers {lib}'s `{era_trainer}` trainer, and this text is for its `{trainer}` "
+                 "trainer.**").format(release=label, lib=lib, era_trainer=era.trainer, trainer=trainer)
+    own = [RELEASES[e.id] for e in eras() if e.library == lib and e.trainer == trainer]
+    if not own:
+        return head + " " + _("Choose Infer or Latest.")
+    return head + " " + ngettext("Choose Infer, Latest or {releases}.", "Choose Infer, Latest or one of {releases}.",
+                                 len(own)).format(releases=_(", ").join(own))
+
+
 def headline(d: Diagnosis) -> str:
     """One line over the card: the release, and how many KL terms where."""
     where = _(", ").join(_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses)
@@ -205,6 +237,11 @@ def use_title(d: Diagnosis, u: KLUse) -> str:
     """The heading of one KL term's card."""
     if u.setting:
         option = render_changes(d.profile, d.kind, ((u.setting, u.written),))
+    elif lacking := lacking_settings(d.profile, u.entry):  # an older release: name only the settings it has
+        prefix = d.profile.prefix
+        option = " with ".join(  # i18n: ok (code: the settings, as the crosswalk's setting column writes them)
+            "{key}{cond}".format(key=k, cond=" " + c if c[:1] and c[:1] in "<>!=" else "=" + c)
+            for k, c in u.entry.config if k.removeprefix(prefix) not in lacking)
     else:
         option = u.entry.setting
     text = _("In the reward: `{option}` → {est}") if u.where == "reward" else _("In the loss: `{option}` → {est}")
@@ -225,8 +262,10 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
             badge=badge(u.gradient_target), words=gradient_words(u.gradient_target)),
     ]
     if u.gradient_target_off_policy is not None:
-        facts.append(_("**In later optimizer steps on the same batch** {badge} {words}").format(
-            badge=badge(u.gradient_target_off_policy), words=gradient_words(u.gradient_target_off_policy)))
+        text = (_("**In every optimizer step, on tokens from an older policy** {badge} {words}")
+                if d.off_policy_every_step else _("**In later optimizer steps on the same batch** {badge} {words}"))
+        facts.append(text.format(badge=badge(u.gradient_target_off_policy),
+                                 words=gradient_words(u.gradient_target_off_policy)))
     if u.aggregation is not None:
         how = message(u.aggregation.name)
         if u.aggregation_setting:
@@ -297,20 +336,30 @@ WARNING_TITLES: dict[str, str] = {
 }
 
 
-def plain_title(code: str) -> str:
-    """A warning code in plain words, in the run's language (the code itself for a code not in the table)."""
+#: The title of ``OFF_POLICY_UNCORRECTED`` when every optimizer step is off-policy, the first on each batch too
+#: (:attr:`kl_core.doctor.diagnosis.Diagnosis.off_policy_every_step`): there are no "later steps" to blame.
+EVERY_STEP_TITLE = N_("Off-policy steps bias the KL gradient")
+
+
+def plain_title(code: str, d: Diagnosis | None = None) -> str:
+    """A warning code in plain words, in the run's language (the code itself for a code not in the table).
+
+    With the diagnosis ``d``, the off-policy title follows which steps are off-policy.
+    """
+    if code == "OFF_POLICY_UNCORRECTED" and d is not None and d.off_policy_every_step:
+        return _(EVERY_STEP_TITLE)
     return _(WARNING_TITLES[code]) if code in WARNING_TITLES else code
 
 
-def warning_title(w: DoctorWarning) -> str:
+def warning_title(w: DoctorWarning, d: Diagnosis | None = None) -> str:
     """The first lines of a warning box: its title in plain words, the code small beside it, then the core's text."""
     return "**{title}** :small[`{code}`]  \n{message}".format(
-        title=plain_title(w.code), code=w.code, message=typeset(message(w.message)))
+        title=plain_title(w.code, d), code=w.code, message=typeset(message(w.message)))
 
 
-def fix_heading(codes: list[str]) -> str:
+def fix_heading(codes: list[str], d: Diagnosis | None = None) -> str:
     """The line over a fix in the verdict card: what it removes, in plain words."""
-    return _("**Change** · removes: {what}").format(what=_("; ").join(plain_title(c)
+    return _("**Change** · removes: {what}").format(what=_("; ").join(plain_title(c, d)
                                                                       for c in codes))
 
 
@@ -456,9 +505,24 @@ def stacked(latex: str) -> str:
     return r"\begin{gathered}" + r" \\ ".join(pieces) + r"\end{gathered}"
 
 
-def caveat(u: KLUse) -> str:
-    """The crosswalk's caveat of a KL term's option, in the run's language, typeset."""
-    return typeset(message(u.entry.caveat))
+def caveat(u: KLUse, d: Diagnosis | None = None) -> str:
+    """The crosswalk's caveat of a KL term's option, in the run's language, typeset.
+
+    With the diagnosis ``d`` of an older release: when the caveat names a setting that release does not have
+    (TRL's ``use_bias_correction_kl`` before 0.26), a sentence says what it says of it holds for later releases.
+    """
+    text = typeset(message(u.entry.caveat))
+    if d is None:
+        return text
+    named = [k for k in lacking_settings(d.profile, u.entry)
+             if re.search(r"(?<![\w.\-])" + re.escape(k) + r"(?![\w\-])", str(u.entry.caveat))]
+    if named:
+        text += " " + ngettext("{keys} is not a setting of {lib} {rel}: what this says of it holds for later "
+                               "releases only.",
+                               "{keys} are not settings of {lib} {rel}: what this says of them holds for later "
+                               "releases only.", len(named)).format(
+            keys=_(", ").join("`{k}`".format(k=k) for k in named), lib=d.library, rel=d.release)
+    return text
 
 
 def note_text(note: str) -> str:
@@ -507,7 +571,8 @@ def summary_lines(d: Diagnosis) -> list[str]:
         line = text.format(option=option, est="" if option == u.estimator else " ({e})".format(e=u.estimator),
                            kl=typeset(message(u.entry.direction)), badge=badge(u.gradient_target))
         if u.gradient_target_off_policy is not None:
-            line += " · " + _("in later steps {badge}").format(badge=badge(u.gradient_target_off_policy))
+            later = _("off-policy in every step {badge}") if d.off_policy_every_step else _("in later steps {badge}")
+            line += " · " + later.format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)
     return lines or [_("**No KL term**: nothing ties the policy to its reference model.")]
 
@@ -526,13 +591,56 @@ def fix_group_cost(d: Diagnosis, fix: str) -> str:
     return " ".join(dict.fromkeys(fix_cost(d, w) for w in d.warnings if w.fix == fix))
 
 
+#: Why the doctor did not keep a change it tried, one clause per key of ``kl_core.doctor.diagnosis.REJECTIONS``
+#: ("raises" is worded in :func:`no_fix_text`, by how many warnings the change raises).
+_TRIED = {
+    "stays": N_("`{change}` leaves it in place"),
+    "no_term": N_("`{change}` removes it but leaves no KL term where it was"),
+    "no_reverse_kl": N_("`{change}` switches on no KL term with the reverse-KL gradient"),
+}
+
+
 def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:
     """What to do about a warning no setting removes."""
     if w.code == "NOT_LITERAL":
         return _("Write the value itself where the config sets it, and the doctor can check it.")
     if w.code == "LEGACY_TRAINER":
         return _("Move to a trainer {lib} still ships; the card above describes the old one.").format(lib=d.library)
-    return _("No setting of {lib} {rel} removes this one.").format(lib=d.library, rel=d.release)
+    parts = []
+    if w.tried:  # what the doctor diagnosed and rejected, and why (kl_core.doctor.diagnosis._rejection)
+        items = []
+        for change, why, raised in w.tried:
+            text = (ngettext("`{change}` removes it but raises {n} other warning ({titles})",
+                             "`{change}` removes it but raises {n} other warnings ({titles})", len(raised))
+                    if why == "raises" else _(_TRIED[why]))
+            items.append(text.format(change=change.replace("\n", ", "), n=len(raised),
+                                     titles=_("; ").join(plain_title(c, d) for c in raised)))
+        parts.append(ngettext("The doctor tried {n} change and did not keep it: {items}.",
+                              "The doctor tried {n} changes and kept none: {items}.",
+                              len(items)).format(n=len(items), items=_("; ").join(items)))
+    if w.needs:  # changes the release cannot make
+        keys = _(", ").join("`{k}`".format(k=k) for k in w.needs)
+        parts.append(ngettext("The doctor did not try the changes that set {keys}: {lib} {rel} does not have that "
+                              "setting.",
+                              "The doctor did not try the changes that set {keys}: {lib} {rel} does not have those "
+                              "settings.", len(w.needs)).format(keys=keys, lib=d.library, rel=d.release))
+    if not parts:
+        parts.append(_("The doctor has no change to try for this warning in {lib} {rel}.").format(
+            lib=d.library, rel=d.release))
+    return " ".join(parts)
+
+
+def no_warnings_text(d: Diagnosis) -> str:
+    """The verdict when the doctor finds nothing to warn about: every KL term has the reverse-KL gradient.
+
+    A config without warnings has a KL term (none would be ``KL_OFF``), each with the reverse-KL gradient on-policy;
+    off-policy steps, if the config has any, keep it too (otherwise ``OFF_POLICY_UNCORRECTED``).
+    """
+    if d.off_policy:
+        return _("Nothing to change: every KL term has the reverse-KL gradient, on-policy and in the optimizer "
+                 "steps that train on an older policy's tokens.")
+    return _("Nothing to change: every KL term has the reverse-KL gradient, and the doctor finds no optimizer step "
+             "that trains on an older policy's tokens.")
 
 
 _PULL = {
@@ -545,6 +653,19 @@ _PULL = {
             "penalty's."),
     "mixed": N_("The coloured line follows neither KL's line: on average its pull is neither KL's gradient."),
 }
+#: The same where a clamp bites on the chart: the line follows its KL only until then (:func:`clamp_words` says where,
+#: and what the line does past it).
+_PULL_CLAMPED = {
+    **_PULL,
+    "reverse_kl": N_("Until the clamp bites, the coloured line lies on the dashed reverse-KL line: this term pulls "
+                     "each token back as the reverse KL does."),
+    "forward_kl": N_(r"Until the clamp bites, the coloured line follows the dotted forward-KL line, not the dashed "
+                     r"reverse-KL one: it pushes $\pi_\theta$ to cover the reference, harder the further "
+                     r"$\pi_\theta$ has fallen below it ($\log r > 0$)."),
+}
+#: What the pull does past a clamp, by the entry's gradient mode: through autograd torch.clamp passes no gradient
+#: (the pull drops to 0); a detached reward's pull is its clamped value (flat at the clamp's level).
+CLAMP_ZEROES = frozenset({"autograd"})
 
 
 def _logr(value: float) -> str:
@@ -552,29 +673,50 @@ def _logr(value: float) -> str:
     return format(value, ".2f")
 
 
-def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX) -> str:
-    r"""Where the pull chart's line goes flat (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
+def _shown_clamps(below: float | None, above: float | None, t_max: float = PULL_T_MAX) -> list[float]:
+    return [v for v in (below, above) if v is not None and abs(v) < t_max]
+
+
+def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX, *, zero: bool = False) -> str:
+    r"""Where the pull chart's line leaves its course (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
 
     Says on which side of the chart the clamp bites, and where it bites only off the chart
     (:math:`|\log r| \ge` ``t_max``).  The log-ratio is the chart's,
-    :math:`\log r = \log\pi_\mathrm{ref}(x) - \log\pi_\theta(x)` (``lab.notation``).
+    :math:`\log r = \log\pi_\mathrm{ref}(x) - \log\pi_\theta(x)` (``lab.notation``).  Past the clamp the
+    line goes flat (a clamped value, the pull no harder), or with ``zero`` drops to 0 (a clamp in the autograd
+    graph passes no gradient: no pull at all).
     """
-    shown = [v for v in (below, above) if v is not None and abs(v) < t_max]
+    shown = _shown_clamps(below, above, t_max)
     off = [v for v in (below, above) if v is not None and abs(v) >= t_max]
     if len(shown) == 2 and math.isclose(-shown[0], shown[1], rel_tol=1e-9):
+        if zero:
+            return " " + _("Past $|\\log r| = {b}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                           "and larger drifts are not pulled at all.").format(b=_logr(shown[1]))
         return " " + _("Past $|\\log r| = {b}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
                        "harder.").format(b=_logr(shown[1]))
     if len(shown) == 2:
+        if zero:
+            return " " + _("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: it passes no gradient, "
+                           "so the line drops to zero and larger drifts are not pulled at all.").format(
+                lo=_logr(shown[0]), hi=_logr(shown[1]))
         return " " + _("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: the line goes flat, and "
                        "larger drifts are pulled no harder.").format(lo=_logr(shown[0]), hi=_logr(shown[1]))
     if len(shown) == 1:
         (v,) = shown
-        text = (_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
-                  "harder.")
-                if v > 0 else
-                _("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
-                  "harder.")
-                ).format(value=_logr(v))
+        if zero:
+            text = (_("Past $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                      "and larger drifts are not pulled at all.")
+                    if v > 0 else
+                    _("Below $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                      "and larger drifts are not pulled at all.")
+                    ).format(value=_logr(v))
+        else:
+            text = (_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
+                      "no harder.")
+                    if v > 0 else
+                    _("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
+                      "no harder.")
+                    ).format(value=_logr(v))
         if off:
             text += " " + (_("On the other side it bites only below $\\log r = {far}$, off the chart.")
                            if off[0] < 0 else
@@ -588,9 +730,11 @@ def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_
 
 def pull_caption(u: KLUse) -> str:
     """What to look at in the pull chart of one KL term."""
-    text = _(_PULL[u.gradient_target])
+    sides = clamp_sides(u.entry)
+    clamped = u.entry.grad_mode in ("autograd", "score", "score_current") and bool(_shown_clamps(*sides))
+    text = _((_PULL_CLAMPED if clamped else _PULL)[u.gradient_target])
     if u.entry.grad_mode in ("autograd", "score", "score_current"):
-        text += clamp_words(*clamp_sides(u.entry))
+        text += clamp_words(*sides, zero=u.entry.grad_mode in CLAMP_ZEROES)
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text

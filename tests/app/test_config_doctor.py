@@ -130,6 +130,9 @@ def test_edited_example_text_becomes_your_own_and_names_no_file_or_flag():
     (err,) = at.error
     assert "**Library**" in err.value and "--library" not in err.value
     assert notes.EXAMPLES["verl"].file not in err.value
+    # the link carries ?release= too, not only the example and the library
+    assert any("a link only carries the example, the library and the release, never what you paste" in c.value
+               for c in at.caption)
     picked = open_page(ex="OpenRLHF")  # picking an example fills the box with it
     assert picked.text_area(key="cfg_openrlhf").value == notes.example_text("openrlhf")
 
@@ -152,6 +155,7 @@ def test_fixes_and_code_wrap_and_each_fix_states_its_cost():
 def test_an_upload_takes_the_place_of_the_text():
     at = open_page()
     assert at.file_uploader[0].proto.max_upload_size_mb == 1  # not the app's 50 MB: the doctor reads 256 KiB
+    assert at.file_uploader[0].proto.label == notes.upload_label()  # the limit formatted from MAX_BYTES
     data = (FIXTURES / "trl_rloo_config.yaml").read_bytes()
     at.file_uploader[0].set_value(("rloo_config.yaml", data, "application/x-yaml"))
     at.run()
@@ -223,4 +227,15 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     wrong.text_area(key="cfg_own").set_value(script).run()
     assert not wrong.exception
     (err,) = wrong.error
-    assert "is not a release of this text's library" in err.value
+    assert "**verl 0.2–0.3 (before 0.4.0) is not a release of OpenRLHF, this text's library.**" in err.value
+    assert "Choose Infer, Latest or OpenRLHF 0.5.9–0.10.1." in err.value  # the text's own trainer has that era
+
+    # issue: the same library, another trainer (TRL's GRPO era for an RLOO config) was "not a release of this
+    # text's library"; it is TRL's, and it covers GRPO, not RLOO
+    rloo = open_page(ex="Your own", release=notes.RELEASES["trl-grpo-0.18"])
+    rloo.text_area(key="cfg_own").set_value((FIXTURES / "trl_rloo_config.yaml").read_text()).run()
+    assert not rloo.exception
+    (err,) = rloo.error
+    assert "not a release of" not in err.value
+    assert err.value.endswith("**TRL 0.14.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` "
+                              "trainer.** Choose Infer or Latest.")

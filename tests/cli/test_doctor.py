@@ -112,3 +112,17 @@ def test_library_choices_come_from_the_profiles_and_help_reads_none():
             "except SystemExit:\n    pass\nprint('kl_core.doctor.profiles' in sys.modules)")
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert res.stdout.strip().endswith("False")
+
+
+def test_the_card_says_when_off_policy_steps_happen(capsys, tmp_path):
+    """Asynchronous generation trains on an older policy's tokens from the first step, not 'later' ones."""
+    script = tmp_path / "async.sh"
+    script.write_text("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.01 --train.async_enable "
+                      "--train.batch_size 1024 --rollout.batch_size 128 --rollout.n_samples_per_prompt 8\n")
+    code, out, _ = _run(["doctor", str(script)], capsys)
+    assert code == 0
+    text = " ".join(out.split())
+    assert "in every optimizer step (the tokens come from an older policy)" in text
+    assert "in later optimizer steps" not in text
+    code, out, _ = _run(["doctor", str(DATA / "openrlhf_dapo_hybrid.sh")], capsys)
+    assert "in every optimizer step" not in " ".join(out.split())

@@ -532,3 +532,43 @@ def test_a_reference_in_a_hydra_override_is_followed_through_a_chain():
 def test_a_reference_the_doctor_cannot_follow_stays_unreadable(ref):
     d = diagnose(REWARD_KL_YAML.format(ref=f"'{ref}'"), "verl")
     assert "NOT_LITERAL" in d.codes
+
+
+# --------------------------------------------------------------------------- audit: which steps are off-policy
+def test_asynchronous_generation_is_off_policy_from_the_first_step():
+    """--train.async_enable with one optimizer step per batch: the batch comes from weights one update old, so no
+    step is on-policy; the message said 'after the first optimizer step on each batch'."""
+    d = diagnose(ORL + "--algo.kl.init_coef 0.01 --train.async_enable --train.batch_size 1024 "
+                 "--rollout.batch_size 128 --rollout.n_samples_per_prompt 8")
+    assert d.off_policy_every_step and len(d.off_policy) == 1
+    (w,) = d.warnings
+    assert w.code == "OFF_POLICY_UNCORRECTED" and w.fix == "remove --train.async_enable"
+    assert "after the first optimizer step" not in str(w.message)
+    assert str(w.message).startswith("Training is off-policy from the first optimizer step on each batch (with "
+                                     "--train.async_enable")
+    assert "In every step the tokens come from π_old" in str(w.message)
+    mini = diagnose(ORL + "--algo.kl.init_coef 0.01 --train.batch_size 128 --rollout.batch_size 128 "
+                    "--rollout.n_samples_per_prompt 8")
+    assert not mini.off_policy_every_step
+    assert str(mini.warnings[0].message).startswith("Training is off-policy after the first optimizer step")
+
+
+def test_only_a_switch_rule_makes_every_step_off_policy():
+    every = [(p.library, r.when[0]) for p in profiles() for r in p.off_policy if r.every_step]
+    assert every == [("OpenRLHF", "--train.async_enable")]
+
+
+def test_a_warning_without_a_fix_keeps_the_changes_it_tried():
+    twice = ("algorithm.use_kl_in_reward=True algorithm.kl_ctrl.kl_coef=0.001 actor_rollout_ref.actor.use_kl_loss=True "
+             "actor_rollout_ref.actor.kl_loss_type=low_var_kl+ actor_rollout_ref.actor.ppo_mini_batch_size=1024 "
+             "data.train_batch_size=1024")
+    (w,) = diagnose(VERL + twice).warnings
+    assert (w.code, w.fix, w.changes) == ("KL_TWICE", None, ())
+    assert w.tried == (("algorithm.use_kl_in_reward=False", "raises", ("KL_SETTING_UNUSED",)),
+                       ("actor_rollout_ref.actor.use_kl_loss=False", "raises", ("KL_SETTING_UNUSED",)))
+    for change, _why, _raised in w.tried:  # each removes KL_TWICE, but only by raising another warning
+        key = change.split("=")[0]
+        after = diagnose(VERL + " ".join(p for p in twice.split() if not p.startswith(key + "=")) + " " + change)
+        assert "KL_TWICE" not in after.codes and after.codes == ["KL_SETTING_UNUSED"]
+    fixed = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=low_var_kl")
+    assert all(w.tried == () and w.needs == () for w in fixed.warnings if w.fix)

@@ -96,6 +96,44 @@ def test_release_option_and_its_errors():
         infer(profile("verl"), [], "0.1")
 
 
+def test_a_later_releases_setting_is_unknown_to_an_era_and_its_value_is_derived():
+    """Before verl 0.4.0 there was no algorithm.use_kl_in_reward: the KL went in the reward whenever use_kl_loss was
+    False.  A script that writes use_kl_in_reward=False under that era has the reward KL, and the key is unknown."""
+    text = ("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=False "
+            "actor_rollout_ref.actor.use_kl_loss=False\n")
+    d = diagnose(text, release="verl-0.3")
+    assert kl(d) == [("reward", "k1", 1e-3, "reverse_kl")]
+    assert "KL_OFF" not in d.codes
+    assert [u.key for u in d.unrecognised] == ["algorithm.use_kl_in_reward"]
+    assert d.settings["algorithm.use_kl_in_reward"] is True and "algorithm.use_kl_in_reward" not in d.given
+    assert any("algorithm.use_kl_in_reward did not exist" in str(n) for n in d.notes)
+    # the switch the era followed is named where the card says the reward KL is off
+    off = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                   "algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
+    (unused,) = [w for w in off.warnings if w.code == "KL_SETTING_UNUSED"]
+    assert str(unused.message) == ("algorithm.kl_ctrl.kl_coef=0.01 has no effect: the KL in the reward is off "
+                                   "(algorithm.use_kl_in_reward=False, read from "
+                                   "actor_rollout_ref.actor.use_kl_loss=True).")
+    assert unused.fix is None and unused.needs == ("algorithm.use_kl_in_reward",)
+    # the current release reads the key as written
+    assert kl(diagnose(text, release="latest")) == []
+
+
+def test_an_era_lists_and_tries_only_the_options_it_had():
+    """OpenRLHF 0.5.9–0.10.1 had no --algo.kl.unbiased_gradient; TRL 0.14–0.18 no use_bias_correction_kl."""
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.01 "
+                 "--algo.kl.unbiased_gradient\n", release="openrlhf-0.10.1")
+    assert "--algo.kl.unbiased_gradient" in [u.key for u in d.unrecognised]
+    assert [a[0] for a in d.kl_uses[0].alternatives] == ["k1", "k2", "k3"]
+    for w in d.warnings:
+        assert not any("unbiased_gradient" in t for t, _why, _raised in w.tried)  # no "--kl_estimator k3+unbiased_gradient"
+    trl = diagnose("beta: 0.04\nuse_bias_correction_kl: true\n", "trl", release="trl-grpo-0.18")
+    assert [u.key for u in trl.unrecognised] == ["use_bias_correction_kl"]
+    assert [(u.option, [a[0] for a in u.alternatives]) for u in trl.kl_uses] == [("beta", ["beta"])]
+    (w,) = trl.warnings
+    assert w.code == "FORWARD_KL_GRAD" and w.fix is None and w.needs == ("use_bias_correction_kl",)
+
+
 # ------------------------------------------------------------------ kind 3: launch lines
 def test_an_entry_point_without_a_profile_is_named_not_replaced():
     with pytest.raises(UnreadableInput, match="recipe.dapo.main_dapo, a trainer the doctor does not cover"):

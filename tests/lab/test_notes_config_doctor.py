@@ -347,3 +347,205 @@ def test_stacked_puts_side_by_side_parts_on_their_own_lines():
     assert notes.stacked(where).count(r"\\") == 1
     assert notes.stacked(r"\frac{a}{b}") == r"\frac{a}{b}"
     assert notes.stacked(r"\text{a \quad b}") == r"\text{a \quad b}"  # inside braces: left alone
+
+
+# --------------------------------------------------------------------------- audit of the doctor's sentences
+ORL = "python3 -m openrlhf.cli.train_ppo_ray "
+TWICE = (VERL + "algorithm.use_kl_in_reward=True algorithm.kl_ctrl.kl_coef=0.001 actor_rollout_ref.actor.use_kl_loss=True "
+         "actor_rollout_ref.actor.kl_loss_type=low_var_kl+ actor_rollout_ref.actor.ppo_mini_batch_size=1024 "
+         "data.train_batch_size=1024")
+SEQUENCE_K3 = "beta: 0.04\nimportance_sampling_level: sequence\nuse_bias_correction_kl: false\n"
+ASYNC = (ORL + "--algo.kl.init_coef 0.01 --train.async_enable --train.batch_size 1024 --rollout.batch_size 128 "
+         "--rollout.n_samples_per_prompt 8")
+
+
+def test_a_warning_without_a_fix_says_what_the_doctor_tried_not_that_no_setting_removes_it():
+    """'No setting of verl 0.9.1 removes this one' was false: use_kl_in_reward=False removes KL_TWICE (and leaves
+    kl_ctrl.kl_coef unused); TRL's use_bias_correction_kl: true removes FORWARD_KL_GRAD (and raises the sequence-level
+    weight's warning).  The doctor tries a few changes and keeps one that raises no other warning."""
+    d = diagnose(TWICE)
+    (w,) = d.warnings
+    assert w.code == "KL_TWICE" and w.fix is None
+    assert diagnose(TWICE.replace("use_kl_in_reward=True", "use_kl_in_reward=False")).codes == ["KL_SETTING_UNUSED"]
+    text = notes.no_fix_text(d, w)
+    assert "No setting" not in text
+    assert text == ("The doctor tried 2 changes and kept none: `algorithm.use_kl_in_reward=False` removes it but "
+                    "raises 1 other warning (A KL setting that has no effect); `actor_rollout_ref.actor.use_kl_loss=False` "
+                    "removes it but raises 1 other warning (A KL setting that has no effect).")
+
+    trl = diagnose(SEQUENCE_K3, "trl")
+    (w,) = trl.warnings
+    assert w.code == "FORWARD_KL_GRAD" and w.fix is None
+    assert diagnose(SEQUENCE_K3.replace("false", "true"), "trl").codes == ["SEQUENCE_LEVEL_KL_WEIGHT"]
+    assert notes.no_fix_text(trl, w) == ("The doctor tried 1 change and did not keep it: `use_bias_correction_kl: "
+                                         "true` removes it but raises 1 other warning (The KL's bias correction uses a "
+                                         "whole-sequence weight).")
+    # a change the doctor rejects although it raises nothing: the KL term it would configure is still off
+    unused = diagnose(ORL + "--algo.kl.estimator k1 --algo.kl.unbiased_gradient --algo.kl.init_coef 0")
+    w = next(w for w in unused.warnings if w.code == "KL_SETTING_UNUSED")
+    assert notes.no_fix_text(unused, w) == ("The doctor tried 1 change and did not keep it: `--algo.kl.use_loss` "
+                                            "removes it but leaves no KL term where it was.")
+
+    from kl_core.doctor.diagnosis import REJECTIONS
+
+    assert set(notes._TRIED) | {"raises"} == set(REJECTIONS)  # a clause for every reason the core gives
+    old = diagnose("beta: 0.04\n", "trl", release="trl-grpo-0.18")  # the era has no use_bias_correction_kl
+    (w,) = old.warnings
+    assert notes.no_fix_text(old, w) == ("The doctor did not try the changes that set `use_bias_correction_kl`: "
+                                         "TRL 0.14.0–0.18.2 does not have that setting.")
+
+
+def test_no_warnings_does_not_claim_an_off_policy_gradient_the_run_never_has():
+    """trl_rloo_config.yaml: no warnings, every step on-policy; RLOOConfig.beta's off-policy gradient is mixed."""
+    from kl_core.doctor.diagnosis import gradient_targets
+
+    d = diagnose((FIXTURES / "trl_rloo_config.yaml").read_bytes(), filename="trl_rloo_config.yaml")
+    assert d.warnings == () and not d.off_policy
+    assert gradient_targets(d.kl_uses[0].entry) == ("reverse_kl", "mixed")
+    text = notes.no_warnings_text(d)
+    assert "on- and off-policy" not in text
+    assert text == ("Nothing to change: every KL term has the reverse-KL gradient, and the doctor finds no optimizer "
+                    "step that trains on an older policy's tokens.")
+    off = diagnose(ORL + "--algo.kl.use_loss --algo.kl.estimator k3 --algo.kl.unbiased_gradient "
+                   "--algo.kl.init_coef 0.01 --train.max_epochs 2")
+    assert off.warnings == () and off.off_policy and off.kl_uses[0].gradient_target_off_policy == "reverse_kl"
+    assert notes.no_warnings_text(off).endswith("on-policy and in the optimizer steps that train on an older "
+                                                "policy's tokens.")
+
+
+def _past_clamp(entry):
+    """The pull chart of a crosswalk row, and where on it the row's clamps bite."""
+    import numpy as np
+
+    from kl_core.doctor.diagnosis import clamp_sides, pull_curve
+
+    pc = pull_curve(entry)
+    lo, hi = clamp_sides(entry)
+    past = np.zeros_like(pc.t, bool)
+    if lo is not None:
+        past |= pc.t < lo
+    if hi is not None:
+        past |= pc.t > hi
+    return pc, past
+
+
+def test_past_an_autograd_clamp_the_pull_is_zero_and_the_caption_says_so(verl):
+    """verl's default low_var_kl in the loss: −12.46 at log r = 2.60, then 0 (torch.clamp passes no gradient);
+    OpenRLHF's k2 in the loss leaves the reverse-KL line at |log r| = 4.47 for 0."""
+    import numpy as np
+
+    u = verl.kl_uses[0]
+    pc, past = _past_clamp(u.entry)
+    assert past.any() and np.all(pc.option[past] == 0) and pc.option[~past].min() < -12
+    cap = notes.pull_caption(u)
+    assert "goes flat" not in cap and "pulled no harder" not in cap and "all but dropped" not in cap
+    assert cap.startswith("Until the clamp bites, the coloured line follows the dotted forward-KL line")
+    assert r"Past $\log r = 2.61$ the clamp bites: it passes no gradient, so the line drops to zero" in cap
+
+    k2 = diagnose(ORL + "--algo.kl.use_loss --algo.kl.estimator k2 --algo.kl.init_coef 0.01").kl_uses[0]
+    pc, past = _past_clamp(k2.entry)
+    np.testing.assert_allclose(pc.option[~past], pc.reverse[~past], atol=1e-9)
+    assert np.all(pc.option[past] == 0) and np.all(pc.reverse[past] != 0)
+    cap = notes.pull_caption(k2)
+    assert not cap.startswith("The coloured line lies on the dashed reverse-KL line")
+    assert cap == ("Until the clamp bites, the coloured line lies on the dashed reverse-KL line: this term pulls each "
+                   r"token back as the reverse KL does. Past $|\log r| = 4.47$ the clamp bites: it passes no gradient, "
+                   "so the line drops to zero and larger drifts are not pulled at all.")
+
+
+def test_each_clamped_options_caption_matches_its_chart_past_the_clamp():
+    """Every crosswalk row whose clamp bites on the chart: 0 past it through autograd, flat (its clamped value) for a
+    detached reward; the caption says which."""
+    import numpy as np
+
+    from kl_core.doctor.diagnosis import KLUse, clamp_sides
+    from kl_core.libraries.crosswalk import CROSSWALK
+
+    seen = set()
+    for e in CROSSWALK:
+        if e.acts_on not in ("reward", "loss") or e.grad_mode not in ("autograd", "score", "score_current"):
+            continue
+        if not [v for v in clamp_sides(e) if v is not None and abs(v) < notes.PULL_T_MAX]:
+            continue
+        pc, past = _past_clamp(e)
+        zero = bool(np.all(pc.option[past] == 0))
+        flat = bool(np.ptp(pc.option[past & (pc.t > 0)]) == 0 if (past & (pc.t > 0)).any() else True)
+        assert zero == (e.grad_mode in notes.CLAMP_ZEROES), e
+        assert zero or flat, e
+        u = KLUse(e.acts_on, e, None, None, 0.1, "", "fixed", None, None, "mixed", None, None, "", None)
+        cap = notes.pull_caption(u)
+        assert ("drops to zero" in cap) == zero and ("goes flat" in cap) == (not zero), (e, cap)
+        seen.add(zero)
+    assert seen == {True, False}
+
+
+def test_off_policy_from_the_first_step_is_not_called_later_steps():
+    """--train.async_enable with one optimizer step per batch: every step is off-policy, there are no 'later steps'."""
+    d = diagnose(ASYNC)
+    assert d.off_policy_every_step
+    (w,) = d.warnings
+    assert w.code == "OFF_POLICY_UNCORRECTED"
+    title = notes.warning_title(w, d)
+    assert "Later steps" not in title and title.startswith("**Off-policy steps bias the KL gradient**")
+    assert notes.fix_heading(d.codes, d) == "**Change** · removes: Off-policy steps bias the KL gradient"
+    facts = notes.use_facts(d, d.kl_uses[0])
+    assert not any("later optimizer steps" in f for f in facts)
+    assert facts[3].startswith("**In every optimizer step, on tokens from an older policy** " + notes.badge("mixed"))
+    (line,) = notes.summary_lines(d)
+    assert "in later steps" not in line and line.endswith("off-policy in every step " + notes.badge("mixed"))
+    # mini-batches: the first step on each batch is on-policy, the later ones are not (unchanged)
+    verl = diagnose(notes.example_text("verl"))
+    assert not verl.off_policy_every_step
+    w = next(w for w in verl.warnings if w.code == "OFF_POLICY_UNCORRECTED")
+    assert notes.warning_title(w, verl).startswith("**Later steps on a batch bias the KL gradient**")
+
+
+def test_a_release_of_another_trainer_is_not_called_another_librarys():
+    from kl_core.doctor.releases import ReleaseMismatch
+
+    text = (FIXTURES / "trl_rloo_config.yaml").read_text()
+    with pytest.raises(ReleaseMismatch) as exc:
+        diagnose(text, filename="trl_rloo_config.yaml", release="trl-grpo-0.18")
+    assert (exc.value.library, exc.value.trainer) == ("TRL", "rloo")
+    said = notes.release_error("trl-grpo-0.18", exc.value)
+    assert "not a release of" not in said
+    assert said == ("**TRL 0.14.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` trainer.** "
+                    "Choose Infer or Latest.")
+    with pytest.raises(ReleaseMismatch) as exc:
+        diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
+    assert notes.release_error("openrlhf-0.10.1", exc.value) == (
+        "**OpenRLHF 0.5.9–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or "
+        "verl 0.2–0.3 (before 0.4.0).")
+
+
+def test_the_upload_label_states_the_doctors_own_limit(monkeypatch):
+    from kl_core.doctor.parse import MAX_BYTES
+
+    assert notes.upload_label() == "A launch script, YAML, JSON or Python file (at most {n} KiB)".format(
+        n=MAX_BYTES // 1024)
+    monkeypatch.setattr(notes, "MAX_BYTES", 512 * 1024)
+    assert notes.upload_label().endswith("(at most 512 KiB)")
+
+
+def test_an_older_releases_card_names_only_settings_it_has():
+    """TRL 0.14–0.18 had no use_bias_correction_kl; OpenRLHF 0.5.9–0.10.1 no --algo.kl.unbiased_gradient."""
+    d = diagnose(notes.example_text("trl"), release="trl-grpo-0.18")
+    (u,) = d.kl_uses
+    assert u.option == "beta"
+    assert notes.use_title(d, u) == "In the loss: `GRPOConfig.beta > 0` → k3"
+    assert notes.alternatives_frame(u)["option"].tolist() == ["beta"]
+    cav = notes.caveat(u, d)
+    assert cav.startswith(notes.caveat(u)) and cav.endswith(
+        "`use_bias_correction_kl` is not a setting of TRL 0.14.0–0.18.2: what this says of it holds for later "
+        "releases only.")
+    latest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", "trl")
+    assert notes.use_title(latest, latest.kl_uses[0]).endswith(
+        "`GRPOConfig.beta > 0 with GRPOConfig.use_bias_correction_kl=False` → k3")
+    assert notes.caveat(latest.kl_uses[0], latest) == notes.caveat(latest.kl_uses[0])
+    assert "use_bias_correction_kl" in notes.alternatives_frame(latest.kl_uses[0])["option"].tolist()
+
+    orl = diagnose(notes.example_text("openrlhf"), release="openrlhf-0.10.1")
+    options = notes.alternatives_frame(orl.kl_uses[0])["option"].tolist()
+    assert options == ["k1", "k2", "k3"]
+    now = diagnose(notes.example_text("openrlhf"))
+    assert "k3+unbiased_gradient" in notes.alternatives_frame(now.kl_uses[0])["option"].tolist()
