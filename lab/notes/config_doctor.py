@@ -677,6 +677,28 @@ def _shown_clamps(below: float | None, above: float | None, t_max: float = PULL_
     return [v for v in (below, above) if v is not None and abs(v) < t_max]
 
 
+#: Where the clamp bites (both sides at ±b, two sides, past or below one value) and what the line
+#: does there: goes flat (a clamped value), or with ``zero`` drops to 0 (autograd passes no gradient).
+_CLAMP_BITES = {
+    ("both", False): N_("Past $|\\log r| = {b}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
+                        "harder."),
+    ("both", True): N_("Past $|\\log r| = {b}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                       "and larger drifts are not pulled at all."),
+    ("two", False): N_("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: the line goes flat, and "
+                       "larger drifts are pulled no harder."),
+    ("two", True): N_("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: it passes no gradient, "
+                      "so the line drops to zero and larger drifts are not pulled at all."),
+    ("past", False): N_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
+                        "no harder."),
+    ("past", True): N_("Past $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                       "and larger drifts are not pulled at all."),
+    ("below", False): N_("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
+                         "no harder."),
+    ("below", True): N_("Below $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
+                        "and larger drifts are not pulled at all."),
+}
+
+
 def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_MAX, *, zero: bool = False) -> str:
     r"""Where the pull chart's line leaves its course (``kl_core.doctor.diagnosis.clamp_sides``), with a leading space; or "".
 
@@ -688,35 +710,15 @@ def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_
     """
     shown = _shown_clamps(below, above, t_max)
     off = [v for v in (below, above) if v is not None and abs(v) >= t_max]
-    if len(shown) == 2 and math.isclose(-shown[0], shown[1], rel_tol=1e-9):
-        if zero:
-            return " " + _("Past $|\\log r| = {b}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                           "and larger drifts are not pulled at all.").format(b=_logr(shown[1]))
-        return " " + _("Past $|\\log r| = {b}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
-                       "harder.").format(b=_logr(shown[1]))
     if len(shown) == 2:
-        if zero:
-            return " " + _("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: it passes no gradient, "
-                           "so the line drops to zero and larger drifts are not pulled at all.").format(
-                lo=_logr(shown[0]), hi=_logr(shown[1]))
-        return " " + _("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: the line goes flat, and "
-                       "larger drifts are pulled no harder.").format(lo=_logr(shown[0]), hi=_logr(shown[1]))
+        where = "both" if math.isclose(-shown[0], shown[1], rel_tol=1e-9) else "two"
+    elif len(shown) == 1:
+        where = "past" if shown[0] > 0 else "below"
+    else:
+        return ""
+    text = _(_CLAMP_BITES[where, zero]).format(b=_logr(shown[-1]), lo=_logr(shown[0]), hi=_logr(shown[-1]),
+                                               value=_logr(shown[0]))
     if len(shown) == 1:
-        (v,) = shown
-        if zero:
-            text = (_("Past $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                      "and larger drifts are not pulled at all.")
-                    if v > 0 else
-                    _("Below $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                      "and larger drifts are not pulled at all.")
-                    ).format(value=_logr(v))
-        else:
-            text = (_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
-                      "no harder.")
-                    if v > 0 else
-                    _("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
-                      "no harder.")
-                    ).format(value=_logr(v))
         if off:
             text += " " + (_("On the other side it bites only below $\\log r = {far}$, off the chart.")
                            if off[0] < 0 else
@@ -724,8 +726,7 @@ def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_
                            ).format(far=_logr(off[0]))
         else:
             text += " " + _("On the other side it never bites.")
-        return " " + text
-    return ""
+    return " " + text
 
 
 def pull_caption(u: KLUse) -> str:
