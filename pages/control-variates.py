@@ -65,7 +65,7 @@ with c_lam:
     with st.container(horizontal=True, gap="small"):
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
         st.button("λ = 1 (k3)", key="set_k3", on_click=state.set_values, kwargs={"lam": 1.0})
-        if par.lam_star_defined and LAM_MIN <= par.lam_star <= LAM_MAX:
+        if notes.has_one_lam_star(par) and LAM_MIN <= par.lam_star <= LAM_MAX:
             st.button(_("λ = λ* = {lam:.3f} (least variance)").format(lam=par.lam_star),
                       key="set_star",
                       on_click=state.set_values, kwargs={"lam": par.lam_star})

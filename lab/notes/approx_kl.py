@@ -273,11 +273,11 @@ def _yes(flag: bool) -> str:
 
 def _value_unbiased(e: CrosswalkEntry) -> bool | None:
     """Is the mean of the entry's value, clamps aside, the KL it estimates: True, False, or None for
-    "only on-policy" (a ``current`` role without importance weight: the tokens come from π_old,
-    the value is about π_θ and is not reweighted)."""
+    "only on-policy": a value about π_θ without importance weight on tokens that, after the first
+    optimizer step on a batch, come from π_old (a ``current`` role, or any term in the loss)."""
     if not e.unbiased:
         return False
-    if e.uses_current and not e.importance_weighted:
+    if (e.uses_current or e.acts_on == "loss") and not e.importance_weighted:
         return None
     return True
 
@@ -460,12 +460,18 @@ def entry_facts(e: CrosswalkEntry, estimator_name_md: str = "") -> list[str]:
                 "updated; p = other); but the tokens come from the sampler π_old, with no weight on the "
                 "value").format(name=name, target=info.estimates)
         unbiased = _yes(bool(verdict))
-    if verdict is None:
+    if verdict is None and e.uses_current:
         unbiased_line = (
             _("**Unbiased for that KL:** only on-policy (π_old = π_θ), clamps aside; the gradient is "
               "importance-corrected, the value is not") if e.clamped else
             _("**Unbiased for that KL:** only on-policy (π_old = π_θ); the gradient is importance-corrected, "
               "the value is not"))
+    elif verdict is None:
+        unbiased_line = (
+            _("**Unbiased for that KL:** only on-policy (π_old = π_θ, as in the first optimizer step on a "
+              "batch), clamps aside") if e.clamped else
+            _("**Unbiased for that KL:** only on-policy (π_old = π_θ, as in the first optimizer step on a "
+              "batch)"))
     elif e.clamped and verdict:
         unbiased_line = _("**Unbiased for that KL:** {u} (clamps aside)").format(u=unbiased)
     else:
@@ -600,10 +606,11 @@ def clamps_intro(entries: list[CrosswalkEntry]) -> str:
     which = " ".join(_("{lib} clamps {options}.").format(lib=lib, options=_(", ").join(opts))
                      for lib, opts in libs.items())
     return which + " " + _(
-        "While every sampled token's log-ratio is moderate the clamps do nothing; once the policy puts "
-        "real mass on tokens the other policy finds nearly impossible, they cap those tokens' values, and "
-        "the library's mean parts from the same estimator's mean without clamps, which for k1 and k3 is "
-        "the KL. All numbers here are exact sums over the tokens, not samples.")
+        "While every sampled token's log-ratio is moderate the clamps do nothing; once the sampler draws, "
+        "with some probability, tokens that one policy finds likely and the other nearly impossible, they "
+        "cap those tokens' values, and the library's mean parts from the same estimator's mean without "
+        "clamps, which for k1 and k3 is the KL. All numbers here are exact sums over the tokens, not "
+        "samples.")
 
 
 def _clamp_kind(e: CrosswalkEntry) -> tuple[str, object, object]:

@@ -490,10 +490,10 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
                            "is made."))
         return lines
     if not se_shown:
-        few = (_("k3's mean is {m:.5f}; too few effective tokens for an error bar, so no comparison is made.")
+        few = (_("k3's mean is {m}; too few effective tokens for an error bar, so no comparison is made.")
                if report.weighted
-               else _("k3's mean is {m:.5f}; too few tokens for an error bar, so no comparison is made."))
-        lines.append(few.format(m=k3.mean))
+               else _("k3's mean is {m}; too few tokens for an error bar, so no comparison is made."))
+        lines.append(few.format(m=number(k3.mean)))  # 1e-12 is not "0.00000"
         return lines
     if not (math.isfinite(k3.se) and (target is not None or math.isfinite(k1.se))):
         lines.append(_(

@@ -202,6 +202,11 @@ def as_shown(par: LambdaParabola) -> LambdaParabola:
     return replace(par, var_log_r=0.0, cov=0.0, var_r=0.0, true_kl=0.0, direct_var_k3=None, direct_var_optimal=None)
 
 
+def has_one_lam_star(par: LambdaParabola) -> bool:
+    """λ* is one λ to show or set: defined, and not p = q (where every λ ties at variance 0)."""
+    return par.lam_star_defined and not _p_equals_q(par)
+
+
 def lam_star_text(par: LambdaParabola) -> str:
     """The metric "λ*": its value; "any λ" where p = q to double precision (every λ ties at 0);
     "undefined" where every λ has infinite variance."""

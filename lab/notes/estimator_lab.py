@@ -89,19 +89,17 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
     spread = ", ".join(f"{r.name} {number(float(r.batch_means.std(ddof=1)))}" for r in results.values()
                        if r.batch_means.size > 1)
     total = n * repeats
-    on, off, unknown = [], [], []
+    on, off, unknown, too_small = [], [], [], []
     for key, r in results.items():
         se = r.std / math.sqrt(total)
         exact_var = moments[key].var if moments is not None and key in moments else 0.0
         if not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)
                 and not math.isinf(exact_var)):
             unknown.append(r.name)
+        elif se == 0.0 and r.mean != r.target:  # the values' squares underflow (values near 1e-170)
+            too_small.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
-        elif se == 0.0:  # the draws' variance underflows (values near 1e-170): no ratio to give
-            off.append(_("{name} ({mean} against {target} = {value}, with a standard error of 0 to double "
-                         "precision)").format(name=r.name, mean=number(r.mean), target=r.target_name,
-                                              value=number(r.target)))
         else:
             off.append(_("{name} ({mean} against {target} = {value}, {z} standard errors off)").format(
                 name=r.name, mean=number(r.mean), target=r.target_name, value=number(r.target),
@@ -116,6 +114,9 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
     if unknown:
         text += " " + _("No error bar (an infinite variance or target): {names}.").format(
             names=", ".join(unknown))
+    if too_small:
+        text += " " + _("No error bar (values too small for a double to square): {names}.").format(
+            names=", ".join(too_small))
     return text
 
 

@@ -44,7 +44,8 @@ def test_entry_facts_and_caveats():
     verl = clamps.entry_by_id("verl:low_var_kl:loss")
     facts = notes.entry_facts(verl)
     assert facts[0] == notes.typeset(f"**Estimates:** {verl.direction}")
-    assert "(clamps aside)" in facts[4]
+    assert facts[4].startswith("**Unbiased for that KL:** only on-policy") and "clamps aside" in facts[4]
+    assert notes.entry_facts(clamps.entry_by_id("verl:low_var_kl:reward"))[4].endswith("(clamps aside)")
     assert facts[-1] == f"**Source:** `{verl.source}`"
     kind, text, _ = notes.caveat_note(verl)
     assert kind == "warning" and text.startswith("**In a loss:**")
@@ -226,6 +227,18 @@ def test_an_unweighted_current_role_value_is_unbiased_only_on_policy():
     assert notes.entry_facts(trl)[4] == "**Unbiased for that KL:** yes" and notes.unbiased_text(trl) == "yes"
 
 
+def test_a_loss_row_computing_the_same_value_gets_the_same_verdict():
+    """OpenRLHF `k1` in the loss computes the value `k1+unbiased_gradient` does (log π_θ − log π_ref on
+    tokens from π_old after the first step): both are unbiased only on-policy, neither a plain "yes"."""
+    for e in CROSSWALK:
+        if e.acts_on == "loss" and e.unbiased and not e.importance_weighted:
+            assert notes.unbiased_text(e).startswith("only on-policy"), (e.library, e.option)
+            line = notes.entry_facts(e)[4]
+            assert "only on-policy" in line and ("importance-corrected" in line) == e.uses_current
+    plain, current = (clamps.entry_by_id(i) for i in ("OpenRLHF:k1:loss", "OpenRLHF:k1+unbiased_gradient:loss"))
+    assert notes.unbiased_text(plain) == notes.unbiased_text(current) == "only on-policy (clamps aside)"
+
+
 def test_the_estimator_line_of_a_current_role_row_names_its_roles():
     """Finding 4: for the four current-role rows q is π_θ, not the sampler π_old (KL[π_old‖π_ref] = 0.0465)."""
     path = PATHS["logit"]
@@ -304,7 +317,9 @@ def test_the_unbiased_column_says_clamps_aside():
             assert cell.endswith("(clamps aside)"), clamps.entry_id(e)
         elif not e.clamped:
             assert "clamps aside" not in cell
-    assert df["unbiased"][list(CROSSWALK).index(clamps.entry_by_id("verl:low_var_kl:loss"))] == "yes (clamps aside)"
+    assert df["unbiased"][list(CROSSWALK).index(clamps.entry_by_id("verl:low_var_kl:reward"))] == "yes (clamps aside)"
+    assert df["unbiased"][list(CROSSWALK).index(clamps.entry_by_id("verl:low_var_kl:loss"))] == (
+        "only on-policy (clamps aside)")
 
 
 def test_the_clamp_chart_caption_points_at_the_dots():

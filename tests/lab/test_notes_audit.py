@@ -391,3 +391,10 @@ def test_the_se_caveat_gives_the_simulated_coverage_not_a_typed_one():
     assert f"only {share(c.coverage)} of {c.runs:,} simulated runs" in text
     assert f"q = {c.q} and p = {c.p}, N = {c.n:,}" in text and f"±{c.z:g} SE" in text
     assert 0.5 < c.coverage < 0.7  # the auditor measured 0.58 (300 seeds) and 0.60 (3,000)
+
+
+def test_a_tiny_k3_mean_is_not_printed_as_zero():
+    """20 tokens, log-probs 1e-6 apart: k3's mean is about 5e-13, which '{m:.5f}' printed as 0.00000."""
+    r = audit.audit([-1.0] * 20, [-1.0 + 1e-6] * 20)
+    lines = notes.verdict(r, None, r.sample_size().se)
+    assert "0.00000" not in lines[1] and "too few tokens" in lines[1] and "e-13" in lines[1]

@@ -40,7 +40,7 @@ def test_p_equal_q_to_double_precision_is_an_info_and_a_flat_parabola(q, p):
     assert par.var_log_r <= notes.ROUNDING_VAR and par.var_r <= notes.ROUNDING_VAR
     assert notes.pair_note(par, "").kind == "info"
     assert "flat at zero" in notes.parabola_caption(par) and "flat at zero" in notes.answer(par)
-    assert notes.lam_star_text(par) == "any λ"
+    assert notes.lam_star_text(par) == "any λ" and not notes.has_one_lam_star(par)  # no "λ = λ*" button
     assert "times as many" not in notes.answer(par)
     shown = notes.as_shown(par)  # drawn and printed as the zero it stands for: a flat line, no λ* mark
     assert shown.var_log_r == shown.var_r == shown.true_kl == 0.0
@@ -53,7 +53,7 @@ def test_a_pair_a_double_resolves_is_not_called_p_equal_q():
     par = parabola("normal(1e-14,1)", "normal(0,1)")  # log r's spread 1e-14: ten times the rounding bound
     assert par.var_log_r > notes.ROUNDING_VAR
     assert notes.pair_note(par, "") is None and notes.lam_star_text(par) == number(par.lam_star)
-    assert notes.as_shown(par) is par
+    assert notes.as_shown(par) is par and notes.has_one_lam_star(par)
     # Var(k3) ≈ 5e-57 is zero to rounding next to Var(log r) = 1e-28: no "needs — times" ratio of zeros
     assert par.var_k3 == 0.0 and par.var_optimal == 0.0
     text = notes.answer(par)

@@ -82,8 +82,8 @@ def test_a_kl_that_underflows_is_not_called_p_equal_q():
     # k1's values, about 1e-170, have a variance that underflows: the answer names it, with no z-score
     assert sim["k1"].std == 0.0 and sim["k1"].mean != 0.0
     text = notes.answer({k: sim[k] for k in ("k1", "k2")}, 200, 20, moments)
-    assert "k1 (" in text and "with a standard error of 0 to double precision" in text
-    assert "Within 2 standard errors of its target: k2." in text
+    assert "No error bar (values too small for a double to square): k1." in text
+    assert "Off its target" not in text and "Within 2 standard errors of its target: k2." in text
 
 
 def test_captions_follow_the_numbers():
