@@ -1167,7 +1167,9 @@ def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
     """How messages name a KL term: its option, or its settings when the library has no option."""
     if pl.option:
         return Message("{written} {where}", written=u.written, where=_where_words(pl))
-    keys = [pl.coef] + [_bare(st.profile, k) for k, _ in u.entry.config if _bare(st.profile, k) != pl.coef]
+    lacking = set(lacking_settings(st.profile, u.entry))  # an older release's name for it leaves these out
+    keys = [pl.coef] + [_bare(st.profile, k) for k, _ in u.entry.config
+                        if _bare(st.profile, k) != pl.coef and _bare(st.profile, k) not in lacking]
     said = ", ".join(_say(st.profile, k, st.values.get(k), st.kind) for k in dict.fromkeys(keys))
     return Message("the KL {where} ({said})", where=_where_words(pl), said=said)
 

@@ -572,3 +572,10 @@ def test_a_warning_without_a_fix_keeps_the_changes_it_tried():
         assert "KL_TWICE" not in after.codes and after.codes == ["KL_SETTING_UNUSED"]
     fixed = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=low_var_kl")
     assert all(w.tried == () and w.needs == () for w in fixed.warnings if w.fix)
+
+
+def test_an_older_release_names_a_kl_term_without_the_settings_it_lacks():
+    """TRL 0.14–0.18 had no use_bias_correction_kl: its warnings named 'beta=0.04, use_bias_correction_kl=False'."""
+    d = diagnose("beta: 0.04\nnum_iterations: 2\n", "trl", filename="grpo.yaml", release="trl-grpo-0.18")
+    assert d.warnings and all("use_bias_correction_kl" not in str(w.message) for w in d.warnings)
+    assert any("(beta: 0.04)" in str(w.message) for w in d.warnings)
