@@ -186,6 +186,13 @@ def kl_column_note(meta: Mapping | None, chosen: Mapping[str, str | None], direc
     if held is None:  # not one of the example's exact-KL columns: nothing known about it
         return None
     sc, oc = chosen.get("sc"), chosen.get("oc")
+    drawn = meta["audit_args"]["sampler_col"]
+    if sc != drawn:  # the tokens were not drawn from the chosen sampler: no KL of the example is estimated
+        return _(
+            "The example's tokens were drawn from `{drawn}`, not from `{sc}`: with `{sc}` as the sampler "
+            "column, k1 and k3 average over the wrong distribution and do not estimate the KL the direction "
+            "names, so no exact-KL column, `{col}` included, is theirs to match."
+        ).format(drawn=drawn, sc=sc, col=kl_col)
     estimated = (sc, oc) if direction == "sampler-other" else (oc, sc)
     if estimated == held:
         return None

@@ -310,15 +310,22 @@ def test_the_rb_caption_says_in_expectation_and_when_rb_varies_more():
 
 
 def test_the_kl_column_note_follows_the_chosen_log_prob_columns():
-    swapped = {**ROLES, "sc": "logp_ref", "oc": "logp_policy", "kc": "kl_policy_ref"}
-    # KL[other‖sampler] with sampler logp_ref, other logp_policy is KL[policy‖ref]: kl_policy_ref is right
-    assert notes.kl_column_note(META, swapped, "other-sampler") is None
-    # KL[sampler‖other] is then KL[ref‖policy]: kl_policy_ref is the wrong column
-    note = notes.kl_column_note(META, swapped, "sampler-other")
-    assert note is not None and "choose `kl_ref_policy`" in note
-    assert "KL[`logp_ref`‖`logp_policy`]" in note
-    same = notes.kl_column_note(META, {**swapped, "oc": "logp_ref"}, "sampler-other")
+    roles = {**ROLES, "kc": "kl_policy_ref"}
+    assert notes.kl_column_note(META, roles, "sampler-other") is None  # KL[policy‖ref]: the right column
+    # KL[other‖sampler] is KL[ref‖policy]: kl_policy_ref is the wrong column
+    note = notes.kl_column_note(META, roles, "other-sampler")
+    assert note is not None and "choose `kl_ref_policy`" in note and "KL[`logp_ref`‖`logp_policy`]" in note
+    same = notes.kl_column_note(META, {**roles, "oc": "logp_policy"}, "sampler-other")
     assert "which no column of the example holds" in same
+
+
+def test_a_sampler_column_the_tokens_were_not_drawn_from_gets_no_column_advice():
+    """Swapped columns: the advice 'choose kl_ref_policy' was false (rb 0.0341 against k1 −0.0319, k3 0.0397)."""
+    swapped = {**ROLES, "sc": "logp_ref", "oc": "logp_policy", "kc": "kl_policy_ref"}
+    for direction in ("sampler-other", "other-sampler"):
+        note = notes.kl_column_note(META, swapped, direction)
+        assert note is not None and "choose" not in note
+        assert "drawn from `logp_policy`, not from `logp_ref`" in note
 
 
 def test_too_few_tokens_withhold_the_position_buckets_se_too():
