@@ -20,7 +20,8 @@ cannot be read is reported and skipped.
 ``--json`` prints one object: ``library`` (``"verl"``, ``"OpenRLHF"`` or
 ``"TRL"``), ``release``, ``trainer``, ``input``, ``kl_uses`` (each with
 ``where``, ``option``, ``estimator``, ``coef``, ``controller``, ``target_kl``,
-``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``),
+``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``, and
+for a warning without a fix ``tried`` and ``needs``),
 ``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``,
 ``notes``, ``release_why``, ``also`` and ``changed``.
 
@@ -132,7 +133,7 @@ def card_lines(d: Any) -> list[str]:
     -------
     list of str
     """
-    from kl_core.doctor.diagnosis import GRADIENT_WORDS, other_release_words, render_changes
+    from kl_core.doctor.diagnosis import GRADIENT_WORDS, no_fix_words, other_release_words, render_changes
 
     prof = d.profile
     out = [f"{prof.library} {prof.release} ({prof.trainer}): settings not given take this release's defaults"]
@@ -197,6 +198,8 @@ def card_lines(d: Any) -> list[str]:
                 fix = w.fix.split("\n")
                 out.append(f"    fix: {fix[0]}")
                 out += [f"         {ln}" for ln in fix[1:]]
+            else:
+                out += _wrap(f"no fix: {no_fix_words(d, w)}", "    ")
         out.append("")
     if d.unrecognised:
         out.append(f"Not settings of {prof.library} {prof.release}:")
@@ -226,7 +229,7 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
     -------
     list of str
     """
-    from kl_core.doctor.diagnosis import GRADIENT_WORDS, other_release_words, render_changes
+    from kl_core.doctor.diagnosis import GRADIENT_WORDS, no_fix_words, other_release_words, render_changes
 
     prof = d.profile
     out = [f"### KL card: {title}" if title else "### KL card", "",
@@ -259,7 +262,9 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
     if d.warnings:
         out.append("**Warnings**")
         for w in d.warnings:
-            out.append(f"- `{w.code}`: {w.message}" + (f" Fix: `{' '.join(w.fix.split())}`" if w.fix else ""))
+            after = f" Fix: `{' '.join(w.fix.split())}`" if w.fix else \
+                f" No fix: {no_fix_words(d, w)}"
+            out.append(f"- `{w.code}`: {w.message}{after}")
         out.append("")
     if d.unrecognised:
         keys = ", ".join(f"`{k.key}`" + (f" (did you mean `{k.suggestion}`?)" if k.suggestion else "")

@@ -92,6 +92,7 @@ __all__ = [
     "diagnose",
     "gradient_targets",
     "lacking_settings",
+    "no_fix_words",
     "other_release_words",
     "pull_curve",
     "render_changes",
@@ -419,7 +420,9 @@ class Diagnosis:
             "kl_uses": uses,
             "warnings": [
                 {"code": w.code, "message": w.message, "fix": w.fix,
-                 "changes": [[k, _plain(v)] for k, v in w.changes], "kl_use": w.kl_use}
+                 "changes": [[k, _plain(v)] for k, v in w.changes], "kl_use": w.kl_use,
+                 "tried": [{"change": c, "why": why, "raised": list(raised)} for c, why, raised in w.tried],
+                 "needs": list(w.needs)}
                 for w in self.warnings
             ],
             "unrecognised": [u.key for u in self.unrecognised],
@@ -1357,14 +1360,14 @@ def _with_fixes(st: _State) -> list[DoctorWarning]:
         found: tuple[tuple[str, Any], ...] = ()
         tried: list[tuple[str, str, tuple[str, ...]]] = []
         needs: list[str] = []
-        for changes in _candidates(st, w, pl):
-            changes = tuple((k, v) for k, v in changes if not _same(st.values.get(k), v))
-            if not changes:
-                continue  # nothing to change
+        for candidate in _candidates(st, w, pl):
+            changes = tuple((k, v) for k, v in candidate if not _same(st.values.get(k), v))
             missing = [k for k, _ in changes if k in st.profile.unavailable]
-            if missing:  # a setting the era did not have
-                needs += [st.profile.spelling.get(k, k) for k in missing]
-                continue
+            if missing:  # a setting the era did not have: try the rest alone (TRL 0.18's beta without
+                needs += [st.profile.spelling.get(k, k) for k in missing]  # use_bias_correction_kl)
+                changes = tuple((k, v) for k, v in changes if k not in st.profile.unavailable)
+            if not changes or render_changes(st.profile, st.kind, changes) in [t[0] for t in tried]:
+                continue  # nothing to change, or already tried
             values = {**st.values, **dict(changes)}
             given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
             rejected = _rejection(st, _analyse(st.profile, values, given, st.kind), w, pl)
@@ -1520,6 +1523,37 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
     return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
                                notes=tuple(dict.fromkeys([*main.notes, *era_notes])))
+
+
+def no_fix_words(d: Diagnosis, w: DoctorWarning) -> str:
+    """Why a warning has no fix (for the CLI card): the changes tried and why each was rejected, and the settings
+    the release lacks.
+
+    Parameters
+    ----------
+    d : Diagnosis
+    w : DoctorWarning
+        One of ``d.warnings``, with ``fix`` None.
+
+    Returns
+    -------
+    str
+        One or two sentences, e.g. "Tried `beta: 0.001`: the warning is gone, but the change raises warnings the
+        config did not have (FORWARD_KL_GRAD). TRL 0.14.0–0.18.2 does not have use_bias_correction_kl, so no change
+        set it."
+    """
+    if w.code == "NOT_LITERAL":
+        return "Write the value itself where the config sets it, and the doctor can check it."
+    if w.code == "LEGACY_TRAINER":
+        return f"Move to a trainer {d.library} still ships; the card above describes the old one."
+    parts = []
+    for change, why, raised in w.tried:
+        said = REJECTIONS[why] + (f" ({', '.join(raised)})" if raised else "")
+        parts.append(f"Tried `{' '.join(change.split())}`: {said}.")
+    if w.needs:
+        parts.append(f"{d.library} {d.release} does not have {', '.join(w.needs)}, so no change set "
+                     f"{'it' if len(w.needs) == 1 else 'them'}.")
+    return " ".join(parts) or f"No change to try in {d.library} {d.release}."
 
 
 def other_release_words(o: OtherRelease) -> str:

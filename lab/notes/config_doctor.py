@@ -620,10 +620,9 @@ def no_fix_text(d: Diagnosis, w: DoctorWarning) -> str:
                               len(items)).format(n=len(items), items=_("; ").join(items)))
     if w.needs:  # changes the release cannot make
         keys = _(", ").join("`{k}`".format(k=k) for k in w.needs)
-        parts.append(ngettext("The doctor did not try the changes that set {keys}: {lib} {rel} does not have that "
-                              "setting.",
-                              "The doctor did not try the changes that set {keys}: {lib} {rel} does not have those "
-                              "settings.", len(w.needs)).format(keys=keys, lib=d.library, rel=d.release))
+        parts.append(ngettext("{lib} {rel} does not have {keys}, so none of the doctor's changes set it.",
+                              "{lib} {rel} does not have {keys}, so none of the doctor's changes set them.",
+                              len(w.needs)).format(keys=keys, lib=d.library, rel=d.release))
     if not parts:
         parts.append(_("The doctor has no change to try for this warning in {lib} {rel}.").format(
             lib=d.library, rel=d.release))

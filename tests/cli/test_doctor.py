@@ -126,3 +126,22 @@ def test_the_card_says_when_off_policy_steps_happen(capsys, tmp_path):
     assert "in later optimizer steps" not in text
     code, out, _ = _run(["doctor", str(DATA / "openrlhf_dapo_hybrid.sh")], capsys)
     assert "in every optimizer step" not in " ".join(out.split())
+
+
+def test_a_warning_without_a_fix_says_what_was_tried_and_what_the_release_lacks(capsys, tmp_path):
+    """TRL 0.14–0.18 with beta: 0.0: turning the KL on there gives k3's forward-KL gradient, and the setting that
+    would correct it (use_bias_correction_kl) came in 0.26; the card says both instead of nothing."""
+    path = tmp_path / "grpo.yaml"
+    path.write_text("beta: 0.0\n")
+    argv = ["doctor", str(path), "--library", "trl", "--release", "trl-grpo-0.18"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    said = " ".join(out.split())
+    assert ("no fix: Tried `beta: 0.001`: the warning is gone, but the change raises warnings the config did not "
+            "have (FORWARD_KL_GRAD). TRL 0.14.0–0.18.2 does not have use_bias_correction_kl, so no change set it.") in said
+    _, md, _ = _run([*argv, "--format", "md"], capsys)
+    assert "No fix: Tried `beta: 0.001`" in md
+    _, js, _ = _run([*argv, "--json"], capsys)
+    (w,) = json.loads(js)["warnings"]
+    assert (w["fix"], w["tried"], w["needs"]) == (
+        None, [{"change": "beta: 0.001", "why": "raises", "raised": ["FORWARD_KL_GRAD"]}], ["use_bias_correction_kl"])

@@ -391,8 +391,17 @@ def test_a_warning_without_a_fix_says_what_the_doctor_tried_not_that_no_setting_
     assert set(notes._TRIED) | {"raises"} == set(REJECTIONS)  # a clause for every reason the core gives
     old = diagnose("beta: 0.04\n", "trl", release="trl-grpo-0.18")  # the era has no use_bias_correction_kl
     (w,) = old.warnings
-    assert notes.no_fix_text(old, w) == ("The doctor did not try the changes that set `use_bias_correction_kl`: "
-                                         "TRL 0.14.0–0.18.2 does not have that setting.")
+    assert notes.no_fix_text(old, w) == ("TRL 0.14.0–0.18.2 does not have `use_bias_correction_kl`, so none of the "
+                                         "doctor's changes set it.")
+    # beta: 0.0 there: the doctor still tries the rest of 'turn the KL on' (beta alone), and says why it failed
+    off = diagnose("beta: 0.0\n", "trl", release="trl-grpo-0.18")
+    (w,) = off.warnings
+    assert w.code == "KL_OFF" and w.fix is None
+    assert w.tried == (("beta: 0.001", "raises", ("FORWARD_KL_GRAD",)),) and w.needs == ("use_bias_correction_kl",)
+    assert notes.no_fix_text(off, w) == (
+        "The doctor tried 1 change and did not keep it: `beta: 0.001` removes it but raises 1 other warning "
+        f"({notes.plain_title('FORWARD_KL_GRAD', off)}). TRL 0.14.0–0.18.2 does not have `use_bias_correction_kl`, "
+        "so none of the doctor's changes set it.")
 
 
 def test_no_warnings_does_not_claim_an_off_policy_gradient_the_run_never_has():
