@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from charts.audit import bucket_label
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from kl_core.audit.statistics import (
     ESTIMATOR_KEYS,
     RB_DEFINITIONS,
@@ -587,15 +587,24 @@ def missing_columns(file_name: str, columns: list[str], chosen: Mapping[str, str
 
 
 def verdict_chart_caption(has_exact: bool, rows: list[tuple[str, float, float]]) -> str:
-    """Under the chart of the verdict, whose ``rows`` (:func:`verdict_rows`) draw a bar where the SE is finite."""
-    if any(math.isfinite(se) for _k, _m, se in rows):
+    """Under the chart of the verdict, whose ``rows`` (:func:`verdict_rows`) draw a dot where the mean is finite
+    and a bar where the SE is too."""
+    drawn = [k for k, m, _se in rows if math.isfinite(m)]
+    barred = [k for k, m, se in rows if math.isfinite(m) and math.isfinite(se)]
+    if barred and barred == drawn:
         text = _("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE.")
-        if has_exact:
-            text += " " + _("The dashed line is the exact KL: a bar that crosses it matches.")
+    elif barred:
+        text = _("Each dot is an estimator's mean over the counted tokens; a bar spans ±2 SE, drawn for {keys} "
+                 "only (the verdict above says why).").format(keys=_(", ").join(barred))
     else:
         text = _("Each dot is an estimator's mean over the counted tokens; no error bar is drawn "
                  "(the verdict above says why).")
-        if has_exact:
-            text += " " + _("The dashed line is the exact KL.")
+    if unseen := [k for k, m, _se in rows if not math.isfinite(m)]:
+        text += " " + ngettext("{keys} has an infinite mean, so it has no dot.",
+                               "{keys} have infinite means, so they have no dot.",
+                               len(unseen)).format(keys=_(", ").join(unseen))
+    if has_exact:
+        text += " " + (_("The dashed line is the exact KL: a bar that crosses it matches.") if barred
+                       else _("The dashed line is the exact KL."))
     return text + " " + _("k2 estimates another quantity (it is biased), so it is left out here; "
                           "the report below has it.")

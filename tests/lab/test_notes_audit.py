@@ -274,6 +274,15 @@ def test_an_overflowed_ratio_makes_k3_infinite_not_too_few_tokens():
     line = notes.verdict(big, None, big.sample_size().se)[1]
     assert math.isfinite(big.k3.mean) and not math.isfinite(big.k3.se)
     assert "too large for their spread" in line and "too few" not in line
+    # the chart under the verdict: k1 has its bar, k3 a dot without one, or no dot at all
+    assert notes.verdict_chart_caption(False, notes.verdict_rows(big, True)) == (
+        "Each dot is an estimator's mean over the counted tokens; a bar spans ±2 SE, drawn for k1 only (the verdict "
+        "above says why). k2 estimates another quantity (it is biased), so it is left out here; the report below has "
+        "it.")
+    caption = notes.verdict_chart_caption(True, notes.verdict_rows(rep, True))
+    assert caption.startswith("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE. k3 has "
+                              "an infinite mean, so it has no dot. The dashed line is the exact KL: a bar that crosses "
+                              "it matches.")
     # every r finite (log r = 709), but 41 values near 8e307 sum past the largest double
     huge = audit.audit(**_audit_csv([(-709, 0)] * 41, "lp,lq"))
     assert math.isinf(huge.k3.mean) and np.isfinite(huge.values["k3"]).all()
