@@ -79,8 +79,9 @@ QUESTION = N_(
 #: The RL page's one mapping of π_θ, π_ref onto the lab's q and p (lab notation, issue 20 §5);
 #: Said after :func:`lab.notation.policy_mapping` (the sentence every RL page shares).
 ROLES_LINE = N_(
-    r"In a PPO batch the tokens come from $\pi_\mathrm{old}$, so there $q = \pi_\mathrm{old}$. "
-    "The tables call q the **sampler** and p the **other** policy."
+    r"A PPO batch's tokens come from $\pi_\mathrm{old}$: its approx_kl compares $\pi_\theta$ with "
+    r"$\pi_\mathrm{old}$, so there $q = \pi_\mathrm{old}$ and $p = \pi_\theta$. "
+    "The tables call each row's q the **sampler** and its p the **other** policy."
 )
 PATH_HELP = N_(
     "Rare token: {k_rare} tokens, the policy learns to emit a token the anchor gives {p_rare}. "
