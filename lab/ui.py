@@ -567,10 +567,11 @@ def formula(latex: str) -> None:
     st.latex(latex)
 
 
-def formulas(*parts: str) -> None:
+def formulas(*parts: str, joined: bool = False) -> None:
     """Display formulas side by side where they fit, one under another on a narrow screen
-    (a formula wider than a 390-px phone would only scroll inside its box)."""
-    with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap="medium"):
+    (a formula wider than a 390-px phone would only scroll inside its box); ``joined``: the parts are one
+    equation cut at a relation sign, so no gap is left between them."""
+    with st.container(horizontal=True, wrap=True, horizontal_alignment="center", gap=None if joined else "medium"):
         for tex in parts:
             st.latex(tex, width="content")
 

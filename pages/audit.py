@@ -172,8 +172,8 @@ if report.weighted:
             st.metric(_("ESS, sequences"), f"{report.sequences.ess:,.1f}",
                       help=_("The effective number of sequences."))
 if report.rb is not None:
-    ui.formula(r"\color{{{c}}}{{\mathrm{{rb}}}} = {f}".format(
-        c=RB_COLOR, f=notes.rb_formula(report.direction)))
+    ui.formulas(r"\color{{{c}}}{{\mathrm{{rb}}}} =\;".format(c=RB_COLOR), notes.rb_formula(report.direction),
+                joined=True)
     with ui.metric_row():
         st.metric("Var(k1)/Var(rb)", notes.ratio_text(report.variance_ratio["k1"]),  # i18n: ok (notation)
                   help=_("Per token: how many times more tokens k1 needs than rb for the same "
