@@ -144,20 +144,20 @@ with ui.metric_row():
     for k in KEYS:
         s = report.summaries[k]
         st.metric(
-            _("{k} mean").format(k=k), f"{s.mean:.5f}",
+            _("{k} mean").format(k=k), notes.mean_text(s.mean),
             delta=_("± {se} (SE)").format(se=f"{s.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
             help=notes.mean_help(k, small.se),
         )
     if report.rb is not None:
         st.metric(
-            _("rb mean"), f"{report.rb.mean:.5f}", delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}") if small.se else None,
+            _("rb mean"), notes.mean_text(report.rb.mean), delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}") if small.se else None,
             delta_color="off", delta_arrow="off",
             help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
         )
     if exact is not None:
         st.metric(
-            _("Exact KL"), f"{exact['k1']:.5f}",
+            _("Exact KL"), notes.mean_text(exact['k1']),
             help=_("The exact {kl}, from the generator (data/example_audit.json): the exact expectation "
                    "for these tokens.").format(kl=notes.direction_label(report.direction)),
         )

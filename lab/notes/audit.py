@@ -32,6 +32,7 @@ __all__ = [
     "COLUMN_ROWS",
     "QUESTION",
     "columns_frame",
+    "mean_text",
     "missing_columns",
     "times_text",
     "verdict",
@@ -443,27 +444,35 @@ def _fewer_clause(ratio: float, other: str) -> str:
     return _("as many tokens as {b}").format(b=other)
 
 
+def mean_text(x: float) -> str:
+    """A per-token mean as the report prints it: 5 decimals, or 3 significant digits below 0.001 (a KL of
+    1.2e-4 is not "0.00012", one of 5e-13 not "0.00000")."""
+    if not math.isfinite(x):
+        return number(x)
+    return f"{x:.5f}" if x == 0 or abs(x) >= 1e-3 else f"{x:#.3g}"
+
+
 def _within(mean: float, se: float, target: float) -> bool:
     return abs(mean - target) <= 2 * se
 
 
 #: The verdict's second line: k3 against the exact KL (``m``, ``bar``, ``kl``, ``e``, ``d``) …
 _K3_MATCHES = N_(
-    "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **matches** the exact {kl}, {e:.5f}, "
+    "k3's mean, {m} ± {bar:.2g} (2 SE), **matches** the exact {kl}, {e}, "
     "within its error bar."
 )
 _K3_MISSES = N_(
-    "k3's mean, {m:.5f} ± {bar:.2g} (2 SE), **misses** the exact {kl}, {e:.5f}, by "
+    "k3's mean, {m} ± {bar:.2g} (2 SE), **misses** the exact {kl}, {e}, by "
     "{d:.2g}: more than its error bar."
 )
 #: … or, with no exact value, k1 against k3 (``m1``, ``b1``, ``m3``, ``b3``, ``kl``).
 _K1_K3_AGREE = N_(
-    "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
-    "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
+    "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
+    "({m3} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
 )
 _K1_K3_DISAGREE = N_(
-    "No exact value is known for this file: k1 ({m1:.5f} ± {b1:.2g}) and k3 "
-    "({m3:.5f} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
+    "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
+    "({m3} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
     "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
     "policy), or a heavy tail skews one of them."
 )
@@ -509,10 +518,11 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
         ).format(m=number(k3.mean)))
         return lines
     if target is not None:
-        args = {"m": k3.mean, "bar": 2 * k3.se, "kl": kl, "e": target, "d": abs(k3.mean - target)}
+        args = {"m": mean_text(k3.mean), "bar": 2 * k3.se, "kl": kl, "e": mean_text(target),
+                "d": abs(k3.mean - target)}
         sentence = _K3_MATCHES if _within(k3.mean, k3.se, target) else _K3_MISSES
     else:
-        args = {"m1": k1.mean, "b1": 2 * k1.se, "m3": k3.mean, "b3": 2 * k3.se, "kl": kl}
+        args = {"m1": mean_text(k1.mean), "b1": 2 * k1.se, "m3": mean_text(k3.mean), "b3": 2 * k3.se, "kl": kl}
         overlap = abs(k1.mean - k3.mean) <= 2 * k1.se + 2 * k3.se
         sentence = _K1_K3_AGREE if overlap else _K1_K3_DISAGREE
     lines.append(_(sentence).format(**args))

@@ -414,3 +414,20 @@ def test_a_tiny_k3_mean_is_not_printed_as_zero():
     r = audit.audit([-1.0] * 20, [-1.0 + 1e-6] * 20)
     lines = notes.verdict(r, None, r.sample_size().se)
     assert "0.00000" not in lines[1] and "too few tokens" in lines[1] and "e-13" in lines[1]
+
+
+def test_a_small_mean_keeps_its_digits():
+    """Per-token KLs of 1e-4 are common between a policy and its rollout engine: five decimals showed 0.00012."""
+    assert notes.mean_text(0.035312) == "0.03531"
+    assert notes.mean_text(1.2e-4) == "0.000120"
+    assert notes.mean_text(-3.3e-4) == "-0.000330"
+    assert notes.mean_text(5e-13) == "5.00e-13"
+    assert notes.mean_text(0.0) == "0.00000"
+    assert notes.mean_text(math.inf) == "∞"
+    # a file whose two columns differ by about 0.01 nats: KL ~ 5e-5; the verdict prints k1 and k3 with digits
+    rng = np.random.default_rng(3)
+    lp = -rng.uniform(0.5, 3.0, 400)
+    rows = [(a, a + d) for a, d in zip(lp, rng.normal(0.0, 0.01, 400), strict=True)]
+    rep = audit.audit(**_audit_csv(rows, "lp,lq"))
+    line = notes.verdict(rep, None)[1]
+    assert "0.00000" not in line and notes.mean_text(rep.k3.mean) in line and notes.mean_text(rep.k1.mean) in line
