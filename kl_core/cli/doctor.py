@@ -133,7 +133,12 @@ def card_lines(d: Any) -> list[str]:
     -------
     list of str
     """
-    from kl_core.doctor.diagnosis import GRADIENT_WORDS, no_fix_words, other_release_words, render_changes
+    from kl_core.doctor.diagnosis import (
+        GRADIENT_WORDS,
+        no_fix_words,
+        other_release_words,
+        render_changes,
+    )
 
     prof = d.profile
     out = [f"{prof.library} {prof.release} ({prof.trainer}): settings not given take this release's defaults"]
@@ -229,7 +234,12 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
     -------
     list of str
     """
-    from kl_core.doctor.diagnosis import GRADIENT_WORDS, no_fix_words, other_release_words, render_changes
+    from kl_core.doctor.diagnosis import (
+        GRADIENT_WORDS,
+        no_fix_words,
+        other_release_words,
+        render_changes,
+    )
 
     prof = d.profile
     out = [f"### KL card: {title}" if title else "### KL card", "",
