@@ -112,6 +112,8 @@ except cache.CORE_ERRORS as exc:
 targets = {k: montecarlo.target_of(k, true_kl, true_kl_pq) for k in keys}
 checks = cache.error_bar_checks(keys, q.spec, p.spec, n, lam)  # can a ±SE from N draws be trusted?
 zero_kl = true_kl == 0.0
+total = n * repeats
+total_checks = cache.error_bar_checks(keys, q.spec, p.spec, total, lam)  # the same at N · R (answer, §4)
 same_pair = q.spec == p.spec  # written alike: p = q exactly (a KL can also round to 0 for p ≠ q)
 
 with ui.metric_row():
@@ -131,14 +133,10 @@ for note in [*notes.notes(keys, targets, moments, failed, true_kl, true_kl_pq, s
 
 # ------------------------------------------------------------ 1. single values (drawn at the top)
 with first:
-    ui.answer(notes.answer({k: sim[k] for k in keys}, n, repeats, moments))
+    ui.answer(notes.answer({k: sim[k] for k in keys}, n, repeats, moments, total_checks))
     st.header(_("1 · One sample at a time"))
-    st.markdown(_(
-        "The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of {shown:,} "
-        "is binned). A KL is never negative, but a single value of k1 or kλ can be.").format(
-            total=n * repeats, shown=min(sim[keys[0]].samples.size, n * repeats)
-        )
-    )
+    st.markdown(notes.per_sample_intro({k: sim[k] for k in keys}, total,
+                                       min(sim[keys[0]].samples.size, total)))
     share_x = state.toggle(
         _("Same x-axis for every panel"), "sharex", value=True,
         help=_("On: spreads compare at a glance. Off: each panel zooms in on its own values."),
@@ -183,7 +181,8 @@ for key, col in ui.grid(keys, key="estimates"):
                 true_label=s.target_name, domain=batch_means_domain(s.batch_means, approx, (s.target,)),
             ),
             name=_("lab-{estimator}-estimates").format(estimator=key),
-            caption=notes.estimate_caption(key, m, approx, s.target_name, checks[key]),
+            caption=notes.estimate_caption(key, m, approx, s.target_name, checks[key],
+                                           estimates=s.batch_means, target=s.target),
         )
 
 # ------------------------------------------------------------ 3. running mean
@@ -206,12 +205,11 @@ ui.chart(
 
 # ------------------------------------------------------------ 4. Schulman's table
 st.header(_("4 · Schulman's table"))
-total = n * repeats
 published = match_published(q, p)
-figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published,
-                                     cache.error_bar_checks(keys, q.spec, p.spec, total, lam))
+figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, total, published, total_checks)
 slug = f"{q.spec}-vs-{p.spec}-n{n}-R{repeats}-seed{seed}"
-any_infinite = any(math.isinf(moments[k].var) for k in keys)
+any_overflow = any(notes.variance_overflowed(moments[k]) for k in keys)
+any_infinite = any(math.isinf(moments[k].var) and not notes.variance_overflowed(moments[k]) for k in keys)
 if not zero_kl:
     st.markdown(notes.table_intro(total, seed, published is not None))
     rel_fmt = st.column_config.NumberColumn(format="%.4f")
@@ -221,7 +219,7 @@ if not zero_kl:
         st.subheader(fig, anchor=False)
         ui.table(
             pd.DataFrame(rows), name="-".join((fig.replace("/", "-over-"), slug)),
-            caption=notes.relative_caption(fig, any_infinite),
+            caption=notes.relative_caption(fig, any_infinite, any_overflow),
             column_config={**{h(c): rel_fmt for c in ("exact", "MC", "MC SE")},
                            h("SE trusted"): st.column_config.CheckboxColumn(
                                help=_(notes.SE_TRUSTED))},
@@ -242,7 +240,8 @@ with st.expander(_("The same in absolute numbers"), expanded=zero_kl, icon=":mat
             share_col: st.column_config.NumberColumn(format="percent"),
         },
     )
-st.markdown(_(notes.WHAT_TO_NOTICE))
+if not zero_kl:  # it reads the bias/true and stdev/true tables, not shown when the KL is 0
+    st.markdown(_(notes.WHAT_TO_NOTICE))
 
 # ------------------------------------------------------------ code
 st.header(_("The code"))

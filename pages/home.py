@@ -69,7 +69,7 @@ with exact_col:
     )
 
 domain = common_domain([sim[k].samples for k in KEYS], include=(0.0, true_kl))
-captions = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, true_kl)
+captions = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, true_kl, mu)
 for key, col in ui.grid(KEYS, key="histograms"):
     s = sim[key]
     with col:

@@ -20,7 +20,7 @@ from kl_core.estimation.montecarlo import EstimatorSummary
 from kl_core.estimation.published import PublishedExperiment
 from kl_core.estimation.reliability import FOURTH_MOMENT_OVERFLOW, ErrorBarCheck
 from kl_core.validation import Message
-from lab.format import number
+from lab.format import number, share
 from lab.notes import Note
 
 __all__ = [
@@ -35,12 +35,14 @@ __all__ = [
     "column_name",
     "notes",
     "per_sample_caption",
+    "per_sample_intro",
     "preset_line",
     "relative_caption",
     "running_caption",
     "table_intro",
     "table_rows",
     "too_many_draws",
+    "variance_overflowed",
 ]
 
 
@@ -75,27 +77,55 @@ def _reason(note: str) -> str:
     return note
 
 
+def _sd(values: np.ndarray) -> float:
+    """The standard deviation (``ddof=1``) of ``values``, also where their squares underflow.
+
+    Estimates near 1e-172 differ, but their squared deviations round to 0: they are scaled first.
+    """
+    sd = float(np.std(values, ddof=1))
+    if sd == 0.0 and np.ptp(values) > 0.0:
+        scale = float(np.max(np.abs(values)))
+        sd = float(np.std(values / scale, ddof=1)) * scale
+    return sd
+
+
+def _zero_exactly(m: Moments | None, r: EstimatorSummary) -> bool:
+    """Target, exact mean and exact variance all 0 to double precision (p = q, or a KL that underflows)."""
+    return m is not None and m.mean == 0.0 and m.var == 0.0 and r.target == 0.0
+
+
 def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
-           moments: Mapping[str, Moments] | None = None) -> str:
+           moments: Mapping[str, Moments] | None = None,
+           checks: Mapping[str, ErrorBarCheck | None] | None = None) -> str:
     """The page's answer to its three questions, from the draws on screen.
 
     Negative shares and the estimates' spread are read off the runs; an average
     "is on target" when it lies within 2 standard errors (over all N·R draws)
     of its exact target, and that is decided per estimator, never assumed.  An
-    estimator whose exact variance (``moments``) is infinite has no error bar,
-    however finite its sample SE looks.
+    estimator whose exact variance (``moments``) is infinite, or too large for
+    a double, has no error bar, however finite its sample SE looks; one whose
+    error bar can't be trusted at N·R draws (``checks``, the error-bar checks at
+    N·R, :func:`kl_core.estimation.reliability.error_bar_check`) is put on no side
+    of its target.  Where target, exact mean and exact variance are all 0 to
+    double precision, what the estimates show is noise around 0, not a bias.
     """
-    neg = ", ".join(f"{r.name} {r.neg_fraction:.1%}" for r in results.values())
-    spread = ", ".join(f"{r.name} {number(float(r.batch_means.std(ddof=1)))}" for r in results.values()
+    neg = ", ".join(f"{r.name} {share(r.neg_fraction)}" for r in results.values())
+    spread = ", ".join(f"{r.name} {number(_sd(r.batch_means))}" for r in results.values()
                        if r.batch_means.size > 1)
     total = n * repeats
-    on, off, unknown, too_small = [], [], [], []
+    on, off, unknown, huge, untrusted, too_small, zero, noise = [], [], [], [], [], [], [], []
     for key, r in results.items():
         se = r.std / math.sqrt(total)
-        exact_var = moments[key].var if moments is not None and key in moments else 0.0
-        if not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)
-                and not math.isinf(exact_var)):
-            unknown.append(r.name)
+        m = moments.get(key) if moments is not None else None
+        exact_var = m.var if m is not None else 0.0
+        check = (checks or {}).get(key)
+        if _zero_exactly(m, r):
+            (zero if r.mean == 0.0 and not np.any(r.batch_means) else noise).append(r)
+        elif not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)
+                  and not math.isinf(exact_var)):
+            (huge if m is not None and math.isfinite(r.target) and _overflowed(m) else unknown).append(r.name)
+        elif check is not None and not check.reliable:
+            untrusted.append(r.name)
         elif se == 0.0 and r.mean != r.target:  # the values' squares underflow (values near 1e-170)
             too_small.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
@@ -111,12 +141,30 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
         text += " " + _("Within 2 standard errors of its target: {names}.").format(names=", ".join(on))
     if off:
         text += " " + _("Off its target by more than 2 standard errors: {names}.").format(names="; ".join(off))
+    if untrusted:
+        text += " " + _(
+            "No trustworthy error bar (at N · R = {total:,} draws the kurtosis is too large, or the "
+            "fourth moment is infinite or too large for a double; see “SE trusted” in §4): {names}."
+        ).format(total=total, names=", ".join(untrusted))
     if unknown:
         text += " " + _("No error bar (an infinite variance or target): {names}.").format(
             names=", ".join(unknown))
+    if huge:
+        text += " " + _("No error bar (a variance too large for a double): {names}.").format(
+            names=", ".join(huge))
     if too_small:
         text += " " + _("No error bar (values too small for a double to square): {names}.").format(
             names=", ".join(too_small))
+    if zero:
+        text += " " + _("Every estimate of {names} is exactly 0, and so is the target.").format(
+            names=", ".join(r.name for r in zero))
+    if noise:
+        size = max(float(np.max(np.abs(r.batch_means))) for r in noise)
+        text += " " + _(
+            "Noise around 0, not a bias: {names}. Target, exact mean and exact variance are all 0 "
+            "to double precision, and every estimate lies within about {size} of 0 (rounding, or "
+            "values too small for a double to square)."
+        ).format(names=", ".join(r.name for r in noise), size=number(size))
     return text
 
 
@@ -273,6 +321,24 @@ def estimator_mean_line(key: str, lam: float) -> str:
     return summary + "\n\n" + mean
 
 
+def per_sample_intro(results: Mapping[str, EstimatorSummary], total: int, shown: int) -> str:
+    """Above the per-sample histograms: which of the shown estimators gave a negative value in this run.
+
+    Chosen from the runs' negative shares (over all ``total`` draws), not from the
+    estimators' names: kλ at λ = 1 is k3, and with p = q no value is negative.
+    """
+    negative = [r.name for r in results.values() if r.neg_fraction > 0.0]
+    if negative:
+        text = _("The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of "
+                 "{shown:,} is binned). A KL is never negative, but in this run single values of "
+                 "{names} are.")
+    else:
+        text = _("The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of "
+                 "{shown:,} is binned). A KL is never negative, and in this run no single value is "
+                 "either.")
+    return text.format(total=total, shown=shown, names=", ".join(negative))
+
+
 def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool, same_pair: bool = False) -> str:
     """Under a per-sample histogram: how many values are negative, and what the dashed line is
     (with p = q, or a KL of 0 to double precision, that every value is 0 where it is)."""
@@ -285,26 +351,36 @@ def per_sample_caption(key: str, result: EstimatorSummary, zero_kl: bool, same_p
             share=result.neg_fraction, target=result.target_name
         )
     return _(
-        "{share:.1%} of single values are negative (shaded), though a KL never is; dashed: the "
+        "{share} of single values are negative (shaded), though a KL never is; dashed: the "
         "true {target}."
-    ).format(share=result.neg_fraction, target=result.target_name)
+    ).format(share=share(result.neg_fraction), target=result.target_name)
 
 
 def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproximation | None,
-                     target_name: str, check: ErrorBarCheck | None = None) -> str:
+                     target_name: str, check: ErrorBarCheck | None = None, *,
+                     estimates: np.ndarray | None = None, target: float | None = None) -> str:
     """Under a histogram of estimates: the standard error, or why no normal curve is drawn.
 
     With an unreliable ``check`` (the ±SE at this N), says why the bars look narrower
-    than the curve.
+    than the curve.  ``target`` (the value of ``target_name``) decides whether a biased
+    estimator's curve is said to be off it: only where the two differ in the digits
+    shown.  ``estimates`` (the R estimates) decide whether a zero variance means
+    "every estimate is exactly the same": with p = q yes, with a KL of 0 to double
+    precision they can still differ.
     """
     name = ESTIMATORS[key].name
     if approx is not None and approx.has_density:
-        if ESTIMATORS[key].unbiased_for:
+        gap = math.nan if target is None else abs(moments.mean - target)
+        if ESTIMATORS[key].unbiased_for or gap == 0.0:
             text = _("SE of one estimate σ/√N = {se}; the curve is centred on the truth.")
+        elif target is not None and number(moments.mean) == number(target):
+            text = _("SE of one estimate σ/√N = {se}; the curve is centred at {mean}, which agrees "
+                     "with {target} to the digits shown (they differ by {gap}).")
         else:
             text = _("SE of one estimate σ/√N = {se}; the curve is centred at {mean}, not at "
                      "{target}.")
-        text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name)
+        text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name,
+                           gap=number(gap))
         if _unreliable(check):
             text = _(
                 "{text} Most batches of N draws miss the rare, huge values behind σ, so the bars "
@@ -319,6 +395,10 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
             "No curve: Var({name}) is infinite, so the CLT's normal approximation does not exist."
         ).format(name=name)
     if approx is not None:
+        if estimates is not None and np.ptp(estimates) > 0.0:
+            return _("No curve: the exact variance of {name} is 0 to double precision, yet the "
+                     "estimates differ, by up to about {ptp}: rounding, or values too small for a "
+                     "double to square.").format(name=name, ptp=number(float(np.ptp(estimates))))
         return _("No curve: every estimate is exactly the same (variance zero).")
     return _("No curve: the exact moments could not be computed for this pair.")
 
@@ -363,6 +443,11 @@ def _overflowed(m: Moments) -> bool:
     return isinstance(m.note, Message) and m.note.template == _HEADS[1]
 
 
+def variance_overflowed(m: Moments) -> bool:
+    """True when ``m``'s variance shows as ∞ only because it is too large for a double."""
+    return math.isinf(m.var) and _overflowed(m)
+
+
 def _unreliable(check: ErrorBarCheck | None) -> bool:
     """True for a finite-variance estimator whose ±SE at this N can't be trusted.
 
@@ -396,9 +481,9 @@ def error_bar_notes(
         else:
             text = _(
                 "**The ±SE of {name} can't be trusted at N = {n:,}.** Its kurtosis is {kappa}, "
-                "so N draws estimate its variance with a relative error of about {rel}, and its SD "
-                "with about {rel_sd}; a trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the "
-                "sample SD of this run's first {n:,} draws is {sample}."
+                "so N draws estimate its variance with a relative standard error of about {rel}; "
+                "a trustworthy ±SE needs N ≥ {need}. Exact SD {exact}; the sample SD of this "
+                "run's first {n:,} draws is {sample}."
             )
         if math.isinf(check.kurtosis) and _fourth_moment_overflows(check):
             text = _(
@@ -414,11 +499,22 @@ def error_bar_notes(
                             "its ±2 SE band can't be relied on.")
         out.append(Note("warning", text.format(
             name=ESTIMATORS[key].name, n=check.n, kappa=number(check.kurtosis),
-            rel=number(check.var_relative_se), rel_sd=number(check.sd_relative_se),
-            need=number(2.0 * (check.kurtosis - 1.0)),
+            rel=number(check.var_relative_se),
+            need=_need(check.kurtosis) if math.isfinite(check.kurtosis) else "",
             exact=number(check.exact_sd), sample=number(sample_sd),
         ), ":material/error_outline:"))
     return out
+
+
+def _need(kurtosis: float) -> str:
+    """The least N the rule allows, ⌈2(κ − 1)⌉: ``1,001``; past 12 digits, 4 significant digits
+    rounded up (``2.647e+85``), so the N printed is never below the one needed."""
+    need = math.ceil(2.0 * (kurtosis - 1.0))
+    digits = len(str(need))
+    if digits <= 12:
+        return f"{need:,}"
+    unit = 10 ** (digits - 4)
+    return f"{float(-(-need // unit) * unit):.4g}"
 
 
 def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
@@ -435,7 +531,8 @@ def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
 
 SE_TRUSTED = N_(
     "Can the MC SE be trusted at N · R draws? Decided exactly: unchecked where the variance or "
-    "the fourth moment is infinite, or the kurtosis κ is so large that N · R < 2(κ − 1)."
+    "the fourth moment is infinite or too large for a double, or the kurtosis κ is so large that "
+    "N · R < 2(κ − 1)."
 )
 
 NOT_PUBLISHED = N_(
@@ -476,7 +573,7 @@ def table_intro(total: int, seed: int, published: bool) -> str:
         "Each estimator's **bias** and per-sample **standard deviation**, divided by the true "
         "value it estimates (KL[q‖p]; KL[p‖q] for k3_pq), as in Schulman's post. **MC**: this "
         "run's {total:,} draws (seed {seed}); **MC SE**: the standard error of that MC figure, "
-        "so MC should lie within about 2 MC SE of exact."
+        "so where **SE trusted** is ticked, MC should lie within about 2 MC SE of exact."
     ).format(total=total, seed=seed)
     if published:
         text = _("{text} **Schulman**: his published figure for this very pair, as printed.").format(
@@ -484,17 +581,31 @@ def table_intro(total: int, seed: int, published: bool) -> str:
     return text
 
 
-def relative_caption(figure: str, any_infinite: bool) -> str:
-    """Under the bias/true or stdev/true table."""
+def relative_caption(figure: str, any_infinite: bool, any_overflow: bool = False) -> str:
+    """Under the bias/true or stdev/true table.
+
+    ``any_infinite``: an exact variance is infinite; ``any_overflow``: one is finite but
+    too large for a double (:func:`variance_overflowed`), so it too shows as ∞.
+    """
     text = (
         _("(mean − true) / true: zero for an unbiased estimator.")
         if figure == "bias/true"
         else _("stdev / true: the per-sample spread, relative to the truth.")
     )
-    if any_infinite:
+    if any_infinite and any_overflow:
+        text = _(
+            "{text} *Infinity*: the exact variance is infinite, or too large for a double; *None*: "
+            "no standard error, which needs a finite variance that a double can hold."
+        ).format(text=text)
+    elif any_infinite:
         text = _(
             "{text} *Infinity*: the exact variance is infinite; *None*: no standard error, which "
             "needs a finite variance."
+        ).format(text=text)
+    elif any_overflow:
+        text = _(
+            "{text} *Infinity*: the exact variance is finite but too large for a double; *None*: "
+            "no standard error, which needs a variance that a double can hold."
         ).format(text=text)
     return text
 
@@ -563,6 +674,7 @@ def table_rows(
 WHAT_TO_NOTICE = N_(
     "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
     "whenever p is close to q and has no heavier tails than q. k2's bias/true is near zero there "
-    "too; further away it can grow, shrink or change sign. The MC column should agree with the exact one to within about 2 MC "
-    "SE; change the seed to see it move."
+    "too; further away it can grow, shrink or change sign. Where “SE trusted” is ticked, the MC "
+    "column should agree with the exact one to within about 2 MC SE; change the seed to see it "
+    "move."
 )

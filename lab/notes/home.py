@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from i18n import N_, _
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
+from lab.format import number, share
 
 __all__ = ["MU_SLIDER", "QUESTIONS", "EstimatorTable", "SliderRange", "estimator_table",
            "histogram_captions", "table_caption"]
@@ -71,18 +73,49 @@ QUESTIONS = (
 )
 
 
+def _k2_caption(k2_mean: float, true_kl: float) -> str:
+    """k2's caption: its exact mean against the KL, in the digits shown, and its bias (μ²/4 for
+    these normals; below 1e-12 a double cannot resolve it from the two numbers)."""
+    bias = k2_mean / true_kl - 1.0
+    mean, kl = f"{k2_mean:.4g}", f"{true_kl:.4g}"
+    if abs(bias) < 1e-12:  # below this the quotient's rounding (about 1e-16) would show in 2 digits
+        return _("Never negative, and its exact mean agrees with the KL, {kl}, to better than one "
+                 "part in 10¹¹.").format(kl=kl)
+    if mean != kl and f"{abs(bias):.1%}" != "0.0%":
+        return _("Never negative, but its exact mean is {mean:.4g}, not {kl:.4g}: biased by "
+                 "{bias:+.1%}.").format(mean=k2_mean, kl=true_kl, bias=bias)
+    signed = ("+" if bias > 0 else "") + share(bias)
+    if mean != kl:
+        return _("Never negative, but its exact mean is {mean}, not {kl}: biased by {bias}.").format(
+            mean=mean, kl=kl, bias=signed)
+    return _("Never negative; its exact mean agrees with the KL, {kl}, to the digits shown, but "
+             "is biased by {bias}.").format(kl=kl, bias=signed)
+
+
 def histogram_captions(results: Mapping[str, EstimatorSummary], moments: Mapping[str, Moments],
-                       true_kl: float) -> dict[str, str]:
-    """One caption per estimator (k1, k2, k3): k1's negative share, k2's bias, k3's exactness."""
-    if true_kl == 0.0:  # p = q: log r = 0 at every sample
+                       true_kl: float, mu: float) -> dict[str, str]:
+    """One caption per estimator (k1, k2, k3): k1's negative share, k2's bias, k3's exactness.
+
+    ``mu`` is the slider's μ: only μ = 0 is p = q; a KL of 0 at μ = 1e-200 is 0 to double
+    precision, and some values are then not 0.
+    """
+    if mu == 0.0:  # p = q: log r = 0 at every sample
         return dict.fromkeys(results, _("With p = q every log-ratio is 0, so every value is 0."))
-    k2_mean = moments["k2"].mean
+    if true_kl == 0.0:  # μ so small that μ²/2 underflows
+        out = {}
+        for key, r in results.items():
+            if np.any(r.samples):
+                out[key] = _("KL[q‖p] is 0 to double precision here, but the values are not all 0: "
+                             "they lie within about {size} of 0.").format(
+                    size=number(float(np.max(np.abs(r.samples)))))
+            else:
+                out[key] = _("KL[q‖p] is 0 to double precision here, and so is every value.")
+        return out
     return {
         "k1": _("{share:.0%} of single values are negative (shaded), though a KL never is.").format(
             share=results["k1"].neg_fraction
         ),
-        "k2": _("Never negative, but its exact mean is {mean:.4g}, not {kl:.4g}: biased by "
-                "{bias:+.1%}.").format(mean=k2_mean, kl=true_kl, bias=k2_mean / true_kl - 1.0),
+        "k2": _k2_caption(moments["k2"].mean, true_kl),
         "k3": _("Never negative, and its exact mean is the KL itself (dashed line)."),
     }
 

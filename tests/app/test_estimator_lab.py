@@ -534,3 +534,55 @@ def test_no_lambda_star_where_no_lambda_helps():
     assert metrics(at)["λ*, least-variance λ"] == "undefined"
     assert not [b for b in at.button if b.key == "lam_star"]
     assert any(c.value.startswith("There is no λ*") for c in at.caption)
+
+
+# ------------------------------------------------------------------ the audit's settings
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def answer_text(at: AppTest) -> str:
+    (text,) = [m.value for m in at.markdown if m.value.startswith("**Answer**")]
+    return text
+
+
+def test_an_untrusted_error_bar_is_kept_out_of_the_answers_verdicts():
+    """N(0, 0.1) vs N(0.7, 0.1) at the defaults: κ(k3) = 1.3e85, so "SE trusted" is unticked. The answer
+    said "k3 (23.53 against KL[q‖p] = 24.5, 30.5 standard errors off)" and "k1 0.0%" (54 of 200,000
+    values), the warning "its SD with about 5.752e+40" and "needs N ≥ 2.647e+85"."""
+    at = run_lab(q="normal(0,0.1)", p="normal(0.7,0.1)")
+    clean(at)
+    assert not tables(at)["bias/true"]["SE trusted"]["k3"]
+    text = answer_text(at)
+    assert "k3 (" not in text and "No trustworthy error bar" in text and text.endswith("): k3.")
+    assert "negative for k1 0.027%" in text
+    (warn,) = [w.value for w in at.warning if "can't be trusted" in w.value]
+    assert "5.752e+40" not in warn and "its SD with" not in warn
+    assert "0.027% of single values are negative" in markdown(at)
+    assert "where **SE trusted** is ticked" in markdown(at)
+
+
+def test_a_variance_past_a_double_is_not_called_infinite():
+    """q = N(−5, 0.1), p = N(5, 0.1): Var(k3) is finite but overflows."""
+    at = run_lab(q="normal(-5,0.1)", p="normal(5,0.1)", R="20")
+    clean(at)
+    text = markdown(at)
+    assert "No error bar (a variance too large for a double): k3." in answer_text(at)
+    assert "the exact variance is infinite" not in text and "finite but too large for a double" in text
+
+
+def test_the_per_sample_intro_and_notes_follow_the_setting():
+    """kλ at λ = 1 is k3, never negative: the page said "a single value of k1 or kλ can be [negative]"."""
+    at = run_lab(keys=["k_lambda"], lam="1", R="20")
+    clean(at)
+    assert at.slider(key="lam").value == 1.0
+    text = markdown(at)
+    assert "k1 or kλ can be" not in text and "in this run no single value is either" in text
+    # one distribution written two ways: KL 0, rounding noise in log r; no tables, so no "what to notice"
+    at = run_lab(p="mixture(0.5:0:1,0.5:0:1)", R="20")
+    clean(at)
+    text = markdown(at)
+    assert "standard errors off" not in answer_text(at) and "Noise around 0, not a bias" in answer_text(at)
+    assert "every estimate is exactly the same" not in text and "What to notice" not in text

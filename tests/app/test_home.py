@@ -97,3 +97,25 @@ def test_a_bad_link_value_falls_back_with_a_visible_note(bad):
     if bad:  # an empty ?mu= is simply "not set"
         assert any("mu=" in w.value for w in at.warning), [w.value for w in at.warning]
     assert at.metric[0].value == "0.125"
+
+
+def _markdown(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown)
+
+
+def test_a_kl_that_rounds_to_zero_is_not_called_p_equal_q():
+    """?mu=1e-200: KL 0.0, but k1 = −μx is not 0 (the captions said "With p = q … every value is 0")."""
+    at = run_home(mu="1e-200")
+    assert not at.exception
+    assert at.slider(key="mu").value == 1e-200 and at.metric[0].value == "0"
+    text = _markdown(at)
+    assert "With p = q" not in text and "the values are not all 0" in text
+
+
+def test_k2s_caption_at_a_tiny_bias_says_the_digits_agree():
+    """?mu=0.005: it said "its exact mean is 1.25e-05, not 1.25e-05: biased by +0.0%"."""
+    at = run_home(mu="0.005")
+    assert not at.exception
+    text = _markdown(at)
+    assert "not 1.25e-05" not in text and "+0.0%" not in text
+    assert "agrees with the KL, 1.25e-05, to the digits shown, but is biased by +0.00062%" in text

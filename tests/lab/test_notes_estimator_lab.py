@@ -79,11 +79,11 @@ def test_a_kl_that_underflows_is_not_called_p_equal_q():
     k1 = notes.per_sample_caption("k1", sim["k1"], True, False)
     assert "p = q" not in k1 and k1.startswith(f"{sim['k1'].neg_fraction:.1%} of single values")
     assert notes.per_sample_caption("k2", sim["k2"], True, False) == "Every value is 0 to double precision."
-    # k1's values, about 1e-170, have a variance that underflows: the answer names it, with no z-score
+    # k1's values, about 1e-170, have a variance that underflows: the answer calls them noise, with no z-score
     assert sim["k1"].std == 0.0 and sim["k1"].mean != 0.0
     text = notes.answer({k: sim[k] for k in ("k1", "k2")}, 200, 20, moments)
-    assert "No error bar (values too small for a double to square): k1." in text
-    assert "Off its target" not in text and "Within 2 standard errors of its target: k2." in text
+    assert "Noise around 0, not a bias: k1." in text and "Every estimate of k2 is exactly 0" in text
+    assert "Off its target" not in text and "Within 2 standard errors" not in text
 
 
 def test_captions_follow_the_numbers():
@@ -340,3 +340,148 @@ def test_a_fourth_moment_past_a_double_is_told_by_the_cores_message_not_its_word
     assert math.isinf(check.kurtosis) and check.note.params["reason"] == FOURTH_MOMENT_OVERFLOW
     (note,) = notes.error_bar_notes({"k3": check}, {"k3": sim["k3"]})
     assert "fourth moment is too large for a double" in note.text
+
+
+# ---------------------------------------------------------------- the audit's settings (every sentence true)
+
+
+def _page(q_spec, p_spec, keys=("k1", "k2", "k3"), n=1000, repeats=200, lam=1.0):
+    """What the page computes at its defaults N = 1,000, R = 200: runs, moments, checks at N and at N · R."""
+    from kl_core.estimation.reliability import error_bar_check
+
+    q, p = parse(q_spec), parse(p_spec)
+    sim = simulate(q, p, n, repeats=repeats, seed=0, lam=lam, keys=keys)
+    lams = {k: (lam if ESTIMATORS[k].parameter else None) for k in keys}
+    moments = {k: estimator_moments(k, q, p, lam=lams[k]) for k in keys}
+    at_n = {k: error_bar_check(k, q, p, n, lams[k]) for k in keys}
+    at_total = {k: error_bar_check(k, q, p, n * repeats, lams[k]) for k in keys}
+    return {k: sim[k] for k in keys}, moments, at_n, at_total
+
+
+def _caption(key, results, moments, checks, n=1000):
+    m = moments[key]
+    approx = sampling.batch_mean_normal(m.mean, m.var, n)
+    return notes.estimate_caption(key, m, approx, results[key].target_name, checks[key],
+                                  estimates=results[key].batch_means, target=results[key].target)
+
+
+def test_a_kl_of_zero_gives_noise_around_zero_not_an_estimate_off_target():
+    """One normal written as a mixture of two copies: KL 0 and every exact variance 0, yet log r is
+    rounding noise (about 1e-17). The old answer said "k1 (-4.832e-17 …, 204 standard errors off)" and
+    the caption "every estimate is exactly the same" beside a spread of 3.6e-18."""
+    results, moments, at_n, at_total = _page("normal(0,1)", "mixture(0.5:0:1,0.5:0:1)")
+    assert all(moments[k].mean == 0.0 and moments[k].var == 0.0 for k in results)
+    text = notes.answer(results, 1000, 200, moments, at_total)
+    assert "standard errors off" not in text and "Off its target" not in text
+    assert "Noise around 0, not a bias: k1, k2, k3." in text
+    size = max(float(np.abs(r.batch_means).max()) for r in results.values())
+    assert f"within about {number(size)} of 0" in text
+    for k, r in results.items():
+        assert np.ptp(r.batch_means) > 0
+        caption = _caption(k, results, moments, at_n)
+        assert "exactly the same" not in caption
+        assert f"differ, by up to about {number(float(np.ptp(r.batch_means)))}" in caption
+    # N(1e-170, 1): the estimates of k1 differ by about 1e-171, but their squares underflow
+    results, moments, at_n, at_total = _page("normal(0,1)", "normal(1e-170,1)")
+    k1 = results["k1"].batch_means
+    assert k1.std(ddof=1) == 0.0 and np.ptp(k1) > 0
+    text = notes.answer(results, 1000, 200, moments, at_total)
+    sd = float((k1 / np.abs(k1).max()).std(ddof=1) * np.abs(k1).max())
+    assert f"standard deviation of k1 {number(sd)}," in text and "k1 0," not in text
+    assert "Noise around 0, not a bias: k1." in text and "Every estimate of k2, k3 is exactly 0" in text
+    assert "exactly the same" not in _caption("k1", results, moments, at_n)
+    assert _caption("k2", results, moments, at_n) == "No curve: every estimate is exactly the same (variance zero)."
+
+
+def test_the_error_bar_warning_gives_no_relative_error_of_the_sd():
+    """sqrt((κ − 1)/4N) is a first-order figure, over 0.35 wherever the warning shows: it said "its SD
+    with about 3.06" (Laplace vs Gaussian, k2) and "5.752e+40" (N(0, 0.1) vs N(0.7, 0.1), k3)."""
+    for q_spec, p_spec, key, old in (("laplace(0,1)", "normal(0,1)", "k2", "3.06"),
+                                     ("normal(0,0.1)", "normal(0.7,0.1)", "k3", "5.752e+40")):
+        results, _, at_n, _ = _page(q_spec, p_spec, repeats=2)
+        (note,) = notes.error_bar_notes(at_n, results)
+        assert at_n[key].sd_relative_se > 0.35 and number(at_n[key].sd_relative_se) == old
+        assert "its SD with" not in note.text and old not in note.text
+        assert f"relative standard error of about {number(at_n[key].var_relative_se)};" in note.text
+
+
+def test_an_untrusted_error_bar_puts_an_estimator_neither_on_nor_off_target():
+    """N(0, 0.1) vs N(0.7, 0.1) at N = 1,000, R = 200: κ(k3) = 1.3e85, so "SE trusted" is unticked;
+    the old answer said "k3 (23.53 against KL[q‖p] = 24.5, 30.5 standard errors off)"."""
+    results, moments, _, at_total = _page("normal(0,0.1)", "normal(0.7,0.1)")
+    assert not at_total["k3"].reliable and at_total["k3"].kurtosis > 1e85
+    assert at_total["k1"].reliable and at_total["k2"].reliable
+    text = notes.answer(results, 1000, 200, moments, at_total)
+    assert "k3 (" not in text
+    assert text.endswith("No trustworthy error bar (at N · R = 200,000 draws the kurtosis is too large, "
+                         "or the fourth moment is infinite or too large for a double; see “SE trusted” "
+                         "in §4): k3.")
+    assert "Within 2 standard errors of its target: k1." in text and "k2 (324.7 against" in text
+
+
+def test_a_variance_past_a_double_is_not_called_infinite_in_the_answer_and_tables():
+    """q = N(−5, 0.1), p = N(5, 0.1): Var(k3) is finite but overflows; it was "an infinite variance"."""
+    results, moments, _, at_total = _page("normal(-5,0.1)", "normal(5,0.1)", repeats=20)
+    assert notes.variance_overflowed(moments["k3"]) and not notes.variance_overflowed(moments["k1"])
+    text = notes.answer(results, 1000, 20, moments, at_total)
+    assert "No error bar (a variance too large for a double): k3." in text and "infinite variance" not in text
+    caption = notes.relative_caption("stdev/true", False, True)
+    assert "too large for a double" in caption and "is infinite" not in caption
+    both = notes.relative_caption("stdev/true", True, True)
+    assert "infinite, or too large for a double" in both
+    assert "is infinite;" in notes.relative_caption("stdev/true", True, False)
+    assert "infinite or too large for a double" in notes.SE_TRUSTED
+
+
+def test_an_unbiased_looking_curve_is_not_said_to_miss_the_kl():
+    """p = N(0, 9.111162): E[k2] = KL to 2.7e-9 relative, both print as 1.716: it said "centred at 1.716,
+    not at KL[q‖p]"."""
+    results, moments, at_n, _ = _page("normal(0,1)", "normal(0,9.111162)", keys=("k2",), repeats=2)
+    gap = abs(moments["k2"].mean - results["k2"].target)
+    assert 0 < gap / results["k2"].target < 3e-9
+    caption = _caption("k2", results, moments, at_n)
+    assert "not at" not in caption
+    assert f"centred at 1.716, which agrees with KL[q‖p] to the digits shown (they differ by {number(gap)})" in caption
+    results, moments, at_n, _ = _page("normal(0,1)", "normal(1,1)", keys=("k2",), repeats=2)
+    assert "centred at 0.625, not at KL[q‖p]." in _caption("k2", results, moments, at_n)
+
+
+def test_a_small_negative_share_is_not_printed_as_zero():
+    """N(0, 0.1) vs N(0.7, 0.1): 54 of 200,000 values of k1 are negative, 0.027% (it said 0.0%)."""
+    results, moments, _, at_total = _page("normal(0,0.1)", "normal(0.7,0.1)", keys=("k1",))
+    assert round(results["k1"].neg_fraction * 200_000) == 54
+    assert "negative for k1 0.027% of the draws" in notes.answer(results, 1000, 200, moments, at_total)
+    caption = notes.per_sample_caption("k1", results["k1"], False)
+    assert caption.startswith("0.027% of single values are negative")
+
+
+def test_the_n_an_error_bar_needs_is_rounded_up_with_separators():
+    """p = N(1.0448089868389996, 1): 2(κ − 1) = 1000.3 for k3, so N = 1,000 is short; it said "N ≥ 1000"."""
+    results, _, at_n, _ = _page("normal(0,1)", "normal(1.0448089868389996,1)", keys=("k3",), repeats=2)
+    assert 1000 < 2 * (at_n["k3"].kurtosis - 1) < 1001
+    (note,) = notes.error_bar_notes(at_n, results)
+    assert "a trustworthy ±SE needs N ≥ 1,001." in note.text
+    results, _, at_n, _ = _page("normal(0,0.1)", "normal(0.7,0.1)", keys=("k3",), repeats=2)
+    need = 2 * (at_n["k3"].kurtosis - 1)
+    (note,) = notes.error_bar_notes(at_n, results)
+    shown = note.text.split("needs N ≥ ")[1].split(". ")[0]
+    assert float(shown) >= need and shown == "2.647e+85"
+
+
+def test_the_per_sample_intro_names_only_estimators_negative_in_this_run():
+    """It said "a single value of k1 or kλ can be [negative]", false for kλ at λ = 1 (it is k3) and at p = q."""
+    results, *_ = _page("normal(0,1)", "normal(1,1)", keys=("k_lambda",), repeats=2, lam=1.0)
+    text = notes.per_sample_intro(results, 2000, 2000)
+    assert results["k_lambda"].neg_fraction == 0.0
+    assert text.endswith("A KL is never negative, and in this run no single value is either.")
+    results, *_ = _page("normal(0,1)", "normal(0,1)", keys=("k1", "k_lambda"), repeats=2, lam=0.5)
+    assert "no single value is either" in notes.per_sample_intro(results, 2000, 2000)
+    results, *_ = _page("normal(0,1)", "normal(1,1)", keys=("k1", "k3", "k_lambda"), repeats=2, lam=0.5)
+    assert notes.per_sample_intro(results, 2000, 1000).endswith(
+        "(a uniform subsample of 1,000 is binned). A KL is never negative, but in this run single values "
+        "of k1, kλ are.")
+
+
+def test_mc_against_exact_is_promised_only_where_the_se_is_trusted():
+    assert "so where **SE trusted** is ticked, MC should lie within about 2 MC SE" in notes.table_intro(10, 0, False)
+    assert "Where “SE trusted” is ticked, the MC column should agree" in notes.WHAT_TO_NOTICE

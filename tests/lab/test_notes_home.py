@@ -12,7 +12,7 @@ def test_captions_give_k1s_negative_share_and_k2s_exact_bias():
     q, p = Gaussian(0, 1), Gaussian(1, 1)
     sim = simulate(q, p, 2000, keys=KEYS)
     moments = {k: estimator_moments(k, q, p) for k in KEYS}
-    caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p))
+    caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 1.0)
     assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} of single values are negative")
     assert caps["k2"] == "Never negative, but its exact mean is 0.625, not 0.5: biased by +25.0%."
     assert "the KL itself" in caps["k3"]
@@ -22,7 +22,7 @@ def test_p_equal_q():
     q = Gaussian(0, 1)
     sim = simulate(q, q, 100, keys=KEYS)
     moments = {k: estimator_moments(k, q, q) for k in KEYS}
-    caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, 0.0)
+    caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, 0.0, 0.0)
     assert set(caps.values()) == {"With p = q every log-ratio is 0, so every value is 0."}
 
 
@@ -65,7 +65,7 @@ def test_captions_in_chinese_keep_the_numbers():
     sim = simulate(q, p, 2000, keys=KEYS)
     moments = {k: estimator_moments(k, q, p) for k in KEYS}
     with i18n.using("zh"):
-        caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p))
+        caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 1.0)
     assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：有偏，偏差为 +25.0%。"
     assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} 的单个值为负")
 
@@ -80,3 +80,33 @@ def test_table_caption_compares_the_spreads_it_is_given():
         assert f"k3's spread is {word}" in text
     same = {k: estimator_moments(k, q, q) for k in KEYS}
     assert "spread" not in notes.table_caption(q.name, q.name, 20_000, 0, same)
+
+
+def _captions(mu: float):
+    q, p = Gaussian(0, 1), Gaussian(mu, 1)
+    sim = simulate(q, p, 20_000, seed=0, keys=KEYS, sample_size=20_000)
+    moments = {k: estimator_moments(k, q, p) for k in KEYS}
+    return notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), mu), sim
+
+
+def test_a_kl_that_rounds_to_zero_is_not_called_p_equal_q():
+    """μ = 1e-200: KL = 5e-401 rounds to 0, but k1 = −μx is not 0 (it said "With p = q … every value is 0")."""
+    caps, sim = _captions(1e-200)
+    assert not any("p = q" in c for c in caps.values())
+    size = float(abs(sim["k1"].samples).max())
+    assert caps["k1"] == ("KL[q‖p] is 0 to double precision here, but the values are not all 0: they lie "
+                          f"within about {size:.4g} of 0.")
+    assert not sim["k2"].samples.any()
+    assert caps["k2"] == "KL[q‖p] is 0 to double precision here, and so is every value."
+
+
+def test_k2s_caption_says_not_only_where_the_digits_differ():
+    """μ = 0.005: E[k2] = KL(1 + μ²/4); it said "its exact mean is 1.25e-05, not 1.25e-05: biased by +0.0%"."""
+    caps, _ = _captions(0.005)
+    assert caps["k2"] == ("Never negative; its exact mean agrees with the KL, 1.25e-05, to the digits shown, "
+                          "but is biased by +0.00062%.")
+    caps, _ = _captions(0.03)  # the digits differ, the bias under 0.05%
+    assert caps["k2"] == "Never negative, but its exact mean is 0.0004501, not 0.00045: biased by +0.022%."
+    caps, _ = _captions(1e-8)  # μ²/4 = 2.5e-17 is below what the quotient of two doubles resolves
+    assert caps["k2"] == ("Never negative, and its exact mean agrees with the KL, 5e-17, to better than one "
+                          "part in 10¹¹.")
