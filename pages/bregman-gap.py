@@ -67,6 +67,11 @@ try:
     true_kl = cache.exact_kl(q.spec, p.spec)
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     true_kl = math.nan
+# χ²(p‖q) finite but past a double: Var(k3) and Pearson χ² then show as inf but are not infinite
+try:
+    chi2_overflow = notes.chi2_overflows(cache.lambda_star(q.spec, p.spec).note)
+except QuadratureError:
+    chi2_overflow = False
 
 # ------------------------------------------------------------ KL[q‖p]: log r under r − 1
 with first:
@@ -89,7 +94,9 @@ with first:
             height=420,
         ),
         name=_("bregman-gap-kl-qp-r-{r:g}").format(r=r),
-        caption=notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None),
+        caption=notes.kl_caption(true_kl, drawn.mean_gap, q.k if q.discrete else None,
+                                 on_chart=notes.draws_on_chart(drawn.u, R_MIN, R_MAX), draws=draws,
+                                 u_range=(R_MIN, R_MAX)),
     )
 st.header(_("KL[q‖p]: the curve log r under its tangent r − 1"))
 with ui.metric_row():
@@ -114,7 +121,7 @@ ui.formula(
     r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q\|p]"
 )
 moments, _failed = cache.moments_or_failures(("k1", "k3"), q.spec, p.spec, 1.0)
-st.markdown(notes.tangent_text(moments["k1"].var, moments["k3"].var))
+st.markdown(notes.tangent_text(moments["k1"].var, moments["k3"].var, chi2_overflow))
 
 # ------------------------------------------------------------ any f
 st.header(_("The same picture for KL[p‖q] and any f-divergence"))
@@ -156,7 +163,8 @@ if f_grid.smooth:
         if f_grid.estimator
         else _("gap at each draw")
     )
-    f_caption = notes.f_caption(f_key, _(div.name), draws, f_drawn.mean_gap, exact_f)
+    f_overflow = f_key == "pearson" and chi2_overflow  # the only f whose D_f is χ²
+    f_caption = notes.f_caption(f_key, _(div.name), draws, f_drawn.mean_gap, exact_f, f_overflow)
     ui.chart(
         tangent_gap_chart(
             f_grid,
@@ -167,7 +175,7 @@ if f_grid.smooth:
             title=[
                 _("The same {draws:,} draws: mean gap {mean},").format(
                     draws=draws, mean=number(f_drawn.mean_gap)),
-                _("exact {name} = {value}").format(name=_(div.name), value=number(exact_f)),
+                notes.exact_title(_(div.name), exact_f, f_overflow),
             ],
             subtitle=[_("q = {q}, p = {p}, seed {seed}").format(q=q.name, p=p.name, seed=seed)],
             height=480,

@@ -27,12 +27,12 @@ from kl_core.estimation import control_variates, estimators
 from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.paths import PATHS
 from lab import cache, state, ui
-from lab.format import number
 from lab.notes import control_variates as notes
 from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import count_slider, page_opening, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
+HISTOGRAM_SAMPLE = 20_000  # the histograms show a uniform subsample of at most this many draws
 
 first = page_opening(_("Control variates"), _(  # first; its container holds the answer (see lab.widgets)
     "k1 = −log r is unbiased but noisy. Add any multiple of **r − 1**, whose average under q is "
@@ -66,20 +66,25 @@ with c_lam:
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})
         st.button("λ = 1 (k3)", key="set_k3", on_click=state.set_values, kwargs={"lam": 1.0})
         if notes.has_one_lam_star(par) and LAM_MIN <= par.lam_star <= LAM_MAX:
-            st.button(_("λ = λ* = {lam:.3f} (least variance)").format(lam=par.lam_star),
+            st.button(_("λ = λ* = {lam} (least variance)").format(lam=notes.lam_text(par.lam_star)),
                       key="set_star",
                       on_click=state.set_values, kwargs={"lam": par.lam_star})
     if (why_no_star := notes.lambda_star_missing(par, LAM_MIN, LAM_MAX)) is not None:
         st.caption(why_no_star)
 with c_n:
     n = count_slider(_("N, draws x ~ q"), "n", value=10_000, hi=1_000_000, accept_from=100,
-                     help=_("How many samples the per-sample histograms below are made of."))
+                     help=_("How many draws the per-sample averages and shares below use. The "
+                            "histograms show at most {m:,} of them: a uniform subsample when N is "
+                            "larger.").format(m=HISTOGRAM_SAMPLE))
 with c_seed:
     seed = seed_picker()
 
 wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 # ------------------------------------------------------------ the exact numbers
 var_lam = float(par.variance(lam))
+overflow = notes.chi2_overflows(par.lam_star_note)
+if overflow and lam != 0.0:  # the parabola's λ² coefficient is past a double: integrate Var(kλ) itself
+    var_lam = cache.estimator_moments("k_lambda", q.spec, p.spec, lam).var
 with ui.metric_row():
     # Short labels (a metric is ~180 px wide at 1024 px); the long form is in the help.
     st.metric(
@@ -88,10 +93,10 @@ with ui.metric_row():
                "kl_core.estimation.control_variates.lambda_parabola. Undefined when every λ has infinite "
                "variance; any λ when p = q."),
     )
-    st.metric(_("Var(kλ), λ = {lam:.3g}").format(lam=lam), number(var_lam),
+    st.metric(_("Var(kλ), λ = {lam}").format(lam=notes.lam_text(lam)), notes.var_lam_text(var_lam, overflow),
               help=_("The exact variance per sample of kλ at your λ."))
-    st.metric(_("Var(k3), λ = 1"), number(par.var_k3), help=_("Exact, per sample."))
-    st.metric(_("Var(kλ*), λ = λ*"), "—" if all_infinite else number(par.var_optimal),
+    st.metric(_("Var(k3), λ = 1"), notes.var_k3_text(par), help=_("Exact, per sample."))
+    st.metric(_("Var(kλ*), λ = λ*"), notes.var_optimal_text(par),
               help=_("Exact, per sample."))
     st.metric(_("Var(k3) / Var(kλ*)"), notes.gain_text(par),
               help=_("The gain of kλ* over k3: how many times more samples k3 needs than kλ* "
@@ -126,7 +131,7 @@ ui.show_source(control_variates.lambda_parabola)
 # ------------------------------------------------------------ 2. the histograms
 st.header(_("2. What the samples look like at your λ"))
 sim = cache.simulate(
-    q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, 20_000)
+    q.spec, p.spec, n, seed=seed, lam=lam, keys=("k_lambda", "k3"), sample_size=min(n, HISTOGRAM_SAMPLE)
 )
 s, s3 = sim["k_lambda"], sim["k3"]
 domain = common_domain([s.samples, s3.samples], include=(0.0, par.true_kl))
@@ -166,7 +171,7 @@ logr_grid = np.linspace(-2.5, 2.5, 101)  # smooth curves; the band's ends are ex
 interval = k_lambda_negative_interval(lam)
 ui.chart(
     k_lambda_profile(logr_grid, notes.profile_curves(logr_grid, lam), negative=interval,
-                     negative_label=_("kλ < 0 for λ = {lam:.3g}").format(lam=lam)),
+                     negative_label=_("kλ < 0 for λ = {lam}").format(lam=notes.lam_text(lam))),
     name=_("k-lambda-profile-lam-{lam}").format(lam=f"{lam:g}"),
     caption=notes.profile_caption(lam, interval, s.neg_fraction),
 )

@@ -35,8 +35,8 @@ from lab.widgets import page_opening
 GRIDS = {path: notes.theta_grid(path) for path in PATHS}
 
 first = page_opening(_("f-divergences & Fisher"), _(  # first; its container holds the answer (see lab.widgets)
-    "**How far from q does k2 = ½(log r)² still average to KL[q‖p]?** k2 is **not** the KL: it "
-    "averages to a different number. Yet when p is close to q the two agree. This page shows why (every smooth "
+    "**How far from q does k2 = ½(log r)² still average to KL[q‖p]?** k2 is **not** the KL: in "
+    "general it averages to a different number. Yet when p is close to q the two agree. This page shows why (every smooth "
     "f-divergence starts as the same parabola, scaled by f″(1), and k2's f has the same "
     "f″(1) = 1 as KL) and how far from q the agreement lasts."
 ))
@@ -222,19 +222,13 @@ with first:
 ui.chart(
     k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
     name=_("k2-and-kl-{path}").format(path=path),
-    caption=_("The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded gap is k2's "
-              "bias. Its size relative to the KL is the chart at the top of the page."),
+    caption=notes.k2_vs_kl_caption(lo, hi),
 )
 
 ui.table(
     pd.DataFrame(notes.schulman_rows(schulman)),
     name=_("k2-bias-schulman"),
-    caption=_(
-        "Schulman's two cases, on the mean-shift path, where the exact relative bias is "
-        "{t2}: 0.0025 at μ = 0.1 and 0.25 at μ = 1 (the KL, E[k2] and bias columns are exact). "
-        "His printed 0.002 comes from sampling; the exact 0.0025 sits right on the boundary of "
-        "rounding to three decimals."
-    ).format(t2=r"$\theta^2/4$"),
+    caption=notes.schulman_caption(schulman),
     column_config={c: st.column_config.NumberColumn(format="%.6g") for c in notes.SCHULMAN_COLUMNS},
 )
 ui.show_source(fisher.k2_bias_along_path)

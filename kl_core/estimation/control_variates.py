@@ -34,7 +34,8 @@ from kl_core.estimation.exact import estimator_moments, f_divergence, kl, lambda
 from kl_core.estimation.paths import get_path
 from kl_core.validation import as_float_array
 
-__all__ = ["GainCurve", "LambdaParabola", "gain_along_path", "lambda_parabola"]
+__all__ = ["GainCurve", "LambdaParabola", "gain_along_path", "lambda_parabola",
+           "ratio_takes_at_most_two_values"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class LambdaParabola:
         :math:`\mathrm{Var}(k_3)` and :math:`\mathrm{Var}(k_{\lambda^*})` integrated directly,
         where the parabola's three terms cancel to rounding noise (see :data:`CANCELLATION`);
         None where the parabola is accurate.
+    resolved : bool
+        False where double precision cannot pin down :math:`\lambda^*` and
+        :math:`\mathrm{Var}(k_{\lambda^*})` (see :func:`lambda_parabola`): ``gain`` is then
+        NaN, and ``lam_star`` and ``var_optimal`` are not to be shown as values.
     """
 
     var_log_r: float
@@ -70,6 +75,7 @@ class LambdaParabola:
     lam_star_note: str = ""
     direct_var_k3: float | None = None
     direct_var_optimal: float | None = None
+    resolved: bool = True
 
     @property
     def lam_star_defined(self) -> bool:
@@ -117,8 +123,11 @@ class LambdaParabola:
 
         NaN when ``p == q``: both variances vanish, and the limit as ``p → q``
         depends on the direction of approach (1 for a mean shift, about 2.3
-        for a Gaussian scale change).  NaN also where λ* does not exist.
+        for a Gaussian scale change).  NaN also where λ* does not exist, and
+        where it is not ``resolved`` (p so close to q that rounding decides it).
         """
+        if not self.resolved:
+            return math.nan
         if self.var_optimal == 0.0:
             return math.nan if self.var_k3 == 0.0 else math.inf
         return self.var_k3 / self.var_optimal
@@ -130,6 +139,22 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
 
     .. math:: \mathrm{Var}_q(k_\lambda) = \mathrm{Var}_q(\log r) - 2\lambda\,\mathrm{Cov}_q(\log r, r)
               + \lambda^2\,\mathrm{Var}_q(r)
+
+    Near its minimum the parabola is a small difference of large terms, so there
+    :math:`V_3 = \mathrm{Var}(k_3)` and :math:`\hat V = \mathrm{Var}(k_{\hat\lambda})`, at the
+    computed :math:`\hat\lambda = \mathrm{Cov}/\chi^2`, are integrated directly.  Since
+    :math:`\mathrm{Var}(k_\lambda) = V^* + \chi^2 (\lambda - \lambda^*)^2`, an error
+    :math:`\Delta = \hat\lambda - \lambda^*` shows in
+
+    .. math:: d = V_3 - \hat V - \chi^2 (1 - \hat\lambda)^2 = 2\chi^2 (1 - \hat\lambda)\,\Delta,
+              \qquad \hat V - V^* = \chi^2\Delta^2 = \frac{d^2}{4\chi^2 (1-\hat\lambda)^2}.
+
+    Where that excess exceeds :data:`RESOLVED_SHARE` of :math:`\hat V` (or cannot be checked:
+    :math:`\hat\lambda = 1`, a variance rounded to 0), ``resolved`` is False: near ``p = q``
+    the rounding of :math:`\log r = \log p - \log q` (about 1e-16) is a relative error of
+    about 1e-16 / sd(log r) in the coefficients.  A :math:`\hat V` rounded to 0 is kept only
+    where r takes at most two values (a categorical pair), where :math:`k_{\lambda^*}` is
+    constant: a straight line meets the curve :math:`\log r` in at most two points.
 
     %(pair_params)s
 
@@ -147,6 +172,8 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     >>> par = lambda_parabola(Gaussian(0, 1), Gaussian(1, 1))
     >>> round(par.var_k3, 12) == round(math.e - 2, 12)
     True
+    >>> lambda_parabola(Gaussian(0, 1), Gaussian(0, 1.00000001)).resolved
+    False
     """
     m1 = estimator_moments("k1", q, p)
     star = lambda_star(q, p)
@@ -167,6 +194,8 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     if par.lam_star_defined and par.var_optimal < CANCELLATION * par.var_log_r:
         v = estimator_moments("k_lambda", q, p, lam=par.lam_star).var
         direct["direct_var_optimal"] = _rounded_to_zero(v, par.var_log_r)
+        v3 = direct.get("direct_var_k3", par.var_k3)
+        direct["resolved"] = _resolved(v3, direct["direct_var_optimal"], par.var_r, par.lam_star, q, p)
     return replace(par, **direct) if direct else par
 
 
@@ -176,10 +205,69 @@ CANCELLATION = 1e-6
 #: A directly integrated variance below this share of Var(log r) is rounding noise: the
 #: estimator is constant (r takes two values, where log r is linear in r; or p = q).
 ZERO_TO_ROUNDING = 1e-24
+#: Var(k_λ*) is ``resolved`` when the excess that the error of the computed λ* adds to it is at
+#: most this share of it (the gain is then right to about 6 digits).
+RESOLVED_SHARE = 1e-6
 
 
 def _rounded_to_zero(var: float, var_log_r: float) -> float:
     return 0.0 if var < ZERO_TO_ROUNDING * var_log_r else var
+
+
+def _resolved(v3: float, v_hat: float, chi2: float, lam_hat: float, q: Distribution,
+              p: Distribution) -> bool:
+    """Whether V̂ = Var(k_λ̂) is Var(k_λ*) to :data:`RESOLVED_SHARE` (see :func:`lambda_parabola`)."""
+    if v3 == 0.0:  # Var(k3) > 0 for p ≠ q: rounded to 0, nothing to compare with
+        return False
+    if v_hat == 0.0:
+        return ratio_takes_at_most_two_values(q, p)
+    a = 1.0 - lam_hat
+    if a == 0.0:
+        return False
+    d = v3 - v_hat - chi2 * a * a
+    return d * d / (4.0 * chi2 * a * a) <= RESOLVED_SHARE * v_hat
+
+
+@docfill(**SECTIONS)
+def ratio_takes_at_most_two_values(q: Distribution, p: Distribution) -> bool:
+    r"""Whether :math:`r = p(x)/q(x)` takes at most two values under :math:`x \sim q`.
+
+    Then :math:`\log r` is a linear function of :math:`r` on its values, so
+    :math:`k_{\lambda^*} = -\log r + \lambda^*(r - 1)` is constant and
+    :math:`\mathrm{Var}_q(k_{\lambda^*}) = 0` (a straight line meets the curve
+    :math:`\log r` in at most two points).  Only a categorical pair can do this:
+    the continuous families have smooth densities, whose ratio is constant or
+    takes a continuum of values.  Values of :math:`\log r = \log p_k - \log q_k`
+    within rounding (64 ulps of the log-probabilities) count as one.
+
+    %(pair_params)s
+
+    Returns
+    -------
+    bool
+        True for a categorical pair with at most two distinct ratios.
+
+    %(schulman_references)s
+
+    Examples
+    --------
+    >>> from kl_core.estimation.distributions import Categorical, Gaussian
+    >>> ratio_takes_at_most_two_values(Categorical((0.0, 0.0, 0.0)), Categorical((1.0, 0.0, 0.0)))
+    True
+    >>> ratio_takes_at_most_two_values(Gaussian(0, 1), Gaussian(1, 1))
+    False
+    """
+    for name, d in (("q", q), ("p", p)):
+        if not isinstance(d, Distribution):
+            raise ValueError(f"{name} must be a kl_core Distribution, got {type(d).__name__}")
+    if not (q.discrete and p.discrete):
+        return False
+    lq, lp = q.log_probs, p.log_probs
+    if lq.shape != lp.shape:
+        raise ValueError(f"p has {lp.size} categories but q has {lq.size}; they must match")
+    logr = np.sort(lp - lq)
+    tol = 64 * np.finfo(float).eps * max(1.0, float(np.max(np.abs(lq))), float(np.max(np.abs(lp))))
+    return int(np.count_nonzero(np.diff(logr) > tol)) + 1 <= 2
 
 
 @dataclass(frozen=True)

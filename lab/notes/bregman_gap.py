@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from i18n import N_, _
 from kl_core.estimation.divergences import DIVERGENCES
 from lab.format import number
+from lab.notes.control_variates import chi2_overflows
 
-__all__ = ["K2_CONVEXITY", "answer", "f_caption", "kink_caption", "kink_note", "kl_caption", "tangent_text"]
+__all__ = ["K2_CONVEXITY", "answer", "chi2_overflows", "draws_on_chart", "exact_title", "f_caption",
+           "kink_caption", "kink_note", "kl_caption", "tangent_text"]
 
 #: The caveat under k2's picture: f(u) = ½ log² u has f″(u) = (1 − log u)/u².
 K2_CONVEXITY = N_(
@@ -32,13 +36,28 @@ def answer(draws: int, min_gap: float, max_gap: float, mean_gap: float, true_kl:
     return text
 
 
-def tangent_text(var_k1: float, var_k3: float) -> str:
+def draws_on_chart(u: np.ndarray, lo: float, hi: float) -> int:
+    """How many draws' ratios ``u`` lie on a chart whose x-range is [lo, hi] (the rest are not drawn)."""
+    u = np.asarray(u, float)
+    return int(np.count_nonzero(np.isfinite(u) & (u >= lo) & (u <= hi)))
+
+
+def exact_title(name: str, value: float, overflow: bool = False) -> str:
+    """The f picture's second title line: the exact D_f, or that it is finite but past a double."""
+    if overflow and math.isinf(value):
+        return _("exact {name}: too large for a double").format(name=name)
+    return _("exact {name} = {value}").format(name=name, value=number(value))
+
+
+def tangent_text(var_k1: float, var_k3: float, chi2_overflow: bool = False) -> str:
     """Under the k3 formulas: what the tangent term r − 1 does to the mean and to the noise.
 
     ``var_k1``, ``var_k3`` are the exact per-sample variances of k1 and k3 for the pair
     shown (NaN if they could not be computed).  Var(k3) − Var(k1) = χ²(p‖q) −
     2(KL[p‖q] + KL[q‖p]) is negative while p is close to q and can be positive (or
     infinite) further away, so the sentence about this pair is chosen from the numbers.
+    ``chi2_overflow``: χ²(p‖q) is finite but past a double (:func:`chi2_overflows`), so an
+    infinite ``var_k3`` stands for a finite value above ≈1.8e308.
     """
     text = _(
         "The tangent term averages to zero under q, so it adds no bias. While p is close to q and "
@@ -52,6 +71,9 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
         pair = ""
     elif math.isinf(var_k1):
         pair = _("For this pair Var(k1) is infinite, and so is Var(k3).")
+    elif math.isinf(var_k3) and chi2_overflow:
+        pair = _("For this pair it adds noise: Var(k3) is finite but too large for a double (above "
+                 "≈1.8e308), against Var(k1) = {k1}.")
     elif number(var_k3) == number(var_k1) and var_k3 != var_k1:
         pair = _("For this pair the two variances agree to the 4 digits shown, {k1}.")
     elif var_k3 < var_k1:
@@ -69,29 +91,44 @@ def tangent_text(var_k1: float, var_k3: float) -> str:
     )
 
 
-def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
+def kl_caption(true_kl: float, mean_gap: float, categories: int | None, on_chart: int | None = None,
+               draws: int = 0, u_range: tuple[float, float] = (0.05, 5.0)) -> str:
     """Under the KL[q‖p] picture: what the green segments are, and their average.
 
     ``categories`` is K for a categorical pair (its draws pile up on K ratios), else None.
+    ``on_chart`` is how many of the ``draws`` have r inside the chart's ``u_range``
+    (:func:`draws_on_chart`; None: not counted): with none there, no green segment shows.
     """
     if true_kl == 0.0:
         text = _(
             "With p = q every draw has r = 1, where the tangent touches the curve: every gap, and "
             "so every sample of k3, is zero."
         )
-    elif math.isinf(true_kl):
-        text = _(
-            "Every green segment is one draw's k3; the thick purple one is your r. Here KL[q‖p] is "
-            "infinite: their average, {mean}, has no finite value to settle to, and grows as rarer, "
-            "larger gaps are drawn."
-        ).format(mean=number(mean_gap))
     else:
-        text = _(
-            "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
-            "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick purple "
-            "one is your r. Their average, {mean}, estimates KL[q‖p] = {kl}: unbiased, but a "
-            "finite set of draws can miss rare, large gaps."
-        ).format(mean=number(mean_gap), kl=number(true_kl))
+        if on_chart == 0:
+            lead = _(
+                "None of the {n:,} draws has its r inside the chart's range, {lo} to {hi}, so no "
+                "green segment (one draw's k3) shows; the thick purple one is your r."
+            ).format(n=draws, lo=number(u_range[0]), hi=number(u_range[1]))
+        elif math.isinf(true_kl):
+            lead = _("Every green segment is one draw's k3; the thick purple one is your r.")
+        else:
+            lead = _(
+                "Every green segment is one draw's k3. The segments vanish where r is near 1 (there "
+                "p(x) ≈ q(x) and the tangent hugs the curve) and grow on both sides; the thick "
+                "purple one is your r."
+            )
+        if math.isinf(true_kl):
+            tail = _(
+                "Here KL[q‖p] is infinite: the draws' average gap, {mean}, has no finite value to "
+                "settle to, and grows as rarer, larger gaps are drawn."
+            ).format(mean=number(mean_gap))
+        else:
+            tail = _(
+                "The draws' average gap, {mean}, estimates KL[q‖p] = {kl}: unbiased, but a finite "
+                "set of draws can miss rare, large gaps."
+            ).format(mean=number(mean_gap), kl=number(true_kl))
+        text = lead + " " + tail
     if categories is not None:
         text += " " + _(
             "With {k} categories at most {k} different ratios can occur: the draws pile up on them "
@@ -100,8 +137,14 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None) -> str:
     return text
 
 
-def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) -> str:
-    """Under the picture of a smooth f: the gaps' average against the exact D_f, with caveats."""
+def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float,
+              overflow: bool = False) -> str:
+    """Under the picture of a smooth f: the gaps' average against the exact D_f, with caveats.
+
+    ``overflow``: an infinite ``exact`` is finite but past a double (Pearson χ² where
+    :func:`chi2_overflows`), not a divergence.
+    """
+    overflow = overflow and math.isinf(exact) and f_key != "k2"  # χ² only: k2's D_f is ½E[log² r]
     if f_key == "k2":  # ½ log² u is convex only up to u = e (K2_CONVEXITY)
         text = _(
             "The curve lies above its tangent this time, so each gap is f minus the line; the "
@@ -112,6 +155,12 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
             "The curve lies above its tangent this time (f is convex), so each gap is f minus the "
             "line; the {draws:,} gaps average {mean}, an estimate of the exact {name} = {exact}."
         )
+    if overflow:
+        text = _(
+            "The curve lies above its tangent this time (f is convex), so each gap is f minus the "
+            "line; the {draws:,} gaps average {mean}, an estimate of the exact {name}, which is "
+            "finite but too large for a double (above ≈1.8e308)."
+        )
     text = text.format(draws=draws, mean=number(mean_gap), name=name, exact=number(exact))
     if f_key == "k2":
         text += " " + _(K2_CONVEXITY)
@@ -120,7 +169,12 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float) 
             "(The exact value could not be computed: the integrand overflows double precision "
             "for a pair this far apart.)"
         )
-    if math.isinf(exact):
+    if overflow:
+        text += " " + _(
+            "Rare, huge r (far beyond the chart) carry the mean, and a finite sample's average "
+            "cannot show that."
+        )
+    elif math.isinf(exact):
         text += " " + _(
             "The exact value is infinite for this pair: rare, extreme r (huge, or near 0, beyond "
             "the chart) carry the mean, and a finite sample's average cannot show that."

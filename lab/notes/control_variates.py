@@ -7,6 +7,7 @@ curves and caption; the gain curve's θ grids and caption.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -15,12 +16,22 @@ from charts.control_variates import LambdaMark
 from i18n import N_, _, message
 from kl_core import CHI2_OVERFLOW_NOTE
 from kl_core.estimation import estimators
-from kl_core.estimation.control_variates import GainCurve, LambdaParabola
+from kl_core.estimation.control_variates import (
+    RESOLVED_SHARE,
+    ZERO_TO_ROUNDING,
+    GainCurve,
+    LambdaParabola,
+)
 from lab.format import number, share
 from lab.notes import Note
 
 __all__ = [
     "answer",
+    "chi2_overflows",
+    "lam_text",
+    "var_k3_text",
+    "var_lam_text",
+    "var_optimal_text",
     "PATH_INTRO",
     "GainSide",
     "gain_sides",
@@ -169,9 +180,21 @@ def _chi2_infinite(par: LambdaParabola) -> bool:
     return math.isinf(par.var_r) and not _all_infinite(par)
 
 
+def chi2_overflows(lam_star_note: str) -> bool:
+    """χ²(p‖q) is finite but past a double, from the core's λ* note (``LambdaStar.note``)."""
+    return lam_star_note == CHI2_OVERFLOW_NOTE
+
+
 def _chi2_overflows(par: LambdaParabola) -> bool:
     """χ² is finite but past a double: shown as ∞, yet every Var(kλ) is finite."""
-    return _chi2_infinite(par) and par.lam_star_note == CHI2_OVERFLOW_NOTE
+    return _chi2_infinite(par) and chi2_overflows(par.lam_star_note)
+
+
+#: The metrics' word for a variance that is finite but past the largest double (≈1.8e308).
+TOO_LARGE = N_("too large for a double")
+#: How far apart (in standard deviations) two Gaussians of one width are when E_q[r²] = e^{μ²/σ²}
+#: passes the largest double.
+OVERFLOW_SDS = math.sqrt(math.log(sys.float_info.max))
 
 
 def _lam(x: float) -> str:
@@ -181,6 +204,11 @@ def _lam(x: float) -> str:
         if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
             break
     return text
+
+
+def lam_text(x: float) -> str:
+    """λ as the page prints it: 3 significant digits, never k1's 0 or k3's 1 for a λ that is neither."""
+    return _lam(x)
 
 
 #: Var(log r) and Var(r) at or below this are rounding, not a difference between p and q: log r's
@@ -203,8 +231,8 @@ def as_shown(par: LambdaParabola) -> LambdaParabola:
 
 
 def has_one_lam_star(par: LambdaParabola) -> bool:
-    """λ* is one λ to show or set: defined, and not p = q (where every λ ties at variance 0)."""
-    return par.lam_star_defined and not _p_equals_q(par)
+    """λ* is one λ to show or set: defined, resolved, and not p = q (where every λ ties at 0)."""
+    return par.lam_star_defined and par.resolved and not _p_equals_q(par)
 
 
 def lam_star_text(par: LambdaParabola) -> str:
@@ -212,11 +240,49 @@ def lam_star_text(par: LambdaParabola) -> str:
     "undefined" where every λ has infinite variance."""
     if not par.lam_star_defined:
         return _("undefined")
-    return _("any λ") if _p_equals_q(par) else number(par.lam_star)
+    if _p_equals_q(par):
+        return _("any λ")
+    return number(par.lam_star) if par.resolved else _("not resolved")
+
+
+def _k3_below_resolution(par: LambdaParabola) -> bool:
+    """Var(k3) was integrated directly and rounded to 0 (below ZERO_TO_ROUNDING · Var(log r))."""
+    return par.direct_var_k3 == 0.0 and not _p_equals_q(par)
+
+
+def _resolution(par: LambdaParabola) -> float:
+    return ZERO_TO_ROUNDING * par.var_log_r
+
+
+def var_k3_text(par: LambdaParabola) -> str:
+    """The metric "Var(k3)": its value; "< floor" below the page's resolution; "too large for a
+    double" where χ² overflows (Var(k3) ≥ χ² − 2 Cov is then past the largest double too)."""
+    if _k3_below_resolution(par):
+        return "< {floor}".format(floor=number(_resolution(par)))
+    if _chi2_overflows(par):
+        return _(TOO_LARGE)
+    return number(par.var_k3)
+
+
+def var_lam_text(var: float, overflow: bool) -> str:
+    """The metric "Var(kλ)" at the reader's λ: ``var``, or "too large for a double" where the core
+    reported ``overflow`` (finite, past the largest double)."""
+    return _(TOO_LARGE) if overflow and math.isinf(var) else number(var)
+
+
+def var_optimal_text(par: LambdaParabola) -> str:
+    """The metric "Var(kλ*)": its value; — where every λ is infinite or λ* is not resolved."""
+    if _all_infinite(par) or not par.resolved:
+        return "—"
+    return number(par.var_optimal)
 
 
 def gain_text(par: LambdaParabola) -> str:
-    """The metric "gain Var(k3) / Var(kλ*)": ×1.234, ∞, or — where λ* is undefined."""
+    """The metric "gain Var(k3) / Var(kλ*)": ×1.234, ∞, or — where λ* is undefined or not
+    resolved; where χ² overflows, the bound Var(k3)/Var(k1) > 1.8e308/Var(k1) that a double allows."""
+    if _chi2_overflows(par) and par.var_log_r > 0.0:
+        bound = min(sys.float_info.max / par.var_log_r, sys.float_info.max)
+        return "> {bound}".format(bound=number(bound))
     gain = math.nan if _all_infinite(par) else par.gain
     if math.isnan(gain):
         return "—"
@@ -246,12 +312,13 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
     if _chi2_overflows(par):
         return Note(
             "warning",
-            _(r"**$\chi^2(p\|q) = \mathrm{Var}_q(r)$ is too large for a double for this pair**: "
-              r"$\mathbb{E}_q[r^2] = \int p^2/q$ is finite but above ≈1.8e308, as $e^{\mu^2}$ is for "
-              r"Gaussians more than 26.6 apart. Every Var(kλ) is finite, but for λ ≠ 0 the page "
-              r"cannot show it; λ* = (KL[p‖q] + KL[q‖p])/χ² is tiny, and k1 (λ = 0) is the best λ "
-              r"to double precision. The histograms can still look tame: the variance lives in rare, "
-              r"huge values of r that a finite sample seldom contains."),
+            _(r"**$\chi^2(p\|q) = \mathrm{{Var}}_q(r)$ is too large for a double for this pair**: "
+              r"$\mathbb{{E}}_q[r^2] = \int p^2/q$ is finite but above ≈1.8e308, as $e^{{\mu^2/\sigma^2}}$ "
+              r"is for two Gaussians of width σ more than {sds} standard deviations apart. Every "
+              r"Var(kλ) is finite, but for λ ≠ 0 the parabola cannot give it: its coefficient of λ², "
+              r"χ², is too large for a double. λ* = (KL[p‖q] + KL[q‖p])/χ² is tiny, and k1 (λ = 0) "
+              r"is the best λ to double precision. The histograms can still look tame: the variance "
+              r"lives in rare, huge values of r that a finite sample seldom contains.").format(sds=f"{OVERFLOW_SDS:.3g}"),
             ":material/warning:",
         )
     if _chi2_infinite(par):
@@ -273,6 +340,8 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
     if not par.lam_star_defined:
         return _("No λ = λ* button: λ* does not exist here ({why}).").format(
             why=message(par.lam_star_note))
+    if not par.resolved and not _p_equals_q(par):
+        return _("No λ = λ* button: double precision cannot resolve λ* for this pair.")
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
             lam=number(par.lam_star), lo=lo, hi=hi)
@@ -292,10 +361,10 @@ def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
         LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),  # i18n: ok
         LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
-    if not (_all_infinite(par) or _p_equals_q(par)):  # with p = q every λ ties: no one λ* to mark
+    if not (_all_infinite(par) or _p_equals_q(par)) and par.resolved:  # p = q: every λ ties
         label = _("λ* = {lam}: least variance").format(lam=_lam(par.lam_star))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
-    label = _("your λ = {lam:.3g}").format(lam=lam)
+    label = _("your λ = {lam}").format(lam=_lam(lam))
     marks.append(LambdaMark(label, lam, float(par.variance(lam)), "k_lambda"))
     return marks
 
@@ -315,17 +384,25 @@ def answer(par: LambdaParabola) -> str:
     """The page's answer to "which λ?", from the exact variances of this pair."""
     if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
         return _("**Answer:** {text}").format(text=parabola_caption(par))
-    if par.var_k3 == 0.0 and par.var_optimal == 0.0:
-        return _("**Answer:** Var(k3) and Var(kλ*) are both 0 to double precision, against {k1} for k1 "
-                 "(λ = 0): as far as a double can tell, k3 is already as good as kλ*.").format(
-                     k1=number(par.var_log_r))
+    if _k3_below_resolution(par):
+        return _("**Answer:** Var(k3) and Var(kλ*) are both below {floor}, which is {rel:g} times "
+                 "Var(k1) = {k1} (λ = 0), the smallest share of it this page resolves. So it shows "
+                 "neither λ* nor how much kλ* beats k3.").format(floor=number(_resolution(par)), k1=number(par.var_log_r),
+                                     rel=ZERO_TO_ROUNDING)
+    if not par.resolved:
+        return _("**Answer:** Double precision cannot resolve λ* and the gain Var(k3) / Var(kλ*) "
+                 "for this pair: Var(kλ*) is so small next to Var(k1) = {k1} (λ = 0) that the "
+                 "rounding of log r = log p − log q moves the computed λ* enough to change "
+                 "Var(kλ*) by more than {share} of its value, so the page shows neither. "
+                 "Var(k3) (λ = 1) is {k3}.").format(k1=number(par.var_log_r), k3=number(par.var_k3),
+                                                    share=share(RESOLVED_SHARE))
     text = _(
         "**Answer:** λ* = {lam} has the least variance, {opt} per sample, against {k3} for k3 "
         "(λ = 1) and {k1} for k1 (λ = 0): for the same standard error k3 needs {gain} times as many "
         "samples as kλ*."
     ).format(lam=_lam(par.lam_star), opt=number(par.var_optimal), k3=number(par.var_k3),
              k1=number(par.var_log_r), gain=number(par.gain))
-    if par.var_optimal == 0.0:
+    if par.var_optimal == 0.0:  # resolved: the core checked that r takes at most two values
         text += " " + _("Here Var(kλ*) is 0 to double precision: λ*(r − 1) cancels all of k1's noise. "
                         "It can do so exactly only where r takes two values, since a straight line "
                         "meets the curve log r in at most two points.")
@@ -356,6 +433,12 @@ def parabola_caption(par: LambdaParabola) -> str:
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
             "infinite, so any λ ≠ 0 makes the variance infinite."
         ).format(v=number(par.var_log_r))
+    if not par.resolved:
+        return _(
+            "Double precision cannot place the bottom of this curve: its minimum Var(kλ*) is too "
+            "small next to Var(k1) = {k1} (the ● at λ = 0) to resolve, so no ★ is drawn. Every "
+            "point of it has the same mean, KL[q‖p] = {kl}; only the spread changes."
+        ).format(k1=number(par.var_log_r), kl=number(par.true_kl))
     same = _("Every point of it has the same mean, KL[q‖p] = {kl}; only the spread changes.").format(
         kl=number(par.true_kl))
     low1, low3 = (number(v) == number(par.var_optimal) for v in (par.var_log_r, par.var_k3))
@@ -388,7 +471,7 @@ def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, 
     """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, estimator key)``."""
     curves = []
     if lam not in (0.0, 1.0):
-        label = "kλ, λ = {lam:.3g}".format(lam=lam)  # i18n: ok
+        label = "kλ, λ = {lam}".format(lam=_lam(lam))  # i18n: ok
         curves.append((label, estimators.k_lambda(logr, lam), "k_lambda"))
     curves.append(("k3 (λ = 1)", estimators.k3(logr), "k3"))
     curves.append(("k1 (λ = 0)", estimators.k1(logr), "k1"))
@@ -403,14 +486,24 @@ def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fracti
             "no sample can be negative."
         )
     if math.isinf(interval[1]):
+        if neg_fraction == 0.0:
+            return _(
+                "For λ = {lam} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
+                "with p(x) > q(x) is negative, though none of the draws above has p(x) > q(x)."
+            ).format(lam=_lam(lam))
         return _(
-            "For λ = {lam:.3g} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
+            "For λ = {lam} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
             "with p(x) > q(x) is negative — {share} of the draws above."
-        ).format(lam=lam, share=share(neg_fraction))
+        ).format(lam=_lam(lam), share=share(neg_fraction))
+    if neg_fraction == 0.0:
+        return _(
+            "For λ = {lam}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
+            "shrinks to nothing as λ → 1. None of the draws above fell there: no value is negative."
+        ).format(lam=_lam(lam), a=number(interval[0]), b=number(interval[1]))
     return _(
-        "For λ = {lam:.3g}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
+        "For λ = {lam}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
         "shrinks to nothing as λ → 1. That is where the {share} negative draws above come from."
-    ).format(lam=lam, a=number(interval[0]), b=number(interval[1]), share=share(neg_fraction))
+    ).format(lam=_lam(lam), a=number(interval[0]), b=number(interval[1]), share=share(neg_fraction))
 
 
 def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:

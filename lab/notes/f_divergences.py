@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from charts.f_divergences import F_COLORS, f_label
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.paths import PATHS
 from kl_core.estimation.published import SCHULMAN_2020
@@ -37,7 +37,9 @@ __all__ = [
     "f_table",
     "f_table_markdown",
     "infinite_note",
+    "k2_vs_kl_caption",
     "path_caption",
+    "schulman_caption",
     "relative_bias_caption",
     "schulman_marks",
     "schulman_rows",
@@ -90,11 +92,19 @@ def f_curves_caption(tangent_removed: bool) -> str:
             "most (2), the three f″(1) = 1 curves alike near u = 1, JS least (¼). Total "
             "variation keeps its kink."
         )
-    return _(
-        "All curves pass through 0 at u = 1 (p = q), but leave it with different slopes f′(1). "
-        "Those slopes do not matter ({zero}); switch on the toggle to remove them and "
-        "compare the curvatures f″(1) near u = 1."
-    ).format(zero=r"$\mathbb{E}_q[r - 1] = 0$")
+    slopes = sorted({d.fprime_at_1 for d in DIVERGENCES.values() if d.fprime_at_1 is not None})
+    text = _(
+        "All curves pass through 0 at u = 1 (p = q), but the smooth ones leave it with slopes "
+        "f′(1) of {slopes} (see the table). Those slopes do not matter ({zero}); switch on the "
+        "toggle to remove them and compare the curvatures f″(1) near u = 1."
+    ).format(slopes=", ".join(f"{v:g}".replace("-", "−") for v in slopes),
+             zero=r"$\mathbb{E}_q[r - 1] = 0$")
+    kinked = [_(d.name) for d in DIVERGENCES.values() if d.fprime_at_1 is None]
+    if kinked:
+        text += " " + ngettext("The f of {names} has a kink there: no single slope.",
+                               "The f's of {names} have a kink there: no single slope.",
+                               len(kinked)).format(names=_(" and ").join(kinked))
+    return text
 
 
 def f_table() -> pd.DataFrame:
@@ -160,8 +170,10 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
         elif others:
             text += " " + _("How fast it leaves 1 is the O(θ³) term.")
         if exact:
-            text += " " + _("On this path {names} stay at exactly 1: each is θ²/2, its parabola.").format(
-                names=names)
+            text += " " + ngettext(
+                "On this path {names} stays at exactly 1: it is θ²/2, its parabola.",
+                "On this path {names} stay at exactly 1: each is θ²/2, its parabola.",
+                len(exact)).format(names=names)
         return text
     text = (_(
         "Near θ = 0 each solid line hugs its dashed parabola of the same colour; the parabolas "
@@ -176,8 +188,10 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
                        if exact else
                        _("Further out the lines part from their parabolas (the O(θ³) terms)."))
     if exact:
-        text += " " + _("On this path {names} are exactly θ²/2: their solid lines lie on their "
-                        "parabola.").format(names=names)
+        text += " " + ngettext(
+            "On this path {names} is exactly θ²/2: its solid line lies on its parabola.",
+            "On this path {names} are exactly θ²/2: their solid lines lie on their parabola.",
+            len(exact)).format(names=names)
     return text
 
 
@@ -475,3 +489,49 @@ def schulman_rows(bias) -> list[dict]:  # bias: kl_core.estimation.fisher.K2Bias
             }
         )
     return rows
+
+
+def k2_vs_kl_caption(lo: float, hi: float) -> str:
+    """Under E[k2] against KL on the θ range ``[lo, hi]``: where the two lines leave 0."""
+    if lo <= 0.0 <= hi:
+        return _("The blue line (E[k2]) and the green one (KL) leave 0 together; the shaded gap is "
+                 "k2's bias. Its size relative to the KL is the chart at the top of the page.")
+    return _("The blue line (E[k2]) and the green one (KL) would leave 0 together at θ = 0, outside "
+             "the range shown; the shaded gap is k2's bias. Its size relative to the KL is the chart "
+             "at the top of the page.")
+
+
+def _on_rounding_boundary(x: float, decimals: int) -> bool:
+    """x is (to 1e-9 of a last place) halfway between two numbers of ``decimals`` decimals."""
+    scaled = x * 10.0**decimals
+    return abs(scaled - math.floor(scaled) - 0.5) < 1e-9
+
+
+def schulman_caption(bias) -> str:  # bias: kl_core.estimation.fisher.K2Bias at Schulman's μ's
+    """Under Schulman's table: each exact relative bias beside his printed figure, from the numbers."""
+    published = {e.p.mu: e for e in SCHULMAN_2020}
+    n = len(bias.thetas)
+    parts = [ngettext(
+        "Schulman's case, on the mean-shift path, where the exact relative bias is {t2} (the KL, "
+        "E[k2] and bias columns are exact).",
+        "Schulman's {n} cases, on the mean-shift path, where the exact relative bias is {t2} (the "
+        "KL, E[k2] and bias columns are exact).", n).format(n=n, t2=r"$\theta^2/4$")]
+    for mu, rel in zip(bias.thetas, bias.relative_bias, strict=True):
+        row = published[float(mu)].row("k2")
+        values = dict(mu=f"{mu:g}", exact=f"{rel:.4g}", printed=row.bias.text if row else "",
+                      d=row.bias.decimals if row else 0)
+        if row is None:
+            parts.append(_("At μ = {mu} it is {exact}.").format(**values))
+        elif round(rel, row.bias.decimals) == row.bias.value and not _on_rounding_boundary(
+                rel, row.bias.decimals):
+            parts.append(_("At μ = {mu} it is {exact}; he printed {printed}, the same to his "
+                           "{d} decimals.").format(**values))
+        elif _on_rounding_boundary(rel, row.bias.decimals):
+            parts.append(_("At μ = {mu} it is {exact}; his printed {printed} comes from sampling, and "
+                           "the exact {exact} sits right on the boundary of rounding to {d} "
+                           "decimals.").format(**values))
+        else:
+            parts.append(_("At μ = {mu} it is {exact}; his printed {printed} comes from sampling, and "
+                           "the exact value rounds to {rounded} at {d} decimals.").format(
+                               rounded=f"{rel:.{row.bias.decimals}f}", **values))
+    return " ".join(parts)

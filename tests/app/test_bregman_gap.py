@@ -126,7 +126,7 @@ def test_the_mean_gap_of_the_draws_is_the_core_mean_of_k3(default_page):
     assert title(second) == (
         f"The same 200 draws: mean gap {fmt(mean_k3pq)}, exact KL[p‖q] = 0.5"
     )
-    assert f"Their average, {fmt(mean_k3)}, estimates KL[q‖p] = 0.5" in captions(at)
+    assert f"The draws' average gap, {fmt(mean_k3)}, estimates KL[q‖p] = 0.5" in captions(at)
     # one point and one gap per draw (all 200 ratios are distinct, all but a few on the chart)
     drawn = first["datasets"]["draws"]
     assert 180 <= len(drawn) <= 200
@@ -301,3 +301,19 @@ def test_repeated_ratios_are_drawn_once_with_their_count():
     assert sorted((round(r["u"], 12), r["count"]) for r in rows) == [(0.5, 3), (2.0, 2)]
     assert any("1 of 6 draws" in s for s in spec["title"]["subtitle"])
     assert "size" in json.dumps([layer["encoding"] for layer in spec["layer"]])
+
+
+def test_a_chi2_past_a_double_is_finite_on_the_page():
+    """?q=normal(0,0.1)&p=normal(2.7,0.1)&f=pearson: χ² = e^729 − 1 is finite but above 1.8e308.
+    The page said "Var(k3) = ∞", "The exact value is infinite for this pair" and "exact Pearson
+    χ² = ∞", and described green segments near r = 1 when every draw lay off the chart."""
+    at = open_page(q="normal(0,0.1)", p="normal(2.7,0.1)", f="pearson")
+    clean(at)
+    text = captions(at)
+    assert "Var(k3) is finite but too large for a double" in text and "Var(k3) = ∞" not in text
+    assert "infinite for this pair" not in text and "which is finite but too large for a double" in text
+    assert "None of the 200 draws has its r inside the chart's range" in text
+    assert "The segments vanish where r is near 1" not in text
+    titles = [title(s) for s in specs(at)]
+    assert any("exact Pearson χ²: too large for a double" in t for t in titles)
+    assert not any("χ² = ∞" in t for t in titles)

@@ -379,3 +379,49 @@ def test_nonfinite_runs_cover_each_stretch():
     y = np.array([1, np.inf, np.inf, 1, 1, 1, np.nan, 1, 1, np.inf])
     assert nonfinite_runs(x, y) == [(0.5, 2.5), (5.5, 6.5), (8.5, 9.0)]
     assert nonfinite_runs(x, np.ones(10)) == []
+
+
+def test_a_chi2_past_a_double_shows_no_infinite_variance():
+    """q = N(0, 0.1), p = N(2.7, 0.1): χ² = e^729 − 1 is finite; the metrics said Var(kλ) = ∞,
+    Var(k3) = ∞ and Var(k3)/Var(kλ*) = ∞ beside "Every Var(kλ) is finite", and the note put the
+    overflow at Gaussians "more than 26.6 apart" (here 2.7 apart, 27 standard deviations)."""
+    at = open_page(q="normal(0,0.1)", p="normal(2.7,0.1)", lam="0.5")
+    clean(at)
+    (warning,) = at.warning
+    assert "more than 26.6 standard deviations apart" in warning.value
+    assert "26.6 apart" not in warning.value
+    assert metric(at, "Var(kλ), λ = 0.5") == "too large for a double"
+    assert metric(at, "Var(k3), λ = 1") == "too large for a double"
+    assert metric(at, "Var(k3) / Var(kλ*)") == "> " + fmt(1.7976931348623157e308 / 729)
+    assert "∞" not in metrics(at).values()
+
+
+def test_lambda_near_one_is_not_printed_as_one_and_no_negative_draw_is_said():
+    """?lam=0.9999 printed "For λ = 1, kλ < 0 exactly when …", "the 0.0% negative draws" and a
+    band "kλ < 0 for λ = 1"."""
+    at = open_page(lam="0.9999")
+    clean(at)
+    text = captions(at)
+    assert "For λ = 0.9999, kλ < 0 exactly when" in text and "For λ = 1," not in text
+    assert "None of the draws above fell there" in text and "0.0%" not in text
+    assert metric(at, "Var(kλ), λ = 0.9999") == fmt(
+        float(lambda_parabola(parse("normal(0,1)"), parse("normal(1,1)")).variance(0.9999)))
+    profile = next(s for s in specs(at) if "kλ < 0 for λ = 0.9999" in json.dumps(s, ensure_ascii=False))
+    assert "kλ < 0 for λ = 1\"" not in json.dumps(profile, ensure_ascii=False)
+
+
+def test_the_n_help_says_the_histograms_use_a_subsample():
+    """N goes to 1,000,000; the help said the histograms are made of N samples (at most 20,000)."""
+    at = open_page()
+    (n,) = [w for w in at.select_slider if w.key == "n"]
+    assert "at most 20,000 of them" in n.help and "are made of" not in n.help
+
+
+def test_a_pair_too_close_to_resolve_shows_no_lambda_star_or_gain():
+    """q = N(0, 1), p = N(0, 1.00000001²): λ* 0.999999993 (exact 0.99999998) and ×1.467 (≈ 7/3)."""
+    at = open_page(p="normal(0,1.00000001)")
+    clean(at)
+    assert metric(at, "λ*") == "not resolved"
+    assert metric(at, "Var(kλ*)") == "—" and metric(at, "Var(k3) / Var(kλ*)") == "—"
+    assert not [b for b in at.button if b.key == "set_star"]
+    assert "1.467" not in captions(at) and "0.999999993" not in captions(at)

@@ -429,3 +429,17 @@ def test_the_page_opens_with_its_answer(default_page):
     assert texts[0].startswith("**How far from q does k2")
     assert "within 10% of the KL for θ from -0.6 to 0.6" in texts[1]
     assert specs(default_page)[0]["datasets"]["marks"]  # the first chart is k2's relative bias
+
+
+def test_the_opening_does_not_say_k2_always_misses_the_kl(default_page):
+    """k2 is exactly unbiased at θ ≈ 1.58 on the logit path and at θ = 0: "in general"."""
+    text = "\n".join(m.value for m in default_page.markdown)
+    assert "k2 is **not** the KL: in general it averages to a different number." in text
+
+
+def test_e_k2_and_kl_leave_0_only_where_the_range_shows_it():
+    at = open_page(th_shift=["1", "3"])
+    clean(at)
+    text = "\n".join(m.value for m in at.markdown)
+    assert "would leave 0 together at θ = 0, outside the range shown" in text
+    assert "(KL) leave 0 together;" not in text

@@ -61,3 +61,38 @@ def test_where_the_parabola_cancels_the_variances_are_integrated_directly():
     # Schulman's μ = 1 is untouched: the parabola is accurate there
     par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1.0, 1.0))
     assert par.direct_var_k3 is None and par.direct_var_optimal is None
+
+
+def test_a_lambda_star_rounding_decides_is_not_resolved():
+    """q = N(0, 1), p = N(0, σ²): at σ = 1 + 1e-8 the computed λ* = 0.999999993 (exact 1 − 2θ =
+    0.99999998) moved Var(kλ*) by 60%, and the gain read 1.467 instead of ≈ 7/3."""
+    from kl_core.estimation.distributions import Categorical, parse
+
+    for sigma in (1.00000001, 1.000000001, 1.00000000001):
+        par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(0.0, sigma))
+        assert not par.resolved and math.isnan(par.gain)
+    par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(0.0, 1.0000001))  # 10× further: resolved
+    assert par.resolved and par.gain == pytest.approx(7 / 3, rel=1e-5)
+    assert 1 - par.lam_star == pytest.approx(2 * math.log(1.0000001), rel=1e-3)
+    # Var(k3) rounded to 0 (5e-49 next to Var(log r) = 1e-24) cannot be compared: not resolved
+    assert not lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1e-12, 1.0)).resolved
+    assert not lambda_parabola(parse("categorical(0,0,0,0,0)"), parse("categorical(1e-12,0,0,0,0)")).resolved
+    # a mean shift keeps its digits (log r = μx − μ²/2 in closed form), and so does Schulman's pair
+    assert lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1e-7, 1.0)).resolved
+    assert lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1.0, 1.0)).resolved
+    # Var(kλ*) = 0 is kept only where r takes two values
+    par = lambda_parabola(Categorical((0.0, 0.0)), Categorical((1e-3, 0.0)))
+    assert par.resolved and par.var_optimal == 0.0 and par.gain == math.inf
+
+
+def test_ratio_takes_at_most_two_values():
+    from kl_core.estimation.control_variates import ratio_takes_at_most_two_values
+    from kl_core.estimation.distributions import Categorical
+
+    assert ratio_takes_at_most_two_values(Categorical((2.0, 1.0, 0.5, -19.5)), Categorical((2.0, 1.0, 0.5, -24.9)))
+    assert not ratio_takes_at_most_two_values(Categorical((0.0, 0.0, 0.0)), Categorical((1e-6, 2e-6, 0.0)))
+    assert not ratio_takes_at_most_two_values(Gaussian(0.0, 1.0), Gaussian(1.0, 1.0))
+    with pytest.raises(ValueError, match="q must be a kl_core Distribution"):
+        ratio_takes_at_most_two_values("normal(0,1)", Gaussian(0.0, 1.0))
+    with pytest.raises(ValueError, match="categories"):
+        ratio_takes_at_most_two_values(Categorical((0.0, 0.0)), Categorical((0.0, 0.0, 1.0)))

@@ -8,7 +8,7 @@ from lab.notes import bregman_gap as notes
 def test_kl_caption():
     assert "every gap, and so every sample of k3, is zero" in notes.kl_caption(0.0, 0.0, None)
     text = notes.kl_caption(0.5, 0.4871, 5)
-    assert "Their average, 0.4871, estimates KL[q‖p] = 0.5" in text
+    assert "The draws' average gap, 0.4871, estimates KL[q‖p] = 0.5" in text
     assert "With 5 categories at most 5 different ratios can occur" in text
 
 
@@ -67,3 +67,38 @@ def test_variances_equal_to_the_digits_shown_are_not_ranked():
     text = notes.tangent_text(2.4940001e7, 2.4940002e7)
     assert "agree to the 4 digits shown, 2.494e+07" in text
     assert "adds noise" not in text and "cancels noise" not in text
+
+
+def test_a_chi2_past_a_double_is_called_finite_not_infinite():
+    """q = N(0, 0.1), p = N(2.7, 0.1), f = Pearson: χ² = e^729 − 1 is finite but above 1.8e308;
+    the page said "Var(k3) = ∞ against Var(k1) = 729", "The exact value is infinite for this pair"
+    and titled the chart "exact Pearson χ² = ∞"."""
+    from kl_core.estimation.distributions import parse
+    from kl_core.estimation.exact import lambda_star
+
+    overflow = notes.chi2_overflows(lambda_star(parse("normal(0,0.1)"), parse("normal(2.7,0.1)")).note)
+    assert overflow
+    text = notes.tangent_text(729.0, math.inf, overflow)
+    assert "Var(k3) is finite but too large for a double" in text and "= ∞" not in text
+    text = notes.f_caption("pearson", "Pearson χ²", 200, 0.0, math.inf, overflow)
+    assert "finite but too large for a double" in text and "infinite" not in text
+    assert notes.exact_title("Pearson χ²", math.inf, overflow) == "exact Pearson χ²: too large for a double"
+    assert notes.exact_title("Pearson χ²", 1.718, False) == "exact Pearson χ² = 1.718"
+    # a true divergence keeps its words
+    assert not notes.chi2_overflows(lambda_star(parse("normal(0,1)"), parse("normal(0,1.5)")).note)
+    assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf, False)
+
+
+def test_the_kl_caption_says_so_when_no_draw_is_on_the_chart():
+    """Same pair: every r ≈ e^{−364} lies left of the chart, yet the caption described the green
+    segments vanishing near r = 1."""
+    import numpy as np
+
+    u = np.exp(np.array([-364.5, -300.0, -400.0]))
+    shown = notes.draws_on_chart(u, 0.05, 5.0)
+    assert shown == 0 and notes.draws_on_chart(np.array([0.04, 1.0, 5.0, 6.0]), 0.05, 5.0) == 2
+    text = notes.kl_caption(364.5, 364.6, None, on_chart=shown, draws=200)
+    assert "None of the 200 draws has its r inside the chart's range, 0.05 to 5" in text
+    assert "Every green segment" not in text and "vanish" not in text
+    assert "Every green segment is one draw's k3. The segments vanish" in notes.kl_caption(
+        0.5, 0.49, None, on_chart=150, draws=200)

@@ -52,12 +52,46 @@ def test_p_equal_q_to_double_precision_is_an_info_and_a_flat_parabola(q, p):
 def test_a_pair_a_double_resolves_is_not_called_p_equal_q():
     par = parabola("normal(1e-14,1)", "normal(0,1)")  # log r's spread 1e-14: ten times the rounding bound
     assert par.var_log_r > notes.ROUNDING_VAR
-    assert notes.pair_note(par, "") is None and notes.lam_star_text(par) == number(par.lam_star)
-    assert notes.as_shown(par) is par and notes.has_one_lam_star(par)
-    # Var(k3) ≈ 5e-57 is zero to rounding next to Var(log r) = 1e-28: no "needs — times" ratio of zeros
-    assert par.var_k3 == 0.0 and par.var_optimal == 0.0
+    assert notes.pair_note(par, "") is None and notes.as_shown(par) is par
+    # Var(k3) ≈ 5e-57 is below the page's resolution, 1e-24 of Var(log r) = 1e-28: said, not ranked
+    assert par.var_k3 == 0.0 and not par.resolved and not notes.has_one_lam_star(par)
     text = notes.answer(par)
-    assert "both 0 to double precision" in text and "times" not in text and "1e-28" in text
+    assert "below 1e-52, which is 1e-24 times Var(k1) = 1e-28" in text and "needs" not in text
+
+
+@pytest.mark.parametrize(("q", "p", "floor"), [
+    ("normal(0,1)", "normal(1e-12,1)", "1e-48"),  # Var(k3) = μ⁴/2 = 5e-49: not 0, and not "as good"
+    ("categorical(0,0,0,0,0)", "categorical(1e-12,0,0,0,0)", "1.6e-49"),  # r two-valued: gain ∞, not 1
+])
+def test_variances_below_the_resolution_are_not_called_zero_or_tied(q, p, floor):
+    """The answer said "Var(k3) and Var(kλ*) are both 0 to double precision … k3 is already as good
+    as kλ*": Var(k3) is 5e-49 (a direct integral resolves it), just under the page's 1e-24 × Var(k1)."""
+    par = parabola(q, p)
+    text = notes.answer(par)
+    assert f"Var(k3) and Var(kλ*) are both below {floor}, which is 1e-24 times Var(k1)" in text
+    assert "already as good" not in text and "0 to double precision" not in text
+    assert notes.var_k3_text(par) == f"< {floor}"
+    assert notes.gain_text(par) == "—" and notes.var_optimal_text(par) == "—"
+    assert notes.lam_star_text(par) == "not resolved"
+
+
+@pytest.mark.parametrize("p", ["normal(0,1.00000001)", "normal(0,1.000000001)", "normal(0,1.00000000001)"])
+def test_a_pair_too_close_to_resolve_lambda_star_prints_neither_it_nor_the_gain(p):
+    """q = N(0, 1), p = N(0, σ²), σ = 1 + 1e-8 … 1e-11: the page printed λ* = 0.999999993 (exact
+    0.99999998) and ×1.467 (exact ≈ 7/3), then "×1, already as good", then "∞ … r takes two values"."""
+    par = parabola("normal(0,1)", p)
+    text = notes.answer(par)
+    assert "Double precision cannot resolve λ* and the gain" in text
+    for wrong in ("×", "times as many", "already as good", "two values", "0.99999999"):
+        assert wrong not in text
+    assert notes.gain_text(par) == "—" and notes.lam_star_text(par) == "not resolved"
+    assert not any(m.label.startswith("λ* =") for m in notes.parabola_marks(par, 0.5))
+    assert "no ★ is drawn" in notes.parabola_caption(par)
+    assert "cannot resolve λ*" in notes.lambda_star_missing(par, -1.0, 3.0)
+    # 10× further away the same family is resolved: λ* = 1 − 2θ and the gain ≈ 7/3
+    par = parabola("normal(0,1)", "normal(0,1.0000001)")
+    assert par.resolved and notes.lam_text(par.lam_star) == "0.9999998"
+    assert notes.gain_text(par) == "×2.333"
 
 
 def test_chi_square_infinite_leaves_only_lambda_zero():
@@ -214,3 +248,28 @@ def test_a_chi2_past_a_double_is_not_called_infinite():
     par = lambda_parabola(parse("normal(0,1)"), parse("t(3,0,1)"))
     assert "is infinite" in notes.answer(par) and "too large for a double" not in notes.answer(par)
     assert "p's tails are too heavy" in notes.pair_note(par, "").text
+
+
+def test_lambda_is_never_printed_as_1_or_0_when_it_is_not():
+    """?lam=0.9999: "For λ = 1, kλ < 0 exactly when 0 < log r < 0.0002 … the 0.0% negative draws"."""
+    text = notes.profile_caption(0.9999, k_lambda_negative_interval(0.9999), 0.0)
+    assert text.startswith("For λ = 0.9999, kλ < 0 exactly when") and "0.0%" not in text
+    assert "None of the draws above fell there" in text
+    labels = [c[0] for c in notes.profile_curves(np.array([0.0]), 0.9999)]
+    assert labels[0] == "kλ, λ = 0.9999"
+    par = parabola("normal(0,1)", "normal(1,1)")
+    assert notes.parabola_marks(par, 0.9999)[-1].label == "your λ = 0.9999"
+    text = notes.profile_caption(-0.0001, k_lambda_negative_interval(-0.0001), 0.0)
+    assert text.startswith("For λ = -0.0001 ≤ 0") and "none of the draws above" in text
+
+
+def test_the_chi2_overflow_note_counts_standard_deviations():
+    """It fired for N(0, 0.1) against N(2.7, 0.1), 2.7 apart, saying "Gaussians more than 26.6 apart"."""
+    par = parabola("normal(0,0.1)", "normal(2.7,0.1)")
+    text = notes.pair_note(par, "").text
+    assert "more than 26.6 standard deviations apart" in text and "26.6 apart" not in text
+    assert notes.var_k3_text(par) == "too large for a double"
+    assert notes.var_lam_text(math.inf, True) == "too large for a double"
+    assert notes.var_lam_text(math.inf, False) == "∞"
+    assert notes.gain_text(par) == "> 2.466e+305"  # Var(k3) > 1.8e308 and Var(kλ*) ≤ Var(k1) = 729
+    assert notes.chi2_overflows(par.lam_star_note)

@@ -179,3 +179,47 @@ def test_the_path_caption_speaks_of_theta_0_only_where_the_range_shows_it():
         outside = notes.path_caption(ratio, "scale", ["k2", "hellinger"], 0.1, 0.3)
         assert "outside the range shown" not in inside and "outside the range shown" in outside
     assert notes.path_caption(False, "scale", ["k2"], 0.1, 0.3).startswith("Each solid line is drawn")
+
+
+def test_the_f_curves_caption_gives_the_slopes_the_registry_has():
+    """It said the curves "leave it with different slopes f′(1)": k2, χ², Hellinger and JS all have 0."""
+    from kl_core.estimation.divergences import DIVERGENCES
+
+    text = notes.f_curves_caption(False)
+    assert "different slopes" not in text
+    slopes = sorted({d.fprime_at_1 for d in DIVERGENCES.values() if d.fprime_at_1 is not None})
+    assert "slopes f′(1) of " + ", ".join(f"{v:g}".replace("-", "−") for v in slopes) in text
+    assert "−1, 0, 1" in text and "The f of total variation has a kink there" in text
+
+
+def test_one_exact_parabola_is_said_in_the_singular():
+    """With only KL[q‖p] chosen on the shift path: "KL[q‖p] stay at exactly 1: each is …"."""
+    assert "On this path KL[q‖p] stays at exactly 1: it is θ²/2" in notes.path_caption(True, "shift", ["kl_qp"])
+    text = notes.path_caption(False, "shift", ["kl_qp", "k2"])
+    assert "KL[q‖p] is exactly θ²/2: its solid line lies on its parabola" in text
+    both = notes.path_caption(True, "shift", ["kl_qp", "kl_pq"])
+    assert "stay at exactly 1: each is θ²/2" in both
+
+
+def test_the_k2_against_kl_caption_knows_whether_theta_0_is_shown():
+    """On the shift path with θ from 1 to 3 the lines do not "leave 0" on the chart."""
+    assert "leave 0 together;" in notes.k2_vs_kl_caption(-3.0, 3.0)
+    outside = notes.k2_vs_kl_caption(1.0, 3.0)
+    assert "would leave 0 together at θ = 0, outside the range shown" in outside
+
+
+def test_schulmans_caption_is_formatted_from_the_computed_biases():
+    """The caption hard-coded 0.0025, 0.25 and 0.002; they now come from the numbers."""
+    from types import SimpleNamespace
+
+    from kl_core.estimation.fisher import k2_bias_along_path
+
+    bias = k2_bias_along_path("shift", np.array([0.1, 1.0]))
+    text = notes.schulman_caption(bias)
+    assert "At μ = 0.1 it is 0.0025; his printed 0.002 comes from sampling, and the exact 0.0025 sits " \
+           "right on the boundary of rounding to 3 decimals." in text
+    assert "At μ = 1 it is 0.25; he printed 0.25, the same to his 2 decimals." in text
+    other = SimpleNamespace(thetas=np.array([0.1, 1.0]), relative_bias=np.array([0.0031, 0.2612]))
+    text = notes.schulman_caption(other)
+    assert "0.0025" not in text and "the exact value rounds to 0.003 at 3 decimals" in text
+    assert "At μ = 1 it is 0.2612; his printed 0.25 comes from sampling" in text
