@@ -104,8 +104,7 @@ def token_setting() -> notes.Setting:
             reference = state.segmented(
                 _(r"$\pi_\mathrm{ref}$, the reference"), REF_KEY, notes.REFERENCES,
                 value=notes.DEFAULT_REFERENCE,
-                help=_("Uneven: π_ref likes tokens 0 and 2 (with 2 tokens, token 0) and makes token 1 "
-                       "rare. Uniform: the lessons' setting."))
+                help=notes.reference_help(k))
         c_s, c_o = st.columns(2, gap="medium")
         with c_s:
             sampler = state.segmented(

@@ -82,13 +82,7 @@ if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=ve
 sec1, sec2 = st.container(), st.container()  # filled in this order below: view 2 holds λ, which view 1 uses
 with sec2:
     st.header(_("2. One estimate from N tokens: how far from its mean?"))
-    st.markdown(_(
-        r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page): the same unbiased value for "
-        r"every λ, since $\mathbb{E}[r - 1] = 0$. In a loss as $\mathrm{sg}(k_\lambda)\log\pi_\theta + k_\lambda$ "
-        r"(score function plus pathwise term), its expected gradient on-policy is "
-        r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ for every λ too: on-policy, λ changes only how "
-        "much one estimate scatters."
-    ))
+    st.markdown(notes.k_lambda_intro(table0, LAM_MIN, LAM_MAX))
     c_lam, c_n, c_seed = st.columns([1.6, 1, 1], gap="medium")
     with c_lam:
         lam = state.slider(_("λ of kλ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
@@ -97,9 +91,7 @@ with sec2:
             for key, value, text, tip in (
                 ("grad", table0.lam_grad_opt, _("λ_grad = {lam:.3f}"),
                  _("The λ whose gradient estimate has the least spread (the chart below).")),
-                ("value", table0.lam_value_opt, _("λ* = {lam:.3f}"),
-                 _("The λ whose *value* estimate of the KL has the least variance (Control variates "
-                   "page): not the best λ for the gradient.")),
+                ("value", table0.lam_value_opt, _("λ* = {lam:.3f}"), notes.lambda_value_help(table0)),
             ):
                 st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
                           kwargs={"lamg": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
@@ -128,8 +120,8 @@ with sec1:
     chosen = state.select(
         _("Option to highlight"), notes.OPTION_KEY, notes.option_names(), value=notes.DEFAULT_OPTION,
         allowed=notes.option_problem(unusable),
-        help=_("Shown first in views 1 and 2 and marked in the table of view 4. Links from the crosswalk "
-               "set it."),
+        help=_("Shown first in views 1 and 2; a library option is also marked ★ in the table of view 4, "
+               "which lists only library options. Links from the crosswalk set it."),
     )
     if unusable and not long_raw and chosen == notes.DEFAULT_OPTION:  # the menu's own note covers ?option=
         ui.note("warning", _("The link set `opt={raw}`, which this page can't use ({allowed}); showing "
@@ -169,7 +161,7 @@ with sec2:
     if not draws:
         ui.note("info", _(r"$\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ is zero here "
                           r"($\pi_\theta = \pi_\mathrm{ref}$), so there is no direction to project on. "
-                          r"Move the drift $s$."), ":material/info:")
+                          r"Move the drift $s$ (or, with logits typed by hand, change them)."), ":material/info:")
     else:
         target = float(np.linalg.norm(table.true_reverse))
         x_dom = common_domain([d[0] for d in draws.values()], coverage=0.995, include=(0.0, target))

@@ -61,8 +61,8 @@ elif source == "drift":
     with c_f:
         first_only = state.toggle(_("First token only"), "first",
                                   help=_("Drift in the first token only. Off: the tilt acts in every "
-                                         "transition, so the KL grows with T. On: only the first "
-                                         "token drifts."))
+                                         "transition, so for δ > 0 the KL grows with T. On: only the "
+                                         "first token drifts."))
     drift_specs = cache.drift_specs(k, drift, "first" if first_only else "every")
 elif source == "custom":
     custom = (

@@ -384,10 +384,33 @@ def gradient_coefficients(
 # Exact moments
 # --------------------------------------------------------------------------- #
 def _expected(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> np.ndarray:
-    """Σ_x s(x) c(x) (e_x − π), with 0·c = 0 for tokens the sampler never draws."""
+    """Σ_x s(x) c(x) (e_x − π), with 0·c = 0 for tokens the sampler never draws.
+
+    Its entries sum to 0 (Σ_y (e_x − π)_y = 0), so the entry of the likeliest token, where
+    v − π·Σv cancels when π is nearly one-hot, is set to minus the sum of the others.
+    """
     with np.errstate(invalid="ignore", over="ignore"):
         v = np.where(s > 0, s * c, 0.0)
-    return v - pi * v.sum()
+        m = v - pi * v.sum()
+    if np.isfinite(m).all() and m.size > 1:
+        top = int(np.argmax(pi))
+        m[top] = -np.delete(m, top).sum()
+    return m + 0.0  # + 0.0 turns −0.0 into 0.0
+
+
+def _rounding_scale(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> float:
+    """The size of the terms :func:`_expected` sums, so ``1e-12`` of it is rounding noise.
+
+    Entry x of v − π·Σv adds |s(x) c(x)| and π_x·Σ|s c|; the likeliest token's entry is minus the
+    others' sum, so only the others count.  A nearly one-hot π_θ makes these terms tiny, and
+    with them a real (not rounded-off) expected gradient; ``sum |s c|`` alone would call it zero.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.abs(np.where(s > 0, s * c, 0.0))
+        terms = v + pi * v.sum()
+    if terms.size > 1:
+        terms = np.delete(terms, int(np.argmax(pi)))
+    return float(np.linalg.norm(terms))
 
 
 def _spread(s: np.ndarray, c: np.ndarray, pi: np.ndarray, m: np.ndarray) -> float:
@@ -618,43 +641,70 @@ def classify(
 ) -> str:
     r"""Name what an expected gradient is: ``reverse_kl``, ``forward_kl``, ``zero`` or ``mixed``.
 
-    ``zero`` if :math:`\|g\| \le 10^{-12}\cdot\text{scale}`; ``reverse_kl`` if
-    :math:`\|g - \nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\| \le 10^{-9}\,\|\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\|`;
-    ``forward_kl`` likewise for :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`;
-    otherwise ``mixed``.  The tolerances are the rounding level of the sums.
+    Matches are tested first, relative to the true gradient itself, so a
+    tiny expected gradient that equals a tiny true gradient is that gradient,
+    not zero (a nearly one-hot :math:`\pi_\theta` makes
+    :math:`\|\nabla\mathrm{KL}\|` as small as :math:`10^{-40}` while the
+    per-sample gradients stay of order one):
+
+    1. ``reverse_kl`` if :math:`\|\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\| > 0` and
+       :math:`\|g - \nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\| \le 10^{-9}\,\|\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]\|`;
+    2. ``forward_kl`` likewise for :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`;
+    3. ``zero`` if :math:`\|g\| \le 10^{-12}\cdot\text{scale}` (rounding noise of the sums);
+    4. otherwise ``mixed``.
+
+    The tolerances are the rounding level of the sums.
 
     Parameters
     ----------
     grad, reverse, forward : array_like
         The expected gradient and the two true gradients (:func:`true_gradients`).
     scale : float, optional
-        The size of a typical per-sample gradient, against which "zero" is
-        judged; by default the larger norm of ``reverse`` and ``forward``, or 1.
+        The size of the terms summed into ``grad``, against which "zero" is
+        judged (the gradient tables pass the terms' size without the likeliest
+        token's, whose entry is minus the others' sum, so a tiny but real
+        gradient of a nearly one-hot policy is not called zero); by default the
+        larger norm of ``reverse`` and ``forward``, or 1.
 
     Returns
     -------
     str
         One of ``"reverse_kl"``, ``"forward_kl"``, ``"zero"``, ``"mixed"``.
 
+    Raises
+    ------
+    ValueError
+        If ``reverse`` or ``forward`` does not have the shape of ``grad``, or
+        ``scale`` is not finite and positive.
+
+    References
+    ----------
+    Y. Tang and R. Munos, arXiv:2506.09477 (2025), for which option gives which gradient.
+
     Examples
     --------
     >>> classify([0.1, -0.1], [0.1, -0.1], [0.3, -0.3])
     'reverse_kl'
+    >>> classify([1e-16, -1e-16], [1e-16, -1e-16], [0.3, -0.3], scale=40.0)
+    'reverse_kl'
+    >>> classify([1e-16, -1e-16], [2e-16, -2e-16], [0.3, -0.3], scale=40.0)
+    'zero'
     """
     g = as_float_array(grad, "grad")
     r = as_float_array(reverse, "reverse")
     f = as_float_array(forward, "forward")
     if not (g.shape == r.shape == f.shape):
         raise ValueError(f"reverse and forward must have the shape of grad {g.shape}")
+    if scale is not None and not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be finite and positive, got {scale!r}")
     nr, nf = float(np.linalg.norm(r)), float(np.linalg.norm(f))
-    ref_scale = scale if scale is not None else (max(nr, nf) or 1.0)
-    ng = float(np.linalg.norm(g))
-    if ng <= _ZERO_RTOL * ref_scale:
-        return "zero"
     if nr > 0 and float(np.linalg.norm(g - r)) <= _MATCH_RTOL * nr:
         return "reverse_kl"
     if nf > 0 and float(np.linalg.norm(g - f)) <= _MATCH_RTOL * nf:
         return "forward_kl"
+    ref_scale = scale if scale is not None else (max(nr, nf) or 1.0)
+    if float(np.linalg.norm(g)) <= _ZERO_RTOL * ref_scale:
+        return "zero"
     return "mixed"
 
 
@@ -662,7 +712,7 @@ def _cos(a: np.ndarray, b: np.ndarray, zero_a: bool) -> float | None:
     na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
     if zero_a or na == 0.0 or nb == 0.0 or not (math.isfinite(na) and math.isfinite(nb)):
         return None
-    return float(np.clip(a @ b / (na * nb), -1.0, 1.0))
+    return float(np.clip((a / na) @ (b / nb), -1.0, 1.0))  # normalised first: tiny vectors stay exact
 
 
 # --------------------------------------------------------------------------- #
@@ -854,6 +904,35 @@ class GradientTable:
         values = estimators.k3(self.ref_log_probs - self.policy_log_probs)
         return float(np.dot(self.sampler_probs, values))
 
+    def k_lambda_sampler_mean(self, lam: float) -> float:
+        r""":math:`\mathbb{E}_s[k_\lambda]` with :math:`k_\lambda = -\log r + \lambda\,(r - 1)`.
+
+        .. math:: \mathbb{E}_s[k_\lambda] = \sum_x s(x)\,\bigl(-\log r(x) + \lambda\,(r(x) - 1)\bigr)
+
+        On-policy :math:`\mathbb{E}_{\pi_\theta}[r - 1] = 0`, so it is
+        :math:`\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]` for every :math:`\lambda`
+        (Schulman's blog); with tokens from an older policy it moves with :math:`\lambda`
+        by :math:`\mathbb{E}_s[r - 1]` per unit.
+
+        Parameters
+        ----------
+        lam : float
+            :math:`\lambda`, finite.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        ValueError
+            If ``lam`` is not finite.
+        """
+        lam = check_finite(lam, "lam")
+        t = self.ref_log_probs - self.policy_log_probs
+        s = self.sampler_probs
+        return float(np.dot(s, -t) + lam * np.dot(s, np.expm1(t)))
+
     @property
     def names(self) -> list[str]:
         """The row names, in order."""
@@ -890,9 +969,8 @@ def _row(
     c, clamped = _coef(option, lp, lr, ls, lam)
     m = _expected(s, c, pi)
     rev, fwd = true
-    with np.errstate(invalid="ignore", over="ignore"):
-        typical = float(np.sum(np.where(s > 0, s * np.abs(c), 0.0)))
-    target = classify(m, rev, fwd, scale=typical if math.isfinite(typical) and typical > 0 else None)
+    noise = _rounding_scale(s, c, pi)
+    target = classify(m, rev, fwd, scale=noise if math.isfinite(noise) and noise > 0 else None)
     zero = target == "zero"
     if isinstance(option, CrosswalkEntry):
         name, lib, opt, entry = entry_name(option), option.library, option.option, option

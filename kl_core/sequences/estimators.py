@@ -48,7 +48,8 @@ with :math:`\chi^2 = \mathbb{E}[R^2] - 1`.  :math:`\mathbb{E}[R^2] = \sum_x
 space (a normalised vector and its log scale) and built from the per-row
 :math:`\chi^2` terms, all ≥ 0, so it keeps full relative precision however
 small the drift.  Where :math:`\mathbb{E}[R^2]` exceeds the largest double,
-the variance is ``inf``.
+the variance is ``inf``, but the std, :math:`\exp(\tfrac12\log\mathbb{E}[R^2])` to
+double precision there, stays finite until :math:`\mathbb{E}[R^2] > e^{1419}`.
 
 Rao–Blackwellization, and its limit
 -----------------------------------
@@ -112,7 +113,7 @@ SEQUENCE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "seq_k3", "sum_k2", "rb", 
 ADDITIVE_KEYS: tuple[str, ...] = ("sum_k1", "sum_k3", "sum_k2", "rb")
 """The estimators that are sums of one term per position."""
 
-# log of the largest double: E[R^2] above exp(this) is reported as inf.
+# log of the largest double: E[R^2] above exp(this) overflows (seq_k3's std is then exp(log_r2 / 2)).
 _LOG_MAX = math.log(np.finfo(np.float64).max)
 
 RB_COUNTEREXAMPLE = (
@@ -197,7 +198,7 @@ SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = by_key(
         r"\sum_t \tfrac12 (\log r_t)^2",
         "E[sum_k2]",
         False,
-        "Biased: its mean is the sum of each position's E[½ log² r], not the KL.",
+        "Biased: its mean is the sum of each position's E[½ log² r], in general not the KL (both are 0 when the chains agree).",
         est.BLOG,
     ),
     SequenceEstimatorInfo(
@@ -215,7 +216,7 @@ SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = by_key(
         r"\frac1T \sum_t k_{3,t}",
         "KL/T",
         True,
-        "The per-token average most training logs show: it estimates KL / T, not the KL.",
+        "The per-token average most training logs show: it estimates KL / T, the KL only at T = 1 or where the KL is 0.",
         est.BLOG,
     ),
 )
@@ -237,7 +238,9 @@ class SequenceCurves:
         :math:`\\mathrm{KL}[\\pi_{\\mathrm{ref}}\\|\\pi_\\theta]` over sequences of each length.
     mean, std : dict of str to numpy.ndarray
         Per key of :data:`SEQUENCE_KEYS`, the exact mean and standard
-        deviation of one sequence's value; ``inf`` where it exceeds a double.
+        deviation of one sequence's value; ``inf`` where it exceeds a double
+        (seq_k3's std is finite while :math:`\\mathbb{E}[R^2] \\le e^{1419}`, although its
+        variance overflows from :math:`e^{709.8}`).
     log_r2 : numpy.ndarray
         :math:`\\log\\mathbb{E}[R^2]`, finite even where :math:`\\mathbb{E}[R^2]` is not.
     per_position_kl, per_position_kl_reverse : numpy.ndarray
@@ -406,6 +409,11 @@ def exact_curves(
         \mathrm{Var}[S_T] = \sum_j m_2^{(T)}(j), \qquad
         \mathrm{Var}[\text{seq\_k3}] = \chi^2 + \mathrm{Var}[\log R] - 2(\mathrm{KL} + \mathrm{KL}_{\mathrm{rev}}).
 
+    Where :math:`\mathbb{E}[R^2]` exceeds the largest double, the other terms are
+    below :math:`10^{-300}` of it, so seq_k3's std is
+    :math:`\exp(\tfrac12\log\mathbb{E}[R^2])`: finite until :math:`\mathbb{E}[R^2] > e^{1419}`,
+    ``inf`` beyond.
+
     Parameters
     ----------
     policy : MarkovChain or str
@@ -447,6 +455,11 @@ def exact_curves(
         var_seq = chi2 + var_f[0] - 2.0 * (kl + kl_rev)
     mean["seq_k3"] = kl.copy()
     std["seq_k3"] = np.sqrt(np.maximum(var_seq, 0.0))
+    # Where E[R^2] exceeds a double, the other terms are below 1e-300 of it: the std is
+    # sqrt(E[R^2]) = exp(log E[R^2] / 2), finite up to E[R^2] = e^1419.
+    over = ~np.isfinite(var_seq)
+    with np.errstate(over="ignore"):
+        std["seq_k3"][over] = np.exp(0.5 * log_r2[over])
     mean["mean_k3"] = mean["sum_k3"] / lengths
     std["mean_k3"] = std["sum_k3"] / lengths
     return SequenceCurves(
@@ -512,7 +525,7 @@ class SequenceRow:
     exact_mean : float
         Exact mean of one sequence's value.
     exact_std : float or None
-        Exact standard deviation; ``inf`` where the variance exceeds a double,
+        Exact standard deviation; ``inf`` where it exceeds a double,
         None where it is not computed.
     mc_mean, mc_std, mc_se : float or None
         Monte Carlo mean, standard deviation (ddof = 1) and standard error;

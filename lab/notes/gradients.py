@@ -45,6 +45,7 @@ __all__ = [
     "answer",
     "apply_edits",
     "drift_help",
+    "reference_help",
     "library_caption",
     "pair_caption",
     "pair_names",
@@ -67,7 +68,9 @@ __all__ = [
     "gradients_link",
     "link_option",
     "headline",
+    "k_lambda_intro",
     "lambda_caption",
+    "lambda_value_help",
     "library_frame",
     "option_names",
     "option_problem",
@@ -288,6 +291,18 @@ def drift_help(reference: str) -> str:
              r"$\pi_\theta$ moves mass from token 0 to token 1, a token $\pi_\mathrm{{ref}}$ makes rare. "
              r"At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
         ref=", ".join(f"{x:g}" for x in ref), v=", ".join(f"{x:g}" for x in direction))
+
+
+def reference_help(k: int) -> str:
+    """The π_ref menu's help: which tokens the uneven π_ref likes at ``k`` tokens (its pattern repeats)."""
+    ref = demo_logits(k, 0.0, reference="uneven")
+    liked = [i for i in range(k) if ref[i] == ref.max()]
+    pattern = ", ".join(f"{x:g}" for x in DEMO_REFERENCES["uneven"][0])
+    return ngettext("Uneven: π_ref likes token {tokens} and makes the others rare, token 1 among them "
+                    "(its logits repeat the pattern {pattern}). Uniform: the lessons' setting.",
+                    "Uneven: π_ref likes tokens {tokens} and makes the others rare, token 1 among them "
+                    "(its logits repeat the pattern {pattern}). Uniform: the lessons' setting.",
+                    len(liked)).format(tokens=", ".join(map(str, liked)), pattern=pattern)
 
 
 def _probs(logits: Sequence[float]) -> np.ndarray:
@@ -526,7 +541,8 @@ def answer(table: GradientTable) -> str:
                  "every option's: move the drift $s$ (or, with logits typed by hand, change them).")
     c3, c2 = table.row("k3").cos_reverse, table.row("k2").cos_reverse
     if c3 is None or c2 is None:  # a zero expected gradient although the KL's is not
-        return _("As a loss, k3's expected gradient has cosine {c3} to {grad_rev}, k2's {c2}.").format(
+        return _("As a loss, k3's expected gradient has cosine {c3} to {grad_rev}, k2's {c2} "
+                 "(— : that expected gradient is zero to rounding, so it has no direction).").format(
             c3=cos_text(c3), c2=cos_text(c2), grad_rev=GRAD_REVERSE)
     if table.on_policy:
         return _("{verdict} As a loss, k3's expected gradient is at an angle of {a3:.0f}° to {grad_rev} "
@@ -598,26 +614,40 @@ def headline(table: GradientTable) -> Note:
     if _zero(table):
         return Note("info", _(r"$\pi_\theta$ equals $\pi_\mathrm{ref}$ here, so both KL gradients "
                               "are zero and every option's expected gradient is zero too. Move the "
-                              "drift slider."),
+                              "drift slider (or, with logits typed by hand, change them)."),
                     ":material/info:")
     if table.on_policy:
         k2, k3 = table.row("k2"), table.row("k3")
+        cosines = (k3.cos_forward, k3.cos_reverse, k2.cos_reverse)
+        numbers = dict(kl_rev=KL_REVERSE, kl_fwd=KL_FORWARD, grad_rev=GRAD_REVERSE, kl=table.kl_reverse,
+                       c3=cos_text(k3.cos_forward), c3r=cos_text(k3.cos_reverse), c2=cos_text(k2.cos_reverse))
+        if None in cosines or k2.target != "reverse_kl" or k3.target != "forward_kl":
+            # a zero vector somewhere (rounding): say what each gradient is, and what — means
+            return Note("info", _(
+                "**Same value, different gradient.** k1 and k3 both estimate {kl_rev} = {kl:.4g} without "
+                "bias, yet in a loss their expected gradients differ. Here k3's is {what3} (cosine {c3} to "
+                "the gradient of {kl_fwd}, {c3r} to {grad_rev}) and k2's is {what2} (cosine {c2} to "
+                "{grad_rev}); — marks a cosine with a vector that is zero to rounding.").format(
+                what3=target_words(k3, True), what2=target_words(k2, True), **numbers), ":material/lightbulb:")
         return Note(
             "info",
             _("**Same value, different gradient.** k1 and k3 both estimate {kl_rev} = "
               "{kl:.4g} without bias, yet in a loss k1's expected gradient is zero and k3's is the "
-              "gradient of the *other* KL, {kl_fwd} (cosine {c3:+.3f} to it, {c3r:+.3f} to the "
+              "gradient of the *other* KL, {kl_fwd} (cosine {c3} to it, {c3r} to the "
               "one you meant). k2 in a loss, or k1 as a detached reward (k1_score), gives "
-              "{grad_rev} (cosine {c2:+.3f}).").format(
-                kl_rev=KL_REVERSE, kl_fwd=KL_FORWARD, grad_rev=GRAD_REVERSE, kl=table.kl_reverse, c3=k3.cos_forward or 0.0, c3r=k3.cos_reverse or 0.0,
-                c2=k2.cos_reverse or 0.0),
+              "{grad_rev} (cosine {c2}).").format(**numbers),
             ":material/lightbulb:",
         )
     k2 = table.row("k2")
     restoring = [f"`{row.name}`" for row in table.rows if row.entry is not None and row.target == "reverse_kl"]
-    text = _("**Tokens from an older policy.** With samples from {old} none of the basic options "
-             "is unbiased any more: k2's expected gradient has cosine {c2:+.3f} to {grad_rev}.").format(
-        old=OLD, grad_rev=GRAD_REVERSE, c2=k2.cos_reverse if k2.cos_reverse is not None else 0.0)
+    if k2.cos_reverse is None:
+        text = _("**Tokens from an older policy.** With samples from {old} none of the basic options "
+                 "is unbiased any more: k2's expected gradient is {what} here, so its cosine to {grad_rev} "
+                 "is undefined (—).").format(old=OLD, grad_rev=GRAD_REVERSE, what=target_words(k2, False))
+    else:
+        text = _("**Tokens from an older policy.** With samples from {old} none of the basic options "
+                 "is unbiased any more: k2's expected gradient has cosine {c2} to {grad_rev}.").format(
+            old=OLD, grad_rev=GRAD_REVERSE, c2=cos_text(k2.cos_reverse))
     if restoring:
         text += " " + _("At this setting these library options give it: {names}; see the table at the "
                         "bottom.").format(names=", ".join(restoring))
@@ -648,11 +678,22 @@ def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(frame)
 
 
-def _fix(row: GradientRow) -> str:
+def _fix(row: GradientRow, on_policy: bool) -> str:
+    """The crosswalk's fix; "not needed" only where the row gives ∇KL[π_θ‖π_ref] here.
+
+    An option that gives it on-policy with clamps inactive, but not here (tokens from π_old, or
+    clamps that act), has no fix in the crosswalk for that case.
+    """
     e = row.entry
     if e is not None and e.grad_fix:
         return _(e.grad_fix)
-    return _("not needed") if e is not None and e.grad_target == "reverse_kl" else "—"
+    if e is None or e.grad_target != "reverse_kl":
+        return "—"
+    if row.target == "reverse_kl":
+        return _("not needed")
+    if not on_policy:
+        return _("none in the crosswalk for off-policy samples")
+    return _("none in the crosswalk for clamped tokens")
 
 
 def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
@@ -672,7 +713,7 @@ def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
         _("on-policy"): [_(EXPECTED_GRADIENTS[r.entry.grad_target].name) for r in rows],
         _("from π_old"): [_(EXPECTED_GRADIENTS[r.entry.grad_target_off_policy].name)
                           if r.entry.grad_target_off_policy else "—" for r in rows],
-        _("the library's fix"): [_fix(r) for r in rows],
+        _("the library's fix"): [_fix(r, table.on_policy) for r in rows],
         _("name in links"): [r.name for r in rows],
     })
 
@@ -701,22 +742,66 @@ def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
         repeats=repeats, n=n, norm=norm_reverse, grad_rev=GRAD_REVERSE)
 
 
+def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
+    """View 2's opening: kλ's value is the KL for every λ only on-policy; off it, its mean over
+    the λ slider (``lam_lo`` to ``lam_hi``) from the numbers here."""
+    loss = _(r"In a loss as $\mathrm{sg}(k_\lambda)\log\pi_\theta + k_\lambda$ (score function plus pathwise "
+             r"term), its expected gradient on-policy is $\nabla\mathrm{KL}[\pi_\theta\|\pi_\mathrm{ref}]$ for "
+             "every λ too: on-policy, λ changes only how much one estimate scatters.")
+    if table.on_policy:
+        return " ".join((_(r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page): on-policy, the "
+                           r"same unbiased value for every λ, since $\mathbb{E}[r - 1] = 0$."), loss))
+    lo, hi = table.k_lambda_sampler_mean(lam_lo), table.k_lambda_sampler_mean(lam_hi)
+    numbers = dict(old=OLD, kl_name=KL_REVERSE, kl=f"{table.kl_reverse:.4g}", lo=f"{lo:.4g}", hi=f"{hi:.4g}",
+                   lam_lo=f"{lam_lo:g}", lam_hi=f"{lam_hi:g}",
+                   gap=f"{table.k_lambda_sampler_mean(1.0) - table.k_lambda_sampler_mean(0.0):.4g}")
+    if numbers["lo"] == numbers["hi"]:
+        value = _(r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page). On-policy it has the same "
+                  r"unbiased value for every λ, since $\mathbb{{E}}[r - 1] = 0$ there. With tokens from {old}, "
+                  r"$\mathbb{{E}}[r - 1] = {gap}$ here, and kλ's average is {lo} to the digits shown for every λ "
+                  "from {lam_lo} to {lam_hi}, while {kl_name} = {kl}.").format(**numbers)
+    else:
+        value = _(r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page). On-policy it has the same "
+                  r"unbiased value for every λ, since $\mathbb{{E}}[r - 1] = 0$ there. With tokens from {old}, "
+                  r"$\mathbb{{E}}[r - 1] = {gap}$ here, so kλ's average moves with λ: {lo} at λ = {lam_lo}, "
+                  "{hi} at λ = {lam_hi}, while {kl_name} = {kl}.").format(**numbers)
+    return " ".join((value, loss))
+
+
+def lambda_value_help(table: GradientTable) -> str:
+    """The λ* button's help: the value's λ (from on-policy tokens), and whether it is λ_grad here."""
+    if f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}":
+        return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
+                 "(Control variates page); here it is also λ_grad, the λ whose gradient estimate has "
+                 "the least spread.")
+    return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
+             "(Control variates page); here it is not the best λ for the gradient, λ_grad = {grad:.3f}.").format(
+        grad=table.lam_grad_opt)
+
+
 def lambda_caption(table: GradientTable) -> str:
     """What to look at in the λ chart: the variance is the parabola, the chart its square root."""
+    same = f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}"
     if table.on_policy:
         first = _("kλ's gradient is unbiased for every λ, but its variance is a parabola in λ (the chart "
                   "draws its square root, the spread).")
+        if same:
+            second = _("Both are least at λ = {grad:.3f}, which here is also the value's λ*, the λ that makes "
+                       "the KL's *value* estimate least noisy.")
+        else:
+            second = _("Both are least at λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes "
+                       "the KL's *value* estimate least noisy.")
     else:
         first = _(r"With tokens from $\pi_\mathrm{old}$, kλ's expected gradient changes with λ (it is "
                   "unbiased for every λ only on-policy), and its variance is a parabola in λ (the chart draws "
                   "its square root, the spread).")
-    if f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}":
-        second = _("Both are least at λ = {grad:.3f}, which here is also the value's λ*, the λ that makes "
-                   "the KL's *value* estimate least noisy.").format(grad=table.lam_grad_opt)
-    else:
-        second = _("Both are least at λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes "
-                   "the KL's *value* estimate least noisy.").format(grad=table.lam_grad_opt,
-                                                                   value=table.lam_value_opt)
+        if same:
+            second = _("Both are least at λ = {grad:.3f}, which here is also λ*, the λ that makes the KL's "
+                       "*value* estimate from on-policy tokens least noisy.")
+        else:
+            second = _("Both are least at λ = {grad:.3f}, not at λ* = {value:.3f}, the λ that makes the KL's "
+                       "*value* estimate from on-policy tokens least noisy.")
+    second = second.format(grad=table.lam_grad_opt, value=table.lam_value_opt)
     return "{first} {second}".format(first=first, second=second)
 
 

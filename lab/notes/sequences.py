@@ -150,10 +150,11 @@ SUMMARIES: dict[str, str] = {
     "sum_k1": N_("The plain Monte Carlo estimate of the sequence KL; single values can be < 0."),
     "sum_k3": N_("Each term is unbiased for its own position's KL, and never negative."),
     "seq_k3": N_(r"k3 applied to the whole-sequence ratio: unbiased, but its variance can grow like $e^{cT}$."),
-    "sum_k2": N_(r"Biased: its mean is the sum of each position's $\mathbb{E}[\tfrac12\log^2 r]$, not the KL."),
+    "sum_k2": N_(r"Biased: its mean is the sum of each position's $\mathbb{E}[\tfrac12\log^2 r]$, in general "
+                 "not the KL (both are 0 when the chains agree)."),
     "rb": N_("The exact next-token KL at each sampled prefix; needs the full next-token distributions."),
     "mean_k3": N_("The per-token average most training logs show: it estimates KL / T, which is "
-                  "the KL only at T = 1."),
+                  "the KL only at T = 1 or where the KL is 0."),
 }
 #: The core's names of the sequence estimators, marked for translation (shown as ``_(name)``).
 NAMES = (N_("k3 of the sequence ratio"), N_("mean k3 per token"), N_("Rao–Blackwellized"))
@@ -402,7 +403,7 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
     rel = {k: float(curves.relative_std(k)[i]) for k in CURVE_KEYS}
     sd1, sdrb = float(curves.std["sum_k1"][i]), float(curves.std["rb"][i])
     if sdrb == 0:
-        gain = _("rb has no noise at all here (every prefix's next-token KL is the same number)")
+        gain = _("rb has no noise at all here (at each position, every prefix has the same next-token KL)")
     elif sdrb <= sd1:
         gain = _("rb needs {x} times fewer sequences than Σk1 for the same standard error").format(
             x=number((sd1 / sdrb) ** 2))
@@ -412,8 +413,8 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
     text = _(
         "At T = {t}, std per sequence / KL: rb {rb}, Σk3 {k3}, Σk1 {k1}, seq_k3 {s3}; {gain}. "
         "Lines: exact, for every T; circles: the N sampled sequences, ±2 SE."
-    ).format(t=length, rb=number(rel["rb"]), k3=number(rel["sum_k3"]), k1=number(rel["sum_k1"]),
-             s3=number(rel["seq_k3"]), gain=gain)
+    ).format(t=length, rb=_ratio_text(rel["rb"]), k3=_ratio_text(rel["sum_k3"]), k1=_ratio_text(rel["sum_k1"]),
+             s3=_ratio_text(rel["seq_k3"]), gain=gain)
     leaves = _leaves(curves, "seq_k3", 100.0)
     if leaves is not None:
         text += " " + _(
@@ -425,6 +426,11 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
             "its variance, and N draws mostly miss them."
         )
     return text
+
+
+def _ratio_text(x: float) -> str:
+    """A positive figure as :func:`lab.format.number` writes it, or words where it overflowed a double."""
+    return number(x) if math.isfinite(x) else _("too large for a double")
 
 
 #: Std per sequence over the KL beyond which Monte Carlo figures are unreliable at any usual N
@@ -442,13 +448,28 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
     if not wild:
         return None
     widest = max(float(curves.relative_std(k)[length - 1]) for k in wild)
-    return Note("warning", _(
-        "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
-        "Monte Carlo means can land far from the exact value (a standard error of up to {se} times "
-        "the KL), and where rare sequences carry the variance their sample std can understate the "
-        "true one. The exact columns are right."
-    ).format(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD, se=number(widest / math.sqrt(n))),
-        ":material/warning:")
+    se = widest / math.sqrt(n)
+    numbers = dict(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD, se=number(se))
+    if not math.isfinite(se):
+        text = _(
+            "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
+            "Monte Carlo means can land far from the exact value (a standard error too large for a "
+            "double, in multiples of the KL), and where rare sequences carry the variance their sample "
+            "std can understate the true one."
+        ).format(**numbers)
+    else:
+        text = _(
+            "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
+            "Monte Carlo means can land far from the exact value (a standard error of up to {se} times "
+            "the KL), and where rare sequences carry the variance their sample std can understate the "
+            "true one."
+        ).format(**numbers)
+    if all(math.isfinite(float(curves.std[k][length - 1])) for k in curves.std):
+        text += " " + _("The exact columns are right.")
+    else:
+        text += " " + _("The exact columns are right where they show a number; ∞ there means too "
+                        "large for a double.")
+    return Note("warning", text, ":material/warning:")
 
 
 def rb_note(curves: SequenceCurves) -> Note:
@@ -470,7 +491,7 @@ def rb_note(curves: SequenceCurves) -> Note:
     finite = ratio[np.isfinite(ratio) & (curves.true_kl > 0)]
     if finite.size == 0:
         return Note("info", _(
-            "rb has no noise for these chains: every prefix's next-token KL is the same number. "
+            "rb has no noise for these chains: at each position, every prefix has the same next-token KL. "
             "rb is not always better than Σk1, though: choose **rb counterexample** above."
         ), ":material/info:")
     return Note("info", _(
@@ -560,20 +581,28 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
     kl = curves.true_kl
     if not kl[-1] > 0:
         return _("The chains are identical: every penalty is 0.")
-    if kl[-1] <= kl[0] * (1 + 1e-9):
+    start = int(np.flatnonzero(kl > 0)[0])  # the first T whose KL is not 0
+    if start == 0 and kl[-1] <= kl[0] * (1 + 1e-9):
         return _(
             "The sequence KL does not grow with T here (only the first token drifted), so a "
             "per-token mean shrinks the penalty like 1/T: at T = {t} it is {x} times the "
             "summed one, although the policy drifted exactly as far."
         ).format(t=length, x=number(1 / length))
     t = curves.lengths
-    summed = kl[-1] / kl[0]
-    per_token = summed * t[0] / t[-1]
+    summed = kl[-1] / kl[start]
+    per_token = summed * t[start] / t[-1]
+    numbers = dict(t0=int(t[start]), t1=int(t[-1]), s=number(summed), m=number(per_token))
+    if start == 0:
+        return _(
+            "The KL grows with T, so from T = {t0} to {t1} the summed penalty grows {s} times, while "
+            "the per-token mean changes only {m} times: a per-token β regularises each token, not the "
+            "sequence."
+        ).format(**numbers)
     return _(
-        "The KL grows with T, so from T = {t0} to {t1} the summed penalty grows {s} times, while "
-        "the per-token mean changes only {m} times: a per-token β regularises each token, not the "
-        "sequence."
-    ).format(t0=int(t[0]), t1=int(t[-1]), s=number(summed), m=number(per_token))
+        "The KL is 0 up to T = {z} (the first tokens are drawn alike) and grows after, so from "
+        "T = {t0}, the first T with a KL above 0, to {t1} the summed penalty grows {s} times, while the "
+        "per-token mean changes only {m} times: a per-token β regularises each token, not the sequence."
+    ).format(z=int(t[start - 1]), **numbers)
 
 
 # ---------------------------------------------------------------- 4. gradients
@@ -698,8 +727,9 @@ def gradient_caption(table: SequenceGradientTable) -> str:
         ).format(n=n, r=number(table.local.norm / table.reverse.norm), length=number(table.local.norm))
     if share < 1e-9:
         return _(
-            "Over all {n} logits: here the later-prefix terms vanish (T = 1, or every next-token "
-            "KL is the same number), so Σk2 and the exact-KL loss give the true gradient too. "
+            "Over all {n} logits: here the later-prefix terms vanish (T = 1, or the KL still to come "
+            "after a token does not depend on which token it is), so Σk2 and the exact-KL loss give "
+            "the true gradient too. "
             "Σk1 as a loss still gives 0."
         ).format(n=n)
     if k2.cos_reverse is not None and k2.cos_reverse < 0:

@@ -453,3 +453,42 @@ def test_with_two_tokens_the_presets_do_not_claim_a_disagreement():
     assert buttons["preset_agree"] == f"s = {notes.AGREE_DRIFT:g}"
     buttons = {b.key: b.label for b in open_page().button}
     assert buttons["preset_disagree"].startswith("They disagree")
+
+
+# ------------------------------------------------------------------ audit fixes
+def test_a_nearly_one_hot_policy_says_k2_gives_the_kls_gradient():
+    """?logits=40,0,0,0,0,0: ‖∇KL‖ ≈ 9e-16; the headline said "(cosine +0.000)" and the answer "k2's —"."""
+    at = open_page(logits="40,0,0,0,0,0")
+    clean(at)
+    texts = [i.value for i in at.info] + [m.value for m in at.markdown]
+    head = [t for t in texts if t.startswith("**Same value, different gradient.**")]
+    assert head and "(cosine +1.000)" in head[0] and "+0.000" not in head[0]
+    assert not any("k2's —" in t for t in texts)
+
+
+def test_off_policy_the_page_does_not_call_k_lambda_unbiased_for_every_lambda():
+    at = open_page(smp="old")
+    clean(at)
+    texts = [m.value for m in at.markdown]
+    assert not any("page): the same unbiased value for every λ" in t for t in texts)
+    assert any("On-policy it has the same unbiased value for every λ" in t and "1.271" in t for t in texts)
+    (library,) = [d.value for d in at.dataframe if "the library's fix" in d.value.columns]
+    fixes = library.set_index("name in links")["the library's fix"]
+    assert fixes["verl:k3+"] == "none in the crosswalk for off-policy samples"
+
+
+def test_the_lambda_star_help_and_the_option_help_are_true_here():
+    at = open_page(t="0")
+    clean(at)
+    assert "here it is also λ_grad" in at.button(key="set_lam_value").help
+    assert "not the best λ" not in at.button(key="set_lam_value").help
+    help_text = at.selectbox(key=notes.OPTION_KEY).help
+    assert "a library option is also marked ★" in help_text
+    assert "Shown first in views 1 and 2 and marked" not in help_text
+
+
+def test_logits_typed_equal_to_pi_ref_say_how_to_move_away():
+    at = open_page(logits="3,1,3,1,1,1")
+    clean(at)
+    assert any("with logits typed by hand, change them" in i.value for i in at.info)
+    assert at.slider(key="t").disabled

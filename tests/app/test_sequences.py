@@ -332,3 +332,18 @@ def test_penalty_gradient_and_cosine_charts(drift_curves):
     assert math.isclose(spec["height"], 64 * len(labels))
     with pytest.raises(ValueError, match="same length"):
         cosine_bars(labels, cosines[:2], cos_colors, x_title="c", none_text="0")
+
+
+def test_the_first_token_toggle_help_holds_at_zero_drift():
+    """δ = 0: the KL is 0 at every T, so "Off: … the KL grows with T" needs δ > 0."""
+    at = open_page(src="drift", drift="0")
+    clean(at)
+    assert "for δ > 0 the KL grows with T" in at.toggle(key="first").help
+    assert metric(at, notes.KL_SEQUENCE, "T = 16") == number(0.0)
+
+
+def test_an_overflowing_seq_k3_variance_shows_its_finite_spread():
+    at = open_page(src="drift", K="64", drift="3", T="256")
+    clean(at)
+    text = captions(at) + " ".join(w.value for w in at.warning)
+    assert "∞" not in text and "The exact columns are right." in text

@@ -481,3 +481,113 @@ def test_the_opening_caption_says_what_k3_averages_to_with_the_tokens_at_hand(de
     assert "still comes to" in notes.opening_caption(table_at(at_ref))
     # on-policy, the core's mean is the KL itself
     assert table_at(default).k3_sampler_mean == pytest.approx(table_at(default).kl_reverse, rel=1e-12)
+
+
+# ------------------------------------------------------------------ audit fixes
+@pytest.mark.parametrize("logits", ["40,0,0,0,0,0", "100,0,0,0,0,0", "30,0,0,0,0,0"])
+def test_a_nearly_one_hot_policy_still_says_k2_gives_the_kls_gradient(logits):
+    """‖∇KL‖ ≈ 1e-15 (KL 0.9327): k2's expected gradient was called zero, so the headline
+    printed "(cosine +0.000)" and the answer "k2's —"."""
+    s, problems = notes.setting(6, 1.0, logits, True, 0.5, "", "uneven")
+    assert problems == []
+    t = table_at(s)
+    head, text = notes.headline(t).text, notes.answer(t)
+    assert t.row("k2").target == "reverse_kl"
+    assert "gives $\\nabla\\mathrm{KL}[\\pi_\\theta\\|\\pi_\\mathrm{ref}]$ (cosine +1.000)" in head
+    assert "+0.000" not in head and "—" not in text
+    assert "itself (cosine +1.000)" in text
+    assert notes.pair_names(t)[0] == "k2 as a loss (cos +1.000)"
+    assert notes.cosine_frame(t, ["k2"])["expected gradient is"][0] == "reverse KL"
+
+
+def test_the_headline_never_prints_an_undefined_cosine_as_zero(default):
+    """A zero vector's cosine is None: the prose prints — and says why, never +0.000."""
+    import dataclasses
+
+    t = table_at(default)
+    blank = dataclasses.replace(t.row("k2"), cos_reverse=None, cos_forward=None, target="zero")
+    t = dataclasses.replace(t, rows=tuple(blank if r.name == "k2" else r for r in t.rows))
+    head = notes.headline(t).text
+    assert "+0.000" not in head and "(cosine — to" in head and "k2's is zero" in head
+    assert "— marks a cosine with a vector that is zero to rounding" in head
+    assert "no direction" in notes.answer(t)
+    old, _ = uniform_setting(6, 1.0, "", False, 0.0, "")
+    t = table_at(old)
+    t = dataclasses.replace(t, rows=tuple(dataclasses.replace(r, cos_reverse=None) if r.name == "k2" else r
+                                          for r in t.rows))
+    head = notes.headline(t).text
+    assert "+0.000" not in head and "is undefined (—)" in head
+
+
+def test_the_k_lambda_intro_says_unbiased_for_every_lambda_only_on_policy():
+    """?smp=old: E_old[r − 1] = 1.271, kλ's mean −1.197 (λ = −1) … 3.887 (λ = 3) against KL 0.528;
+    "the same unbiased value for every λ, since E[r − 1] = 0" was false there."""
+    on = notes.k_lambda_intro(table_at(page_default()), -1.0, 3.0)
+    assert "on-policy, the same unbiased value for every λ" in on
+    s = page_default(notes.DEFAULT_DRIFT, False, 0.5)
+    t = table_at(s)
+    r = np.exp(t.ref_log_probs - t.policy_log_probs)
+    gap = float(t.sampler_probs @ (r - 1))
+    lo, hi = (float(t.sampler_probs @ (-np.log(r) + lam * (r - 1))) for lam in (-1.0, 3.0))
+    assert (f"{gap:.4g}", f"{lo:.4g}", f"{hi:.4g}", f"{t.kl_reverse:.4g}") == ("1.271", "-1.197", "3.887", "0.5276")
+    off = notes.k_lambda_intro(t, -1.0, 3.0)
+    assert "On-policy it has the same unbiased value for every λ" in off
+    assert f"= {gap:.4g}$ here, so kλ's average moves with λ: {lo:.4g} at λ = -1, {hi:.4g} at λ = 3" in off
+    assert f"= {t.kl_reverse:.4g}" in off and "page): the same unbiased value" not in off
+    assert t.k_lambda_sampler_mean(0.0) == pytest.approx(float(t.sampler_probs @ -np.log(r)), rel=1e-12)
+
+
+@pytest.mark.parametrize(("k", "drift", "reference"), [(6, 0.0, "uneven"), (3, 0.05, "uniform"), (6, 1.0, "uneven")])
+def test_the_lambda_star_help_compares_with_lambda_grad_as_printed(k, drift, reference):
+    """At s = 0 (λ_grad = λ* = 1.000) and uniform K = 3, s = 0.05 (both 0.999) "not the best λ for
+    the gradient" was false."""
+    s, _ = notes.setting(k, drift, "", True, 0.5, "", reference)
+    t = table_at(s)
+    text = notes.lambda_value_help(t)
+    same = f"{t.lam_grad_opt:.3f}" == f"{t.lam_value_opt:.3f}"
+    assert same == (drift != 1.0)
+    assert ("here it is also λ_grad" in text) == same
+    assert ("not the best λ for the gradient, λ_grad = {:.3f}".format(t.lam_grad_opt) in text) == (not same)
+
+
+def test_off_policy_the_lambda_caption_calls_lambda_star_the_on_policy_value():
+    t = table_at(page_default(notes.DEFAULT_DRIFT, False, 0.5))
+    text = notes.lambda_caption(t)
+    assert f"λ* = {t.lam_value_opt:.3f}, the λ that makes the KL's *value* estimate from on-policy tokens" in text
+    assert "from on-policy tokens" not in notes.lambda_caption(table_at(page_default()))
+
+
+def test_off_policy_the_library_table_never_says_not_needed_for_a_biased_row():
+    """?smp=old: verl:k3+ has cosine +0.601 and "biased by off-policy samples", yet its fix said "not needed"."""
+    t = table_at(page_default(notes.DEFAULT_DRIFT, False, 0.5))
+    df = notes.library_frame(t).set_index("name in links")
+    assert df.loc["verl:k3+", "gradient here"] == "biased by off-policy samples"
+    assert df.loc["verl:k3+", "the library's fix"] == "none in the crosswalk for off-policy samples"
+    needed = df[df["the library's fix"] == "not needed"]
+    assert len(needed) > 0 and (needed["gradient here"] == "reverse KL").all()
+    for name in df.index:
+        if t.row(name).target != "reverse_kl":
+            assert df.loc[name, "the library's fix"] != "not needed", name
+    # on-policy the crosswalk's claim holds and the row says so
+    on = notes.library_frame(table_at(page_default())).set_index("name in links")
+    assert on.loc["verl:k3+", "the library's fix"] == "not needed"
+
+
+@pytest.mark.parametrize("k", range(2, 11))
+def test_the_reference_help_names_the_tokens_the_uneven_reference_likes(k):
+    s, _ = notes.setting(k, 0.0, "", True, 0.0, "", "uneven")
+    probs = notes.token_frame(s)["π_ref"].to_numpy()
+    liked = [i for i in range(k) if probs[i] == probs.max()]
+    text = notes.reference_help(k)
+    assert "token{} {} and makes".format("s" if len(liked) > 1 else "", ", ".join(map(str, liked))) in text
+    assert all(probs[i] < 0.15 for i in range(k) if i not in liked)  # "the others rare"
+    assert probs[1] == probs.min()
+
+
+def test_the_zero_gradient_notes_name_typed_logits_too():
+    s, problems = notes.setting(6, 1.0, "3,1,3,1,1,1", True, 0.5, "", "uneven")  # π_ref's logits + 1
+    assert problems == []
+    t = table_at(s)
+    assert not t.true_reverse.any()
+    assert "with logits typed by hand, change them" in notes.headline(t).text
+    assert "with logits typed by hand, change them" in notes.answer(t)

@@ -377,3 +377,70 @@ def test_rb_noisier_at_scattered_t_is_not_said_to_be_a_stretch():
     assert worse.size < worse[-1] - worse[0] + 1  # not one stretch
     text = notes.rb_note(curves).text
     assert f"at {worse.size} values of T from {worse[0]} to {worse[-1]}" in text
+
+
+# ------------------------------------------------------------------ audit fixes
+HUGE = ("markov(0,-30; 0,-30; 0,-30)", "markov(0,0; 0,0; 0,0)")  # E[R^2] = e^7325 at T = 256
+
+
+def test_an_overflowing_variance_is_not_shown_as_an_infinite_spread():
+    """Drift family, K = 64, δ = 3, T = 256: E[R^2] exceeds a double but seq_k3's std does not;
+    the page said "seq_k3 ∞" and "a standard error of up to ∞ times the KL"."""
+    curves = exact_curves(*drift_pair(64, 3.0), notes.MAX_LENGTH)
+    rel = float(curves.relative_std("seq_k3")[-1])
+    assert np.isfinite(rel) and rel > 1e190
+    caption = notes.relative_std_caption(curves, 256)
+    assert f"seq_k3 {number(rel)};" in caption and "∞" not in caption
+    note = notes.unreliable_note(curves, 256, 1000)
+    assert f"up to {number(rel / np.sqrt(1000))} times the KL" in note.text and "∞" not in note.text
+    assert note.text.endswith("The exact columns are right.")
+
+
+def test_a_spread_too_large_for_a_double_says_so():
+    curves = exact_curves(*HUGE, notes.MAX_LENGTH)
+    assert np.isinf(curves.std["seq_k3"][-1])
+    caption = notes.relative_std_caption(curves, 256)
+    assert "seq_k3 too large for a double" in caption and "∞" not in caption
+    text = notes.unreliable_note(curves, 256, 1000).text
+    assert "a standard error too large for a double" in text and "∞ times" not in text
+    assert not text.endswith("The exact columns are right.")
+    assert "right where they show a number" in text
+
+
+def test_the_penalty_caption_starts_from_the_first_t_with_a_kl():
+    """Own chains whose first tokens agree: KL 0 at T = 1 printed "grows ∞ times" (and warned)."""
+    import warnings
+
+    curves = exact_curves("markov(0,0;0,1;1,0)", "markov(0,0;0,0;0,0)", notes.MAX_LENGTH)
+    assert curves.true_kl[0] == 0 and curves.true_kl[1] > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = notes.penalty_caption(curves, 16)
+    summed = curves.true_kl[-1] / curves.true_kl[1]
+    assert "∞" not in text and "The KL is 0 up to T = 1" in text
+    assert f"from T = 2, the first T with a KL above 0, to 256 the summed penalty grows {number(summed)} times" in text
+    assert f"changes only {number(summed * 2 / 256)} times" in text
+    # from T = 1 as before when the first tokens differ
+    assert "from T = 1 to 256" in notes.penalty_caption(exact_curves(*DRIFT, notes.MAX_LENGTH), 16)
+
+
+def test_what_sum_k2_and_mean_k3_estimate_is_true_when_the_chains_agree():
+    curves = exact_curves(*SAME, 16)
+    assert not curves.true_kl.any() and not curves.mean["sum_k2"].any() and not curves.mean["mean_k3"].any()
+    assert "in general not the KL (both are 0 when the chains agree)" in notes.SUMMARIES["sum_k2"]
+    assert "the KL only at T = 1 or where the KL is 0" in notes.SUMMARIES["mean_k3"]
+    assert notes.SUMMARIES["sum_k2"].endswith("agree).") and "not the KL." not in notes.SUMMARIES["sum_k2"]
+
+
+def test_with_the_first_token_only_the_next_token_kls_are_not_called_the_same_number():
+    """First token only: κ is 0.05 at position 1 and 0 after; "every prefix's next-token KL is the
+    same number" was false, "at each position every prefix has the same" holds."""
+    policy, ref = drift_pair(4, 0.5, "first")
+    curves = exact_curves(policy, ref, 16)
+    assert curves.per_position_kl[0] > 0 and not curves.per_position_kl[1:].any()
+    assert curves.std["rb"][-1] == 0
+    for text in (notes.relative_std_caption(curves, 16), notes.rb_note(curves).text,
+                 notes.gradient_caption(sequence_gradient_table(policy, ref, 16))):
+        assert "same number" not in text
+    assert "at each position, every prefix has the same next-token KL" in notes.relative_std_caption(curves, 16)
+    assert "does not depend on which token it is" in notes.gradient_caption(sequence_gradient_table(policy, ref, 16))

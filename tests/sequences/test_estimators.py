@@ -176,18 +176,42 @@ def test_seq_k3_variance_matches_the_closed_form_of_an_iid_chain(
     assert ex.log_r2 == pytest.approx(float(length * mpmath.log1p(chi2)), rel=1e-11)
 
 
-def test_seq_k3_overflows_to_inf_and_says_so() -> None:
-    policy, ref = drift_pair(8, 3.0)
-    curves = exact_curves(policy, ref, 256)
-    assert np.all(np.diff(curves.log_r2) >= 0)  # E[R^2] never falls as T grows
-    over = curves.log_r2 > math.log(np.finfo(float).max)
+#: A pair whose E[R^2] passes e^1419 at T = 50 (each step adds log(1/4 · e^30 + …) ≈ 28.6).
+HUGE_PAIR = ("markov(0,-30; 0,-30; 0,-30)", "markov(0,0; 0,0; 0,0)")
+
+
+def test_seq_k3_std_stays_finite_where_only_its_variance_overflows() -> None:
+    """K = 64, drift 3, every transition: from T = 200 E[R^2] exceeds a double, but its square
+    root does not; the page printed "seq_k3 ∞" and "a standard error of up to ∞ times the KL"."""
+    for k in (8, 64):
+        policy, ref = drift_pair(k, 3.0)
+        curves = exact_curves(policy, ref, 256)
+        assert np.all(np.diff(curves.log_r2) >= 0)  # E[R^2] never falls as T grows
+        over = curves.log_r2 > math.log(np.finfo(float).max)
+        assert over[-1] and not over[0]
+        assert np.all(np.isfinite(curves.std["seq_k3"]))
+        assert np.all(np.isfinite(curves.relative_std("seq_k3")))
+        with mpmath.workdps(40):
+            for i in np.flatnonzero(over)[[0, -1]]:
+                var = (mpmath.expm1(mpmath.mpf(curves.log_r2[i])) + mpmath.mpf(curves.std["sum_k1"][i]) ** 2
+                       - 2 * (mpmath.mpf(curves.true_kl[i]) + mpmath.mpf(curves.true_kl_reverse[i])))
+                assert curves.std["seq_k3"][i] == pytest.approx(float(mpmath.sqrt(var)), rel=1e-12)
+        assert np.all(np.diff(np.log(curves.std["seq_k3"][-80:])) > 0)  # no jump where the variance overflows
+        rep = sequence_report(policy, ref, 256, exact_only=True)
+        assert math.isfinite(rep.row["seq_k3"].exact_std)
+        assert any("seq_k3: its std is" in n for n in rep.notes)
+
+
+def test_seq_k3_std_overflows_to_inf_and_says_so() -> None:
+    curves = exact_curves(*HUGE_PAIR, 256)
+    over = curves.log_r2 > 2 * math.log(np.finfo(float).max)
     assert over[-1] and not over[0]
     assert np.all(np.isinf(curves.std["seq_k3"][over]))
     assert np.all(np.isfinite(curves.std["seq_k3"][~over]))
     assert np.all(np.isfinite(curves.log_r2))
     for key in ADDITIVE_KEYS:
         assert np.all(np.isfinite(curves.std[key]))
-    rep = sequence_report(policy, ref, 256, exact_only=True)
+    rep = sequence_report(*HUGE_PAIR, 256, exact_only=True)
     assert rep.row["seq_k3"].exact_std == math.inf
     assert any("seq_k3" in n and "inf" in n for n in rep.notes)
 
