@@ -170,7 +170,8 @@ def variance_parabola(
             "curve",
             {"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
             x=quantitative("lam", x_scale, title=_("λ, the coefficient of the control variate r − 1")),
-            y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact")),
+            # ~g: 2e-16 for a pair near p = q (the default format cut it to "0.0000000000…")
+            y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact"), axis={"format": "~g"}),
             tooltip=[
                 quantitative("lam", title="λ", format=".3f"),
                 quantitative("var", title="Var(kλ)", format=".4g"),  # i18n: ok (notation)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from charts.numbers import share
 from charts.palette import CONFIG, color, finish, label
 from charts.vega import layer, nominal, quantitative, reference_rule, reference_text, zero_rule
 from i18n import N_, _, pgettext
@@ -342,12 +343,12 @@ def per_sample_histogram(
 
     name = label(key)
     subtitle = [
-        _("{share:.1%} of values < 0").format(share=neg_fraction),
+        _("{share} of values < 0").format(share=share(neg_fraction)),  # 0.027%, not 0.0%
         _("sample mean {mean}").format(mean=short_number(mean)),
     ]
     if binned.outside_share > 0:  # a line of its own: a third of a 1280-px page is narrow
         subtitle.append(
-            _("{outside:.2%} outside the chart").format(outside=binned.outside_share)
+            _("{outside} outside the chart").format(outside=share(binned.outside_share))
         )
     lo, hi = domain
     tallest = float(binned.table["share"].max())

@@ -756,7 +756,7 @@ FAR_OFF = 0.9
 
 
 def _cos_words(c: float | None) -> str:
-    return _("0 (no gradient)") if c is None else f"{c:.2f}".replace("-", "−")
+    return _("0 (no gradient)") if c is None else f"{c:.4f}".replace("-", "−")  # as the cosine chart prints it
 
 
 def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
@@ -791,7 +791,7 @@ def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
         ).format(c2=_cos_words(k2.cos_reverse), **names)
     else:
         cosines = [c for c in (k2.cos_reverse, k3.cos_reverse) if c is not None]
-        if cosines and min(round(c, 2) for c in cosines) < FAR_OFF:  # as printed: 0.8996 shows as 0.90
+        if cosines and min(round(c, 4) for c in cosines) < FAR_OFF:  # as printed: 0.89996 shows as 0.9000
             tail = _(
                 "**Its gradient is not a per-token loss's**: to the true gradient "
                 r"$\nabla\mathrm{{KL}}[\pi_\theta\|\pi_\mathrm{{ref}}]$, {k2} has cosine {c2} and "

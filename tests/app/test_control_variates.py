@@ -31,6 +31,7 @@ from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.montecarlo import simulate
+from lab.format import share
 from lab.notes import control_variates as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,7 +114,7 @@ def test_histogram_and_profile_captions_carry_the_core_numbers(default_page):
     assert f"kλ < 0 exactly when {fmt(lo)} < log r < {fmt(hi)}" in text
     # the histogram subtitle is the simulation's
     (hist,) = [s for s in specs(at) if s.get("title", {}).get("text") == "kλ at λ = 0.5"]
-    assert hist["title"]["subtitle"][0] == f"{sim['k_lambda'].neg_fraction:.1%} of values < 0"
+    assert hist["title"]["subtitle"][0] == f"{share(sim['k_lambda'].neg_fraction)} of values < 0"
 
 
 def test_the_gain_chart_marks_schulmans_large_case(default_page):
@@ -330,7 +331,7 @@ def test_k_lambda_histogram_is_titled_with_lambda():
     spec = k_lambda_histogram(values, 0.5, true_value=0.5).to_dict()
     _check(spec)
     assert spec["title"]["text"] == "kλ at λ = 0.5"
-    assert spec["title"]["subtitle"][0] == f"{np.mean(values < 0):.1%} of values < 0"
+    assert spec["title"]["subtitle"][0] == f"{share(float(np.mean(values < 0)))} of values < 0"
     assert COLORS["k_lambda"] in json.dumps(spec)
     spec3 = k_lambda_histogram(estimators.k3(np.zeros(10)), 1.0, key="k3").to_dict()
     assert spec3["title"]["text"] == "k3 = kλ at λ = 1"

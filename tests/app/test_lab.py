@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 from charts.histograms import MAX_ROWS, check_rows, common_domain, per_sample_histogram, records
 from charts.palette import COLORS, color, label
 from kl_core.estimation.estimators import ESTIMATORS
+from lab.format import share
 
 # ------------------------------------------------------------------ charts
 
@@ -49,7 +50,7 @@ def test_histogram_is_a_valid_small_spec_with_the_negative_share(key):
     assert sum(len(rows) for rows in spec["datasets"].values()) < 100
     neg = float(np.mean(values < 0))
     assert spec["title"]["text"] == ESTIMATORS[key].name
-    assert spec["title"]["subtitle"][0] == f"{neg:.1%} of values < 0"
+    assert spec["title"]["subtitle"][0] == f"{share(neg)} of values < 0"
     assert COLORS[key] in json.dumps(spec)
     assert spec["config"]["axis"]["labelFontSize"] >= 13
     assert spec["config"]["axis"]["titleFontSize"] >= 14

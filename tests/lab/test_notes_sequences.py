@@ -301,9 +301,9 @@ def test_the_answer_at_the_default_quotes_the_cores_numbers():
     assert text.startswith(f"At T = {notes.DEFAULT_LENGTH} the sequence KL, {number(float(c.sum()))}, ")
     assert f"from {number(float(c.min()))} to {number(float(c.max()))}" in text
     assert "**Its gradient is not a per-token loss's**" in text
-    assert f"Σ k2 as a loss has cosine {k2:.2f} and Σ k3 as a loss {k3:.2f}" in text
+    assert f"Σ k2 as a loss has cosine {k2:.4f} and Σ k3 as a loss {k3:.4f}" in text  # as the chart prints them
     assert f"({table.later_share:.1%} of the true gradient's length)" in text
-    assert text.endswith("which keeps them, has 1.00.")
+    assert text.endswith("which keeps them, has 1.0000.")
 
 
 def test_the_answer_when_the_losses_agree_or_there_is_nothing_to_learn(drift_table):
@@ -312,12 +312,12 @@ def test_the_answer_when_the_losses_agree_or_there_is_nothing_to_learn(drift_tab
     one = sequence_gradient_table(*notes.STICKY, 1)
     text = notes.answer(one, per_position_kl(*notes.STICKY, 1))
     assert text.startswith("At T = 1 the sequence KL is the first token's KL")
-    assert "no KL is still to come" in text and "cosine 1.00" in text
+    assert "no KL is still to come" in text and "cosine 1.0000" in text
     same = sequence_gradient_table(*drift_pair(3, 0.0), 4)
     assert notes.answer(same, np.zeros(4)).startswith("At T = 4 the two chains give every sequence the same probability")
     # a negative cosine is written with a minus sign, as numbers are on the page
     counter = sequence_gradient_table(*RB_COUNTEREXAMPLE, 8)
-    assert "cosine −1.00" in notes.answer(counter, per_position_kl(*RB_COUNTEREXAMPLE, 8))
+    assert "cosine −1.0000" in notes.answer(counter, per_position_kl(*RB_COUNTEREXAMPLE, 8))
 
 
 def test_rb_is_defined_and_the_formula_labels_are_translated():
@@ -444,3 +444,13 @@ def test_with_the_first_token_only_the_next_token_kls_are_not_called_the_same_nu
         assert "same number" not in text
     assert "at each position, every prefix has the same next-token KL" in notes.relative_std_caption(curves, 16)
     assert "does not depend on which token it is" in notes.gradient_caption(sequence_gradient_table(policy, ref, 16))
+
+
+def test_the_answers_cosines_are_printed_as_the_chart_prints_them():
+    """K = 64, δ = 3, T = 256: Σk2's cosine is 0.9954, which the answer printed as "1.00" beside "they miss
+    the terms from later prefixes", while the chart's bar read 0.9954."""
+    table = sequence_gradient_table(*drift_pair(64, 3.0), 256)
+    text = notes.answer(table, per_position_kl(*drift_pair(64, 3.0), 256))
+    c2 = table.row["sum_k2_loss"].cos_reverse
+    assert round(c2, 2) == 1.0 and c2 < 0.999
+    assert f"has cosine {c2:.4f}" in text and "cosine 1.00 " not in text
