@@ -414,6 +414,7 @@ def _numeric(
     range is refused by the browser (red, and Enter does nothing).
     """
     allowed = allowed_range(min_value, max_value, whole=isinstance(value, int))
+    format = _format_for(format, key)
     if widget is st.number_input:
         limits = _("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value))
         help = limits if not help else f"{help}\n\n{limits}"
@@ -422,6 +423,30 @@ def _numeric(
         min_value=min_value, max_value=max_value, value=value, step=step, format=format,
         help=help, **kwargs,
     )
+
+
+_FIXED = re.compile(r"%\.(\d+)f")
+
+
+def _format_for(fmt: str | None, key: str) -> str | None:
+    """``fmt``, or ``%g`` where a fixed ``%.Nf`` would round the value the widget holds.
+
+    A link may carry a value between the slider's steps (``?mu=0.005`` on a 0.05 grid); the page
+    computes with it, so the slider must not print it as ``0.01``.  (The format is no part of a
+    keyed widget's identity, so switching it keeps the value.)
+    """
+    m = _FIXED.fullmatch(fmt or "")
+    if m is None:
+        return fmt
+    if key in st.session_state:
+        value = st.session_state[key]
+    else:
+        raw = st.query_params.get_all(key)
+        value = _as_number(raw[0]) if len(raw) == 1 else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        return fmt
+    digits = int(m.group(1))
+    return fmt if abs(round(value, digits) - value) <= 1e-12 * max(1.0, abs(value)) else "%g"
 
 
 def allowed_range(lo: float, hi: float, *, whole: bool) -> str:

@@ -119,3 +119,14 @@ def test_k2s_caption_at_a_tiny_bias_says_the_digits_agree():
     text = _markdown(at)
     assert "not 1.25e-05" not in text and "+0.0%" not in text
     assert "agrees with the KL, 1.25e-05, to the digits shown, but is biased by +0.00062%" in text
+
+
+def test_a_linked_value_between_the_steps_is_shown_as_it_is():
+    """?mu=0.005 on the 0.05-step slider: the page computes with 0.005 (KL 1.25e-05), and the slider printed
+    "0.01" with its fixed two decimals; a value on the grid keeps them."""
+    at = run_home(mu="0.005")
+    slider = at.slider(key="mu")
+    assert slider.value == 0.005 and slider.proto.format == "%g"
+    assert at.metric[0].value == "1.25e-05"
+    assert run_home(mu="0.55").slider(key="mu").proto.format == "%.2f"
+    assert run_home().slider(key="mu").proto.format == "%.2f"
