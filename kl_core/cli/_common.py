@@ -160,11 +160,34 @@ def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
     from kl_core.estimation.distributions import parse
 
     q, p = parse(args.q), parse(args.p)
+    for flag, d in (("--q", q), ("--p", p)):
+        check_practical(flag, d)
     if q.discrete != p.discrete:
         raise ValueError(
             f"q {q.spec} and p {p.spec} must both be continuous or both be categorical"
         )
     return q, p
+
+
+def check_practical(flag: str, d: Distribution) -> None:
+    """``ValueError`` naming ``flag`` and the parameter if ``d`` is outside the practical range.
+
+    The app refuses the same settings with the same sentence
+    (:func:`~kl_core.estimation.distributions.practical_issue`): beyond it a
+    double cannot compare the two distributions (σ = 1e-300 divides by 0, μ = 1e300 overflows).
+
+    Parameters
+    ----------
+    flag : str
+        The option that gave ``d``, e.g. ``"--q"``.
+    d : Distribution
+        The parsed distribution.
+    """
+    from kl_core.estimation.distributions import practical_issue
+
+    issue = practical_issue(d)
+    if issue:
+        raise ValueError(f"{flag} {d.spec}: {issue}, the range where double precision can compare two distributions")
 
 
 def json_value(x: Any) -> Any:

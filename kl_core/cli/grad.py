@@ -42,7 +42,7 @@ import math
 from typing import Any
 
 from kl_core._docfill import docfill
-from kl_core.cli._common import Command, fmt
+from kl_core.cli._common import Command, check_practical, fmt
 from kl_core.gradients._docstrings import SECTIONS
 
 __all__ = ["grad_report", "register", "run_grad"]
@@ -73,6 +73,7 @@ def _categorical(spec: str, name: str) -> Any:
         raise ValueError(f"{name}: {exc}") from None
     if not isinstance(d, Categorical):
         raise ValueError(f"{name} must be a {_SPECS} spec, got {spec!r}")
+    check_practical(f"--{name}", d)
     return d
 
 

@@ -52,8 +52,9 @@ def run_kl(args: argparse.Namespace) -> int:
         except QuadratureError as exc:  # one failed integral should not hide the others
             fdiv[name] = math.nan
             print(f"warning: {name}: {one_line(exc)}; reported as null", file=sys.stderr)
+    notes = _overflow_notes(q, p, kl_qp, kl_pq, fdiv)
     if args.json:
-        print(dumps({"kl_qp": kl_qp, "kl_pq": kl_pq, "f_divergences": fdiv}))
+        print(dumps({"kl_qp": kl_qp, "kl_pq": kl_pq, "f_divergences": fdiv, "notes": notes}))
         return 0
     print(f"q = {q.name}   p = {p.name}")
     print(f"KL[q‖p] = {fmt(kl_qp, '.10g')}")
@@ -63,7 +64,24 @@ def run_kl(args: argparse.Namespace) -> int:
     body = [[name, d.name, d.f_latex, fmt(fdiv[name], ".10g")] for name, d in DIVERGENCES.items()]
     for line in text_table(["key", "divergence", "f(u)", "value"], body, [False, False, False, True]):
         print("  " + line)
+    for name, note in notes.items():
+        print(f"note ({name}): {note}")
     return 0
+
+
+def _overflow_notes(q, p, kl_qp: float, kl_pq: float, fdiv: dict[str, float]) -> dict[str, str]:
+    """Why each inf is infinite, or that it is finite but past a double (OVERFLOW_NOTE)."""
+    from kl_core.estimation._expectation import expect
+    from kl_core.estimation._integrands import divergence_integrand
+
+    values = {"kl_qp": kl_qp, "kl_pq": kl_pq, **fdiv}
+    out = {}
+    for name, v in values.items():
+        if math.isinf(v):
+            _, note = expect(q, p, divergence_integrand(name))
+            if note:
+                out[name] = str(note)
+    return out
 
 
 register = Command(

@@ -80,8 +80,11 @@ def run_quiz(args: argparse.Namespace) -> int:
     questions = all_questions(args.variants, args.seed, tuple(args.lesson))
     text = export(questions, args.format, args.lang)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.out, "w", encoding="utf-8") as fh:
+                fh.write(text)
+        except OSError as exc:
+            raise ValueError(f"--out {args.out}: cannot write the file ({exc.strerror or exc})") from None
         print(f"{len(questions)} questions written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)

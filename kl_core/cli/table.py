@@ -173,8 +173,10 @@ def run_table(args: argparse.Namespace) -> int:
     if args.json:
         out = {
             "true_kl": true_kl,
+            "true_kl_pq": true_kl_pq,
             "rows": [{k: r[k] for k in TABLE_JSON_FIELDS} for r in rows],
             "optimal_lambda": lam_star,
+            "optimal_lambda_note": str(lambda_star(q, p).note),
         }
         print(dumps(out))
         return 0
@@ -239,8 +241,9 @@ def run_table(args: argparse.Namespace) -> int:
         print(
             "Schulman: J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
         )
-    if lam_star is None:
-        print(f"note (λ*): {lambda_star(q, p).note}")
+    star_note = lambda_star(q, p).note
+    if star_note:  # undefined, 0 because χ² is infinite or past a double, or p = q
+        print(f"note (λ*): {star_note}")
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")

@@ -184,7 +184,12 @@ def f_divergence(name: str, p: Distribution, q: Distribution) -> float:
         return kl(q, p)
     if name == "kl_pq":
         return kl(p, q)
-    return expect(q, p, divergence_integrand(name))[0]
+    value = expect(q, p, divergence_integrand(name))[0]
+    return min(value, _UPPER[name]) if name in _UPPER else value
+
+
+# The bounded divergences' maxima (disjoint supports): the quadrature's rounding must not pass them.
+_UPPER = {"hellinger": 2.0, "tv": 1.0, "js": math.log(2.0)}
 
 
 def _divergence_note(name: str, q: Distribution, p: Distribution) -> str:

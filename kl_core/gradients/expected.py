@@ -342,6 +342,51 @@ def _coef(
         return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
 
 
+# −dk/dt of the estimators whose derivative grows like e^t, as Σ_j P_j(t) e^{jt}
+# (coefficients lowest degree first): s·c is then summed in log space.
+_MINUS_DK_DT_EXP: dict[str, Callable[[float], dict[float, list[float]]]] = {
+    "k3": lambda lam: {0.0: [1.0], 1.0: [-1.0]},
+    "k3_pq": lambda lam: {1.0: [0.0, -1.0]},
+    "k_lambda": lambda lam: {0.0: [1.0], 1.0: [-lam]},
+}
+
+
+def _exp_key(option: str | CrosswalkEntry) -> str | None:
+    """The estimator whose −dk/dt is the coefficient of ``option``, if it grows like e^t."""
+    if isinstance(option, CrosswalkEntry):
+        ok = option.grad_mode == "autograd" and not option.importance_weighted
+        key = option.estimator if ok else None
+    else:
+        key = option if option in ("k3", "k3_pq") else None
+    return key if key in _MINUS_DK_DT_EXP else None
+
+
+def _weighted(
+    option: str | CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray, lam: float, c: np.ndarray
+) -> np.ndarray:
+    """s(x)·c(x), with 0·c = 0 where s = 0, and in log space where c overflows.
+
+    A token whose probability underflows (a logit ~745 below the others) has
+    c = 1 − r = −inf for k3, yet s·c = π − ρ is finite: it is summed as
+    Σ_j P_j(t) e^{log s + j t}, t = log ρ − log π.
+    """
+    from kl_core.estimation._integrands import ExpPoly
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        v = np.where(np.exp(ls) > 0, np.exp(ls) * c, 0.0)
+    key = _exp_key(option)
+    bad = ~np.isfinite(c) & np.isfinite(ls) & (c != 0)
+    if key is None or not bad.any():
+        return v
+    if isinstance(option, CrosswalkEntry) and option.logr_clamp is not None:
+        return v  # a clamped log-ratio cannot overflow
+    t = (lr - lp)[bad]
+    poly = ExpPoly.of(_MINUS_DK_DT_EXP[key](lam))
+    lsb = ls[bad]
+    v[bad] = poly.weighted(np.sign(t), np.log(np.abs(t)), lambda k, a=lsb, tt=t: a + k * tt)
+    return v
+
+
 @docfill(**_PARAMS)
 def gradient_coefficients(
     option: str | CrosswalkEntry, policy: Policy, ref: Policy, sampler: Policy | None = None, lam: float = 1.0
@@ -383,14 +428,16 @@ def gradient_coefficients(
 # --------------------------------------------------------------------------- #
 # Exact moments
 # --------------------------------------------------------------------------- #
-def _expected(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> np.ndarray:
+def _expected(s: np.ndarray, c: np.ndarray, pi: np.ndarray, v: np.ndarray | None = None) -> np.ndarray:
     """Σ_x s(x) c(x) (e_x − π), with 0·c = 0 for tokens the sampler never draws.
 
     Its entries sum to 0 (Σ_y (e_x − π)_y = 0), so the entry of the likeliest token, where
     v − π·Σv cancels when π is nearly one-hot, is set to minus the sum of the others.
+    ``v``: s·c computed already (:func:`_weighted`).
     """
     with np.errstate(invalid="ignore", over="ignore"):
-        v = np.where(s > 0, s * c, 0.0)
+        if v is None:
+            v = np.where(s > 0, s * c, 0.0)
         m = v - pi * v.sum()
     if np.isfinite(m).all() and m.size > 1:
         top = int(np.argmax(pi))
@@ -398,7 +445,7 @@ def _expected(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> np.ndarray:
     return m + 0.0  # + 0.0 turns −0.0 into 0.0
 
 
-def _rounding_scale(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> float:
+def _rounding_scale(s: np.ndarray, c: np.ndarray, pi: np.ndarray, v: np.ndarray | None = None) -> float:
     """The size of the terms :func:`_expected` sums, so ``1e-12`` of it is rounding noise.
 
     Entry x of v − π·Σv adds |s(x) c(x)| and π_x·Σ|s c|; the likeliest token's entry is minus the
@@ -406,20 +453,53 @@ def _rounding_scale(s: np.ndarray, c: np.ndarray, pi: np.ndarray) -> float:
     with them a real (not rounded-off) expected gradient; ``sum |s c|`` alone would call it zero.
     """
     with np.errstate(invalid="ignore", over="ignore"):
-        v = np.abs(np.where(s > 0, s * c, 0.0))
+        v = np.abs(np.where(s > 0, s * c, 0.0) if v is None else v)
         terms = v + pi * v.sum()
     if terms.size > 1:
         terms = np.delete(terms, int(np.argmax(pi)))
     return float(np.linalg.norm(terms))
 
 
-def _spread(s: np.ndarray, c: np.ndarray, pi: np.ndarray, m: np.ndarray) -> float:
-    """sqrt(E_s‖c(x)(e_x − π) − m‖²), each token's deviation summed exactly (O(K²))."""
-    live = s > 0
-    if not np.isfinite(c[live]).all():
+def _spread(
+    s: np.ndarray, c: np.ndarray, pi: np.ndarray, m: np.ndarray,
+    v: np.ndarray | None = None, ls: np.ndarray | None = None,
+) -> float:
+    """sqrt(E_s‖c(x)(e_x − π) − m‖²), each token's deviation summed exactly (O(K²)).
+
+    Summed as the norm of the per-token roots sqrt(s)·‖c(e_x − π) − m‖, scaled by the
+    largest, so that a spread that fits a double is not lost to c² overflowing.  With
+    ``v`` = s·c (:func:`_weighted`) and ``ls`` = log s, a token where s underflows or c
+    overflows has root² = (v²/s)‖e_x − π‖² − 2v (e_x − π)·m (+ s‖m‖², negligible), in logs.
+    """
+    if v is None or ls is None:
+        if not np.isfinite(c[s > 0]).all():
+            return math.inf
+        v = np.where(s > 0, s * c, 0.0)
+        with np.errstate(divide="ignore"):
+            ls = np.log(s)
+    if not np.isfinite(v).all():
         return math.inf
-    dev = c[live, None] * (np.eye(pi.size)[live] - pi) - m
-    return math.sqrt(max(float(s[live] @ np.einsum("ij,ij->i", dev, dev)), 0.0))
+    roots = np.zeros(pi.size)
+    live = (s > 0) & np.isfinite(c)
+    eye = np.eye(pi.size)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        if live.any():
+            dev = c[live, None] * (eye[live] - pi) - m
+            mx = np.max(np.abs(dev), axis=1)
+            safe = np.where(mx > 0, mx, 1.0)
+            roots[live] = np.sqrt(s[live]) * mx * np.sqrt(np.sum((dev / safe[:, None]) ** 2, axis=1))
+        odd = ~live & (v != 0.0)
+        if odd.any():
+            e = eye[odd] - pi
+            lv = np.log(np.abs(v[odd]))
+            rel = np.einsum("ij,ij->i", e, e) - 2.0 * np.sign(v[odd]) * (e @ m) * np.exp(ls[odd] - lv)
+            roots[odd] = np.exp(lv - 0.5 * ls[odd]) * np.sqrt(np.maximum(rel, 0.0))
+        top = float(np.max(roots))
+        if not math.isfinite(top):
+            return math.inf
+        if top == 0.0:
+            return 0.0
+        return top * math.sqrt(float(np.sum((roots / top) ** 2)))
 
 
 def true_gradients(policy: Policy, ref: Policy) -> tuple[np.ndarray, np.ndarray]:
@@ -491,7 +571,7 @@ def expected_gradient(
     """
     setting = _setting(option, policy, ref, sampler, lam)
     c, _ = _coef(*setting)
-    return _expected(np.exp(setting.ls), c, np.exp(setting.lp))
+    return _expected(np.exp(setting.ls), c, np.exp(setting.lp), _weighted(*setting, c))
 
 
 @docfill(**_PARAMS)
@@ -967,9 +1047,10 @@ def _row(
 ) -> GradientRow:
     pi, s = np.exp(lp), np.exp(ls)
     c, clamped = _coef(option, lp, lr, ls, lam)
-    m = _expected(s, c, pi)
+    v = _weighted(option, lp, lr, ls, lam, c)
+    m = _expected(s, c, pi, v)
     rev, fwd = true
-    noise = _rounding_scale(s, c, pi)
+    noise = _rounding_scale(s, c, pi, v)
     target = classify(m, rev, fwd, scale=noise if math.isfinite(noise) and noise > 0 else None)
     zero = target == "zero"
     if isinstance(option, CrosswalkEntry):
@@ -988,7 +1069,7 @@ def _row(
         expected_grad=m,
         cos_reverse=_cos(m, rev, zero),
         cos_forward=_cos(m, fwd, zero),
-        grad_spread=_spread(s, c, pi, m),
+        grad_spread=_spread(s, c, pi, m, v, ls),
         target=target,
         claim=claim,
         clamped_mass=float(s[clamped].sum()),

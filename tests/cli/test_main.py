@@ -58,7 +58,7 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
 def test_table_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
     n = 20_000
     data = _json(["table", "--n", str(n), "--seed", "3", "--json"], capsys)
-    assert set(data) == {"true_kl", "rows", "optimal_lambda"}
+    assert set(data) == {"true_kl", "true_kl_pq", "rows", "optimal_lambda", "optimal_lambda_note"}
     assert [r["estimator"] for r in data["rows"]] == list(TABLE_KEYS)
     q, p = SCHULMAN_2020[0].q, SCHULMAN_2020[0].p  # the defaults are his first experiment
     assert data["true_kl"] == kl(q, p)
@@ -249,7 +249,7 @@ def test_table_without_a_published_experiment_has_no_schulman_column(
 
 def test_kl_json(capsys: pytest.CaptureFixture[str]) -> None:
     data = _json(["kl", "--q", "normal(0,1)", "--p", "normal(1,1)", "--json"], capsys)
-    assert set(data) == {"kl_qp", "kl_pq", "f_divergences"}
+    assert set(data) == {"kl_qp", "kl_pq", "f_divergences", "notes"}
     assert data["kl_qp"] == 0.5 and data["kl_pq"] == 0.5
     assert set(data["f_divergences"]) == set(DIVERGENCES)
     assert data["f_divergences"]["pearson"] == pytest.approx(math.e - 1, rel=1e-9)
@@ -325,7 +325,7 @@ def test_json_in_a_subprocess() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {"kl_qp", "kl_pq", "f_divergences"}
+    assert set(data) == {"kl_qp", "kl_pq", "f_divergences", "notes"}
     assert data["kl_qp"] == pytest.approx(0.005)
 
 
