@@ -147,7 +147,9 @@ def card_lines(d: Any) -> list[str]:
     if d.command:
         out.append(f"read: {d.command}")
     out.append("")
-    if not d.kl_uses:
+    if not d.kl_uses and "UNKNOWN_OPTION" in d.codes:
+        out += ["No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION).", ""]
+    elif not d.kl_uses:
         out += ["No KL term.", ""]
     for i, u in enumerate(d.kl_uses, 1):
         e = u.entry
@@ -249,7 +251,9 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
     if d.command:
         out.append(f"Read: `{d.command}`")
     out.append("")
-    if not d.kl_uses:
+    if not d.kl_uses and "UNKNOWN_OPTION" in d.codes:
+        out += ["**No KL term:** the release rejects an option value, so the run stops (UNKNOWN_OPTION).", ""]
+    elif not d.kl_uses:
         out += ["**No KL term.**", ""]
     else:
         out += ["| | where | option | estimator | coefficient | value estimates | gradient |",

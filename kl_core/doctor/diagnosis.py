@@ -89,6 +89,7 @@ __all__ = [
     "REJECTIONS",
     "clamp_bite",
     "clamp_sides",
+    "option_values",
     "diagnose",
     "gradient_targets",
     "lacking_settings",
@@ -227,6 +228,9 @@ class KLUse:
     alternatives : tuple of (str, str, str, str or None)
         Every option of this placement as ``(option, estimator, on-policy
         target, off-policy target)``.
+    clamp_from : str
+        For an era whose releases differ in the row's clamps, the first release
+        with them (:attr:`kl_core.doctor.profiles.Profile.clamp_from`); else empty.
     """
 
     where: str
@@ -245,6 +249,7 @@ class KLUse:
     aggregation_value: Any
     defaults_used: tuple[str, ...] = ()
     alternatives: tuple[tuple[str, str, str, str | None], ...] = ()
+    clamp_from: str = ""
 
     @property
     def option(self) -> str:
@@ -295,6 +300,8 @@ class OtherRelease:
         What changed between it and the current release (for an older era).
     diagnosis : Diagnosis
         The full diagnosis under that release.
+    stops : tuple of str
+        Why that release stops the run over a value it rejects (its UNKNOWN_OPTION messages; empty if none).
     """
 
     release: str
@@ -302,6 +309,7 @@ class OtherRelease:
     fails: tuple[str, ...]
     changed: str
     diagnosis: Diagnosis
+    stops: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -953,7 +961,12 @@ def _ratio_words(t: float) -> str:
     return "π_θ(x) > {ratio}·π_ref(x)".format(ratio=_times(math.exp(-t)))
 
 
-def _clamp_words(prof: Profile, e: CrosswalkEntry) -> str:
+def _clamp_words(prof: Profile, e: CrosswalkEntry, first: str = "") -> str:
+    """The CLAMP_HIDES_DRIFT message: the entry's clamps as the profile's release has them.
+
+    ``first`` is the first release of an era with those clamps (OpenRLHF 0.8.6 in
+    0.5.9–0.10.1: compute_approx_kl has no clamp up to v0.8.5); the message then says so.
+    """
     parts = []
     if e.value_clamp is not None:
         parts.append(Message("the per-token value to [{lo}, {hi}]", lo=_fmt(e.value_clamp[0]), hi=_fmt(e.value_clamp[1])))
@@ -987,7 +1000,59 @@ def _clamp_words(prof: Profile, e: CrosswalkEntry) -> str:
     else:
         then = Message("Past that point each token's penalty stops growing, so larger drifts cost no more, and "
                        "the logged value under-reports them.")
+    if first:
+        return Message("From {lib} {first} on: {clause} {then} Releases before {first} clamp nothing.",
+                       lib=prof.library, first=first, clause=clause, then=then)
     return marked_message("{clause} {then}", clause=clause, then=then)
+
+
+def option_values(prof: Profile, pl: Placement) -> tuple[str, ...]:
+    """The values a placement's option setting accepts, as the user writes them.
+
+    The release's own list where the doctor has one (:meth:`Profile.accepted`:
+    OpenRLHF's argparse ``choices``, an era's ``accepts``); else every spelling of
+    the placement's crosswalk rows that the setting selects alone (not
+    OpenRLHF's ``k1+unbiased_gradient``, a row that needs a second flag).
+
+    Parameters
+    ----------
+    prof : Profile
+    pl : Placement
+        One of ``prof.placements``, with an option setting.
+
+    Returns
+    -------
+    tuple of str
+        Sorted.
+    """
+    if pl.option is None:
+        raise ValueError(f"pl must be a placement with an option setting, got one with coefficient {pl.coef!r}")
+    known = prof.accepted(pl.option)
+    if known is not None:
+        return tuple(sorted(known))
+    defaults = {k: spec.default for k, spec in prof.keys.items()}
+    return tuple(sorted({n for e in pl.entries for n in e.names if _selected_by(prof, pl, e, n, defaults)}))
+
+
+def _unknown_option_words(prof: Profile, pl: Placement, written: Any, kind: str) -> str:
+    """UNKNOWN_OPTION: a value the option setting does not accept stops the run (read in each release's code)."""
+    said = _say(prof, pl.option or pl.coef, written, kind)
+    names = ", ".join(option_values(prof, pl)) if pl.option else ""
+    if prof.syntax == "argparse" and pl.option and prof.accepted(pl.option) is not None:
+        # OpenRLHF 0.11.2 openrlhf/cli/train_ppo_ray.py: --algo.kl.estimator choices=["k1", "k2", "k3"]
+        # (v0.7.5 to v0.10.1: --kl_estimator, the same choices): argparse exits before training.
+        return Message("{said} is not a value {lib} {rel} accepts {where}: its argument parser accepts only "
+                       "{names}, so the run stops at startup, before training.", said=said, lib=prof.library,
+                       rel=prof.release, where=_where_words(pl), names=names)
+    if prof.library == "verl":
+        # verl 0.9.1 verl/trainer/ppo/core_algos.py kl_penalty_forward, v0.3.0.post1 kl_penalty: any other value
+        # ends in `raise NotImplementedError`; nothing checks the setting earlier.
+        return Message("{said} is not a value {lib} {rel} accepts {where}: its kl_penalty raises "
+                       "NotImplementedError for anything but {names}, so the run stops at the first training step "
+                       "that computes the KL.", said=said, lib=prof.library, rel=prof.release,
+                       where=_where_words(pl), names=names)
+    return Message("{said} is not a KL option {lib} {rel} has {where}; it knows {names}.", said=said,
+                   lib=prof.library, rel=prof.release, where=_where_words(pl), names=names)
 
 
 def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
@@ -1001,6 +1066,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
     st.every_step = any(r.every_step for r in off_rules)
     live_keys: set[str] = set()
     dead: list[tuple[Placement, str]] = []
+    stopped = False  # an option the release rejects: the run stops, so "no KL term" would not be the story
     for pl in prof.placements:
         on = all(holds(c, values.get(k), values) for k, c in pl.switch)
         coef = values.get(pl.coef)
@@ -1020,11 +1086,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         entry = _entry_for(prof, pl, values)
         if entry is None:
             written = values.get(pl.option) if pl.option else None
-            names = sorted({n for e in pl.entries for n in e.names})
-            _warn(st, pl, "UNKNOWN_OPTION",
-                  Message("{said} is not a KL option {lib} {rel} has {where}; it knows {names}.",
-                          said=_say(prof, pl.option or pl.coef, written, kind), lib=prof.library, rel=prof.release,
-                          where=_where_words(pl), names=", ".join(names)))
+            _warn(st, pl, "UNKNOWN_OPTION", _unknown_option_words(prof, pl, written, kind))
+            stopped = True
             continue
         st.uses.append(_use(prof, pl, entry, values, given, bool(off_rules)))
     for pl, why in dead:
@@ -1037,7 +1100,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
                           settings=", ".join(_say(prof, k, values.get(k), kind) for k in unused), why=why))
         if on and st.uses:
             _warn(st, pl, "KL_OFF", Message("{why}: it adds nothing.", why=_cap(why)))
-    if not st.uses:
+    if not st.uses and not stopped:
         reasons = joined("; ", (why for _, why in dead))
         _warn(st, None, "KL_OFF",
               Message("No KL term: nothing ties the policy to the reference model ({reasons}). "
@@ -1124,6 +1187,7 @@ def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any]
         aggregation_value=agg_value,
         defaults_used=tuple(k for k in pl.settings if k not in given),
         alternatives=tuple(alts),
+        clamp_from=prof.clamp_from.get((e.acts_on, e.option), ""),
     )
 
 
@@ -1213,7 +1277,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
         _warn(st, pl, "OFF_POLICY_UNCORRECTED", text, use=i)
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
-        _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e), use=i)
+        _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e, u.clamp_from), use=i)
     if u.coef is not None and u.coef < 0:
         _warn(st, pl, "NEGATIVE_COEF",
               Message("{said} is negative: the term rewards moving away from the reference.",
@@ -1251,11 +1315,13 @@ def _common(a: str, b: str) -> int:
     return n
 
 
-def _spelling(e: CrosswalkEntry, written: str | None) -> str:
-    """The entry's name closest to how the user spells options (``low_var_kl`` → ``low_var_kl+``)."""
+def _spelling(e: CrosswalkEntry, written: str | None, accepted: tuple[str, ...] | None = None) -> str:
+    """The entry's name closest to how the user spells options (``low_var_kl`` → ``low_var_kl+``), among the
+    values the release accepts when it has a list."""
+    names = [n for n in e.names if accepted is None or n in accepted] or list(e.names)
     if not written:
-        return e.option
-    return max(e.names, key=lambda n: (_common(n, written), -len(n)))
+        return e.option if e.option in names else names[0]
+    return max(names, key=lambda n: (_common(n, written), -len(n)))
 
 
 def _selected_by(prof: Profile, pl: Placement, e: CrosswalkEntry, value: str, values: dict[str, Any]) -> bool:
@@ -1284,8 +1350,11 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
         if pl.option:
             same = [e for e in pl.entries if e.estimator == u.estimator and e is not u.entry]
             rest = [e for e in pl.entries if e.estimator != u.estimator]
+            accepted = prof.accepted(pl.option)
             for e in same + rest:
-                spelled = _spelling(e, u.written)
+                spelled = _spelling(e, u.written, accepted)
+                if accepted is not None and spelled not in accepted:
+                    continue  # not a value of this release (verl's 'k3+' before 0.6)
                 if _selected_by(prof, pl, e, spelled, values):  # not a row that needs another setting too
                     out.append(((pl.option, spelled),))
         rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
@@ -1315,7 +1384,7 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
                 out.append(flipped)
     elif w.code == "UNKNOWN_OPTION" and pl is not None and pl.option:
         written = str(values.get(pl.option))
-        names = sorted({n for e in pl.entries for n in e.names})
+        names = list(option_values(prof, pl))
         for n in difflib.get_close_matches(written, names, n=3, cutoff=0.3):
             out.append(((pl.option, n),))
     elif w.code == "NEGATIVE_COEF" and pl is not None:
@@ -1573,8 +1642,13 @@ def other_release_words(o: OtherRelease) -> str:
                      coef="?" if u.coef is None else _fmt(u.coef), grad=u.gradient_target)
              for u in o.kl_uses]
     kl = joined("; ", terms) if terms else Message("no KL term")
+    shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
+    if o.stops and o.fails:
+        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                       "With those settings removed, the run would still stop: {why}", release=o.release, keys=shown, why=joined(" ", o.stops))
+    if o.stops:
+        return Message("Under {release} the run stops: {why}", release=o.release, why=joined(" ", o.stops))
     if o.fails:
-        shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
         return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
                        "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
     return Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
@@ -1589,8 +1663,9 @@ def _other(d: Diagnosis) -> OtherRelease:
     fails = tuple(u.key for u in sorted(d.unrecognised, key=lambda u: u.key not in renamed)) \
         if d.profile.syntax in ("argparse", "hydra") else ()
     era = next((e for e in _eras_of(d.profile) if e.label == d.profile.release), None)
+    stops = tuple(w.message for w in d.warnings if w.code == "UNKNOWN_OPTION")
     return OtherRelease(release=f"{d.library} {d.release}", kl_uses=d.kl_uses, fails=fails,
-                        changed=era.changed if era is not None else "", diagnosis=d)
+                        changed=era.changed if era is not None else "", diagnosis=d, stops=stops)
 
 
 def _eras_of(prof: Profile) -> tuple[Era, ...]:
@@ -1612,6 +1687,9 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     unknown: dict[str, str | None] = {}
     known = [k for k in p.keys if k not in p.unavailable]
     for s in raw:
+        # today's name for an era's setting (--algo.kl.use_loss under OpenRLHF 0.10.1, whose parser knows only
+        # --use_kl_loss: OpenRLHF v0.10.1 openrlhf/cli/train_ppo_ray.py) is not a setting of the era
+        later_name = era is not None and s.key in p.spelling and s.key not in era.keys
         if era is not None:
             key, value = translate(era, s.key, s.value)
             if key != s.key:
@@ -1624,9 +1702,11 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
             notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
                                  key=s.key, value=s.text, group=group, why=p.group_note))
             continue
-        if not _known(p, s.key, s.op) or s.key in p.unavailable:  # an era does not read a later release's setting
+        if not _known(p, s.key, s.op) or s.key in p.unavailable or later_name:
             if s.key not in unknown:
-                if s.key in renamed and renamed[s.key] in p.keys:
+                if later_name:
+                    unknown[s.key] = p.spelling[s.key]  # the era's own spelling
+                elif s.key in renamed and renamed[s.key] in p.keys:
                     unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
                 else:
                     match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \

@@ -298,6 +298,13 @@ class Profile:
         (``model_engine=megatron``, ``actor@actor_rollout_ref.actor=…``) chooses a config file, not a setting.
     group_note : str
         What choosing a group means for the card.
+    accepts : dict
+        An option setting → the only values the release accepts in it, where the
+        release's settings file does not say (:attr:`KeySpec.choices`); set by an
+        older era (:attr:`kl_core.doctor.releases.Era.accepts`).
+    clamp_from : dict
+        ``(acts_on, option)`` → the first release of an era whose row has the clamps
+        the profile's entry describes (earlier releases of the era have none).
     """
 
     library: str
@@ -319,6 +326,8 @@ class Profile:
     derived: dict[str, str] = field(default_factory=dict)
     groups: tuple[str, ...] = ()
     group_note: str = ""
+    accepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    clamp_from: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -349,6 +358,30 @@ class Profile:
         if key not in self.keys:
             raise ValueError(f"key {key!r} is not a setting of {self.label}")
         return self.keys[key].default
+
+    def accepted(self, key: str) -> tuple[str, ...] | None:
+        """The only values the release accepts in an option setting, or None where the doctor does not know a list.
+
+        :attr:`accepts` first (an era's, read in its code), then the release's own
+        argparse ``choices`` (OpenRLHF 0.11.2's ``--algo.kl.estimator``: k1, k2, k3).
+
+        Parameters
+        ----------
+        key : str
+            A setting of this profile.
+
+        Returns
+        -------
+        tuple of str or None
+        """
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"key must be a non-empty string, got {key!r}")
+        if key in self.accepts:
+            return tuple(self.accepts[key])
+        spec = self.keys.get(key)
+        if spec is not None and spec.choices:
+            return tuple(str(c) for c in spec.choices)
+        return None
 
 
 # --------------------------------------------------------------------------- #

@@ -33,11 +33,13 @@ from typing import Any
 from kl_core._docfill import docfill
 from kl_core.doctor.profiles import KEYS_DIR, KeySpec, Profile, _keys, _truthy
 from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
+from kl_core.libraries.loading import CROSSWALK_FILE
+from kl_core.libraries.schema import CrosswalkEntry
 from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
-__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "Fork", "Inference", "ReleaseMismatch", "era_profile", "eras",
-           "eras_for", "extract_messages", "infer"]
+__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "EraEntry", "Fork", "Inference", "ReleaseMismatch", "era_profile",
+           "eras", "eras_for", "extract_messages", "infer"]
 
 PROSE_FIELDS = ("changed", "note")
 """The fields of an era the user reads as sentences (translated in the app)."""
@@ -84,6 +86,43 @@ class Fork:
 
 
 @dataclass(frozen=True)
+class EraEntry:
+    """What some options computed in an era where it differs from today's crosswalk rows.
+
+    Attributes
+    ----------
+    options : tuple of str
+        The rows' option names (``"low_var_kl"``, ``"k3"``).
+    acts_on : str
+        ``"reward"`` or ``"loss"``; empty for both.
+    changes : dict
+        The row fields the era replaces: ``logr_clamp``, ``value_clamp`` (None for no clamp),
+        ``library_formula``, ``formula_latex``, ``caveat``.
+    clamp_from : str
+        The first release of the era with the row's clamps (earlier ones have none); empty when every
+        release of the era has them.
+    """
+
+    options: tuple[str, ...]
+    acts_on: str = ""
+    changes: dict[str, Any] = dataclasses.field(default_factory=dict)
+    clamp_from: str = ""
+
+    def applies(self, entry: CrosswalkEntry) -> bool:
+        """Whether the override is about ``entry``'s row.
+
+        Parameters
+        ----------
+        entry : CrosswalkEntry
+
+        Returns
+        -------
+        bool
+        """
+        return entry.option in self.options and self.acts_on in ("", entry.acts_on)
+
+
+@dataclass(frozen=True)
 class Era:
     """An older era of one profile (see ``doctor/releases.toml`` for each field).
 
@@ -106,11 +145,43 @@ class Era:
     forks: tuple[Fork, ...]
     source: str
     later: frozenset[str] = frozenset()
+    accepts: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    entries: tuple[EraEntry, ...] = ()
 
     @property
     def renamed(self) -> dict[str, str]:
         """Era setting → today's setting."""
         return dict(self.renames)
+
+
+@cache
+def _snippets() -> dict[str, str]:
+    with open(CROSSWALK_FILE, "rb") as fh:
+        return tomllib.load(fh).get("snippets", {})
+
+
+def _clamp(value: Any) -> tuple[float, float] | None:
+    if value == "none":
+        return None
+    lo, hi = value
+    return float(lo), float(hi)
+
+
+def _era_entry(raw: dict[str, Any], where: str) -> EraEntry:
+    changes: dict[str, Any] = {}
+    for name in ("logr_clamp", "value_clamp"):
+        if name in raw:
+            changes[name] = _clamp(raw[name])
+    for name in ("library_formula", "formula_latex"):
+        if name in raw:
+            changes[name] = raw[name]
+    if "caveat" in raw:
+        changes["caveat"] = prose(raw["caveat"], _snippets(), f"{where}.caveat")
+    acts_on = raw.get("acts_on", "")
+    if acts_on not in ("", "reward", "loss"):
+        raise ValueError(f"{where}: acts_on must be 'reward' or 'loss', got {acts_on!r}")
+    return EraEntry(options=tuple(raw["options"]), acts_on=acts_on, changes=changes,
+                    clamp_from=raw.get("clamp_from", ""))
 
 
 def _later(file: str, trainer: str) -> frozenset[str]:
@@ -151,6 +222,8 @@ def eras() -> tuple[Era, ...]:
                                  when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""))
                             for f in e.get("forks", [])),
                 source=e["source"], later=later,
+                accepts=tuple((k, tuple(v)) for k, v in e.get("accepts", [])),
+                entries=tuple(_era_entry(x, f"eras[{i}].entries[{j}]") for j, x in enumerate(e.get("entries", []))),
             ))
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
@@ -192,10 +265,12 @@ def parsing_keys(prof: Profile) -> dict[str, KeySpec]:
 def era_profile(prof: Profile, era: Era) -> Profile:
     """The profile scripts of ``era`` are read with.
 
-    Today's placements, crosswalk rows and off-policy rules, since what each
-    option computes did not change; the release label of the era; every
-    setting the era accepted known; the era's defaults; today's settings
-    spelled as the era spelled them (:attr:`Profile.spelling`).
+    Today's placements, crosswalk rows and off-policy rules, except where the
+    era says otherwise: only the option values it accepted (:attr:`Era.accepts`:
+    rows and spellings outside them are dropped), and what an option computed
+    then (:attr:`Era.entries`: clamps, code, caveat); the release label of the
+    era; every setting the era accepted known; the era's defaults; today's
+    settings spelled as the era spelled them (:attr:`Profile.spelling`).
 
     Parameters
     ----------
@@ -219,8 +294,27 @@ def era_profile(prof: Profile, era: Era) -> Profile:
     if prof.syntax != "dataclass":  # the era's keys file is complete: everything else of today's is new
         targets = set(era.renamed.values()) | {k for _, k, _ in era.rewrites}
         unavailable |= {k for k in prof.keys if k not in era.keys and k not in targets}
+    accepts = {**prof.accepts, **{k: v for k, v in era.accepts}}
+    clamp_from: dict[tuple[str, str], str] = {}
+    placements = []
+    for pl in prof.placements:
+        allowed = accepts.get(pl.option) if pl.option else None
+        entries = []
+        for e in pl.entries:
+            if allowed is not None:
+                if not any(n in allowed for n in e.names):
+                    continue  # an option of a later release (verl's 'k3+' before 0.6)
+                e = dataclasses.replace(e, aliases=tuple(a for a in e.aliases if a in allowed))
+            for over in era.entries:
+                if over.applies(e):
+                    e = dataclasses.replace(e, **over.changes)
+                    if over.clamp_from:
+                        clamp_from[(e.acts_on, e.option)] = over.clamp_from
+            entries.append(e)
+        placements.append(dataclasses.replace(pl, entries=tuple(entries)))
     return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),
-                               spelling={new: old for old, new in era.renames}, derived=dict(era.derive))
+                               spelling={new: old for old, new in era.renames}, derived=dict(era.derive),
+                               placements=tuple(placements), accepts=accepts, clamp_from=clamp_from)
 
 
 def translate(era: Era, key: str, value: Any) -> tuple[str, Any]:
@@ -388,3 +482,7 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
             if e.get(name):
                 template = prose(e[name], {}, "extract").template
                 yield line_of(text, e[name][:40]), None, template, []
+        for x in e.get("entries", []):
+            if x.get("caveat"):
+                template = prose(x["caveat"], _snippets(), "extract").template
+                yield line_of(text, x["caveat"][:40]), None, template, []

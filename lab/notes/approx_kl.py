@@ -275,10 +275,12 @@ def _yes(flag: bool) -> str:
 def _value_unbiased(e: CrosswalkEntry) -> bool | None:
     """Is the mean of the entry's value, clamps aside, the KL it estimates: True, False, or None for
     "only on-policy": a value about π_θ without importance weight on tokens that, after the first
-    optimizer step on a batch, come from π_old (a ``current`` role, or any term in the loss)."""
+    optimizer step on a batch, come from π_old (a ``current`` role, any term in the loss, or a reward the
+    updated policy computes, ``grad_mode = "score_current"``: verl 0.9.1's distillation rewards take
+    student_log_probs of π_θ on tokens the rollout policy sampled, verl/trainer/distillation/losses.py)."""
     if not e.unbiased:
         return False
-    if (e.uses_current or e.acts_on == "loss") and not e.importance_weighted:
+    if (e.uses_current or e.acts_on == "loss" or e.grad_mode == "score_current") and not e.importance_weighted:
         return None
     return True
 

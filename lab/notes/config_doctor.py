@@ -574,6 +574,8 @@ def summary_lines(d: Diagnosis) -> list[str]:
             later = _("off-policy in every step {badge}") if d.off_policy_every_step else _("in later steps {badge}")
             line += " · " + later.format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)
+    if not lines and "UNKNOWN_OPTION" in d.codes:
+        return [_("**No KL term**: the release rejects the option value, so the run stops.")]
     return lines or [_("**No KL term**: nothing ties the policy to its reference model.")]
 
 
@@ -735,6 +737,8 @@ def pull_caption(u: KLUse) -> str:
     text = _((_PULL_CLAMPED if clamped else _PULL)[u.gradient_target])
     if u.entry.grad_mode in ("autograd", "score", "score_current"):
         text += clamp_words(*sides, zero=u.entry.grad_mode in CLAMP_ZEROES)
+    if clamped and u.clamp_from:  # an era whose first releases have no clamp (OpenRLHF before 0.8.6)
+        text += " " + _("The clamp is there from {first} on; earlier releases have none.").format(first=u.clamp_from)
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text

@@ -64,6 +64,9 @@ def verdict(path: Path) -> tuple[str, str]:
     missing = [m for m in exp.get("mentions", []) if m not in text]
     if missing:
         return "wrong", f"the card does not mention {missing}"
+    false = [m for m in exp.get("absent", []) if m in text]  # what the release's code does not do or accept
+    if false:
+        return "wrong", f"the card says {false}, which the release does not have"
     cur = exp.get("current")
     if cur is not None:
         alts = d.also

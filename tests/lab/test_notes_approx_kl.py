@@ -349,3 +349,13 @@ def test_the_path_help_and_the_checklist_intro_format_their_numbers():
     intro = notes.checklist_intro(old, new)
     assert f"over the {old.k} tokens" in intro and f"the path at θ = {notes.CHECKLIST_THETA:g}" in intro
     assert "five" not in intro and old.name in intro and new.name in intro
+
+
+def test_a_reward_the_updated_policy_computes_is_unbiased_only_on_policy():
+    """verl 0.9.1's distillation rewards (verl/trainer/distillation/losses.py) take the student's current
+    log-probs π_θ on tokens the rollout policy π_old sampled: unbiased for the KL only on-policy."""
+    rows = [e for e in CROSSWALK if e.grad_mode == "score_current"]
+    assert {e.option for e in rows} >= {"distillation/k1", "distillation/k3"}
+    for e in rows:
+        assert notes.unbiased_text(e).startswith("only on-policy"), e.option
+        assert "yes" not in notes.entry_facts(e)[4]

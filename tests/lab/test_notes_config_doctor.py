@@ -541,7 +541,7 @@ def test_an_older_releases_card_names_only_settings_it_has():
     d = diagnose(notes.example_text("trl"), release="trl-grpo-0.18")
     (u,) = d.kl_uses
     assert u.option == "beta"
-    assert notes.use_title(d, u) == "In the loss: `GRPOConfig.beta > 0` → k3"
+    assert notes.use_title(d, u) == "In the loss: `GRPOConfig.beta != 0` → k3"
     assert notes.alternatives_frame(u)["option"].tolist() == ["beta"]
     cav = notes.caveat(u, d)
     assert cav.startswith(notes.caveat(u)) and cav.endswith(
@@ -549,7 +549,7 @@ def test_an_older_releases_card_names_only_settings_it_has():
         "releases only.")
     latest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", "trl")
     assert notes.use_title(latest, latest.kl_uses[0]).endswith(
-        "`GRPOConfig.beta > 0 with GRPOConfig.use_bias_correction_kl=False` → k3")
+        "`GRPOConfig.beta ≠ 0 with GRPOConfig.use_bias_correction_kl=False` → k3")
     assert notes.caveat(latest.kl_uses[0], latest) == notes.caveat(latest.kl_uses[0])
     assert "use_bias_correction_kl" in notes.alternatives_frame(latest.kl_uses[0])["option"].tolist()
 
@@ -558,3 +558,11 @@ def test_an_older_releases_card_names_only_settings_it_has():
     assert options == ["k1", "k2", "k3"]
     now = diagnose(notes.example_text("openrlhf"))
     assert "k3+unbiased_gradient" in notes.alternatives_frame(now.kl_uses[0])["option"].tolist()
+
+
+def test_the_pull_caption_says_from_which_release_an_eras_clamp_holds():
+    """OpenRLHF v0.8.5 compute_approx_kl has no clamp, v0.8.6 clamps the value to [-10, 10]."""
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001",
+                 release="openrlhf-0.10.1")
+    caps = [notes.pull_caption(u) for u in d.kl_uses if u.clamp_from]
+    assert caps and all("from 0.8.6 on; earlier releases have none" in c for c in caps)
