@@ -47,7 +47,8 @@ def position_chart(
     keys : sequence of str
         Estimator keys to draw, each in its colour.
     title : str, optional
-        Chart title (default "Mean per token by position", translated).
+        Chart title (default "Mean per token by position", translated).  The y axis says "±2 SE"
+        only when some bucket has a finite SE, so a bar is drawn.
     height : int
         Height in pixels.
 
@@ -101,7 +102,8 @@ def position_chart(
         {"field": "mean", "type": "quantitative", "title": _("mean"), "format": ".4g"},
         {"field": "se", "type": "quantitative", "title": _("SE"), "format": ".2g"},
     ]
-    y_title = _("mean per token, ±2 SE")
+    barred = any(r["se"] is not None for r in rows)
+    y_title = _("mean per token, ±2 SE") if barred else _("mean per token")
     layers = [
         alt.Chart(
             {"name": "zero"},
@@ -158,7 +160,8 @@ def estimates_chart(
     exact_label : str, optional
         The rule's tooltip text (default "exact KL", translated).
     title : str, optional
-        Chart title (default "Mean per token, ±2 SE", translated).
+        Chart title (default "Mean per token, ±2 SE", translated, or "Mean per token" and an axis
+        without "±2 SE" when no row has a finite ``se``, so no bar is drawn).
     height : int
         Height in pixels.
 
@@ -176,7 +179,8 @@ def estimates_chart(
         data.append({"estimator": name, "mean": m, "se": se if ok else None,
                      "low": m - 2 * se if ok else None, "high": m + 2 * se if ok else None})
     looks = scales(names, keys)
-    x_title = _("mean per token, ±2 SE")
+    barred = any(r["se"] is not None for r in data)
+    x_title = _("mean per token, ±2 SE") if barred else _("mean per token")
     y_value = {"field": "estimator", "type": "nominal", "sort": names, "title": None,
                "axis": {"labelLimit": 140}}
     colour = {"field": "estimator", "type": "nominal", "scale": looks["color"], "legend": None}
@@ -229,5 +233,6 @@ def estimates_chart(
             ),
         ))
     chart = alt.LayerChart(layer=layers, datasets=datasets, title={
-        "text": _("Mean per token, ±2 SE") if title is None else title, "limit": TITLE_LIMIT})
+        "text": (_("Mean per token, ±2 SE") if barred else _("Mean per token")) if title is None else title,
+        "limit": TITLE_LIMIT})
     return finish(chart, height=height)

@@ -112,17 +112,18 @@ except ValueError as exc:
         ui.fail(_("**This file can't be audited with these columns.** {why}").format(why=ui.error_text(exc)))
 exact = notes.exact_for(meta, chosen, direction) if meta is not None else None
 small = report.sample_size()
+kl_note = notes.kl_column_note(meta, chosen, direction)  # rb holds another KL than k1 and k3 estimate
 with top:
     st.markdown(notes.counted_line(report, name))
     with st.container(border=True):
-        st.markdown("\n".join(f"- {line}" for line in notes.verdict(report, exact, small.se)))
+        st.markdown("\n".join(f"- {line}" for line in notes.verdict(report, exact, small.se, kl_note is None)))
     rows = notes.verdict_rows(report, small.se)
     ui.chart(
         estimates_chart(rows, exact=None if exact is None else exact["k3"]),
         name=_("audit-verdict"),
         caption=notes.verdict_chart_caption(exact is not None, rows),
     )
-if (kl_note := notes.kl_column_note(meta, chosen, direction)) is not None:
+if kl_note is not None:
     st.warning(kl_note, icon=":material/swap_horiz:")
 if meta is not None and exact is None:
     st.caption(_(
@@ -163,13 +164,13 @@ with ui.metric_row():
         )
 if report.weighted:
     with ui.metric_row():
-        st.metric(_("ESS, tokens"), f"{report.ess:,.0f}",
+        st.metric(_("ESS, tokens"), audit.count_text(report.ess),
                   help=_(r"Effective sample size in tokens: $(\sum w)^2 / \sum w^2$, "
                          r"$w = {sampler} / {rollout}$ per token.").format(sampler=audit_label("sampler"),
                                                                            rollout=r"\text{rollout}"))
-        st.metric(_("ESS / tokens"), f"{report.ess_fraction:.1%}")
+        st.metric(_("ESS / tokens"), notes.ess_share(report.ess_fraction))
         if report.sequences is not None and report.sequences.ess is not None:
-            st.metric(_("ESS, sequences"), f"{report.sequences.ess:,.1f}",
+            st.metric(_("ESS, sequences"), audit.count_text(report.sequences.ess),
                       help=_("The effective number of sequences."))
 if report.rb is not None:
     ui.formulas(r"\color{{{c}}}{{\mathrm{{rb}}}} =\;".format(c=RB_COLOR), notes.rb_formula(report.direction),
@@ -183,7 +184,7 @@ if report.rb is not None:
         if report.sequences is not None and report.sequences.variance_ratio is not None:
             st.metric("Var(Σk1)/Var(Σrb)", notes.ratio_text(report.sequences.variance_ratio["k1"]),  # i18n: ok (notation)
                       help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
-    st.markdown(notes.rb_caption(report))
+    st.markdown(notes.rb_caption(report, kl_note is None))
 ui.table(
     notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"),
     name=_("audit-summary"),
@@ -206,7 +207,8 @@ for k, col in ui.grid(KEYS, key="histograms"):
 if report.positions is not None:
     st.subheader(_("By position"))
     ui.chart(position_chart(notes.position_buckets(report, small.se)), name=_("audit-positions"),
-             caption=notes.position_caption(small.se, report.weighted))
+             caption=notes.position_caption(small.se, report.weighted, notes.thin_buckets(report, small.se),
+                                            len(report.positions)))
     ui.table(
         notes.position_rows(report, small.se), name=_("audit-positions"), caption=_("The same buckets as numbers."),
         column_config={c: NUMBER[f] for c, f in notes.position_formats(report, small.se).items()},

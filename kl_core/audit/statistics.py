@@ -124,6 +124,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_POSITION_BUCKETS",
     "MIN_FOR_SE",
+    "P99_MIN",
     "RB_DEFINITIONS",
     "RB_KEY",
     "TARGETS",
@@ -135,6 +136,7 @@ __all__ = [
     "SampleSizeCheck",
     "SequenceSummary",
     "audit",
+    "count_text",
     "sample_size_check",
     "se_band_coverage",
     "load_table",
@@ -270,6 +272,9 @@ class PositionBucket:
         Counted tokens in the bucket.
     mean, se : dict of str to float
         Per estimator key, the (weighted) mean and its standard error.
+    ess : float or None
+        The bucket's effective sample size :math:`(\\sum w)^2/\\sum w^2` when a
+        rollout policy weights the tokens, else None.
     """
 
     lo: int
@@ -277,11 +282,20 @@ class PositionBucket:
     count: int
     mean: dict[str, float]
     se: dict[str, float]
+    ess: float | None = None
+
+    def sample_size(self) -> SampleSizeCheck:
+        """:func:`sample_size_check` of the bucket: its tokens, or its effective tokens with a rollout policy."""
+        if self.ess is not None:
+            return sample_size_check(self.ess, "effective tokens")
+        return sample_size_check(self.count, "tokens")
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready row: lo, hi, count, k1_mean, k1_se, …"""
         row: dict[str, Any] = {"lo": self.lo, "hi": "inf" if self.hi is None else self.hi}
         row["count"] = self.count
+        if self.ess is not None:
+            row["ess"] = _json_float(self.ess)
         for k in self.mean:
             row[f"{k}_mean"] = _json_float(self.mean[k])
             row[f"{k}_se"] = _json_float(self.se[k])
@@ -321,7 +335,13 @@ class SequenceSummary:
     variance_ratio: dict[str, float] | None = None
 
     def sample_size(self) -> SampleSizeCheck:
-        """:func:`sample_size_check` of the sequences (the SE of a sequence sum needs 30 sequences too)."""
+        """:func:`sample_size_check` of the sequences (the SE of a sequence sum needs 30 sequences too).
+
+        With a rollout policy the sums are weighted by the sequence weights, so
+        the count is the effective number of sequences :attr:`ess`.
+        """
+        if self.ess is not None:
+            return sample_size_check(self.ess, "effective sequences")
         return sample_size_check(self.n_sequences, "sequences")
 
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
@@ -782,20 +802,128 @@ class SampleSizeCheck:
         )
 
 
+P99_MIN = 100
+"""Fewest items for which p99 is shown: :math:`1/(1-0.99)`; with fewer it is the largest value."""
+
+_COUNT_LIMITS = (MIN_FOR_SE, P99_MIN)
+
+
+def count_text(n: float) -> str:
+    r"""A count of items as the audit writes it, never rounded across :data:`MIN_FOR_SE` or 100.
+
+    A whole number is written with thousands separators (``1,234``); an
+    effective count :math:`(\sum w)^2/\sum w^2` with one decimal, or with
+    as many more as it takes for the text to stay on the same side of every
+    threshold :math:`t \in \{30, 100\}` as ``n`` (an ESS of 29.99 is
+    ``29.99``, not ``30.0``: 30 tokens would get a standard error).  Past six
+    decimals the value is truncated, which never rounds up.
+
+    Parameters
+    ----------
+    n : float
+        The count, finite and >= 0.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is negative or not finite.
+
+    Examples
+    --------
+    >>> count_text(1234), count_text(12.34), count_text(29.99), count_text(99.96)
+    ('1,234', '12.3', '29.99', '99.96')
+    """
+    n = check_finite(n, "n")
+    if n < 0:
+        raise ValueError(f"n must be >= 0, got {n!r}")
+    if n == int(n):
+        return f"{n:,.0f}"
+    for digits in range(1, 7):
+        text = f"{n:,.{digits}f}"
+        shown = float(text.replace(",", ""))
+        if all((shown >= t) == (n >= t) for t in _COUNT_LIMITS):
+            return text
+    return f"{math.floor(n * 1e6) / 1e6:,.6f}"
+
+
+#: What :func:`sample_size_check` says below :data:`MIN_FOR_SE` items, by what is counted: a note for one
+#: item and one for n (whole counts as {n:,.0f}; effective counts as :func:`count_text` writes them).
+#: Literal Message calls, so that Babel extracts every template.
+_FEW_FOR_SE = {
+    "tokens": (
+        lambda least: Message(
+            "Only 1 token: too few for a standard error (it needs at least {least}), so the per-token SE, std, "
+            "p95 and p99 are not shown, and the mean can be far from the true KL. Audit more tokens (a whole "
+            "batch) before reading anything into these numbers.", least=least),
+        lambda n, least: Message(
+            "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so the "
+            "per-token SE, std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
+            "tokens (a whole batch) before reading anything into these numbers.", n=n, least=least),
+    ),
+    "effective tokens": (
+        lambda least: Message(
+            "Only 1 effective token (the rollout weights leave that few): too few for a standard error (it needs "
+            "at least {least}), so the per-token SE, std, p95 and p99 are not shown, and the means can be far "
+            "from the true KL.", least=least),
+        lambda n, least: Message(
+            "Only {n} effective tokens (the rollout weights leave that few): too few for a "
+            "standard error (it needs at least {least}), so the per-token SE, std, p95 and p99 are not "
+            "shown, and the means can be far from the true KL.", n=n, least=least),
+    ),
+    "sequences": (
+        lambda least: Message(
+            "Only 1 sequence: too few for a standard error of the sequence sums (it needs at least {least}), so "
+            "their SE, std, p95 and p99 are not shown.", least=least),
+        lambda n, least: Message(
+            "Only {n:,.0f} sequences: too few for a standard error of the sequence sums (it needs at "
+            "least {least}), so their SE, std, p95 and p99 are not shown.", n=n, least=least),
+    ),
+    "effective sequences": (
+        lambda least: Message(
+            "Only 1 effective sequence (the rollout weights leave that few): too few for a standard error of the "
+            "sequence sums (it needs at least {least}), so their SE, std, p95 and p99 are not shown.",
+            least=least),
+        lambda n, least: Message(
+            "Only {n} effective sequences (the rollout weights leave that few): too few for a standard error of "
+            "the sequence sums (it needs at least {least}), so their SE, std, p95 and p99 are not shown.",
+            n=n, least=least),
+    ),
+}
+_FEW_FOR_P99 = {  # whole counts keep {n:,.0f}; effective counts get count_text's digits
+    "tokens": lambda n: Message(
+        "Only {n:,.0f} tokens: p99 needs at least 100 (with fewer it is just the largest value), "
+        "so it is not shown.", n=n),
+    "effective tokens": lambda n: Message(
+        "Only {n} effective tokens: p99 needs at least 100 (with fewer it is just the "
+        "largest value), so it is not shown.", n=n),
+    "sequences": lambda n: Message(
+        "Only {n:,.0f} sequences: p99 of the sequence sums needs at least 100 (with fewer it is "
+        "just the largest value), so it is not shown.", n=n),
+    "effective sequences": lambda n: Message(
+        "Only {n} effective sequences: p99 of the sequence sums needs at least 100 "
+        "(with fewer it is just the largest value), so it is not shown.", n=n),
+}
+
+
 def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
     r"""Which statistics of :func:`audit`'s summaries mean something for ``n`` items.
 
     The SE and SD need :math:`n \ge` :data:`MIN_FOR_SE` (30; see there for
     why); so does p95.  p99 needs :math:`n \ge 1/(1-0.99) = 100`: with fewer
-    values the inverse-CDF percentile is the maximum itself.
+    values the inverse-CDF percentile is the maximum itself.  The note writes
+    ``n`` with :func:`count_text` (an ESS of 29.99 is not "30.0").
 
     Parameters
     ----------
     n : float
         Counted tokens (:attr:`AuditReport.n`), or the effective sample size
         :attr:`AuditReport.ess` when a rollout policy weights the tokens, or
-        sequences.
-    what : {"tokens", "effective tokens", "sequences"}
+        sequences, or their effective number :attr:`SequenceSummary.ess`.
+    what : {"tokens", "effective tokens", "sequences", "effective sequences"}
         What ``n`` counts, for the note.
 
     Returns
@@ -805,7 +933,7 @@ def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
     Raises
     ------
     ValueError
-        If ``n`` is negative or not finite, or ``what`` is not one of the three.
+        If ``n`` is negative or not finite, or ``what`` is not one of the four.
 
     Examples
     --------
@@ -818,37 +946,20 @@ def sample_size_check(n: float, what: str = "tokens") -> SampleSizeCheck:
     n = check_finite(n, "n")
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n!r}")
-    if what not in ("tokens", "effective tokens", "sequences"):
-        raise ValueError(f"what must be 'tokens', 'effective tokens' or 'sequences', got {what!r}")
+    if what not in _FEW_FOR_SE:
+        raise ValueError(
+            f"what must be 'tokens', 'effective tokens', 'sequences' or 'effective sequences', got {what!r}")
     se = p95 = n >= MIN_FOR_SE  # ≥ 30 also covers p95's own 1/(1 - 0.95) = 20
-    p99 = n >= 100
+    p99 = n >= P99_MIN
     note = None
+    whole = not what.startswith("effective")  # a count of items: {n:,.0f}; an ESS: count_text
+    shown = n if whole else count_text(n)
     if not se:
-        note = {
-            "tokens": lambda: Message(
-                "Only {n:,.0f} tokens: too few for a standard error (it needs at least {least}), so the "
-                "per-token SE, std, p95 and p99 are not shown, and the means can be far from the true KL. Audit more "
-                "tokens (a whole batch) before reading anything into these numbers.", n=n, least=MIN_FOR_SE),
-            "effective tokens": lambda: Message(
-                "Only {n:,.1f} effective tokens (the rollout weights leave that few): too few for a "
-                "standard error (it needs at least {least}), so the per-token SE, std, p95 and p99 are not "
-                "shown, and the means can be far from the true KL.", n=n, least=MIN_FOR_SE),
-            "sequences": lambda: Message(
-                "Only {n:,.0f} sequences: too few for a standard error of the sequence sums (it needs at "
-                "least {least}), so their SE, std, p95 and p99 are not shown.", n=n, least=MIN_FOR_SE),
-        }[what]()
+        one, many = _FEW_FOR_SE[what]
+        single = n == 1 if whole else shown == "1"
+        note = one(MIN_FOR_SE) if single else many(shown, MIN_FOR_SE)
     elif not p99:
-        note = {
-            "tokens": lambda: Message(
-                "Only {n:,.0f} tokens: p99 needs at least 100 (with fewer it is just the largest value), "
-                "so it is not shown.", n=n),
-            "effective tokens": lambda: Message(
-                "Only {n:,.1f} effective tokens: p99 needs at least 100 (with fewer it is just the "
-                "largest value), so it is not shown.", n=n),
-            "sequences": lambda: Message(
-                "Only {n:,.0f} sequences: p99 of the sequence sums needs at least 100 (with fewer it is "
-                "just the largest value), so it is not shown.", n=n),
-        }[what]()
+        note = _FEW_FOR_P99[what](shown)
     return SampleSizeCheck(n=n, se=se, p95=p95, p99=p99, note=note)
 
 
@@ -1056,6 +1167,7 @@ def audit(
                     count=int(sel.sum()),
                     mean={k: s.mean for k, s in stats.items()},
                     se={k: s.se for k, s in stats.items()},
+                    ess=None if wb is None else _ess(wb),
                 )
             )
         buckets = tuple(rows)

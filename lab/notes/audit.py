@@ -16,6 +16,7 @@ from charts.audit import bucket_label
 from i18n import N_, _, ngettext
 from kl_core.audit.statistics import (
     ESTIMATOR_KEYS,
+    MIN_FOR_SE,
     RB_DEFINITIONS,
     RB_KEY,
     AuditReport,
@@ -42,6 +43,7 @@ __all__ = [
     "DIRECTION_LABELS",
     "direction_label",
     "drawn_share",
+    "ess_share",
     "mean_help",
     "EXAMPLE_ROLES",
     "NONE",
@@ -56,6 +58,7 @@ __all__ = [
     "ratio_text",
     "position_buckets",
     "position_caption",
+    "thin_buckets",
     "position_formats",
     "position_rows",
     "rb_formula",
@@ -118,8 +121,8 @@ def example_info(meta: Mapping, file_name: str) -> str:
     return _(
         "**No file uploaded, so this is the bundled example** `data/{name}`: {seqs} sequences "
         "from a toy policy over {vocab} tokens, with a reference model drifting away along the "
-        "sequence (made by `{generator}`). Its exact KLs are known and shown beside the "
-        "estimates. The column choices below are part of this page's link."
+        "sequence (made by `{generator}`). Its exact KLs are known, and shown beside the "
+        "estimates while the columns keep its own roles. The column choices below are part of this page's link."
     ).format(name=file_name, seqs=meta["n_sequences"], vocab=meta["vocab_size"],
              generator=meta["generator"])
 
@@ -218,8 +221,20 @@ def ratio_text(x: float | None) -> str:
     return "×∞" if math.isinf(x) else "×{x:.4g}".format(x=x)
 
 
-def rb_caption(report: AuditReport) -> str:
-    """What the rb figures mean, and the honest limit for sequence sums."""
+def rb_caption(report: AuditReport, same_kl: bool = True) -> str:
+    """What the rb figures mean, and the honest limit for sequence sums.
+
+    ``same_kl`` False (:func:`kl_column_note` warns that the column holds another KL than the one
+    k1 and k3 estimate): rb is no conditional mean of k1 or k3, so the ratios compare estimators of
+    different quantities, and the caption says only that.
+    """
+    if not same_kl:
+        return _(
+            "rb is the mean of the exact-KL column, but that column holds another KL than the one k1 and "
+            "k3 estimate here (see the warning), so it is not the mean of k1 (or of k3) given the prefix: "
+            "Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3} compare estimators of different quantities, "
+            "not the variance rb removes."
+        ).format(k1=ratio_text(report.variance_ratio["k1"]), k3=ratio_text(report.variance_ratio["k3"]))
     text = _(
         "rb is the exact KL of the two next-token distributions at each token's prefix: the "
         "mean of k1 (and of k3) given that prefix. In expectation it can only remove variance "
@@ -246,7 +261,8 @@ def rb_caption(report: AuditReport) -> str:
 def counted_line(report: AuditReport, file_name: str) -> str:
     """Which tokens count, and which KL the report estimates."""
     if report.n == report.n_total:
-        text = _("**{name}:** all {n:,} tokens, estimating **{kl}**.")
+        text = ngettext("**{name}:** its one token, estimating **{kl}**.",
+                        "**{name}:** all {n:,} tokens, estimating **{kl}**.", report.n)
     else:
         text = _(
             "**{name}:** {n:,} of {total:,} tokens (the mask drops the rest), estimating **{kl}**."
@@ -312,6 +328,19 @@ def se_caveat() -> str:
     return _(SE_CAVEAT).format(key=c.key, q=c.q, p=c.p, n=c.n, z=c.z, share=share(c.coverage), runs=c.runs)
 
 
+def ess_share(fraction: float) -> str:
+    """ESS / tokens as a percentage (:func:`lab.format.share`), with more digits where one decimal
+    would round a share below 100% up to ``100.0%`` (an ESS of 99.97% of the tokens is not all of them)."""
+    text = share(fraction)
+    if fraction >= 1 or not text.startswith("100"):
+        return text
+    for digits in range(2, 7):
+        text = f"{100 * fraction:.{digits}f}%"
+        if not text.startswith("100"):
+            return text
+    return f"{math.floor(100 * fraction * 1e6) / 1e6:.6f}%"
+
+
 def drawn_share(report: AuditReport, key: str) -> float:
     """The share of counted tokens, as drawn (unweighted), whose ``key`` value is below 0."""
     return float(np.mean(report.values[key] < 0))
@@ -347,42 +376,74 @@ def _position_keys(report: AuditReport) -> tuple[str, ...]:
     return (*ESTIMATOR_KEYS, *((RB_KEY,) if report.rb is not None else ()))
 
 
+def position_buckets(report: AuditReport, se_shown: bool = True) -> tuple[PositionBucket, ...]:
+    """The buckets to chart and tabulate: each with its SEs, or with every SE ``nan`` (no bar) where it is
+    withheld: in every bucket when ``se_shown`` is False (too few tokens in the file,
+    :meth:`AuditReport.sample_size`), else in each bucket with fewer than :data:`MIN_FOR_SE` tokens
+    (effective tokens with a rollout column: :meth:`PositionBucket.sample_size`)."""
+    return tuple(b if se_shown and b.sample_size().se
+                 else PositionBucket(b.lo, b.hi, b.count, b.mean, {k: math.nan for k in b.se}, b.ess)
+                 for b in report.positions)
+
+
+def thin_buckets(report: AuditReport, se_shown: bool = True) -> int:
+    """How many position buckets have their SE withheld (:func:`position_buckets`)."""
+    return sum(1 for b in report.positions if not (se_shown and b.sample_size().se))
+
+
 def position_rows(report: AuditReport, se_shown: bool = True) -> pd.DataFrame:
     """The position buckets as numbers: tokens, and each estimator's mean and SE (rb's too if given).
 
-    ``se_shown`` False (too few tokens for any SE, :meth:`AuditReport.sample_size`): no SE columns.
+    The SE of a bucket with too few tokens is blank (:func:`position_buckets`); with no SE in any
+    bucket (``se_shown`` False, or every bucket too thin) there are no SE columns.
     """
+    buckets = position_buckets(report, se_shown)
+    any_se = thin_buckets(report, se_shown) < len(buckets)
     rows: dict[str, list] = {
-        _("positions"): [bucket_label(b) for b in report.positions],
-        _("tokens"): [b.count for b in report.positions],
+        _("positions"): [bucket_label(b) for b in buckets],
+        _("tokens"): [b.count for b in buckets],
     }
     for k in _position_keys(report):
-        rows[_("{k} mean").format(k=k)] = [b.mean[k] for b in report.positions]
-        if se_shown:
-            rows[_("{k} SE").format(k=k)] = [b.se[k] for b in report.positions]
+        rows[_("{k} mean").format(k=k)] = [b.mean[k] for b in buckets]
+        if any_se:
+            rows[_("{k} SE").format(k=k)] = [b.se[k] for b in buckets]
     return pd.DataFrame(rows)
 
 
 def position_formats(report: AuditReport, se_shown: bool = True) -> dict[str, str]:
     """The printf format of each number column of :func:`position_rows`: means ``%.5f``, SEs ``%.2g``."""
+    any_se = thin_buckets(report, se_shown) < len(report.positions)
     out = {}
     for k in _position_keys(report):
         out[_("{k} mean").format(k=k)] = "%.5f"
-        if se_shown:
+        if any_se:
             out[_("{k} SE").format(k=k)] = "%.2g"
     return out
 
 
-def position_buckets(report: AuditReport, se_shown: bool = True) -> tuple[PositionBucket, ...]:
-    """The buckets to chart: as the report has them, or with every SE ``nan`` (no bar) when not shown."""
-    if se_shown:
-        return report.positions
-    return tuple(PositionBucket(b.lo, b.hi, b.count, b.mean, {k: math.nan for k in b.se})
-                 for b in report.positions)
+def position_caption(se_shown: bool, weighted: bool = False, thin: int = 0, buckets: int = 0) -> str:
+    """Under the chart by position: ±2 SE, or why no bar is drawn (:meth:`AuditReport.sample_size`).
 
-
-def position_caption(se_shown: bool, weighted: bool = False) -> str:
-    """Under the chart by position: ±2 SE, or why no bar is drawn (:meth:`AuditReport.sample_size`)."""
+    ``thin`` of the ``buckets`` have fewer than :data:`MIN_FOR_SE` (effective) tokens
+    (:func:`thin_buckets`): they get no bar and no SE, and the caption says so.
+    """
+    if se_shown and buckets and thin == buckets:
+        if weighted:
+            return _("Each estimator's mean per token in log2-wide position buckets; every bucket has fewer "
+                     "than {least} effective tokens, too few for error bars, so none are drawn.").format(
+                         least=MIN_FOR_SE)
+        return _("Each estimator's mean per token in log2-wide position buckets; every bucket has fewer "
+                 "than {least} tokens, too few for error bars, so none are drawn.").format(least=MIN_FOR_SE)
+    if se_shown and thin:
+        if weighted:
+            extra = ngettext("{n} bucket has fewer than {least} effective tokens, so it gets no bar and no SE.",
+                             "{n} buckets have fewer than {least} effective tokens, so they get no bar and no SE.",
+                             thin)
+        else:
+            extra = ngettext("{n} bucket has fewer than {least} tokens, so it gets no bar and no SE.",
+                             "{n} buckets have fewer than {least} tokens, so they get no bar and no SE.", thin)
+        return (_("Each estimator's mean per token in log2-wide position buckets, ±2 SE.") + " "
+                + extra.format(n=thin, least=MIN_FOR_SE))
     if se_shown:
         return _("Each estimator's mean per token in log2-wide position buckets, ±2 SE.")
     if weighted:
@@ -394,9 +455,12 @@ def position_caption(se_shown: bool, weighted: bool = False) -> str:
 
 def sequences_caption(n_sequences: int) -> str:
     """Under the sequence-sum table."""
-    return _(
+    return ngettext(
+        "Each estimator summed over the counted tokens of the file's one sequence. Summed k1 "
+        "and k3 estimate the sequence-level KL: by the chain rule, the sum of the per-token KLs.",
         "Each estimator summed over each sequence's counted tokens, {n:,} sequences. Summed k1 "
-        "and k3 estimate the sequence-level KL: by the chain rule, the sum of the per-token KLs."
+        "and k3 estimate the sequence-level KL: by the chain rule, the sum of the per-token KLs.",
+        n_sequences,
     ).format(n=n_sequences)
 
 
@@ -434,9 +498,18 @@ def times_text(x: float) -> str:
 
 
 def _fewer_clause(ratio: float, other: str) -> str:
-    """How many times fewer (or more) tokens than ``other``, for a variance ratio Var(other)/Var(this)."""
+    """How many times fewer (or more) tokens than ``other``, for a variance ratio Var(other)/Var(this).
+
+    A ratio of 0 (``other`` does not vary), ``inf`` (this one does not) or ``nan`` (neither varies, or a
+    spread is undefined) gets words instead of a multiple.
+    """
+    if math.isnan(ratio):
+        return _("a number of tokens that cannot be compared with {b}'s (their spreads are not both "
+                 "positive numbers)").format(b=other)
     if math.isinf(ratio):
         return _("far fewer tokens than {b} (rb does not vary in this file)").format(b=other)
+    if ratio == 0:
+        return _("more tokens than {b}, which does not vary in this file").format(b=other)
     if ratio >= 1.005:
         return _("{x}× fewer tokens than {b}").format(x=times_text(ratio), b=other)
     if ratio <= 1 / 1.005:
@@ -468,17 +541,21 @@ _K3_MISSES = N_(
 #: … or, with no exact value, k1 against k3 (``m1``, ``b1``, ``m3``, ``b3``, ``kl``).
 _K1_K3_AGREE = N_(
     "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
-    "({m3} ± {b3:.2g}), both unbiased for {kl}, **agree** within their error bars (2 SE)."
+    "({m3} ± {b3:.2g}), which would both be unbiased for {kl} if the tokens came from the "
+    "sampler and the sampler covered the other policy, **agree** within their error bars (2 SE)."
 )
 _K1_K3_DISAGREE = N_(
     "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
-    "({m3} ± {b3:.2g}), both unbiased for {kl}, **disagree** beyond their error bars "
+    "({m3} ± {b3:.2g}), which would both be unbiased for {kl} if the tokens came from the "
+    "sampler and the sampler covered the other policy, **disagree** beyond their error bars "
     "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "
-    "policy), or a heavy tail skews one of them."
+    "policy), the other policy may put probability where the sampler never draws, or a heavy "
+    "tail skews one of them."
 )
 
 
-def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bool = True) -> list[str]:
+def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bool = True,
+            same_kl: bool = True) -> list[str]:
     """Two or three lines that say what the report means for this file, chosen from its numbers.
 
     1. k1's share of negative per-token values (weighted to the sampler, with the share as
@@ -491,7 +568,9 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
     No error bar, so line 2 says why and line 3 is left out, when k3's mean is infinite (an
     overflowed ratio r), when ``se_shown`` is False (too few tokens, or too few effective tokens
     with a rollout column: :meth:`AuditReport.sample_size`), or when the values are too large
-    for their spread to be a finite number.
+    for their spread to be a finite number.  Line 3 is left out too when ``same_kl`` is False: the
+    exact-KL column holds another KL than k1 and k3 estimate (:func:`kl_column_note`), so rb's
+    variance ratios compare estimators of different quantities.
     """
     k1, k3 = report.summaries["k1"], report.summaries["k3"]
     kl = direction_label(report.direction)
@@ -526,6 +605,8 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
         overlap = abs(k1.mean - k3.mean) <= 2 * k1.se + 2 * k3.se
         sentence = _K1_K3_AGREE if overlap else _K1_K3_DISAGREE
     lines.append(_(sentence).format(**args))
+    if report.rb is not None and not same_kl:
+        return lines
     if report.rb is not None and report.variance_ratio is not None:
         r1, r3 = report.variance_ratio["k1"], report.variance_ratio["k3"]
         if not (math.isnan(r1) or math.isnan(r3)):

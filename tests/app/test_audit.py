@@ -294,9 +294,9 @@ def test_uploading_parquet_with_a_rollout_column_reports_the_ess():
         logp_rollout=df["logp_rollout"].to_numpy(),
     )
     m = metrics(at)
-    assert m["ESS, tokens"].value == f"{rep.ess:,.0f}"
+    assert m["ESS, tokens"].value == audit.count_text(rep.ess) == f"{rep.ess:,.1f}"
     assert m["ESS / tokens"].value == f"{rep.ess_fraction:.1%}"
-    assert m["ESS, sequences"].value == f"{rep.sequences.ess:,.1f}"
+    assert m["ESS, sequences"].value == audit.count_text(rep.sequences.ess)
     summary = frame(at, "estimator", "k1").set_index("estimator")
     assert summary.loc["k3", "mean"] == rep.k3.mean
 
@@ -442,3 +442,46 @@ def test_estimates_chart_is_a_valid_spec_with_the_exact_rule():
     # no exact value: no rule; a withheld SE: a dot without a bar
     bare = estimates_chart([("k1", 0.1, float("nan"))]).to_dict()
     assert "exact" not in bare["datasets"] and bare["datasets"]["estimates"][0]["low"] is None
+
+
+def test_charts_without_any_bar_do_not_promise_two_se():
+    from charts.audit import estimates_chart, position_chart
+
+    nan = float("nan")
+    bare = json.dumps(estimates_chart([("k1", 0.1, nan), ("k3", 0.2, nan)]).to_dict(), ensure_ascii=False)
+    assert "±2 SE" not in bare and "Mean per token" in bare
+    barred = json.dumps(estimates_chart([("k1", 0.1, 0.01), ("k3", 0.2, nan)]).to_dict(), ensure_ascii=False)
+    assert "Mean per token, ±2 SE" in barred
+    b = audit.PositionBucket(0, 1, 3, {k: 0.1 for k in KEYS}, {k: nan for k in KEYS})
+    spec = json.dumps(position_chart([b]).to_dict(), ensure_ascii=False)
+    assert "±2 SE" not in spec and "mean per token" in spec
+    rep = example_report()
+    assert "mean per token, ±2 SE" in json.dumps(position_chart(rep.positions).to_dict(), ensure_ascii=False)
+
+
+def test_an_upload_whose_k1_does_not_vary_is_audited_not_an_error():
+    """40 rows logp_policy = logp_ref, kl_policy_ref 0 … 0.39: Var(k1)/Var(rb) = 0 raised ZeroDivisionError."""
+    rows = "".join(f"-1.0,-1.0,{i / 100}\n" for i in range(40))
+    at = upload(open_page(), "flat.csv", _csv("logp_policy,logp_ref,kl_policy_ref\n" + rows))
+    assert not at.exception and not at.error
+    assert "rb needs more tokens than k1, which does not vary in this file" in text_of(at)
+
+
+def test_rb_of_another_kl_is_not_compared_with_k1_on_the_page():
+    at = open_page(dir="KL[other‖sampler]")  # kc stays kl_policy_ref: the warning says it is the other KL
+    assert not at.exception and any("choose `kl_ref_policy`" in w.value for w in at.warning)
+    text = text_of(at)
+    assert "For the same error bar, rb needs" not in text and "different quantities" in text
+    at.selectbox(key="kc").set_value("kl_ref_policy").run()
+    assert "For the same error bar, rb needs" in text_of(at)
+
+
+def test_an_ess_just_below_30_is_not_shown_as_30():
+    rows = "".join("-1.0,-1.2,-1.0\n" for _ in range(29)) + f"-1.0,-1.2,{float(-1.0 - np.log(0.9))!r}\n"
+    at = upload(open_page(), "ess.csv", _csv("logp_policy,logp_ref,logp_rollout\n" + rows))
+    selectbox_labelled(at, "Rollout log-prob column").set_value("logp_rollout").run()
+    assert not at.exception and not at.error
+    m = metrics(at)
+    assert m["ESS, tokens"].value == "29.99" and m["ESS / tokens"].value == "99.97%"
+    (warning,) = [w.value for w in at.warning if "effective tokens" in w.value]
+    assert "Only 29.99 effective tokens" in warning

@@ -741,3 +741,36 @@ def test_values_too_large_to_square_give_an_infinite_sd_without_a_warning() -> N
         warnings.simplefilter("error", RuntimeWarning)
         rep = audit([-1.0] * 40 + [-700.0], [-1.0] * 40 + [0.0])  # k3 ≈ e^700 on one token
     assert math.isfinite(rep.k3.mean) and math.isinf(rep.k3.std) and math.isinf(rep.k3.se)
+
+
+def test_weighted_sequence_sums_count_effective_sequences() -> None:
+    """40 sequences, but one rollout weight dominates: the sums' SE needs 30 *effective* sequences."""
+    ids = np.repeat(np.arange(40), 2)
+    lr = np.full(80, -1.0)
+    lr[:2] = -30.0  # sequence 0's weight is e^58 times the others'
+    rep = audit(np.full(80, -1.0), np.full(80, -1.3), sequence_ids=ids, logp_rollout=lr)
+    seq = rep.sequences
+    assert seq.n_sequences == 40 and seq.ess < 2
+    few = seq.sample_size()
+    assert few.n == seq.ess and not few.se
+    assert str(few.note).startswith(f"Only {audit_mod.count_text(seq.ess)} effective sequence")
+    assert audit(np.full(80, -1.0), np.full(80, -1.3), sequence_ids=ids).sequences.sample_size().se
+
+
+def test_count_text_never_rounds_across_a_threshold() -> None:
+    ct = audit_mod.count_text
+    assert ct(1234) == "1,234" and ct(12.34) == "12.3" and ct(4.0) == "4"
+    assert ct(29.99) == "29.99" and ct(29.96) == "29.96" and ct(29.94) == "29.9" and ct(30.04) == "30.0"
+    assert ct(99.96) == "99.96" and ct(30 - 1e-9) == "29.999999"
+    with pytest.raises(ValueError, match="n must be >= 0"):
+        ct(-1.0)
+    with pytest.raises(ValueError, match="n"):
+        ct(math.nan)
+
+
+def test_a_thin_weighted_position_bucket_reports_its_ess() -> None:
+    rep = audit([-1.0] * 3, [-1.2] * 3, positions=[0, 1, 1], logp_rollout=[-1.0, -1.0, -3.0])
+    b = rep.positions[1]
+    assert b.count == 2 and b.ess == pytest.approx((1 + np.exp(-2)) ** 2 / (1 + np.exp(-4)))
+    assert b.sample_size().n == b.ess and b.to_dict()["ess"] == b.ess
+    assert audit([-1.0], [-1.2], positions=[0]).positions[0].ess is None

@@ -431,3 +431,108 @@ def test_a_small_mean_keeps_its_digits():
     rep = audit.audit(**_audit_csv(rows, "lp,lq"))
     line = notes.verdict(rep, None)[1]
     assert "0.00000" not in line and notes.mean_text(rep.k3.mean) in line and notes.mean_text(rep.k1.mean) in line
+
+
+# ------------------------------------------------------------------ audit findings (round 2)
+
+def test_a_k1_that_does_not_vary_gives_words_not_a_division_by_zero():
+    """40 rows lp = lq with kl 0, 0.01, …, 0.39: Var(k1) = 0, so Var(k1)/Var(rb) = 0 and 1/ratio crashed."""
+    rows = [(-1.0, -1.0, i / 100) for i in range(40)]
+    rep = audit.audit(**_audit_csv(rows, "logp_policy,logp_ref,kl_policy_ref", kl_col="kl_policy_ref"))
+    assert rep.variance_ratio == {"k1": 0.0, "k3": 0.0}
+    lines = notes.verdict(rep, None, rep.sample_size().se)
+    assert lines[2] == ("For the same error bar, rb needs more tokens than k1, which does not vary in this "
+                        "file, and more tokens than k3, which does not vary in this file.")
+    assert notes._fewer_clause(0.0, "k1") == "more tokens than k1, which does not vary in this file"
+    assert "cannot be compared with k1's" in notes._fewer_clause(math.nan, "k1")
+
+
+@pytest.mark.parametrize(("direction", "swap"), [("other-sampler", False), ("sampler-other", True)])
+def test_rb_of_another_kl_gets_no_token_ratio_and_a_qualified_caption(direction, swap):
+    """KL[other‖sampler] with kc = kl_policy_ref, or swapped log-prob columns: the page's own warning says the
+    column is not the KL k1 and k3 estimate, so "rb needs 246× fewer tokens" and "the mean of k1 given that
+    prefix" were false."""
+    sc, oc = ("logp_ref", "logp_policy") if swap else ("logp_policy", "logp_ref")
+    chosen = {**ROLES, "sc": sc, "oc": oc, "kc": "kl_policy_ref"}
+    assert notes.kl_column_note(META, chosen, direction) is not None
+    table = audit.load_table(ROOT / "data" / "example_audit.csv", sc, oc, mask_col="mask",
+                             position_col="position", sequence_col="sequence_id", kl_col="kl_policy_ref")
+    rep = audit.audit(**table.as_kwargs(), direction=direction)
+    exact = notes.exact_for(META, chosen, direction)
+    assert len(notes.verdict(rep, exact)) == 3  # the old behaviour: a token ratio for rb
+    lines = notes.verdict(rep, exact, True, same_kl=False)
+    assert len(lines) == 2 and not any("rb needs" in line for line in lines)
+    caption = notes.rb_caption(rep, same_kl=False)
+    assert "given that prefix" not in caption and "In expectation" not in caption
+    assert "compare estimators of different quantities" in caption
+    assert notes.ratio_text(rep.variance_ratio["k1"]) in caption
+
+
+def _ess_rows(n_ones):
+    """``n_ones`` tokens of weight 1 and one of weight 0.9 (through the rollout column)."""
+    return [(-1.0, -1.2, -1.0)] * n_ones + [(-1.0, -1.2, -1.0 - math.log(0.9))]
+
+
+@pytest.mark.parametrize(("n_ones", "text", "pct"), [(29, "29.99", "99.97%"), (99, "99.99", "99.99%")])
+def test_an_ess_just_below_a_threshold_is_not_rounded_across_it(n_ones, text, pct):
+    rep = audit.audit(**_audit_csv(_ess_rows(n_ones), "lp,lq,lr", rollout_col="lr"))
+    assert rep.ess < n_ones + 1 and f"{rep.ess:,.0f}" == f"{n_ones + 1}"  # the old metric's text
+    assert audit.count_text(rep.ess) == text
+    assert notes.ess_share(rep.ess_fraction) == pct and f"{rep.ess_fraction:.1%}" == "100.0%"
+    note = str(rep.sample_size().note)
+    assert note.startswith(f"Only {text} effective tokens") and f"{n_ones + 1}.0" not in note
+    assert notes.ess_share(1.0) == "100.0%" and notes.ess_share(0.5) == "50.0%"
+
+
+def test_k1_and_k3_are_unbiased_only_if_the_sampler_drew_the_tokens_and_covered_the_other_policy():
+    """40 rows lp = 0, lq = −800: k1 = 800, k3 = 799; k3 is biased since E_q[r] ≠ 1."""
+    rep = audit.audit(**_audit_csv([(0, -800)] * 40, "lp,lq"))
+    line = notes.verdict(rep, None)[1]
+    assert "**disagree**" in line and "both unbiased for" not in line
+    assert ("which would both be unbiased for KL[sampler‖other] if the tokens came from the sampler and the "
+            "sampler covered the other policy") in line
+    assert "the other policy may put probability where the sampler never draws" in line
+    agree = notes.verdict(example(), None)[1]
+    assert "both unbiased for" not in agree and "would both be unbiased" in agree
+
+
+def test_position_buckets_under_30_tokens_get_no_se():
+    """30 tokens at positions 0–29: buckets of 1, 1, 2, 4, 8 and 14 tokens had ±2 SE from 2 tokens."""
+    rep = audit.audit(**_audit_csv([(-1.0, -1.0 - 0.1 * (i % 3), i) for i in range(30)], "lp,lq,pos",
+                                   position_col="pos"))
+    small = rep.sample_size()
+    assert small.se and [b.count for b in rep.positions] == [1, 1, 2, 4, 8, 14]
+    assert math.isfinite(rep.positions[2].se["k1"])  # the core's SE from 2 tokens
+    assert all(math.isnan(se) for b in notes.position_buckets(rep, small.se) for se in b.se.values())
+    assert notes.thin_buckets(rep, small.se) == 6
+    assert not any(c.endswith("SE") for c in notes.position_rows(rep, small.se).columns)
+    caption = notes.position_caption(small.se, False, 6, 6)
+    assert "±2 SE" not in caption and "every bucket has fewer than 30 tokens" in caption
+    # the example: thick buckets keep their SE, thin ones lose it, and the caption counts them
+    full = example()
+    thin = notes.thin_buckets(full)
+    counts = [b.count for b in full.positions]
+    assert thin == sum(c < audit.MIN_FOR_SE for c in counts)
+    shown = notes.position_buckets(full)
+    assert all(math.isfinite(b.se["k1"]) == (b.count >= audit.MIN_FOR_SE) for b in shown)
+    if thin:
+        assert f"{thin} bucket" in notes.position_caption(True, False, thin, len(counts))
+    assert "1 bucket has fewer than 30 tokens, so it gets no bar" in notes.position_caption(True, False, 1, 5)
+
+
+def test_the_example_box_says_when_its_exact_kls_are_shown():
+    text = notes.example_info(META, "example_audit.csv")
+    assert "shown beside the estimates." not in text
+    assert "shown beside the estimates while the columns keep its own roles" in text
+    assert notes.exact_for(META, {**ROLES, "mc": None}, "sampler-other") is None
+
+
+def test_one_token_and_one_sequence_are_singular():
+    one = audit.audit(**_audit_csv([(-1.0, -1.5, 0)], "lp,lq,seq", sequence_col="seq"))
+    assert notes.counted_line(one, "x.csv") == "**x.csv:** its one token, estimating **KL[sampler‖other]**."
+    assert str(one.sample_size().note).startswith("Only 1 token: too few")
+    assert str(one.sequences.sample_size().note).startswith("Only 1 sequence: too few")
+    assert "1 sequences" not in notes.sequences_caption(1) and "200 sequences" in notes.sequences_caption(200)
+    two = audit.audit(**_audit_csv([(-1.0, -1.5), (-1.0, -1.2)], "lp,lq"))
+    assert notes.counted_line(two, "x.csv").startswith("**x.csv:** all 2 tokens")
+    assert str(two.sample_size().note).startswith("Only 2 tokens: too few")
