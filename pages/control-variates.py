@@ -81,10 +81,9 @@ with c_seed:
 
 wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
 # ------------------------------------------------------------ the exact numbers
-var_lam = float(par.variance(lam))
-overflow = notes.chi2_overflows(par.lam_star_note)
-if overflow and lam != 0.0:  # the parabola's λ² coefficient is past a double: integrate Var(kλ) itself
-    var_lam = cache.estimator_moments("k_lambda", q.spec, p.spec, lam).var
+# Where the parabola cancels to rounding noise at the reader's λ, integrate Var(kλ) itself.
+direct = (cache.estimator_moments("k_lambda", q.spec, p.spec, lam).var
+          if notes.needs_direct_var(par, lam) else None)
 with ui.metric_row():
     # Short labels (a metric is ~180 px wide at 1024 px); the long form is in the help.
     st.metric(
@@ -93,7 +92,7 @@ with ui.metric_row():
                "kl_core.estimation.control_variates.lambda_parabola. Undefined when every λ has infinite "
                "variance; any λ when p = q."),
     )
-    st.metric(_("Var(kλ), λ = {lam}").format(lam=notes.lam_text(lam)), notes.var_lam_text(var_lam, overflow),
+    st.metric(_("Var(kλ), λ = {lam}").format(lam=notes.lam_text(lam)), notes.var_lam_text(par, lam, direct),
               help=_("The exact variance per sample of kλ at your λ."))
     st.metric(_("Var(k3), λ = 1"), notes.var_k3_text(par), help=_("Exact, per sample."))
     st.metric(_("Var(kλ*), λ = λ*"), notes.var_optimal_text(par),
@@ -105,7 +104,7 @@ with first:
     ui.answer(notes.answer(par))
     lam_grid = np.linspace(*notes.parabola_range(par, LAM_MIN, LAM_MAX), 121)  # smooth enough
     ui.chart(
-        variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam),
+        variance_parabola(lam_grid, par.variance(lam_grid), notes.parabola_marks(par, lam, direct),
                           infinite_note=notes.parabola_note(par)),
         name=_("variance-parabola"),
         caption=notes.parabola_caption(par),

@@ -22,6 +22,7 @@ http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -29,13 +30,20 @@ from numpy.typing import ArrayLike
 
 from kl_core._docfill import docfill
 from kl_core.estimation._docstrings import SECTIONS
+from kl_core.estimation._quadrature import integrate_real_line
 from kl_core.estimation.distributions import Distribution
-from kl_core.estimation.exact import estimator_moments, f_divergence, kl, lambda_star
+from kl_core.estimation.exact import (
+    CHI2_OVERFLOW_NOTE,
+    estimator_moments,
+    f_divergence,
+    kl,
+    lambda_star,
+)
 from kl_core.estimation.paths import get_path
-from kl_core.validation import as_float_array
+from kl_core.validation import as_float_array, check_finite
 
 __all__ = ["GainCurve", "LambdaParabola", "gain_along_path", "lambda_parabola",
-           "ratio_takes_at_most_two_values"]
+           "log_second_moment", "ratio_takes_at_most_two_values"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,10 @@ class LambdaParabola:
         False where double precision cannot pin down :math:`\lambda^*` and
         :math:`\mathrm{Var}(k_{\lambda^*})` (see :func:`lambda_parabola`): ``gain`` is then
         NaN, and ``lam_star`` and ``var_optimal`` are not to be shown as values.
+    log_second_moment : float
+        :math:`\log \mathbb{E}_q[r^2] = \log(1 + \chi^2)` (:func:`log_second_moment`), finite
+        where :math:`\chi^2` is finite but past the largest double (``var_r`` is then ``inf``);
+        ``inf`` where :math:`\chi^2` diverges.
     """
 
     var_log_r: float
@@ -76,6 +88,7 @@ class LambdaParabola:
     direct_var_k3: float | None = None
     direct_var_optimal: float | None = None
     resolved: bool = True
+    log_second_moment: float = math.nan
 
     @property
     def lam_star_defined(self) -> bool:
@@ -100,6 +113,55 @@ class LambdaParabola:
             return np.where(lam_arr == 0.0, self.var_log_r, np.inf)
         out = self.var_log_r - 2.0 * lam_arr * self.cov + lam_arr**2 * self.var_r
         return np.maximum(out, 0.0)
+
+    def log_variance_term(self, lam: float) -> float:
+        r""":math:`\log(\lambda^2 \mathbb{E}_q[r^2])`, the log of the parabola's largest term.
+
+        Where :math:`\chi^2` is past a double, :math:`\mathrm{Var}(k_\lambda)` fits in a double
+        exactly where this is below ``log(sys.float_info.max)`` (the other terms are at most
+        :math:`\mathrm{Var}(\log r) + 2|\lambda|\,\mathrm{Cov}`).
+
+        Parameters
+        ----------
+        lam : float
+            The coefficient :math:`\lambda`.
+
+        Returns
+        -------
+        float
+            ``-inf`` at :math:`\lambda = 0`.
+        """
+        lam = check_finite(lam, "lam")
+        if lam == 0.0:
+            return -math.inf
+        return 2.0 * math.log(abs(lam)) + self.log_second_moment
+
+    def variance_at(self, lam: float) -> float:
+        r""":math:`\mathrm{Var}_q(k_\lambda)` at one :math:`\lambda`, finite wherever it fits a double.
+
+        Unlike :meth:`variance`, which is ``inf`` for every :math:`\lambda \ne 0` where
+        :math:`\chi^2` is past a double, this sums
+        :math:`\mathrm{Var}(\log r) - 2\lambda\,\mathrm{Cov} + \lambda^2(e^{L} - 1)`,
+        :math:`L = \log\mathbb{E}_q[r^2]`, with :math:`\lambda^2 e^{L} = e^{2\log|\lambda| + L}`.
+
+        Parameters
+        ----------
+        lam : float
+            The coefficient :math:`\lambda`.
+
+        Returns
+        -------
+        float
+            The exact variance; ``inf`` where it is infinite or past the largest double.
+        """
+        lam = check_finite(lam, "lam")
+        if not (math.isinf(self.var_r) and math.isfinite(self.log_second_moment)) or lam == 0.0:
+            return float(self.variance(lam))
+        top = self.log_variance_term(lam)
+        if top > math.log(sys.float_info.max):
+            return math.inf
+        out = self.var_log_r - 2.0 * lam * self.cov + (math.exp(top) - lam * lam)
+        return max(out, 0.0)
 
     @property
     def var_k3(self) -> float:
@@ -177,13 +239,17 @@ def lambda_parabola(q: Distribution, p: Distribution) -> LambdaParabola:
     """
     m1 = estimator_moments("k1", q, p)
     star = lambda_star(q, p)
+    chi2 = f_divergence("pearson", p, q)
     par = LambdaParabola(
         var_log_r=m1.var,
         cov=kl(p, q) + kl(q, p),
-        var_r=f_divergence("pearson", p, q),
+        var_r=chi2,
         true_kl=m1.mean,
         lam_star=math.nan if star.value is None else star.value,
         lam_star_note=star.note,
+        log_second_moment=(math.log1p(chi2) if math.isfinite(chi2)
+                           else log_second_moment(q, p) if star.note == CHI2_OVERFLOW_NOTE
+                           else math.inf),
     )
     if not (math.isfinite(par.var_log_r) and par.var_log_r > 0.0 and math.isfinite(par.var_r)):
         return par
@@ -226,6 +292,66 @@ def _resolved(v3: float, v_hat: float, chi2: float, lam_hat: float, q: Distribut
         return False
     d = v3 - v_hat - chi2 * a * a
     return d * d / (4.0 * chi2 * a * a) <= RESOLVED_SHARE * v_hat
+
+
+@docfill(**SECTIONS)
+def log_second_moment(q: Distribution, p: Distribution) -> float:
+    r""":math:`\log\mathbb{E}_q[r^2] = \log\int p^2/q = \log(1 + \chi^2(p\|q))`, in log space.
+
+    Finite wherever :math:`\chi^2` is, including where :math:`\chi^2` is past the largest
+    double (Gaussians of one width more than 26.6 widths apart): the integrand
+    :math:`e^{g(x)}`, :math:`g = 2\log p - \log q`, is integrated as :math:`e^{g - M}` around
+    its peak :math:`M = \max g` (found from every pair of the densities' centres), and
+    :math:`M` added back.  A categorical pair is a log-sum-exp.
+
+    %(pair_params)s
+
+    Returns
+    -------
+    float
+        The log second moment; ``inf`` where :math:`\chi^2` diverges.
+
+    %(schulman_references)s
+
+    Examples
+    --------
+    >>> from kl_core.estimation.distributions import Gaussian
+    >>> round(log_second_moment(Gaussian(0, 1), Gaussian(30, 1)), 9)  # e^{μ²}
+    900.0
+    """
+    for name, d in (("q", q), ("p", p)):
+        if not isinstance(d, Distribution):
+            raise ValueError(f"{name} must be a kl_core Distribution, got {type(d).__name__}")
+    if q.discrete != p.discrete:
+        raise ValueError("q and p must both be continuous or both be categorical")
+    if q.discrete:
+        lq, lp = q.log_probs, p.log_probs
+        if lq.shape != lp.shape:
+            raise ValueError(f"p has {lp.size} categories but q has {lq.size}; they must match")
+        g = np.where(np.isneginf(lq), -np.inf, 2.0 * lp - lq)
+        top = float(np.max(g))
+        return top + math.log(float(np.sum(np.exp(g - top))))
+    chi2 = f_divergence("pearson", p, q)
+    if math.isfinite(chi2):
+        return math.log1p(chi2)
+    if lambda_star(q, p).note != CHI2_OVERFLOW_NOTE:
+        return math.inf  # χ² diverges (or Var(log r) does, and with it E_q[r²])
+
+    def g(x: np.ndarray) -> np.ndarray:
+        return 2.0 * p.logpdf(x) - q.logpdf(x)
+
+    cq, cp = q.centres(), p.centres()
+    scale = min(s for _loc, s in cq + cp)
+    starts = [loc for loc, _s in cq + cp] + [2.0 * a - b for a, _s in cp for b, _t in cq]
+    best = max(starts, key=lambda x: float(g(np.array([x]))[0]))
+    from scipy.optimize import minimize_scalar  # only here: kl_core imports scipy lazily
+
+    found = minimize_scalar(lambda x: -float(g(np.array([x]))[0]), bracket=(best - scale, best + scale))
+    if found.success and -found.fun >= float(g(np.array([best]))[0]):
+        best = float(found.x)
+    top = float(g(np.array([best]))[0])
+    value, _err = integrate_real_line(lambda x: np.exp(g(x) - top), best, scale, breakpoints=(best,))
+    return top + math.log(value)
 
 
 @docfill(**SECTIONS)

@@ -71,8 +71,12 @@ class NormalApproximation:
 
     @property
     def se(self) -> float:
-        r"""The standard error :math:`\sigma/\sqrt N` of one mean of ``n`` values."""
-        return math.sqrt(self.var / self.n)
+        r"""The standard error :math:`\sigma/\sqrt N` of one mean of ``n`` values.
+
+        Computed as :math:`\sigma/\sqrt N`, not :math:`\sqrt{\sigma^2/N}`: a tiny
+        :math:`\sigma^2` (1e-322, for Gaussians 1e-161 apart) divided by N underflows to 0.
+        """
+        return math.sqrt(self.var) / math.sqrt(self.n)
 
     @property
     def has_density(self) -> bool:

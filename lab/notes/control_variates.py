@@ -17,6 +17,7 @@ from i18n import N_, _, message
 from kl_core import CHI2_OVERFLOW_NOTE
 from kl_core.estimation import estimators
 from kl_core.estimation.control_variates import (
+    CANCELLATION,
     RESOLVED_SHARE,
     ZERO_TO_ROUNDING,
     GainCurve,
@@ -29,6 +30,8 @@ __all__ = [
     "answer",
     "chi2_overflows",
     "lam_text",
+    "needs_direct_var",
+    "shown_var_lam",
     "var_k3_text",
     "var_lam_text",
     "var_optimal_text",
@@ -231,8 +234,41 @@ def as_shown(par: LambdaParabola) -> LambdaParabola:
 
 
 def has_one_lam_star(par: LambdaParabola) -> bool:
-    """λ* is one λ to show or set: defined, resolved, and not p = q (where every λ ties at 0)."""
-    return par.lam_star_defined and par.resolved and not _p_equals_q(par)
+    """λ* is one λ to show or set: defined, resolved, not p = q (where every λ ties at 0), and not
+    the tiny positive λ* of a χ² past a double (the core's 0, a duplicate of λ = 0)."""
+    return par.lam_star_defined and par.resolved and not _p_equals_q(par) and not _chi2_overflows(par)
+
+
+def _from_log(log_x: float) -> str:
+    """A positive number from its natural log, 3 significant digits, even past a double's range."""
+    if math.log(sys.float_info.min) < log_x < math.log(sys.float_info.max):
+        return _lam(math.exp(log_x))
+    exponent = math.floor(log_x / math.log(10.0))
+    mantissa = math.exp(log_x - exponent * math.log(10.0))
+    if f"{mantissa:.3g}" == "10":
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{mantissa:.3g}e{exponent:+03d}"
+
+
+def _log_lam_star_overflow(par: LambdaParabola) -> float:
+    """log λ* = log Cov − log χ² where χ² is past a double (χ² = E_q[r²] − 1 ≈ E_q[r²] there)."""
+    return math.log(par.cov) - par.log_second_moment
+
+
+def _lam_star(par: LambdaParabola) -> str:
+    """λ* as printed: :func:`lam_text`, or from its log where χ² is past a double (the core's 0)."""
+    if _chi2_overflows(par) and par.cov > 0.0 and math.isfinite(par.log_second_moment):
+        return _from_log(_log_lam_star_overflow(par))
+    return _lam(par.lam_star)
+
+
+def _overflow_limit(par: LambdaParabola) -> str:
+    """Where χ² is past a double: |λ| below this keeps λ²·E_q[r²], so Var(kλ), in a double.
+    Rounded up at 3 digits, so that "only for |λ| below it" stays true."""
+    log_lim = 0.5 * (math.log(sys.float_info.max) - par.log_second_moment)
+    exponent = math.floor(log_lim / math.log(10.0))
+    mantissa = math.ceil(math.exp(log_lim - exponent * math.log(10.0)) * 100.0) / 100.0
+    return _from_log(math.log(mantissa) + exponent * math.log(10.0))
 
 
 def lam_star_text(par: LambdaParabola) -> str:
@@ -242,7 +278,7 @@ def lam_star_text(par: LambdaParabola) -> str:
         return _("undefined")
     if _p_equals_q(par):
         return _("any λ")
-    return number(par.lam_star) if par.resolved else _("not resolved")
+    return _lam_star(par) if par.resolved else _("not resolved")
 
 
 def _k3_below_resolution(par: LambdaParabola) -> bool:
@@ -264,10 +300,44 @@ def var_k3_text(par: LambdaParabola) -> str:
     return number(par.var_k3)
 
 
-def var_lam_text(var: float, overflow: bool) -> str:
-    """The metric "Var(kλ)" at the reader's λ: ``var``, or "too large for a double" where the core
-    reported ``overflow`` (finite, past the largest double)."""
-    return _(TOO_LARGE) if overflow and math.isinf(var) else number(var)
+def needs_direct_var(par: LambdaParabola, lam: float) -> bool:
+    """Whether the page must integrate Var(kλ) at ``lam`` directly: the parabola's three terms
+    cancel there to below CANCELLATION · Var(log r), leaving rounding noise (as the core does for
+    k3 and kλ*). λ = 1 and λ = λ* reuse the core's direct values."""
+    if _p_equals_q(par) or not (math.isfinite(par.var_log_r) and math.isfinite(par.var_r)):
+        return False
+    if lam == 1.0 or (lam == par.lam_star and par.direct_var_optimal is not None):
+        return False
+    return float(par.variance(lam)) < CANCELLATION * par.var_log_r
+
+
+def shown_var_lam(par: LambdaParabola, lam: float, direct: float | None = None) -> float:
+    """Var(kλ) at the reader's λ as the page shows it: the core's direct Var(k3) at λ = 1 and
+    Var(kλ*) at λ*; ``direct`` (Var(kλ) integrated, see :func:`needs_direct_var`) where the
+    parabola cancels, rounded to 0 below the page's resolution; where χ² is past a double, the
+    exact value wherever it fits (``LambdaParabola.variance_at``); else the parabola."""
+    if lam == 1.0:
+        return par.var_k3
+    if lam == par.lam_star and par.direct_var_optimal is not None:
+        return par.var_optimal
+    if direct is not None and needs_direct_var(par, lam):
+        return 0.0 if direct < _resolution(par) else direct
+    if _chi2_overflows(par):
+        return par.variance_at(lam)
+    return float(par.variance(lam))
+
+
+def var_lam_text(par: LambdaParabola, lam: float, direct: float | None = None) -> str:
+    """The metric "Var(kλ)" at the reader's λ (:func:`shown_var_lam`): "< floor" below the page's
+    resolution, as for Var(k3); "too large for a double" where it is finite but past one."""
+    if lam == 1.0:
+        return var_k3_text(par)
+    if direct is not None and needs_direct_var(par, lam) and direct < _resolution(par):
+        return "< {floor}".format(floor=number(_resolution(par)))
+    var = shown_var_lam(par, lam, direct)
+    if _chi2_overflows(par) and math.isinf(var):
+        return _(TOO_LARGE)
+    return number(var)
 
 
 def var_optimal_text(par: LambdaParabola) -> str:
@@ -315,10 +385,12 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
             _(r"**$\chi^2(p\|q) = \mathrm{{Var}}_q(r)$ is too large for a double for this pair**: "
               r"$\mathbb{{E}}_q[r^2] = \int p^2/q$ is finite but above ≈1.8e308, as $e^{{\mu^2/\sigma^2}}$ "
               r"is for two Gaussians of width σ more than {sds} standard deviations apart. Every "
-              r"Var(kλ) is finite, but for λ ≠ 0 the parabola cannot give it: its coefficient of λ², "
-              r"χ², is too large for a double. λ* = (KL[p‖q] + KL[q‖p])/χ² is tiny, and k1 (λ = 0) "
+              r"Var(kλ) is finite, but its coefficient of λ², χ², is too large for a double, so "
+              r"Var(kλ) fits in one only for |λ| below {lim}. λ* = (KL[p‖q] + KL[q‖p])/χ² = {lam} "
+              r"is tiny, and k1 (λ = 0) "
               r"is the best λ to double precision. The histograms can still look tame: the variance "
-              r"lives in rare, huge values of r that a finite sample seldom contains.").format(sds=f"{OVERFLOW_SDS:.3g}"),
+              r"lives in rare, huge values of r that a finite sample seldom contains.").format(
+                sds=f"{OVERFLOW_SDS:.3g}", lim=_overflow_limit(par), lam=_lam_star(par)),
             ":material/warning:",
         )
     if _chi2_infinite(par):
@@ -342,9 +414,12 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
             why=message(par.lam_star_note))
     if not par.resolved and not _p_equals_q(par):
         return _("No λ = λ* button: double precision cannot resolve λ* for this pair.")
+    if _chi2_overflows(par):
+        return _("No λ = λ* button: λ* = {lam} is positive but 0 to the slider's precision, so "
+                 "λ = 0 (k1) stands for it.").format(lam=_lam_star(par))
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
-            lam=number(par.lam_star), lo=lo, hi=hi)
+            lam=_lam(par.lam_star), lo=lo, hi=hi)
     return None
 
 
@@ -355,17 +430,19 @@ def parabola_range(par: LambdaParabola, lo: float, hi: float) -> tuple[float, fl
     return lo, hi
 
 
-def parabola_marks(par: LambdaParabola, lam: float) -> list[LambdaMark]:
-    """The marked points: k1 (λ = 0), k3 (λ = 1), λ* (if defined) and the reader's λ."""
+def parabola_marks(par: LambdaParabola, lam: float, direct: float | None = None) -> list[LambdaMark]:
+    """The marked points: k1 (λ = 0), k3 (λ = 1), λ* (if defined) and the reader's λ (at the
+    variance the metric shows, :func:`shown_var_lam`; off the chart where χ² is past a double)."""
     marks = [
         LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),  # i18n: ok
         LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
     if not (_all_infinite(par) or _p_equals_q(par)) and par.resolved:  # p = q: every λ ties
-        label = _("λ* = {lam}: least variance").format(lam=_lam(par.lam_star))
+        label = _("λ* = {lam}: least variance").format(lam=_lam_star(par))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
     label = _("your λ = {lam}").format(lam=_lam(lam))
-    marks.append(LambdaMark(label, lam, float(par.variance(lam)), "k_lambda"))
+    var = float(par.variance(lam)) if _chi2_overflows(par) else shown_var_lam(par, lam, direct)
+    marks.append(LambdaMark(label, lam, var, "k_lambda"))
     return marks
 
 
@@ -374,7 +451,7 @@ def parabola_note(par: LambdaParabola) -> list[str] | None:
     if _all_infinite(par):
         return [_("Var(kλ) = ∞ for every λ:"), _("no curve to draw")]
     if _chi2_overflows(par):
-        return [_("Var(kλ) is too large for a double"), _("for λ ≠ 0: only λ = 0 is drawn")]
+        return [_("χ² is too large for a double:"), _("only λ = 0 is drawn")]
     if _chi2_infinite(par):
         return [_("Var(kλ) = ∞ for every λ ≠ 0:"), _("only the point at λ = 0 is finite")]
     return None
@@ -400,7 +477,7 @@ def answer(par: LambdaParabola) -> str:
         "**Answer:** λ* = {lam} has the least variance, {opt} per sample, against {k3} for k3 "
         "(λ = 1) and {k1} for k1 (λ = 0): for the same standard error k3 needs {gain} times as many "
         "samples as kλ*."
-    ).format(lam=_lam(par.lam_star), opt=number(par.var_optimal), k3=number(par.var_k3),
+    ).format(lam=_lam_star(par), opt=number(par.var_optimal), k3=number(par.var_k3),
              k1=number(par.var_log_r), gain=number(par.gain))
     if par.var_optimal == 0.0:  # resolved: the core checked that r takes at most two values
         text += " " + _("Here Var(kλ*) is 0 to double precision: λ*(r − 1) cancels all of k1's noise. "
@@ -424,10 +501,10 @@ def parabola_caption(par: LambdaParabola) -> str:
         return _("Nothing to minimise: the variance is infinite for every λ.")
     if _chi2_overflows(par):
         return _(
-            "Only λ = 0 (k1) has a variance a double can hold, {v}; the coefficient of λ², "
-            "χ²(p‖q), is finite but too large for a double, so λ* is tiny and k1 is the best λ to "
-            "double precision."
-        ).format(v=number(par.var_log_r))
+            "Var(kλ) fits in a double only for |λ| below {lim} (k1, λ = 0, has {v}): the "
+            "coefficient of λ², χ²(p‖q), is finite but too large for a double, so λ* = {lam} is "
+            "tiny and k1 is the best λ to double precision."
+        ).format(v=number(par.var_log_r), lim=_overflow_limit(par), lam=_lam_star(par))
     if _chi2_infinite(par):
         return _(
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
@@ -454,7 +531,7 @@ def parabola_caption(par: LambdaParabola) -> str:
     else:
         where = _("The ★ marks the bottom of the curve, λ* = {lam}; k1's ● and k3's ▲ sit higher on "
                   "it.")
-    return where.format(lam=_lam(par.lam_star)) + " " + same
+    return where.format(lam=_lam_star(par)) + " " + same
 
 
 def histogram_caption(neg_fraction: float, n: int) -> str:

@@ -325,10 +325,18 @@ def per_sample_intro(results: Mapping[str, EstimatorSummary], total: int, shown:
     """Above the per-sample histograms: which of the shown estimators gave a negative value in this run.
 
     Chosen from the runs' negative shares (over all ``total`` draws), not from the
-    estimators' names: kλ at λ = 1 is k3, and with p = q no value is negative.
+    estimators' names: kλ at λ = 1 is k3, and with p = q no value is negative.  The subsample
+    of ``shown`` binned values is named only where it is smaller than ``total``.
     """
     negative = [r.name for r in results.values() if r.neg_fraction > 0.0]
-    if negative:
+    if shown >= total:  # every draw is binned: no subsample to mention
+        if negative:
+            text = _("The per-sample values $k(x_i)$ of all {total:,} draws are binned. A KL is never "
+                     "negative, but in this run single values of {names} are.")
+        else:
+            text = _("The per-sample values $k(x_i)$ of all {total:,} draws are binned. A KL is never "
+                     "negative, and in this run no single value is either.")
+    elif negative:
         text = _("The per-sample values $k(x_i)$ of all {total:,} draws (a uniform subsample of "
                  "{shown:,} is binned). A KL is never negative, but in this run single values of "
                  "{names} are.")
@@ -379,8 +387,10 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
         else:
             text = _("SE of one estimate σ/√N = {se}; the curve is centred at {mean}, not at "
                      "{target}.")
+        # the gap is a difference of two nearly equal numbers: 2 significant digits (at
+        # p = N(1e-7, 1) it is μ⁴/8 = 1.25e-29, computed as 1.262e-29)
         text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name,
-                           gap=number(gap))
+                           gap=f"{gap:.2g}")
         if _unreliable(check):
             text = _(
                 "{text} Most batches of N draws miss the rare, huge values behind σ, so the bars "

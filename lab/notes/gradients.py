@@ -678,8 +678,9 @@ def cosine_frame(table: GradientTable, names: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(frame)
 
 
-def _fix(row: GradientRow, on_policy: bool) -> str:
-    """The crosswalk's fix; "not needed" only where the row gives ∇KL[π_θ‖π_ref] here.
+def _fix(row: GradientRow, on_policy: bool, true_zero: bool = False) -> str:
+    """The crosswalk's fix; "not needed" only where the row gives ∇KL[π_θ‖π_ref] here (which is
+    its zero where ``true_zero``, π_θ = π_ref: ∇KL[π_θ‖π_ref] = 0 and ``classify`` says "zero").
 
     An option that gives it on-policy with clamps inactive, but not here (tokens from π_old, or
     clamps that act), has no fix in the crosswalk for that case.
@@ -689,11 +690,13 @@ def _fix(row: GradientRow, on_policy: bool) -> str:
         return _(e.grad_fix)
     if e is None or e.grad_target != "reverse_kl":
         return "—"
-    if row.target == "reverse_kl":
+    if row.target == "reverse_kl" or (true_zero and row.target == "zero"):
         return _("not needed")
     if not on_policy:
         return _("none in the crosswalk for off-policy samples")
-    return _("none in the crosswalk for clamped tokens")
+    if row.clamped_mass > 0:
+        return _("none in the crosswalk for clamped tokens")
+    return _("none in the crosswalk for this setting")
 
 
 def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
@@ -713,7 +716,7 @@ def library_frame(table: GradientTable, chosen: str = "") -> pd.DataFrame:
         _("on-policy"): [_(EXPECTED_GRADIENTS[r.entry.grad_target].name) for r in rows],
         _("from π_old"): [_(EXPECTED_GRADIENTS[r.entry.grad_target_off_policy].name)
                           if r.entry.grad_target_off_policy else "—" for r in rows],
-        _("the library's fix"): [_fix(r, table.on_policy) for r in rows],
+        _("the library's fix"): [_fix(r, table.on_policy, not table.true_reverse.any()) for r in rows],
         _("name in links"): [r.name for r in rows],
     })
 
@@ -742,6 +745,11 @@ def spread_caption(n: int, repeats: int, norm_reverse: float) -> str:
         repeats=repeats, n=n, norm=norm_reverse, grad_rev=GRAD_REVERSE)
 
 
+def _minus(text: str) -> str:
+    """A formatted number for prose: the Unicode minus "−", not the hyphen (outside LaTeX)."""
+    return text.replace("-", "−")
+
+
 def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
     """View 2's opening: kλ's value is the KL for every λ only on-policy; off it, its mean over
     the λ slider (``lam_lo`` to ``lam_hi``) from the numbers here."""
@@ -752,8 +760,9 @@ def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
         return " ".join((_(r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page): on-policy, the "
                            r"same unbiased value for every λ, since $\mathbb{E}[r - 1] = 0$."), loss))
     lo, hi = table.k_lambda_sampler_mean(lam_lo), table.k_lambda_sampler_mean(lam_hi)
-    numbers = dict(old=OLD, kl_name=KL_REVERSE, kl=f"{table.kl_reverse:.4g}", lo=f"{lo:.4g}", hi=f"{hi:.4g}",
-                   lam_lo=f"{lam_lo:g}", lam_hi=f"{lam_hi:g}",
+    # prose numbers with the Unicode minus; gap is typeset in LaTeX, which draws its own
+    numbers = dict(old=OLD, kl_name=KL_REVERSE, kl=_minus(f"{table.kl_reverse:.4g}"), lo=_minus(f"{lo:.4g}"),
+                   hi=_minus(f"{hi:.4g}"), lam_lo=_minus(f"{lam_lo:g}"), lam_hi=_minus(f"{lam_hi:g}"),
                    gap=f"{table.k_lambda_sampler_mean(1.0) - table.k_lambda_sampler_mean(0.0):.4g}")
     if numbers["lo"] == numbers["hi"]:
         value = _(r"kλ is $-\log r + \lambda\,(r - 1)$ (the Control variates page). On-policy it has the same "

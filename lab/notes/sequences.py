@@ -388,9 +388,16 @@ def mc_points(sample: SequenceSample, curves: SequenceCurves, keys: tuple[str, .
 
 
 def _leaves(curves: SequenceCurves, key: str, top: float) -> int | None:
+    """The first T from which ``key``'s std / KL stays above ``top`` (or overflows) at every longer
+    T; lengths where KL = 0 (std / KL is 0/0, no spread to compare) are left out."""
     r = curves.relative_std(key)
-    above = ~np.isfinite(r) | (r > top)
-    return int(curves.lengths[int(np.argmax(above))]) if above.any() else None
+    has_kl = np.asarray(curves.true_kl) > 0
+    above = (~np.isfinite(r) | (r > top))[has_kl]
+    lengths = np.asarray(curves.lengths)[has_kl]
+    if not above.size or not above[-1]:
+        return None
+    below = np.flatnonzero(~above)
+    return int(lengths[below[-1] + 1]) if below.size else int(lengths[0])
 
 
 def relative_std_caption(curves: SequenceCurves, length: int) -> str:

@@ -177,7 +177,7 @@ def test_categorical_pair_runs_with_the_core_numbers():
     at = open_page(**CATEGORICAL, lam="2.5")
     clean(at)
     par = lambda_parabola(parse(CATEGORICAL["q"]), parse(CATEGORICAL["p"]))
-    assert metric(at, "λ*") == fmt(par.lam_star)
+    assert metric(at, "λ*") == notes.lam_text(par.lam_star)  # the λ everywhere else on the page
     assert metric(at, "Var(kλ), λ = 2.5") == fmt(float(par.variance(2.5)))
     lo, hi = k_lambda_negative_interval(2.5)
     assert lo < 0.0 == hi
@@ -426,3 +426,25 @@ def test_a_pair_too_close_to_resolve_shows_no_lambda_star_or_gain():
     assert metric(at, "Var(kλ*)") == "—" and metric(at, "Var(k3) / Var(kλ*)") == "—"
     assert not [b for b in at.button if b.key == "set_star"]
     assert "1.467" not in captions(at) and "0.999999993" not in captions(at)
+
+
+def test_var_lam_near_p_equal_q_agrees_with_the_direct_variances():
+    """q = N(0, 1), p = N(0, 1.0000001²) at λ = 1: Var(kλ) 6.394e-24 beside Var(k3) 1.4e-27, and
+    λ* printed "1" (it is 0.9999998)."""
+    at = open_page(p="normal(0,1.0000001)", lam="1")
+    clean(at)
+    assert metric(at, "Var(kλ), λ = 1") == metric(at, "Var(k3), λ = 1") == "1.4e-27"
+    assert metric(at, "λ*") == "0.9999998"
+    assert [b.label for b in at.button if b.key == "set_star"] == ["λ = λ* = 0.9999998 (least variance)"]
+
+
+def test_a_chi2_past_a_double_prints_the_variances_that_fit_and_a_positive_lambda_star():
+    """q = N(0, 1), p = N(26.7, 1): Var(kλ) at λ = 0.2 is 1.608e308, printed "too large for a double";
+    λ* = 1.77e-307 printed "0", with a button "λ = λ* = 0" beside "λ = 0 (k1)"."""
+    at = open_page(p="normal(26.7,1)", lam="0.2")
+    clean(at)
+    assert metric(at, "Var(kλ), λ = 0.2") == "1.608e+308"
+    assert metric(at, "λ*") == "1.77e-307"
+    assert not [b for b in at.button if b.key == "set_star"]
+    text = captions(at)
+    assert "only for |λ| below 0.212" in text and "Only λ = 0 (k1) has a variance" not in text

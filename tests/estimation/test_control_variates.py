@@ -96,3 +96,23 @@ def test_ratio_takes_at_most_two_values():
         ratio_takes_at_most_two_values("normal(0,1)", Gaussian(0.0, 1.0))
     with pytest.raises(ValueError, match="categories"):
         ratio_takes_at_most_two_values(Categorical((0.0, 0.0)), Categorical((0.0, 0.0, 1.0)))
+
+
+def test_log_second_moment_is_finite_where_chi2_passes_a_double():
+    """log E_q[r²] for N(0, 1) against N(μ, s²) is μ²/(2 − s²) − log(s√(2 − s²)), past a double or not."""
+    import math
+
+    from kl_core.estimation.control_variates import lambda_parabola, log_second_moment
+    from kl_core.estimation.distributions import parse
+
+    for mu, s in ((1.0, 1.0), (26.7, 1.0), (-30.0, 0.9), (40.0, 1.1)):
+        exact = mu**2 / (2 - s**2) - math.log(s * math.sqrt(2 - s**2))
+        got = log_second_moment(parse("normal(0,1)"), parse(f"normal({mu},{s})"))
+        assert abs(got - exact) <= 1e-10 * max(1.0, exact), (mu, s)
+    assert math.isinf(log_second_moment(parse("normal(0,1)"), parse("normal(0,1.5)")))
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(26.7,1)"))
+    assert math.isinf(par.var_r) and math.isinf(float(par.variance(0.2)))
+    mu2 = 26.7**2  # Var(kλ) = μ² − 2λμ² + λ²(e^{μ²} − 1) = 1.608e308 at λ = 0.2
+    exact = mu2 - 0.4 * mu2 + math.exp(mu2 + 2 * math.log(0.2))
+    assert abs(par.variance_at(0.2) / exact - 1) < 1e-9 and exact > 1.6e308
+    assert math.isinf(par.variance_at(0.25)) and par.variance_at(0.0) == par.var_log_r

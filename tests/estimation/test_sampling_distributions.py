@@ -177,3 +177,11 @@ def test_absolute_standard_errors_are_the_relative_ones_times_the_target():
     rel = mc_relative_standard_errors(v, v.std(ddof=1), v.size, 0.25)
     assert rel == pytest.approx((se_mean / 0.25, se_std / 0.25), rel=1e-15)
     assert all(math.isnan(x) for x in mc_standard_errors(v, math.inf, v.size))
+
+
+def test_the_se_of_a_subnormal_variance_is_not_0():
+    """σ² = 1e-322 (Gaussians 1e-161 apart): σ²/N underflowed to 0, so the SE printed as 0."""
+    from kl_core.estimation.sampling_distributions import batch_mean_normal
+
+    se = batch_mean_normal(0.0, 1e-322, 1000).se
+    assert se > 0.0 and abs(se / (1e-161 / 1000**0.5) - 1) < 1e-2

@@ -11,6 +11,7 @@ from kl_core.estimation.bregman import k_lambda_negative_interval
 from kl_core.estimation.control_variates import gain_along_path, lambda_parabola
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.estimators import k_lambda
+from kl_core.estimation.exact import estimator_moments
 from lab.format import number, share
 from lab.notes import control_variates as notes
 
@@ -269,7 +270,78 @@ def test_the_chi2_overflow_note_counts_standard_deviations():
     text = notes.pair_note(par, "").text
     assert "more than 26.6 standard deviations apart" in text and "26.6 apart" not in text
     assert notes.var_k3_text(par) == "too large for a double"
-    assert notes.var_lam_text(math.inf, True) == "too large for a double"
-    assert notes.var_lam_text(math.inf, False) == "∞"
+    assert notes.var_lam_text(par, 0.5) == "too large for a double"
+    assert notes.var_lam_text(parabola("normal(0,1)", "normal(0,1.5)"), 0.5) == "∞"
     assert notes.gain_text(par) == "> 2.466e+305"  # Var(k3) > 1.8e308 and Var(kλ*) ≤ Var(k1) = 729
     assert notes.chi2_overflows(par.lam_star_note)
+
+
+def _direct(q: str, p: str, lam: float) -> float | None:
+    par = notes.as_shown(parabola(q, p))
+    return (estimator_moments("k_lambda", parse(q), parse(p), lam=lam).var
+            if notes.needs_direct_var(par, lam) else None)
+
+
+@pytest.mark.parametrize(("p", "lam", "shown"), [
+    ("normal(0,1.0000001)", 1.0, "1.4e-27"),  # the parabola gave 6.394e-24 beside Var(k3) 1.4e-27
+    ("normal(0,1.0000001)", "star", "6e-28"),  # and 6.394e-24 beside Var(kλ*) 6e-28
+    ("normal(0,1.0000001)", 0.9999999, "8e-28"),  # V* + χ²(λ − λ*)² = 6e-28 + 2e-28
+    ("normal(0,1.00000001)", 1.0, "1.4e-31"),  # the parabola gave "0"
+])
+def test_var_lam_near_p_equal_q_is_integrated_not_the_parabolas_noise(p, lam, shown):
+    par = notes.as_shown(parabola("normal(0,1)", p))
+    lam = par.lam_star if lam == "star" else lam
+    direct = _direct("normal(0,1)", p, lam)
+    text = notes.var_lam_text(par, lam, direct)
+    assert text == shown, text
+    if lam == 1.0:
+        assert text == notes.var_k3_text(par)
+    mark = notes.parabola_marks(par, lam, direct)[-1]
+    assert mark.var == pytest.approx(notes.shown_var_lam(par, lam, direct))
+    assert mark.var < 1e-26
+
+
+def test_var_lam_below_the_resolution_says_so_as_var_k3_does():
+    """categorical(0,0,0,0,0) against categorical(1e-12,0,0,0,0) at λ = 1: "0" beside "< 1.6e-49"."""
+    q, p = "categorical(0,0,0,0,0)", "categorical(1e-12,0,0,0,0)"
+    par = notes.as_shown(parabola(q, p))
+    assert notes.var_lam_text(par, 1.0, _direct(q, p, 1.0)) == "< 1.6e-49" == notes.var_k3_text(par)
+    lam = 1.0 - 1e-13  # no shortcut: integrated, and below the floor
+    assert notes.needs_direct_var(par, lam)
+    assert notes.var_lam_text(par, lam, _direct(q, p, lam)) == "< 1.6e-49"
+
+
+@pytest.mark.parametrize(("lam", "value"), [(0.05, 1.005e307), (-0.05, 1.005e307), (0.2, 1.608e308),
+                                           (-0.2, 1.608e308)])
+def test_a_var_lam_that_fits_a_double_is_printed_where_chi2_does_not(lam, value):
+    """q = N(0, 1), p = N(26.7, 1): Var(kλ) = μ² − 2λμ² + λ²(e^{μ²} − 1) fits a double for
+    |λ| ≤ 0.2 but the page said "too large for a double" (the quadrature overflows inside)."""
+    par = parabola("normal(0,1)", "normal(26.7,1)")
+    mu2 = 26.7**2
+    assert par.log_second_moment == pytest.approx(mu2, rel=1e-12)  # log E_q[r²] = μ²
+    text = notes.var_lam_text(par, lam)
+    assert text == f"{value:.4g}" and float(text) == pytest.approx(value, rel=1e-3)
+    assert notes.var_lam_text(par, 0.25) == "too large for a double"
+    caption = notes.parabola_caption(par)
+    assert "fits in a double only for |λ| below 0.212" in caption and "Only λ = 0" not in caption
+    limit = math.exp(0.5 * (math.log(1.7976931348623157e308) - mu2))
+    assert 0.211 < limit <= 0.212 and math.isfinite(par.variance_at(0.211))
+    assert math.isinf(par.variance_at(0.2115))
+    assert "|λ| below 0.212" in notes.pair_note(par, "").text
+
+
+def test_lambda_star_is_never_rounded_to_k1s_0_or_k3s_1():
+    """λ* printed "1" (p = N(0, 1.0000001²): 0.9999998; p = N(0.001, 1): 0.9999995) and, with χ²
+    past a double (p = N(26.7, 1)), "0" for 1.77e-307, with a button duplicating "λ = 0 (k1)"."""
+    assert notes.lam_star_text(parabola("normal(0,1)", "normal(0,1.0000001)")) == "0.9999998"
+    assert notes.lam_star_text(parabola("normal(0,1)", "normal(0.001,1)")) == "0.9999995"
+    par = parabola("normal(0,1)", "normal(26.7,1)")
+    assert par.lam_star == 0.0  # the core's value: 0 to double precision in Var(kλ*)
+    assert notes.lam_star_text(par) == "1.77e-307"  # 2μ²·e^{−μ²}/2 = μ² e^{−μ²}
+    assert float(notes.lam_star_text(par)) == pytest.approx(26.7**2 * math.exp(-(26.7**2)), rel=1e-2)
+    labels = [m.label for m in notes.parabola_marks(par, 0.5)]
+    assert "λ* = 1.77e-307: least variance" in labels and "λ* = 0: least variance" not in labels
+    assert not notes.has_one_lam_star(par)  # no "λ = λ* = 0" button beside "λ = 0 (k1)"
+    assert "λ* = 1.77e-307 is positive" in notes.lambda_star_missing(par, -1.0, 3.0)
+    far = parabola("normal(0,0.1)", "normal(5,0.1)")  # λ* = 2500 e^{−2500}: below any double
+    assert notes.lam_star_text(far) == "4.59e-1083"

@@ -441,7 +441,7 @@ def test_an_unbiased_looking_curve_is_not_said_to_miss_the_kl():
     assert 0 < gap / results["k2"].target < 3e-9
     caption = _caption("k2", results, moments, at_n)
     assert "not at" not in caption
-    assert f"centred at 1.716, which agrees with KL[q‖p] to the digits shown (they differ by {number(gap)})" in caption
+    assert f"centred at 1.716, which agrees with KL[q‖p] to the digits shown (they differ by {gap:.2g})" in caption
     results, moments, at_n, _ = _page("normal(0,1)", "normal(1,1)", keys=("k2",), repeats=2)
     assert "centred at 0.625, not at KL[q‖p]." in _caption("k2", results, moments, at_n)
 
@@ -485,3 +485,31 @@ def test_the_per_sample_intro_names_only_estimators_negative_in_this_run():
 def test_mc_against_exact_is_promised_only_where_the_se_is_trusted():
     assert "so where **SE trusted** is ticked, MC should lie within about 2 MC SE" in notes.table_intro(10, 0, False)
     assert "Where “SE trusted” is ticked, the MC column should agree" in notes.WHAT_TO_NOTICE
+
+
+def test_the_per_sample_intro_names_a_subsample_only_where_there_is_one():
+    """N = 1,000, R = 20: "of all 20,000 draws (a uniform subsample of 20,000 is binned)"."""
+    results, *_ = _page("normal(0,1)", "normal(1,1)", keys=("k1", "k3"), repeats=2, lam=0.5)
+    text = notes.per_sample_intro(results, 20_000, 20_000)
+    assert "subsample" not in text
+    assert text.startswith("The per-sample values $k(x_i)$ of all 20,000 draws are binned. A KL is never")
+    assert "(a uniform subsample of 20,000 is binned)" in notes.per_sample_intro(results, 40_000, 20_000)
+
+
+def test_the_se_of_a_tiny_variance_does_not_underflow_to_0():
+    """q = N(0, 1), p = N(1e-161, 1): k1's caption said "SE of one estimate σ/√N = 0" (σ²/N underflows)
+    while the answer gave k1's spread 3.54e-163."""
+    results, moments, at_n, _t = _page("normal(0,1)", "normal(1e-161,1)", keys=("k1",), repeats=2)
+    var = moments["k1"].var  # μ² = 1e-322, a subnormal double (the core gives 9e-323)
+    assert 0.0 < var < 1e-321 and var / 1000 == 0.0  # σ²/N underflows
+    approx = sampling.batch_mean_normal(moments["k1"].mean, var, 1000)
+    assert approx.se == math.sqrt(var) / math.sqrt(1000) > 1e-163
+    text = _caption("k1", results, moments, at_n)
+    assert f"σ/√N = {number(approx.se)};" in text and "σ/√N = 0;" not in text
+
+
+def test_a_gap_the_digits_hide_is_printed_with_two_digits():
+    """p = N(1e-7, 1): "they differ by 1.262e-29" where the exact gap of k2, μ⁴/8, is 1.25e-29."""
+    results, moments, at_n, _t = _page("normal(0,1)", "normal(1e-7,1)", keys=("k2",), repeats=2)
+    text = _caption("k2", results, moments, at_n)
+    assert "to the digits shown (they differ by 1.3e-29)" in text and "1.262e-29" not in text

@@ -532,7 +532,9 @@ def test_the_k_lambda_intro_says_unbiased_for_every_lambda_only_on_policy():
     assert (f"{gap:.4g}", f"{lo:.4g}", f"{hi:.4g}", f"{t.kl_reverse:.4g}") == ("1.271", "-1.197", "3.887", "0.5276")
     off = notes.k_lambda_intro(t, -1.0, 3.0)
     assert "On-policy it has the same unbiased value for every λ" in off
-    assert f"= {gap:.4g}$ here, so kλ's average moves with λ: {lo:.4g} at λ = -1, {hi:.4g} at λ = 3" in off
+    # the Unicode minus in prose ("-1.197 at λ = -1" had hyphens); LaTeX keeps its own
+    assert f"= {gap:.4g}$ here, so kλ's average moves with λ: −1.197 at λ = −1, {hi:.4g} at λ = 3" in off
+    assert "-" not in "".join(off.split("$")[0::2]).replace("on-policy", "").replace("On-policy", "")
     assert f"= {t.kl_reverse:.4g}" in off and "page): the same unbiased value" not in off
     assert t.k_lambda_sampler_mean(0.0) == pytest.approx(float(t.sampler_probs @ -np.log(r)), rel=1e-12)
 
@@ -591,3 +593,22 @@ def test_the_zero_gradient_notes_name_typed_logits_too():
     assert not t.true_reverse.any()
     assert "with logits typed by hand, change them" in notes.headline(t).text
     assert "with logits typed by hand, change them" in notes.answer(t)
+
+
+@pytest.mark.parametrize("on_policy", [True, False])
+def test_at_zero_drift_a_zero_gradient_needs_no_fix_and_nothing_is_called_clamped(on_policy):
+    """Drift s = 0 (π_θ = π_ref, ∇KL = 0): 15 reverse-KL rows said "none in the crosswalk for clamped
+    tokens" on-policy with nothing clamped, and off-policy verl:k1+, whose zero is the right gradient,
+    "none … for off-policy samples"."""
+    t = table_at(page_default(0.0, on_policy))
+    assert not t.true_reverse.any()
+    df = notes.library_frame(t).set_index("name in links")
+    for name in df.index:
+        row = t.row(name)
+        fix = df.loc[name, "the library's fix"]
+        assert "clamped tokens" not in fix or row.clamped_mass > 0, name
+        if row.entry.grad_target == "reverse_kl" and not row.entry.grad_fix and row.target == "zero":
+            assert fix == "not needed", name
+    assert df.loc["verl:k1+", "the library's fix"] == "not needed"
+    if not on_policy:  # a row the old samples bias still has no fix
+        assert df.loc["TRL:kl:reward", "the library's fix"] == "none in the crosswalk for off-policy samples"

@@ -110,3 +110,15 @@ def test_k2s_caption_says_not_only_where_the_digits_differ():
     caps, _ = _captions(1e-8)  # μ²/4 = 2.5e-17 is below what the quotient of two doubles resolves
     assert caps["k2"] == ("Never negative, and its exact mean agrees with the KL, 5e-17, to better than one "
                           "part in 10¹¹.")
+
+
+def test_the_table_shows_k2s_exact_mean_and_the_kl_with_the_captions_digits():
+    """μ = 0.05: the caption said "its exact mean is 0.001251, not 0.00125" while the table ("%.5f")
+    showed both as 0.00125."""
+    table, sim, moments = _table(0.05)
+    df = table.frame.set_index("estimator")
+    caption = notes.histogram_captions(sim, moments, 0.05**2 / 2, 0.05)["k2"]
+    mean = table.formats["exact mean"] % df.loc["k2", "exact mean"]
+    kl_shown = table.formats["exact KL[q‖p]"] % df.loc["k2", "exact KL[q‖p]"]
+    assert mean == "0.001251" and kl_shown == "0.00125"
+    assert f"its exact mean is {mean}, not {kl_shown}" in caption

@@ -454,3 +454,15 @@ def test_the_answers_cosines_are_printed_as_the_chart_prints_them():
     c2 = table.row["sum_k2_loss"].cos_reverse
     assert round(c2, 2) == 1.0 and c2 < 0.999
     assert f"has cosine {c2:.4f}" in text and "cosine 1.00 " not in text
+
+
+def test_a_length_with_zero_kl_is_not_where_seq_k3_leaves():
+    """Custom chains markov(0,0;0,1;0,0) against markov(0,0;0,0;0,0): KL = 0 at T = 1 (std / KL is
+    NaN), which counted as "above": "passes 100 times the KL from T = 1 on" beside seq_k3 1.407 at T = 2."""
+    curves = exact_curves("markov(0,0;0,1;0,0)", "markov(0,0;0,0;0,0)", notes.MAX_LENGTH)
+    assert curves.true_kl[0] == 0.0
+    r = curves.relative_std("seq_k3")
+    text = notes.relative_std_caption(curves, 2)
+    assert "seq_k3 1.407" in text and "from T = 1 on" not in text
+    t = int(text.split("passes 100 times the KL from T = ")[1].split(" ")[0])
+    assert r[t - 2] <= 100 < r[t - 1] and (r[t - 1:] > 100).all()  # above from t on, not before
