@@ -170,8 +170,8 @@ def variance_parabola(
             "curve",
             {"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
             x=quantitative("lam", x_scale, title=_("λ, the coefficient of the control variate r − 1")),
-            # ~g: 2e-16 for a pair near p = q (the default format cut it to "0.0000000000…")
-            y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact"), axis={"format": "~g"}),
+            # .6~g: 2e-16 near p = q (the default cut it to "0.0000000000…"), 500 not 5e+2 (Vega sets a missing precision from the tick step)
+            y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact"), axis={"format": ".6~g"}),
             tooltip=[
                 quantitative("lam", title="λ", format=".3f"),
                 quantitative("var", title="Var(kλ)", format=".4g"),  # i18n: ok (notation)
