@@ -189,7 +189,7 @@ SEQUENCE_ESTIMATORS: dict[str, SequenceEstimatorInfo] = by_key(
         r"(R - 1) - \log R,\ R = \prod_t r_t",
         "KL",
         True,
-        "k3 applied to the whole-sequence ratio: unbiased, but its variance grows like e^{cT}.",
+        "k3 applied to the whole-sequence ratio: unbiased, but its variance can grow like e^{cT}.",
         est.BLOG,
     ),
     SequenceEstimatorInfo(

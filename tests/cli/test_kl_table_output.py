@@ -48,3 +48,22 @@ def test_table_prints_why_lambda_star_is_0_or_1(p, words, capsys):
     code, out, _ = run(["table", "--p", p, "--exact-only"], capsys)
     assert code == 0
     assert any(line.startswith("note (λ*):") and words in line for line in out.splitlines())
+
+
+def test_an_infinite_exact_mean_is_an_infinite_bias_not_undefined(capsys):
+    """t(3) against N(0, 1): E_q[½ log² r] ~ E[x⁴]/8 = ∞, so k2's exact bias/true is +∞; it printed "—"."""
+    argv = ["table", "--q", "t(3,0,1)", "--p", "normal(0,1)", "--exact-only"]
+    code, out, _ = run([*argv, "--json"], capsys)
+    assert code == 0
+    bias = {r["estimator"]: r["exact_bias_over_true"] for r in json.loads(out)["rows"]}
+    assert bias["k2"] == "inf" and bias["k1"] == 0.0
+    _, text, _ = run(argv, capsys)
+    k2 = next(line for line in text.splitlines() if line.startswith("k2 "))
+    assert k2.split()[2] == "inf" and "—" not in k2
+
+
+def test_seq_k3s_summary_says_its_variance_can_grow():
+    """With the tilt on the first token only, or no drift, seq_k3's variance stays flat: "grows" was false."""
+    from kl_core.sequences.estimators import SEQUENCE_ESTIMATORS
+
+    assert "can grow like e^{cT}" in SEQUENCE_ESTIMATORS["seq_k3"].summary
