@@ -121,6 +121,30 @@ def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
     return lines or [indent]
 
 
+def _no_kl_term(d: Any) -> str:
+    """The card's line where the script has no KL term."""
+    if "UNKNOWN_OPTION" in d.codes:
+        return "No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION)."
+    return "No KL term."
+
+
+def _option_text(d: Any, u: Any) -> str:
+    """A KL term's option as written in the script's syntax, or the crosswalk's setting."""
+    from kl_core.doctor.diagnosis import render_changes
+
+    if not u.setting:
+        return u.entry.setting
+    text = render_changes(d.profile, d.kind, ((u.setting, u.written),))
+    return text + " (release default)" if u.setting in u.defaults_used else text
+
+
+def _coef_text(u: Any, controller: str) -> str:
+    """A KL term's coefficient and, in brackets, its controller (and whether it is the default)."""
+    coef = "?" if u.coef is None else f"{u.coef:g}"
+    default = ", release default" if u.coef_setting in u.defaults_used else ""
+    return f"{coef} ({controller}{default})"
+
+
 def card_lines(d: Any) -> list[str]:
     """The KL card as text lines.
 
@@ -147,25 +171,18 @@ def card_lines(d: Any) -> list[str]:
     if d.command:
         out.append(f"read: {d.command}")
     out.append("")
-    if not d.kl_uses and "UNKNOWN_OPTION" in d.codes:
-        out += ["No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION).", ""]
-    elif not d.kl_uses:
-        out += ["No KL term.", ""]
+    if not d.kl_uses:
+        out += [_no_kl_term(d), ""]
     for i, u in enumerate(d.kl_uses, 1):
         e = u.entry
-        option = render_changes(prof, d.kind, ((u.setting, u.written),)) if u.setting else e.setting
         out.append(f"KL term {i}: in the {u.where}")
-        default = " (release default)" if u.setting and u.setting in u.defaults_used else ""
-        out.append(f"  option       {option}{default}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
+        out.append(f"  option       {_option_text(d, u)}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
         out.append("  computes")
         out += [f"      {ln}" for ln in e.library_formula.strip("\n").split("\n")]
         ctrl = u.controller
         if u.controller == "adaptive":
             ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
-        coef = "?" if u.coef is None else f"{u.coef:g}"
-        if u.coef_setting in u.defaults_used:
-            ctrl += ", release default"
-        out.append(f"  coefficient  {prof.spelling.get(u.coef_setting, u.coef_setting)} = {coef} ({ctrl})")
+        out.append(f"  coefficient  {prof.spelling.get(u.coef_setting, u.coef_setting)} = {_coef_text(u, ctrl)}")
         out.append(f"  value        estimates {e.direction}")
         grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
         out += _wrap(f"gradient     {grad}", "  ", 13)
@@ -240,7 +257,6 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
         GRADIENT_WORDS,
         no_fix_words,
         other_release_words,
-        render_changes,
     )
 
     prof = d.profile
@@ -251,20 +267,15 @@ def card_markdown(d: Any, title: str | None = None) -> list[str]:
     if d.command:
         out.append(f"Read: `{d.command}`")
     out.append("")
-    if not d.kl_uses and "UNKNOWN_OPTION" in d.codes:
-        out += ["**No KL term:** the release rejects an option value, so the run stops (UNKNOWN_OPTION).", ""]
-    elif not d.kl_uses:
-        out += ["**No KL term.**", ""]
+    if not d.kl_uses:
+        head, colon, rest = _no_kl_term(d).partition(":")
+        out += [f"**{head}{colon}**{rest}", ""]
     else:
         out += ["| | where | option | estimator | coefficient | value estimates | gradient |",
                 "|---|---|---|---|---|---|---|"]
         for i, u in enumerate(d.kl_uses, 1):
-            option = render_changes(prof, d.kind, ((u.setting, u.written),)) if u.setting else u.entry.setting
-            if u.setting and u.setting in u.defaults_used:
-                option += " (release default)"
-            coef = "?" if u.coef is None else f"{u.coef:g}"
-            coef += f" ({u.controller}{', release default' if u.coef_setting in u.defaults_used else ''})"
-            out.append(f"| {i} | {u.where} | `{option}` | {u.estimator} | {coef} | {u.entry.direction} | "
+            out.append(f"| {i} | {u.where} | `{_option_text(d, u)}` | {u.estimator} | {_coef_text(u, u.controller)} | "
+                       f"{u.entry.direction} | "
                        f"**{u.gradient_target}**: {GRADIENT_WORDS[u.gradient_target]} |")
         out.append("")
     if d.also:
