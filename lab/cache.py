@@ -355,12 +355,12 @@ def diagnose(data: str | bytes, library: str | None = None, filename: str | None
 
 
 @cached(N_("Computing how this option pulls the policy…"), max_entries=64)
-def pull_curve(library: str, option: str, acts_on: str):  # -> kl_core.doctor.diagnosis.PullCurve
-    """``kl_core.doctor.diagnosis.pull_curve`` of the crosswalk entry ``library``/``option``/``acts_on``."""
+def pull_curve(entry):  # (CrosswalkEntry) -> kl_core.doctor.diagnosis.PullCurve
+    """``kl_core.doctor.diagnosis.pull_curve`` of one crosswalk row: the card's own, an older
+    release's clamps and code included (``KLUse.entry``), not today's row of that option."""
     from kl_core.doctor.diagnosis import pull_curve as run
-    from kl_core.libraries.crosswalk import lookup
 
-    return run(lookup(library, option, acts_on=acts_on))
+    return run(entry)
 
 
 # ---------------------------------------------------------------- Tokens & sequences page

@@ -119,7 +119,7 @@ for i, u in enumerate(d.kl_uses):
             st.markdown("\n".join("- " + fact for fact in notes.use_facts(d, u)))
             if u.aggregation is not None:
                 ui.formula(notes.stacked(u.aggregation.formula))
-        ui.chart(pull_chart(cache.pull_curve(u.entry.library, u.option, u.where), estimator_key=u.estimator,
+        ui.chart(pull_chart(cache.pull_curve(u.entry), estimator_key=u.estimator,
                             option_label="{o} ({w})".format(o=u.option, w=u.where)),
                  name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
         st.caption(notes.caveat(u, d))

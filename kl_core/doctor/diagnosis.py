@@ -62,6 +62,7 @@ from kl_core.doctor.profiles import (
     AggregationMode,
     Placement,
     Profile,
+    _expression_keys,
     evaluate_expression,
     holds,
     profiles,
@@ -1059,9 +1060,10 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
     st = _State(prof, values, given, kind)
     if prof.legacy:
         _warn(st, None, "LEGACY_TRAINER", prof.legacy)
-    off_rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
-    st.off = [Message("{why}: {setting}{rhs}", why=r.why, setting=_say(prof, r.when[0], values.get(r.when[0]), kind),
-                      rhs=_rhs_words(r.when[1], values))
+    off_rules = [r for r in prof.off_policy if r.holds(values)]
+    st.off = [Message("{why}: {setting}{rhs}", why=r.why,
+                      setting=", ".join(_say(prof, k, values.get(k), kind) for k, _ in (r.when, *r.also)),
+                      rhs=_rhs_words(prof, r.when[1], values))
               for r in off_rules]
     st.every_step = any(r.every_step for r in off_rules)
     live_keys: set[str] = set()
@@ -1137,11 +1139,16 @@ _PLACES = {"reward": N_("reward"), "loss": N_("loss")}
 _TARGETS = {"mixed": N_("mixed"), "zero": N_("zero"), "forward_kl": N_("forward_kl")}
 
 
-def _rhs_words(cond: str, values: dict[str, Any]) -> str:
+def _rhs_words(prof: Profile, cond: str, values: dict[str, Any]) -> str:
+    """`` < EXPR = value`` of a condition against other settings, the settings spelled as the release spells them."""
     m = re.match(r"^\s*(<=|>=|<|>)\s*(.+)$", cond)
     if not m or re.fullmatch(r"[-+0-9.eE]+", m.group(2).strip()):
         return ""
-    return f" {m.group(1)} {m.group(2).strip()} = {_fmt(evaluate_expression(m.group(2), values))}"
+    expr = m.group(2).strip()
+    for key in sorted(_expression_keys(expr), key=len, reverse=True):
+        if key in prof.spelling:  # an older era's name for it (--rollout_batch_size under OpenRLHF 0.10.1)
+            expr = re.sub(rf"(?<![\w.-]){re.escape(key)}(?![\w.-])", prof.spelling[key], expr)
+    return f" {m.group(1)} {expr} = {_fmt(evaluate_expression(m.group(2), values))}"
 
 
 def _placement_of(prof: Profile, u: KLUse) -> Placement:
@@ -1357,7 +1364,7 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
                     continue  # not a value of this release (verl's 'k3+' before 0.6)
                 if _selected_by(prof, pl, e, spelled, values):  # not a row that needs another setting too
                     out.append(((pl.option, spelled),))
-        rules = [r for r in prof.off_policy if holds(r.when[1], values.get(r.when[0]), values)]
+        rules = [r for r in prof.off_policy if r.holds(values)]
         if rules:
             out.append(tuple((r.fix[0], val(r.fix[0], r.fix[1])) for r in rules))
     elif w.code == "KL_OFF":

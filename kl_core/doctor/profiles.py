@@ -217,12 +217,31 @@ class OffPolicyRule:
     why : str
         What happens, in words.
     source : str
+    also : tuple of (str, str)
+        Further conditions, all of which must hold too (OpenRLHF's
+        ``--train.async_queue_size`` beside ``--train.async_enable``); the card
+        names their settings after the rule's.
     """
 
     when: Condition
     fix: Condition
     why: str
     source: str
+    also: tuple[Condition, ...] = ()
+
+    def holds(self, values: dict[str, Any]) -> bool:
+        """Whether the rule applies to these settings (:attr:`when` and every :attr:`also`).
+
+        Parameters
+        ----------
+        values : dict
+            The settings' values.
+
+        Returns
+        -------
+        bool
+        """
+        return all(holds(c, values.get(k), values) for k, c in (self.when, *self.also))
 
     @property
     def every_step(self) -> bool:
@@ -340,6 +359,7 @@ class Profile:
         keys = [k for p in self.placements for k in p.settings]
         for rule in self.off_policy:
             keys += [rule.when[0], *_expression_keys(rule.when[1]), *_expression_keys(rule.fix[1])]
+            keys += [k for k, _ in rule.also]
         keys += [k for c in self.cautions for k, _ in c.when]
         return tuple(k for k in dict.fromkeys(keys) if k in self.keys)
 
@@ -591,7 +611,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
         )
         off = tuple(
             OffPolicyRule(when=_pair(r["when"], f"{where}.off_policy.when"),
-                          fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=prose(r["why"], snippets, where), source=r["source"])
+                          fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=prose(r["why"], snippets, where),
+                          source=r["source"], also=_pairs(r.get("also", []), f"{where}.off_policy.also"))
             for r in raw.get("off_policy", [])
         )
         cautions = tuple(
@@ -616,7 +637,7 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
         raise ValueError(f"{where}: syntax must be one of {SYNTAXES}, got {prof.syntax!r}")
     named = [k for p in placements for k in p.settings]
     named += [k for p in placements for k, _ in p.enable]
-    named += [r.when[0] for r in off] + [r.fix[0] for r in off]
+    named += [r.when[0] for r in off] + [r.fix[0] for r in off] + [k for r in off for k, _ in r.also]
     named += [k for c in cautions for k, _ in c.when] + [c.fix[0] for c in cautions]
     named += [k for when, _ in prof.uncovered for k, _ in when]
     named += [k for r in off for k in _expression_keys(r.when[1]) + _expression_keys(r.fix[1])]

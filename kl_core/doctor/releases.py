@@ -31,7 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from kl_core._docfill import docfill
-from kl_core.doctor.profiles import KEYS_DIR, KeySpec, Profile, _keys, _truthy
+from kl_core.doctor.profiles import (
+    KEYS_DIR,
+    KeySpec,
+    OffPolicyRule,
+    Profile,
+    _keys,
+    _pair,
+    _pairs,
+    _truthy,
+)
 from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
 from kl_core.libraries.loading import CROSSWALK_FILE
 from kl_core.libraries.schema import CrosswalkEntry
@@ -127,7 +136,11 @@ class Era:
     """An older era of one profile (see ``doctor/releases.toml`` for each field).
 
     ``later`` holds the settings of the first release after the era: a setting
-    only the era had points to it, one that outlived it does not.
+    only the era had points to it, one that outlived it does not.  ``off_policy``
+    (None: today's rules) replaces the profile's off-policy rules, written with
+    today's setting names (the card spells them as the era did) and the era's
+    words; ``aggregations`` holds ``(aggregation id, mode value, changes)``: the
+    mode's ``name``, ``formula`` and ``coefficient`` in the era, where they differ from today's.
     """
 
     id: str
@@ -147,6 +160,8 @@ class Era:
     later: frozenset[str] = frozenset()
     accepts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     entries: tuple[EraEntry, ...] = ()
+    off_policy: tuple[OffPolicyRule, ...] | None = None
+    aggregations: tuple[tuple[str, str, dict[str, Any]], ...] = ()
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -182,6 +197,19 @@ def _era_entry(raw: dict[str, Any], where: str) -> EraEntry:
         raise ValueError(f"{where}: acts_on must be 'reward' or 'loss', got {acts_on!r}")
     return EraEntry(options=tuple(raw["options"]), acts_on=acts_on, changes=changes,
                     clamp_from=raw.get("clamp_from", ""))
+
+
+def _mode_changes(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """An era's aggregation mode fields (``name``, ``formula``, ``coefficient``), prose as messages."""
+    changes: dict[str, Any] = {}
+    for name in ("name", "coefficient"):
+        if name in raw:
+            changes[name] = prose(raw[name], _snippets(), f"{where}.{name}")
+    if "formula" in raw:
+        changes["formula"] = raw["formula"]
+    if not changes:
+        raise ValueError(f"{where}: an aggregation needs name, formula or coefficient")
+    return changes
 
 
 def _later(file: str, trainer: str) -> frozenset[str]:
@@ -224,6 +252,14 @@ def eras() -> tuple[Era, ...]:
                 source=e["source"], later=later,
                 accepts=tuple((k, tuple(v)) for k, v in e.get("accepts", [])),
                 entries=tuple(_era_entry(x, f"eras[{i}].entries[{j}]") for j, x in enumerate(e.get("entries", []))),
+                off_policy=None if "off_policy" not in e else tuple(
+                    OffPolicyRule(when=_pair(r["when"], f"eras[{i}].off_policy.when"),
+                                  fix=_pair(r["fix"], f"eras[{i}].off_policy.fix"),
+                                  why=prose(r["why"], _snippets(), f"eras[{i}].off_policy"), source=r["source"],
+                                  also=_pairs(r.get("also", []), f"eras[{i}].off_policy.also"))
+                    for r in e["off_policy"]),
+                aggregations=tuple((a["id"], a.get("value", ""), _mode_changes(a, f"eras[{i}].aggregations"))
+                                   for a in e.get("aggregations", [])),
             ))
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
@@ -266,7 +302,8 @@ def era_profile(prof: Profile, era: Era) -> Profile:
     """The profile scripts of ``era`` are read with.
 
     Today's placements, crosswalk rows and off-policy rules, except where the
-    era says otherwise: only the option values it accepted (:attr:`Era.accepts`:
+    era says otherwise: its own off-policy rules (:attr:`Era.off_policy`) and
+    aggregation words (:attr:`Era.aggregations`); only the option values it accepted (:attr:`Era.accepts`:
     rows and spellings outside them are dropped), and what an option computed
     then (:attr:`Era.entries`: clamps, code, caveat); the release label of the
     era; every setting the era accepted known; the era's defaults; today's
@@ -311,10 +348,17 @@ def era_profile(prof: Profile, era: Era) -> Profile:
                     if over.clamp_from:
                         clamp_from[(e.acts_on, e.option)] = over.clamp_from
             entries.append(e)
-        placements.append(dataclasses.replace(pl, entries=tuple(entries)))
+        agg = pl.aggregation
+        words = {value: changes for aid, value, changes in era.aggregations if aid == agg.id}
+        if words:  # what the coefficient weighed in the era, in its words (OpenRLHF 0.10.1's --gamma)
+            agg = dataclasses.replace(agg, modes=tuple(dataclasses.replace(m, **words[m.value])
+                                                       if m.value in words else m for m in agg.modes))
+        placements.append(dataclasses.replace(pl, entries=tuple(entries), aggregation=agg))
+    off_policy = prof.off_policy if era.off_policy is None else era.off_policy
     return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),
                                spelling={new: old for old, new in era.renames}, derived=dict(era.derive),
-                               placements=tuple(placements), accepts=accepts, clamp_from=clamp_from)
+                               placements=tuple(placements), accepts=accepts, clamp_from=clamp_from,
+                               off_policy=off_policy)
 
 
 def translate(era: Era, key: str, value: Any) -> tuple[str, Any]:
@@ -486,3 +530,9 @@ def extract_messages(fileobj: Any, keywords: Any, comment_tags: Any, options: An
             if x.get("caveat"):
                 template = prose(x["caveat"], _snippets(), "extract").template
                 yield line_of(text, x["caveat"][:40]), None, template, []
+        for fields, rows in ((("why",), e.get("off_policy", [])), (("name", "coefficient"), e.get("aggregations", []))):
+            for x in rows:
+                for field in fields:
+                    if x.get(field):
+                        template = prose(x[field], _snippets(), "extract").template
+                        yield line_of(text, x[field][:40]), None, template, []

@@ -554,8 +554,8 @@ def test_asynchronous_generation_is_off_policy_from_the_first_step():
 
 
 def test_only_a_switch_rule_makes_every_step_off_policy():
-    every = [(p.library, r.when[0]) for p in profiles() for r in p.off_policy if r.every_step]
-    assert every == [("OpenRLHF", "--train.async_enable")]
+    every = {(p.library, r.when[0]) for p in profiles() for r in p.off_policy if r.every_step}
+    assert every == {("OpenRLHF", "--train.async_enable")}  # two rules: by --train.async_queue_size
 
 
 def test_a_warning_without_a_fix_keeps_the_changes_it_tried():
@@ -579,3 +579,15 @@ def test_an_older_release_names_a_kl_term_without_the_settings_it_lacks():
     d = diagnose("beta: 0.04\nnum_iterations: 2\n", "trl", filename="grpo.yaml", release="trl-grpo-0.18")
     assert d.warnings and all("use_bias_correction_kl" not in str(w.message) for w in d.warnings)
     assert any("(beta: 0.04)" in str(w.message) for w in d.warnings)
+
+
+def test_trl_ppo_card_says_the_reward_kl_is_the_rollout_policys():
+    """TRL 1.12.0 trl/experimental/ppo/ppo_trainer.py (lines 672-775) and TRL 0.11.4 trl/trainer/ppo_trainer.py
+    (step(), lines 747-777): the reward's KL uses the log-probs taken at rollout, before the PPO epochs."""
+    from kl_core.cli.doctor import card_lines
+
+    for text in ("kl_coef: 0.05\nkl_estimator: k3\nnum_ppo_epochs: 4\n", "kl_coef: 0.05\nkl_estimator: k1\n"):
+        d = diagnose(text, "trl", filename="ppo.yaml")
+        assert (d.profile.trainer, d.kl_uses[0].where) == ("ppo", "reward")
+        card = "\n".join(card_lines(d))
+        assert "value        estimates KL[π_old‖π_ref]" in card and "estimates KL[π_θ‖π_ref]" not in card

@@ -9,6 +9,7 @@ verl 0.9.1 core_algos.kl_penalty_forward (NotImplementedError for an unknown val
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from kl_core.cli.doctor import card_lines
@@ -103,3 +104,111 @@ def test_openrlhf_reward_return_and_trl_beta_words():
     assert "except for GAE" not in orl and "--algo.advantage.gamma" in orl and "sets γ = 1" in orl
     d = diagnose("beta: -0.04\n", "trl")
     assert "≠ 0" in d.kl_uses[0].entry.setting and "> 0" not in d.kl_uses[0].entry.setting
+
+
+# --------------------------------------------------------------------------- audit of the era cards
+# OpenRLHF sources read (pip download --no-deps openrlhf==X.Y.Z, the wheels' openrlhf/ tree):
+#   0.10.1 cli/train_ppo_ray.py lines 272-273 (--async_train, --async_queue_size), 365 (--rollout_batch_size),
+#     386-387 (--lambd, --gamma), 389 (--train_batch_size), 402 (--n_samples_per_prompt);
+#     trainer/ppo_utils/experience_maker.py lines 281-303 (GAE: gamma, lambd; reinforce: gamma; rloo,
+#     reinforce_baseline, group_norm, dr_grpo: gamma = 1.0)
+#   0.6.3 trainer/ppo_utils/experience_maker.py line 551 (first release forcing gamma = 1.0); 0.6.2 lines 262-276
+#     and 0.5.9 lines 221-236 (every estimator's return discounted by gamma)
+#   0.9.1 trainer/ppo_trainer_async.py (rollout_slots of --async_queue_size, as in 0.11.2); 0.9.0 and 0.8.6
+#     (Queue(maxsize=OPENRLHF_ASYNC_QUEUE_SIZE), no flag)
+#   0.11.2 trainer/ppo_trainer_async.py lines 287-297, 110, 128-151, 230; trainer/ppo_trainer.py lines 241-247
+ORL_HYBRID = Path(__file__).resolve().parents[2] / "data" / "doctor_examples" / "openrlhf_ppo_hybrid.sh"
+
+
+def _era_and_current_names():
+    from kl_core.doctor.releases import eras
+
+    for era in eras():
+        today = {new for _old, new in era.renames}
+        yield era, today - set(era.keys)  # today's names the era did not have
+
+
+def test_openrlhf_era_off_policy_names_the_eras_flags():
+    """Finding 1: the off-policy line of an OpenRLHF 0.5.9–0.10.1 card spelled today's flags."""
+    d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
+    (line,) = d.off_policy
+    assert line == ("each rollout of --rollout_batch_size × --n_samples_per_prompt samples is split into optimizer "
+                    "steps of --train_batch_size samples: --train_batch_size 128 < --rollout_batch_size * "
+                    "--n_samples_per_prompt = 1024")
+    (w,) = [w for w in d.warnings if w.code == "OFF_POLICY_UNCORRECTED"]
+    for text in (line, w.message, _card(d).split("Not settings of")[0]):
+        assert "--rollout.batch_size" not in text and "--train.batch_size" not in text, text
+    # the current release keeps today's names
+    now = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="latest")
+    assert now.off_policy[0].startswith("each rollout of --rollout.batch_size × --rollout.n_samples_per_prompt")
+
+
+def test_no_era_off_policy_or_aggregation_sentence_names_a_later_setting():
+    """Every era's off-policy rules and aggregation words, as its card shows them, use the era's names only."""
+    from kl_core.doctor.profiles import profile
+    from kl_core.doctor.releases import era_profile
+
+    for era, later in _era_and_current_names():
+        if not later:
+            continue
+        p = era_profile(profile(era.library, era.trainer), era)
+        texts = [str(r.why) for r in p.off_policy]
+        texts += [str(m.coefficient) for pl in p.placements for m in pl.aggregation.modes]
+        for text in texts:
+            assert not [k for k in later if re.search(rf"(?<![\w.-]){re.escape(k)}(?![\w.-])", text)], (era.id, text)
+    every = ("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --max_epochs 2 --async_train "
+             "--async_queue_size 3")
+    d = diagnose(every, release="openrlhf-0.10.1")
+    assert len(d.off_policy) == 3
+    assert not any(re.search(r"--(train|rollout|algo)\.", line) for line in d.off_policy), d.off_policy
+
+
+def test_async_off_policy_follows_the_queue_size():
+    """Finding 2: OpenRLHF 0.11.2's rollouts are 1 to --train.async_queue_size updates stale, exactly 1 for 1."""
+    base = "python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.01 --train.async_enable"
+    one = [x for x in diagnose(base).off_policy if "async" in x]
+    four = [x for x in diagnose(base + " --train.async_queue_size 4").off_policy if "async" in x]
+    assert len(one) == 1 and "exactly one update" in one[0] and one[0].endswith(
+        ": --train.async_enable, --train.async_queue_size 1")
+    assert len(four) == 1 and "up to --train.async_queue_size rollouts ahead" in four[0]
+    assert "1 to --train.async_queue_size updates" in four[0] and "exactly" not in four[0]
+    assert four[0].endswith(": --train.async_enable, --train.async_queue_size 4")
+    assert not any("one update old" in x for x in one + four)  # the old sentence, wrong for a queue of 4
+    for d in (diagnose(base), diagnose(base + " --train.async_queue_size 4")):
+        assert d.off_policy_every_step and "OFF_POLICY_UNCORRECTED" in d.codes
+        w = next(w for w in d.warnings if w.code == "OFF_POLICY_UNCORRECTED")
+        assert w.fix.endswith("remove --train.async_enable")  # with the batch-size fix
+    era = "python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --async_train"
+    (old1,) = [x for x in diagnose(era, release="openrlhf-0.10.1").off_policy if "async" in x]
+    (old3,) = [x for x in diagnose(era + " --async_queue_size 3", release="openrlhf-0.10.1").off_policy
+               if "async" in x]
+    assert "OPENRLHF_ASYNC_QUEUE_SIZE" in old1 and old1.endswith(": --async_train, --async_queue_size 1")
+    assert "up to --async_queue_size rollouts ahead" in old3 and old3.endswith(", --async_queue_size 3")
+
+
+def test_openrlhf_era_gamma_words_are_the_eras():
+    """Finding 4: γ under 0.5.9–0.10.1 is --gamma/--lambd, and γ = 1 is forced only from 0.6.3."""
+    d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
+    (u,) = d.kl_uses
+    words = str(u.aggregation.coefficient)
+    assert "GAE discounts them by --gamma and --lambd (default 1 each), reinforce by --gamma (default 1)" in words
+    assert "from 0.6.3 every other advantage estimator sets γ = 1, before it they discount by --gamma too" in words
+    assert "--algo.advantage" not in words
+    now = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="latest")
+    assert "--algo.advantage.gamma and --algo.advantage.lambd" in str(now.kl_uses[0].aggregation.coefficient)
+
+
+def test_openrlhf_era_kl_loss_aggregation_is_the_eras():
+    """OpenRLHF v0.7.2-v0.10.1 trainer/ray/ppo_actor.py: kl_loss = masked_mean(kl, action_mask), one micro-batch's
+    token mean (v0.10.1 line 304); v0.6.2-v0.7.1: each sequence's token mean, averaged (v0.7.1 lines 243-245).
+    No --actor.loss_agg_mode in the era; 0.11.2's aggregate_loss divides by the optimizer step's tokens."""
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001",
+                 release="openrlhf-0.10.1")
+    (u,) = d.kl_uses
+    assert str(u.aggregation.name) == "token mean over each micro-batch"
+    words = str(u.aggregation.coefficient)
+    assert "--micro_train_batch_size" in words and "Up to 0.7.1 each sequence's token mean" in words
+    assert "loss_agg_mode" not in words and "optimizer step" not in str(u.aggregation.name)
+    now = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator k3 "
+                   "--algo.kl.init_coef 0.001")
+    assert str(now.kl_uses[0].aggregation.name) == "token mean over the optimizer step"

@@ -566,3 +566,32 @@ def test_the_pull_caption_says_from_which_release_an_eras_clamp_holds():
                  release="openrlhf-0.10.1")
     caps = [notes.pull_caption(u) for u in d.kl_uses if u.clamp_from]
     assert caps and all("from 0.8.6 on; earlier releases have none" in c for c in caps)
+
+
+def test_the_pull_chart_draws_the_row_of_the_release_the_card_is_for():
+    """The page drew ``cache.pull_curve(library, option, where)``, today's crosswalk row, on every card.
+
+    An era's row (kl_core/doctor/releases.toml [[eras.entries]]: clamps, code) is ``u.entry``; the chart must be
+    drawn from it.  OpenRLHF v0.8.6-v0.10.1 openrlhf/models/utils.py compute_approx_kl clamps the value to
+    [-10, 10] and bounds no log-ratio; 0.11.2 also clamps k3's log-ratio (min=-10 on log π_θ − log π_ref).
+    """
+    import ast
+    import dataclasses
+
+    import numpy as np
+
+    from kl_core.doctor.diagnosis import pull_curve
+    from kl_core.libraries.crosswalk import lookup
+
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001",
+                 release="openrlhf-0.10.1")
+    (u,) = d.kl_uses
+    today = lookup(u.entry.library, u.option, acts_on=u.where)
+    assert u.entry.logr_clamp is None and today.logr_clamp is not None  # the era's row is not today's
+    # a row whose clamp bites on the chart: the curve of the card's row is not the lookup's
+    tight = dataclasses.replace(u.entry, value_clamp=(-1.0, 1.0))
+    assert not np.allclose(pull_curve(tight).option, pull_curve(today).option, equal_nan=True)
+    # the page draws the curve of the card's own row (cache.pull_curve(u.entry)), never a lookup by option
+    page = (ROOT / "pages" / "config-doctor.py").read_text()
+    calls = [n for n in ast.walk(ast.parse(page)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "pull_chart"]
+    assert calls and all(ast.unparse(c.args[0]) == "cache.pull_curve(u.entry)" for c in calls)

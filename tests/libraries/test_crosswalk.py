@@ -870,3 +870,25 @@ def test_a_biased_rows_kl_says_how_it_is_meant(estimator, qualifier):
     assert rows
     for e in rows:
         assert e.direction.endswith(qualifier), (e.library, e.option, e.acts_on, e.direction)
+
+
+def test_trl_ppo_reward_rows_estimate_the_rollout_policys_kl():
+    """The reward KL of TRL's PPOTrainer is computed once per batch from the rollout policy's log-probs.
+
+    TRL 1.12.0 wheel (pip download --no-deps trl==1.12.0), trl/experimental/ppo/ppo_trainer.py PPOTrainer.train:
+    under torch.no_grad() (line 672) logprob = selective_log_softmax(generation logits) (line 703);
+    logr = ref_logprobs - logprobs, kl, non_score_reward = -kl_coef * kl (lines 773-775), before the
+    num_ppo_epochs loop (line 802).  TRL 0.11.4 wheel, trl/trainer/ppo_trainer.py step(): all_logprobs and
+    ref_logprobs under torch.no_grad() (lines 747-765), compute_rewards (lines 767-777), then the ppo_epochs
+    loop (line 799).  So the value estimates KL[π_old‖π_ref], not KL[π_θ‖π_ref].
+    """
+    rows = [e for e in CROSSWALK if e.library == "TRL" and e.acts_on == "reward"
+            and e.component.startswith("PPOTrainer")]
+    assert {(e.release, e.option) for e in rows} == {("1.12.0", "k1"), ("1.12.0", "k3"), ("0.11.4", "kl"),
+                                                     ("0.11.4", "abs"), ("0.11.4", "mse"), ("0.11.4", "full")}
+    for e in rows:
+        assert str(e.direction).startswith("KL[π_old‖π_ref]"), (e.option, e.direction)
+        assert "π_old" in str(e.sampler) and "π_θ" not in str(e.sampler), (e.option, e.sampler)
+        assert "\\pi_\\theta" not in e.formula_latex and "\\pi_{\\mathrm{old}}" in e.formula_latex, e.formula_latex
+    full = next(e for e in rows if e.option == "full")
+    assert "gives KL[π_old‖π_ref]" in str(full.caveat)
