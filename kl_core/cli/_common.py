@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,8 +37,11 @@ __all__ = [
     "dumps",
     "fmt",
     "json_value",
+    "named_by_flags",
     "one_line",
     "parse_pair",
+    "plural",
+    "share",
     "text_table",
 ]
 
@@ -106,8 +110,11 @@ def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def count(text: str, example: str = "1e6") -> int:
-    """A sample count: ``10000000``, ``10_000_000`` or ``1e7``; the error names ``example``."""
+def count(text: str, example: str = "1e6", most: int | None = None) -> int:
+    """A sample count: ``10000000``, ``10_000_000`` or ``1e7``; the error names ``example``.
+
+    With ``most``, a larger count is refused (argparse names the flag in its error line).
+    """
     try:
         value = float(text.replace("_", ""))
     except ValueError:
@@ -116,7 +123,64 @@ def count(text: str, example: str = "1e6") -> int:
         ) from None
     if not (math.isfinite(value) and value.is_integer() and value >= 1):
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    if most is not None and value > most:
+        raise argparse.ArgumentTypeError(f"must be at most {most:,}, got {text!r}")
     return int(value)
+
+
+def plural(n: int, one: str, many: str) -> str:
+    """``"1 row"``, ``"2 rows"``: ``n`` with thousands separators and the right noun."""
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def share(x: float | None, decimals: int = 1) -> str:
+    """A share as a percentage that never prints a share that is not zero as ``0.0%``.
+
+    The rule of the app's ``share`` (``charts/numbers.py``, mirrored: ``kl_core`` imports no
+    app code): ``decimals`` places, and below the smallest share they can show, 2 significant
+    digits (``0.037%``); exactly 0 stays ``0.0%``.
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "—"
+    if x == 0.0 or not math.isfinite(x) or abs(x) >= 10.0 ** -(decimals + 2):
+        return f"{x:.{decimals}%}"
+    return f"{100 * x:.2g}%"
+
+
+# A parameter's name is replaced where it is what the sentence is about: before a verb, a colon,
+# or at the end of a clause ("the same column as sampler_col"); never inside prose ("the drift
+# family"), a quoted value or an identifier.
+_AS_SUBJECT = r"(?=\s(?:must|has|is|needs|keeps|contains|and|or)\b|\s'|:|,|;|\)|$)"
+
+
+def named_by_flags(exc: ValueError, names: dict[str, str]) -> ValueError:
+    """``exc`` as a ``ValueError`` whose text names command-line flags instead of core parameters.
+
+    A core function names its parameters (``other_col='x' is not a column``, ``lam must be
+    finite``, ``length must be at most MAX_LENGTH = 4096``); the user typed flags.  Each key of
+    ``names`` is replaced, as a whole word, by its flag (``name='x'`` becomes ``flag 'x'``),
+    and the name of a module constant before its value (``MAX_LENGTH = ``) is dropped.
+
+    Parameters
+    ----------
+    exc : ValueError
+        The core's error.
+    names : dict of str to str
+        Core parameter name → flag, e.g. ``{"lam": "--lam"}``.
+
+    Returns
+    -------
+    ValueError
+        A new error with the rewritten one-line text (chain it ``from None``).
+    """
+    text = str(exc)
+    for name, flag in names.items():
+        text = re.sub(rf"(?<![\w'\"\-.]){re.escape(name)}=", flag + " ", text)
+        text = re.sub(rf"(?<![\w'\"\-.]){re.escape(name)}{_AS_SUBJECT}", flag, text)
+    text = re.sub(r"\bMAX_[A-Z_]+ = ", "", text)
+    text = re.sub(r" \(MAX_[A-Z_]+\)", "", text)
+    text = re.sub(r"\bnp\.(?:float|int)\d+\(([^()]*)\)", r"\1", text)  # a numpy scalar's repr
+    return ValueError(text)
 
 
 def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
@@ -159,12 +223,18 @@ def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
     """
     from kl_core.estimation.distributions import parse
 
-    q, p = parse(args.q), parse(args.p)
-    for flag, d in (("--q", q), ("--p", p)):
+    parsed = []
+    for flag, spec in (("--q", args.q), ("--p", args.p)):
+        try:
+            d = parse(spec)
+        except ValueError as exc:  # the parser names the spec, not the flag that gave it
+            raise ValueError(f"{flag}: {exc}") from None
         check_practical(flag, d)
+        parsed.append(d)
+    q, p = parsed
     if q.discrete != p.discrete:
         raise ValueError(
-            f"q {q.spec} and p {p.spec} must both be continuous or both be categorical"
+            f"--q {q.spec} and --p {p.spec} must both be continuous or both be categorical"
         )
     return q, p
 
@@ -231,7 +301,7 @@ def fmt(x: float | None, spec: str = ".6g") -> str:
         return "—"
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
-    return format(x, spec)
+    return format(x + 0.0, spec)  # + 0.0: a negative zero prints as 0, not -0
 
 
 def text_table(

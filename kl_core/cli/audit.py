@@ -36,7 +36,15 @@ from typing import BinaryIO
 from kl_core._docfill import docfill
 from kl_core.audit import statistics as audit
 from kl_core.audit import table_files
-from kl_core.cli._common import HANDLER_SECTIONS, Command, json_value, text_table
+from kl_core.cli._common import (
+    HANDLER_SECTIONS,
+    Command,
+    json_value,
+    named_by_flags,
+    plural,
+    share,
+    text_table,
+)
 from kl_core.cli._common import fmt as _fmt
 from kl_core.validation import InputError
 
@@ -137,6 +145,21 @@ def run_audit(args: argparse.Namespace) -> int:
 
     %(handler)s
     """
+    try:
+        return _run_audit(args)
+    except ValueError as exc:  # the loader names its parameters; the user typed flags
+        raise named_by_flags(exc, _FLAGS) from None
+
+
+#: The loader's parameter names → the flags (and the positional FILE) the user typed.
+_FLAGS = {
+    **{f"{role}_col": f"--{role}-col" for role in ("sampler", "other", "mask", "position", "sequence", "rollout", "kl")},
+    "path_or_buffer": "file",
+    "mask": "--mask-col",
+}
+
+
+def _run_audit(args: argparse.Namespace) -> int:
     if args.list_columns:
         for col in table_columns(args.file):
             print(col)
@@ -208,7 +231,7 @@ def _summary_rows(stats: dict[str, audit.EstimatorSummary]) -> list[list[str]]:
             _fmt(s.mean),
             _fmt(s.std),
             _fmt(s.se, ".3g"),
-            _fmt(s.neg_fraction, ".2%") if math.isfinite(s.neg_fraction) else "—",
+            share(s.neg_fraction, 2) if math.isfinite(s.neg_fraction) else "—",
             _fmt(s.p95),
             _fmt(s.p99),
             _fmt(s.max),
@@ -255,7 +278,7 @@ def report_lines(
             if report.n == report.n_total
             else f"{report.n:,} of {report.n_total:,} tokens counted by the mask"
         )
-        rows = f"{n_rows:,} rows, " if n_rows is not None else ""
+        rows = f"{plural(n_rows, 'row', 'rows')}, " if n_rows is not None else ""
         out.append(f"file: {file} ({rows}{counted})")
     if columns:
         out.append("columns: " + ", ".join(f"{role} = {col}" for role, col in columns.items()))
@@ -273,7 +296,7 @@ def report_lines(
     if report.weighted:
         out.append(
             f"rollout importance weights: ESS = {_fmt(report.ess, ',.1f')} tokens "
-            f"({_fmt(report.ess_fraction, '.1%')} of n); figures are self-normalised IS estimates"
+            f"({share(report.ess_fraction)} of n); figures are self-normalised IS estimates"
         )
     out.append("")
     out.append(f"per token (n = {report.n:,}):")

@@ -25,8 +25,8 @@ the two analytic optima (:mod:`kl_core.gradients.flow`).
     for each null, why.  Training starts from the policy and is on-policy at
     every step (``--sampler`` does not apply to it).
 
-A bad spec, mismatched K, a reward of the wrong length or β ≤ 0 raise
-``ValueError``, which :func:`kl_core.cli.main.main` prints as one line on stderr with
+A bad spec, mismatched K, a reward of the wrong length, β ≤ 0 or |λ| > 1e6 raise
+``ValueError`` naming the flag, which :func:`kl_core.cli.main.main` prints as one line on stderr with
 exit code 2.  This module imports nothing heavy until the command runs.
 
 Source: J. Schulman, "Approximating KL Divergence" (2020),
@@ -42,12 +42,21 @@ import math
 from typing import Any
 
 from kl_core._docfill import docfill
-from kl_core.cli._common import Command, check_practical, fmt
+from kl_core.cli._common import Command, check_practical, fmt, named_by_flags, plural
 from kl_core.gradients._docstrings import SECTIONS
 
 __all__ = ["grad_report", "register", "run_grad"]
 
 _SPECS = "categorical(logit,...)"
+
+#: The largest |λ| of ``--lam``: k_lambda's coefficient is (1 − λ) − log r, and past about 1e10
+#: the log-ratio is lost to rounding beside λ (at --lam 1e308 the expected gradient came out 0,
+#: "zero", though on-policy it is ∇KL[π_θ‖π_ref] for every λ); 1e6 keeps 6 digits.
+MAX_ABS_LAM = 1e6
+
+#: Core parameter names → the flags of ``grad``.
+_FLAGS = {"policy": "--policy", "ref": "--ref", "sampler": "--sampler", "lam": "--lam",
+          "reward": "--reward", "beta": "--beta"}
 
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
@@ -70,9 +79,9 @@ def _categorical(spec: str, name: str) -> Any:
     try:
         d = parse(spec)
     except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        raise ValueError(f"--{name}: {exc}") from None
     if not isinstance(d, Categorical):
-        raise ValueError(f"{name} must be a {_SPECS} spec, got {spec!r}")
+        raise ValueError(f"--{name} must be a {_SPECS} spec, got {spec!r}")
     check_practical(f"--{name}", d)
     return d
 
@@ -81,11 +90,11 @@ def _reward(text: str, k: int) -> list[float]:
     try:
         values = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
     except ValueError:
-        raise ValueError(f"reward must be {k} comma-separated numbers, got {text!r}") from None
+        raise ValueError(f"--reward must be {k} comma-separated numbers, got {text!r}") from None
     if len(values) != k:
-        raise ValueError(f"reward must have one value per token ({k}), got {len(values)}")
+        raise ValueError(f"--reward must have one value per token ({k}), got {len(values)}")
     if not all(math.isfinite(v) for v in values):
-        raise ValueError(f"reward must be finite, got {text!r}")
+        raise ValueError(f"--reward must be finite, got {text!r}")
     return values
 
 
@@ -129,11 +138,26 @@ def grad_report(
     from kl_core.gradients.expected import gradient_table
 
     if (reward is None) != (beta is None):
-        raise ValueError("reward and beta go together: give both --reward and --beta, or neither")
+        raise ValueError("--reward and --beta go together: give both, or neither")
+    if lam is not None and not (math.isfinite(lam) and abs(lam) <= MAX_ABS_LAM):
+        raise ValueError(
+            f"--lam must be finite and within ±{MAX_ABS_LAM:,.0f}, got {lam:g}: beyond, k_lambda's "
+            "coefficient (1 − λ) − log r loses log r to rounding"
+        )
+    if beta is not None and not (math.isfinite(beta) and beta > 0):
+        raise ValueError(f"--beta must be a finite number > 0, got {beta:g}")
     p = _categorical(policy, "policy")
     q = _categorical(ref, "ref")
     s = None if sampler is None else _categorical(sampler, "sampler")
-    table = gradient_table(p, q, sampler=s, lam=lam)
+    for flag, d in (("--ref", q), ("--sampler", s)):
+        if d is not None and d.k != p.k:
+            raise ValueError(
+                f"{flag} has {plural(d.k, 'token', 'tokens')} but --policy has {p.k}; they must match"
+            )
+    try:
+        table = gradient_table(p, q, sampler=s, lam=lam)
+    except ValueError as exc:  # the core names its parameters; the user typed flags
+        raise named_by_flags(exc, _FLAGS) from None
     out: dict[str, Any] = {
         "true_grad": {"reverse_kl": table.true_reverse.tolist(), "forward_kl": table.true_forward.tolist()},
         "rows": [

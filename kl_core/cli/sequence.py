@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 from kl_core._docfill import docfill
-from kl_core.cli._common import HANDLER_SECTIONS, Command, count, text_table
+from kl_core.cli._common import HANDLER_SECTIONS, Command, count, named_by_flags, text_table
 from kl_core.cli._common import fmt as _fmt
 
 __all__ = ["register", "report_lines", "run_sequence"]
@@ -116,10 +116,14 @@ def run_sequence(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
-    policy, ref, origin = _chains(args)
-    report = sequence_report(
-        policy, ref, args.T, n=args.n, seed=args.seed, exact_only=args.exact_only
-    )
+    try:
+        policy, ref, origin = _chains(args)
+        _check_sizes(args)
+        report = sequence_report(
+            policy, ref, args.T, n=args.n, seed=args.seed, exact_only=args.exact_only
+        )
+    except ValueError as exc:  # the core names its parameters; the user typed flags
+        raise named_by_flags(exc, _FLAGS) from None
     if args.json:
         print(
             json.dumps(json_value(report.as_dict()), indent=2, allow_nan=False, ensure_ascii=False)
@@ -128,6 +132,29 @@ def run_sequence(args: argparse.Namespace) -> int:
     for line in report_lines(report, origin=origin):
         print(line)
     return 0
+
+
+#: Core parameter names → the flags of ``sequence``.
+_FLAGS = {"length": "--T", "k": "--K", "n": "--n", "drift": "--drift", "placement": "--placement",
+          "policy": "--policy", "ref": "--ref", "seed": "--seed"}
+
+
+def _check_sizes(args: argparse.Namespace) -> None:
+    """``--T`` and ``--n`` against the core's limits, in the core's order, naming the flags."""
+    from kl_core.sequences.markov import MAX_LENGTH
+    from kl_core.sequences.montecarlo import MAX_SAMPLED_TOKENS, MAX_SEQUENCES
+
+    if args.T > MAX_LENGTH:
+        raise ValueError(f"--T must be at most {MAX_LENGTH:,}, got {args.T:,}")
+    if args.exact_only:
+        return
+    if args.n > MAX_SEQUENCES:
+        raise ValueError(f"--n must be at most {MAX_SEQUENCES:,}, got {args.n:,}")
+    if args.n * args.T > MAX_SAMPLED_TOKENS:
+        raise ValueError(
+            f"--n × --T = {args.n * args.T:,} tokens is more than {MAX_SAMPLED_TOKENS:,}; "
+            "lower --n or --T"
+        )
 
 
 # ------------------------------------------------------------ text output

@@ -15,6 +15,7 @@ http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ from kl_core.cli._common import (
     count,
     dumps,
     fmt,
+    named_by_flags,
     parse_pair,
+    share,
     text_table,
 )
 from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
@@ -34,7 +37,12 @@ from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
 
-__all__ = ["TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
+__all__ = ["MAX_N", "TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
+
+#: The most samples ``table --n`` takes: 100 times the app's largest N and Schulman's 10⁷
+#: (about 30 s; the sampling is chunked, so memory stays near 100 MB).  Beyond it a run takes
+#: hours, and a mistyped exponent (``--n 1e18``) would look like a hang.
+MAX_N = 1_000_000_000
 
 #: The estimators of the table, in order.
 TABLE_KEYS: tuple[str, ...] = COMPARED_KEYS
@@ -55,7 +63,12 @@ TABLE_JSON_FIELDS: tuple[str, ...] = (
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
     add_pair_arguments(sp, "normal(0,1)", "normal(0.1,1)")
-    sp.add_argument("--n", type=count, default=10_000_000, help="samples (default 1e7)")
+    sp.add_argument(
+        "--n",
+        type=functools.partial(count, example="1e7", most=MAX_N),
+        default=10_000_000,
+        help=f"samples (default 1e7, at most {MAX_N:.0e})",
+    )
     sp.add_argument("--seed", type=int, default=0, help="seed of numpy's default_rng (default 0)")
     sp.add_argument("--lam", type=float, default=1.0, help="λ of k_lambda (default 1)")
     sp.add_argument("--exact-only", action="store_true", help="no sampling: exact columns only")
@@ -169,9 +182,16 @@ def run_table(args: argparse.Namespace) -> int:
     from kl_core.estimation.published import match_published
 
     q, p = parse_pair(args)
-    true_kl, true_kl_pq, lam_star, rows = table_rows(
-        q, p, args.n, args.seed, args.lam, args.exact_only
-    )
+    if not math.isfinite(args.lam):  # checked here too: with --exact-only nothing else would
+        raise ValueError(f"--lam must be finite, got {args.lam}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be an integer >= 0, got {args.seed}")
+    try:
+        true_kl, true_kl_pq, lam_star, rows = table_rows(
+            q, p, args.n, args.seed, args.lam, args.exact_only
+        )
+    except ValueError as exc:  # the core names its parameters; the user typed flags
+        raise named_by_flags(exc, {"lam": "--lam", "seed": "--seed", "n": "--n"}) from None
     if args.json:
         out = {
             "true_kl": true_kl,
@@ -218,7 +238,7 @@ def run_table(args: argparse.Namespace) -> int:
     columns += measure("bias/true", "bias_over_true", "+.4f", "bias", se=True)
     columns += measure("stdev/true", "std_over_true", ".4f", "std", se=False)
     if mc:
-        columns.append(("P(k<0) MC", lambda r, label, pr: fmt(r["neg_fraction"], ".2%"), True))
+        columns.append(("P(k<0) MC", lambda r, label, pr: share(r["neg_fraction"], 2), True))
 
     body = []
     for r in rows:

@@ -47,7 +47,15 @@ from kl_core.estimation.distributions import Distribution
 from kl_core.estimation.exact import Moments, estimator_fourth_moment, estimator_moments
 from kl_core.validation import Message, check_positive_int
 
-__all__ = ["FOURTH_MOMENT_OVERFLOW", "MAX_VAR_RELATIVE_VARIANCE", "ErrorBarCheck", "error_bar_check", "kurtosis_allows"]
+__all__ = [
+    "FOURTH_MOMENT_OVERFLOW",
+    "MAX_VAR_RELATIVE_VARIANCE",
+    "ErrorBarCheck",
+    "count_text",
+    "error_bar_check",
+    "kurtosis_allows",
+    "least_reliable_n",
+]
 
 #: Why an error bar is unreliable when E[(k − mean)⁴] is finite but overflows a double.
 FOURTH_MOMENT_OVERFLOW = Message(
@@ -144,6 +152,76 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.4g}"
 
 
+def least_reliable_n(kurtosis: float) -> int:
+    r"""The least whole N whose ±SE :func:`kurtosis_allows` calls reliable.
+
+    .. math:: N_{\min} = \lceil 2(\kappa - 1) \rceil,
+
+    moved to where the rule :math:`(\kappa - 1)/N \le \tfrac12`, evaluated in floating
+    point, first accepts it: a sample count is whole, and the one printed must be one the
+    rule accepts.
+
+    Parameters
+    ----------
+    kurtosis : float
+        :math:`\kappa = m_4/\sigma^4` of one per-sample value; finite.
+
+    Returns
+    -------
+    int
+        :math:`N_{\min} \ge 1`.
+
+    References
+    ----------
+    H. Cramér, *Mathematical Methods of Statistics* (1946), ch. 27.
+
+    Examples
+    --------
+    >>> least_reliable_n(15.77), least_reliable_n(501.0), least_reliable_n(501.2)
+    (30, 1000, 1001)
+    """
+    if not math.isfinite(kurtosis):
+        raise ValueError(f"kurtosis must be finite, got {kurtosis}")
+    d = kurtosis - 1.0  # as kurtosis_allows computes it
+    twice = 2.0 * d
+    need = max(math.ceil(twice) if math.isfinite(twice) else 2 * math.ceil(d), 1)
+    if need < 2**53:  # beyond, N is not exact in a double and ⌈2(κ − 1)⌉ is already accepted
+        while not kurtosis_allows(kurtosis, need):
+            need += 1
+        while need > 1 and kurtosis_allows(kurtosis, need - 1):
+            need -= 1
+    return need
+
+
+def count_text(n: int) -> str:
+    r"""A sample count as the notes print it, never below ``n``.
+
+    ``1,001`` up to 12 digits; beyond, the :math:`d`-digit ``n`` rounded up to 4 significant
+    digits, :math:`\lceil n / 10^{d-4} \rceil \cdot 10^{d-4}` (``8.644e+15``).
+
+    Parameters
+    ----------
+    n : int
+        The count, ``>= 0``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> count_text(1001), count_text(8_643_800_000_000_001)
+    ('1,001', '8.644e+15')
+    """
+    digits = len(str(n))
+    if digits <= 12:
+        return f"{n:,}"
+    lead = -(-n // 10 ** (digits - 4))  # the first 4 digits, rounded up: 1000 … 10000
+    if lead == 10_000:
+        lead, digits = 1000, digits + 1
+    return f"{lead / 1000:.4g}e+{digits - 1:02d}"
+
+
 @docfill(**SECTIONS)
 def error_bar_check(
     key: str,
@@ -222,7 +300,7 @@ def error_bar_check(
             "the kurtosis of {name} is {kappa}, so the sample variance of N = {n:,} values "
             "has a relative standard error of {rel} (it needs N ≥ {need})",
             name=name, kappa=_fmt(kappa), n=n, rel=_fmt(math.sqrt((kappa - 1.0) / n)),
-            need=_fmt(2.0 * (kappa - 1.0)),
+            need=count_text(least_reliable_n(kappa)),
         )
     return ErrorBarCheck(
         False,

@@ -242,7 +242,7 @@ def test_bad_kl_column_names_its_rows(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "kl_col='kl_policy_ref' has 2 negative values (data rows 4, 11" in err
+    assert "--kl-col 'kl_policy_ref' has 2 negative values (data rows 4, 11" in err
 
 
 # ------------------------------------------------------------ bad input
@@ -258,7 +258,7 @@ BAD = [
     ("notes.txt", "logp_policy,logp_ref\n-1,-2\n", "must be a .csv or .parquet file"),
     ("nan.csv", "logp_policy,logp_ref\n-1,-2\n,-1\n", "NaN/missing values"),
     ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n-1,-1\n", "values > 0"),
-    ("missing.csv", "a,b\n-1,-2\n", "sampler_col='logp_policy' is not a column"),
+    ("missing.csv", "a,b\n-1,-2\n", "--sampler-col 'logp_policy' is not a column"),
     ("empty.csv", "logp_policy,logp_ref\n", "has no data rows"),
     ("broken.parquet", "not parquet", "could not be parsed as PARQUET"),
 ]
@@ -279,8 +279,8 @@ def test_bad_files_give_one_line_and_exit_2(tmp_path, capsys, name, text, messag
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--other-col", "nope"], "other_col='nope' is not a column; available columns:"),
-        (["--mask-col", "logp_ref"], "mask_col='logp_ref' is the same column as other_col"),
+        (["--other-col", "nope"], "--other-col 'nope' is not a column; available columns:"),
+        (["--mask-col", "logp_ref"], "--mask-col 'logp_ref' is the same column as --other-col"),
         (["--mask-col", "logp_policy"], "is the same column as"),
         (["--position-col", "logp_ref"], "same column"),
     ],

@@ -111,16 +111,16 @@ def test_human_output(capsys):
 @pytest.mark.parametrize(
     ("argv", "match"),
     [
-        (["--policy", POLICY, "--ref", "categorical(0,0,0)"], "ref must have the policy's 6 tokens"),
-        (["--policy", POLICY, "--ref", REF, "--sampler", "categorical(0,0)"], "sampler must have"),
-        (["--policy", "normal(0,1)", "--ref", REF], "policy must be a categorical"),
-        (["--policy", "categorical(a,b)", "--ref", REF], "policy:"),
-        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0"], "beta must be > 0"),
-        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "-1"], "beta must be > 0"),
-        (["--policy", POLICY, "--ref", REF, "--reward", "1,2", "--beta", "1"], "reward must have one value per token"),
-        (["--policy", POLICY, "--ref", REF, "--reward", "1,x,0,0,0,0", "--beta", "1"], "reward must be"),
-        (["--policy", POLICY, "--ref", REF, "--reward", REWARD], "reward and beta go together"),
-        (["--policy", POLICY, "--ref", REF, "--lam", "nan"], "lam must be finite"),
+        (["--policy", POLICY, "--ref", "categorical(0,0,0)"], "--ref has 3 tokens but --policy has 6; they must match"),
+        (["--policy", POLICY, "--ref", REF, "--sampler", "categorical(0,0)"], "--sampler has 2 tokens but --policy has 6"),
+        (["--policy", "normal(0,1)", "--ref", REF], "--policy must be a categorical"),
+        (["--policy", "categorical(a,b)", "--ref", REF], "--policy:"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0"], "--beta must be a finite number > 0"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "-1"], "--beta must be a finite number > 0"),
+        (["--policy", POLICY, "--ref", REF, "--reward", "1,2", "--beta", "1"], "--reward must have one value per token"),
+        (["--policy", POLICY, "--ref", REF, "--reward", "1,x,0,0,0,0", "--beta", "1"], "--reward must be"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD], "--reward and --beta go together"),
+        (["--policy", POLICY, "--ref", REF, "--lam", "nan"], "--lam must be finite"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, match, capsys):
@@ -145,4 +145,4 @@ def test_subprocess_error_has_no_traceback():
         text=True,
     )
     assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert res.stderr.strip().startswith("error: ref must have")
+    assert res.stderr.strip().startswith("error: --ref has 2 tokens but --policy has 6")

@@ -312,7 +312,7 @@ def test_bad_spec_in_a_subprocess() -> None:
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.strip() == "error: spec 'normal(0,-1)': sigma must be > 0, got -1.0"
+    assert proc.stderr.strip() == "error: --q: spec 'normal(0,-1)': sigma must be > 0, got -1.0"
 
 
 def test_json_in_a_subprocess() -> None:
@@ -417,7 +417,7 @@ def test_a_command_is_added_with_one_registration_line(
     code, out, _ = _run(["hello"], capsys)
     assert (code, out.strip()) == (0, "normal(1,1)")
     code, _, err = _run(["hello", "--p", "normal(0,0)"], capsys)
-    assert code == 2 and err.startswith("error: spec 'normal(0,0)'")
+    assert code == 2 and err.startswith("error: --p: spec 'normal(0,0)'")
 
 
 def test_a_command_module_is_one_register_helper_call(

@@ -8,6 +8,7 @@ the rule's coverage by seeded Monte Carlo with tolerances of 4 binomial SE.
 from __future__ import annotations
 
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -93,6 +94,34 @@ def test_a_finite_but_huge_kurtosis_is_flagged(n):
         f"{math.sqrt((check.kurtosis - 1) / n):.4g} (it needs N ≥ 8.644e+15); the exact SD is 89.96"
     )
     assert check.var_relative_se == pytest.approx(math.sqrt((check.kurtosis - 1) / n))
+
+
+def _printed_need(note: str) -> str:
+    return re.search(r"\(it needs N ≥ ([^)]*)\)", note).group(1)
+
+
+@pytest.mark.parametrize(
+    ("key", "mu", "n", "need"),
+    [("k2", 1.0, 2, "26"), ("k3", 1.0, 500, "771"), ("k3", 1.5, 2, "36,216"), ("k3", 2.5, 2, "148,127,011,207")],
+)
+def test_the_n_an_error_bar_needs_is_the_least_whole_n_the_rule_accepts(key, mu, n, need):
+    """Not 2(κ − 1) to 4 digits (25.33, 3.622e+04): a whole N, with thousands separators, that
+    kurtosis_allows accepts while N − 1 it refuses."""
+    check = error_bar_check(key, N01, Gaussian(mu, 1.0), n)
+    assert not check.reliable and math.isfinite(check.kurtosis)
+    printed = _printed_need(check.note)
+    assert printed == need
+    whole = int(printed.replace(",", ""))
+    assert whole < 10**12 and whole == math.ceil(2 * (check.kurtosis - 1))
+    assert kurtosis_allows(check.kurtosis, whole) and not kurtosis_allows(check.kurtosis, whole - 1)
+
+
+def test_an_n_past_twelve_digits_is_rounded_up_never_down():
+    """k3 for N(0,1) against N(3,1): 2(κ − 1) = 8.64378…e+15, printed 8.644e+15 (4 digits, up)."""
+    check = error_bar_check("k3", N01, Gaussian(3.0, 1.0), 1000)
+    printed = _printed_need(check.note)
+    assert re.fullmatch(r"\d\.\d{1,3}e\+\d\d+", printed)
+    assert float(printed) >= 2 * (check.kurtosis - 1) and kurtosis_allows(check.kurtosis, int(float(printed)))
 
 
 def test_an_infinite_fourth_moment_is_flagged():
