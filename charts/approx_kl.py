@@ -153,7 +153,7 @@ def clamp_chart(
         "type": "quantitative",
         "title": [_("mean per token (nats),"), _("symmetric log scale: linear below 1")],
         "scale": {"type": "symlog", "constant": 1},
-        "axis": {"values": [t for t in _SYMLOG_TICKS if t <= 1.05 * top], "format": "~g"},
+        "axis": {"values": [t for t in _SYMLOG_TICKS if t <= 1.05 * top], "format": ".6~g"},
     }
     tooltip = _tooltip(_("line"), "value", _("mean per token"), ".5g")
     sel_data, sel_layer = _theta_rule(point.theta, x_value)

@@ -73,15 +73,25 @@ except ValueError as exc:
         ui.fail(_("**This file can't be audited.** {why}").format(why=ui.error_text(exc)))
 
 # ------------------------------------------------------------ the columns
+def follow_direction() -> None:
+    """The exact-KL column left at one direction's default switches with the direction."""
+    for k in [k for k in st.session_state if k == "kc" or str(k).startswith("up_kc_")]:
+        st.session_state[k] = notes.kl_column_after_switch(st.session_state[k], st.session_state["dir"])
+
+
 chosen: dict[str, str | None] = {}
 unmatched = upload_id is not None and not {notes.EXAMPLE_ROLES["sc"], notes.EXAMPLE_ROLES["oc"]} <= set(columns)
 with st.expander(_("More settings: columns and direction"), expanded=unmatched,
                  icon=":material/tune:"):
+    direction = state.segmented(  # first: the exact-KL column's default follows it
+        _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
+        format_func=notes.direction_label, help=_(notes.DIRECTION_HELP), on_change=follow_direction,
+    )
     for role_label_required, col in ui.grid(notes.PICKERS, key="columns"):
         role, label, required = role_label_required
         label = _(label)
         opts = list(columns) if required else [notes.NONE, *columns]
-        default = notes.EXAMPLE_ROLES[role] if notes.EXAMPLE_ROLES[role] in opts else None
+        default = notes.example_role(role, direction) if notes.example_role(role, direction) in opts else None
         with col:
             if upload_id is None:  # the example: the choice is part of the link
                 value = state.select(label, role, opts, value=default)
@@ -91,11 +101,6 @@ with st.expander(_("More settings: columns and direction"), expanded=unmatched,
                     index=opts.index(default) if default is not None else (None if required else 0),
                 )
         chosen[role] = None if value in (None, notes.NONE) else value
-    direction = state.segmented(
-        _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",
-        format_func=notes.direction_label,
-        help=_(notes.DIRECTION_HELP),
-    )
 if (missing := notes.missing_columns(name, list(columns), chosen)) is not None:
     top.warning(missing, icon=":material/table_rows:")
     st.stop()

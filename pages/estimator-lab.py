@@ -22,7 +22,6 @@ from kl_core.estimation import estimators, montecarlo
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.published import match_published
 from lab import cache, state, ui
-from lab.format import number
 from lab.notes import estimator_lab as notes
 from lab.picker import distribution_pair, wait_for_specs
 from lab.widgets import (
@@ -117,12 +116,11 @@ total_checks = cache.error_bar_checks(keys, q.spec, p.spec, total, lam)  # the s
 same_pair = q.spec == p.spec  # written alike: p = q exactly (a KL can also round to 0 for p ≠ q)
 
 with ui.metric_row():
-    st.metric(_("Exact KL[q‖p]"), number(true_kl),
+    st.metric(_("Exact KL[q‖p]"), notes.exact_text(true_kl),
               help=_("kl_core.estimation.exact.kl(q, p): what k1, k3 and kλ estimate."))
-    st.metric(_("Exact KL[p‖q]"), number(true_kl_pq),
+    st.metric(_("Exact KL[p‖q]"), notes.exact_text(true_kl_pq),
               help=_("kl_core.estimation.exact.kl(p, q): what k3_pq estimates."))
-    st.metric(_("λ*, least-variance λ"),
-              _("undefined") if star.value is None else number(star.value),
+    st.metric(_("λ*, least-variance λ"), notes.lambda_star_text(star, true_kl, true_kl_pq),
               help=_("λ*, the λ of least variance (kl_core.estimation.exact.lambda_star(q, p)). {why}").format(
                   why=ui.error_text(star.note)))
     st.metric(_("Draws, N · R"), f"{n * repeats:,}",
@@ -173,7 +171,7 @@ st.markdown(_(
 ))
 for key, col in ui.grid(keys, key="estimates"):
     s, m = sim[key], moments[key]
-    approx = sampling.batch_mean_normal(m.mean, m.var, n) if not math.isnan(m.var) else None
+    approx = notes.normal_curve(m, n)  # None where the exact variance is missing or not resolved
     with col:
         ui.chart(
             cache.estimator_chart(

@@ -249,9 +249,11 @@ def mc_standard_errors(values: ArrayLike, std: float, count: int) -> tuple[float
     if v.size < 2:
         return se_mean, math.nan
     d = v - v.mean()
-    m2 = float(np.mean(d * d))
-    if m2 == 0.0:
+    scale = float(np.max(np.abs(d)))
+    if scale == 0.0:
         return se_mean, math.nan
+    d = d / scale  # the kurtosis is scale-free; unscaled, m2² underflows to 0 for |d| below ~1e-77
+    m2 = float(np.mean(d * d))
     kurtosis = float(np.mean(d**4)) / (m2 * m2)
     return se_mean, std * math.sqrt(max(kurtosis - 1.0, 0.0) / (4.0 * count))
 

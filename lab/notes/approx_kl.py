@@ -585,6 +585,8 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
                  "{hit}: they move its mean from {raw} to **{mean}**, which happens to equal the exact "
                  "KL.").format(**values)
     rel = share(abs(point.bias) / point.kl)
+    if not _same(point.unclamped_mean, point.kl):  # k2: its own bias and the clamps, said apart
+        return _own_bias_and_clamps(values, point, rel)
     if point.bias < 0:
         text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
                  "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}** "
@@ -594,6 +596,35 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
                  "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}** "
                  "(without clamps: {raw}).")
     return text.format(**values, rel=rel)
+
+
+def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) -> str:
+    """The clamped answer for an estimator biased without clamps (k2): the gap to the KL split into
+    the estimator's own bias, unclamped mean − KL, and the clamps' part, mean − unclamped mean, each
+    as a share of the KL, so the two add up to the gap."""
+    own = _signed_share((point.unclamped_mean - point.kl) / point.kl)
+    if _same(point.mean, point.unclamped_mean):
+        if point.bias < 0:
+            text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                     "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} below** "
+                     "the exact KL **{kl}**, all of it the estimator's own bias.")
+        else:
+            text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                     "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} above** "
+                     "the exact KL **{kl}**, all of it the estimator's own bias.")
+        return text.format(**values, rel=rel)
+    clamp = _signed_share((point.mean - point.unclamped_mean) / point.kl)
+    if point.bias < 0:
+        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}**. Two causes "
+                 "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
+                 "{own} (without clamps it averages {raw}), and the clamps, {clamp}.")
+    else:
+        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                 "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}**. Two causes "
+                 "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
+                 "{own} (without clamps it averages {raw}), and the clamps, {clamp}.")
+    return text.format(**values, rel=rel, own=own, clamp=clamp)
 
 
 def clamps_intro(entries: list[CrosswalkEntry]) -> str:

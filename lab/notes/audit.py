@@ -42,6 +42,8 @@ __all__ = [
     "DIRECTION_HELP",
     "DIRECTION_LABELS",
     "direction_label",
+    "example_role",
+    "kl_column_after_switch",
     "drawn_share",
     "ess_share",
     "mean_help",
@@ -93,6 +95,10 @@ EXAMPLE_ROLES = {
     "rc": NONE,
     "kc": "kl_policy_ref",
 }
+#: The bundled example's exact-KL column of each direction's KL (data/example_audit.json's
+#: ``kl_cols``): the default of ``kc`` follows the direction, so that rb estimates the KL that k1
+#: and k3 estimate (:func:`example_role`).
+EXAMPLE_KL_COLS = {"sampler-other": "kl_policy_ref", "other-sampler": "kl_ref_policy"}
 #: The two directions in words (shown translated: :func:`direction_label`).
 DIRECTION_LABELS = {"sampler-other": N_("KL[sampler‖other]"), "other-sampler": N_("KL[other‖sampler]")}
 #: The direction picker's help: what each direction averages (kl_core.audit.statistics.DEFINITIONS;
@@ -114,6 +120,19 @@ def rb_formula(direction: str) -> str:
 def direction_label(direction: str) -> str:
     """``"sampler-other"`` → ``KL[sampler‖other]``, in the run's language."""
     return _(DIRECTION_LABELS[direction])
+
+
+def example_role(role: str, direction: str) -> str:
+    """The column picker ``role``'s default: the example's column for it; for ``kc``, the exact-KL
+    column of the KL that ``direction`` names (KL[policy‖ref] or KL[ref‖policy])."""
+    return EXAMPLE_KL_COLS[direction] if role == "kc" else EXAMPLE_ROLES[role]
+
+
+def kl_column_after_switch(column: str | None, direction: str) -> str | None:
+    """``kc`` once the direction is switched to ``direction``: the other direction's default column
+    becomes this one's; any other choice (a column of the reader's, "(none)") is kept."""
+    others = {col for d, col in EXAMPLE_KL_COLS.items() if d != direction}
+    return EXAMPLE_KL_COLS[direction] if column in others else column
 
 
 def example_info(meta: Mapping, file_name: str) -> str:

@@ -200,18 +200,14 @@ TOO_LARGE = N_("too large for a double")
 OVERFLOW_SDS = math.sqrt(math.log(sys.float_info.max))
 
 
-def _lam(x: float) -> str:
-    """λ to 3 significant digits, more where 3 would print k1's 0 or k3's 1 for a λ that is neither."""
+def lam_text(x: float) -> str:
+    """λ as the page prints it: 3 significant digits, more where 3 would print k1's 0 or k3's 1
+    for a λ that is neither."""
     for digits in (3, 5, 7, 9, 12):
         text = f"{x:.{digits}g}"
         if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
             break
     return text
-
-
-def lam_text(x: float) -> str:
-    """λ as the page prints it: 3 significant digits, never k1's 0 or k3's 1 for a λ that is neither."""
-    return _lam(x)
 
 
 #: Var(log r) and Var(r) at or below this are rounding, not a difference between p and q: log r's
@@ -242,7 +238,7 @@ def has_one_lam_star(par: LambdaParabola) -> bool:
 def _from_log(log_x: float) -> str:
     """A positive number from its natural log, 3 significant digits, even past a double's range."""
     if math.log(sys.float_info.min) < log_x < math.log(sys.float_info.max):
-        return _lam(math.exp(log_x))
+        return lam_text(math.exp(log_x))
     exponent = math.floor(log_x / math.log(10.0))
     mantissa = math.exp(log_x - exponent * math.log(10.0))
     if f"{mantissa:.3g}" == "10":
@@ -259,7 +255,7 @@ def _lam_star(par: LambdaParabola) -> str:
     """λ* as printed: :func:`lam_text`, or from its log where χ² is past a double (the core's 0)."""
     if _chi2_overflows(par) and par.cov > 0.0 and math.isfinite(par.log_second_moment):
         return _from_log(_log_lam_star_overflow(par))
-    return _lam(par.lam_star)
+    return lam_text(par.lam_star)
 
 
 def _overflow_limit(par: LambdaParabola) -> str:
@@ -384,13 +380,9 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
             "warning",
             _(r"**$\chi^2(p\|q) = \mathrm{{Var}}_q(r)$ is too large for a double for this pair**: "
               r"$\mathbb{{E}}_q[r^2] = \int p^2/q$ is finite but above ≈1.8e308, as $e^{{\mu^2/\sigma^2}}$ "
-              r"is for two Gaussians of width σ more than {sds} standard deviations apart. Every "
-              r"Var(kλ) is finite, but its coefficient of λ², χ², is too large for a double, so "
-              r"Var(kλ) fits in one only for |λ| below {lim}. λ* = (KL[p‖q] + KL[q‖p])/χ² = {lam} "
-              r"is tiny, and k1 (λ = 0) "
-              r"is the best λ to double precision. The histograms can still look tame: the variance "
-              r"lives in rare, huge values of r that a finite sample seldom contains.").format(
-                sds=f"{OVERFLOW_SDS:.3g}", lim=_overflow_limit(par), lam=_lam_star(par)),
+              r"is for two Gaussians of width σ more than {sds} standard deviations apart. The "
+              r"histograms can still look tame: the variance lives in rare, huge values of r that a "
+              r"finite sample seldom contains.").format(sds=f"{OVERFLOW_SDS:.3g}"),
             ":material/warning:",
         )
     if _chi2_infinite(par):
@@ -419,7 +411,7 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
                  "λ = 0 (k1) stands for it.").format(lam=_lam_star(par))
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
-            lam=_lam(par.lam_star), lo=lo, hi=hi)
+            lam=lam_text(par.lam_star), lo=lo, hi=hi)
     return None
 
 
@@ -440,7 +432,7 @@ def parabola_marks(par: LambdaParabola, lam: float, direct: float | None = None)
     if not (_all_infinite(par) or _p_equals_q(par)) and par.resolved:  # p = q: every λ ties
         label = _("λ* = {lam}: least variance").format(lam=_lam_star(par))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
-    label = _("your λ = {lam}").format(lam=_lam(lam))
+    label = _("your λ = {lam}").format(lam=lam_text(lam))
     var = float(par.variance(lam)) if _chi2_overflows(par) else shown_var_lam(par, lam, direct)
     marks.append(LambdaMark(label, lam, var, "k_lambda"))
     return marks
@@ -459,6 +451,11 @@ def parabola_note(par: LambdaParabola) -> list[str] | None:
 
 def answer(par: LambdaParabola) -> str:
     """The page's answer to "which λ?", from the exact variances of this pair."""
+    if _chi2_overflows(par):  # the conclusion; the caption says what the chart can draw
+        return _("**Answer:** k1 (λ = 0) is the best λ to double precision, with a variance of {v} "
+                 "per sample. λ* = {lam} is positive but tiny, because its denominator χ²(p‖q) is "
+                 "finite but too large for a double; Var(k3) (λ = 1) is too large for a double as "
+                 "well.").format(v=number(par.var_log_r), lam=_lam_star(par))
     if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
         return _("**Answer:** {text}").format(text=parabola_caption(par))
     if _k3_below_resolution(par):
@@ -501,10 +498,10 @@ def parabola_caption(par: LambdaParabola) -> str:
         return _("Nothing to minimise: the variance is infinite for every λ.")
     if _chi2_overflows(par):
         return _(
-            "Var(kλ) fits in a double only for |λ| below {lim} (k1, λ = 0, has {v}): the "
-            "coefficient of λ², χ²(p‖q), is finite but too large for a double, so λ* = {lam} is "
-            "tiny and k1 is the best λ to double precision."
-        ).format(v=number(par.var_log_r), lim=_overflow_limit(par), lam=_lam_star(par))
+            "The chart draws k1's ● at λ = 0 alone: it computes Var(kλ) from three coefficients, "
+            "and the coefficient of λ², χ²(p‖q), is too large for a double. Var(kλ) itself is "
+            "finite for every λ, but fits in a double only for |λ| below {lim}."
+        ).format(lim=_overflow_limit(par))
     if _chi2_infinite(par):
         return _(
             "Only λ = 0 (k1) has a finite variance, {v}; the coefficient of λ², χ²(p‖q), is "
@@ -548,7 +545,7 @@ def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, 
     """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, estimator key)``."""
     curves = []
     if lam not in (0.0, 1.0):
-        label = "kλ, λ = {lam}".format(lam=_lam(lam))  # i18n: ok
+        label = "kλ, λ = {lam}".format(lam=lam_text(lam))  # i18n: ok
         curves.append((label, estimators.k_lambda(logr, lam), "k_lambda"))
     curves.append(("k3 (λ = 1)", estimators.k3(logr), "k3"))
     curves.append(("k1 (λ = 0)", estimators.k1(logr), "k1"))
@@ -567,20 +564,20 @@ def profile_caption(lam: float, interval: tuple[float, float] | None, neg_fracti
             return _(
                 "For λ = {lam} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
                 "with p(x) > q(x) is negative, though none of the draws above has p(x) > q(x)."
-            ).format(lam=_lam(lam))
+            ).format(lam=lam_text(lam))
         return _(
             "For λ = {lam} ≤ 0, −log r < 0 and λ(r − 1) ≤ 0 whenever log r > 0: every sample "
             "with p(x) > q(x) is negative — {share} of the draws above."
-        ).format(lam=_lam(lam), share=share(neg_fraction))
+        ).format(lam=lam_text(lam), share=share(neg_fraction))
     if neg_fraction == 0.0:
         return _(
             "For λ = {lam}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
             "shrinks to nothing as λ → 1. None of the draws above fell there: no value is negative."
-        ).format(lam=_lam(lam), a=number(interval[0]), b=number(interval[1]))
+        ).format(lam=lam_text(lam), a=number(interval[0]), b=number(interval[1]))
     return _(
         "For λ = {lam}, kλ < 0 exactly when {a} < log r < {b} (shaded purple), a stretch that "
         "shrinks to nothing as λ → 1. That is where the {share} negative draws above come from."
-    ).format(lam=_lam(lam), a=number(interval[0]), b=number(interval[1]), share=share(neg_fraction))
+    ).format(lam=lam_text(lam), a=number(interval[0]), b=number(interval[1]), share=share(neg_fraction))
 
 
 def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:

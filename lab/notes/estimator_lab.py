@@ -7,6 +7,7 @@ Every sentence is whole, with named placeholders, so it can be translated as one
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,7 +19,12 @@ from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import LambdaStar, Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
 from kl_core.estimation.published import PublishedExperiment
-from kl_core.estimation.reliability import FOURTH_MOMENT_OVERFLOW, ErrorBarCheck
+from kl_core.estimation.reliability import (
+    FOURTH_MOMENT_OVERFLOW,
+    ErrorBarCheck,
+    count_text,
+    least_reliable_n,
+)
 from kl_core.validation import Message
 from lab.format import number, share
 from lab.notes import Note
@@ -30,6 +36,12 @@ __all__ = [
     "SE_TRUSTED",
     "error_bar_notes",
     "estimate_caption",
+    "exact_text",
+    "mc_std_underflows",
+    "lambda_star_text",
+    "normal_curve",
+    "unresolved",
+    "variance_unresolved",
     "lambda_star_line",
     "estimator_mean_line",
     "column_name",
@@ -89,6 +101,55 @@ def _sd(values: np.ndarray) -> float:
     return sd
 
 
+#: The smallest normal double, ≈2.2e-308.  Below it a double is subnormal: it keeps fewer significant
+#: digits (5e-323 is 10 times the smallest step, 4.9e-324), and the quadrature behind an exact figure
+#: loses more (Var(k1) for Gaussians 1e-161 apart comes out 9e-323, not 1e-322; E_q[k2], 4e-323 for 5e-323).
+SMALLEST_NORMAL = sys.float_info.min
+
+
+def unresolved(x: float) -> bool:
+    """A nonzero exact figure below the smallest normal double: the page can't print it to 4 digits."""
+    return 0.0 < abs(x) < SMALLEST_NORMAL
+
+
+def variance_unresolved(m: Moments) -> bool:
+    """The exact variance is below the smallest normal double, or 0 where values as small as the
+    mean (below √2.2e-308 ≈ 1.5e-154) have squares that underflow (Var(k2) ≈ 2 KL² for a KL of 5e-201)."""
+    if unresolved(m.var):
+        return True
+    return m.var == 0.0 and math.isfinite(m.mean) and 0.0 < abs(m.mean) < math.sqrt(SMALLEST_NORMAL)
+
+
+def exact_text(x: float) -> str:
+    """An exact figure as a metric prints it: :func:`lab.format.number`, or "< 2.225e-308" below the
+    smallest normal double, where its digits are not resolved."""
+    return "< {tiny}".format(tiny=number(SMALLEST_NORMAL)) if unresolved(x) else number(x)
+
+
+def lambda_star_text(star: LambdaStar, true_kl: float, true_kl_pq: float) -> str:
+    """The metric "λ*": its value; "undefined"; "not resolved" where λ* = (KL[p‖q] + KL[q‖p]) / χ²
+    divides numbers below the smallest normal double (1.111 for Gaussians 1e-161 apart, where it is 1)."""
+    if star.value is None:
+        return _("undefined")
+    if unresolved(true_kl) or unresolved(true_kl_pq):
+        return _("not resolved")
+    return number(star.value)
+
+
+def normal_curve(m: Moments, n: int) -> sampling.NormalApproximation | None:
+    """The CLT curve over the histogram of estimates: None where the exact moments are missing or
+    the variance is not resolved (:func:`variance_unresolved`)."""
+    if math.isnan(m.var) or variance_unresolved(m):
+        return None
+    return sampling.batch_mean_normal(m.mean, m.var, n)
+
+
+def mc_std_underflows(r: EstimatorSummary) -> bool:
+    """The sample standard deviation is 0 although the values differ: their squares underflow
+    (values near 1e-200), so the Monte Carlo stdev and every standard error from it are not resolved."""
+    return r.std == 0.0 and r.samples.size > 1 and bool(np.ptp(r.samples) > 0.0)
+
+
 def _zero_exactly(m: Moments | None, r: EstimatorSummary) -> bool:
     """Target, exact mean and exact variance all 0 to double precision (p = q, or a KL that underflows)."""
     return m is not None and m.mean == 0.0 and m.var == 0.0 and r.target == 0.0
@@ -126,7 +187,7 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
             (huge if m is not None and math.isfinite(r.target) and _overflowed(m) else unknown).append(r.name)
         elif check is not None and not check.reliable:
             untrusted.append(r.name)
-        elif se == 0.0 and r.mean != r.target:  # the values' squares underflow (values near 1e-170)
+        elif se == 0.0 and (r.mean != r.target or mc_std_underflows(r)):  # squares underflow (values near 1e-170)
             too_small.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
@@ -287,6 +348,19 @@ def notes(
             "exact columns are left blank. The Monte Carlo figures are still shown."
         ).format(names=_names(list(failed)), why=next(iter(failed.values())))
         out.append(Note("warning", text, ":material/warning:"))
+    tiny = [name for name, target in (("KL[q‖p]", true_kl), ("KL[p‖q]", true_kl_pq))  # i18n: ok
+            if unresolved(target) and any(targets[k][0] == name for k in keys)]
+    tiny += [f"Var({k})" for k in keys if variance_unresolved(moments[k])]  # i18n: ok (notation)
+    tiny += [f"E_q[{k}]" for k in keys if unresolved(moments[k].mean)]  # i18n: ok (notation)
+    if tiny:
+        text = _(
+            "**Below the smallest normal double (≈{tiny}) for this pair: {names}.** A double holds "
+            "such a number with fewer significant digits, and the integrals behind it lose more, or "
+            "round it to 0 (for Gaussians 1e-161 apart Var(k1) comes out 10% low). So the page "
+            "leaves out every figure it would compute from them (blank in §4's tables), rather than "
+            "print digits it cannot resolve."
+        ).format(tiny=number(SMALLEST_NORMAL), names=", ".join(dict.fromkeys(tiny)))
+        out.append(Note("warning", text, ":material/straighten:"))
     if true_kl == 0.0 and same_pair:
         text = _(
             "**p = q**: log r = 0 at every sample, so every estimator gives exactly zero and the "
@@ -377,6 +451,10 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
     precision they can still differ.
     """
     name = ESTIMATORS[key].name
+    if approx is None and variance_unresolved(moments):
+        return _("No curve: the exact variance of {name} is below the smallest normal double "
+                 "(≈{tiny}) for this pair, too small for the page to resolve.").format(
+            name=name, tiny=number(SMALLEST_NORMAL))
     if approx is not None and approx.has_density:
         gap = math.nan if target is None else abs(moments.mean - target)
         if ESTIMATORS[key].unbiased_for or gap == 0.0:
@@ -510,21 +588,10 @@ def error_bar_notes(
         out.append(Note("warning", text.format(
             name=ESTIMATORS[key].name, n=check.n, kappa=number(check.kurtosis),
             rel=number(check.var_relative_se),
-            need=_need(check.kurtosis) if math.isfinite(check.kurtosis) else "",
+            need=count_text(least_reliable_n(check.kurtosis)) if math.isfinite(check.kurtosis) else "",
             exact=number(check.exact_sd), sample=number(sample_sd),
         ), ":material/error_outline:"))
     return out
-
-
-def _need(kurtosis: float) -> str:
-    """The least N the rule allows, ⌈2(κ − 1)⌉: ``1,001``; past 12 digits, 4 significant digits
-    rounded up (``2.647e+85``), so the N printed is never below the one needed."""
-    need = math.ceil(2.0 * (kurtosis - 1.0))
-    digits = len(str(need))
-    if digits <= 12:
-        return f"{need:,}"
-    unit = 10 ** (digits - 4)
-    return f"{float(-(-need // unit) * unit):.4g}"
 
 
 def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
@@ -647,10 +714,22 @@ def table_rows(
         se_mean, se_sd = sampling.mc_standard_errors(s.samples, s.std, total)
         if math.isinf(m.var):  # the MC SEs assume a finite variance
             se_bias = se_std = se_sd = se_mean = math.nan
+        mc_bias, mc_std = s.bias_over_true, s.std_over_true
+        exact_mean, exact_sd = m.mean, m.std
+        if unresolved(m.mean):  # exact figures the page can't resolve: blank, said in the note
+            exact_bias = exact_mean = math.nan
+        if variance_unresolved(m):
+            exact_std = exact_sd = math.nan
+        mc_sd, target = s.std, s.target
+        mc_mean = math.nan if unresolved(s.mean) else s.mean  # an average of subnormal values
+        if mc_std_underflows(s):  # the values' squares underflow: no MC stdev, no SE
+            mc_sd = mc_std = se_bias = se_std = se_mean = se_sd = math.nan
+        if unresolved(s.target):  # everything divided by the target
+            exact_bias = exact_std = mc_bias = mc_std = se_bias = se_std = target = math.nan
         pub = published.row(key) if published is not None else None
         for fig, exact_value, mc_value, se in (
-            ("bias/true", exact_bias, s.bias_over_true, se_bias),
-            ("stdev/true", exact_std, s.std_over_true, se_std),
+            ("bias/true", exact_bias, mc_bias, se_bias),
+            ("stdev/true", exact_std, mc_std, se_std),
         ):
             row = {h["estimator"]: s.name, h["exact"]: exact_value}
             if published is not None:  # beside "exact", which it is read against (and in view on a phone)
@@ -666,12 +745,12 @@ def table_rows(
             {
                 h["estimator"]: s.name,
                 h["target"]: s.target_name,
-                h["true value"]: s.target,
-                h["mean (exact)"]: m.mean,
-                h["mean (MC)"]: s.mean,
+                h["true value"]: target,
+                h["mean (exact)"]: exact_mean,
+                h["mean (MC)"]: mc_mean,
                 h["mean (MC SE)"]: se_mean,
-                h["stdev (exact)"]: m.std,
-                h["stdev (MC)"]: s.std,
+                h["stdev (exact)"]: exact_sd,
+                h["stdev (MC)"]: mc_sd,
                 h["stdev (MC SE)"]: se_sd,
                 h["share < 0 (MC)"]: s.neg_fraction,
             }

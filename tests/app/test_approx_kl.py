@@ -8,6 +8,7 @@ points to the audit's own page (``tests/app/test_audit.py``).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -221,6 +222,9 @@ def test_clamp_charts_are_valid_small_specs(eid):
     assert [layer["mark"]["strokeWidth"] for layer in lines] == [3, 6, 2]
     assert any("symmetric log" in t for t in lines[0]["encoding"]["y"]["title"])
     assert lines[0]["encoding"]["color"]["legend"]["symbolType"] == "stroke"
+    # a precision in the tick format: without one, d3 infers it from the symlog scale's linear tick
+    # step and writes the tick 100 as "1e+2" (OpenRLHF k2, whose mean passes 100 at large drift)
+    assert re.fullmatch(r"\.\d+~g", lines[0]["encoding"]["y"]["axis"]["format"])
     # the hit chart: 0 % and the top tick inside the y domain, not on its edges
     hit = clamp_hit_chart(curve, pt).to_dict()
     y = next(layer for layer in hit["layer"] if layer["mark"]["type"] == "line")["encoding"]["y"]

@@ -220,7 +220,7 @@ def test_the_example_reports_rb_beside_k1_and_k3():
 
 
 def test_rb_follows_the_direction_and_can_be_switched_off():
-    at = open_page(dir="KL[other‖sampler]")
+    at = open_page(dir="KL[other‖sampler]", kc="kl_policy_ref")  # a link that kept the other direction's column
     assert not at.exception
     (warning,) = [w.value for w in at.warning]
     assert "choose `kl_ref_policy`" in warning
@@ -468,7 +468,7 @@ def test_an_upload_whose_k1_does_not_vary_is_audited_not_an_error():
 
 
 def test_rb_of_another_kl_is_not_compared_with_k1_on_the_page():
-    at = open_page(dir="KL[other‖sampler]")  # kc stays kl_policy_ref: the warning says it is the other KL
+    at = open_page(dir="KL[other‖sampler]", kc="kl_policy_ref")  # the warning says kc holds the other KL
     assert not at.exception and any("choose `kl_ref_policy`" in w.value for w in at.warning)
     text = text_of(at)
     assert "For the same error bar, rb needs" not in text and "different quantities" in text

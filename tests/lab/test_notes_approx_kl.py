@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -359,3 +361,42 @@ def test_a_reward_the_updated_policy_computes_is_unbiased_only_on_policy():
     for e in rows:
         assert notes.unbiased_text(e).startswith("only on-policy"), e.option
         assert "yes" not in notes.entry_facts(e)[4]
+
+
+def _percent(text: str) -> float:
+    return float(text.rstrip("%"))
+
+
+@pytest.mark.parametrize("path", list(clamps.CLAMP_PATHS))
+def test_k2s_clamped_gap_is_split_into_its_own_bias_and_the_clamps(path):
+    """OpenRLHF k2, Rare token, θ = 4.5: "it averages 2.298e-07, 184.8% above the exact KL 8.07e-08
+    (without clamps: 2.327e-07)" put the gap on the clamps, but +188.4% of it is k2's own bias and
+    the clamps take 3.6% off."""
+    e = clamps.entry_by_id("OpenRLHF:k2:reward")
+    thetas = np.arange(0, 30.01, 0.5) if path == "peaked" else np.arange(0, 3.001, 0.05)
+    split = 0
+    for theta in thetas:
+        text, point = _answer("OpenRLHF:k2:reward", path, float(theta))
+        if point.hit_prob == 0 or notes._same(point.mean, point.kl):
+            continue
+        split += 1
+        m = re.search(r"\*\*([\d.]+)% (above|below)\*\* the exact KL .*own bias, ([-+][\d.]+%) "
+                      r"\(without clamps it averages (\S+)\), and the clamps, ([-+][\d.]+%)\.", text)
+        assert m, text
+        total = _percent(m[1]) * (1 if m[2] == "above" else -1)
+        own, clamp = _percent(m[3]), _percent(m[5])
+        assert own == pytest.approx(100 * (point.unclamped_mean - point.kl) / point.kl, abs=0.051)
+        assert clamp == pytest.approx(100 * (point.mean - point.unclamped_mean) / point.kl, abs=0.051)
+        assert total == pytest.approx(own + clamp, abs=0.11)  # the two parts add up to the gap
+        assert m[4] == notes.number(point.unclamped_mean) and e.estimator == "k2"
+    assert split > 0 or path != "peaked"
+    text, _p = _answer("OpenRLHF:k2:reward", "peaked", 4.5)
+    assert "**184.8% above**" in text and "own bias, +188.4%" in text and "the clamps, -3.6%" in text
+    # an unbiased estimator's gap is all the clamps': no split
+    assert "Two causes" not in _answer("verl:low_var_kl:loss", "peaked", 20.0)[0]
+
+
+def test_k2s_unchanged_mean_under_a_clamp_is_all_its_own_bias():
+    point = clamps.ClampPoint(1.0, 0.5, 0.6, 0.6, 0.01, 0.0, 0.01)  # hit, mean = unclamped ≠ KL
+    text = notes.answer("OpenRLHF", "k2", 1.0, point)
+    assert "leave its mean unchanged" in text and "**20.0% above**" in text and "own bias" in text

@@ -536,3 +536,44 @@ def test_one_token_and_one_sequence_are_singular():
     two = audit.audit(**_audit_csv([(-1.0, -1.5), (-1.0, -1.2)], "lp,lq"))
     assert notes.counted_line(two, "x.csv").startswith("**x.csv:** all 2 tokens")
     assert str(two.sample_size().note).startswith("Only 2 tokens: too few")
+
+
+@pytest.mark.parametrize("direction", ["sampler-other", "other-sampler"])
+def test_the_exact_kl_columns_default_follows_the_direction(direction):
+    """?dir=KL[other‖sampler]: kc stayed kl_policy_ref, KL[policy‖ref], so the page opened with a
+    warning that rb estimates another KL than k1 and k3 ("choose `kl_ref_policy`")."""
+    kc = notes.example_role("kc", direction)
+    assert kc == META["kl_cols"][direction]
+    assert notes.example_role("sc", direction) == "logp_policy"  # the other roles keep theirs
+    chosen = {**ROLES, "kc": kc}
+    assert notes.kl_column_note(META, chosen, direction) is None  # rb estimates k1's and k3's KL
+    assert notes.exact_for(META, chosen, direction)["rb"] == notes.exact_for(META, chosen, direction)["k1"]
+    other = next(d for d in META["kl_cols"] if d != direction)
+    assert notes.kl_column_after_switch(notes.example_role("kc", other), direction) == kc
+    for kept in (kc, None, notes.NONE, "my_kl"):  # a choice of the reader's stays
+        assert notes.kl_column_after_switch(kept, direction) == kept
+
+
+def _audit_page(**query):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.run()
+    at.switch_page("pages/audit.py")
+    at.query_params.update(query)
+    return at.run()
+
+
+def test_the_audit_page_opens_each_direction_with_its_own_exact_kl_column():
+    at = _audit_page(dir="KL[other‖sampler]")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="kc").value == "kl_ref_policy" and not at.warning
+    assert "kc" not in at.query_params  # the default: left out of the link
+    at.segmented_control(key="dir").set_value("sampler-other").run()  # the default column follows
+    assert at.selectbox(key="kc").value == "kl_policy_ref" and not at.warning
+    at.selectbox(key="kc").set_value("(none)").run()  # a reader's choice stays through a switch
+    at.segmented_control(key="dir").set_value("other-sampler").run()
+    assert at.selectbox(key="kc").value == "(none)"
+    at = _audit_page(dir="KL[other‖sampler]", kc="kl_policy_ref")  # a link's mismatch: kept, warned
+    assert at.selectbox(key="kc").value == "kl_policy_ref"
+    assert any("choose `kl_ref_policy`" in w.value for w in at.warning)

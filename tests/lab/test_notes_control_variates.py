@@ -198,12 +198,12 @@ def test_lambda_star_never_prints_as_k3s_1_or_k1s_0_when_it_is_not():
     beside a different variance for k3 (λ = 1)."""
     par = lambda_parabola(parse("normal(0,1)"), parse("mixture(0.95:0:1,0.05:0.05:1)"))
     assert 0.999 < par.lam_star < 1.0
-    shown = notes._lam(par.lam_star)
+    shown = notes.lam_text(par.lam_star)
     assert float(shown) != 1.0 and abs(float(shown) - par.lam_star) < 1e-4
     assert f"λ* = {shown} has the least variance" in notes.answer(par)
     assert f"λ* = {shown}" in notes.parabola_caption(par)
-    assert notes._lam(1.0) == "1" and notes._lam(0.5) == "0.5" and notes._lam(3.47e-10) == "3.47e-10"
-    assert float(notes._lam(1 - 1e-7)) != 1.0 and float(notes._lam(4e-12)) != 0.0
+    assert notes.lam_text(1.0) == "1" and notes.lam_text(0.5) == "0.5" and notes.lam_text(3.47e-10) == "3.47e-10"
+    assert float(notes.lam_text(1 - 1e-7)) != 1.0 and float(notes.lam_text(4e-12)) != 0.0
 
 
 def test_a_tie_to_the_digits_shown_is_said_not_ranked():
@@ -327,7 +327,7 @@ def test_a_var_lam_that_fits_a_double_is_printed_where_chi2_does_not(lam, value)
     limit = math.exp(0.5 * (math.log(1.7976931348623157e308) - mu2))
     assert 0.211 < limit <= 0.212 and math.isfinite(par.variance_at(0.211))
     assert math.isinf(par.variance_at(0.2115))
-    assert "|λ| below 0.212" in notes.pair_note(par, "").text
+    assert "|λ| below 0.212" not in notes.pair_note(par, "").text  # the caption's, said once
 
 
 def test_lambda_star_is_never_rounded_to_k1s_0_or_k3s_1():
@@ -345,3 +345,27 @@ def test_lambda_star_is_never_rounded_to_k1s_0_or_k3s_1():
     assert "λ* = 1.77e-307 is positive" in notes.lambda_star_missing(par, -1.0, 3.0)
     far = parabola("normal(0,0.1)", "normal(5,0.1)")  # λ* = 2500 e^{−2500}: below any double
     assert notes.lam_star_text(far) == "4.59e-1083"
+
+
+@pytest.mark.parametrize("p", ["normal(30,1)", "normal(26.7,1)"])
+def test_a_chi2_past_a_double_answer_and_caption_say_different_things(p):
+    """?p=normal(30,1): the answer was "**Answer:** " + the chart's caption, word for word, and the
+    warning under them said the same |λ| limit, λ* and "k1 is the best λ" a third time."""
+    par = notes.as_shown(parabola("normal(0,1)", p))
+    answer, caption = notes.answer(par), notes.parabola_caption(par)
+    note = notes.pair_note(par, "").text
+    assert caption not in answer and answer.removeprefix("**Answer:** ") not in caption
+    lam, lim = notes.lam_star_text(par), notes._overflow_limit(par)
+    # the answer: which λ, at what variance, and λ*; the caption: what is drawn, and the |λ| limit
+    assert "k1 (λ = 0) is the best λ" in answer and number(par.var_log_r) in answer
+    assert f"λ* = {lam}" in answer and lim not in answer
+    assert "draws k1's ● at λ = 0 alone" in caption and f"|λ| below {lim}" in caption
+    assert lam not in caption and "best λ" not in caption
+    # the warning: why χ² overflows, and the histograms; neither the limit nor λ* again
+    assert "standard deviations apart" in note and lim not in note and lam not in note
+
+
+def test_lam_text_is_the_one_lambda_formatter():
+    """``lam_text`` was a one-line wrapper of ``_lam``; one function is left."""
+    assert not hasattr(notes, "_lam")
+    assert notes.lam_text(0.99982) == "0.99982" and notes.lam_text(4e-12) == "4e-12"

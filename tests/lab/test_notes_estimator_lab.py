@@ -10,7 +10,7 @@ import pytest
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.estimators import ESTIMATORS
-from kl_core.estimation.exact import Moments, estimator_moments, kl
+from kl_core.estimation.exact import Moments, estimator_moments, kl, lambda_star
 from kl_core.estimation.montecarlo import simulate, target_of
 from kl_core.estimation.published import match_published
 from lab.format import number
@@ -513,3 +513,49 @@ def test_a_gap_the_digits_hide_is_printed_with_two_digits():
     results, moments, at_n, _t = _page("normal(0,1)", "normal(1e-7,1)", keys=("k2",), repeats=2)
     text = _caption("k2", results, moments, at_n)
     assert "to the digits shown (they differ by 1.3e-29)" in text and "1.262e-29" not in text
+
+
+def test_exact_figures_below_the_smallest_normal_double_are_not_printed():
+    """q = N(1e-161, 1), p = N(0, 1): the page stopped on a ZeroDivisionError in §4 (the kurtosis
+    behind the MC SE of stdev divided by m2² = 0); above it, it printed KL = 4.941e-323 (it is 5e-323),
+    λ* = 1.111 (it is 1) and a normal curve from Var(k1) = 9e-323 (it is μ² = 1e-322); the table would
+    have said k2's bias/true is -0.2 (it is μ²/4)."""
+    keys = ("k1", "k2", "k3")
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-161,1)", "normal(0,1)", keys=keys)
+    assert notes.unresolved(true_kl) and notes.unresolved(moments["k1"].var)
+    assert abs(moments["k1"].var / 1e-322 - 1) > 0.05  # the core's subnormal Var(k1) is off
+    figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, 4000, None)  # no exception
+    for rows in figures.values():
+        for row in rows:  # every relative figure divides by the subnormal KL: all blank
+            assert all(math.isnan(row[notes.column_name(c)]) for c in ("exact", "MC", "MC SE"))
+    for row in absolute:
+        for col in ("true value", "mean (exact)", "stdev (exact)"):
+            assert math.isnan(row[notes.column_name(col)])
+    assert absolute[0][notes.column_name("stdev (MC)")] == pytest.approx(1e-161, rel=0.1)  # k1's: normal
+    assert notes.exact_text(true_kl) == "< 2.225e-308" and notes.exact_text(0.5) == "0.5"
+    star = lambda_star(q, p)
+    assert number(star.value) != "1"  # the core's λ* from subnormal numbers
+    assert notes.lambda_star_text(star, true_kl, true_pq) == "not resolved"
+    assert notes.normal_curve(moments["k1"], 1000) is None
+    caption = notes.estimate_caption("k1", moments["k1"], None, "KL[q‖p]")
+    assert "below the smallest normal double" in caption and "could not be computed" not in caption
+    texts = [n.text for n in notes.notes(keys, targets, moments, {}, true_kl, true_pq)]
+    (text,) = [t for t in texts if "smallest normal double" in t]
+    assert "KL[q‖p], Var(k1)" in text and "KL[p‖q]" not in text  # k3_pq not shown: its KL not named
+
+
+def test_a_variance_that_underflows_to_0_is_not_printed_as_a_stdev_of_0():
+    """q = N(1e-100, 1), p = N(0, 1): Var(k2) ≈ μ⁴/2 = 5e-401 rounds to 0, and §4 printed k2's
+    stdev/true as 0, exact and MC (it is √2); k1's figures are normal doubles and stay."""
+    keys = ("k1", "k2")
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-100,1)", "normal(0,1)", keys=keys)
+    assert moments["k2"].var == 0.0 and not notes.unresolved(true_kl)
+    assert notes.variance_unresolved(moments["k2"]) and not notes.variance_unresolved(moments["k1"])
+    assert notes.mc_std_underflows(sim["k2"]) and not notes.mc_std_underflows(sim["k1"])
+    figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 4000, None)
+    k1, k2 = figures["stdev/true"]
+    assert k1[notes.column_name("exact")] == pytest.approx(2e100, rel=1e-6)
+    assert math.isnan(k2[notes.column_name("exact")]) and math.isnan(k2[notes.column_name("MC")])
+    assert notes.lambda_star_text(lambda_star(q, p), true_kl, true_pq) == "1"
+    # a variance of exactly 0 where the values are not tiny is a zero, not an underflow
+    assert not notes.variance_unresolved(Moments(mean=0.5, var=0.0))
