@@ -519,6 +519,8 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
     bad = ~np.isfinite(arr)
     if bad.any():
         i = int(np.argmax(bad))
+        if int(bad.sum()) == 1:
+            raise InputError("{name} has a NaN or infinite value at index {i}: {value}", name=name, i=i, value=arr[i])
         raise InputError(
             "{name} has {n} NaN or infinite values (first at index {i}: {value})",
             name=name, n=int(bad.sum()), i=i, value=arr[i],
@@ -526,6 +528,12 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
     pos = arr > tol
     if pos.any():
         i = int(np.argmax(pos))
+        if int(pos.sum()) == 1:
+            raise InputError(
+                "{name} has a value > 0 at index {i}: {value:.6g}; "
+                "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
+                name=name, i=i, value=arr[i],
+            )
         raise InputError(
             "{name} has {n} values > 0 (first at index {i}: {value:.6g}); "
             "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
@@ -555,6 +563,11 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
         lambda shape: InputError("{name} must be 1-D (one value per token), got shape {shape}", name=name, shape=shape),
     )
     bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size == 1:
+        raise InputError(
+            "{name} has a NaN or infinite value ({rows}); an exact KL of two next-token distributions is finite",
+            name=name, rows=_rows(bad, what),
+        )
     if bad.size:
         raise InputError(
             "{name} has {n} NaN or infinite values ({rows}); "
@@ -562,6 +575,13 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
             name=name, n=bad.size, rows=_rows(bad, what),
         )
     neg = np.flatnonzero(arr < -tol)
+    if neg.size == 1:
+        raise InputError(
+            "{name} has a negative value ({rows}: {value:.6g}); "
+            "a KL is >= 0 (is this a per-token log-ratio rather than the KL of the full "
+            "next-token distributions?)",
+            name=name, rows=_rows(neg, what), value=arr[neg[0]],
+        )
     if neg.size:
         raise InputError(
             "{name} has {n} negative values ({rows}, e.g. {value:.6g}); "
@@ -1390,6 +1410,9 @@ def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None
         exc = InputError(
             "{role}={col!r}: column has {n} NaN/missing values (first at data row {row})",
             role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
+        ) if int(na.sum()) > 1 else InputError(
+            "{role}={col!r}: column has a NaN/missing value (data row {row})",
+            role=role, col=col, row=int(np.argmax(na)),
         )
         raise _column_error(exc, file, col, role, Message(
             "there are empty or non-numeric cells at {rows}: fill them in, or drop those rows.",

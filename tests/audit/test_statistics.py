@@ -382,11 +382,11 @@ def test_rollout_standard_error_is_calibrated() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"logp_sampler": [-1.0, 0.5]}, r"logp_sampler has 1 values > 0"),
-        ({"logp_other": [-1.0, 1e-3]}, r"logp_other has 1 values > 0"),
-        ({"logp_other": [-1.0, np.nan]}, r"logp_other has 1 NaN or infinite"),
-        ({"logp_sampler": [-np.inf, -1.0]}, r"logp_sampler has 1 NaN or infinite"),
-        ({"logp_other": [-1.0, -np.inf]}, r"logp_other has 1 NaN or infinite"),
+        ({"logp_sampler": [-1.0, 0.5]}, r"logp_sampler has a value > 0 at index 1: 0.5;"),
+        ({"logp_other": [-1.0, 1e-3]}, r"logp_other has a value > 0 at index 1: 0.001;"),
+        ({"logp_other": [-1.0, np.nan]}, r"logp_other has a NaN or infinite value at index 1: nan"),
+        ({"logp_sampler": [-np.inf, -1.0]}, r"logp_sampler has a NaN or infinite value at index 0: -inf"),
+        ({"logp_other": [-1.0, -np.inf]}, r"logp_other has a NaN or infinite value at index 1: -inf"),
         ({"logp_sampler": [], "logp_other": []}, r"logp_sampler is empty"),
         ({"logp_other": [-1.0]}, r"logp_other has length 1, but logp_sampler has length 2"),
         ({"logp_sampler": [[-1.0, -1.0]]}, r"logp_sampler must be 1-D"),
@@ -401,7 +401,7 @@ def test_rollout_standard_error_is_calibrated() -> None:
         ({"sequence_ids": [1]}, r"sequence_ids has length 1"),
         ({"sequence_ids": [1.0, np.nan]}, r"sequence_ids contains NaN"),
         ({"sequence_ids": ["a", None]}, r"sequence_ids contains missing"),
-        ({"logp_rollout": [-1.0, 0.1]}, r"logp_rollout has 1 values > 0"),
+        ({"logp_rollout": [-1.0, 0.1]}, r"logp_rollout has a value > 0 at index 1: 0.1;"),
         ({"logp_rollout": [-1.0]}, r"logp_rollout has length 1"),
         ({"direction": "forward"}, r"direction must be one of"),
         ({"logp_tolerance": -1.0}, r"logp_tolerance must be >= 0"),
@@ -525,7 +525,7 @@ def test_loader_rejects_nan_nonnumeric_positive_and_bad_mask(tmp_path: Path) -> 
     df.to_csv(path, index=False)
     with pytest.raises(
         ValueError,
-        match=r"other_col='lp_new': column has 1 NaN/missing values \(first at data row 7\)",
+        match=r"other_col='lp_new': column has a NaN/missing value \(data row 7\)",
     ):
         load_table(path, "lp_old", "lp_new")
 
@@ -539,13 +539,13 @@ def test_loader_rejects_nan_nonnumeric_positive_and_bad_mask(tmp_path: Path) -> 
     df = _frame()
     df.loc[5, "lp_old"] = 0.25  # a probability or a logit, not a log-prob
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has 1 values > 0"):
+    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a value > 0 at index"):
         load_table(path, "lp_old", "lp_new")
 
     df = _frame()
     df.loc[2, "lp_old"] = -np.inf
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has 1 NaN or infinite"):
+    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a NaN or infinite value at index"):
         load_table(path, "lp_old", "lp_new")
 
     df = _frame()
@@ -662,8 +662,8 @@ def test_rb_of_a_constant_column_has_an_infinite_variance_ratio() -> None:
     ("kl", "match"),
     [
         ([0.1, -0.5, 0.2, -0.01], r"exact_kl has 2 negative values \(rows 1, 3, e\.g\. -0\.5\)"),
-        ([0.1, np.nan, 0.2, 0.3], r"exact_kl has 1 NaN or infinite values \(row 1\)"),
-        ([0.1, np.inf, 0.2, 0.3], r"exact_kl has 1 NaN or infinite"),
+        ([0.1, np.nan, 0.2, 0.3], r"exact_kl has a NaN or infinite value \(row 1\)"),
+        ([0.1, np.inf, 0.2, 0.3], r"exact_kl has a NaN or infinite value \(row 1\)"),
         ([0.1, 0.2], r"exact_kl has length 2, but logp_sampler has length 4"),
         ([[0.1, 0.2, 0.3, 0.4]], r"exact_kl must be 1-D"),
         (["a", "b", "c", "d"], r"exact_kl must be numeric"),

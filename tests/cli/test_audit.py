@@ -256,8 +256,8 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 BAD = [
     ("notes.txt", "logp_policy,logp_ref\n-1,-2\n", "must be a .csv or .parquet file"),
-    ("nan.csv", "logp_policy,logp_ref\n-1,-2\n,-1\n", "NaN/missing values"),
-    ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n-1,-1\n", "values > 0"),
+    ("nan.csv", "logp_policy,logp_ref\n-1,-2\n,-1\n", "column has a NaN/missing value (data row 1)"),
+    ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n-1,-1\n", "has a value > 0 at index 0: 0.5"),
     ("missing.csv", "a,b\n-1,-2\n", "--sampler-col 'logp_policy' is not a column"),
     ("empty.csv", "logp_policy,logp_ref\n", "has no data rows"),
     ("broken.parquet", "not parquet", "could not be parsed as PARQUET"),
@@ -322,7 +322,7 @@ def test_over_the_size_limit(tmp_path, capsys, monkeypatch):
     ("name", "text", "message"),
     [
         ("notes.txt", "hello\n", "must be a .csv or .parquet file"),
-        ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n", "values > 0"),
+        ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n", "has a value > 0 at index 0"),
     ],
 )
 def test_subprocess_shows_one_line_and_no_traceback(tmp_path, name, text, message):
