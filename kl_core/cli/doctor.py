@@ -182,7 +182,7 @@ def card_lines(d: Any) -> list[str]:
         ctrl = u.controller
         if u.controller == "adaptive":
             ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
-        out.append(f"  coefficient  {prof.spelling.get(u.coef_setting, u.coef_setting)} = {_coef_text(u, ctrl)}")
+        out.append(f"  coefficient  {prof.spelled(u.coef_setting)} = {_coef_text(u, ctrl)}")
         out.append(f"  value        estimates {e.direction}")
         grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
         out += _wrap(f"gradient     {grad}", "  ", 13)

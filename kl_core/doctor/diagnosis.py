@@ -1440,7 +1440,7 @@ def _with_fixes(st: _State) -> list[DoctorWarning]:
             changes = tuple((k, v) for k, v in candidate if not _same(st.values.get(k), v))
             missing = [k for k, _ in changes if k in st.profile.unavailable]
             if missing:  # a setting the era did not have: try the rest alone (TRL 0.18's beta without
-                needs += [st.profile.spelling.get(k, k) for k in missing]  # use_bias_correction_kl)
+                needs += [st.profile.spelled(k) for k in missing]  # use_bias_correction_kl)
                 changes = tuple((k, v) for k, v in changes if k not in st.profile.unavailable)
             if not changes or render_changes(st.profile, st.kind, changes) in [t[0] for t in tried]:
                 continue  # nothing to change, or already tried
@@ -1495,7 +1495,7 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             parts.append(f"{key}={_hydra(value)}")
         elif prof.syntax == "argparse":
             action = prof.keys[key].action if key in prof.keys else None
-            flag = prof.spelling.get(key, key)  # an older era's name for it
+            flag = prof.spelled(key)  # an older era's name for it
             if action == "store_true" and isinstance(value, bool):
                 parts.append(flag if value else f"remove {flag}")
             elif value is None:

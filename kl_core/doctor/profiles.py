@@ -363,6 +363,21 @@ class Profile:
         keys += [k for c in self.cautions for k, _ in c.when]
         return tuple(k for k in dict.fromkeys(keys) if k in self.keys)
 
+    def spelled(self, key: str) -> str:
+        """A setting as this release spells it: ``--init_kl_coef`` for today's
+        ``--algo.kl.init_coef`` under OpenRLHF 0.5.9–0.10.1 (:attr:`spelling`); today's name otherwise.
+
+        Parameters
+        ----------
+        key : str
+            Today's setting.
+
+        Returns
+        -------
+        str
+        """
+        return self.spelling.get(key, key)
+
     def default(self, key: str) -> Any:
         """The release's default of ``key`` (``ValueError`` naming ``key`` if the release has no such setting).
 

@@ -256,7 +256,7 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
     else:
         ctrl = _("fixed")
     facts = [
-        _("**Coefficient** `{key}` = {coef} ({ctrl})").format(key=u.coef_setting, coef=coef, ctrl=ctrl),
+        _("**Coefficient** `{key}` = {coef} ({ctrl})").format(key=d.profile.spelled(u.coef_setting), coef=coef, ctrl=ctrl),
         _("**Its value estimates** {kl}").format(kl=typeset(message(u.entry.direction))),
         _("**Its expected gradient** {badge} {words}").format(
             badge=badge(u.gradient_target), words=gradient_words(u.gradient_target)),

@@ -595,3 +595,14 @@ def test_the_pull_chart_draws_the_row_of_the_release_the_card_is_for():
     page = (ROOT / "pages" / "config-doctor.py").read_text()
     calls = [n for n in ast.walk(ast.parse(page)) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "pull_chart"]
     assert calls and all(ast.unparse(c.args[0]) == "cache.pull_curve(u.entry)" for c in calls)
+
+
+def test_the_coefficient_fact_names_the_setting_as_the_release_spells_it():
+    """Under OpenRLHF 0.5.9–0.10.1 the page's "Coefficient" fact named today's ``--algo.kl.init_coef``,
+    a flag that release does not have; the CLI card already said ``--init_kl_coef`` (``Profile.spelled``)."""
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.02", release="openrlhf-0.10.1")
+    (u,) = d.kl_uses
+    (fact,) = [f for f in notes.use_facts(d, u) if "Coefficient" in f]
+    assert "`--init_kl_coef` = 0.02" in fact and "algo.kl" not in fact
+    latest = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.02", release="latest")
+    assert any("`--algo.kl.init_coef` = 0.02" in f for f in notes.use_facts(latest, latest.kl_uses[0]))
