@@ -67,7 +67,7 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
         "--n",
         type=functools.partial(count, example="1e7", most=MAX_N),
         default=10_000_000,
-        help=f"samples (default 1e7, at most {MAX_N:.0e})",
+        help=f"samples (default 1e7, at most 1e{round(math.log10(MAX_N))})",
     )
     sp.add_argument("--seed", type=int, default=0, help="seed of numpy's default_rng (default 0)")
     sp.add_argument("--lam", type=float, default=1.0, help="λ of k_lambda (default 1)")
