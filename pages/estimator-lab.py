@@ -210,15 +210,15 @@ any_overflow = any(notes.variance_overflowed(moments[k]) for k in keys)
 any_infinite = any(math.isinf(moments[k].var) and not notes.variance_overflowed(moments[k]) for k in keys)
 if not zero_kl:
     st.markdown(notes.table_intro(total, seed, published is not None))
-    rel_fmt = st.column_config.NumberColumn(format="%.4f")
     h = notes.column_name
     # One table under the other: side by side, each would hide its last columns below 1280 px.
     for fig, rows in figures.items():
         st.subheader(fig, anchor=False)
         ui.table(
             pd.DataFrame(rows), name="-".join((fig.replace("/", "-over-"), slug)),
-            caption=notes.relative_caption(fig, any_infinite, any_overflow),
-            column_config={**{h(c): rel_fmt for c in ("exact", "MC", "MC SE")},
+            caption=notes.relative_caption(fig, any_infinite, any_overflow, rows),
+            column_config={**{h(c): st.column_config.NumberColumn(format=notes.relative_format(rows))
+                              for c in ("exact", "MC", "MC SE")},
                            h("SE trusted"): st.column_config.CheckboxColumn(
                                help=_(notes.SE_TRUSTED))},
         )

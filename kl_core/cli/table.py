@@ -37,7 +37,7 @@ from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
 
-__all__ = ["MAX_N", "TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
+__all__ = ["FIXED_POINT_LIMIT", "MAX_N", "TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
 
 #: The most samples ``table --n`` takes: 100 times the app's largest N and Schulman's 10⁷
 #: (about 30 s; the sampling is chunked, so memory stays near 100 MB).  Beyond it a run takes
@@ -92,7 +92,10 @@ def table_rows(
               \text{stdev/true} = \frac{\sigma}{\mathrm{KL}},
 
     with :math:`\mu, \sigma` from :func:`kl_core.estimation.montecarlo.simulate` (``mc_*``)
-    and from :func:`kl_core.estimation.exact.estimator_moments` (``exact_*``).
+    and from :func:`kl_core.estimation.exact.estimator_moments` (``exact_*``).  Where the exact
+    variance is finite but past the largest double, the exact stdev/true is
+    :math:`\exp(\tfrac12\log\mathrm{Var} - \log\mathrm{KL})`
+    (:func:`kl_core.estimation.exact.log_estimator_variance`), finite wherever that fits a double.
 
     Parameters
     ----------
@@ -113,7 +116,8 @@ def table_rows(
         ``(KL[q,p], KL[p,q], λ*, rows)``, λ* None where it does not exist
         (:func:`kl_core.estimation.exact.lambda_star`); each row holds the
         :data:`TABLE_JSON_FIELDS` plus the display fields ``name``,
-        ``target_name`` and ``mc_se_over_true``.  ``se_reliable`` says whether
+        ``target_name``, ``mc_se_over_true``, and ``exact_log_var`` and
+        ``exact_log_std_over_true`` (the logs, where the variance is past a double; else nan).  ``se_reliable`` says whether
         a ±SE from ``n`` samples can be trusted
         (:func:`kl_core.estimation.reliability.error_bar_check`, also with
         ``exact_only``); ``note`` says why not, or why a moment is infinite.
@@ -142,6 +146,12 @@ def table_rows(
         # an infinite mean (k2 under a t(3) sampler: E[½ log² r] = ∞) is infinitely biased, not undefined
         exact_bias = ratio_to_target(m.mean - target, target) if math.isfinite(m.mean) else (
             m.mean if math.isinf(m.mean) and math.isfinite(target) and target > 0 else math.nan)
+        exact_std = ratio_to_target(m.std, target)
+        log_std_over_true = math.nan
+        if math.isfinite(m.log_var) and math.isfinite(target) and target > 0.0:
+            # Var past a double, its square root often not: σ/KL = exp(½ log Var − log KL)
+            log_std_over_true = m.log_std - math.log(target)
+            exact_std = _exp(log_std_over_true)
         row: dict[str, Any] = {
             "estimator": key,
             "mc_mean": None,
@@ -149,7 +159,7 @@ def table_rows(
             "mc_std_over_true": None,
             "exact_mean": m.mean,
             "exact_bias_over_true": exact_bias,
-            "exact_std_over_true": ratio_to_target(m.std, target),
+            "exact_std_over_true": exact_std,
             "neg_fraction": None,
             "se_reliable": check.reliable,
             "note": check.note or m.note,
@@ -158,6 +168,8 @@ def table_rows(
             name=ESTIMATORS[key].name,
             target_name=target_name,
             mc_se_over_true=None,
+            exact_log_var=m.log_var,
+            exact_log_std_over_true=log_std_over_true,
         )
         if sim is not None:
             s = sim[key]
@@ -227,10 +239,12 @@ def run_table(args: argparse.Namespace) -> int:
         """One measure's columns: Monte Carlo (and its SE), exact, Schulman's printed value."""
         cols: list[tuple[str, Any, bool]] = []
         if mc:
-            cols.append((f"{title} MC", lambda r, label, pr: fmt(r[f"mc_{field}"], spec), True))
+            cols.append((f"{title} MC", lambda r, label, pr: _fixed(r[f"mc_{field}"], spec), True))
             if se:
                 cols.append(("± SE", lambda r, label, pr: _se_cell(r), True))
-        cols.append((f"{title} exact" if not mc else "exact", lambda r, label, pr: fmt(r[f"exact_{field}"], spec), True))
+        cols.append((f"{title} exact" if not mc else "exact",
+                     lambda r, label, pr: _fixed(r[f"exact_{field}"], spec, r.get(f"exact_log_{field}", math.nan)),
+                     True))
         if pub is not None:
             cols.append(("Schulman", lambda r, label, pr: getattr(pr, published).text if pr else "", True))
         return cols
@@ -269,12 +283,52 @@ def run_table(args: argparse.Namespace) -> int:
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")
+        if math.isfinite(r["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
+            var = f"Var({r['name']})"
+            past = "" if math.isfinite(r["exact_std_over_true"]) else (
+                ", and is past the largest double too: printed from its log (inf with --json)")
+            print(f"note ({r['estimator']}): {var} is past the largest double; the exact stdev/true is "
+                  f"worked out in logs, exp(½ log {var} − log {r['target_name']}) with log {var} = "
+                  f"{r['exact_log_var']:.10g}{past}")
     return 0
+
+
+#: From here on a fixed-point column writes a figure with 4 significant digits (1.234e+15), not
+#: in fixed point (a standard deviation of e^450 has 196 digits before the point).
+FIXED_POINT_LIMIT = 1e15
+
+
+def _exp(log_x: float) -> float:
+    """e^log_x, ``inf`` where that is past the largest double."""
+    try:
+        return math.exp(log_x)
+    except OverflowError:
+        return math.inf
+
+
+def _fixed(x: float | None, spec: str, log_x: float = math.nan) -> str:
+    """A figure of a fixed-point column (``spec`` such as ``+.4f``), with 4 significant digits from
+    :data:`FIXED_POINT_LIMIT` on, worked out from its natural log ``log_x`` where it is past a double."""
+    sign = "+" if spec.startswith("+") else ""
+    if x is not None and math.isinf(x) and x > 0 and math.isfinite(log_x):
+        return _from_log(log_x, sign)
+    if x is not None and math.isfinite(x) and abs(x) >= FIXED_POINT_LIMIT:
+        return fmt(x, f"{sign}.3e")
+    return fmt(x, spec)
+
+
+def _from_log(log_x: float, sign: str = "") -> str:
+    """A positive number given by its natural log, in the ``.3e`` form, also past a double (1.234e+310)."""
+    exponent = math.floor(log_x / math.log(10.0))
+    mantissa = math.exp(log_x - exponent * math.log(10.0))
+    if f"{mantissa:.3f}" == "10.000":
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{sign}{mantissa:.3f}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
 
 
 def _se_cell(row: dict[str, Any]) -> str:
     """The ± SE cell, marked ! where the error bar cannot be trusted."""
-    text = fmt(row["mc_se_over_true"], ".4f")
+    text = _fixed(row["mc_se_over_true"], ".4f")
     return text if row["se_reliable"] else f"{text} !"
 
 

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from kl_core._docfill import docfill
 from kl_core.estimation._docstrings import SECTIONS
-from kl_core.estimation._quadrature import integrate_real_line
+from kl_core.estimation._expectation import log_integral
 from kl_core.estimation.distributions import Distribution
 from kl_core.estimation.exact import (
     CHI2_OVERFLOW_NOTE,
@@ -302,7 +302,9 @@ def log_second_moment(q: Distribution, p: Distribution) -> float:
     double (Gaussians of one width more than 26.6 widths apart): the integrand
     :math:`e^{g(x)}`, :math:`g = 2\log p - \log q`, is integrated as :math:`e^{g - M}` around
     its peak :math:`M = \max g` (found from every pair of the densities' centres), and
-    :math:`M` added back.  A categorical pair is a log-sum-exp.
+    :math:`M` added back (:func:`kl_core.estimation._expectation.log_integral`, which
+    :func:`kl_core.estimation.exact.log_estimator_variance` uses too).  A categorical pair is a
+    log-sum-exp.
 
     %(pair_params)s
 
@@ -340,18 +342,7 @@ def log_second_moment(q: Distribution, p: Distribution) -> float:
     def g(x: np.ndarray) -> np.ndarray:
         return 2.0 * p.logpdf(x) - q.logpdf(x)
 
-    cq, cp = q.centres(), p.centres()
-    scale = min(s for _loc, s in cq + cp)
-    starts = [loc for loc, _s in cq + cp] + [2.0 * a - b for a, _s in cp for b, _t in cq]
-    best = max(starts, key=lambda x: float(g(np.array([x]))[0]))
-    from scipy.optimize import minimize_scalar  # only here: kl_core imports scipy lazily
-
-    found = minimize_scalar(lambda x: -float(g(np.array([x]))[0]), bracket=(best - scale, best + scale))
-    if found.success and -found.fun >= float(g(np.array([best]))[0]):
-        best = float(found.x)
-    top = float(g(np.array([best]))[0])
-    value, _err = integrate_real_line(lambda x: np.exp(g(x) - top), best, scale, breakpoints=(best,))
-    return top + math.log(value)
+    return log_integral(g, q, p)
 
 
 @docfill(**SECTIONS)

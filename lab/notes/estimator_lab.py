@@ -50,6 +50,7 @@ __all__ = [
     "per_sample_intro",
     "preset_line",
     "relative_caption",
+    "relative_format",
     "running_caption",
     "table_intro",
     "table_rows",
@@ -272,17 +273,21 @@ def _fourth_moment_overflows(check: ErrorBarCheck) -> bool:
     return isinstance(reason, Message) and reason.template == FOURTH_MOMENT_OVERFLOW.template
 
 
-def _infinite_variance(why: str, keys: Sequence[str]) -> str:
+def _infinite_variance(why: str, keys: Sequence[str], moments: Mapping[str, Moments] | None = None) -> str:
     names = ["Var({name})".format(name=ESTIMATORS[k].name) for k in keys]
     # TRANSLATORS: a list of variances, e.g. "Var(k2), Var(k3) and Var(kλ)"
     variances = names[0] if len(names) == 1 else _("{most} and {last}").format(
         most=", ".join(names[:-1]), last=names[-1])
     overflow = isinstance(why, Message) and why.template == OVERFLOW_NOTE.template
+    # where the variance is past a double, its square root may not be: §4 then shows it, not ∞
+    fits = [k for k in keys if overflow and moments is not None and _sd_fits(moments[k])]
     if len(keys) == 1:
-        head = (_("**{v} is too large for a double (shown as ∞)**") if overflow
+        head = (_("**{v} is too large for a double**") if fits
+                else _("**{v} is too large for a double (shown as ∞)**") if overflow
                 else _("**{v} is infinite**"))
     else:
-        head = (_("**{v} are too large for a double (shown as ∞)**") if overflow
+        head = (_("**{v} are too large for a double**") if fits
+                else _("**{v} are too large for a double (shown as ∞)**") if overflow
                 else _("**{v} are infinite**"))
     hint = (
         _(r"These estimators contain $r = p/q$, so their variance needs "
@@ -290,6 +295,19 @@ def _infinite_variance(why: str, keys: Sequence[str]) -> str:
         if "r^2" in why
         else ""
     )
+    if fits == list(keys):
+        sd = (_("Its square root, the per-sample standard deviation, fits in a double: §4 shows it.")
+              if len(keys) == 1
+              else _("Their square roots, the per-sample standard deviations, fit in a double: §4 "
+                     "shows them."))
+    elif fits:
+        sd = _(
+            "The per-sample standard deviation, the square root, fits in a double for {fit} (§4 "
+            "shows it), but not for {over} (shown as ∞)."
+        ).format(fit=_names(fits), over=_names([k for k in keys if k not in fits]))
+    else:
+        sd = ""
+    hint = " ".join(filter(None, (hint, sd)))  # two whole sentences
     if overflow:
         text = _(
             "{head}: {why}. {hint} Their means are still finite, but no N you can draw is large "
@@ -332,7 +350,7 @@ def notes(
         if math.isfinite(m.mean) and math.isinf(m.var):
             infinite.setdefault(_reason(m.note), []).append(k)
     for why, ks in infinite.items():
-        out.append(Note("warning", _infinite_variance(why, ks), ":material/warning:"))
+        out.append(Note("warning", _infinite_variance(why, ks, moments), ":material/warning:"))
     endless = [k for k in keys if math.isinf(moments[k].mean) and math.isfinite(targets[k][1])]
     if endless:
         text = _(
@@ -476,6 +494,9 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
             ).format(text=text)
         return text
     if approx is not None and math.isinf(approx.var):
+        if _sd_fits(moments):  # σ is shown in §4, but no N you can draw gives the estimates its shape
+            return _("No curve: Var({name}) is too large for a double, and no N you can draw is large "
+                     "enough for the estimates to take the normal curve's shape.").format(name=name)
         if _overflowed(moments):
             return _("No curve: Var({name}) is too large for a double (shown as ∞), so the normal "
                      "curve cannot be drawn.").format(name=name)
@@ -504,9 +525,16 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
         for k, r in results.items()
     )
     text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
-    huge = [ESTIMATORS[k].name for k in results if math.isinf(moments[k].var) and _overflowed(moments[k])]
+    huge = [ESTIMATORS[k].name for k in results
+            if math.isinf(moments[k].var) and _overflowed(moments[k]) and not _sd_fits(moments[k])]
+    large = [ESTIMATORS[k].name for k in results if _sd_fits(moments[k])]  # σ itself fits: not "∞"
     unsettled = [ESTIMATORS[k].name for k in results
                  if math.isinf(moments[k].var) and not _overflowed(moments[k])]
+    if large:
+        text = _(
+            "{text} Var({names}) is too large for a double: that band is unreliable, and the mean "
+            "jumps when a rare huge value arrives."
+        ).format(text=text, names=", ".join(large))
     if huge:
         text = _(
             "{text} Var({names}) is too large for a double (shown as ∞): that band is unreliable, "
@@ -532,8 +560,29 @@ def _overflowed(m: Moments) -> bool:
 
 
 def variance_overflowed(m: Moments) -> bool:
-    """True when ``m``'s variance shows as ∞ only because it is too large for a double."""
+    """True when ``m``'s variance is ∞ only because it is too large for a double."""
     return math.isinf(m.var) and _overflowed(m)
+
+
+def _exp(log_x: float) -> float:
+    """e^log_x, ``inf`` where that is past the largest double."""
+    try:
+        return math.exp(log_x)
+    except OverflowError:
+        return math.inf
+
+
+def _exact_sd(m: Moments) -> float:
+    """The exact per-sample SD: ``m.std``, or e^{½ log Var} where only the variance is past a double
+    (:attr:`~kl_core.estimation.exact.Moments.log_var`); ``inf`` where the SD is past a double too."""
+    if variance_overflowed(m) and math.isfinite(m.log_var):
+        return _exp(m.log_std)
+    return m.std
+
+
+def _sd_fits(m: Moments) -> bool:
+    """The variance is too large for a double but the standard deviation is not: §4 shows it."""
+    return variance_overflowed(m) and math.isfinite(_exact_sd(m))
 
 
 def _unreliable(check: ErrorBarCheck | None) -> bool:
@@ -658,33 +707,53 @@ def table_intro(total: int, seed: int, published: bool) -> str:
     return text
 
 
-def relative_caption(figure: str, any_infinite: bool, any_overflow: bool = False) -> str:
+def relative_format(rows: Sequence[Mapping[str, object]]) -> str:
+    """The number format of a bias/true or stdev/true table: 4 decimals, as Schulman prints them;
+    4 significant digits where a figure reaches 1e6 (a stdev/true worked out from log Var can be
+    6e192, which fixed point writes in 197 characters)."""
+    big = any(isinstance(v := row.get(column_name(col)), float) and math.isfinite(v) and abs(v) >= 1e6
+              for row in rows for col in ("exact", "MC", "MC SE"))
+    return "%.4g" if big else "%.4f"
+
+
+def relative_caption(figure: str, any_infinite: bool, any_overflow: bool = False,
+                     rows: Sequence[Mapping[str, object]] | None = None) -> str:
     """Under the bias/true or stdev/true table.
 
     ``any_infinite``: an exact variance is infinite; ``any_overflow``: one is finite but
-    too large for a double (:func:`variance_overflowed`), so it too shows as ∞.
+    too large for a double (:func:`variance_overflowed`): the bias/true table shows no SE for
+    it, the stdev/true table a figure worked out from log Var (∞ where that is past a double too).
+    ``rows``, the table's rows (:func:`table_rows`): *Infinity* and *None* are explained only
+    where the table shows them (without ``rows``, wherever the variances allow them).
     """
-    text = (
+    cells = [] if rows is None else [
+        (col, v) for row in rows for col in ("exact", "MC", "MC SE")
+        if isinstance(v := row.get(column_name(col)), float)]
+    shows_inf = rows is None or any(math.isinf(v) for _col, v in cells)
+    blank = {col for col, v in cells if math.isnan(v)}
+    text = [
         _("(mean − true) / true: zero for an unbiased estimator.")
         if figure == "bias/true"
         else _("stdev / true: the per-sample spread, relative to the truth.")
-    )
-    if any_infinite and any_overflow:
-        text = _(
-            "{text} *Infinity*: the exact variance is infinite, or too large for a double; *None*: "
-            "no standard error, which needs a finite variance that a double can hold."
-        ).format(text=text)
-    elif any_infinite:
-        text = _(
-            "{text} *Infinity*: the exact variance is infinite; *None*: no standard error, which "
-            "needs a finite variance."
-        ).format(text=text)
-    elif any_overflow:
-        text = _(
-            "{text} *Infinity*: the exact variance is finite but too large for a double; *None*: "
-            "no standard error, which needs a variance that a double can hold."
-        ).format(text=text)
-    return text
+    ]
+    if figure == "stdev/true" and any_overflow:
+        text.append(_("Where the exact variance is finite but too large for a double, the figure is worked "
+                      "out from its logarithm, exp(½ log Var) / true."))
+    if shows_inf and any_infinite and any_overflow:
+        text.append(_("*Infinity*: the exact variance is infinite, or the figure itself is too large for a "
+                      "double.") if figure == "stdev/true" else
+                    _("*Infinity*: the exact variance is infinite, or too large for a double."))
+    elif shows_inf and any_infinite:
+        text.append(_("*Infinity*: the exact variance is infinite."))
+    elif shows_inf and any_overflow:
+        text.append(_("*Infinity*: the figure itself is too large for a double.") if figure == "stdev/true"
+                    else _("*Infinity*: the exact variance is finite but too large for a double."))
+    if (any_infinite or any_overflow) and (rows is None or blank == {"MC SE"}):
+        text.append(_("*None*: no standard error, which needs a finite variance that a double can hold.")
+                    if any_overflow else _("*None*: no standard error, which needs a finite variance."))
+    elif blank:
+        text.append(_("*None*: a figure this page cannot compute here; the notes above say why."))
+    return " ".join(text)
 
 
 def table_rows(
@@ -697,7 +766,10 @@ def table_rows(
     """Schulman's table, Monte Carlo beside exact: ``({"bias/true": rows, "stdev/true": rows}, absolute rows)``.
 
     ``total`` is N · R, the number of draws behind every MC figure.  The MC
-    standard errors are left out (NaN) where the exact variance is infinite.
+    standard errors are left out (NaN) where the exact variance is infinite.  Where it is
+    finite but past a double, the exact SD and stdev/true come from its log
+    (:attr:`~kl_core.estimation.exact.Moments.log_var`): exp(½ log Var) and
+    exp(½ log Var − log true), ∞ only where past a double too.
     With ``published`` (the pair is one of Schulman's), his printed figure is a
     column right after "exact" ("—" for an estimator he did not print).  ``checks`` (the error-bar
     checks at N · R) add a column "SE trusted": False where the MC SE can't be
@@ -715,7 +787,9 @@ def table_rows(
         if math.isinf(m.var):  # the MC SEs assume a finite variance
             se_bias = se_std = se_sd = se_mean = math.nan
         mc_bias, mc_std = s.bias_over_true, s.std_over_true
-        exact_mean, exact_sd = m.mean, m.std
+        exact_mean, exact_sd = m.mean, _exact_sd(m)
+        if _sd_fits(m) and math.isfinite(s.target) and s.target > 0.0:  # Var past a double, σ/true not
+            exact_std = _exp(m.log_std - math.log(s.target))
         if unresolved(m.mean):  # exact figures the page can't resolve: blank, said in the note
             exact_bias = exact_mean = math.nan
         if variance_unresolved(m):

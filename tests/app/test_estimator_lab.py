@@ -586,3 +586,27 @@ def test_the_per_sample_intro_and_notes_follow_the_setting():
     text = markdown(at)
     assert "standard errors off" not in answer_text(at) and "Noise around 0, not a bias" in answer_text(at)
     assert "every estimate is exactly the same" not in text and "What to notice" not in text
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_a_standard_deviation_whose_variance_is_past_a_double_is_shown():
+    """q = N(0,1), p = N(30,1): Var(k3) = e^{900} − 901 overflows, σ ≈ e^{450} does not. §4 printed
+    "inf" for stdev (exact) and stdev/true, and the notes said "(shown as ∞)"."""
+    at = run_lab(q="normal(0,1)", p="normal(30,1)", keys=list(ALL_KEYS), R="20")
+    clean(at)
+    q, p = parse("normal(0,1)"), parse("normal(30,1)")
+    lam = at.slider(key="lam").value
+    tab = tables(at)
+    for key in ("k3", "k_lambda", "k3_pq"):
+        m = estimator_moments(key, q, p, lam if key == "k_lambda" else None)
+        assert math.isinf(m.var)
+        name = ESTIMATORS[key].name
+        sd = math.exp(0.5 * m.log_var)
+        assert tab["absolute"].loc[name, "stdev (exact)"] == pytest.approx(sd, rel=1e-12)
+        assert tab["stdev/true"].loc[name, "exact"] == pytest.approx(sd / 450.0, rel=1e-12)
+    assert tab["stdev/true"].loc["k3", "exact"] == pytest.approx(math.exp(450.0) / 450.0, rel=1e-10)
+    text = "\n".join([markdown(at), *(w.value for w in at.warning)])
+    assert "shown as ∞" not in text
+    assert "Their square roots, the per-sample standard deviations, fit in a double: §4 shows them." in text
+    assert "No error bar (a variance too large for a double): k3, kλ, k3 (KL[p‖q])." in answer_text(at)

@@ -6,6 +6,7 @@ Each test failed on the code before its fix (the audit's findings 1-8).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -176,3 +177,70 @@ def test_one_row_is_singular_and_no_percentile_is_negative_zero(tmp_path: Path, 
 def test_fmt_never_prints_negative_zero():
     fmt = _common.fmt
     assert fmt(-0.0) == "0" and fmt(-0.0, "+.4f") == "+0.0000" and fmt(-1e-300) == "-1e-300"
+
+
+# ------------------------------------------------------------ a stdev whose square is past a double
+
+
+def _exact_stdev_cell(out: str, label: str) -> str:
+    """The "stdev/true exact" cell of the row starting with ``label`` (--exact-only: after vs and bias)."""
+    line = next(line for line in out.splitlines() if line.startswith(label + " "))
+    return line[len(label):].split()[2]
+
+
+@pytest.mark.parametrize(("key", "label", "log_var"), [
+    ("k3", "k3", "900"),                       # log(e^{μ²} − 1 − μ²), μ = 30
+    ("k_lambda", "kλ (λ=1)", "900"),
+    ("k3_pq", "k3 (KL[p‖q])", None),           # e^{μ²}((3μ²/2 − 1)² + μ²) − (μ²/2 − 1)²
+])
+def test_a_stdev_whose_variance_is_past_a_double_is_printed_not_inf(key, label, log_var, capsys):
+    """q = N(0,1), p = N(30,1): Var(k3) = e^{900} − 901 is past a double but σ ≈ e^{450} is not, so
+    stdev/true = e^{450}/450 ≈ 6.1e192: it printed "inf", and in fixed point would be 193 digits."""
+    import mpmath
+
+    s = mpmath.mpf(900)
+    var = {"k3": mpmath.e**s - 1 - s, "k_lambda": mpmath.e**s - 1 - s,
+           "k3_pq": mpmath.e**s * ((3 * s / 2 - 1) ** 2 + s) - (s / 2 - 1) ** 2}[key]
+    want = float(mpmath.sqrt(var) / 450)
+    code, out, _ = run(["table", *FAR, "--exact-only"], capsys)
+    assert code == 0
+    assert _exact_stdev_cell(out, label) == f"{want:.3e}"  # 4 significant digits, not fixed point
+    note = next(line for line in out.splitlines() if line.startswith(f"note ({key}): Var("))
+    assert "is past the largest double; the exact stdev/true is worked out in logs" in note
+    assert log_var is None or f"= {log_var}" in note
+    # the core's note is kept, and stays true: it speaks of the variance
+    assert any(line.startswith(f"note ({key}): no error bar") and "is reported as inf" in line
+               for line in out.splitlines())
+    _, text, _ = run(["table", *FAR, "--exact-only", "--json"], capsys)
+    row = next(r for r in json.loads(text)["rows"] if r["estimator"] == key)
+    assert row["exact_std_over_true"] == pytest.approx(want, rel=1e-10)
+
+
+def test_a_stdev_over_true_past_a_double_too_is_printed_from_its_log(capsys):
+    """μ = 40: σ/KL = e^{800}/800 ≈ 3.4e344 does not fit a double either: the text prints it from its
+    log, --json says inf (a double can't hold it)."""
+    import mpmath
+
+    argv = ["table", "--q", "normal(0,1)", "--p", "normal(40,1)", "--exact-only"]
+    code, out, _ = run(argv, capsys)
+    assert code == 0
+    want = mpmath.sqrt(mpmath.e**1600 - 1601) / 800
+    exponent = int(mpmath.floor(mpmath.log10(want)))
+    assert _exact_stdev_cell(out, "k3") == f"{float(want / mpmath.mpf(10) ** exponent):.3f}e+{exponent}"
+    assert any(line.startswith("note (k3): Var(k3) is past") and "printed from its log" in line
+               for line in out.splitlines())
+    _, text, _ = run([*argv, "--json"], capsys)
+    row = next(r for r in json.loads(text)["rows"] if r["estimator"] == "k3")
+    assert row["exact_std_over_true"] == "inf"
+
+
+def test_a_figure_from_1e15_on_prints_4_significant_digits():
+    fixed = table._fixed
+    assert fixed(0.06666, ".4f") == "0.0667" and fixed(-0.5, "+.4f") == "-0.5000"
+    assert fixed(999_999_999_999_999.0, ".4f") == "999999999999999.0000"  # just below the limit
+    assert table.FIXED_POINT_LIMIT == 1e15
+    assert fixed(2.5e15, "+.4f") == "+2.500e+15" and fixed(-6.0733e192, ".4f") == "-6.073e+192"
+    assert fixed(math.inf, ".4f") == "inf" and fixed(None, ".4f") == "—"
+    assert fixed(math.inf, ".4f", math.log(10.0) * 344.5) == "3.162e+344"  # from its log, past a double
+    near_ten = math.log(9.9999) + 400 * math.log(10.0)  # 9.9999e400: 4 digits round up to the next power
+    assert fixed(math.inf, ".4f", near_ten) == "1.000e+401"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from functools import cache
@@ -1353,3 +1354,144 @@ def test_zero_below_applies_only_where_the_refinement_stops_on_noise():
     tiny = lambda x: 1e-40 * np.exp(-x * x)  # noqa: E731
     value, _ = integrate_real_line(tiny, 0.0, 1.0, tol=Tolerance(zero_below=1e-28))
     assert value == pytest.approx(1e-40 * math.sqrt(math.pi), rel=1e-12)
+
+
+# ------------------------------------------------------------ log Var: the variance past a double, its SD not
+
+
+def _gaussian_shift_var(key: str, mu: float, lam: float = LAM) -> mpmath.mpf:
+    r"""Var_q(k) for q = N(0,1), p = N(μ,1), in closed form (mpmath, 50 digits).
+
+    Under q, t = log r = μx − μ²/2 ~ N(m, s) with s = μ², m = −s/2, and tilting by e^{at} keeps it
+    normal: E_q[e^{at}] = e^{s(a² − a)/2} and, under the weight e^{at}, t ~ N(m + a s, s).  So
+    E[r] = 1, E[r²] = e^s, E[t] = −s/2, Var t = s, Cov(r, t) = E[r t] − E[t] = (m + s) − m = s, and
+
+    * k1 = −t: Var = s;  k2 = ½t²: Var = ¼ Var(t²) = ¼(2s² + 4m²s) = s²/2 + s³/4;
+    * k3 = (r − 1) − t: Var(r) + Var(t) − 2 Cov(r, t) = (e^s − 1) + s − 2s = e^s − 1 − s;
+    * kλ = λ(r − 1) − t: λ²(e^s − 1) + s − 2λs;
+    * k3_pq = r log r − (r − 1) = r(t − 1) + 1: E[r²(t − 1)²] − E[r(t − 1)]², with
+      E[r²(t − 1)²] = e^s((m + 2s − 1)² + s) = e^s((3s/2 − 1)² + s) and E[r(t − 1)] = s/2 − 1.
+    """
+    with mpmath.workdps(50):
+        s = mpmath.mpf(mu) ** 2
+        return {
+            "k1": s,
+            "k2": s**2 / 2 + s**3 / 4,
+            "k3": mpmath.e**s - 1 - s,
+            "k_lambda": lam**2 * (mpmath.e**s - 1) + s - 2 * lam * s,
+            "k3_pq": mpmath.e**s * ((3 * s / 2 - 1) ** 2 + s) - (s / 2 - 1) ** 2,
+        }[key]
+
+
+SHIFT_KEYS = ("k1", "k2", "k3", "k_lambda", "k3_pq")
+
+
+def _lam(key: str, lam: float = LAM) -> float | None:
+    return lam if key == "k_lambda" else None
+
+
+@pytest.mark.parametrize("mu", [0.5, 1.0, 2.0, 3.0])
+@pytest.mark.parametrize("key", SHIFT_KEYS)
+def test_the_closed_forms_of_the_variance_are_the_cores_where_it_fits(key, mu):
+    """The closed forms used past a double, checked first where the core's variance is a double."""
+    want = float(_gaussian_shift_var(key, mu))
+    assert estimator_moments(key, Gaussian(0, 1), Gaussian(mu, 1), _lam(key)).var == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("mu", [1.0, 3.0])
+@pytest.mark.parametrize("key", SHIFT_KEYS)
+def test_the_log_space_variance_is_the_cores_where_it_fits(key, mu):
+    """The log-space integral (the path taken past a double) against the core's direct variance: to
+    1e-10 relative in the variance, i.e. 1e-10 absolute in its log (both are integrated to 1e-12)."""
+    from kl_core.estimation.exact import _centred, _log_space_variance, log_estimator_variance
+
+    q, p = Gaussian(0, 1), Gaussian(mu, 1)
+    lam = LAM if key == "k_lambda" else 1.0
+    m = estimator_moments(key, q, p, _lam(key))
+    centre = _centred(key, q, p, lam)[2]
+    assert abs(_log_space_variance(key, q, p, lam, centre) - math.log(m.var)) <= 1e-10
+    assert log_estimator_variance(key, q, p, _lam(key)) == math.log(m.var)  # the core's own, where it fits
+    assert math.isnan(m.log_var)  # filled only past a double
+
+
+@pytest.mark.parametrize("mu", [27.0, 30.0, 35.0])
+@pytest.mark.parametrize(("key", "lam"), [("k3", None), ("k_lambda", 0.5), ("k_lambda", -2.0), ("k3_pq", None)])
+def test_a_variance_past_a_double_has_a_finite_log(key, lam, mu):
+    """q = N(0,1), p = N(μ,1), μ ≥ 27: Var ≈ e^{μ²} > 1.8e308 is reported as inf, its log is finite.
+
+    Tolerance 1e-11 absolute in the log (relative in the variance): the quadrature stops at 1e-12
+    relative, and log r at the peak x ≈ 2μ carries a rounding of about ε·2μ² ≈ 6e-13 at μ = 35.
+    """
+    from kl_core.estimation._expectation import OVERFLOW_NOTE
+    from kl_core.estimation.exact import log_estimator_variance
+
+    q, p = Gaussian(0, 1), Gaussian(mu, 1)
+    want = float(mpmath.log(_gaussian_shift_var(key, mu, lam if lam is not None else LAM)))
+    m = estimator_moments(key, q, p, lam)
+    assert m.var == math.inf and m.std == math.inf  # the existing fields keep their values
+    assert m.note.params["why"] == OVERFLOW_NOTE and m.mean == pytest.approx(mu * mu / 2, rel=1e-12)
+    assert abs(m.log_var - want) <= 1e-11
+    assert log_estimator_variance(key, q, p, lam) == m.log_var
+    assert m.log_std == 0.5 * m.log_var and 0.5 * m.log_var < math.log(sys.float_info.max)  # the SD fits
+
+
+def test_a_categorical_variance_past_a_double_is_a_log_sum_exp():
+    """A token q gives e^−800 and p gives ½: E_q[r²] ≈ ¼e^800; summed exactly in mpmath."""
+    from kl_core.estimation.exact import log_estimator_variance
+
+    q, p = Categorical((0.0, -800.0)), Categorical((0.0, 0.0))
+    for key in ("k3", "k_lambda", "k3_pq"):
+        m = estimator_moments(key, q, p, _lam(key))
+        assert m.var == math.inf
+        with mpmath.workdps(60):
+            lq = [mpmath.mpf(float(v)) for v in q.log_probs]
+            lp = [mpmath.mpf(float(v)) for v in p.log_probs]
+            total = mpmath.mpf(0)
+            for a, b in zip(lq, lp, strict=True):
+                t, r = b - a, mpmath.e ** (b - a)
+                k = {"k3": r - 1 - t, "k_lambda": LAM * (r - 1) - t, "k3_pq": r * t - (r - 1)}[key]
+                total += mpmath.e**a * (k - mpmath.mpf(m.mean)) ** 2
+            want = float(mpmath.log(total))
+        assert abs(m.log_var - want) <= 1e-12 * abs(want)
+        assert log_estimator_variance(key, q, p, _lam(key)) == m.log_var
+
+
+def test_log_var_is_left_out_where_the_variance_fits_or_diverges():
+    from kl_core.estimation.exact import log_estimator_variance
+
+    tame = estimator_moments("k3", Gaussian(0, 1), Gaussian(1, 1))
+    assert math.isnan(tame.log_var) and tame.log_std == 0.5 * math.log(tame.var)
+    heavy = estimator_moments("k3", Gaussian(0, 1), Gaussian(0, 1.5))  # E_q[r²] = ∞
+    assert heavy.var == math.inf and math.isnan(heavy.log_var) and heavy.log_std == math.inf
+    assert log_estimator_variance("k3", Gaussian(0, 1), Gaussian(0, 1.5)) == math.inf
+    assert log_estimator_variance("k3", Gaussian(0, 1), Gaussian(0, 1)) == -math.inf  # p = q
+    assert math.isnan(Moments(math.nan, math.nan).log_std)
+
+
+@pytest.mark.parametrize(("q_spec", "p_spec"), [("normal(0,1)", "normal(25,1.2)"), ("laplace(0,1)", "laplace(800,1)"),
+                                                ("normal(-5,0.1)", "normal(5,0.1)")])
+def test_log_var_past_a_double_against_mpmath_quadrature(q_spec, p_spec):
+    """Other widths and families: the defining integral in mpmath (densities written out by hand)."""
+    q, p = parse(q_spec), parse(p_spec)
+
+    def logpdf(d, x):
+        if isinstance(d, Gaussian):
+            return -((x - d.mu) / d.sigma) ** 2 / 2 - mpmath.log(d.sigma) - mpmath.log(2 * mpmath.pi) / 2
+        return -abs(x - d.loc) / d.scale - mpmath.log(2 * d.scale)
+
+    locs = sorted({c for c, _ in q.centres() + p.centres()} | {2 * a - b for a, _ in p.centres() for b, _ in q.centres()})
+    for key in ("k3", "k3_pq"):
+        m = estimator_moments(key, q, p)
+        assert m.var == math.inf
+        with mpmath.workdps(40):
+            mean = mpmath.mpf(m.mean)
+
+            def f(x, key=key, mean=mean):
+                t = logpdf(p, x) - logpdf(q, x)
+                r = mpmath.e**t
+                k = r - 1 - t if key == "k3" else r * t - (r - 1)
+                return mpmath.e ** logpdf(q, x) * (k - mean) ** 2
+
+            pts = [-mpmath.inf, *[mpmath.mpf(x) + d for x in locs for d in (-1, 0, 1)], mpmath.inf]
+            want = float(mpmath.log(mpmath.quad(f, sorted(set(pts)))))
+        assert abs(m.log_var - want) <= 1e-11 * max(1.0, abs(want) / 1e3)

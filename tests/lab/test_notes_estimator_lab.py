@@ -428,8 +428,9 @@ def test_a_variance_past_a_double_is_not_called_infinite_in_the_answer_and_table
     caption = notes.relative_caption("stdev/true", False, True)
     assert "too large for a double" in caption and "is infinite" not in caption
     both = notes.relative_caption("stdev/true", True, True)
-    assert "infinite, or too large for a double" in both
-    assert "is infinite;" in notes.relative_caption("stdev/true", True, False)
+    assert "the exact variance is infinite, or the figure itself is too large for a double" in both
+    assert "infinite, or too large for a double" in notes.relative_caption("bias/true", True, True)
+    assert "*Infinity*: the exact variance is infinite." in notes.relative_caption("stdev/true", True, False)
     assert "infinite or too large for a double" in notes.SE_TRUSTED
 
 
@@ -559,3 +560,85 @@ def test_a_variance_that_underflows_to_0_is_not_printed_as_a_stdev_of_0():
     assert notes.lambda_star_text(lambda_star(q, p), true_kl, true_pq) == "1"
     # a variance of exactly 0 where the values are not tiny is a zero, not an underflow
     assert not notes.variance_unresolved(Moments(mean=0.5, var=0.0))
+
+
+def test_a_standard_deviation_that_fits_is_shown_where_only_the_variance_is_past_a_double():
+    """q = N(0,1), p = N(30,1): Var(k3) = e^{900} − 901 is past a double, σ ≈ e^{450} is not. §4 showed
+    σ and stdev/true as ∞, and the notes said "(shown as ∞)"; now they show e^{450} and e^{450}/450."""
+    keys = ("k1", "k3", "k3_pq")
+    _, _, sim, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(30,1)", keys=keys,
+                                                            n=100, repeats=2)
+    assert all(math.isinf(moments[k].var) and math.isfinite(moments[k].log_var) for k in ("k3", "k3_pq"))
+    figures, absolute = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
+    h = notes.column_name
+    for row, abs_row, key in zip(figures["stdev/true"], absolute, keys, strict=True):
+        m = moments[key]
+        sd = math.sqrt(m.var) if key == "k1" else math.exp(0.5 * m.log_var)
+        assert abs_row[h("stdev (exact)")] == pytest.approx(sd, rel=1e-12)
+        assert row[h("exact")] == pytest.approx(sd / targets[key][1], rel=1e-12)
+        assert math.isnan(row[h("MC SE")]) == (key != "k1")  # still no SE: it needs a variance in a double
+    assert figures["stdev/true"][1][h("exact")] == pytest.approx(math.exp(450.0) / 450.0, rel=1e-10)
+    (note,) = notes.notes(keys, targets, moments, {}, true_kl, true_pq)
+    assert note.text.startswith("**Var(k3) and Var(k3 (KL[p‖q])) are too large for a double**:")
+    assert "shown as ∞" not in note.text
+    assert "Their square roots, the per-sample standard deviations, fit in a double: §4 shows them." in note.text
+    caption = _caption("k3", {k: sim[k] for k in keys}, moments, dict.fromkeys(keys), n=100)
+    assert caption.startswith("No curve: Var(k3) is too large for a double, and no N you can draw")
+    running = notes.running_caption({k: sim[k] for k in keys}, moments, 100)
+    assert "Var(k3, k3 (KL[p‖q])) is too large for a double: that band" in running
+    assert "shown as ∞" not in caption + running
+    stdev = notes.relative_caption("stdev/true", False, True)
+    assert "worked out from its logarithm" in stdev and "*Infinity*: the figure itself is too large" in stdev
+    # on the page the caption explains only what the table shows: no ∞ in either table here
+    figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
+    for fig, rows in figures.items():
+        shown = notes.relative_caption(fig, False, True, rows)
+        assert "*Infinity*" not in shown and "*None*: no standard error" in shown
+        assert notes.relative_format(rows) == ("%.4g" if fig == "stdev/true" else "%.4f")
+
+
+def test_a_standard_deviation_past_a_double_too_is_still_shown_as_infinite():
+    """q = N(−5, 0.1), p = N(5, 0.1): log Var(k3) = 10⁴, so σ = e^{5000} is past a double as well."""
+    keys = ("k3",)
+    _, _, sim, moments, targets, true_kl, true_pq = setting("normal(-5,0.1)", "normal(5,0.1)", keys=keys,
+                                                            n=100, repeats=2)
+    assert moments["k3"].log_var == pytest.approx(1e4, rel=1e-12)
+    figures, absolute = notes.table_rows({"k3": sim["k3"]}, moments, 200, None)
+    assert math.isinf(figures["stdev/true"][0][notes.column_name("exact")])
+    assert math.isinf(absolute[0][notes.column_name("stdev (exact)")])
+    (note,) = notes.notes(keys, targets, moments, {}, true_kl, true_pq)
+    assert note.text.startswith("**Var(k3) is too large for a double (shown as ∞)**")
+
+
+def test_a_group_where_only_some_standard_deviations_fit_names_both():
+    from kl_core import OVERFLOW_NOTE
+    from kl_core.validation import Message
+
+    def past(name, log_var):
+        note = Message("{what} is reported as inf: {why}", what=f"Var({name})", why=OVERFLOW_NOTE)
+        return Moments(700.0, math.inf, note, log_var)
+
+    moments = {"k3": past("k3", 1400.0), "k3_pq": past("k3 (KL[p‖q])", 1430.0)}  # σ: e^{700}, e^{715}
+    targets = {"k3": ("KL[q‖p]", 700.0), "k3_pq": ("KL[p‖q]", 700.0)}
+    (note,) = notes.notes(("k3", "k3_pq"), targets, moments, {}, 700.0, 700.0)
+    assert note.text.startswith("**Var(k3) and Var(k3 (KL[p‖q])) are too large for a double**:")
+    assert ("The per-sample standard deviation, the square root, fits in a double for k3 (§4 shows it), "
+            "but not for k3 (KL[p‖q]) (shown as ∞)." in note.text)
+
+
+def test_the_table_captions_explain_only_what_the_table_shows():
+    """q = N(0,1), p = N(30,1): the bias/true caption explained *Infinity*, which that table never shows
+    (the means are finite); a stdev/true of 6.0e192 was formatted "%.4f" (197 characters) on the page."""
+    keys = ("k1", "k3")
+    _, _, sim, moments, _, _, _ = setting("normal(0,1)", "normal(30,1)", keys=keys, n=100, repeats=2)
+    figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
+    bias = notes.relative_caption("bias/true", False, True, figures["bias/true"])
+    assert "*Infinity*" not in bias and "*None*: no standard error" in bias
+    assert notes.relative_format(figures["bias/true"]) == "%.4f"
+    assert notes.relative_format(figures["stdev/true"]) == "%.4g"
+    # near q nothing is blank or infinite: the captions say only what the figures are
+    _, _, sim, moments, _, _, _ = setting("normal(0,1)", "normal(0.1,1)", keys=keys, n=100, repeats=2)
+    figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
+    for fig, rows in figures.items():
+        assert "*" not in notes.relative_caption(fig, False, False, rows)
+        assert notes.relative_format(rows) == "%.4f"
