@@ -43,6 +43,7 @@ from i18n import _
 from kl_core.estimation.estimators import ESTIMATORS
 from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download
+from lab.format import past_number_columns, text_column
 from lab.gc_policy import freeze_new_imports
 
 T = TypeVar("T")
@@ -378,9 +379,23 @@ def show_numbers(ch: alt.TopLevelMixin, spec: dict[str, Any], *, name: str, desc
 
 
 def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: Any) -> None:
-    """Show ``df`` (``st.dataframe``), its caption, and a CSV download."""
+    """Show ``df`` (``st.dataframe``), its caption, and a CSV download.
+
+    A float column with a value past Streamlit's number columns (:data:`lab.format.NUMBER_COLUMN_LIMIT`)
+    is shown as text, right-aligned, in 4 significant digits; the CSV keeps the numbers.
+    """
     freeze_new_imports()
-    st.dataframe(df, hide_index=True, width="stretch", **kwargs)
+    shown = df
+    if big := past_number_columns(df):
+        shown = df.copy()
+        config = dict(kwargs.get("column_config") or {})
+        for col in big:
+            old = config.get(col)
+            shown[col] = text_column(df[col])
+            config[col] = st.column_config.TextColumn(
+                help=old.get("help") if isinstance(old, dict) else None, alignment="right")
+        kwargs = {**kwargs, "column_config": config}
+    st.dataframe(shown, hide_index=True, width="stretch", **kwargs)
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
             st.markdown(f":material/visibility: {caption}", width="stretch")

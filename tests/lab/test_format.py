@@ -14,3 +14,18 @@ from lab.format import number
 )
 def test_four_significant_digits_and_the_special_values(x, text):
     assert number(x) == text
+
+
+def test_columns_past_streamlits_number_columns_are_found_and_written_as_text():
+    """Streamlit shows an error cell for a number of magnitude 2^53 or more (its "safe integer" limit):
+    Estimator Lab's stdev (exact) of e^450 at q = N(0,1), p = N(30,1) was such a cell."""
+    import pandas as pd
+
+    from lab.format import NUMBER_COLUMN_LIMIT, past_number_columns, text_column
+
+    df = pd.DataFrame({"small": [0.0667, 30.03, math.nan], "big": [0.0667, math.exp(450.0), math.nan],
+                       "inf": [1.0, math.inf, 2.0], "edge": [NUMBER_COLUMN_LIMIT, 0.0, 1.0],
+                       "name": ["k1", "k2", "k3"]})
+    assert past_number_columns(df) == ["big", "edge"]  # ∞ is written as ∞ by Streamlit itself
+    assert text_column(df["big"]) == ["0.0667", "2.707e+195", None]
+    assert past_number_columns(df.drop(columns=["big", "edge"])) == []
