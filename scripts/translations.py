@@ -236,6 +236,8 @@ def problems(lang: str, template=None, exempt: Iterable[str] = NOT_YET_TRANSLATE
         for s in strs:
             if slanted := cjk_italics(s):
                 out.append(f"italics on Chinese text in {lang} (a fake slant: use **bold**): {slanted[0]!r} in {_named(msg)}")
+            if stray := stray_bold(s):
+                out.append(f"** that Markdown cannot pair in {lang} (shown as asterisks): {stray[0]!r} in {_named(msg)}")
     for msg in catalog.obsolete.values():
         out.append(f"obsolete in {lang}: {_named(msg)}")
     mo = po_path(lang).with_suffix(".mo")
@@ -288,6 +290,29 @@ def single_emphasis(text: str) -> list[str]:
         elif left:
             opener = m.start()
     return spans
+
+
+def stray_bold(text: str) -> list[str]:
+    """The ``**`` of ``text`` that Markdown cannot pair, shown with the text around them.
+
+    CommonMark opens ``**`` only where it is left-flanking and closes it only where it is
+    right-flanking: in Chinese, ``**答案：**按`` does not close (punctuation before, a letter
+    after), so the reader sees the asterisks; write ``**答案**：按``.  Delimiters are
+    taken in order, odd ones opening and even ones closing; maths, code and placeholders
+    count as letters, as what they become does.
+    """
+    t = _NOT_MARKDOWN.sub("X", text)
+    stray = []
+    for k, m in enumerate(re.finditer(r"(?<![\\*])\*\*(?!\*)", t)):
+        before = t[m.start() - 1] if m.start() else " "
+        after = t[m.end()] if m.end() < len(t) else " "
+        if k % 2 == 0:
+            ok = not after.isspace() and (not _punctuation(after) or before.isspace() or _punctuation(before))
+        else:
+            ok = not before.isspace() and (not _punctuation(before) or after.isspace() or _punctuation(after))
+        if not ok:
+            stray.append(t[max(0, m.start() - 12):m.end() + 12])
+    return stray
 
 
 def cjk_italics(text: str) -> list[str]:

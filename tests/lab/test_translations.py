@@ -140,6 +140,27 @@ def test_no_chinese_translation_is_set_in_italics():
     assert slanted == []
 
 
+@pytest.mark.parametrize(("text", "stray"), [
+    ("**答案：**按双精度计算", ["**答案：**按双精度计算"]),  # closing ** between a colon and a letter
+    ("**答案**：按双精度计算", []),
+    ("**对：{names}。**双精度", ["**对：X。**双精度"]),
+    ("是**{what}**（与", []),  # a placeholder is text once filled in
+    ("A **bold** word, λ\\** and $a**b$", []),
+])
+def test_bold_markers_markdown_cannot_pair_are_found(text, stray):
+    assert tr.stray_bold(text) == stray
+
+
+def test_no_chinese_translation_shows_stray_asterisks():
+    """CommonMark does not close ``**答案：**按``: the page showed "**答案：*按…" in italics (control variates)."""
+    from babel.messages.pofile import read_po
+
+    with open(tr.po_path("zh"), "rb") as fh:
+        stray = [(m.id, tr.stray_bold(s)) for m in read_po(fh, locale="zh") if m.id
+                 for s in (m.string if isinstance(m.string, tuple) else (m.string,)) if s and tr.stray_bold(s)]
+    assert stray == []
+
+
 # --------------------------------------------------------------------------- coverage
 
 
