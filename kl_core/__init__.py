@@ -9,8 +9,9 @@ module that defines it.  Each name is defined once, in the module listed in
 Subpackages, from the bottom layer up (``tests/test_layers.py`` checks that
 imports only go downwards):
 
-``validation``
-    :class:`Message` and :class:`InputError`, and the argument checks.
+``validation``, ``numbers``
+    :class:`Message` and :class:`InputError`, and the argument checks; how a
+    share and a figure past a double are written.
 ``estimation``
     Distributions and their families, the estimators k1, k2, k3, kλ,
     f-divergences, exact values by quadrature, tails, Monte Carlo, error
@@ -50,6 +51,9 @@ _WHERE: dict[str, str] = {
     # messages
     "InputError": "validation",
     "Message": "validation",
+    # how numbers are written
+    "share": "numbers",
+    "from_log": "numbers",
     # distributions
     "Distribution": "estimation.distributions",
     "Tail": "estimation.distributions",

@@ -6,9 +6,9 @@ import math
 
 import pandas as pd
 
-from charts.numbers import number, share
+from charts.numbers import from_log, number, share
 
-__all__ = ["NUMBER_COLUMN_LIMIT", "number", "past_number_columns", "share", "text_column"]
+__all__ = ["NUMBER_COLUMN_LIMIT", "from_log", "number", "past_number_columns", "share", "text_column"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
 #: 2^53: every double that large is a whole number, and past 2^53 not a "safe integer" of

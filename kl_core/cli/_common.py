@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kl_core.numbers import share
+
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
 
@@ -131,20 +133,6 @@ def count(text: str, example: str = "1e6", most: int | None = None) -> int:
 def plural(n: int, one: str, many: str) -> str:
     """``"1 row"``, ``"2 rows"``: ``n`` with thousands separators and the right noun."""
     return f"{n:,} {one if n == 1 else many}"
-
-
-def share(x: float | None, decimals: int = 1) -> str:
-    """A share as a percentage that never prints a share that is not zero as ``0.0%``.
-
-    The rule of the app's ``share`` (``charts/numbers.py``, mirrored: ``kl_core`` imports no
-    app code): ``decimals`` places, and below the smallest share they can show, 2 significant
-    digits (``0.037%``); exactly 0 stays ``0.0%``.
-    """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    if x == 0.0 or not math.isfinite(x) or abs(x) >= 10.0 ** -(decimals + 2):
-        return f"{x:.{decimals}%}"
-    return f"{100 * x:.2g}%"
 
 
 # A parameter's name is replaced where it is what the sentence is about: before a verb, a colon,

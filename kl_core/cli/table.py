@@ -33,6 +33,7 @@ from kl_core.cli._common import (
     text_table,
 )
 from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
+from kl_core.numbers import from_log
 
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
@@ -311,19 +312,10 @@ def _fixed(x: float | None, spec: str, log_x: float = math.nan) -> str:
     :data:`FIXED_POINT_LIMIT` on, worked out from its natural log ``log_x`` where it is past a double."""
     sign = "+" if spec.startswith("+") else ""
     if x is not None and math.isinf(x) and x > 0 and math.isfinite(log_x):
-        return _from_log(log_x, sign)
+        return from_log(log_x, sign=sign)
     if x is not None and math.isfinite(x) and abs(x) >= FIXED_POINT_LIMIT:
         return fmt(x, f"{sign}.3e")
     return fmt(x, spec)
-
-
-def _from_log(log_x: float, sign: str = "") -> str:
-    """A positive number given by its natural log, in the ``.3e`` form, also past a double (1.234e+310)."""
-    exponent = math.floor(log_x / math.log(10.0))
-    mantissa = math.exp(log_x - exponent * math.log(10.0))
-    if f"{mantissa:.3f}" == "10.000":
-        mantissa, exponent = 1.0, exponent + 1
-    return f"{sign}{mantissa:.3f}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
 
 
 def _se_cell(row: dict[str, Any]) -> str:

@@ -23,7 +23,7 @@ from kl_core.estimation.control_variates import (
     GainCurve,
     LambdaParabola,
 )
-from lab.format import number, share
+from lab.format import from_log, number, share
 from lab.notes import Note
 
 __all__ = [
@@ -239,11 +239,7 @@ def _from_log(log_x: float) -> str:
     """A positive number from its natural log, 3 significant digits, even past a double's range."""
     if math.log(sys.float_info.min) < log_x < math.log(sys.float_info.max):
         return lam_text(math.exp(log_x))
-    exponent = math.floor(log_x / math.log(10.0))
-    mantissa = math.exp(log_x - exponent * math.log(10.0))
-    if f"{mantissa:.3g}" == "10":
-        mantissa, exponent = 1.0, exponent + 1
-    return f"{mantissa:.3g}e{exponent:+03d}"
+    return from_log(log_x, 3, trim=True)
 
 
 def _log_lam_star_overflow(par: LambdaParabola) -> float:

@@ -1,0 +1,92 @@
+"""How a number is written, defined once for the command line and the app.
+
+Two rules that every place printing a share or a figure past a double must agree on:
+
+- :func:`share`: a percentage that never shows a share that is not zero as ``0.0%``;
+- :func:`from_log`: a positive number given by its natural log, in scientific notation,
+  also where it is past the largest double (``1.234e+310``).
+
+The app's ``charts.numbers`` re-exports them, so a page and the CLI print the same text.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["from_log", "share"]
+
+_LN10 = math.log(10.0)
+
+
+def share(x: float | None, decimals: int = 1) -> str:
+    r"""A share as a percentage, ``decimals`` places, never ``0.0%`` for a share that is not zero.
+
+    Below the smallest share ``decimals`` places can show, :math:`10^{-(d+2)}`, it is written
+    with 2 significant digits (``0.037%``); exactly 0 stays ``0.0%``.
+
+    Parameters
+    ----------
+    x : float or None
+        The share, 0.25 for 25 %.
+    decimals : int, default 1
+        Places after the point.
+
+    Returns
+    -------
+    str
+        ``"—"`` for ``None`` or NaN; ``"inf%"`` for an infinite share.
+
+    Examples
+    --------
+    >>> share(0.25), share(0.00037), share(0.0), share(None)
+    ('25.0%', '0.037%', '0.0%', '—')
+    """
+    if decimals < 0:
+        raise ValueError(f"decimals must be >= 0, got {decimals}")
+    if x is None or math.isnan(x):
+        return "—"
+    if x == 0.0 or not math.isfinite(x) or abs(x) >= 10.0 ** -(decimals + 2):
+        return f"{x + 0.0:.{decimals}%}"  # + 0.0: -0.0 prints as 0.0%
+    return f"{100 * x:.2g}%"
+
+
+def from_log(log_x: float, digits: int = 4, *, sign: str = "", trim: bool = False) -> str:
+    r"""A positive number :math:`x = e^{\ell}` from :math:`\ell = \log x`, in scientific notation.
+
+    Written as :math:`m \times 10^{e}` with :math:`e = \lfloor \ell / \ln 10 \rfloor` and
+    :math:`m = e^{\ell - e \ln 10}`, so it works where :math:`x` itself is past a double
+    (:math:`\ell > 709.78`) or below its smallest (:math:`\ell < -745.13`).
+
+    Parameters
+    ----------
+    log_x : float
+        The natural log of the number; finite.
+    digits : int, default 4
+        Significant digits, at least 1.
+    sign : str, default ""
+        Written before the number (``"+"`` for a column of signed figures).
+    trim : bool, default False
+        Drop trailing zeros of the mantissa (``1.5e+400``, not ``1.500e+400``).
+
+    Returns
+    -------
+    str
+        ``"1.234e+310"``: the exponent has at least two digits, as Python writes it.
+
+    Examples
+    --------
+    >>> from_log(450.0)
+    '2.707e+195'
+    >>> from_log(math.log(1.5) + 400 * math.log(10.0), 3, trim=True)
+    '1.5e+400'
+    """
+    if not math.isfinite(log_x):
+        raise ValueError(f"log_x must be finite, got {log_x!r}")
+    if digits < 1:
+        raise ValueError(f"digits must be >= 1, got {digits}")
+    exponent = math.floor(log_x / _LN10)
+    mantissa = math.exp(log_x - exponent * _LN10)
+    spec = f".{digits}g" if trim else f".{digits - 1}f"
+    if float(format(mantissa, spec)) >= 10.0:  # 9.9996 rounds up to the next power of ten
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{sign}{format(mantissa, spec)}e{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
