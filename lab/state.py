@@ -66,6 +66,7 @@ __all__ = [
     "radio",
     "range_text",
     "relabel",
+    "rewrite",
     "segmented",
     "select",
     "select_slider",
@@ -645,6 +646,16 @@ def text(
     allowed = _("at most {n} characters").format(n=max_chars) if max_chars else _("text")
     return _bound(st.text_input, label, key, allowed=allowed, value=value, help=help,
                   max_chars=max_chars, **kwargs)
+
+
+def rewrite(keys: Callable[[Any], bool], new_value: Callable[[Any], Any]) -> None:
+    """Set every widget whose key ``keys`` accepts to ``new_value(old value)``.
+
+    For an ``on_change`` callback, when writing widgets is allowed: one choice that
+    others follow (the audit's exact-KL column follows its direction).
+    """
+    for key in [k for k in st.session_state if keys(k)]:
+        st.session_state[key] = new_value(st.session_state[key])
 
 
 def set_values(**values: Any) -> None:

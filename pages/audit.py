@@ -74,9 +74,7 @@ except ValueError as exc:
 
 # ------------------------------------------------------------ the columns
 def follow_direction() -> None:
-    """The exact-KL column left at one direction's default switches with the direction."""
-    for k in [k for k in st.session_state if k == "kc" or str(k).startswith("up_kc_")]:
-        st.session_state[k] = notes.kl_column_after_switch(st.session_state[k], st.session_state["dir"])
+    state.rewrite(notes.holds_kl_column, lambda col: notes.kl_column_after_switch(col, st.session_state["dir"]))
 
 
 chosen: dict[str, str | None] = {}
@@ -97,7 +95,7 @@ with st.expander(_("More settings: columns and direction"), expanded=unmatched,
                 value = state.select(label, role, opts, value=default)
             else:  # an upload: not in the URL; keyed by the upload so new columns start fresh
                 value = st.selectbox(
-                    label, opts, key=f"up_{role}_{upload_id}", placeholder=_("choose a column"),
+                    label, opts, key=notes.upload_key(role, upload_id), placeholder=_("choose a column"),
                     index=opts.index(default) if default is not None else (None if required else 0),
                 )
         chosen[role] = None if value in (None, notes.NONE) else value

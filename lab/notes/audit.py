@@ -44,6 +44,8 @@ __all__ = [
     "direction_label",
     "example_role",
     "kl_column_after_switch",
+    "holds_kl_column",
+    "upload_key",
     "drawn_share",
     "ess_share",
     "mean_help",
@@ -126,6 +128,17 @@ def example_role(role: str, direction: str) -> str:
     """The column picker ``role``'s default: the example's column for it; for ``kc``, the exact-KL
     column of the KL that ``direction`` names (KL[policy‖ref] or KL[ref‖policy])."""
     return EXAMPLE_KL_COLS[direction] if role == "kc" else EXAMPLE_ROLES[role]
+
+
+def upload_key(role: str, upload_id: str) -> str:
+    """The widget key of an uploaded file's column picker: keyed by the upload, so a new file's
+    columns start fresh, and kept out of the URL (a link can't carry the file)."""
+    return f"up_{role}_{upload_id}"
+
+
+def holds_kl_column(key: object) -> bool:
+    """Whether a widget key is a picker of the exact-KL column (``kc``): the example's or an upload's."""
+    return key == "kc" or str(key).startswith(upload_key("kc", ""))
 
 
 def kl_column_after_switch(column: str | None, direction: str) -> str | None:

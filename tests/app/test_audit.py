@@ -485,3 +485,17 @@ def test_an_ess_just_below_30_is_not_shown_as_30():
     assert m["ESS, tokens"].value == "29.99" and m["ESS / tokens"].value == "99.97%"
     (warning,) = [w.value for w in at.warning if "effective tokens" in w.value]
     assert "Only 29.99 effective tokens" in warning
+
+
+def test_the_exact_kl_column_follows_a_switch_of_direction():
+    at = open_page()
+    label = "Exact next-token KL column (gives rb)"
+    assert selectbox_labelled(at, label).value == "kl_policy_ref"
+    (direction,) = [b for b in at.button_group if b.label == "Direction"]
+    direction.set_value("other-sampler").run()
+    assert not at.exception
+    assert selectbox_labelled(at, label).value == "kl_ref_policy"
+    selectbox_labelled(at, label).set_value("(none)").run()  # the reader's own choice is kept
+    (direction,) = [b for b in at.button_group if b.label == "Direction"]
+    direction.set_value("sampler-other").run()
+    assert selectbox_labelled(at, label).value == "(none)"

@@ -577,3 +577,10 @@ def test_the_audit_page_opens_each_direction_with_its_own_exact_kl_column():
     at = _audit_page(dir="KL[other‖sampler]", kc="kl_policy_ref")  # a link's mismatch: kept, warned
     assert at.selectbox(key="kc").value == "kl_policy_ref"
     assert any("choose `kl_ref_policy`" in w.value for w in at.warning)
+
+
+def test_the_kl_column_pickers_are_the_examples_and_each_uploads():
+    assert notes.holds_kl_column("kc")
+    assert notes.holds_kl_column(notes.upload_key("kc", "f1a2"))
+    assert not notes.holds_kl_column(notes.upload_key("sc", "f1a2"))
+    assert not notes.holds_kl_column("kcx") and not notes.holds_kl_column("dir")
