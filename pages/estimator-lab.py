@@ -120,7 +120,7 @@ with ui.metric_row():
               help=_("kl_core.estimation.exact.kl(q, p): what k1, k3 and kλ estimate."))
     st.metric(_("Exact KL[p‖q]"), notes.exact_text(true_kl_pq),
               help=_("kl_core.estimation.exact.kl(p, q): what k3_pq estimates."))
-    st.metric(_("λ*, least-variance λ"), notes.lambda_star_text(star, true_kl, true_kl_pq),
+    st.metric(_("λ*, least-variance λ"), notes.lambda_star_text(star),
               help=_("λ*, the λ of least variance (kl_core.estimation.exact.lambda_star(q, p)). {why}").format(
                   why=ui.error_text(star.note)))
     st.metric(_("Draws, N · R"), f"{n * repeats:,}",

@@ -79,3 +79,10 @@ def test_from_log_names_a_bad_argument(kwargs, name):
 def test_share_names_a_bad_argument():
     with pytest.raises(ValueError, match="decimals"):
         share(0.5, -1)
+
+
+def test_unresolved_is_below_the_smallest_normal_double():
+    from kl_core.numbers import SMALLEST_NORMAL, unresolved
+
+    assert unresolved(5e-324) and unresolved(-1e-310) and unresolved(SMALLEST_NORMAL / 2)
+    assert not any(unresolved(x) for x in (0.0, -0.0, SMALLEST_NORMAL, 1e-300, math.inf, math.nan))

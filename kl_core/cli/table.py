@@ -33,7 +33,7 @@ from kl_core.cli._common import (
     text_table,
 )
 from kl_core.estimation.estimators import COMPARED_KEYS, ESTIMATORS
-from kl_core.numbers import from_log
+from kl_core.numbers import SMALLEST_NORMAL, from_log, unresolved
 
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
@@ -147,7 +147,7 @@ def table_rows(
         # an infinite mean (k2 under a t(3) sampler: E[½ log² r] = ∞) is infinitely biased, not undefined
         exact_bias = ratio_to_target(m.mean - target, target) if math.isfinite(m.mean) else (
             m.mean if math.isinf(m.mean) and math.isfinite(target) and target > 0 else math.nan)
-        exact_std = ratio_to_target(m.std, target)
+        exact_std = math.nan if m.var_unresolved else ratio_to_target(m.std, target)
         log_std_over_true = math.nan
         if math.isfinite(m.log_var) and math.isfinite(target) and target > 0.0:
             # Var past a double, its square root often not: σ/KL = exp(½ log Var − log KL)
@@ -155,6 +155,8 @@ def table_rows(
             exact_std = _exp(log_std_over_true)
         row: dict[str, Any] = {
             "estimator": key,
+            "target": target,
+            "std_unresolved": m.var_unresolved,
             "mc_mean": None,
             "mc_bias_over_true": None,
             "mc_std_over_true": None,
@@ -177,10 +179,11 @@ def table_rows(
             row.update(
                 mc_mean=s.mean,
                 mc_bias_over_true=s.bias_over_true,
-                mc_std_over_true=s.std_over_true,
+                std_unresolved=row["std_unresolved"] or s.std_unresolved,
+                mc_std_over_true=math.nan if s.std_unresolved else s.std_over_true,
                 neg_fraction=s.neg_fraction,
             )
-            row["mc_se_over_true"] = ratio_to_target(s.se, target)
+            row["mc_se_over_true"] = math.nan if s.std_unresolved else ratio_to_target(s.se, target)
         rows.append(row)
     return true_kl, true_kl_pq, lam_star, rows
 
@@ -205,24 +208,27 @@ def run_table(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:  # the core names its parameters; the user typed flags
         raise named_by_flags(exc, {"lam": "--lam", "seed": "--seed", "n": "--n"}) from None
+    star_info = lambda_star(q, p)
+    if not star_info.resolved:  # a quotient of subnormal numbers: its digits are lost
+        lam_star = None
     if args.json:
         out = {
             "true_kl": true_kl,
             "true_kl_pq": true_kl_pq,
             "rows": [{k: r[k] for k in TABLE_JSON_FIELDS} for r in rows],
             "optimal_lambda": lam_star,
-            "optimal_lambda_note": str(lambda_star(q, p).note),
+            "optimal_lambda_note": str(star_info.note),
         }
         print(dumps(out))
         return 0
 
     pub = match_published(q, p)
     print(f"q = {q.name}   p = {p.name}   (x ~ q, r = p(x)/q(x))")
-    truth = f"KL[q,p] = {fmt(true_kl, '.6g')}"
+    truth = f"KL[q,p] {_kl_text(true_kl)}"
     if pub is not None:
         truth += f" (Schulman: {pub.true_kl})"
-    star = "undefined" if lam_star is None else fmt(lam_star, ".6g")
-    print(f"{truth}   KL[p,q] = {fmt(true_kl_pq, '.6g')}   optimal λ* = {star}")
+    star = "not resolved" if not star_info.resolved else "undefined" if lam_star is None else fmt(lam_star, ".6g")
+    print(f"{truth}   KL[p,q] {_kl_text(true_kl_pq)}   optimal λ* = {star}")
     if args.exact_only:
         print("exact values only (--exact-only): no sampling")
     else:
@@ -278,12 +284,20 @@ def run_table(args: argparse.Namespace) -> int:
         print(
             "Schulman: J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
         )
-    star_note = lambda_star(q, p).note
+    tiny = [name for name, x in (("KL[q,p]", true_kl), ("KL[p,q]", true_kl_pq)) if unresolved(x)]
+    if tiny:
+        print(f"note: {' and '.join(tiny)} {'is' if len(tiny) == 1 else 'are'} below the smallest normal double "
+              f"({SMALLEST_NORMAL:.4g}), where a double loses its significant digits: every figure divided by "
+              f"{'it' if len(tiny) == 1 else 'them'} is left out (—)")
+    star_note = star_info.note
     if star_note:  # undefined, 0 because χ² is infinite or past a double, or p = q
         print(f"note (λ*): {star_note}")
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")
+        if r["std_unresolved"] and not unresolved(r["target"]):
+            print(f"note ({r['estimator']}): its standard deviation is not resolved: its values are so small "
+                  "that their squares underflow, so its stdev/true and ± SE are left out (—)")
         if math.isfinite(r["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
             var = f"Var({r['name']})"
             past = "" if math.isfinite(r["exact_std_over_true"]) else (
@@ -316,6 +330,11 @@ def _fixed(x: float | None, spec: str, log_x: float = math.nan) -> str:
     if x is not None and math.isfinite(x) and abs(x) >= FIXED_POINT_LIMIT:
         return fmt(x, f"{sign}.3e")
     return fmt(x, spec)
+
+
+def _kl_text(x: float) -> str:
+    """An exact KL as the header prints it, "= 0.5"; "< 2.225e-308" where its digits are not resolved."""
+    return f"< {SMALLEST_NORMAL:.4g}" if unresolved(x) else f"= {fmt(x, '.6g')}"
 
 
 def _se_cell(row: dict[str, Any]) -> str:

@@ -54,6 +54,7 @@ from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation.distributions import Distribution, log_ratio
 from kl_core.estimation.divergences import DIVERGENCES, get_divergence
 from kl_core.estimation.families import closed_form_kl
+from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message, check_finite
 
 __all__ = [
@@ -113,6 +114,15 @@ class Moments:
     def finite(self) -> bool:
         """True if both the mean and the variance are finite."""
         return math.isfinite(self.mean) and math.isfinite(self.var)
+
+    @property
+    def var_unresolved(self) -> bool:
+        """The variance's digits are lost to subnormal doubles: it is below the smallest normal
+        double, or 0 where values as small as the mean (below √2.2e-308 ≈ 1.5e-154) have squares
+        that underflow (Var(k2) ≈ 2 KL² for a KL of 5e-201)."""
+        if unresolved(self.var):
+            return True
+        return self.var == 0.0 and math.isfinite(self.mean) and 0.0 < abs(self.mean) < math.sqrt(SMALLEST_NORMAL)
 
 
 # ------------------------------------------------------------ the engine
@@ -543,12 +553,17 @@ class LambdaStar:
     value : float or None
         :math:`\lambda^*`; None where every :math:`\lambda` has infinite variance.
     note : str
-        Empty, or one sentence saying why :math:`\lambda^*` is undefined or 0 (a
-        :class:`~kl_core.validation.Message`, which the app translates).
+        Empty, or one sentence saying why :math:`\lambda^*` is undefined, 0 or not resolved
+        (a :class:`~kl_core.validation.Message`, which the app translates).
+    resolved : bool
+        False where :math:`\lambda^*` divides figures below the smallest normal double
+        (:func:`kl_core.numbers.unresolved`): ``value`` is then the quotient as computed, whose
+        digits are lost (1.111 for Gaussians 1e-161 apart, where it is 1).
     """
 
     value: float | None
     note: str = ""
+    resolved: bool = True
 
     @property
     def defined(self) -> bool:
@@ -596,7 +611,8 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
         :math:`\lambda` has infinite variance.  When :math:`\mathrm{Var}_q(r) = \infty`
         but :math:`\mathrm{Var}_q(\log r)` is finite only :math:`\lambda = 0`
         has a finite variance, so 0 is returned (with a note); when ``p == q``
-        every :math:`\lambda` is optimal and 1 is returned.
+        every :math:`\lambda` is optimal and 1 is returned.  ``resolved`` is False (with
+        a note) where the quotient divides figures below the smallest normal double.
 
     %(schulman_references)s
 
@@ -627,7 +643,18 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
         )
     if chi2 == 0.0:
         return LambdaStar(1.0, Message("p = q: every λ gives variance 0"))
-    return LambdaStar((kl(p, q) + kl(q, p)) / chi2)
+    kl_pq, kl_qp = kl(p, q), kl(q, p)
+    if any(unresolved(x) for x in (chi2, kl_pq, kl_qp)):
+        return LambdaStar(
+            (kl_pq + kl_qp) / chi2,
+            Message(
+                "λ* = (KL[p‖q] + KL[q‖p]) / χ²(p‖q) is not resolved: χ²(p‖q) = {chi2} is below the "
+                "smallest normal double, where a double loses its significant digits",
+                chi2=format(chi2, ".3g"),
+            ),
+            resolved=False,
+        )
+    return LambdaStar((kl_pq + kl_qp) / chi2)
 
 
 @docfill(**SECTIONS)

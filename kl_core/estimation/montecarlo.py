@@ -58,6 +58,7 @@ import numpy as np
 from kl_core.estimation import estimators as est
 from kl_core.estimation.distributions import Distribution, log_ratio, parse
 from kl_core.estimation.exact import kl
+from kl_core.numbers import unresolved
 from kl_core.validation import check_finite, check_positive_int
 
 __all__ = [
@@ -260,6 +261,12 @@ class EstimatorSummary:
     running_mean: np.ndarray
     running_se: np.ndarray
 
+    @property
+    def std_unresolved(self) -> bool:
+        """The standard deviation is 0 although the values differ: their squares underflow (values
+        near 1e-200), so ``std``, ``se`` and ``std_over_true`` are not resolved."""
+        return self.std == 0.0 and self.samples.size > 1 and bool(np.ptp(self.samples) > 0.0)
+
     def to_row(self) -> dict[str, float | int | str]:
         """The scalar figures as a plain dict (no arrays)."""
         return {
@@ -422,7 +429,9 @@ def ratio_to_target(value: float, target: float) -> float:
     -------
     float
         The ratio; nan when the target is 0 (``p == q``), infinite or nan,
-        since no relative figure is meaningful then.
+        since no relative figure is meaningful then, and when it is below the
+        smallest normal double (:func:`kl_core.numbers.unresolved`), whose digits
+        a quotient would not keep.
 
     References
     ----------
@@ -435,7 +444,7 @@ def ratio_to_target(value: float, target: float) -> float:
     >>> ratio_to_target(0.1, 0.0)
     nan
     """
-    if target == 0.0 or not math.isfinite(target):
+    if target == 0.0 or not math.isfinite(target) or unresolved(target):
         return math.nan
     return value / target
 

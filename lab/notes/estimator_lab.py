@@ -7,7 +7,6 @@ Every sentence is whole, with named placeholders, so it can be translated as one
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -25,6 +24,7 @@ from kl_core.estimation.reliability import (
     count_text,
     least_reliable_n,
 )
+from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message
 from lab.format import number, share
 from lab.notes import Note
@@ -102,23 +102,9 @@ def _sd(values: np.ndarray) -> float:
     return sd
 
 
-#: The smallest normal double, ≈2.2e-308.  Below it a double is subnormal: it keeps fewer significant
-#: digits (5e-323 is 10 times the smallest step, 4.9e-324), and the quadrature behind an exact figure
-#: loses more (Var(k1) for Gaussians 1e-161 apart comes out 9e-323, not 1e-322; E_q[k2], 4e-323 for 5e-323).
-SMALLEST_NORMAL = sys.float_info.min
-
-
-def unresolved(x: float) -> bool:
-    """A nonzero exact figure below the smallest normal double: the page can't print it to 4 digits."""
-    return 0.0 < abs(x) < SMALLEST_NORMAL
-
-
 def variance_unresolved(m: Moments) -> bool:
-    """The exact variance is below the smallest normal double, or 0 where values as small as the
-    mean (below √2.2e-308 ≈ 1.5e-154) have squares that underflow (Var(k2) ≈ 2 KL² for a KL of 5e-201)."""
-    if unresolved(m.var):
-        return True
-    return m.var == 0.0 and math.isfinite(m.mean) and 0.0 < abs(m.mean) < math.sqrt(SMALLEST_NORMAL)
+    """The exact variance's digits are lost to subnormal doubles (:attr:`Moments.var_unresolved`)."""
+    return m.var_unresolved
 
 
 def exact_text(x: float) -> str:
@@ -127,12 +113,12 @@ def exact_text(x: float) -> str:
     return "< {tiny}".format(tiny=number(SMALLEST_NORMAL)) if unresolved(x) else number(x)
 
 
-def lambda_star_text(star: LambdaStar, true_kl: float, true_kl_pq: float) -> str:
+def lambda_star_text(star: LambdaStar) -> str:
     """The metric "λ*": its value; "undefined"; "not resolved" where λ* = (KL[p‖q] + KL[q‖p]) / χ²
     divides numbers below the smallest normal double (1.111 for Gaussians 1e-161 apart, where it is 1)."""
     if star.value is None:
         return _("undefined")
-    if unresolved(true_kl) or unresolved(true_kl_pq):
+    if not star.resolved:
         return _("not resolved")
     return number(star.value)
 
@@ -146,9 +132,8 @@ def normal_curve(m: Moments, n: int) -> sampling.NormalApproximation | None:
 
 
 def mc_std_underflows(r: EstimatorSummary) -> bool:
-    """The sample standard deviation is 0 although the values differ: their squares underflow
-    (values near 1e-200), so the Monte Carlo stdev and every standard error from it are not resolved."""
-    return r.std == 0.0 and r.samples.size > 1 and bool(np.ptp(r.samples) > 0.0)
+    """The sample standard deviation is not resolved (:attr:`EstimatorSummary.std_unresolved`)."""
+    return r.std_unresolved
 
 
 def _zero_exactly(m: Moments | None, r: EstimatorSummary) -> bool:
@@ -647,6 +632,8 @@ def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
     """Why no button sets λ = λ*: it does not exist here, or it is off the slider's [lo, hi]."""
     if star.value is None:
         return _("There is no λ*: {why}.").format(why=message(star.note))
+    if not star.resolved:
+        return _("No button sets λ = λ*: {why}.").format(why=message(star.note))
     if not lo <= star.value <= hi:
         shown = number(star.value)
         if float(shown) in (lo, hi):  # 2.00002 prints as the slider's own end, 2

@@ -67,3 +67,32 @@ def test_seq_k3s_summary_says_its_variance_can_grow():
     from kl_core.sequences.estimators import SEQUENCE_ESTIMATORS
 
     assert "can grow like e^{cT}" in SEQUENCE_ESTIMATORS["seq_k3"].summary
+
+
+def test_table_leaves_out_what_divides_subnormal_kls(capsys):
+    """N(1e-161, 1) vs N(0, 1): both KLs (5e-323) are subnormal.  The table printed k2's bias/true
+    as -0.2, k1's stdev/true as 1.909e+161 (it is 2e161) and λ* = 1.11111 (it is 1)."""
+    code, out, _ = run(["table", "--q", "normal(1e-161,1)", "--p", "normal(0,1)", "--n", "2000"], capsys)
+    assert code == 0
+    assert "KL[q,p] < 2.225e-308   KL[p,q] < 2.225e-308   optimal λ* = not resolved" in out
+    assert "1.909e+161" not in out and "-0.2000" not in out and "1.11111" not in out
+    assert "every figure divided by them is left out (—)" in out
+    rows = [line.split() for line in out.splitlines() if line.startswith(("k1 ", "k2 ")) and "KL[q‖p]" in line]
+    assert len(rows) == 2 and all(cell == "—" for row in rows for cell in row[2:7])
+    code, out, _ = run(["table", "--q", "normal(1e-161,1)", "--p", "normal(0,1)", "--exact-only", "--json"], capsys)
+    data = json.loads(out)
+    assert data["optimal_lambda"] is None and "not resolved" in data["optimal_lambda_note"]
+
+
+def test_table_leaves_out_a_standard_deviation_whose_squares_underflow(capsys):
+    """N(1e-100, 1) vs N(0, 1): the KL, 5e-201, is a normal double, but k2's values (~1e-200) square
+    to 0, so its variance and sample std came out 0: stdev/true printed 0.0000 where it is √2."""
+    code, out, _ = run(["table", "--q", "normal(1e-100,1)", "--p", "normal(0,1)", "--n", "2000"], capsys)
+    assert code == 0
+    assert "KL[q,p] = 5e-201" in out and "optimal λ* = 1" in out
+    (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
+    assert k2[3] == "—" and k2[5] == "—" and k2[6] == "—"  # ± SE, stdev/true MC and exact
+    assert "note (k2): its standard deviation is not resolved" in out
+    (k1,) = [line.split() for line in out.splitlines() if line.startswith("k1 ") and "KL[q‖p]" in line]
+    assert float(k1[6]) == pytest.approx(2e100, rel=1e-3)  # σ(k1)/KL = μ/(μ²/2) = 2/μ, resolved
+    assert "note (k1)" not in out

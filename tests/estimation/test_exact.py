@@ -1495,3 +1495,20 @@ def test_log_var_past_a_double_against_mpmath_quadrature(q_spec, p_spec):
             pts = [-mpmath.inf, *[mpmath.mpf(x) + d for x in locs for d in (-1, 0, 1)], mpmath.inf]
             want = float(mpmath.log(mpmath.quad(f, sorted(set(pts)))))
         assert abs(m.log_var - want) <= 1e-11 * max(1.0, abs(want) / 1e3)
+
+
+def test_lambda_star_of_subnormal_divergences_is_not_resolved():
+    """Gaussians 1e-161 apart: KL[q‖p] = KL[p‖q] = 5e-323 and χ² = 1e-322 are subnormal, and their
+    quotient came out 1.111 where λ* = μ²/(e^{μ²} − 1) → 1."""
+    star = lambda_star(Gaussian(1e-161, 1), Gaussian(0, 1))
+    assert not star.resolved and "not resolved" in str(star.note)
+    assert lambda_star(Gaussian(1e-150, 1), Gaussian(0, 1)).resolved  # 1e-300: normal doubles
+    assert lambda_star(Gaussian(1e-150, 1), Gaussian(0, 1)).value == pytest.approx(1.0, rel=1e-12)
+
+
+def test_a_variance_lost_to_underflow_is_not_resolved():
+    """Var(k2) ≈ μ⁴/2 for N(μ,1) vs N(0,1): 5e-401 at μ = 1e-100 rounds to 0 (k2 is not constant)."""
+    m = estimator_moments("k2", Gaussian(1e-100, 1), Gaussian(0, 1))
+    assert m.var == 0.0 and m.var_unresolved
+    assert not estimator_moments("k1", Gaussian(1e-100, 1), Gaussian(0, 1)).var_unresolved
+    assert not estimator_moments("k2", Gaussian(0, 1), Gaussian(0, 1)).var_unresolved  # p = q: 0 is exact

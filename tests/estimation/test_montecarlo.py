@@ -429,3 +429,15 @@ def test_ratio_to_target() -> None:
     assert math.isnan(ratio_to_target(1.0, 0.0))
     assert math.isnan(ratio_to_target(1.0, math.inf))
     assert math.isnan(ratio_to_target(1.0, math.nan))
+
+
+def test_no_relative_figure_divides_a_subnormal_target():
+    assert math.isnan(ratio_to_target(1e-323, 5e-323)) and ratio_to_target(1e-300, 5e-301) == pytest.approx(2.0)
+
+
+def test_a_sample_std_whose_squares_underflow_is_flagged():
+    sim = simulate("normal(1e-100,1)", "normal(0,1)", n=500, keys=("k1", "k2"))
+    assert sim["k2"].std == 0.0 and sim["k2"].std_unresolved  # k2 ~ 1e-200: squares underflow
+    assert not sim["k1"].std_unresolved
+    same = simulate("normal(0,1)", "normal(0,1)", n=500, keys=("k2",))
+    assert same["k2"].std == 0.0 and not same["k2"].std_unresolved  # p = q: every value is 0
