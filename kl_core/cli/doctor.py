@@ -41,14 +41,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kl_core.cli._common import Command
 
-__all__ = ["card_lines", "card_markdown", "register", "run_doctor"]
+__all__ = ["register", "run_doctor"]
 
 
 
@@ -72,7 +71,6 @@ class _DoctorLibraries:
 
 
 _LIBRARIES = _DoctorLibraries()
-_WIDTH = 100
 
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
@@ -115,194 +113,6 @@ def _read(path: str) -> tuple[bytes, str | None]:
         raise ValueError(f"file {path!r} cannot be read: {exc.strerror or exc}") from None
 
 
-def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
-    """Wrapped lines; continuation lines indented ``hang`` more (under a label's text)."""
-    lines = textwrap.wrap(text, _WIDTH, initial_indent=indent, subsequent_indent=indent + " " * hang)
-    return lines or [indent]
-
-
-def _no_kl_term(d: Any) -> str:
-    """The card's line where the script has no KL term."""
-    if "UNKNOWN_OPTION" in d.codes:
-        return "No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION)."
-    return "No KL term."
-
-
-def _option_text(d: Any, u: Any) -> str:
-    """A KL term's option as written in the script's syntax, or the crosswalk's setting."""
-    from kl_core.doctor.diagnosis import render_changes
-
-    if not u.setting:
-        return u.entry.setting
-    text = render_changes(d.profile, d.kind, ((u.setting, u.written),))
-    return text + " (release default)" if u.setting in u.defaults_used else text
-
-
-def _coef_text(u: Any, controller: str) -> str:
-    """A KL term's coefficient and, in brackets, its controller (and whether it is the default)."""
-    coef = "?" if u.coef is None else f"{u.coef:g}"
-    default = ", release default" if u.coef_setting in u.defaults_used else ""
-    return f"{coef} ({controller}{default})"
-
-
-def card_lines(d: Any) -> list[str]:
-    """The KL card as text lines.
-
-    Parameters
-    ----------
-    d : kl_core.doctor.diagnosis.Diagnosis
-        A diagnosis.
-
-    Returns
-    -------
-    list of str
-    """
-    from kl_core.doctor.diagnosis import (
-        GRADIENT_WORDS,
-        no_fix_words,
-        other_release_words,
-        render_changes,
-    )
-
-    prof = d.profile
-    out = [f"{prof.library} {prof.release} ({prof.trainer}): settings not given take this release's defaults"]
-    if d.release_why:
-        out += _wrap(f"release: {d.release_why}", "", 9)
-    if d.command:
-        out.append(f"read: {d.command}")
-    out.append("")
-    if not d.kl_uses:
-        out += [_no_kl_term(d), ""]
-    for i, u in enumerate(d.kl_uses, 1):
-        e = u.entry
-        out.append(f"KL term {i}: in the {u.where}")
-        out.append(f"  option       {_option_text(d, u)}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
-        out.append("  computes")
-        out += [f"      {ln}" for ln in e.library_formula.strip("\n").split("\n")]
-        ctrl = u.controller
-        if u.controller == "adaptive":
-            ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"
-        out.append(f"  coefficient  {prof.spelled(u.coef_setting)} = {_coef_text(u, ctrl)}")
-        out.append(f"  value        estimates {e.direction}")
-        grad = f"{u.gradient_target}: {GRADIENT_WORDS[u.gradient_target]}"
-        out += _wrap(f"gradient     {grad}", "  ", 13)
-        if u.gradient_target_off_policy is not None:
-            when = ("in every optimizer step (the tokens come from an older policy)" if d.off_policy_every_step
-                    else "in later optimizer steps on the same batch")
-            out += _wrap(f"off-policy   {u.gradient_target_off_policy} {when}", "  ", 13)
-        if u.aggregation is not None:
-            how = u.aggregation.name
-            if u.aggregation_setting:
-                how += f" ({render_changes(prof, d.kind, ((u.aggregation_setting, u.aggregation_value),))})"
-            out += _wrap(f"aggregation  {how}: {u.aggregation.coefficient}", "  ", 13)
-        else:
-            out.append(f"  aggregation  {u.aggregation_setting}={u.aggregation_value}: not a mode the release defines")
-        out += _wrap(f"caveat       {e.caveat}", "  ", 13)
-        alts = ", ".join(f"{o} {t}" for o, _, t, _ in u.alternatives if o != e.option)
-        if alts:
-            out += _wrap(f"other options here (on-policy gradient): {alts}", "  ")
-        out.append("")
-    if d.also:
-        out.append("Other release:")
-        for o in d.also:
-            out += _wrap(str(other_release_words(o)), "  ")
-        if d.changed:
-            out += _wrap(f"What changed: {d.changed}", "  ")
-        out.append("")
-    if d.off_policy:
-        out.append("Off-policy steps:")
-        for why in d.off_policy:
-            out += _wrap(why, "  ")
-        out.append("")
-    if d.warnings:
-        out.append("Warnings:")
-        for w in d.warnings:
-            out += _wrap(f"{w.code}: {w.message}", "  ")
-            if w.fix:
-                fix = w.fix.split("\n")
-                out.append(f"    fix: {fix[0]}")
-                out += [f"         {ln}" for ln in fix[1:]]
-            else:
-                out += _wrap(f"no fix: {no_fix_words(d, w)}", "    ")
-        out.append("")
-    if d.unrecognised:
-        out.append(f"Not settings of {prof.library} {prof.release}:")
-        for k in d.unrecognised:
-            out.append(f"  {k.key}" + (f"  (did you mean {k.suggestion}?)" if k.suggestion else ""))
-        out.append("")
-    if d.notes:
-        out.append("Notes:")
-        for n in d.notes:
-            out += _wrap(n, "  ")
-    while out and out[-1] == "":
-        out.pop()
-    return out
-
-
-def card_markdown(d: Any, title: str | None = None) -> list[str]:
-    """The KL card as Markdown, to paste into a pull request or a chat.
-
-    Parameters
-    ----------
-    d : kl_core.doctor.diagnosis.Diagnosis
-        A diagnosis.
-    title : str, optional
-        A heading (the file's name).
-
-    Returns
-    -------
-    list of str
-    """
-    from kl_core.doctor.diagnosis import (
-        GRADIENT_WORDS,
-        no_fix_words,
-        other_release_words,
-    )
-
-    prof = d.profile
-    out = [f"### KL card: {title}" if title else "### KL card", "",
-           f"**{prof.library} {prof.release}** ({prof.trainer}); settings not given take this release's defaults."]
-    if d.release_why:
-        out.append(f"Release: {d.release_why}.")
-    if d.command:
-        out.append(f"Read: `{d.command}`")
-    out.append("")
-    if not d.kl_uses:
-        head, colon, rest = _no_kl_term(d).partition(":")
-        out += [f"**{head}{colon}**{rest}", ""]
-    else:
-        out += ["| | where | option | estimator | coefficient | value estimates | gradient |",
-                "|---|---|---|---|---|---|---|"]
-        for i, u in enumerate(d.kl_uses, 1):
-            out.append(f"| {i} | {u.where} | `{_option_text(d, u)}` | {u.estimator} | {_coef_text(u, u.controller)} | "
-                       f"{u.entry.direction} | "
-                       f"**{u.gradient_target}**: {GRADIENT_WORDS[u.gradient_target]} |")
-        out.append("")
-    if d.also:
-        out.append("**Other release**")
-        out += [f"- {other_release_words(o)}" for o in d.also]
-        if d.changed:
-            out.append(f"- What changed: {d.changed}")
-        out.append("")
-    if d.warnings:
-        out.append("**Warnings**")
-        for w in d.warnings:
-            after = f" Fix: `{' '.join(w.fix.split())}`" if w.fix else \
-                f" No fix: {no_fix_words(d, w)}"
-            out.append(f"- `{w.code}`: {w.message}{after}")
-        out.append("")
-    if d.unrecognised:
-        keys = ", ".join(f"`{k.key}`" + (f" (did you mean `{k.suggestion}`?)" if k.suggestion else "")
-                         for k in d.unrecognised)
-        out += [f"**Not settings of {prof.library} {prof.release}:** {keys}", ""]
-    if d.notes:
-        out.append("**Notes**")
-        out += [f"- {n}" for n in d.notes]
-    while out and out[-1] == "":
-        out.pop()
-    return out
-
-
 def _fail_codes(text: str | None) -> set[str]:
     from kl_core.doctor.diagnosis import WARNING_CODES
 
@@ -331,6 +141,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         is raised).  With several files (a pre-commit hook) an unreadable one is
         reported and skipped.
     """
+    from kl_core.doctor.card import card_lines, card_markdown
     from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 
     files = args.file if isinstance(args.file, list) else [args.file]

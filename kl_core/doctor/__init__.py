@@ -2,6 +2,6 @@
 
 ``parse`` (safe readers: shell, Hydra overrides, flags, YAML, JSON, Python),
 ``profiles`` (where each trainer places a KL term; release keys in ``keys/``),
-``releases`` (release eras, ``releases.toml``), ``diagnosis`` (the card, its
-warnings and checked fixes).
+``releases`` (release eras, ``releases.toml``), ``diagnosis`` (what the card
+says: KL terms, warnings and checked fixes), ``card`` (the card as text and as Markdown).
 """

@@ -584,7 +584,7 @@ def test_an_older_release_names_a_kl_term_without_the_settings_it_lacks():
 def test_trl_ppo_card_says_the_reward_kl_is_the_rollout_policys():
     """TRL 1.12.0 trl/experimental/ppo/ppo_trainer.py (lines 672-775) and TRL 0.11.4 trl/trainer/ppo_trainer.py
     (step(), lines 747-777): the reward's KL uses the log-probs taken at rollout, before the PPO epochs."""
-    from kl_core.cli.doctor import card_lines
+    from kl_core.doctor.card import card_lines
 
     for text in ("kl_coef: 0.05\nkl_estimator: k3\nnum_ppo_epochs: 4\n", "kl_coef: 0.05\nkl_estimator: k1\n"):
         d = diagnose(text, "trl", filename="ppo.yaml")

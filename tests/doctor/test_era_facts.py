@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kl_core.cli.doctor import card_lines
+from kl_core.doctor.card import card_lines
 from kl_core.doctor.diagnosis import diagnose, option_values
 from kl_core.doctor.profiles import profile
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kl_core.cli.doctor import card_lines
+from kl_core.doctor.card import card_lines
 from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 
 ROOT = Path(__file__).resolve().parent / "real_scripts"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kl_core.cli import main as cli
-from kl_core.cli.doctor import card_lines
+from kl_core.doctor.card import card_lines
 from kl_core.doctor.diagnosis import UnreadableInput, diagnose
 from kl_core.doctor.parse import MAX_BYTES
 from kl_core.doctor.profiles import profile
