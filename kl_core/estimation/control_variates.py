@@ -114,27 +114,33 @@ class LambdaParabola:
         out = self.var_log_r - 2.0 * lam_arr * self.cov + lam_arr**2 * self.var_r
         return np.maximum(out, 0.0)
 
-    def log_variance_term(self, lam: float) -> float:
-        r""":math:`\log(\lambda^2 \mathbb{E}_q[r^2])`, the log of the parabola's largest term.
+    @property
+    def log_lam_star(self) -> float:
+        r""":math:`\log\lambda^*`, also where :math:`\chi^2` is past a double (``lam_star`` is 0 there).
 
-        Where :math:`\chi^2` is past a double, :math:`\mathrm{Var}(k_\lambda)` fits in a double
-        exactly where this is below ``log(sys.float_info.max)`` (the other terms are at most
-        :math:`\mathrm{Var}(\log r) + 2|\lambda|\,\mathrm{Cov}`).
-
-        Parameters
-        ----------
-        lam : float
-            The coefficient :math:`\lambda`.
-
-        Returns
-        -------
-        float
-            ``-inf`` at :math:`\lambda = 0`.
+        There :math:`\lambda^* = \mathrm{Cov}/\chi^2` with :math:`\chi^2 = \mathbb{E}_q[r^2] - 1`
+        equal to :math:`\mathbb{E}_q[r^2]` to double precision, so
+        :math:`\log\lambda^* = \log\mathrm{Cov} - \log\mathbb{E}_q[r^2]`.  NaN where
+        :math:`\lambda^*` is undefined or not positive.
         """
-        lam = check_finite(lam, "lam")
-        if lam == 0.0:
-            return -math.inf
-        return 2.0 * math.log(abs(lam)) + self.log_second_moment
+        if math.isinf(self.var_r) and math.isfinite(self.log_second_moment):
+            return math.log(self.cov) - self.log_second_moment if self.cov > 0.0 else math.nan
+        return math.log(self.lam_star) if self.lam_star > 0.0 else math.nan
+
+    @property
+    def log_lam_limit(self) -> float:
+        r"""Where :math:`\chi^2` is past a double, the log of the :math:`|\lambda|` below which
+        :math:`\mathrm{Var}(k_\lambda)` fits in a double; ``inf`` elsewhere.
+
+        .. math:: \log|\lambda|_{\max} = \tfrac12\left(\log x_{\max} - \log\mathbb{E}_q[r^2]\right)
+
+        with :math:`x_{\max}` the largest double: :math:`\lambda^2\mathbb{E}_q[r^2]`, the
+        parabola's largest term, fits below it (the other terms are at most
+        :math:`\mathrm{Var}(\log r) + 2|\lambda|\,\mathrm{Cov}`).
+        """
+        if math.isinf(self.var_r) and math.isfinite(self.log_second_moment):
+            return 0.5 * (math.log(sys.float_info.max) - self.log_second_moment)
+        return math.inf
 
     def variance_at(self, lam: float) -> float:
         r""":math:`\mathrm{Var}_q(k_\lambda)` at one :math:`\lambda`, finite wherever it fits a double.
@@ -157,10 +163,10 @@ class LambdaParabola:
         lam = check_finite(lam, "lam")
         if not (math.isinf(self.var_r) and math.isfinite(self.log_second_moment)) or lam == 0.0:
             return float(self.variance(lam))
-        top = self.log_variance_term(lam)
-        if top > math.log(sys.float_info.max):
+        if math.log(abs(lam)) > self.log_lam_limit:
             return math.inf
-        out = self.var_log_r - 2.0 * lam * self.cov + (math.exp(top) - lam * lam)
+        out = self.var_log_r - 2.0 * lam * self.cov + (math.exp(2.0 * math.log(abs(lam)) + self.log_second_moment)
+                                                      - lam * lam)
         return max(out, 0.0)
 
     @property

@@ -242,22 +242,17 @@ def _from_log(log_x: float) -> str:
     return from_log(log_x, 3, trim=True)
 
 
-def _log_lam_star_overflow(par: LambdaParabola) -> float:
-    """log λ* = log Cov − log χ² where χ² is past a double (χ² = E_q[r²] − 1 ≈ E_q[r²] there)."""
-    return math.log(par.cov) - par.log_second_moment
-
-
 def _lam_star(par: LambdaParabola) -> str:
     """λ* as printed: :func:`lam_text`, or from its log where χ² is past a double (the core's 0)."""
-    if _chi2_overflows(par) and par.cov > 0.0 and math.isfinite(par.log_second_moment):
-        return _from_log(_log_lam_star_overflow(par))
+    if _chi2_overflows(par) and math.isfinite(par.log_lam_star):
+        return _from_log(par.log_lam_star)
     return lam_text(par.lam_star)
 
 
 def _overflow_limit(par: LambdaParabola) -> str:
     """Where χ² is past a double: |λ| below this keeps λ²·E_q[r²], so Var(kλ), in a double.
     Rounded up at 3 digits, so that "only for |λ| below it" stays true."""
-    log_lim = 0.5 * (math.log(sys.float_info.max) - par.log_second_moment)
+    log_lim = par.log_lam_limit
     exponent = math.floor(log_lim / math.log(10.0))
     mantissa = math.ceil(math.exp(log_lim - exponent * math.log(10.0)) * 100.0) / 100.0
     return _from_log(math.log(mantissa) + exponent * math.log(10.0))
