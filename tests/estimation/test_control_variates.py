@@ -116,3 +116,22 @@ def test_log_second_moment_is_finite_where_chi2_passes_a_double():
     exact = mu2 - 0.4 * mu2 + math.exp(mu2 + 2 * math.log(0.2))
     assert abs(par.variance_at(0.2) / exact - 1) < 1e-9 and exact > 1.6e308
     assert math.isinf(par.variance_at(0.25)) and par.variance_at(0.0) == par.var_log_r
+
+
+def test_log_lambda_star_and_the_lambda_limit_past_a_double():
+    """q = N(0,1), p = N(30,1): E_q[r²] = e^{μ²} = e^900 and Cov = KL[p‖q] + KL[q‖p] = μ² = 900,
+    so log λ* = log 900 − 900 and Var(kλ) fits a double for |λ| < exp(½(log DBL_MAX − 900))."""
+    import sys
+
+    par = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(30.0, 1.0))
+    assert par.lam_star == 0.0 and math.isinf(par.var_r)  # the core's λ* is 0 there
+    assert par.log_lam_star == pytest.approx(math.log(900.0) - 900.0, rel=1e-9)
+    limit = 0.5 * (math.log(sys.float_info.max) - 900.0)
+    assert par.log_lam_limit == pytest.approx(limit, rel=1e-9)
+    inside, outside = math.exp(limit) * 0.99, math.exp(limit) * 1.01
+    assert math.isfinite(par.variance_at(inside)) and math.isinf(par.variance_at(outside))
+    # Var(kλ) = λ²(e^s − 1) + s − 2λs with s = μ² (closed form), at the edge of a double
+    assert par.variance_at(inside) == pytest.approx(math.exp(2 * math.log(inside) + 900.0) + 900.0, rel=1e-9)
+    near = lambda_parabola(Gaussian(0.0, 1.0), Gaussian(1.0, 1.0))
+    assert near.log_lam_star == pytest.approx(-math.log(math.e - 1.0), rel=1e-10)  # λ* = 1/(e − 1)
+    assert math.isinf(near.log_lam_limit)
