@@ -138,7 +138,7 @@ def plural(n: int, one: str, many: str) -> str:
 # A parameter's name is replaced where it is what the sentence is about: before a verb, a colon,
 # or at the end of a clause ("the same column as sampler_col"); never inside prose ("the drift
 # family"), a quoted value or an identifier.
-_AS_SUBJECT = r"(?=\s(?:must|has|is|needs|keeps|contains|and|or)\b|\s'|:|,|;|\)|$)"
+_AS_SUBJECT = r"(?=\s(?:must|has|is|needs|keeps|contains|and|or)\b|\s'|\s[×=]\s|:|,|;|\)|$)"
 
 
 def named_by_flags(exc: ValueError, names: dict[str, str]) -> ValueError:

@@ -118,7 +118,6 @@ def run_sequence(args: argparse.Namespace) -> int:
         raise ValueError(f"--seed must be >= 0, got {args.seed}")
     try:
         policy, ref, origin = _chains(args)
-        _check_sizes(args)
         report = sequence_report(
             policy, ref, args.T, n=args.n, seed=args.seed, exact_only=args.exact_only
         )
@@ -137,24 +136,6 @@ def run_sequence(args: argparse.Namespace) -> int:
 #: Core parameter names → the flags of ``sequence``.
 _FLAGS = {"length": "--T", "k": "--K", "n": "--n", "drift": "--drift", "placement": "--placement",
           "policy": "--policy", "ref": "--ref", "seed": "--seed"}
-
-
-def _check_sizes(args: argparse.Namespace) -> None:
-    """``--T`` and ``--n`` against the core's limits, in the core's order, naming the flags."""
-    from kl_core.sequences.markov import MAX_LENGTH
-    from kl_core.sequences.montecarlo import MAX_SAMPLED_TOKENS, MAX_SEQUENCES
-
-    if args.T > MAX_LENGTH:
-        raise ValueError(f"--T must be at most {MAX_LENGTH:,}, got {args.T:,}")
-    if args.exact_only:
-        return
-    if args.n > MAX_SEQUENCES:
-        raise ValueError(f"--n must be at most {MAX_SEQUENCES:,}, got {args.n:,}")
-    if args.n * args.T > MAX_SAMPLED_TOKENS:
-        raise ValueError(
-            f"--n × --T = {args.n * args.T:,} tokens is more than {MAX_SAMPLED_TOKENS:,}; "
-            "lower --n or --T"
-        )
 
 
 # ------------------------------------------------------------ text output

@@ -695,11 +695,13 @@ def sequence_report(
     """
     policy, ref = check_pair(policy, ref)
     length = check_length(length)
+    if not exact_only:  # before the exact figures, which take a while at a large T
+        from kl_core.sequences.montecarlo import check_sample_size, simulate_sequences
+
+        check_sample_size(n, length)
     ex = exact_moments(policy, ref, length)
     sample = None
     if not exact_only:
-        from kl_core.sequences.montecarlo import simulate_sequences
-
         sample = simulate_sequences(policy, ref, length, n, seed=seed)
     rows = []
     for key in SEQUENCE_KEYS:

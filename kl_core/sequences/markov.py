@@ -393,7 +393,7 @@ def check_length(length: int) -> int:
     """
     t = check_positive_int(length, "length")
     if t > MAX_LENGTH:
-        raise ValueError(f"length must be at most MAX_LENGTH = {MAX_LENGTH}, got {t}")
+        raise ValueError(f"length must be at most MAX_LENGTH = {MAX_LENGTH:,}, got {t:,}")
     return t
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "POSITION_KEYS",
     "SequenceSample",
     "SampleSummary",
+    "check_sample_size",
     "simulate_sequences",
 ]
 
@@ -48,6 +49,32 @@ MAX_SEQUENCES = 1_000_000
 
 MAX_SAMPLED_TOKENS = 100_000_000
 """Largest n · T in one run (about 4 s on the project's machine)."""
+
+
+def check_sample_size(n: int, length: int) -> int:
+    r"""Validate a number of sampled sequences: :math:`1 \le n \le n_{\max}` and :math:`n\,T \le` :data:`MAX_SAMPLED_TOKENS`.
+
+    Parameters
+    ----------
+    n : int
+        Sequences, at most :data:`MAX_SEQUENCES`.
+    length : int
+        T, already checked (:func:`kl_core.sequences.markov.check_length`).
+
+    Returns
+    -------
+    int
+        n as an int; ``ValueError`` naming ``n`` (and ``length``) otherwise.
+    """
+    n = check_positive_int(n, "n")
+    if n > MAX_SEQUENCES:
+        raise ValueError(f"n must be at most MAX_SEQUENCES = {MAX_SEQUENCES:,}, got {n:,}")
+    if n * length > MAX_SAMPLED_TOKENS:
+        raise ValueError(
+            f"n × length = {n * length:,} tokens is more than MAX_SAMPLED_TOKENS = "
+            f"{MAX_SAMPLED_TOKENS:,}; lower n or length"
+        )
+    return n
 
 POSITION_KEYS: tuple[str, ...] = ("k1", "k3", "rb")
 """Per-token terms whose mean and SE are kept per position."""
@@ -207,14 +234,7 @@ def simulate_sequences(
     """
     policy, ref = check_pair(policy, ref)
     length = check_length(length)
-    n = check_positive_int(n, "n")
-    if n > MAX_SEQUENCES:
-        raise ValueError(f"n must be at most MAX_SEQUENCES = {MAX_SEQUENCES:,}, got {n:,}")
-    if n * length > MAX_SAMPLED_TOKENS:
-        raise ValueError(
-            f"n * length = {n * length:,} tokens is more than MAX_SAMPLED_TOKENS = "
-            f"{MAX_SAMPLED_TOKENS:,}; lower n or the length"
-        )
+    n = check_sample_size(n, length)
     seed = _check_seed(seed)
     marks = sorted({_check_checkpoint(c, length) for c in checkpoints})
     rng = np.random.default_rng(seed)

@@ -178,3 +178,14 @@ def test_registering_the_command_loads_neither_numpy_nor_scipy() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert proc.stdout.split() == ["False", "False"], proc.stderr
+
+
+def test_too_many_sampled_tokens_names_the_flags_and_is_checked_before_the_exact_figures(capsys):
+    """The core's limits, one definition (kl_core.sequences.montecarlo.check_sample_size), worded
+    with the flags the user typed; checked before the exact figures, which take a while at T = 4096."""
+    from kl_core.cli import main as cli
+
+    assert cli.main(["sequence", "--n", "1000000", "--T", "200"]) == 2
+    err = capsys.readouterr().err
+    assert "--n × --T = 200,000,000 tokens is more than 100,000,000; lower --n or --T" in err
+    assert cli.main(["sequence", "--n", "1000000", "--T", "200", "--exact-only"]) == 0  # n unused

@@ -140,7 +140,7 @@ def test_an_overflowed_value_gives_inf_summaries() -> None:
     [
         ({"n": 0}, r"n must be >= 1"),
         ({"n": MAX_SEQUENCES + 1}, r"n must be at most MAX_SEQUENCES"),
-        ({"n": MAX_SEQUENCES, "length": MAX_SAMPLED_TOKENS // MAX_SEQUENCES + 1}, r"n \* length"),
+        ({"n": MAX_SEQUENCES, "length": MAX_SAMPLED_TOKENS // MAX_SEQUENCES + 1}, r"n × length"),
         ({"seed": -3}, r"seed must be an integer >= 0"),
         ({"seed": 1.5}, r"seed must be an integer >= 0"),
         ({"length": 0}, r"length must be >= 1"),
