@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from charts.numbers import from_log, number, share
 
-__all__ = ["NUMBER_COLUMN_LIMIT", "from_log", "number", "past_number_columns", "share", "text_column"]
+__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "number", "past_number_columns", "share",
+           "text_column", "with_past_double_logs"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
 #: 2^53: every double that large is a whole number, and past 2^53 not a "safe integer" of
@@ -16,17 +18,57 @@ __all__ = ["NUMBER_COLUMN_LIMIT", "from_log", "number", "past_number_columns", "
 NUMBER_COLUMN_LIMIT = 2.0**53
 
 
+#: ``DataFrame.attrs`` key: per column, the natural log of each cell that is finite but past the
+#: largest double (the cell holds ``inf``), NaN for the other cells (:func:`with_past_double_logs`).
+PAST_DOUBLE_LOGS = "past_double_logs"
+
+
+def with_past_double_logs(df: pd.DataFrame, logs: Mapping[str, Sequence[float]]) -> pd.DataFrame:
+    """``df`` carrying the logs of its cells past a double (a mean of 4.8e+343 is no ∞), for
+    :func:`past_number_columns`, :func:`text_column` and :func:`csv_frame`; columns with none are left out."""
+    kept = {col: [float(x) for x in v] for col, v in logs.items() if any(math.isfinite(x) for x in v)}
+    if kept:
+        df.attrs[PAST_DOUBLE_LOGS] = kept
+    return df
+
+
+def _logs(df: pd.DataFrame, col: str) -> list[float] | None:
+    return df.attrs.get(PAST_DOUBLE_LOGS, {}).get(col)
+
+
 def past_number_columns(df: pd.DataFrame) -> list[str]:
-    """The float columns of ``df`` holding a finite value of magnitude ``>= 2^53``."""
+    """The float columns of ``df`` holding a finite value of magnitude ``>= 2^53``, or one past a double."""
     out = []
     for col in df.columns:
         if pd.api.types.is_float_dtype(df[col]):
             v = df[col].to_numpy()
-            if any(math.isfinite(x) and abs(x) >= NUMBER_COLUMN_LIMIT for x in v):
+            if _logs(df, col) or any(math.isfinite(x) and abs(x) >= NUMBER_COLUMN_LIMIT for x in v):
                 out.append(col)
     return out
 
 
-def text_column(values: pd.Series) -> list[str | None]:
-    """A float column as :func:`number` writes it (4 significant digits, ∞), missing values kept missing."""
-    return [None if math.isnan(x) else number(x) for x in values.to_numpy(dtype=float)]
+def _cell(x: float, log_x: float, digits: int) -> str | None:
+    if math.isinf(x) and math.isfinite(log_x):
+        return ("-" if x < 0 else "") + from_log(log_x, digits, trim=True)
+    return None if math.isnan(x) else number(x)
+
+
+def text_column(values: pd.Series, logs: Sequence[float] | None = None) -> list[str | None]:
+    """A float column as :func:`number` writes it (4 significant digits, ∞), missing values kept missing;
+    a cell past a double (``inf`` with a finite log in ``logs``) from its log."""
+    v = values.to_numpy(dtype=float)
+    logs = [math.nan] * len(v) if logs is None else logs
+    return [_cell(x, lx, 4) for x, lx in zip(v, logs, strict=True)]
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` for a CSV file: the numbers, and a cell past a double as text from its log, 12 significant
+    digits (``"4.82544172055e+343"``), not ``inf``."""
+    if not df.attrs.get(PAST_DOUBLE_LOGS):
+        return df
+    out = df.copy()
+    for col in past_number_columns(df):
+        if (logs := _logs(df, col)) is not None:
+            out[col] = [x if (c := _cell(x, lx, 12)) is None or not math.isinf(x) else c
+                        for x, lx in zip(df[col].to_numpy(dtype=float), logs, strict=True)]
+    return out

@@ -43,7 +43,7 @@ from i18n import _
 from kl_core.estimation.estimators import ESTIMATORS
 from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download
-from lab.format import past_number_columns, text_column
+from lab.format import PAST_DOUBLE_LOGS, csv_frame, past_number_columns, text_column
 from lab.gc_policy import freeze_new_imports
 
 T = TypeVar("T")
@@ -382,7 +382,9 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
     """Show ``df`` (``st.dataframe``), its caption, and a CSV download.
 
     A float column with a value past Streamlit's number columns (:data:`lab.format.NUMBER_COLUMN_LIMIT`)
-    is shown as text, right-aligned, in 4 significant digits; the CSV keeps the numbers.
+    is shown as text, right-aligned, in 4 significant digits; the CSV keeps the numbers.  A cell
+    past the largest double (:func:`lab.format.with_past_double_logs`) is written from its log,
+    in the table and in the CSV.
     """
     freeze_new_imports()
     shown = df
@@ -391,7 +393,7 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
         config = dict(kwargs.get("column_config") or {})
         for col in big:
             old = config.get(col)
-            shown[col] = text_column(df[col])
+            shown[col] = text_column(df[col], df.attrs.get(PAST_DOUBLE_LOGS, {}).get(col))
             config[col] = st.column_config.TextColumn(
                 help=old.get("help") if isinstance(old, dict) else None, alignment="right")
         kwargs = {**kwargs, "column_config": config}
@@ -399,7 +401,7 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         if caption:
             st.markdown(f":material/visibility: {caption}", width="stretch")
-        csv_download(df, name)
+        csv_download(csv_frame(df), name)
 
 
 #: A panel of :func:`grid` is never narrower than this: below it tick labels run

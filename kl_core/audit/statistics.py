@@ -113,6 +113,7 @@ from kl_core.audit import table_files
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Gaussian, log_ratio
 from kl_core.estimation.exact import kl
+from kl_core.numbers import from_log
 from kl_core.validation import InputError, Message, check_finite
 
 __all__ = [
@@ -235,11 +236,18 @@ class EstimatorSummary:
     ----------
     mean, std, se : float
         Mean, standard deviation of one value, standard error of the mean.
-        ``nan`` when undefined (one item), ``inf`` if a value overflowed.
+        ``nan`` when undefined (one item); ``inf`` when finite but past the
+        largest double (see ``log_mean`` …).
     neg_fraction : float
         Fraction of values < 0 (only ``k1`` can be negative).
     p95, p99, max : float
         95th and 99th percentiles and the largest value.
+    log_mean, log_std, log_se, log_p95, log_p99, log_max : float
+        Where the figure is finite but past the largest double (about
+        :math:`1.8\times10^{308}`, e.g. a mean of ``k3`` with one token at
+        :math:`\log r = 800`: about :math:`e^{800}/n`), its natural log
+        :math:`\log|x|`, worked out in log space, and the figure itself is
+        ``inf``; ``nan`` everywhere else (the figure is then the float).
     """
 
     mean: float
@@ -249,13 +257,59 @@ class EstimatorSummary:
     p95: float
     p99: float
     max: float
+    log_mean: float = math.nan
+    log_std: float = math.nan
+    log_se: float = math.nan
+    log_p95: float = math.nan
+    log_p99: float = math.nan
+    log_max: float = math.nan
+
+    def log_abs(self, name: str) -> float:
+        r"""The natural log of the magnitude of a figure, :math:`\log|x|`, also where it is past a double.
+
+        Parameters
+        ----------
+        name : {"mean", "std", "se", "p95", "p99", "max"}
+            The figure.
+
+        Returns
+        -------
+        float
+            ``log_<name>`` where the figure is past a double; else :math:`\log|x|`
+            (``-inf`` for 0, ``inf`` for a figure that is truly infinite, ``nan``
+            for an undefined one).
+
+        Raises
+        ------
+        ValueError
+            If ``name`` is not one of the six.
+        """
+        if name not in _LOG_FIELDS:
+            raise ValueError(f"name must be one of {list(_LOG_FIELDS)}, got {name!r}")
+        log_x = getattr(self, f"log_{name}")
+        if math.isfinite(log_x):
+            return log_x
+        x = getattr(self, name)
+        if math.isnan(x):
+            return math.nan
+        return -math.inf if x == 0.0 else math.log(abs(x)) if math.isfinite(x) else math.inf
 
     def to_dict(self) -> dict[str, Any]:
-        """The fields as a JSON-ready dict (``inf`` → ``"inf"``, ``nan`` → None)."""
-        return {k: _json_float(getattr(self, k)) for k in _SUMMARY_FIELDS}
+        """The fields as a JSON-ready dict (``inf`` → ``"inf"``, ``nan`` → None).
+
+        A figure past the largest double is written as a string in scientific
+        notation (``"1.23456789012e+347"``, :func:`kl_core.numbers.from_log`),
+        followed by its natural log as a number under ``log_<name>``
+        (``"log_mean": 799.8``); the ``log_`` keys appear only then.
+        """
+        out: dict[str, Any] = {}
+        for k in _SUMMARY_FIELDS:
+            _put(out, k, getattr(self, k), getattr(self, f"log_{k}", math.nan))
+        return out
 
 
 _SUMMARY_FIELDS = ("mean", "std", "se", "neg_fraction", "p95", "p99", "max")
+_LOG_FIELDS = ("mean", "std", "se", "p95", "p99", "max")
 
 
 @dataclass(frozen=True)
@@ -275,6 +329,10 @@ class PositionBucket:
     ess : float or None
         The bucket's effective sample size :math:`(\\sum w)^2/\\sum w^2` when a
         rollout policy weights the tokens, else None.
+    log_mean, log_se : dict of str to float
+        Per estimator key, the natural log of the mean and of its SE where that
+        figure is past the largest double (the float in ``mean``/``se`` is then
+        ``inf``), ``nan`` elsewhere; a key may be missing (read with ``.get``).
     """
 
     lo: int
@@ -283,6 +341,8 @@ class PositionBucket:
     mean: dict[str, float]
     se: dict[str, float]
     ess: float | None = None
+    log_mean: dict[str, float] = field(default_factory=dict)
+    log_se: dict[str, float] = field(default_factory=dict)
 
     def sample_size(self) -> SampleSizeCheck:
         """:func:`sample_size_check` of the bucket: its tokens, or its effective tokens with a rollout policy."""
@@ -291,14 +351,18 @@ class PositionBucket:
         return sample_size_check(self.count, "tokens")
 
     def to_dict(self) -> dict[str, Any]:
-        """A flat JSON-ready row: lo, hi, count, k1_mean, k1_se, …"""
+        """A flat JSON-ready row: lo, hi, count, k1_mean, k1_se, …
+
+        A figure past the largest double is a string (``"1.23456789012e+347"``)
+        followed by its natural log under ``log_<key>`` (``log_k3_mean``).
+        """
         row: dict[str, Any] = {"lo": self.lo, "hi": "inf" if self.hi is None else self.hi}
         row["count"] = self.count
         if self.ess is not None:
             row["ess"] = _json_float(self.ess)
         for k in self.mean:
-            row[f"{k}_mean"] = _json_float(self.mean[k])
-            row[f"{k}_se"] = _json_float(self.se[k])
+            _put(row, f"{k}_mean", self.mean[k], self.log_mean.get(k, math.nan))
+            _put(row, f"{k}_se", self.se[k], self.log_se.get(k, math.nan))
         return row
 
 
@@ -315,7 +379,8 @@ class SequenceSummary:
     tokens : numpy.ndarray
         Counted tokens per sequence.
     sums : dict of str to numpy.ndarray
-        Per estimator key, the sum over each sequence's counted tokens.
+        Per estimator key, the sum over each sequence's counted tokens
+        (``inf`` where it is past the largest double, see ``log_sums``).
     stats : dict of str to EstimatorSummary
         Per estimator key, the summary of the sums over sequences (weighted by
         the sequence importance weight when a rollout policy is given).
@@ -323,7 +388,14 @@ class SequenceSummary:
         Effective number of sequences under the rollout correction.
     variance_ratio : dict of str to float, or None
         With an exact-KL column, :math:`\mathrm{Var}(k)/\mathrm{Var}(\mathrm{rb})`
-        of the sums, for ``k1`` and ``k3``.
+        of the sums, for ``k1`` and ``k3`` (``inf`` where past a double, see
+        ``log_variance_ratio``).
+    log_sums : dict of str to numpy.ndarray
+        Per estimator key with a sum past the largest double, the natural log
+        of each sum where it is (``nan`` elsewhere); keys without one are absent.
+    log_variance_ratio : dict of str to float, or None
+        Beside ``variance_ratio``: its natural log where it is past a double,
+        ``nan`` elsewhere.
     """
 
     n_sequences: int
@@ -333,6 +405,8 @@ class SequenceSummary:
     stats: dict[str, EstimatorSummary]
     ess: float | None = None
     variance_ratio: dict[str, float] | None = None
+    log_sums: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    log_variance_ratio: dict[str, float] | None = None
 
     def sample_size(self) -> SampleSizeCheck:
         """:func:`sample_size_check` of the sequences (the SE of a sequence sum needs 30 sequences too).
@@ -345,17 +419,33 @@ class SequenceSummary:
         return sample_size_check(self.n_sequences, "sequences")
 
     def to_dict(self, per_sequence: bool = False) -> dict[str, Any]:
-        """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums."""
+        """JSON-ready summary; with ``per_sequence`` also ids, token counts and sums.
+
+        Figures past the largest double are written as in
+        :meth:`EstimatorSummary.to_dict` (a string, then ``log_<key>``); with
+        ``per_sequence``, a sum past a double is such a string and
+        ``log_sums`` (only then) lists the natural log of every sum of that
+        estimator (null where the sum fits a double).
+        """
         out: dict[str, Any] = {"n": self.n_sequences}
         out.update({k: s.to_dict() for k, s in self.stats.items()})
         out["ess"] = _json_float(self.ess) if self.ess is not None else None
         if self.variance_ratio is not None:
-            out["variance_ratio"] = {k: _json_float(v) for k, v in self.variance_ratio.items()}
+            out["variance_ratio"] = _ratio_dict(self.variance_ratio, self.log_variance_ratio)
         if per_sequence:
             out["ids"] = [i.item() if isinstance(i, np.generic) else i for i in self.ids]
             out["tokens"] = [int(t) for t in self.tokens]
-            out["sums"] = {k: [_json_float(v) for v in s] for k, s in self.sums.items()}
+            out["sums"] = {
+                k: [_json_figure(v, lv) for v, lv in zip(s, self._log_sums(k), strict=True)]
+                for k, s in self.sums.items()
+            }
+            if self.log_sums:
+                out["log_sums"] = {k: [_json_float(lv) for lv in ls] for k, ls in self.log_sums.items()}
         return out
+
+    def _log_sums(self, key: str) -> np.ndarray:
+        ls = self.log_sums.get(key)
+        return np.full(len(self.sums[key]), math.nan) if ls is None else ls
 
 
 @dataclass(frozen=True)
@@ -391,7 +481,14 @@ class AuditReport:
     variance_ratio : dict of str to float, or None
         With ``rb``: :math:`\\mathrm{Var}(k_1)/\\mathrm{Var}(\\mathrm{rb})` and
         :math:`\\mathrm{Var}(k_3)/\\mathrm{Var}(\\mathrm{rb})` per token, keys
-        ``"k1"`` and ``"k3"`` (``inf`` when rb's variance is 0).
+        ``"k1"`` and ``"k3"`` (``inf`` when rb's variance is 0, or when the
+        ratio is past a double: see ``log_variance_ratio``).
+    log_values : dict of str to numpy.ndarray
+        Per estimator key with a value past the largest double (where ``values``
+        holds ``inf``), the natural log of every such value, ``nan`` elsewhere;
+        keys without one are absent.
+    log_variance_ratio : dict of str to float, or None
+        Beside ``variance_ratio``: the natural log of a ratio past a double, ``nan`` elsewhere.
     """
 
     n: int
@@ -408,6 +505,8 @@ class AuditReport:
     weights: np.ndarray | None = field(default=None, repr=False, compare=False)
     rb: EstimatorSummary | None = None
     variance_ratio: dict[str, float] | None = None
+    log_values: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    log_variance_ratio: dict[str, float] | None = None
 
     @property
     def target(self) -> str:
@@ -449,6 +548,15 @@ class AuditReport:
         ``"inf"`` and an undefined figure (``nan``) is None, so the result
         passes ``json.dumps(..., allow_nan=False)``.
 
+        A figure that is finite but past the largest double (a JSON number
+        cannot hold it) is written as a string in scientific notation,
+        ``"1.23456789012e+347"`` (12 significant digits,
+        :func:`kl_core.numbers.from_log`), and its natural log follows as a
+        number under the same key prefixed by ``log_``: ``"log_mean"`` in a
+        summary, ``"log_k3_mean"`` in a position row, ``"log_k1"`` in
+        ``variance_ratio``.  Those ``log_`` keys appear only for such figures,
+        so ``"inf"`` still means infinite.
+
         Parameters
         ----------
         per_sequence : bool, default False
@@ -472,7 +580,7 @@ class AuditReport:
         out["variance_ratio"] = (
             None
             if self.variance_ratio is None
-            else {k: _json_float(v) for k, v in self.variance_ratio.items()}
+            else _ratio_dict(self.variance_ratio, self.log_variance_ratio)
         )
         return out
 
@@ -484,6 +592,32 @@ def _json_float(x: float) -> float | str | None:
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return x
+
+
+_JSON_DIGITS = 12
+"""Significant digits of a figure past a double written as a JSON string: its log
+carries about 13 (a log near 800 has an absolute rounding of about 1e-13)."""
+
+
+def _json_figure(x: float, log_x: float = math.nan) -> float | str | None:
+    """:func:`_json_float`, but a figure past a double (``log_x`` finite) as ``"1.23456789012e+347"``."""
+    if math.isinf(x) and math.isfinite(log_x):
+        return from_log(log_x, _JSON_DIGITS, sign="-" if x < 0 else "")
+    return _json_float(x)
+
+
+def _put(out: dict[str, Any], key: str, x: float, log_x: float) -> None:
+    """``out[key]`` as JSON; a figure past a double also gets ``out["log_" + key]``."""
+    out[key] = _json_figure(x, log_x)
+    if math.isinf(x) and math.isfinite(log_x):
+        out[f"log_{key}"] = float(log_x)
+
+
+def _ratio_dict(ratio: dict[str, float], logs: dict[str, float] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in ratio.items():
+        _put(out, k, v, math.nan if logs is None else logs.get(k, math.nan))
+    return out
 
 
 # ---------------------------------------------------------------- validation
@@ -647,57 +781,178 @@ def _check_length(arr: np.ndarray, name: str, n: int) -> None:
 # ---------------------------------------------------------------- statistics
 
 
-def _summarise(v: np.ndarray, w: np.ndarray | None) -> EstimatorSummary:
-    """Summary of values ``v``; with weights ``w`` (max 1) the SNIS versions."""
-    n = v.size
+_LN2 = math.log(2.0)
+
+
+def _moments(v: np.ndarray, w: np.ndarray | None, n: int) -> tuple[float, float, float]:
+    """Mean, SD and SE of ``v`` (``w``: live weights, or None), in doubles; ``inf`` where one overflowed.
+
+    ``n`` counts every item, including those whose weight underflowed to 0.
+    """
     if w is None:
-        if not np.isfinite(v).all():  # an overflowed r: the mean is infinite too
-            mean = std = se = math.inf
-        else:
-            with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
-                mean = float(np.mean(v))
-                std = float(np.std(v, ddof=1)) if n > 1 else math.nan
-            se = std / math.sqrt(n)
-        return EstimatorSummary(
-            mean=mean,
-            std=std,
-            se=se,
-            neg_fraction=float(np.mean(v < 0)),
-            p95=float(np.quantile(v, 0.95, method="inverted_cdf")),
-            p99=float(np.quantile(v, 0.99, method="inverted_cdf")),
-            max=float(np.max(v)),
-        )
-    live = w > 0  # a weight that underflowed to 0 must not turn an inf value into nan
-    vl, wl = v[live], w[live]
-    sw = wl.sum()
-    if not np.isfinite(vl).all():
+        with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
+            mean = float(np.mean(v))
+            std = float(np.std(v, ddof=1)) if n > 1 else math.nan
+        return mean, std, std / math.sqrt(n)
+    sw = w.sum()
+    with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
+        mean = float(np.dot(w, v) / sw)
+        d2 = (v - mean) ** 2
+    sw2 = float(np.dot(w, w))
+    # Reliability-weights correction: equals n - 1 when every weight is 1.
+    denom = sw - sw2 / sw
+    std = math.sqrt(float(np.dot(w, d2)) / denom) if n > 1 and denom > 0 else math.nan
+    se = math.sqrt(n / (n - 1) * float(np.dot(w * w, d2))) / sw if n > 1 else math.nan
+    return mean, std, se
+
+
+def _log_abs(v: np.ndarray, log_v: np.ndarray | None) -> np.ndarray:
+    r""":math:`\log|v|`, from ``log_v`` where ``v`` is past a double (``inf``), ``-inf`` for 0."""
+    out = np.full(v.shape, -np.inf)
+    nz = np.isfinite(v) & (v != 0)
+    out[nz] = np.log(np.abs(v[nz]))
+    big = np.isinf(v)
+    out[big] = np.inf if log_v is None else log_v[big]
+    out[np.isnan(out) & big] = np.inf  # no log given: truly infinite
+    return out
+
+
+def _scaled(v: np.ndarray, la: np.ndarray) -> tuple[np.ndarray, int] | None:
+    r"""``(u, k)`` with :math:`v = u\,2^k` and :math:`\max|u| \le 1`; None if a value is truly infinite.
+
+    Finite values are scaled exactly (``ldexp``); those past a double from their
+    log, :math:`u = \pm e^{\log|v| - k\ln 2}`.  Values below :math:`2^{k-1074}`
+    become 0, which changes no figure of the whole.
+    """
+    top = float(la.max())
+    if not math.isfinite(top):
+        return None
+    k = int(math.ceil(top / _LN2)) + 1
+    big = np.isinf(v)
+    u = np.empty_like(v)
+    u[~big] = np.ldexp(v[~big], -k)
+    u[big] = np.sign(v[big]) * np.exp(la[big] - k * _LN2)
+    return u, k
+
+
+def _unscaled(x: float, k: int) -> tuple[float, float]:
+    r""":math:`x\,2^k` as ``(float, nan)`` where it fits a double, else ``(±inf, log|x 2^k|)``."""
+    if not math.isfinite(x) or x == 0.0:
+        return x, math.nan
+    try:
+        return math.ldexp(x, k), math.nan
+    except OverflowError:
+        return math.copysign(math.inf, x), math.log(abs(x)) + k * _LN2
+
+
+def _from_log(log_x: float) -> tuple[float, float]:
+    r""":math:`e^{\ell}` as ``(float, nan)`` where it fits a double, else ``(inf, ℓ)``; ``(inf, nan)`` for ℓ = ∞."""
+    if math.isnan(log_x):
+        return math.nan, math.nan
+    if math.isinf(log_x):
+        return (math.inf if log_x > 0 else 0.0), math.nan
+    try:
+        return math.exp(log_x), math.nan
+    except OverflowError:
+        return math.inf, log_x
+
+
+def _value(x: float, log_x: float) -> tuple[float, float]:
+    """A value of ``v`` as ``(float, nan)``, or ``(inf, log)`` where it is past a double."""
+    if math.isinf(x) and x > 0 and math.isfinite(log_x):
+        return _from_log(float(log_x))
+    return float(x), math.nan
+
+
+def _summarise(v: np.ndarray, w: np.ndarray | None, log_v: np.ndarray | None = None) -> EstimatorSummary:
+    r"""Summary of values ``v``; with weights ``w`` (max 1) the SNIS versions.
+
+    ``log_v`` holds :math:`\log v` where ``v`` is ``inf`` because it is past a
+    double (:func:`_log_values`).  Where nothing overflows the figures are the
+    plain double ones.  Where a value, a sum or a square does, every SNIS
+    figure is homogeneous of degree 1 in ``v`` (:math:`\hat m`, :math:`\hat s`
+    and :math:`\widehat{\mathrm{se}}` of :math:`c\,v` are :math:`c` times those of
+    ``v``), so they are computed from :math:`u = v\,2^{-k}` with
+    :math:`\max|u| \le 1` and scaled back, :math:`\log x = \log x_u + k\ln 2`
+    where :math:`x = x_u 2^k` is past a double.  Percentiles and the maximum
+    are values, ranked by their log where they are past a double.
+    """
+    n = v.size
+    # a weight that underflowed to 0 must not turn an inf value into nan
+    live = np.ones(n, dtype=bool) if w is None else w > 0
+    vl, wl = (v, None) if w is None else (v[live], w[live])
+    lv = None if log_v is None else log_v[live]
+    overflow = not np.isfinite(vl).all()
+    logs = dict.fromkeys(_LOG_FIELDS, math.nan)
+    if overflow:
         mean = std = se = math.inf
     else:
-        with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
-            mean = float(np.dot(wl, vl) / sw)
-            d2 = (vl - mean) ** 2
-        sw2 = float(np.dot(wl, wl))
-        # Reliability-weights correction: equals n - 1 when every weight is 1.
-        denom = sw - sw2 / sw
-        std = math.sqrt(float(np.dot(wl, d2)) / denom) if n > 1 and denom > 0 else math.nan
-        se = math.sqrt(n / (n - 1) * float(np.dot(wl * wl, d2))) / sw if n > 1 else math.nan
+        mean, std, se = _moments(vl, wl, n)
+    if overflow or math.isinf(mean) or math.isinf(std) or math.isinf(se):
+        la = _log_abs(vl, lv)
+        scaled = _scaled(vl, la)
+        if scaled is not None:  # else a value is truly infinite: so are the mean, SD and SE
+            u, k = scaled
+            mean_u, std_u, se_u = _moments(u, wl, n)
+            figures = {"mean": mean, "std": std, "se": se}
+            for name, x_u in (("mean", mean_u), ("std", std_u), ("se", se_u)):
+                if not math.isfinite(figures[name]):  # a figure that fitted stays as computed
+                    figures[name], logs[name] = _unscaled(x_u, k)
+            mean, std, se = figures["mean"], figures["std"], figures["se"]
+        elif n == 1:
+            std = se = math.nan
+    if w is None:
+        neg_fraction = float(np.mean(v < 0))
+    else:
+        neg_fraction = float(wl[vl < 0].sum() / wl.sum())
+    if not overflow:
+        if w is None:
+            p95 = float(np.quantile(v, 0.95, method="inverted_cdf"))
+            p99 = float(np.quantile(v, 0.99, method="inverted_cdf"))
+        else:
+            p95, p99 = _weighted_quantile(vl, wl, 0.95), _weighted_quantile(vl, wl, 0.99)
+        vmax = float(np.max(v))
+    else:
+        la = _log_abs(vl, lv)
+        tie = np.where(np.isinf(vl), la, 0.0)  # values past a double are ranked by their log
+        order = np.lexsort((tie, vl))
+        picks = {}
+        for name, q in (("p95", 0.95), ("p99", 0.99)):
+            if w is None:  # numpy's own inverted-CDF rank, on 0 … n−1
+                i = int(np.quantile(np.arange(n, dtype=np.float64), q, method="inverted_cdf"))
+            else:
+                i = _weighted_quantile_rank(wl[order], q)
+            picks[name] = int(order[i])
+        got = {}
+        for name, i in picks.items():
+            got[name], logs[name] = _value(vl[i], la[i])
+        p95, p99 = got["p95"], got["p99"]
+        la_all = _log_abs(v, log_v)
+        top = int(np.lexsort((np.where(np.isinf(v), la_all, 0.0), v))[-1])  # over every value, as below
+        vmax, logs["max"] = _value(v[top], la_all[top])
     return EstimatorSummary(
         mean=mean,
         std=std,
         se=se,
-        neg_fraction=float(wl[vl < 0].sum() / sw),
-        p95=_weighted_quantile(vl, wl, 0.95),
-        p99=_weighted_quantile(vl, wl, 0.99),
-        max=float(np.max(v)),
+        neg_fraction=neg_fraction,
+        p95=p95,
+        p99=p99,
+        max=vmax,
+        **{f"log_{k}": x for k, x in logs.items()},
     )
 
 
 def _weighted_quantile(v: np.ndarray, w: np.ndarray, q: float) -> float:
     """Smallest value whose weighted empirical CDF reaches ``q`` (inverted CDF)."""
     order = np.argsort(v, kind="stable")
-    cw = np.cumsum(w[order])
+    return float(v[order][_weighted_quantile_rank(w[order], q)])
+
+
+def _weighted_quantile_rank(w_sorted: np.ndarray, q: float) -> int:
+    """The rank (in sorted order) of the weighted inverted-CDF ``q``-quantile, given the weights in that order."""
+    cw = np.cumsum(w_sorted)
     i = int(np.searchsorted(cw, q * cw[-1], side="left"))
-    return float(v[order][min(i, v.size - 1)])
+    return min(i, w_sorted.size - 1)
 
 
 def _ess(w: np.ndarray) -> float:
@@ -750,16 +1005,70 @@ def _bucket_edges(b: int) -> tuple[int, int | None]:
 
 def _per_token_values(direction: str, logr: np.ndarray) -> dict[str, np.ndarray]:
     if direction == "sampler-other":
-        return {"k1": estimators.k1(logr), "k2": estimators.k2(logr), "k3": estimators.k3(logr)}
+        with np.errstate(over="ignore"):  # (log r)^2 past a double: inf here, its log in _log_values
+            return {"k1": estimators.k1(logr), "k2": estimators.k2(logr), "k3": estimators.k3(logr)}
     # KL[other||sampler]: the estimator seen from samples of `other` (whose
     # log-ratio is -logr), importance-weighted back to the sampler by r.
     with np.errstate(over="ignore"):
         r = np.exp(logr)
+    with np.errstate(over="ignore", invalid="ignore"):  # past a double: inf here, its log in _log_values
+        k1 = r * estimators.k1(-logr)
+        k2 = r * estimators.k2(-logr)
     return {
-        "k1": r * estimators.k1(-logr),
-        "k2": r * estimators.k2(-logr),
+        "k1": k1,
+        "k2": np.where(r == 0.0, 0.0, k2),  # r = 0 and (log r)^2 past a double: 0, not 0 * inf
         "k3": estimators.k3_pq(logr),  # = r * k3(-logr), without the cancellation
     }
+
+
+def _log_values(direction: str, logr: np.ndarray, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    r"""The natural log of every value that is ``inf`` in ``values`` but finite (past a double).
+
+    With :math:`t = \log r`, where a value overflows (:math:`t > 0` for every
+    term with :math:`e^t`):
+
+    ================  ==========================================  =========================================
+    key               value                                       its log
+    ================  ==========================================  =========================================
+    k2 (both)         :math:`\tfrac12 t^2` (times :math:`e^t`)    :math:`2\log|t| - \log 2` (:math:`+\,t`)
+    k3 sampler-other  :math:`e^t - 1 - t`                         :math:`t + \log(1 - (1+t)e^{-t})`
+    k1 other-sampler  :math:`t e^t`                               :math:`t + \log t`
+    k3 other-sampler  :math:`(t-1)e^t + 1`                        :math:`t + \log(t - 1 + e^{-t})`
+    ================  ==========================================  =========================================
+
+    A value whose log turns out to fit a double (the last ulps before
+    overflow) is written back into ``values`` as a float.  Keys with no such
+    value are left out.
+    """
+    out: dict[str, np.ndarray] = {}
+    for key, v in values.items():
+        big = np.isinf(v) & (v > 0)
+        if key == RB_KEY or not big.any():
+            continue
+        t = logr[big]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if key == "k2":
+                lb = 2.0 * np.log(np.abs(t)) - _LN2 + (t if direction == "other-sampler" else 0.0)
+            elif key == "k3" and direction == "sampler-other":
+                lb = t + np.log1p(-(1.0 + t) * np.exp(-t))
+            elif key == "k1":
+                lb = t + np.log(t)
+            else:
+                lb = t + np.log((t - 1.0) + np.exp(-t))
+        lb = np.where(np.isfinite(lb), lb, np.nan)  # not past a double but infinite: no log
+        fits = lb < _LOG_MAX_DOUBLE
+        if fits.any():
+            idx = np.flatnonzero(big)[fits]
+            v[idx] = np.exp(lb[fits])
+            lb = np.where(fits, np.nan, lb)
+        if np.isfinite(lb).any():
+            logs = np.full(v.shape, np.nan)
+            logs[big] = lb
+            out[key] = logs
+    return out
+
+
+_LOG_MAX_DOUBLE = math.log(np.finfo(np.float64).max)
 
 
 # ---------------------------------------------------------------- too few tokens
@@ -819,6 +1128,9 @@ class SampleSizeCheck:
             mean=summary.mean, std=summary.std if self.se else nan, se=summary.se if self.se else nan,
             neg_fraction=summary.neg_fraction, p95=summary.p95 if self.p95 else nan,
             p99=summary.p99 if self.p99 else nan, max=summary.max,
+            log_mean=summary.log_mean, log_std=summary.log_std if self.se else nan,
+            log_se=summary.log_se if self.se else nan, log_p95=summary.log_p95 if self.p95 else nan,
+            log_p99=summary.log_p99 if self.p99 else nan, log_max=summary.log_max,
         )
 
 
@@ -1158,6 +1470,7 @@ def audit(
 
     logr = lo[keep] - ls[keep]
     values = _per_token_values(direction, logr)
+    log_values = _log_values(direction, logr, values)
     if kl_tok is not None:
         values[RB_KEY] = kl_tok[keep]
 
@@ -1169,7 +1482,7 @@ def audit(
         ess = _ess(w)
         ess_fraction = ess / n
 
-    summaries = {k: _summarise(v, w) for k, v in values.items()}
+    summaries = {k: _summarise(v, w, log_values.get(k)) for k, v in values.items()}
 
     buckets = None
     if pos is not None:
@@ -1178,7 +1491,10 @@ def audit(
         for bi in np.unique(b):
             sel = b == bi
             wb = None if logw is None else _scaled_weights(logw[sel])
-            stats = {k: _summarise(v[sel], wb) for k, v in values.items()}
+            stats = {
+                k: _summarise(v[sel], wb, None if k not in log_values else log_values[k][sel])
+                for k, v in values.items()
+            }
             lo_edge, hi_edge = _bucket_edges(int(bi))
             rows.append(
                 PositionBucket(
@@ -1188,14 +1504,17 @@ def audit(
                     mean={k: s.mean for k, s in stats.items()},
                     se={k: s.se for k, s in stats.items()},
                     ess=None if wb is None else _ess(wb),
+                    log_mean={k: s.log_mean for k, s in stats.items()},
+                    log_se={k: s.log_se for k, s in stats.items()},
                 )
             )
         buckets = tuple(rows)
 
     seqs = None
     if ids is not None:
-        seqs = _sequence_summary(ids[keep], values, logw)
+        seqs = _sequence_summary(ids[keep], values, logw, log_values)
 
+    ratio, log_ratio = _variance_ratio(summaries)
     return AuditReport(
         n=n,
         n_total=n_total,
@@ -1210,36 +1529,108 @@ def audit(
         values=values,
         weights=w,
         rb=summaries.get(RB_KEY),
-        variance_ratio=_variance_ratio(summaries),
+        variance_ratio=ratio,
+        log_values=log_values,
+        log_variance_ratio=log_ratio,
     )
 
 
-def _variance_ratio(stats: dict[str, EstimatorSummary]) -> dict[str, float] | None:
-    """Var(k)/Var(rb) for k1 and k3, from the summaries' standard deviations.
+def _variance_ratio(
+    stats: dict[str, EstimatorSummary],
+) -> tuple[dict[str, float] | None, dict[str, float] | None]:
+    r"""Var(k)/Var(rb) for k1 and k3, from the summaries' standard deviations, and the logs of those past a double.
 
     A spread below 1e-12 of the mean is the rounding of a constant column and counts as 0.
+    Where an SD or a mean is past a double, or the ratio or a variance is, the
+    ratio is :math:`\exp(2\log s_k - 2\log s_{\mathrm{rb}})`, in logs.
     """
     if RB_KEY not in stats:
-        return None
+        return None, None
 
     def var(s: EstimatorSummary) -> float:
         return 0.0 if s.std <= 1e-12 * abs(s.mean) else s.std**2
 
-    v_rb = var(stats[RB_KEY])
-    out = {}
+    def log_var(s: EstimatorSummary) -> float:
+        ls, lm = s.log_abs("std"), s.log_abs("mean")
+        if math.isnan(ls):
+            return math.nan
+        return -math.inf if ls <= _LOG_1E_12 + lm else 2.0 * ls
+
+    rb = stats[RB_KEY]
+    out, logs = {}, {}
     for k in ("k1", "k3"):
-        v = var(stats[k])
-        if math.isnan(v) or math.isnan(v_rb):
+        s = stats[k]
+        logs[k] = math.nan
+        plain = None
+        if all(math.isfinite(x) for x in (s.std, s.mean, rb.std, rb.mean)):
+            try:  # a finite SD whose square is past a double raises OverflowError
+                v, v_rb = var(s), var(rb)
+            except OverflowError:
+                pass
+            else:
+                if math.isnan(v) or math.isnan(v_rb):
+                    plain = math.nan
+                elif v_rb > 0:
+                    plain = v / v_rb  # inf when past a double: then in logs below
+                else:
+                    plain = math.nan if v == 0 else math.inf
+                if math.isinf(plain) and v_rb > 0:
+                    plain = None
+        if plain is not None:
+            out[k] = plain
+            continue
+        lv, lrb = log_var(s), log_var(rb)
+        if math.isnan(lv) or math.isnan(lrb):
             out[k] = math.nan
-        elif v_rb > 0:
-            out[k] = v / v_rb
+        elif lrb == -math.inf:
+            out[k] = math.nan if lv == -math.inf else math.inf
         else:
-            out[k] = math.nan if v == 0 else math.inf
-    return out
+            out[k], logs[k] = _from_log(lv - lrb)
+    return out, logs
+
+
+_LOG_1E_12 = math.log(1e-12)
+
+
+def _sums_by_sequence(
+    inv: np.ndarray, m: int, v: np.ndarray, log_v: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    r"""Per sequence, the sum of ``v``; and the log of each sum past a double (None if there is none).
+
+    A sum that overflows (a value past a double, or finite values whose sum is
+    not) is recomputed as :math:`2^{k_s}\sum_i v_i 2^{-k_s}`, with :math:`2^{k_s}`
+    above the sequence's largest :math:`|v_i|` (:func:`_scaled`), so that
+    :math:`\log|S| = \log|\textstyle\sum_i u_i| + k_s \ln 2`.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        sums = np.bincount(inv, weights=v, minlength=m)
+    bad = ~np.isfinite(sums)
+    if not bad.any():
+        return sums, None
+    la = _log_abs(v, log_v)
+    top = np.full(m, -np.inf)
+    np.maximum.at(top, inv, la)
+    redo = bad & np.isfinite(top)  # else a value is truly infinite, and so is the sum
+    k = np.zeros(m, dtype=np.int64)
+    k[redo] = np.ceil(top[redo] / _LN2).astype(np.int64) + 1
+    kt = k[inv]
+    big = np.isinf(v)
+    u = np.empty_like(v)
+    u[~big] = np.ldexp(v[~big], -kt[~big])
+    with np.errstate(over="ignore"):
+        u[big] = np.sign(v[big]) * np.exp(la[big] - kt[big] * _LN2)
+    su = np.bincount(inv, weights=u, minlength=m)
+    logs = np.full(m, np.nan)
+    for seq in np.flatnonzero(redo):
+        sums[seq], logs[seq] = _unscaled(float(su[seq]), int(k[seq]))
+    return sums, (logs if np.isfinite(logs).any() else None)
 
 
 def _sequence_summary(
-    ids: np.ndarray, values: dict[str, np.ndarray], logw: np.ndarray | None
+    ids: np.ndarray,
+    values: dict[str, np.ndarray],
+    logw: np.ndarray | None,
+    log_values: dict[str, np.ndarray] | None = None,
 ) -> SequenceSummary:
     try:
         uniq, inv = np.unique(ids, return_inverse=True)
@@ -1248,14 +1639,20 @@ def _sequence_summary(
     inv = inv.ravel()
     m = uniq.size
     tokens = np.bincount(inv, minlength=m)
-    sums = {k: np.bincount(inv, weights=v, minlength=m) for k, v in values.items()}
+    log_values = log_values or {}
+    sums, log_sums = {}, {}
+    for k, v in values.items():
+        sums[k], ls = _sums_by_sequence(inv, m, v, log_values.get(k))
+        if ls is not None:
+            log_sums[k] = ls
     w = None
     ess = None
     if logw is not None:
         # A whole sequence's weight is the product of its token weights.
         w = _scaled_weights(np.bincount(inv, weights=logw, minlength=m))
         ess = _ess(w)
-    stats = {k: _summarise(s, w) for k, s in sums.items()}
+    stats = {k: _summarise(s, w, log_sums.get(k)) for k, s in sums.items()}
+    ratio, log_ratio = _variance_ratio(stats)
     return SequenceSummary(
         n_sequences=m,
         ids=uniq,
@@ -1263,7 +1660,9 @@ def _sequence_summary(
         sums=sums,
         stats=stats,
         ess=ess,
-        variance_ratio=_variance_ratio(stats),
+        variance_ratio=ratio,
+        log_sums=log_sums,
+        log_variance_ratio=log_ratio,
     )
 
 

@@ -14,7 +14,13 @@ Var(k1)/Var(rb), Var(k3)/Var(rb), per token and per sequence.
 ``--json`` prints :meth:`kl_core.audit.statistics.AuditReport.to_dict` plus ``file`` and
 ``columns``: top-level keys ``n``, ``direction``, ``k1``, ``k2``, ``k3`` (each with
 ``mean``, ``std``, ``se``, ``neg_fraction``, ``p95``, ``p99``, ``max``) and more;
-``rb`` and ``variance_ratio`` are null without ``--kl-col``.
+``rb`` and ``variance_ratio`` are null without ``--kl-col``.  A figure that is
+finite but past the largest double (about 1.8e308; e.g. the mean of k3 when one
+token has log r = 800) cannot be a JSON number: it is written as a string,
+``"1.23456789012e+347"``, and its natural log follows under the same key with
+``log_`` in front (``"log_mean": 799.8``, ``"log_k3_mean"`` in a position row);
+``"inf"`` is kept for a figure that is truly infinite.  The text output prints
+such a figure from its log too (:func:`kl_core.numbers.from_log`).
 ``--list-columns`` prints the file's columns, one per line.
 
 A bad file or bad columns raise ``ValueError``, which :func:`kl_core.cli.main.main`
@@ -46,6 +52,7 @@ from kl_core.cli._common import (
     text_table,
 )
 from kl_core.cli._common import fmt as _fmt
+from kl_core.numbers import from_log
 from kl_core.validation import InputError
 
 __all__ = ["register", "report_lines", "run_audit", "table_columns"]
@@ -224,27 +231,51 @@ PLAIN_FORMULAS = {
 SUMMARY_HEADER = ["estimator", "mean", "std", "SE", "neg fraction", "p95", "p99", "max"]
 
 
+def _figure(x: float, log_x: float = math.nan, spec: str = ".6g") -> str:
+    """:func:`_fmt`, but a figure past a double (``inf`` with a finite ``log_x``) from its log, as many digits."""
+    if math.isinf(x) and math.isfinite(log_x):
+        digits = int(spec.rsplit(".", 1)[1].rstrip("g")) if "." in spec else 6
+        return from_log(log_x, digits, sign="-" if x < 0 else "", trim=True)
+    return _fmt(x, spec)
+
+
 def _summary_rows(stats: dict[str, audit.EstimatorSummary]) -> list[list[str]]:
     return [
         [
             k,
-            _fmt(s.mean),
-            _fmt(s.std),
-            _fmt(s.se, ".3g"),
+            _figure(s.mean, s.log_mean),
+            _figure(s.std, s.log_std),
+            _figure(s.se, s.log_se, ".3g"),
             share(s.neg_fraction, 2) if math.isfinite(s.neg_fraction) else "—",
-            _fmt(s.p95),
-            _fmt(s.p99),
-            _fmt(s.max),
+            _figure(s.p95, s.log_p95),
+            _figure(s.p99, s.log_p99),
+            _figure(s.max, s.log_max),
         ]
         for k, s in stats.items()
     ]
 
 
-def _ratio_line(ratio: dict[str, float]) -> str:
+def _ratio_line(ratio: dict[str, float], logs: dict[str, float] | None) -> str:
+    logs = logs or {}
     return (
-        f"variance reduction of rb: Var(k1)/Var(rb) = {_fmt(ratio['k1'], '.4g')}, "
-        f"Var(k3)/Var(rb) = {_fmt(ratio['k3'], '.4g')}"
+        f"variance reduction of rb: Var(k1)/Var(rb) = "
+        f"{_figure(ratio['k1'], logs.get('k1', math.nan), '.4g')}, "
+        f"Var(k3)/Var(rb) = {_figure(ratio['k3'], logs.get('k3', math.nan), '.4g')}"
     )
+
+
+def _past_double(report: audit.AuditReport) -> bool:
+    """True if the report has a figure that is finite but past the largest double."""
+    stats = list(report.all_summaries.values())
+    ratios = [report.log_variance_ratio]
+    if report.sequences is not None:
+        stats += report.sequences.stats.values()
+        ratios.append(report.sequences.log_variance_ratio)
+    logs = [getattr(s, f"log_{f}") for s in stats for f in ("mean", "std", "se", "p95", "p99", "max")]
+    logs += [v for r in ratios if r for v in r.values()]
+    for b in report.positions or ():
+        logs += [*b.log_mean.values(), *b.log_se.values()]
+    return any(math.isfinite(v) for v in logs)
 
 
 def report_lines(
@@ -302,7 +333,7 @@ def report_lines(
     out.append(f"per token (n = {report.n:,}):")
     out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(report.all_summaries)))
     if report.variance_ratio is not None:
-        out.append("  " + _ratio_line(report.variance_ratio))
+        out.append("  " + _ratio_line(report.variance_ratio, report.log_variance_ratio))
     if report.positions is not None:
         out.append("")
         out.append("per position (log2 buckets): mean ± SE")
@@ -316,7 +347,11 @@ def report_lines(
             )
             rows.append(
                 [span, f"{b.count:,}"]
-                + [f"{_fmt(b.mean[k], '.4g')} ± {_fmt(b.se[k], '.2g')}" for k in keys]
+                + [
+                    f"{_figure(b.mean[k], b.log_mean.get(k, math.nan), '.4g')} ± "
+                    f"{_figure(b.se[k], b.log_se.get(k, math.nan), '.2g')}"
+                    for k in keys
+                ]
             )
         out.extend("  " + line for line in _table(header, rows))
     if report.sequences is not None:
@@ -326,8 +361,13 @@ def report_lines(
         out.append(f"per-sequence sums (n = {seq.n_sequences:,} sequences{extra}):")
         out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(seq.stats)))
         if seq.variance_ratio is not None:
-            out.append("  " + _ratio_line(seq.variance_ratio))
+            out.append("  " + _ratio_line(seq.variance_ratio, seq.log_variance_ratio))
     out.append("")
+    if _past_double(report):
+        out.append(
+            "Figures above 1.8e308 are past the largest double: they are finite, "
+            "worked out from their logs."
+        )
     out.append(
         "SE = standard error of the mean; neg fraction = share of values < 0 (a KL never is). "
         "Estimators: J. Schulman, http://joschu.net/blog/kl-approx.html"

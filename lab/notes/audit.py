@@ -25,7 +25,7 @@ from kl_core.audit.statistics import (
     SampleSizeCheck,
     se_band_coverage,
 )
-from lab.format import number, share
+from lab.format import from_log, number, share, with_past_double_logs
 from lab.notation import audit_label
 
 __all__ = [
@@ -306,6 +306,7 @@ def counted_line(report: AuditReport, file_name: str) -> str:
 def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, float] | None,
                   prefix: str = "") -> pd.DataFrame:
     """One row per estimator: mean, SE, spread, share < 0, tail; the exact mean beside it if known."""
+    figures = {_("mean"): "mean", "SE": "se", _("std"): "std", "p95": "p95", "p99": "p99", _("max"): "max"}
     df = pd.DataFrame(
         {
             _("estimator"): list(stats),
@@ -321,7 +322,9 @@ def summary_frame(stats: Mapping[str, EstimatorSummary], exact: Mapping[str, flo
     if exact is not None and any(f"{prefix}{k}" in exact for k in stats):
         # a key without an exact value (rb from another direction's column) gets a blank
         df.insert(2, _("exact mean"), [exact.get(f"{prefix}{k}", math.nan) for k in stats])
-    return df
+    # a figure past a double (one token at log r = 800) is finite: shown from its log, not as ∞
+    return with_past_double_logs(df, {col: [getattr(s, f"log_{f}") for s in stats.values()]
+                                      for col, f in figures.items()})
 
 
 def summary_caption(has_exact: bool, weighted: bool, se_shown: bool = True) -> str:
@@ -435,11 +438,15 @@ def position_rows(report: AuditReport, se_shown: bool = True) -> pd.DataFrame:
         _("positions"): [bucket_label(b) for b in buckets],
         _("tokens"): [b.count for b in buckets],
     }
+    logs: dict[str, list[float]] = {}
     for k in _position_keys(report):
-        rows[_("{k} mean").format(k=k)] = [b.mean[k] for b in buckets]
+        mean_col, se_col = _("{k} mean").format(k=k), _("{k} SE").format(k=k)
+        rows[mean_col] = [b.mean[k] for b in buckets]
+        logs[mean_col] = [b.log_mean.get(k, math.nan) for b in buckets]
         if any_se:
-            rows[_("{k} SE").format(k=k)] = [b.se[k] for b in buckets]
-    return pd.DataFrame(rows)
+            rows[se_col] = [b.se[k] for b in buckets]
+            logs[se_col] = [b.log_se.get(k, math.nan) if math.isinf(b.se[k]) else math.nan for b in buckets]
+    return with_past_double_logs(pd.DataFrame(rows), logs)
 
 
 def position_formats(report: AuditReport, se_shown: bool = True) -> dict[str, str]:
@@ -551,10 +558,10 @@ def _fewer_clause(ratio: float, other: str) -> str:
 
 def mean_text(x: float) -> str:
     """A per-token mean as the report prints it: 5 decimals, or 3 significant digits below 0.001 (a KL of
-    1.2e-4 is not "0.00012", one of 5e-13 not "0.00000")."""
+    1.2e-4 is not "0.00012", one of 5e-13 not "0.00000") and from a million on (2.47e+302, not 303 digits)."""
     if not math.isfinite(x):
         return number(x)
-    return f"{x:.5f}" if x == 0 or abs(x) >= 1e-3 else f"{x:#.3g}"
+    return f"{x:.5f}" if x == 0 or 1e-3 <= abs(x) < 1e6 else f"{x:#.3g}"
 
 
 def _within(mean: float, se: float, target: float) -> bool:
@@ -597,10 +604,10 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
     3. how many times fewer tokens rb (or, without rb, k3) needs than k1 for the same error
        bar, from the variance ratios.
 
-    No error bar, so line 2 says why and line 3 is left out, when k3's mean is infinite (an
-    overflowed ratio r), when ``se_shown`` is False (too few tokens, or too few effective tokens
-    with a rollout column: :meth:`AuditReport.sample_size`), or when the values are too large
-    for their spread to be a finite number.  Line 3 is left out too when ``same_kl`` is False: the
+    No error bar, so line 2 says why and line 3 is left out, when k3's mean is past the largest
+    double (a token's ratio r is too), when ``se_shown`` is False (too few tokens, or too few
+    effective tokens with a rollout column: :meth:`AuditReport.sample_size`), or when a standard
+    error is past the largest double.  Line 3 is left out too when ``same_kl`` is False: the
     exact-KL column holds another KL than k1 and k3 estimate (:func:`kl_column_note`), so rb's
     variance ratios compare estimators of different quantities.
     """
@@ -608,13 +615,12 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
     kl = direction_label(report.direction)
     lines = [_negative_line(report)]
     target = None if exact is None else exact.get("k3")
+    if math.isinf(k3.mean) and math.isfinite(k3.log_mean):  # finite, worked out from its log
+        lines.append(_("k3's mean is {m}, larger than any double (some token's probability ratio r is too), so "
+                       "no comparison is made.").format(m=from_log(k3.log_mean, 4, trim=True)))
+        return lines
     if not math.isfinite(k3.mean):
-        if np.isinf(report.values["k3"]).any():
-            lines.append(_("k3's mean is infinite (a token's probability ratio r overflowed), so no "
-                           "comparison is made."))
-        else:  # every value finite, their sum not
-            lines.append(_("k3's mean is infinite (the sum of its values overflowed), so no comparison "
-                           "is made."))
+        lines.append(_("k3's mean is not a finite number, so no comparison is made."))
         return lines
     if not se_shown:
         few = (_("k3's mean is {m}; too few effective tokens for an error bar, so no comparison is made.")
@@ -623,10 +629,12 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
         lines.append(few.format(m=number(k3.mean)))  # 1e-12 is not "0.00000"
         return lines
     if not (math.isfinite(k3.se) and (target is not None or math.isfinite(k1.se))):
+        se = k3 if not math.isfinite(k3.se) else k1
         lines.append(_(
-            "k3's mean is {m}, but the per-token values are too large for their spread to be "
-            "computed, so no comparison is made."
-        ).format(m=number(k3.mean)))
+            "k3's mean is {m}, but the standard error of {k} is {se}, past the largest double, so no "
+            "comparison is made."
+        ).format(m=mean_text(k3.mean), k="k3" if se is k3 else "k1",
+                 se=from_log(se.log_se, 3, trim=True) if math.isfinite(se.log_se) else number(se.se)))
         return lines
     if target is not None:
         args = {"m": mean_text(k3.mean), "bar": 2 * k3.se, "kl": kl, "e": mean_text(target),
@@ -723,8 +731,8 @@ def verdict_chart_caption(has_exact: bool, rows: list[tuple[str, float, float]])
         text = _("Each dot is an estimator's mean over the counted tokens; no error bar is drawn "
                  "(the verdict above says why).")
     if unseen := [k for k, m, _se in rows if not math.isfinite(m)]:
-        text += " " + ngettext("{keys} has an infinite mean, so it has no dot.",
-                               "{keys} have infinite means, so they have no dot.",
+        text += " " + ngettext("{keys} has a mean past the largest double, so it has no dot.",
+                               "{keys} have means past the largest double, so they have no dot.",
                                len(unseen)).format(keys=_(", ").join(unseen))
     if has_exact:
         text += " " + (_("The dashed line is the exact KL: a bar that crosses it matches.") if barred

@@ -29,6 +29,7 @@ from kl_core.audit.statistics import (
     load_table,
     position_bucket,
 )
+from kl_core.numbers import from_log
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CSV = ROOT / "data" / "example_audit.csv"
@@ -215,11 +216,15 @@ def test_to_dict_has_the_cli_contract_and_is_strict_json() -> None:
     json.dumps(d, allow_nan=False)
 
 
-def test_to_dict_writes_inf_as_a_string_and_undefined_as_null() -> None:
-    # logr = 800: r overflows, so r log r is inf.
+def test_to_dict_writes_a_figure_past_a_double_as_a_string_and_its_log_and_undefined_as_null() -> None:
+    # logr = 800: r log r = 800 e^800 is past a double, but finite: not "inf".
     rep = audit([-800.0, -1.0], [0.0, -1.0], direction="other-sampler")
     d = rep.to_dict()
-    assert rep.k1.mean == math.inf and d["k1"]["mean"] == "inf" and d["k1"]["max"] == "inf"
+    log_max = 800.0 + math.log(800.0)
+    assert rep.k1.mean == math.inf and rep.k1.log_mean == pytest.approx(log_max - math.log(2), rel=1e-14)
+    assert d["k1"]["max"] == from_log(log_max, 12) and d["k1"]["log_max"] == pytest.approx(log_max, rel=1e-14)
+    assert isinstance(d["k1"]["mean"], str) and float(d["k1"]["log_mean"]) == rep.k1.log_mean
+    assert "inf" not in json.dumps(d)
     one = audit([-1.0], [-2.0]).to_dict()
     assert one["k1"]["std"] is None and one["k1"]["se"] is None and one["k1"]["mean"] == 1.0
     json.dumps(d, allow_nan=False)
@@ -734,13 +739,18 @@ def test_the_too_few_tokens_note_is_about_the_per_token_figures() -> None:
         assert "so the per-token SE, std, p95 and p99 are not shown" in note
 
 
-def test_values_too_large_to_square_give_an_infinite_sd_without_a_warning() -> None:
+def test_values_too_large_to_square_give_the_finite_sd_without_a_warning() -> None:
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         rep = audit([-1.0] * 40 + [-700.0], [-1.0] * 40 + [0.0])  # k3 ≈ e^700 on one token
-    assert math.isfinite(rep.k3.mean) and math.isinf(rep.k3.std) and math.isinf(rep.k3.se)
+    # Var ≈ e^1400 / 41 is past a double; the SD ≈ e^700 / √41 and the SE are not.
+    ref = _mp_summary(np.r_[np.zeros(40), 700.0], "k3", "sampler-other")
+    assert rep.k3.mean == pytest.approx(float(ref["mean"]), rel=1e-12)
+    assert rep.k3.std == pytest.approx(float(ref["std"]), rel=1e-12)
+    assert rep.k3.se == pytest.approx(float(ref["se"]), rel=1e-12)
+    assert math.isnan(rep.k3.log_std) and math.isnan(rep.k3.log_se)
 
 
 def test_weighted_sequence_sums_count_effective_sequences() -> None:
@@ -774,3 +784,190 @@ def test_a_thin_weighted_position_bucket_reports_its_ess() -> None:
     assert b.count == 2 and b.ess == pytest.approx((1 + np.exp(-2)) ** 2 / (1 + np.exp(-4)))
     assert b.sample_size().n == b.ess and b.to_dict()["ess"] == b.ess
     assert audit([-1.0], [-1.2], positions=[0]).positions[0].ess is None
+
+
+# ---------------------------------------------------------------- figures past a double
+
+mpmath = pytest.importorskip("mpmath")
+mp = mpmath.mp
+
+
+def _mp_value(t: float, key: str, direction: str):
+    """One estimator value at log r = t, exactly (50 digits)."""
+    t = mp.mpf(t)
+    r = mp.exp(t)
+    if direction == "sampler-other":
+        return {"k1": -t, "k2": t**2 / 2, "k3": (r - 1) - t}[key]
+    return {"k1": r * t, "k2": r * t**2 / 2, "k3": r * t - (r - 1)}[key]
+
+
+def _mp_stats(v, w=None) -> dict[str, object]:
+    """Mean, SD, SE of mpmath values, with SNIS weights as the module docstring defines them."""
+    n = len(v)
+    w = [mp.mpf(1)] * n if w is None else [mp.mpf(x) for x in w]
+    sw, sw2 = mp.fsum(w), mp.fsum(x * x for x in w)
+    m = mp.fsum(a * b for a, b in zip(w, v, strict=True)) / sw
+    d2 = [(x - m) ** 2 for x in v]
+    std = mp.sqrt(mp.fsum(a * b for a, b in zip(w, d2, strict=True)) / (sw - sw2 / sw))
+    se = mp.sqrt(mp.mpf(n) / (n - 1) * mp.fsum(a * a * b for a, b in zip(w, d2, strict=True))) / sw
+    return {"mean": m, "std": std, "se": se}
+
+
+def _mp_summary(logr: np.ndarray, key: str, direction: str, logw: np.ndarray | None = None):
+    with mp.workdps(50):
+        v = [_mp_value(float(t), key, direction) for t in logr]
+        w = None if logw is None else [mp.exp(mp.mpf(float(x))) for x in logw]
+        out = _mp_stats(v, w)
+        out["values"] = v
+        return out
+
+
+def _close_log(s, name: str, exact, rel: float = 1e-12) -> None:
+    """The figure ``name`` of summary ``s`` against an mpmath value, as a float where it fits, else by its log."""
+    x, log_x = getattr(s, name), getattr(s, f"log_{name}")
+    if exact < mp.mpf(np.finfo(np.float64).max):
+        assert math.isnan(log_x) and x == pytest.approx(float(exact), rel=rel), name
+    else:
+        assert x == math.inf and log_x == pytest.approx(float(mp.log(exact)), rel=rel), name
+
+
+@pytest.mark.parametrize("t", [720.0, 800.0, 1500.0])
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_one_token_past_a_double_among_ordinary_ones_gives_finite_figures(t: float, direction: str) -> None:
+    ls, lo = _logps(400, seed=3)
+    ls[17], lo[17] = -t - 1.0, -1.0  # log r = t on one token
+    logr = lo - ls
+    rep = audit(ls, lo, direction=direction)
+    for key in ("k1", "k2", "k3"):
+        s = rep.summaries[key]
+        ref = _mp_summary(logr, key, direction)
+        for name in ("mean", "std", "se"):
+            _close_log(s, name, ref[name])
+        _close_log(s, "max", max(ref["values"]))
+        assert "inf" not in json.dumps(s.to_dict())
+    overflowed = "k3" if direction == "sampler-other" else "k1"
+    assert rep.summaries[overflowed].mean == math.inf  # e^t / 400 is past a double: written from its log
+    assert rep.log_values[overflowed][17] == pytest.approx(float(mp.log(_mp_value(t, overflowed, direction))))
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+def test_a_token_with_log_r_of_minus_800_changes_nothing_that_fits(direction: str) -> None:
+    ls, lo = _logps(400, seed=3)
+    ls[17], lo[17] = -1.0, -801.0
+    rep = audit(ls, lo, direction=direction)
+    assert not rep.log_values
+    for key in ("k1", "k2", "k3"):
+        ref = _mp_summary(lo - ls, key, direction)
+        for name in ("mean", "std", "se"):
+            _close_log(rep.summaries[key], name, ref[name])
+
+
+def test_mean_and_sd_that_fit_a_double_when_a_value_does_not() -> None:
+    # log r = 712: k3 ≈ e^712 overflows, but the mean e^712 / 5000 and the SD e^712 / √5000 fit.
+    ls, lo = np.full(5000, -1.0), np.full(5000, -1.1)
+    ls[0], lo[0] = -713.0, -1.0
+    rep = audit(ls, lo)
+    ref = _mp_summary(lo - ls, "k3", "sampler-other")
+    assert math.isfinite(rep.k3.mean) and math.isfinite(rep.k3.std) and math.isfinite(rep.k3.se)
+    for name in ("mean", "std", "se"):
+        _close_log(rep.k3, name, ref[name])
+    _close_log(rep.k3, "max", ref["values"][0])
+
+
+def test_a_whole_weighted_file_past_a_double_matches_mpmath() -> None:
+    rng = np.random.default_rng(11)
+    n = 240
+    logr = rng.uniform(700.0, 900.0, n)
+    ls = -logr - 1.0
+    lo = np.full(n, -1.0)
+    lr = ls - rng.uniform(0.0, 2.0, n)  # rollout weights w = e^(ls - lr)
+    ids = np.arange(n) // 8
+    pos = np.arange(n) % 8
+    rep = audit(ls, lo, direction="other-sampler", logp_rollout=lr, sequence_ids=ids, positions=pos)
+    logw = ls - lr
+    for key in ("k1", "k2", "k3"):
+        s = rep.summaries[key]
+        ref = _mp_summary(logr, key, "other-sampler", logw)
+        for name in ("mean", "std", "se"):
+            _close_log(s, name, ref[name])
+        # weighted inverted-CDF percentiles: values past a double are ranked by their log
+        with mp.workdps(50):
+            order = sorted(range(n), key=lambda i: ref["values"][i])
+            w = [mp.exp(mp.mpf(float(logw[i]))) for i in order]
+            cw = np.cumsum([float(x / max(w)) for x in w])
+            for name, q in (("p95", 0.95), ("p99", 0.99)):
+                i = min(int(np.searchsorted(cw, q * cw[-1], side="left")), n - 1)
+                _close_log(s, name, ref["values"][order[i]])
+        _close_log(s, "max", max(ref["values"]))
+        # sequence sums: each one past a double, from its log
+        seq = rep.sequences
+        with mp.workdps(50):
+            sums = [mp.fsum(ref["values"][i] for i in range(n) if ids[i] == j) for j in range(n // 8)]
+        assert np.all(np.isinf(seq.sums[key]))
+        np.testing.assert_allclose(seq.log_sums[key], [float(mp.log(x)) for x in sums], rtol=1e-12)
+        with mp.workdps(50):
+            seq_logw = [float(sum(logw[ids == j])) for j in range(n // 8)]
+            seq_ref = _mp_stats(sums, [mp.exp(mp.mpf(x) - max(seq_logw)) for x in seq_logw])
+        for name in ("mean", "std", "se"):
+            _close_log(seq.stats[key], name, seq_ref[name])
+        # a position bucket's mean and SE, by their logs
+        b = rep.positions[-1]
+        sel = pos >= b.lo
+        bref = _mp_summary(logr[sel], key, "other-sampler", logw[sel])
+        assert b.mean[key] == math.inf and b.log_mean[key] == pytest.approx(float(mp.log(bref["mean"])), rel=1e-12)
+        assert b.log_se[key] == pytest.approx(float(mp.log(bref["se"])), rel=1e-12)
+    d = rep.to_dict(per_sequence=True)
+    text = json.dumps(d, allow_nan=False)
+    assert '"inf"' not in text.replace('"hi": "inf"', "")
+    assert d["positions"][-1]["log_k3_mean"] == rep.positions[-1].log_mean["k3"]
+    assert d["sequences"]["log_sums"]["k1"][0] == rep.sequences.log_sums["k1"][0]
+    assert d["sequences"]["sums"]["k1"][0] == from_log(rep.sequences.log_sums["k1"][0], 12)
+
+
+def test_variance_ratio_past_a_double_is_its_log_not_zero() -> None:
+    # Var(k3) ≈ e^1600 / n: the ratio to Var(rb) is past a double (the old code said 0).
+    ls, lo = _logps(200, seed=5)
+    ls[0], lo[0] = -801.0, -1.0
+    rb = np.linspace(0.01, 0.05, 200)
+    rep = audit(ls, lo, exact_kl=rb, sequence_ids=np.arange(200) // 4)
+    ref = _mp_summary(lo - ls, "k3", "sampler-other")
+    with mp.workdps(50):
+        rb_ref = _mp_stats([mp.mpf(float(x)) for x in rb])
+        exact = (ref["std"] / rb_ref["std"]) ** 2
+    assert rep.variance_ratio["k3"] == math.inf
+    assert rep.log_variance_ratio["k3"] == pytest.approx(float(mp.log(exact)), rel=1e-12)
+    assert rep.variance_ratio["k1"] == pytest.approx(
+        float((_mp_summary(lo - ls, "k1", "sampler-other")["std"] / rb_ref["std"]) ** 2), rel=1e-10)
+    assert rep.sequences.variance_ratio["k3"] == math.inf and rep.sequences.log_variance_ratio["k3"] > 1590
+    d = rep.to_dict()["variance_ratio"]
+    assert d["k3"] == from_log(rep.log_variance_ratio["k3"], 12) and d["log_k3"] == rep.log_variance_ratio["k3"]
+
+
+def test_variance_ratio_of_sds_whose_squares_overflow_is_finite() -> None:
+    # SD of k1 (other-sampler) ≈ 1e202 and SD of rb ≈ 1e200: each square is past a double,
+    # the ratio of the variances is about 1e4.
+    ls, lo = np.full(40, -1.0), np.full(40, -1.0)
+    ls[0] = -466.0
+    rb = np.full(40, 1.0)
+    rb[0] = float(_mp_value(465.0, "k1", "other-sampler") / 100)
+    rep = audit(ls, lo, direction="other-sampler", exact_kl=rb)
+    with mp.workdps(50):
+        k1 = _mp_stats([_mp_value(465.0 if i == 0 else 0.0, "k1", "other-sampler") for i in range(40)])
+        rbs = _mp_stats([mp.mpf(float(x)) for x in rb])
+        exact = float((k1["std"] / rbs["std"]) ** 2)
+    assert rep.variance_ratio["k1"] == pytest.approx(exact, rel=1e-11)
+
+
+def test_a_masked_summary_keeps_the_logs_of_what_it_shows() -> None:
+    rep = audit([-801.0, -1.0, -1.0], [-1.0, -1.0, -1.2])
+    few = rep.sample_size().masked(rep.k3)
+    assert few.mean == math.inf and few.log_mean == rep.k3.log_mean and math.isnan(few.log_std)
+    assert few.log_max == pytest.approx(800.0, rel=1e-15)
+    with pytest.raises(ValueError, match="name must be one of"):
+        rep.k3.log_abs("neg_fraction")
+
+
+def test_a_square_past_a_double_times_a_zero_ratio_is_zero_not_nan() -> None:
+    # other-sampler k2 = r (log r)^2 / 2 with log r = -1e200: r = 0, (log r)^2 = inf
+    rep = audit([-1.0, -1.0], [-1e200, -1.0], direction="other-sampler")
+    assert rep.k2.mean == 0.0 and rep.k2.max == 0.0

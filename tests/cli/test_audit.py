@@ -7,6 +7,7 @@ subprocess to check what a user sees (exit code, stderr, no traceback).
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -394,3 +395,57 @@ def test_the_cli_reads_a_semicolon_file_with_decimal_commas(tmp_path, capsys):
     assert code == 0
     expected = audit.audit([-1.0, -2.0, -0.5], [-1.5, -1.0, -0.7])
     assert json.loads(out)["k1"]["mean"] == pytest.approx(expected.k1.mean, rel=1e-12)
+
+
+# ------------------------------------------------------------ figures past a double
+
+
+def _past_a_double_file(tmp_path: Path) -> tuple[Path, np.ndarray, np.ndarray]:
+    """400 ordinary tokens and one with log r = 800: k3 = e^800 - 801 is past a double."""
+    rng = np.random.default_rng(7)
+    ls = -rng.exponential(2.0, 400)
+    lo = np.minimum(ls + rng.normal(0.0, 0.3, 400), 0.0)
+    ls[5], lo[5] = -801.0, -1.0
+    path = tmp_path / "big.csv"
+    pd.DataFrame({"s": ls, "o": lo, "pos": np.arange(400) % 50, "seq": np.arange(400) // 50}).to_csv(
+        path, index=False)
+    return path, ls, lo
+
+
+def _mp_k3_mean_log(ls: np.ndarray, lo: np.ndarray) -> float:
+    mpmath = pytest.importorskip("mpmath")
+    with mpmath.mp.workdps(50):
+        t = [mpmath.mpf(float(x)) for x in lo - ls]
+        return float(mpmath.log(mpmath.fsum(mpmath.expm1(x) - x for x in t) / len(t)))
+
+
+def test_text_prints_a_figure_past_a_double_from_its_log_not_inf(tmp_path, capsys):
+    from kl_core.numbers import from_log
+
+    path, ls, lo = _past_a_double_file(tmp_path)
+    code, out, err = run(["audit", str(path), "--sampler-col", "s", "--other-col", "o",
+                          "--position-col", "pos", "--sequence-col", "seq"], capsys)
+    assert code == 0, err
+    log_mean = _mp_k3_mean_log(ls, lo)
+    assert log_mean == pytest.approx(800.0 - math.log(400.0), rel=1e-6)  # e^800 / 400, past a double
+    table = out.split("per token")[1].splitlines()
+    k3_row = next(line for line in table if line.split()[:1] == ["k3"])
+    assert from_log(log_mean, 6, trim=True) in k3_row and "inf" not in out
+    assert from_log(800.0, 6, trim=True) in k3_row  # the max, e^800 - 801
+    assert "past the largest double" in out
+
+
+def test_json_writes_a_figure_past_a_double_as_a_string_and_its_log(tmp_path, capsys):
+    path, ls, lo = _past_a_double_file(tmp_path)
+    code, out, err = run(["audit", str(path), "--sampler-col", "s", "--other-col", "o",
+                          "--position-col", "pos", "--sequence-col", "seq", "--json"], capsys)
+    assert code == 0, err
+    data = json.loads(out)
+    k3 = data["k3"]
+    assert k3["log_mean"] == pytest.approx(_mp_k3_mean_log(ls, lo), rel=1e-12)
+    assert isinstance(k3["mean"], str) and float(k3["mean"]) == math.inf  # not a JSON number
+    assert float(k3["mean"].split("e+")[0]) * 10.0 ** (int(k3["mean"].split("e+")[1]) - 340) == pytest.approx(
+        math.exp(k3["log_mean"] - 340 * math.log(10.0)), rel=1e-10)
+    assert {"log_mean", "log_std", "log_se", "log_max"} <= set(k3) and "log_mean" not in data["k1"]
+    assert set(data["k1"]) == SUMMARY_KEYS  # a figure that fits keeps its number and gets no log_ key
+    assert '"inf"' not in out.replace('"hi": "inf"', "")

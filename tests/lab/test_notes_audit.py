@@ -6,12 +6,20 @@ import json
 import math
 from pathlib import Path
 
+import mpmath
 import numpy as np
 import pytest
 
 from kl_core.audit import statistics as audit
 from kl_core.estimation import estimators
-from lab.format import share
+from lab.format import (
+    PAST_DOUBLE_LOGS,
+    csv_frame,
+    from_log,
+    past_number_columns,
+    share,
+    text_column,
+)
 from lab.notes import audit as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,33 +269,36 @@ def _audit_csv(rows, header, **cols):
     return audit.load_table(buf, *header.split(",")[:2], **cols).as_kwargs()
 
 
-def test_an_overflowed_ratio_makes_k3_infinite_not_too_few_tokens():
-    # 40 rows -1,-1 and one -800,0: r = e^800 overflows, with 41 tokens (enough for an SE)
+def test_a_ratio_past_a_double_gives_k3_a_finite_mean_written_from_its_log():
+    # 40 rows -1,-1 and one -800,0: r = e^800 is past a double, with 41 tokens (enough for an SE);
+    # k3's mean, (e^800 − 801 + 40·0)/41 ≈ e^800/41, is finite too, and was called "infinite"
     rep = audit.audit(**_audit_csv([(-1, -1)] * 40 + [(-800, 0)], "lp,lq"))
     small = rep.sample_size()
     assert small.se and math.isinf(rep.k3.mean)
+    log_mean = float(mpmath.log((mpmath.e**800 - 801) / 41))
+    assert rep.k3.log_mean == pytest.approx(log_mean, rel=1e-12)
+    m = from_log(log_mean, 4, trim=True)
     line = notes.verdict(rep, None, small.se)[1]
-    assert line == "k3's mean is infinite (a token's probability ratio r overflowed), so no comparison is made."
-    assert "too few" not in line
-    # r finite but too large to square: the mean is a number, its spread is not
+    assert line == f"k3's mean is {m}, larger than any double (some token's probability ratio r is too), so no comparison is made."
+    assert m == "6.65e+345" and "too few" not in line and "infinite" not in line
+    # the table shows it from its log, in the app and in the CSV, not as ∞
+    df = notes.summary_frame(rep.all_summaries, None)
+    assert "mean" in past_number_columns(df)
+    assert text_column(df["mean"], df.attrs[PAST_DOUBLE_LOGS]["mean"])[2] == "6.65e+345"
+    assert csv_frame(df)["mean"].iloc[2] == from_log(log_mean, 12)
+    # r fits, but the values are too large to square: the spread is finite too, past a double
     big = audit.audit(**_audit_csv([(-1, -1)] * 40 + [(-700, 0)], "lp,lq"))
     line = notes.verdict(big, None, big.sample_size().se)[1]
-    assert math.isfinite(big.k3.mean) and not math.isfinite(big.k3.se)
-    assert "too large for their spread" in line and "too few" not in line
-    # the chart under the verdict: k1 has its bar, k3 a dot without one, or no dot at all
-    assert notes.verdict_chart_caption(False, notes.verdict_rows(big, True)) == (
-        "Each dot is an estimator's mean over the counted tokens; a bar spans ±2 SE, drawn for k1 only (the verdict "
-        "above says why). k2 estimates another quantity (it is biased), so it is left out here; the report below has "
-        "it.")
+    assert math.isfinite(big.k3.mean) and math.isfinite(big.k3.se)  # e^700/41 and its SE fit a double
+    # the chart under the verdict: a mean past a double has no dot
     caption = notes.verdict_chart_caption(True, notes.verdict_rows(rep, True))
     assert caption.startswith("Each dot is an estimator's mean over the counted tokens; its bar spans ±2 SE. k3 has "
-                              "an infinite mean, so it has no dot. The dashed line is the exact KL: a bar that crosses "
-                              "it matches.")
-    # every r finite (log r = 709), but 41 values near 8e307 sum past the largest double
+                              "a mean past the largest double, so it has no dot. The dashed line is the exact KL: a "
+                              "bar that crosses it matches.")
+    # every r finite (log r = 709): 41 values near 8e307 sum past a double, but their mean fits
     huge = audit.audit(**_audit_csv([(-709, 0)] * 41, "lp,lq"))
-    assert math.isinf(huge.k3.mean) and np.isfinite(huge.values["k3"]).all()
-    assert notes.verdict(huge, None, huge.sample_size().se)[1] == (
-        "k3's mean is infinite (the sum of its values overflowed), so no comparison is made.")
+    assert huge.k3.mean == pytest.approx(float(mpmath.e**709 - 710), rel=1e-12)
+    assert notes.mean_text(huge.k3.mean) == "8.22e+307"
 
 
 def test_a_weighted_negative_share_is_called_weighted_beside_the_share_as_drawn():
