@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -88,6 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: A value that starts with a minus sign and a digit: a number (``-1e14``) or a list (``-1,0,1``),
+#: never an option's name.
+_NEGATIVE_VALUE = re.compile(r"-\.?\d")
+
+
+def _negative_values_attached(argv: list[str]) -> list[str]:
+    """``--lam -1e14`` as ``--lam=-1e14``: argparse takes a value that starts with ``-`` for an
+    option unless it looks like a plain number (``-1.5``), so it refused ``-1e14`` and ``--reward -1,0,1``."""
+    out: list[str] = []
+    for arg in argv:
+        prev = out[-1] if out else ""
+        if (_NEGATIVE_VALUE.match(arg) and prev.startswith("--") and "=" not in prev and prev != "--"):
+            out[-1] = f"{prev}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit code (0 ok, 2 bad input).
 
@@ -102,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit code.  Bad arguments print one ``error: ...`` line on stderr.
     """
     parser = build_parser()
+    argv = _negative_values_attached(sys.argv[1:] if argv is None else list(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse already printed its one line (or --help)

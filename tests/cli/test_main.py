@@ -458,3 +458,26 @@ def test_json_value() -> None:
     assert cli.json_value({"a": [math.inf, -math.inf, math.nan, 1.5, "x", None]}) == {
         "a": ["inf", "-inf", None, 1.5, "x", None]
     }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["table", "--lam", "-1e14", "--exact-only"],  # argparse took "-1e14" for an option
+        ["grad", "--policy", "categorical(0,0,0)", "--ref", "categorical(0,1,0)", "--reward", "-1,0,1",
+         "--beta", "0.1"],  # a negative first reward, likewise
+        ["table", "--lam", "-.5", "--exact-only"],
+    ],
+)
+def test_a_negative_value_in_scientific_or_list_form_is_a_value(argv, capsys):
+    assert cli.main(argv) == 0, capsys.readouterr().err
+    assert "expected one argument" not in capsys.readouterr().err
+
+
+def test_negative_values_are_attached_only_to_long_options():
+    attach = cli._negative_values_attached
+    assert attach(["table", "--lam", "-1e14"]) == ["table", "--lam=-1e14"]
+    assert attach(["grad", "--reward", "-1,0,1", "--beta", "0.1"]) == ["grad", "--reward=-1,0,1", "--beta", "0.1"]
+    assert attach(["table", "--lam=-2", "-3"]) == ["table", "--lam=-2", "-3"]  # already given a value
+    assert attach(["doctor", "--", "-1.sh"]) == ["doctor", "--", "-1.sh"]  # after --: a file name
+    assert attach(["table", "--q", "normal(0,1)"]) == ["table", "--q", "normal(0,1)"]
