@@ -90,6 +90,14 @@ def _reason(note: str) -> str:
     return note
 
 
+def _spread_text(estimates: np.ndarray) -> str:
+    """The standard deviation of the estimates as the answer prints it; "< 2.225e-308" where every
+    estimate is subnormal, so that their spread is not resolved (k2's at Gaussians 1e-161 apart
+    came out 0: the estimates, multiples of 4.9e-324, were all equal)."""
+    top = float(np.max(np.abs(estimates)))
+    return exact_text(top) if unresolved(top) else number(_sd(estimates))
+
+
 def _sd(values: np.ndarray) -> float:
     """The standard deviation (``ddof=1``) of ``values``, also where their squares underflow.
 
@@ -157,7 +165,7 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
     double precision, what the estimates show is noise around 0, not a bias.
     """
     neg = ", ".join(f"{r.name} {share(r.neg_fraction)}" for r in results.values())
-    spread = ", ".join(f"{r.name} {number(_sd(r.batch_means))}" for r in results.values()
+    spread = ", ".join(f"{r.name} {_spread_text(r.batch_means)}" for r in results.values()
                        if r.batch_means.size > 1)
     total = n * repeats
     on, off, unknown, huge, untrusted, too_small, zero, noise = [], [], [], [], [], [], [], []

@@ -643,3 +643,16 @@ def test_the_table_captions_explain_only_what_the_table_shows():
     for fig, rows in figures.items():
         assert "*" not in notes.relative_caption(fig, False, False, rows)
         assert notes.relative_format(rows) == "%.4f"
+
+
+def test_the_answer_does_not_call_subnormal_estimates_a_spread_of_0():
+    """N(1e-161,1) vs N(0,1): k2's estimates are multiples of 4.9e-324, here all equal, and the answer
+    said they "scatter with a standard deviation of ... k2 0"; k1's estimates (~1e-163) are normal doubles."""
+    keys = ("k1", "k2")
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-161,1)", "normal(0,1)", keys=keys,
+                                                              n=1000, repeats=50)
+    assert notes.unresolved(float(np.max(np.abs(sim["k2"].batch_means))))
+    text = notes.answer({k: sim[k] for k in keys}, 1000, 50, moments)
+    bm = sim["k1"].batch_means  # ~1e-163: their squares underflow, so scale first
+    k1_sd = float(np.std(bm / np.max(np.abs(bm)), ddof=1)) * float(np.max(np.abs(bm)))
+    assert f"a standard deviation of k1 {number(k1_sd)}, k2 < 2.225e-308." in text
