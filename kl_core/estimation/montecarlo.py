@@ -782,7 +782,8 @@ def _merge_chunk(acc: _Accumulator, kc: _KeyChunk, ch: _Chunk, plan: _Plan) -> N
         if mark:
             var = acc.running.var
             acc.running_mean.append(acc.running.mean)
-            acc.running_se.append(math.sqrt(var / acc.running.count) if var >= 0 else math.nan)
+            # sqrt before dividing: a subnormal variance (values near 1e-161) over n underflows to 0
+            acc.running_se.append(math.sqrt(var) / math.sqrt(acc.running.count) if var >= 0 else math.nan)
     if ch.batch == 0:
         if ch.offset + (plan.n if ch.rows > 1 else ch.length) == plan.n:
             acc.batch_means[0] = acc.running.mean  # the running mean's end point

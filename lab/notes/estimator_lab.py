@@ -511,13 +511,19 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
 
     ``checks`` are the error-bar checks at N (:func:`kl_core.estimation.reliability.error_bar_check`).
     """
+    # an SE of 0 from values that differ: their squares underflow (values near 1e-161)
+    lost = [k for k, r in results.items() if r.running_se[-1] == 0.0 and np.ptp(r.samples) > 0.0]
     finals = " · ".join(
         "{name} {mean} (SE {se})".format(  # i18n: ok (a name and numbers)
-            name=ESTIMATORS[k].name, mean=number(r.running_mean[-1]), se=number(r.running_se[-1])
+            name=ESTIMATORS[k].name, mean=number(r.running_mean[-1]),
+            se="—" if k in lost else number(r.running_se[-1])
         )
         for k, r in results.items()
     )
     text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
+    if lost:
+        text += " " + _("No SE for {names}: its values are too small for a double to square.").format(
+            names=", ".join(ESTIMATORS[k].name for k in lost))
     huge = [ESTIMATORS[k].name for k in results
             if math.isinf(moments[k].var) and _overflowed(moments[k]) and not _sd_fits(moments[k])]
     large = [ESTIMATORS[k].name for k in results if _sd_fits(moments[k])]  # σ itself fits: not "∞"

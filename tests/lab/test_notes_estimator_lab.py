@@ -656,3 +656,23 @@ def test_the_answer_does_not_call_subnormal_estimates_a_spread_of_0():
     bm = sim["k1"].batch_means  # ~1e-163: their squares underflow, so scale first
     k1_sd = float(np.std(bm / np.max(np.abs(bm)), ddof=1)) * float(np.max(np.abs(bm)))
     assert f"a standard deviation of k1 {number(k1_sd)}, k2 < 2.225e-308." in text
+
+
+def test_the_running_caption_prints_no_se_of_0_for_values_that_differ():
+    """N(1e-170,1) vs N(0,1): k1's values (~1e-170) differ, but their squares underflow to 0, and the
+    caption under the running means read "k1 … (SE 0)"."""
+    keys = ("k1",)
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-170,1)", "normal(0,1)", keys=keys)
+    assert sim["k1"].running_se[-1] == 0.0 and np.ptp(sim["k1"].samples) > 0.0
+    text = notes.running_caption({"k1": sim["k1"]}, moments, 200)
+    assert "(SE —)" in text and "(SE 0)" not in text
+    assert "No SE for k1: its values are too small for a double to square." in text
+    q, p, sim, moments, *_ = setting("normal(0,1)", "normal(1,1)", keys=keys)
+    assert "(SE —)" not in notes.running_caption({"k1": sim["k1"]}, moments, 200)
+
+
+def test_the_running_se_of_values_near_1e_161_is_not_0():
+    """N(1e-161,1) vs N(0,1): Var(k1) ≈ μ² = 1e-322 is subnormal, and var / n underflowed to 0;
+    the SE is √Var/√n ≈ 1e-161/√200, to the few digits a subnormal keeps."""
+    q, p, sim, *_ = setting("normal(1e-161,1)", "normal(0,1)", keys=("k1",))
+    assert sim["k1"].running_se[-1] == pytest.approx(1e-161 / math.sqrt(200), rel=0.25)
