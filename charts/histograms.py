@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from charts.numbers import share
+from charts.numbers import from_log, share
 from charts.palette import CONFIG, color, finish, label
 from charts.vega import layer, nominal, quantitative, reference_rule, reference_text, zero_rule
 from i18n import N_, _, pgettext
@@ -301,6 +301,7 @@ def per_sample_histogram(
     domain: tuple[float, float] | None = None,
     bins: int = 60,
     height: int = 300,
+    log_mean: float = math.nan,
 ) -> alt.LayerChart:
     """Histogram of one estimator's per-sample values, with the true value marked.
 
@@ -324,6 +325,9 @@ def per_sample_histogram(
     height : int, default 300
         Total chart height in pixels, titles included; the width follows the
         container.
+    log_mean : float, optional
+        The natural log of a ``mean`` that is finite but past the largest double
+        (``mean`` is then ``inf``): the subtitle writes it from its log.
 
     Returns
     -------
@@ -344,7 +348,8 @@ def per_sample_histogram(
     name = label(key)
     subtitle = [
         _("{share} of values < 0").format(share=share(neg_fraction)),  # 0.027%, not 0.0%
-        _("sample mean {mean}").format(mean=short_number(mean)),
+        _("sample mean {mean}").format(mean=from_log(log_mean, 3, trim=True)
+                                       if math.isinf(mean) and math.isfinite(log_mean) else short_number(mean)),
     ]
     if binned.outside_share > 0:  # a line of its own: a third of a 1280-px page is narrow
         subtitle.append(

@@ -387,9 +387,9 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
     in the table and in the CSV.
     """
     freeze_new_imports()
-    shown = df
+    shown = df.copy()
+    shown.attrs = {}  # Streamlit sends attrs as JSON: a NaN in them breaks the table in the browser
     if big := past_number_columns(df):
-        shown = df.copy()
         config = dict(kwargs.get("column_config") or {})
         for col in big:
             old = config.get(col)

@@ -148,14 +148,15 @@ with ui.metric_row():
     for k in KEYS:
         s = report.summaries[k]
         st.metric(
-            _("{k} mean").format(k=k), notes.mean_text(s.mean),
-            delta=_("± {se} (SE)").format(se=f"{s.se:#.2g}") if small.se else None,
+            _("{k} mean").format(k=k), notes.summary_mean_text(s),
+            delta=_("± {se} (SE)").format(se=notes.se_text(s)) if small.se else None,
             delta_color="off", delta_arrow="off",
             help=notes.mean_help(k, small.se),
         )
     if report.rb is not None:
         st.metric(
-            _("rb mean"), notes.mean_text(report.rb.mean), delta=_("± {se} (SE)").format(se=f"{report.rb.se:#.2g}") if small.se else None,
+            _("rb mean"), notes.summary_mean_text(report.rb),
+            delta=_("± {se} (SE)").format(se=notes.se_text(report.rb)) if small.se else None,
             delta_color="off", delta_arrow="off",
             help=_("Mean of the exact next-token KL column over the counted tokens (Rao–Blackwellized)."),
         )
@@ -179,13 +180,14 @@ if report.rb is not None:
     ui.formulas(r"\color{{{c}}}{{\mathrm{{rb}}}} =\;".format(c=RB_COLOR), notes.rb_formula(report.direction),
                 joined=True)
     with ui.metric_row():
-        st.metric("Var(k1)/Var(rb)", notes.ratio_text(report.variance_ratio["k1"]),  # i18n: ok (notation)
+        st.metric("Var(k1)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k1"),  # i18n: ok (notation)
                   help=_("Per token: how many times more tokens k1 needs than rb for the same "
                          "standard error."))
-        st.metric("Var(k3)/Var(rb)", notes.ratio_text(report.variance_ratio["k3"]),  # i18n: ok (notation)
+        st.metric("Var(k3)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"),  # i18n: ok (notation)
                   help=_("Per token: the same ratio for k3."))
         if report.sequences is not None and report.sequences.variance_ratio is not None:
-            st.metric("Var(Σk1)/Var(Σrb)", notes.ratio_text(report.sequences.variance_ratio["k1"]),  # i18n: ok (notation)
+            st.metric("Var(Σk1)/Var(Σrb)", notes.variance_ratio_text(
+                report.sequences.variance_ratio, report.sequences.log_variance_ratio, "k1"),  # i18n: ok (notation)
                       help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
     st.markdown(notes.rb_caption(report, kl_note is None))
 ui.table(
@@ -202,7 +204,7 @@ for k, col in ui.grid(KEYS, key="histograms"):
             per_sample_histogram(
                 report.values[k], k, true_value=None if exact is None else exact[k],
                 true_label=_("exact KL") if k != "k2" else _("exact mean"), mean=s.mean,
-                neg_fraction=notes.drawn_share(report, k), domain=domain, height=280,
+                neg_fraction=notes.drawn_share(report, k), domain=domain, height=280, log_mean=s.log_mean,
             ),
             name=_("audit-{k}-histogram").format(k=k),
             caption=notes.histogram_caption(report, k, small),
@@ -211,7 +213,7 @@ if report.positions is not None:
     st.subheader(_("By position"))
     ui.chart(position_chart(notes.position_buckets(report, small.se)), name=_("audit-positions"),
              caption=notes.position_caption(small.se, report.weighted, notes.thin_buckets(report, small.se),
-                                            len(report.positions)))
+                                            len(report.positions)) + notes.unseen_position_means(report))
     ui.table(
         notes.position_rows(report, small.se), name=_("audit-positions"), caption=_("The same buckets as numbers."),
         column_config={c: NUMBER[f] for c, f in notes.position_formats(report, small.se).items()},

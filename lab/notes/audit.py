@@ -34,6 +34,8 @@ __all__ = [
     "QUESTION",
     "columns_frame",
     "mean_text",
+    "se_text",
+    "summary_mean_text",
     "missing_columns",
     "times_text",
     "verdict",
@@ -60,8 +62,10 @@ __all__ = [
     "kl_column_note",
     "rb_caption",
     "ratio_text",
+    "variance_ratio_text",
     "position_buckets",
     "position_caption",
+    "unseen_position_means",
     "thin_buckets",
     "position_formats",
     "position_rows",
@@ -246,11 +250,20 @@ def kl_column_note(meta: Mapping | None, chosen: Mapping[str, str | None], direc
     ).format(**args)
 
 
-def ratio_text(x: float | None) -> str:
-    """A variance ratio as shown in a metric: ``×12.3``; ``—`` when undefined, ``∞`` when rb is constant."""
+def ratio_text(x: float | None, log_x: float = math.nan) -> str:
+    """A variance ratio as shown in a metric: ``×12.3``; ``—`` when undefined, ``∞`` when rb is constant;
+    from its log ``log_x`` where it is past the largest double (``×4.152e+694``)."""
     if x is None or math.isnan(x):
         return "—"
+    if math.isinf(x) and math.isfinite(log_x):
+        return "×" + from_log(log_x, 4, trim=True)
     return "×∞" if math.isinf(x) else "×{x:.4g}".format(x=x)
+
+
+def variance_ratio_text(ratios: Mapping[str, float], logs: Mapping[str, float] | None, key: str) -> str:
+    """:func:`ratio_text` of ``ratios[key]`` (``AuditReport.variance_ratio`` or a sequence summary's),
+    with its log from ``logs`` (``log_variance_ratio``) where it is past a double."""
+    return ratio_text(ratios[key], (logs or {}).get(key, math.nan))
 
 
 def rb_caption(report: AuditReport, same_kl: bool = True) -> str:
@@ -266,12 +279,14 @@ def rb_caption(report: AuditReport, same_kl: bool = True) -> str:
             "k3 estimate here (see the warning), so it is not the mean of k1 (or of k3) given the prefix: "
             "Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3} compare estimators of different quantities, "
             "not the variance rb removes."
-        ).format(k1=ratio_text(report.variance_ratio["k1"]), k3=ratio_text(report.variance_ratio["k3"]))
+        ).format(k1=variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k1"),
+             k3=variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"))
     text = _(
         "rb is the exact KL of the two next-token distributions at each token's prefix: the "
         "mean of k1 (and of k3) given that prefix. In expectation it can only remove variance "
         "(law of total variance); here Var(k1)/Var(rb) = {k1} and Var(k3)/Var(rb) = {k3}."
-    ).format(k1=ratio_text(report.variance_ratio["k1"]), k3=ratio_text(report.variance_ratio["k3"]))
+    ).format(k1=variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k1"),
+             k3=variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"))
     more = [k for k in ("k1", "k3") if report.variance_ratio[k] < 1]  # nan: no claim either way
     if len(more) == 2:
         text += " " + _("For this file rb varies **more** per token than k1 and k3.")
@@ -284,7 +299,7 @@ def rb_caption(report: AuditReport, same_kl: bool = True) -> str:
             "Summed over each sequence it is usually far less variable too, but not always: the "
             "terms of a sum covary across positions (see *Tokens & sequences*). Here "
             "Var(Σk1)/Var(Σrb) = {r}."
-        ).format(r=ratio_text(r1))
+        ).format(r=variance_ratio_text(seq.variance_ratio, seq.log_variance_ratio, "k1"))
         if not math.isnan(r1) and r1 < 1:
             text += " " + _("For this file the sums of rb vary **more** than the sums of k1.")
     return text
@@ -460,6 +475,18 @@ def position_formats(report: AuditReport, se_shown: bool = True) -> dict[str, st
     return out
 
 
+def unseen_position_means(report: AuditReport) -> str:
+    """After the caption of the chart by position: which estimators lack a dot in some bucket because
+    their mean there is past the largest double (one token at log r = 800); "" when none does."""
+    keys = [k for k in _position_keys(report)
+            if any(not math.isfinite(b.mean[k]) for b in report.positions or ())]
+    if not keys:
+        return ""
+    return " " + ngettext("{keys} has no dot where its mean is past the largest double (see the table).",
+                          "{keys} have no dot where their means are past the largest double (see the table).",
+                          len(keys)).format(keys=_(", ").join(keys))
+
+
 def position_caption(se_shown: bool, weighted: bool = False, thin: int = 0, buckets: int = 0) -> str:
     """Under the chart by position: ±2 SE, or why no bar is drawn (:meth:`AuditReport.sample_size`).
 
@@ -532,11 +559,11 @@ QUESTION = N_(
 
 
 def times_text(x: float) -> str:
-    """A ratio's number as a reader counts it: ``250``, ``6.26``, ``1,234`` (the template adds ×)."""
-    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+    """A ratio's number as a reader counts it: ``250``, ``6.26``, ``1,234``, ``4.15e+09`` (the template adds ×)."""
+    return f"{x:,.0f}" if 100 <= x < 1e6 else f"{x:.3g}"
 
 
-def _fewer_clause(ratio: float, other: str) -> str:
+def _fewer_clause(ratio: float, other: str, log_ratio: float = math.nan) -> str:
     """How many times fewer (or more) tokens than ``other``, for a variance ratio Var(other)/Var(this).
 
     A ratio of 0 (``other`` does not vary), ``inf`` (this one does not) or ``nan`` (neither varies, or a
@@ -545,6 +572,8 @@ def _fewer_clause(ratio: float, other: str) -> str:
     if math.isnan(ratio):
         return _("a number of tokens that cannot be compared with {b}'s (their spreads are not both "
                  "positive numbers)").format(b=other)
+    if math.isinf(ratio) and math.isfinite(log_ratio):  # finite, past a double
+        return _("{x}× fewer tokens than {b}").format(x=from_log(log_ratio, 3, trim=True), b=other)
     if math.isinf(ratio):
         return _("far fewer tokens than {b} (rb does not vary in this file)").format(b=other)
     if ratio == 0:
@@ -554,6 +583,21 @@ def _fewer_clause(ratio: float, other: str) -> str:
     if ratio <= 1 / 1.005:
         return _("{x}× more tokens than {b}").format(x=times_text(1 / ratio), b=other)
     return _("as many tokens as {b}").format(b=other)
+
+
+def se_text(s: EstimatorSummary) -> str:
+    """A standard error as a metric's delta prints it: 2 significant digits (0.10, 63, not "63."),
+    from its log where it is past the largest double."""
+    if math.isinf(s.se) and math.isfinite(s.log_se):
+        return from_log(s.log_se, 2, trim=True)
+    return f"{s.se:#.2g}".rstrip(".") if math.isfinite(s.se) else number(s.se)
+
+
+def summary_mean_text(s: EstimatorSummary) -> str:
+    """:func:`mean_text` of a summary's mean, from its log where it is past the largest double."""
+    if math.isinf(s.mean) and math.isfinite(s.log_mean):
+        return from_log(s.log_mean, 4, trim=True)
+    return mean_text(s.mean)
 
 
 def mean_text(x: float) -> str:
@@ -649,9 +693,11 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
         return lines
     if report.rb is not None and report.variance_ratio is not None:
         r1, r3 = report.variance_ratio["k1"], report.variance_ratio["k3"]
+        logs = report.log_variance_ratio or {}
         if not (math.isnan(r1) or math.isnan(r3)):
             lines.append(_("For the same error bar, rb needs {c1}, and {c3}.").format(
-                c1=_fewer_clause(r1, "k1"), c3=_fewer_clause(r3, "k3")))
+                c1=_fewer_clause(r1, "k1", logs.get("k1", math.nan)),
+                c3=_fewer_clause(r3, "k3", logs.get("k3", math.nan))))
     elif k3.se > 0 and k1.se > 0:
         lines.append(_(
             "For the same error bar, k3 needs {c1}. A column with the exact next-token KL would "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -12,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from charts.histograms import MAX_ROWS, check_rows, common_domain, per_sample_histogram, records
 from charts.palette import COLORS, color, label
 from kl_core.estimation.estimators import ESTIMATORS
-from lab.format import share
+from lab.format import from_log, share
 
 # ------------------------------------------------------------------ charts
 
@@ -57,6 +58,14 @@ def test_histogram_is_a_valid_small_spec_with_the_negative_share(key):
     assert spec["layer"][1]["encoding"]["x"]["title"]  # axis titles everywhere
     assert spec["layer"][1]["encoding"]["y"]["title"]
     json.dumps(spec, allow_nan=False)
+
+
+def test_histogram_writes_a_mean_past_a_double_from_its_log():
+    """The audit's k3 with one token at log r = 800: the mean is finite, ≈ 5.4e+343, not "inf"."""
+    values = np.r_[np.full(99, 0.1), np.inf]
+    spec = per_sample_histogram(values, "k3", mean=math.inf, log_mean=791.4).to_dict()
+    assert spec["title"]["subtitle"][1] == "sample mean " + from_log(791.4, 3, trim=True)
+    assert "inf" not in spec["title"]["subtitle"][1]
 
 
 def test_histogram_of_constant_values_still_draws():

@@ -90,7 +90,7 @@ def test_uploading_the_example_shows_the_core_report(
         s = example_report.summaries[k]
         value, delta = m[f"{k} mean"]
         assert value == f"{s.mean:.5f}"
-        assert delta == f"± {s.se:#.2g} (SE)"
+        assert delta == f"± {f'{s.se:#.2g}'.rstrip('.')} (SE)"
     assert "Exact KL" not in m  # an uploaded file has no known exact KL
     body = page.locator("[data-testid='stMain']").inner_text()
     assert "example_audit.csv: 5,045 of 5,650 tokens" in body

@@ -595,3 +595,34 @@ def test_the_kl_column_pickers_are_the_examples_and_each_uploads():
     assert notes.holds_kl_column(notes.upload_key("kc", "f1a2"))
     assert not notes.holds_kl_column(notes.upload_key("sc", "f1a2"))
     assert not notes.holds_kl_column("kcx") and not notes.holds_kl_column("dir")
+
+
+def test_metric_figures_have_no_trailing_point_and_are_written_past_a_double():
+    s = audit.EstimatorSummary(mean=63.46601, std=1.0, se=63.4, neg_fraction=0.0, p95=1.0, p99=1.0, max=1.0)
+    assert notes.se_text(s) == "63" and notes.summary_mean_text(s) == "63.46601"  # not "63."
+    s = audit.EstimatorSummary(mean=0.5, std=1.0, se=0.1, neg_fraction=0.0, p95=1.0, p99=1.0, max=1.0)
+    assert notes.se_text(s) == "0.10"
+    rep = audit.audit(**_audit_csv([(-1, -1)] * 40 + [(-800, 0)], "lp,lq"))
+    assert notes.summary_mean_text(rep.k3) == "6.65e+345"
+    assert notes.se_text(rep.k3) == from_log(rep.k3.log_se, 2, trim=True) and "e+345" in notes.se_text(rep.k3)
+
+
+def test_a_variance_ratio_past_a_double_is_written_from_its_log_not_as_infinite():
+    """The example with one counted token at log r = 800: Var(k3)/Var(rb) is past a double, and the metric,
+    the caption and the verdict called it ∞ ("rb does not vary in this file", which is false)."""
+    import pandas as pd
+
+    df = pd.read_csv(ROOT / "data" / "example_audit.csv")
+    i = int(np.flatnonzero(df["mask"].to_numpy() == 1)[0])
+    df.loc[i, ["logp_policy", "logp_ref"]] = [-800.0, 0.0]
+    rep = audit.audit(df["logp_policy"], df["logp_ref"], mask=df["mask"], exact_kl=df["kl_policy_ref"],
+                      sequence_ids=df["sequence_id"], positions=df["position"])
+    assert math.isinf(rep.variance_ratio["k3"]) and math.isfinite(rep.log_variance_ratio["k3"])
+    shown = notes.variance_ratio_text(rep.variance_ratio, rep.log_variance_ratio, "k3")
+    assert shown == "×" + from_log(rep.log_variance_ratio["k3"], 4, trim=True) and "e+69" in shown
+    assert f"Var(k3)/Var(rb) = {shown}" in notes.rb_caption(rep)
+    assert "does not vary" not in " ".join(notes.verdict(rep, None, True))
+    assert notes.times_text(4.15e9) == "4.15e+09" and notes.times_text(1234.0) == "1,234"
+    assert notes.unseen_position_means(rep) == (
+        " k3 has no dot where its mean is past the largest double (see the table).")
+    assert notes.unseen_position_means(example()) == ""
