@@ -232,6 +232,16 @@ def share_top(tallest: float) -> float:
     return max(min(tallest * 1.22, 1.0), tallest, 1e-9)
 
 
+def value_axis_format(domain: Sequence[float] | None) -> dict:
+    """The value axis's ``format`` where Vega's default fails: ticks of values near 1e-161 print as
+    "0.0000000000…" (fixed point, cut at the label's width), so a tiny or huge range gets 3 significant
+    digits (``−2e-161``); elsewhere the default (``−0.6``, ``20,000``)."""
+    if domain is None or len(domain) != 2:
+        return {}
+    top = max(abs(float(domain[0])), abs(float(domain[1])))
+    return {"format": ".3~g"} if 0.0 < top < 1e-4 or 1e6 <= top < math.inf else {}
+
+
 def bars_layer(
     key: str,
     *,
@@ -262,7 +272,8 @@ def bars_layer(
                 "type": "quantitative",
                 "scale": x_scale,
                 "title": x_title,
-                "axis": {"tickCount": tick_count, "labelOverlap": True},  # never "−1.01.5"
+                "axis": {"tickCount": tick_count, "labelOverlap": True,  # never "−1.01.5"
+                         **value_axis_format(x_scale.get("domain"))},
             },
             x2={"field": "right"},
             y={

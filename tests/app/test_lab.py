@@ -248,3 +248,15 @@ def test_a_bad_spec_names_the_mistake_and_keeps_the_other_controls(spec, message
     assert at.selectbox(key="q.family").value == "normal"
     at.text_input(key="q").set_value("normal(0.5,1)").run()
     assert not at.error and at.markdown[-1].value == "picked normal(0.5,1) normal(1,1)"
+
+
+def test_a_histogram_of_tiny_values_labels_its_axis_in_scientific_notation():
+    """Gaussians 1e-161 apart: k1's values are ~1e-161, and the default labels read "0.0000000000…"."""
+    rng = np.random.default_rng(0)
+    spec = per_sample_histogram(rng.standard_normal(1000) * 1e-161, "k1", true_value=5e-323).to_dict()
+    (axis,) = [layer["encoding"]["x"]["axis"] for layer in spec["layer"]
+               if layer.get("encoding", {}).get("x", {}).get("field") == "left"]
+    assert axis["format"] == ".3~g"
+    ordinary = per_sample_histogram(rng.standard_normal(1000), "k1", true_value=0.5).to_dict()
+    assert all("format" not in layer["encoding"]["x"].get("axis", {})
+               for layer in ordinary["layer"] if "x" in layer.get("encoding", {}))
