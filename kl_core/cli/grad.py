@@ -25,6 +25,11 @@ the two analytic optima (:mod:`kl_core.gradients.flow`).
     for each null, why.  Training starts from the policy and is on-policy at
     every step (``--sampler`` does not apply to it).
 
+The table prints the core's words (:attr:`~kl_core.gradients.expected.GradientRow.target`),
+norms and spreads; a figure past a double (a gradient of 1e-345 at a logit 800 above the
+others, a spread of 1e+434) is written from its log (:func:`kl_core.numbers.from_log`).  The
+JSON keeps doubles: there such an entry is 0 or ``"inf"``.
+
 A bad spec, mismatched K, a reward of the wrong length, β ≤ 0 or |λ| > 1e6 raise
 ``ValueError`` naming the flag, which :func:`kl_core.cli.main.main` prints as one line on stderr with
 exit code 2.  This module imports nothing heavy until the command runs.
@@ -135,6 +140,18 @@ def grad_report(
 
     %(tang_munos_references)s
     """
+    return _report(policy, ref, sampler, lam, reward, beta)[0]
+
+
+def _report(
+    policy: str,
+    ref: str,
+    sampler: str | None,
+    lam: float | None,
+    reward: str | None,
+    beta: float | None,
+) -> tuple[dict[str, Any], Any]:
+    """:func:`grad_report`'s object, and the :class:`~kl_core.gradients.expected.GradientTable` behind it."""
     from kl_core.gradients.expected import gradient_table
 
     if (reward is None) != (beta is None):
@@ -186,7 +203,7 @@ def grad_report(
             name: None if run.fixed_point is None else run.fixed_point.tolist() for name, run in runs.items()
         }
         out["fixed_point_notes"] = {name: run.note for name, run in runs.items() if run.fixed_point is None}
-    return out
+    return out, table
 
 
 def _f(x: float | None, spec: str = "+.4f") -> str:
@@ -195,6 +212,25 @@ def _f(x: float | None, spec: str = "+.4f") -> str:
 
 def _vec(v: list[float]) -> str:
     return "[" + ", ".join(format(x, ".4g") for x in v) + "]"
+
+
+#: The smallest normal double: below it a figure has lost digits (a subnormal) or is 0.
+_DBL_MIN = 2.2250738585072014e-308
+
+
+def _num(x: float, log_abs: float, sign: float = 1.0) -> str:
+    """A figure the core also gives as log|x|: 4 significant digits, from the log where x is past a double."""
+    from kl_core.numbers import from_log
+
+    if math.isnan(log_abs) or log_abs == -math.inf or (math.isfinite(x) and abs(x) >= _DBL_MIN):
+        return _f(x, ".4g")
+    return from_log(log_abs, 4, sign="-" if sign < 0 else "", trim=True)
+
+
+def _log_vec(v: list[float], logs: Any) -> str:
+    if logs is None:
+        return _vec(v)
+    return "[" + ", ".join(_num(x, la, sg) for x, la, sg in zip(v, logs.log_abs, logs.sign, strict=True)) + "]"
 
 
 def run_grad(args: argparse.Namespace) -> int:
@@ -212,34 +248,41 @@ def run_grad(args: argparse.Namespace) -> int:
     """
     from kl_core.cli._common import json_value
 
-    rep = grad_report(args.policy, args.ref, args.sampler, args.lam, args.reward, args.beta)
+    rep, table = _report(args.policy, args.ref, args.sampler, args.lam, args.reward, args.beta)
     if args.json:
         print(json.dumps(json_value(rep), indent=2, allow_nan=False, ensure_ascii=False))
         return 0
-    from kl_core.gradients.expected import classify
-
     rev, fwd = rep["true_grad"]["reverse_kl"], rep["true_grad"]["forward_kl"]
     print(f"π_θ = {args.policy}   π_ref = {args.ref}   tokens from: {args.sampler or 'π_θ (on-policy)'}")
-    print(f"∇KL[π_θ‖π_ref] (reverse_kl) = {_vec(rev)}")
-    print(f"∇KL[π_ref‖π_θ] (forward_kl) = {_vec(fwd)}")
+    print(f"∇KL[π_θ‖π_ref] (reverse_kl) = {_log_vec(rev, table.true_reverse_log)}")
+    print(f"∇KL[π_ref‖π_θ] (forward_kl) = {_log_vec(fwd, table.true_forward_log)}")
     lam_used = rep["lambda_grad_opt"] if args.lam is None else args.lam
+    lam_value = rep["lambda_value_opt"]
+    log_value = table.log_lam_value_opt  # λ* in logs where it may be past a double (1e-345)
+    if math.isfinite(log_value) and not (math.isfinite(lam_value) and abs(lam_value) >= _DBL_MIN):
+        from kl_core.numbers import from_log
+
+        value_text = from_log(log_value, 6, trim=True)
+    else:
+        value_text = format(lam_value, ".6g")
     print(
         f"k_lambda uses λ = {lam_used:.6g}; gradient-optimal λ = {rep['lambda_grad_opt']:.6g}, "
-        f"value-optimal λ* = {rep['lambda_value_opt']:.6g}"
+        f"value-optimal λ* = {value_text}"
     )
     print()
     header = ["option", "cos→reverse", "cos→forward", "spread", "‖E g‖", "expected gradient is"]
     body = []
-    for row in rep["rows"]:
-        g = row["expected_grad"]
+    for row, core in zip(rep["rows"], table.rows, strict=True):
+        # the core's norm, spread (logs: also past a double) and word, not recomputed here
+        with_norm = math.exp(core.log_grad_norm) if core.log_grad_norm < 709.0 else math.inf
         body.append(
             [
                 row["name"],
                 _f(row["cos_reverse"]),
                 _f(row["cos_forward"]),
-                _f(row["grad_spread"], ".4g"),
-                _f(math.sqrt(sum(x * x for x in g)), ".4g"),
-                classify(g, rev, fwd),
+                _num(row["grad_spread"], core.log_grad_spread),
+                _num(with_norm, core.log_grad_norm),
+                core.target,
             ]
         )
     widths = [max(len(r[i]) for r in (header, *body)) for i in range(len(header))]

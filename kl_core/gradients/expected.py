@@ -101,6 +101,7 @@ __all__ = [
     "MAX_TOKENS",
     "GradientRow",
     "GradientTable",
+    "LogVector",
     "classify",
     "entry_name",
     "expected_gradient",
@@ -339,6 +340,12 @@ def _coef(
     with np.errstate(over="ignore", invalid="ignore"):
         if isinstance(option, CrosswalkEntry):
             return _entry_coef(option, lp, lr, ls)
+        if option == "k_lambda" and min(float(np.min(lp)), float(np.min(lr))) < _LOG_TINY:
+            # 1 − λ − log ρ + log π summed exactly: at the gradient-optimal λ of a nearly one-hot
+            # policy, λ ≈ −400 and log ρ − log π ≈ 400 cancel to the last digits, and two
+            # roundings there decided the sign of a gradient of size 1e-15
+            c = np.array([math.fsum((1.0, -lam, -a, b)) for a, b in zip(lr.tolist(), lp.tolist(), strict=True)])
+            return c, np.zeros(lp.shape, dtype=bool)
         return _basic_coef(option, lr - lp, lam), np.zeros(lp.shape, dtype=bool)
 
 
@@ -539,8 +546,25 @@ def true_gradients(policy: Policy, ref: Policy) -> tuple[np.ndarray, np.ndarray]
 
 
 def _true(lp: np.ndarray, lr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    t = _truth(lp, lr)
+    return t.reverse, t.forward
+
+
+class _Truth(NamedTuple):
+    """Both true gradients as doubles and scaled (entries past a double keep their value)."""
+
+    reverse: np.ndarray
+    forward: np.ndarray
+    reverse_scaled: _Scaled
+    forward_scaled: _Scaled
+
+
+def _truth(lp: np.ndarray, lr: np.ndarray) -> _Truth:
     pi = np.exp(lp)
-    return _expected(pi, estimators.k1(lr - lp), pi), pi - np.exp(lr)
+    rev_s, fwd_s = _true_scaled(lp, lr)
+    if float(np.min(lp)) < math.log(_DBL_MIN):  # a probability is subnormal or 0 in doubles
+        return _Truth(rev_s.to_double(), fwd_s.to_double(), rev_s, fwd_s)
+    return _Truth(_expected(pi, estimators.k1(lr - lp), pi), pi - np.exp(lr), rev_s, fwd_s)
 
 
 @docfill(**_PARAMS)
@@ -570,6 +594,8 @@ def expected_gradient(
     True
     """
     setting = _setting(option, policy, ref, sampler, lam)
+    if _tiny(setting.lp, setting.lr, setting.ls):  # in logs, as the gradient table's row
+        return _row(*setting, _truth(setting.lp, setting.lr), sampler is None).expected_grad
     c, _ = _coef(*setting)
     return _expected(np.exp(setting.ls), c, np.exp(setting.lp), _weighted(*setting, c))
 
@@ -590,7 +616,8 @@ def gradient_spread(
     Returns
     -------
     float
-        The spread; ``inf`` if a coefficient overflows.
+        The spread; ``inf`` if it is past a double (its log is
+        :attr:`GradientRow.log_grad_spread`), or a coefficient overflows where no closed form sums it.
 
     %(tang_munos_references)s
 
@@ -600,6 +627,8 @@ def gradient_spread(
     0.7071067811865476
     """
     setting = _setting(option, policy, ref, sampler, lam)
+    if _tiny(setting.lp, setting.lr, setting.ls):  # in logs, as the gradient table's row
+        return _row(*setting, _truth(setting.lp, setting.lr), sampler is None).grad_spread
     c, _ = _coef(*setting)
     pi, s = np.exp(setting.lp), np.exp(setting.ls)
     return _spread(s, c, pi, _expected(s, c, pi))
@@ -647,6 +676,9 @@ def lambda_grad_opt(policy: Policy, ref: Policy, sampler: Policy | None = None) 
 
 
 def _lambda_grad(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> float:
+    if min(float(np.min(lp)), float(np.min(ls))) < _LOG_TINY:
+        # the sums below lose 1 − π of a nearly one-hot policy, and past 1e-300 fall back to 1.0
+        return _log_lambda_grad(lp, lr, ls)
     pi, s, t = np.exp(lp), np.exp(ls), lr - lp
     u = np.eye(pi.size) - pi  # row x is e_x − π
     eu = s @ u
@@ -777,22 +809,356 @@ def classify(
         raise ValueError(f"reverse and forward must have the shape of grad {g.shape}")
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"scale must be finite and positive, got {scale!r}")
-    nr, nf = float(np.linalg.norm(r)), float(np.linalg.norm(f))
-    if nr > 0 and float(np.linalg.norm(g - r)) <= _MATCH_RTOL * nr:
+    # _norm, not np.linalg.norm: the squares of entries near 1e-171 underflow to 0, and a
+    # gradient of that size was called "zero" with its cosines left out
+    nr, nf = _norm(r), _norm(f)
+    if nr > 0 and _norm(g - r) <= _MATCH_RTOL * nr:
         return "reverse_kl"
-    if nf > 0 and float(np.linalg.norm(g - f)) <= _MATCH_RTOL * nf:
+    if nf > 0 and _norm(g - f) <= _MATCH_RTOL * nf:
         return "forward_kl"
     ref_scale = scale if scale is not None else (max(nr, nf) or 1.0)
-    if float(np.linalg.norm(g)) <= _ZERO_RTOL * ref_scale:
+    if _norm(g) <= _ZERO_RTOL * ref_scale:
+        return "zero"
+    return "mixed"
+
+
+def _classify_scaled(g: _Scaled, r: _Scaled, f: _Scaled, log_noise: float) -> str:
+    """:func:`classify` on scaled vectors, whose entries may be past a double (log_noise: log of its scale)."""
+    lg = g.log_norm
+    for name, t in (("reverse_kl", r), ("forward_kl", f)):
+        if not math.isfinite(t.log_norm) or not math.isfinite(lg):
+            continue  # a zero g is not a nonzero t: ‖g − t‖ = ‖t‖
+        d = g.log_scale - t.log_scale
+        if abs(d) < 700.0 and _norm(g.mant * math.exp(d) - t.mant) <= _MATCH_RTOL * _norm(t.mant):
+            return name
+    if not math.isfinite(log_noise):
+        log_noise = max(r.log_norm, f.log_norm)
+        log_noise = log_noise if math.isfinite(log_noise) else 0.0
+    if not math.isfinite(lg) or lg <= math.log(_ZERO_RTOL) + log_noise:
         return "zero"
     return "mixed"
 
 
 def _cos(a: np.ndarray, b: np.ndarray, zero_a: bool) -> float | None:
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    na, nb = _norm(a), _norm(b)
     if zero_a or na == 0.0 or nb == 0.0 or not (math.isfinite(na) and math.isfinite(nb)):
         return None
     return float(np.clip((a / na) @ (b / nb), -1.0, 1.0))  # normalised first: tiny vectors stay exact
+
+
+# --------------------------------------------------------------------------- #
+# The same moments in log space (probabilities far below a double's precision)
+# --------------------------------------------------------------------------- #
+# A log-probability under which the moments are computed in log space: below it the double
+# sums lose digits of 1 − π_top (all of them at e^-37 < 2^-52), squares of entries near 1e-171
+# underflow, and past e^-708 (the smallest normal double) the probabilities themselves do.
+_LOG_TINY = -20.0
+# The smallest normal double: a value below it has lost digits (a subnormal) or is 0.
+_DBL_MIN = 2.2250738585072014e-308
+
+
+def _tiny(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> bool:
+    """Whether a probability is below e^-20, where the moments are computed in log space."""
+    return min(float(np.min(lp)), float(np.min(lr)), float(np.min(ls))) < _LOG_TINY
+
+
+class LogVector(NamedTuple):
+    r"""A vector :math:`x` as signs and natural logs of magnitudes, also past a double's range.
+
+    :math:`x_i = \mathrm{sign}_i\,e^{\mathrm{log\_abs}_i}`, with ``log_abs`` :math:`-\infty`
+    where :math:`x_i = 0`.  The gradients of a nearly one-hot :math:`\pi_\theta` (a logit
+    745 above the others) have entries below the smallest double; here they keep their value.
+
+    Attributes
+    ----------
+    sign : numpy.ndarray
+        −1, 0 or +1 per entry.
+    log_abs : numpy.ndarray
+        :math:`\log|x_i|`.
+    """
+
+    sign: np.ndarray
+    log_abs: np.ndarray
+
+
+class _Scaled(NamedTuple):
+    """A vector ``mant · e^{log_scale}`` with max |mant| of order 1 (log_scale −inf: the zero vector)."""
+
+    mant: np.ndarray
+    log_scale: float
+
+    @property
+    def log_norm(self) -> float:
+        n = _norm(self.mant)
+        return self.log_scale + math.log(n) if n > 0 and math.isfinite(self.log_scale) else -math.inf
+
+    def log_vector(self) -> LogVector:
+        with np.errstate(divide="ignore"):
+            la = np.log(np.abs(self.mant)) + self.log_scale
+        return LogVector(np.sign(self.mant), np.where(self.mant != 0, la, -np.inf))
+
+    def to_double(self) -> np.ndarray:
+        """The entries as doubles (rounded to the nearest, subnormal or 0 past the smallest double)."""
+        sign, la = self.log_vector()
+        with np.errstate(under="ignore", over="ignore"):  # past a double: 0 or ±inf
+            return sign * np.exp(la) + 0.0
+
+
+def _norm(v: np.ndarray) -> float:
+    """‖v‖ scaled by its largest entry, so squares neither underflow (1e-171²) nor overflow."""
+    a = np.abs(v)
+    top = float(a.max()) if a.size else 0.0
+    if top == 0.0 or not math.isfinite(top):
+        return top
+    return top * math.sqrt(float(np.sum((a / top) ** 2)))
+
+
+def _row_norms(a: np.ndarray) -> np.ndarray:
+    """:func:`_norm` of each row of a matrix."""
+    a = np.abs(a)
+    top = np.max(a, axis=1)
+    safe = np.where((top > 0) & np.isfinite(top), top, 1.0)
+    with np.errstate(invalid="ignore"):
+        out = safe * np.sqrt(np.sum((a / safe[:, None]) ** 2, axis=1))
+    return np.where((top > 0) & np.isfinite(top), out, top)
+
+
+def _lse(la: np.ndarray) -> float:
+    """log Σ e^{la} (−inf for an empty or all −inf ``la``)."""
+    top = float(np.max(la)) if la.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(float(np.sum(np.exp(la - top))))
+
+
+def _signed_lse(sign: np.ndarray, la: np.ndarray) -> tuple[float, float]:
+    """(sign, log|Σ sign·e^{la}|) of a signed sum of terms given by their logs."""
+    la = np.where(sign != 0, la, -np.inf)
+    top = float(np.max(la)) if la.size else -math.inf
+    if not math.isfinite(top):
+        return 0.0, -math.inf
+    total = float(np.sum(sign * np.exp(la - top)))
+    if total == 0.0:
+        return 0.0, -math.inf
+    return math.copysign(1.0, total), top + math.log(abs(total))
+
+
+def _log_complement(lp: np.ndarray) -> np.ndarray:
+    """log(1 − π_x) per token: log(−expm1(log π)) except the likeliest, whose 1 − π is the others' sum."""
+    with np.errstate(divide="ignore"):
+        out = np.log(-np.expm1(np.minimum(lp, 0.0)))
+    if lp.size > 1:
+        top = int(np.argmax(lp))
+        out[top] = _lse(np.delete(lp, top))
+    return out
+
+
+def _log_sc(
+    option: str | CrosswalkEntry, lp: np.ndarray, lr: np.ndarray, ls: np.ndarray, lam: float,
+    c: np.ndarray, v: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(sign, log|s c|) per token, also where c overflows (NaN where no closed form is known).
+
+    Where c is not a double, two closed forms: c = −dk/dt = Σ_j P_j(t) e^{jt} for the
+    estimators that grow like e^t (k3, k3_pq), summed in logs at log s + j t; and
+    c = w (k − k'), w = π/s, for an unclamped importance-weighted loss, so s c = π (k − k').
+    """
+    from kl_core.estimation._integrands import ExpPoly
+
+    sg, lv = _log_terms(ls, c, v)
+    entry = option if isinstance(option, CrosswalkEntry) else None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if entry is not None and entry.grad_mode == "k2_is":
+            # s·min(w, clip)·(−t), w = π/s: w underflows (π ≪ s) or overflows (s ≪ π) in doubles
+            t = lr - lp
+            lw = np.minimum(lp - ls, math.log(float(entry.grad_is_clip)))  # type: ignore[arg-type]
+            return -np.sign(t), np.where(t != 0, ls + lw + np.log(np.abs(t)), -np.inf)
+        if entry is not None and entry.grad_mode == "autograd" and entry.importance_weighted and not entry.clamped:
+            x = _k_minus_dk(entry.estimator, lr - lp)  # s·w·(k − k') = π·(k − k')
+            return np.sign(x), np.where(x != 0, lp + np.log(np.abs(x)), -np.inf)
+    fix = ~np.isfinite(c) | ~np.isfinite(v)
+    if not fix.any():
+        return sg, lv
+    sg, lv = sg.astype(float), lv.copy()
+    sg[fix], lv[fix] = np.nan, np.nan
+    t = (lr - lp)[fix]
+    key = _exp_key(option)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if key is not None and (entry is None or entry.logr_clamp is None):
+            terms = ExpPoly.of(_MINUS_DK_DT_EXP[key](lam)).terms
+            st, lt = np.sign(t), np.log(np.abs(t))
+            logs, signs = [], []
+            for k, coefs in terms:
+                horner = np.full_like(t, coefs[0])  # P(t) = t^d (c_d + c_{d-1}/t + … + c_0/t^d)
+                for a in coefs[1:]:
+                    horner = horner * st * np.exp(-lt) + a
+                d = len(coefs) - 1
+                logs.append((d * lt if d else 0.0) + np.log(np.abs(horner)) + ls[fix] + k * t)
+                signs.append(np.sign(horner) * st**d)
+            pairs = [_signed_lse(np.array(col_s), np.array(col_l)) for col_s, col_l in zip(np.array(signs).T, np.array(logs).T, strict=True)]
+            sg[fix] = [p[0] for p in pairs]
+            lv[fix] = [p[1] for p in pairs]
+    return sg, lv
+
+
+def _log_terms(ls: np.ndarray, c: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sign, log|s c|) per token: from v = s·c where it is a normal double, else log s + log|c|."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        use_v = np.isfinite(v) & (np.abs(v) >= _DBL_MIN)
+        lv = np.where(use_v, np.log(np.abs(v)), ls + np.log(np.abs(c)))
+        sg = np.where(use_v, np.sign(v), np.sign(c))
+    return sg, np.where(sg != 0, lv, -np.inf)
+
+
+def _expected_scaled(lp: np.ndarray, sg: np.ndarray, lv: np.ndarray) -> _Scaled:
+    """Σ_x s(x) c(x) (e_x − π) from the terms s·c given as (sign, log), scaled (:func:`_expected` in logs)."""
+    k = lp.size
+    vs, lvs = _signed_lse(sg, lv)  # Σ_x s c
+    others = np.arange(k) != int(np.argmax(lp))
+    lb = lp + lvs  # log|π_y Σ s c|
+    big = max(float(np.max(lv[others])), float(np.max(lb[others])))
+    if not math.isfinite(big):
+        return _Scaled(np.zeros(k), -math.inf)
+    mant = np.zeros(k)
+    with np.errstate(invalid="ignore"):  # sign 0 times e^{−inf}
+        mant[others] = np.where(sg[others] != 0, sg[others] * np.exp(lv[others] - big), 0.0) - (
+            vs * np.exp(lb[others] - big) if vs != 0 else 0.0)
+    mant[~others] = -np.sum(mant[others])  # the entries sum to 0
+    top = float(np.max(np.abs(mant)))
+    if top == 0.0:
+        return _Scaled(np.zeros(k), -math.inf)
+    return _Scaled(mant / top + 0.0, big + math.log(top))
+
+
+def _true_scaled(lp: np.ndarray, lr: np.ndarray) -> tuple[_Scaled, _Scaled]:
+    """Both true gradients scaled: π ⊙ (k1 − E k1) as Σ π k1 (e_x − π), and π − ρ."""
+    k1 = lp - lr
+    sg = np.sign(k1)
+    with np.errstate(divide="ignore"):
+        rev = _expected_scaled(lp, sg, np.where(sg != 0, lp + np.log(np.abs(k1)), -np.inf))
+    top = int(np.argmax(lp))
+    others = np.arange(lp.size) != top
+    big = float(max(np.max(lp[others]), np.max(lr[others])))
+    mant = np.zeros(lp.size)
+    mant[others] = np.exp(lp[others] - big) - np.exp(lr[others] - big)
+    mant[top] = -np.sum(mant[others])
+    scale = float(np.max(np.abs(mant)))
+    fwd = _Scaled(mant / scale + 0.0, big + math.log(scale)) if scale > 0 else _Scaled(np.zeros(lp.size), -math.inf)
+    return rev, fwd
+
+
+def _log_rounding_scale(lp: np.ndarray, sg: np.ndarray, lv: np.ndarray) -> float:
+    """log of :func:`_rounding_scale`: ‖|s c| + π Σ|s c|‖ over all tokens but the likeliest."""
+    total = _lse(np.where(sg != 0, lv, -np.inf))
+    terms = np.logaddexp(np.where(sg != 0, lv, -np.inf), lp + total)
+    terms = np.delete(terms, int(np.argmax(lp)))
+    top = float(np.max(terms)) if terms.size else -math.inf
+    if not math.isfinite(top):
+        return top
+    return top + math.log(_norm(np.exp(terms - top)))
+
+
+def _log_spread(
+    lp: np.ndarray, ls: np.ndarray, c: np.ndarray, sg: np.ndarray, lv: np.ndarray, m: _Scaled,
+    exact_c: bool = True,
+) -> float:
+    r"""log sqrt(E_s‖c(x)(e_x − π) − m‖²), every term in logs (:func:`_spread` past a double).
+
+    Row x of the K × K deviations is c_x u_x − m with u_x = e_x − π, whose diagonal entry
+    1 − π_x is :func:`_log_complement` (the likeliest token's 1 − π is not lost to rounding).
+    """
+    k = lp.size
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # log|c| exactly where c is a double (k_λ's c cancels to its last digits), else from log|s c|
+        exact = np.isfinite(c) & exact_c
+        lc = np.where(exact, np.log(np.abs(c)), lv - ls)
+        sc = np.where(exact, np.sign(c), sg)
+        lc = np.where(sc != 0, lc, -np.inf)
+        lu = np.broadcast_to(lp, (k, k)).copy()
+        su = -np.ones((k, k))
+        idx = np.arange(k)
+        lu[idx, idx] = _log_complement(lp)
+        su[idx, idx] = 1.0
+        la = lc[:, None] + lu  # log|c_x u_xy|
+        sa = sc[:, None] * su
+        lm = m.log_vector()
+        # each row sums to 0: the likeliest token's entry, which cancels, is minus the others'
+        # (and is left out of the scale, which the others set: they may be 1e-320 beside it)
+        ptop = int(np.argmax(lp))
+        rest = np.arange(k) != ptop if k > 1 else np.ones(k, dtype=bool)
+        big = np.maximum(np.max(np.where(sa != 0, la, -np.inf)[:, rest], axis=1),
+                         float(np.max(lm.log_abs[rest])))
+        safe = np.where(np.isfinite(big), big, 0.0)[:, None]
+        dev = np.where(sa != 0, sa * np.exp(la - safe), 0.0) - lm.sign * np.exp(lm.log_abs - safe)
+        if k > 1:
+            dev[:, ptop] = -np.sum(dev[:, rest], axis=1)
+        norms = _row_norms(dev)
+        lroot = 0.5 * ls + safe[:, 0] + np.log(norms)
+        top = int(np.argmax(ls))
+        if top != int(np.argmax(lp)):
+            lroot[top] = 0.5 * ls[top] + _log_top_deviation(lp, ls, c, sc, lc, top)
+    if np.isnan(lroot).any():
+        return math.inf
+    return 0.5 * _lse(2.0 * lroot)
+
+
+def _log_top_deviation(
+    lp: np.ndarray, ls: np.ndarray, c: np.ndarray, sc: np.ndarray, lc: np.ndarray, top: int
+) -> float:
+    """log‖c_x u_x − m‖ for the sampler's likeliest token x, where u_x and m nearly cancel.
+
+    m = Σ_z s_z c_z u_z, so c_x u_x − m = Σ_{z≠x} s_z (c_x u_x − c_z u_z), whose entry y is
+    c_x (1 − s_x)[y = x] − s_y c_y [y ≠ x] + π_y Σ_{z≠x} s_z (c_z − c_x): only the other
+    tokens' weights enter (with a sampler far from the policy, u_x − m lost them to rounding).
+    """
+    k = lp.size
+    others = np.arange(k) != top
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        diff = np.where(np.isfinite(c), c - c[top], c) if math.isfinite(c[top]) else -c[top] * np.ones(k)
+        ld = np.where(np.isfinite(diff), np.log(np.abs(diff)), lc)
+        sd = np.sign(diff)
+        d_sign, d_log = _signed_lse(sd[others], ls[others] + ld[others])  # Σ_{z≠x} s_z (c_z − c_x)
+        sign = np.where(others, -sc, sc)
+        la = np.where(others, ls + lc, lc + _log_complement(ls))
+        lb = lp + d_log
+        rest = np.arange(k) != int(np.argmax(lp))  # the entry replaced below sets no scale
+        big = max(float(np.max(np.where(sign != 0, la, -np.inf)[rest])), float(np.max(lb[rest])))
+        if not math.isfinite(big):
+            return -math.inf
+        dev = np.where(sign != 0, sign * np.exp(la - big), 0.0) + d_sign * np.exp(lb - big)
+    # the entries sum to 0: the policy's likeliest token's cancels, the others' do not
+    dev[~rest] = -np.sum(dev[rest])
+    n = _norm(dev)
+    return big + math.log(n) if n > 0 else -math.inf
+
+
+def _log_lambda_grad(lp: np.ndarray, lr: np.ndarray, ls: np.ndarray) -> float:
+    r""":func:`lambda_grad_opt` from its terms in logs, for probabilities below a double's precision.
+
+    tr Cov_s(u) = Σ_y s_y (1 − s_y) (u_x − u_z = e_x − e_z), and
+    tr Cov_s(u, t u) = Σ_y s_y t_y (1 − s_y) − π_y s_y (t_y − E_s t): no term cancels.
+    """
+    t = lr - lp
+    l1s = _log_complement(ls)
+    lden = _lse(ls + l1s)
+    if not math.isfinite(lden):
+        return 1.0
+    ref = int(np.argmax(ls))
+    d = t - t[ref]  # t_y − E_s t = d_y − Σ_z s_z d_z: the sampler's likeliest token adds nothing
+    sd, ld = _signed_lse(np.sign(d), ls + np.log(np.abs(np.where(d != 0, d, 1.0))))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dt_sign, dt_log = np.sign(d), np.where(d != 0, np.log(np.abs(d)), -np.inf)
+        # t_y − E_s t = d_y − D per token, D = sd e^{ld}, summed in logs
+        top = np.maximum(dt_log, ld)
+        safe = np.where(np.isfinite(top), top, 0.0)
+        total = np.where(dt_sign != 0, dt_sign * np.exp(dt_log - safe), 0.0) - (sd * np.exp(ld - safe) if sd else 0.0)
+        ps = np.sign(total)
+        pl = np.where(total != 0, safe + np.log(np.abs(total)), -np.inf)
+        lt = np.log(np.abs(t))
+    sign = np.concatenate([np.sign(t), -ps])
+    logs = np.concatenate([ls + lt + l1s, lp + ls + pl])
+    sn, ln = _signed_lse(sign, logs)
+    return 1.0 - sn * math.exp(ln - lden) if sn != 0 else 1.0
 
 
 # --------------------------------------------------------------------------- #
@@ -876,6 +1242,12 @@ class GradientRow:
         :data:`BASIC_CLAIMS` on-policy; None where nothing is claimed.
     clamped_mass : float
         Probability, under the sampler, of drawing a token in ``clamped``.
+    log_grad_norm : float
+        :math:`\log\|\mathbb{E}_s[g]\|` (:math:`-\infty` for a zero vector), also where
+        the norm is past a double (a logit 745 above the others: ``expected_grad`` is then
+        0 in doubles, though the vector is not).
+    log_grad_spread : float
+        :math:`\log` of ``grad_spread``, also where the spread is past a double.
     """
 
     name: str
@@ -891,6 +1263,8 @@ class GradientRow:
     target: str
     claim: str | None
     clamped_mass: float
+    log_grad_norm: float = math.nan
+    log_grad_spread: float = math.nan
 
     def projection(self, direction: ArrayLike, policy_probs: ArrayLike) -> np.ndarray:
         r"""Per-token projection of the per-sample gradient on a unit direction.
@@ -942,6 +1316,12 @@ class GradientTable:
         from on-policy samples (:func:`kl_core.estimation.exact.optimal_lambda`).
     rows : tuple of GradientRow
         :data:`BASIC_OPTIONS` first, then the crosswalk's loss entries.
+    log_lam_value_opt : float
+        :math:`\log\lambda^*` where it is computed in logs (a probability below
+        :math:`e^{-20}`), also past a double; NaN otherwise (use ``lam_value_opt``).
+    true_reverse_log, true_forward_log : LogVector or None
+        The true gradients as signs and logs of magnitudes: their entries where
+        ``true_reverse`` underflows to 0 (a logit 745 above the others).
     """
 
     policy_log_probs: np.ndarray
@@ -956,6 +1336,9 @@ class GradientTable:
     lam_grad_opt: float
     lam_value_opt: float
     rows: tuple[GradientRow, ...]
+    true_reverse_log: LogVector | None = None
+    true_forward_log: LogVector | None = None
+    log_lam_value_opt: float = math.nan
 
     @property
     def k(self) -> int:
@@ -1042,17 +1425,42 @@ def _row(
     lr: np.ndarray,
     ls: np.ndarray,
     lam: float,
-    true: tuple[np.ndarray, np.ndarray],
+    true: _Truth,
     on_policy: bool,
 ) -> GradientRow:
     pi, s = np.exp(lp), np.exp(ls)
     c, clamped = _coef(option, lp, lr, ls, lam)
     v = _weighted(option, lp, lr, ls, lam, c)
     m = _expected(s, c, pi, v)
-    rev, fwd = true
-    noise = _rounding_scale(s, c, pi, v)
-    target = classify(m, rev, fwd, scale=noise if math.isfinite(noise) and noise > 0 else None)
-    zero = target == "zero"
+    rev, fwd = true.reverse, true.forward
+    tiny = _tiny(lp, lr, ls)
+    sg, lv = _log_sc(option, lp, lr, ls, lam, c, v) if tiny else (c, c)
+    if tiny and not (np.isnan(lv).any() or np.isposinf(lv).any()):
+        # in logs: entries near 1e-171 have squares that underflow, and past 1e-308 the
+        # probabilities themselves do; a nonzero gradient was called "zero"
+        g = _expected_scaled(lp, sg, lv)
+        target = _classify_scaled(g, true.reverse_scaled, true.forward_scaled, _log_rounding_scale(lp, sg, lv))
+        zero = target == "zero"
+        if min(float(np.min(lp)), float(np.min(ls))) < math.log(_DBL_MIN):
+            m = g.to_double()
+        cos_r = _cos(g.mant, true.reverse_scaled.mant, zero)
+        cos_f = _cos(g.mant, true.forward_scaled.mant, zero)
+        log_norm = g.log_norm
+        # an importance weight π/s under- or overflows in c: its log|s c| is exact instead
+        weighted = isinstance(option, CrosswalkEntry) and (
+            option.grad_mode == "k2_is" or option.importance_weighted)
+        log_spread = _log_spread(lp, ls, c, sg, lv, g, exact_c=not weighted)
+        with np.errstate(over="ignore", under="ignore"):
+            spread = float(np.exp(log_spread))
+    else:  # probabilities a double holds to 9 digits (or an overflow no closed form sums): as before
+        noise = _rounding_scale(s, c, pi, v)
+        target = classify(m, rev, fwd, scale=noise if math.isfinite(noise) and noise > 0 else None)
+        zero = target == "zero"
+        cos_r, cos_f = _cos(m, rev, zero), _cos(m, fwd, zero)
+        n = _norm(m)
+        log_norm = math.log(n) if n > 0 else -math.inf
+        spread = _spread(s, c, pi, m, v, ls)
+        log_spread = math.log(spread) if spread > 0 else -math.inf
     if isinstance(option, CrosswalkEntry):
         name, lib, opt, entry = entry_name(option), option.library, option.option, option
         claim = option.grad_target if on_policy else option.grad_target_off_policy
@@ -1067,12 +1475,14 @@ def _row(
         coef=c,
         clamped=clamped,
         expected_grad=m,
-        cos_reverse=_cos(m, rev, zero),
-        cos_forward=_cos(m, fwd, zero),
-        grad_spread=_spread(s, c, pi, m, v, ls),
+        cos_reverse=cos_r,
+        cos_forward=cos_f,
+        grad_spread=spread,
         target=target,
         claim=claim,
         clamped_mass=float(s[clamped].sum()),
+        log_grad_norm=log_norm,
+        log_grad_spread=log_spread,
     )
 
 
@@ -1096,7 +1506,7 @@ def gradient_row(
     %(tang_munos_references)s
     """
     setting = _setting(option, policy, ref, sampler, lam)
-    return _row(*setting, _true(setting.lp, setting.lr), sampler is None)
+    return _row(*setting, _truth(setting.lp, setting.lr), sampler is None)
 
 
 def gradient_table(
@@ -1149,23 +1559,29 @@ def gradient_table(
     lam_grad = _lambda_grad(lp, lr, ls)
     lam_used = lam_grad if lam is None else check_finite(lam, "lam")
     chosen = loss_entries() if entries is None else tuple(_option(e) for e in entries)
-    true = _true(lp, lr)
+    true = _truth(lp, lr)
     rows = [_row(o, lp, lr, ls, lam_used, true, on_policy) for o in BASIC_OPTIONS]
     rows += [_row(e, lp, lr, ls, lam_used, true, on_policy) for e in chosen]  # type: ignore[arg-type]
     pi, ref_p = np.exp(lp), np.exp(lr)
+    log_lam_value = _log_lambda_value(lp, lr) if min(float(np.min(lp)), float(np.min(lr))) < _LOG_TINY else None
+    if log_lam_value is None:
+        log_lam_value = math.nan
     return GradientTable(
         policy_log_probs=lp,
         ref_log_probs=lr,
         sampler_log_probs=ls,
         on_policy=on_policy,
-        true_reverse=true[0],
-        true_forward=true[1],
+        true_reverse=true.reverse,
+        true_forward=true.forward,
         kl_reverse=_kl(pi, ref_p, lr - lp),
         kl_forward=_kl(ref_p, pi, lp - lr),
         lam=lam_used,
         lam_grad_opt=lam_grad,
         lam_value_opt=_lambda_value(lp, lr),
         rows=tuple(rows),
+        true_reverse_log=true.reverse_scaled.log_vector(),
+        true_forward_log=true.forward_scaled.log_vector(),
+        log_lam_value_opt=log_lam_value,
     )
 
 
@@ -1184,7 +1600,28 @@ def _kl(a: np.ndarray, b: np.ndarray, t: np.ndarray) -> float:
 def _lambda_value(lp: np.ndarray, lr: np.ndarray) -> float:
     from kl_core.estimation.exact import optimal_lambda
 
+    if min(float(np.min(lp)), float(np.min(lr))) < _LOG_TINY:
+        log_value = _log_lambda_value(lp, lr)
+        if log_value is not None:
+            with np.errstate(over="ignore", under="ignore"):
+                return float(np.exp(log_value))
     return optimal_lambda(Categorical(tuple(lp.tolist())), Categorical(tuple(lr.tolist())))
+
+
+def _log_lambda_value(lp: np.ndarray, lr: np.ndarray) -> float | None:
+    r"""log λ* = log (KL[ρ‖π] + KL[π‖ρ]) − log χ²(ρ‖π) from terms that are all ≥ 0.
+
+    KL[ρ‖π] + KL[π‖ρ] = Σ (ρ − π)(log ρ − log π) and χ²(ρ‖π) = Σ (ρ − π)²/π: at a logit 745
+    above the others λ* ≈ 1e-319 or less, which the double sums gave as 0.  None if ρ = π.
+    """
+    gap = np.abs(lr - lp)
+    with np.errstate(divide="ignore"):
+        ldiff = np.maximum(lp, lr) + np.log(-np.expm1(-gap))  # log|ρ − π|
+        num = _lse(ldiff + np.log(gap))
+        den = _lse(2.0 * ldiff - lp)
+    if not (math.isfinite(num) and math.isfinite(den)):
+        return None
+    return num - den
 
 
 # --------------------------------------------------------------------------- #

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -146,3 +147,80 @@ def test_subprocess_error_has_no_traceback():
     )
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert res.stderr.strip().startswith("error: --ref has 2 tokens but --policy has 6")
+
+
+# --------------------------------------------------------------------------- #
+# A nearly one-hot policy: true numbers and words, checked against mpmath
+# --------------------------------------------------------------------------- #
+def _mp_sci(x) -> str:
+    """x as Python's format(x, ".4g") writes it, also past a double (mpmath: the value is exact)."""
+    import mpmath as mp
+
+    with mp.workdps(50):
+        e = int(mp.floor(mp.log10(abs(x))))
+        mant = float(abs(x) / mp.mpf(10) ** e)
+        if float(format(mant, ".4g")) >= 10.0:
+            mant, e = mant / 10, e + 1
+        return f"{'-' if x < 0 else ''}{format(mant, '.4g')}e{'+' if e >= 0 else '-'}{abs(e):02d}"
+
+
+def _mp_one_hot(gap: float):
+    """∇KL[π‖ρ] and λ* = (KL[ρ‖π] + KL[π‖ρ])/χ²(ρ‖π) for π = softmax(0, gap, 0), ρ uniform."""
+    import mpmath as mp
+
+    with mp.workdps(600):
+        lse = gap + mp.log(1 + 2 * mp.e ** (-gap))
+        lp = [-lse, gap - lse, -lse]
+        lr = [-mp.log(3)] * 3
+        pi = [mp.e**x for x in lp]
+        k1 = [a - b for a, b in zip(lp, lr, strict=True)]
+        ek1 = mp.fsum(p * k for p, k in zip(pi, k1, strict=True))
+        rev = [p * (k - ek1) for p, k in zip(pi, k1, strict=True)]
+        sym = mp.fsum((mp.mpf(1) / 3 - p) * (b - a) for p, a, b in zip(pi, lp, lr, strict=True))
+        chi2 = mp.fsum((mp.mpf(1) / 3 - p) ** 2 / p for p in pi)
+        return rev, sym / chi2
+
+
+def _line(out: str, name: str) -> list[str]:
+    return next(line for line in out.splitlines() if line.split() and line.split()[0] == name).split()
+
+
+@pytest.mark.parametrize("gap", [400.0, 800.0])
+def test_k2_row_at_a_nearly_one_hot_policy_says_reverse_kl_with_its_norm(gap, capsys):
+    # was: "k2  —  —  1.104e-84  0  zero" (the squares of ~1e-171 underflowed in the CLI's norm)
+    import mpmath as mp
+
+    code, out, _ = _run(["grad", "--policy", f"categorical(0,{gap:g},0)", "--ref", "categorical(0,0,0)"], capsys)
+    assert code == 0
+    rev, lam_value = _mp_one_hot(gap)
+    with mp.workdps(600):
+        norm = mp.sqrt(mp.fsum(x * x for x in rev))
+    cells = _line(out, "k2")
+    assert cells[1:3] == ["+1.0000", "+1.0000"] and cells[-1] == "reverse_kl"
+    assert cells[4] == _mp_sci(norm)
+    reverse = next(line for line in out.splitlines() if line.startswith("∇KL[π_θ‖π_ref]"))
+    assert reverse.endswith("[" + ", ".join(_mp_sci(x) for x in rev) + "]")
+    # λ* ≈ 2.3e-171 at 400, 8.8e-345 at 800 (was printed 0), in 6 significant digits
+    printed = out.split("value-optimal λ* = ")[1].split()[0]
+    mantissa, exponent = printed.split("e")
+    with mp.workdps(50):
+        assert mp.mpf(mantissa) * mp.mpf(10) ** int(exponent) == pytest.approx(lam_value, rel=1e-5)
+
+
+def test_a_spread_past_a_double_is_printed_from_its_log(capsys):
+    # k3 at logit gap 2000: spread ≈ 2·e^{L/2 − log 3}/√… ≈ 1.3e+434, was printed "inf"
+    code, out, _ = _run(["grad", "--policy", "categorical(0,2000,0)", "--ref", "categorical(0,0,0)"], capsys)
+    assert code == 0
+    table = gradient_table(parse("categorical(0,2000,0)"), parse("categorical(0,0,0)"))
+    spread = _line(out, "k3")[3]
+    assert spread != "inf" and spread.endswith("e+434")
+    mantissa = float(spread.split("e")[0])
+    assert math.log(mantissa) + 434 * math.log(10) == pytest.approx(table.row("k3").log_grad_spread, rel=1e-6)
+
+
+def test_a_sampler_far_from_the_policy_is_not_an_error(capsys):
+    # was: "error: grad contains NaN" (k3's s·c ≈ −e^{737.8}/… is past a double)
+    code, out, err = _run(["grad", "--policy", "categorical(0,740,0)", "--ref", "categorical(0,0,0)",
+                           "--sampler", "categorical(0,0,0)"], capsys)
+    assert code == 0, err
+    assert "inf" not in out and "OpenRLHF:k1+unbiased_gradient" in out

@@ -561,3 +561,11 @@ def test_classify_matches_before_it_calls_zero():
     assert classify([0.0, 0.0], [0.0, 0.0], [0.0, 0.0]) == "zero"
     with pytest.raises(ValueError, match="scale"):
         classify(r, r, f, scale=0.0)
+
+
+def test_classify_sees_a_gradient_whose_squares_underflow():
+    # ‖(1.5e-171, −1.5e-171)‖ = 2.1e-171, but its squares (2e-342) are 0 in doubles: the norm
+    # was 0, and a gradient equal to ∇KL[π‖ρ] was called "zero"
+    rev = [1.5e-171, -1.5e-171]
+    assert classify(rev, rev, [0.3, -0.3]) == "reverse_kl"
+    assert classify([3e-171, -3e-171], rev, [0.3, -0.3], scale=1e-174) == "mixed"
