@@ -4,11 +4,8 @@ One reading of a :class:`~kl_core.doctor.diagnosis.Diagnosis` for both: every KL
 where it acts, its option as the script spells it, its estimator, coefficient and controller,
 the KL its value estimates, its exact gradient class and its aggregation over tokens; then
 other releases, off-policy steps, the warnings with their fixes, the keys the release does
-not know, and notes.
-
-Source: J. Schulman, "Approximating KL Divergence" (2020),
-http://joschu.net/blog/kl-approx.html; Y. Tang and R. Munos, "On a few pitfalls
-in KL divergence gradient estimation for RL", arXiv:2506.09477.
+not know, and notes.  Every fact and word on it is the diagnosis's; this module only lays
+them out (the sources are those of :mod:`kl_core.doctor.diagnosis`).
 """
 
 from __future__ import annotations
