@@ -156,7 +156,8 @@ def table_rows(
         row: dict[str, Any] = {
             "estimator": key,
             "target": target,
-            "std_unresolved": m.var_unresolved,
+            "exact_std_unresolved": m.var_unresolved,
+            "mc_std_unresolved": False,
             "mc_mean": None,
             "mc_bias_over_true": None,
             "mc_std_over_true": None,
@@ -179,7 +180,7 @@ def table_rows(
             row.update(
                 mc_mean=s.mean,
                 mc_bias_over_true=s.bias_over_true,
-                std_unresolved=row["std_unresolved"] or s.std_unresolved,
+                mc_std_unresolved=s.std_unresolved,
                 mc_std_over_true=math.nan if s.std_unresolved else s.std_over_true,
                 neg_fraction=s.neg_fraction,
             )
@@ -295,9 +296,14 @@ def run_table(args: argparse.Namespace) -> int:
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")
-        if r["std_unresolved"] and not unresolved(r["target"]):
-            print(f"note ({r['estimator']}): its standard deviation is not resolved: its values are so small "
-                  "that their squares underflow, so its stdev/true and ± SE are left out (—)")
+        lost = [what for what, gone in (("exact", r["exact_std_unresolved"]), ("Monte Carlo", r["mc_std_unresolved"]))
+                if gone]
+        if lost and not unresolved(r["target"]):
+            what = (f"{lost[0]} standard deviation is" if len(lost) == 1
+                    else f"{' and '.join(lost)} standard deviations are")
+            cells = "stdev/true and ± SE are" if r["mc_std_unresolved"] else "exact stdev/true is"
+            print(f"note ({r['estimator']}): its {what} not resolved: its values are so small that their "
+                  f"squares fall below the smallest normal double, so its {cells} left out (—)")
         if math.isfinite(r["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
             var = f"Var({r['name']})"
             past = "" if math.isfinite(r["exact_std_over_true"]) else (

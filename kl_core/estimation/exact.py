@@ -644,13 +644,15 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
     if chi2 == 0.0:
         return LambdaStar(1.0, Message("p = q: every λ gives variance 0"))
     kl_pq, kl_qp = kl(p, q), kl(q, p)
-    if any(unresolved(x) for x in (chi2, kl_pq, kl_qp)):
+    tiny = [f"{name} = {x:.3g}" for name, x in (("χ²(p‖q)", chi2), ("KL[p‖q]", kl_pq), ("KL[q‖p]", kl_qp))
+            if unresolved(x)]
+    if tiny:
         return LambdaStar(
             (kl_pq + kl_qp) / chi2,
             Message(
-                "λ* = (KL[p‖q] + KL[q‖p]) / χ²(p‖q) is not resolved: χ²(p‖q) = {chi2} is below the "
-                "smallest normal double, where a double loses its significant digits",
-                chi2=format(chi2, ".3g"),
+                "λ* = (KL[p‖q] + KL[q‖p]) / χ²(p‖q) is not resolved: it divides figures below the "
+                "smallest normal double, where a double keeps fewer significant digits ({figures})",
+                figures=", ".join(tiny),
             ),
             resolved=False,
         )

@@ -58,7 +58,7 @@ import numpy as np
 from kl_core.estimation import estimators as est
 from kl_core.estimation.distributions import Distribution, log_ratio, parse
 from kl_core.estimation.exact import kl
-from kl_core.numbers import unresolved
+from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import check_finite, check_positive_int
 
 __all__ = [
@@ -263,8 +263,12 @@ class EstimatorSummary:
 
     @property
     def std_unresolved(self) -> bool:
-        """The standard deviation is 0 although the values differ: their squares underflow (values
-        near 1e-200), so ``std``, ``se`` and ``std_over_true`` are not resolved."""
+        r"""The standard deviation's digits are lost: it comes from a variance below the smallest
+        normal double (:math:`\hat\sigma < \sqrt{2.2\times10^{-308}} \approx 1.5\times10^{-154}`), or is 0
+        although the values differ (values near 1e-200 square to 0); so ``std``, ``se`` and
+        ``std_over_true`` are not resolved."""
+        if 0.0 < self.std < math.sqrt(SMALLEST_NORMAL):
+            return True
         return self.std == 0.0 and self.samples.size > 1 and bool(np.ptp(self.samples) > 0.0)
 
     def to_row(self) -> dict[str, float | int | str]:

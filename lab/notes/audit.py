@@ -649,7 +649,7 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
        bar, from the variance ratios.
 
     No error bar, so line 2 says why and line 3 is left out, when k3's mean is past the largest
-    double (a token's ratio r is too), when ``se_shown`` is False (too few tokens, or too few
+    double (some token's k3 is too), when ``se_shown`` is False (too few tokens, or too few
     effective tokens with a rollout column: :meth:`AuditReport.sample_size`), or when a standard
     error is past the largest double.  Line 3 is left out too when ``same_kl`` is False: the
     exact-KL column holds another KL than k1 and k3 estimate (:func:`kl_column_note`), so rb's
@@ -660,8 +660,8 @@ def verdict(report: AuditReport, exact: Mapping[str, float] | None, se_shown: bo
     lines = [_negative_line(report)]
     target = None if exact is None else exact.get("k3")
     if math.isinf(k3.mean) and math.isfinite(k3.log_mean):  # finite, worked out from its log
-        lines.append(_("k3's mean is {m}, larger than any double (some token's probability ratio r is too), so "
-                       "no comparison is made.").format(m=from_log(k3.log_mean, 4, trim=True)))
+        lines.append(_("k3's mean is {m}, larger than any double (so is some token's k3), so no comparison is "
+                       "made.").format(m=from_log(k3.log_mean, 4, trim=True)))
         return lines
     if not math.isfinite(k3.mean):
         lines.append(_("k3's mean is not a finite number, so no comparison is made."))

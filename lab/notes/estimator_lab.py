@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from i18n import N_, _, message
+from i18n import N_, _, message, ngettext
 from kl_core import OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.estimators import ESTIMATORS
@@ -512,7 +512,7 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     ``checks`` are the error-bar checks at N (:func:`kl_core.estimation.reliability.error_bar_check`).
     """
     # an SE of 0 from values that differ: their squares underflow (values near 1e-161)
-    lost = [k for k, r in results.items() if r.running_se[-1] == 0.0 and np.ptp(r.samples) > 0.0]
+    lost = [k for k, r in results.items() if r.std_unresolved]
     finals = " · ".join(
         "{name} {mean} (SE {se})".format(  # i18n: ok (a name and numbers)
             name=ESTIMATORS[k].name, mean=number(r.running_mean[-1]),
@@ -522,8 +522,9 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     )
     text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
     if lost:
-        text += " " + _("No SE for {names}: its values are too small for a double to square.").format(
-            names=", ".join(ESTIMATORS[k].name for k in lost))
+        text += " " + ngettext("No SE for {names}: its values are too small for a double to square.",
+                               "No SE for {names}: their values are too small for a double to square.",
+                               len(lost)).format(names=", ".join(ESTIMATORS[k].name for k in lost))
     huge = [ESTIMATORS[k].name for k in results
             if math.isinf(moments[k].var) and _overflowed(moments[k]) and not _sd_fits(moments[k])]
     large = [ESTIMATORS[k].name for k in results if _sd_fits(moments[k])]  # σ itself fits: not "∞"

@@ -92,7 +92,28 @@ def test_table_leaves_out_a_standard_deviation_whose_squares_underflow(capsys):
     assert "KL[q,p] = 5e-201" in out and "optimal λ* = 1" in out
     (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
     assert k2[3] == "—" and k2[5] == "—" and k2[6] == "—"  # ± SE, stdev/true MC and exact
-    assert "note (k2): its standard deviation is not resolved" in out
+    assert "note (k2): its exact and Monte Carlo standard deviations are not resolved" in out
     (k1,) = [line.split() for line in out.splitlines() if line.startswith("k1 ") and "KL[q‖p]" in line]
     assert float(k1[6]) == pytest.approx(2e100, rel=1e-3)  # σ(k1)/KL = μ/(μ²/2) = 2/μ, resolved
     assert "note (k1)" not in out
+
+
+def test_a_subnormal_variance_blanks_the_monte_carlo_stdev_too(capsys):
+    """q = N(0,1), p = N(3e-81,1): k2's values (~1e-161) have a variance below the smallest normal double;
+    the MC stdev/true printed 1.3971 (it is √2, 1.4230 at 1e-60 from the same draws) beside a note that
+    said it was left out."""
+    code, out, _ = run(["table", "--q", "normal(0,1)", "--p", "normal(3e-81,1)", "--n", "20000"], capsys)
+    assert code == 0
+    (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
+    assert k2[3] == k2[5] == k2[6] == "—"
+    assert "note (k2): its exact and Monte Carlo standard deviations are not resolved" in out
+
+
+def test_the_lambda_star_note_names_the_figure_that_is_subnormal(capsys):
+    """N(0,1) vs N(1.75e-154,1): the KLs (1.53e-308) are subnormal, χ² (3.06e-308) is not, and the note
+    blamed χ²."""
+    code, out, _ = run(["table", "--q", "normal(0,1)", "--p", "normal(1.75e-154,1)", "--exact-only"], capsys)
+    (note,) = [line for line in out.splitlines() if line.startswith("note (λ*)")]
+    assert "it divides figures below the smallest normal double" in note
+    assert note.endswith("(KL[p‖q] = 1.53e-308, KL[q‖p] = 1.53e-308)")
+    assert "χ²(p‖q) = 3.06e-308" not in note

@@ -279,7 +279,7 @@ def test_a_ratio_past_a_double_gives_k3_a_finite_mean_written_from_its_log():
     assert rep.k3.log_mean == pytest.approx(log_mean, rel=1e-12)
     m = from_log(log_mean, 4, trim=True)
     line = notes.verdict(rep, None, small.se)[1]
-    assert line == f"k3's mean is {m}, larger than any double (some token's probability ratio r is too), so no comparison is made."
+    assert line == f"k3's mean is {m}, larger than any double (so is some token's k3), so no comparison is made."
     assert m == "6.65e+345" and "too few" not in line and "infinite" not in line
     # the table shows it from its log, in the app and in the CSV, not as ∞
     df = notes.summary_frame(rep.all_summaries, None)
@@ -626,3 +626,12 @@ def test_a_variance_ratio_past_a_double_is_written_from_its_log_not_as_infinite(
     assert notes.unseen_position_means(rep) == (
         " k3 has no dot where its mean is past the largest double (see the table).")
     assert notes.unseen_position_means(example()) == ""
+
+
+def test_a_mean_past_a_double_in_the_other_direction_blames_no_ratio():
+    """other-sampler, log r = 705 on every token: k3 ≈ (t − 1)e^t passes a double at t ≈ 704, while
+    r = e^705 = 1.5e306 fits; the verdict said "some token's probability ratio r is too"."""
+    rep = audit.audit(np.full(40, -706.0), np.full(40, -1.0), direction="other-sampler")
+    assert math.isinf(rep.k3.mean) and math.isfinite(math.exp(705.0))
+    line = notes.verdict(rep, None, True)[1]
+    assert "so is some token's k3" in line and "ratio r" not in line

@@ -532,7 +532,8 @@ def test_exact_figures_below_the_smallest_normal_double_are_not_printed():
     for row in absolute:
         for col in ("true value", "mean (exact)", "stdev (exact)"):
             assert math.isnan(row[notes.column_name(col)])
-    assert absolute[0][notes.column_name("stdev (MC)")] == pytest.approx(1e-161, rel=0.1)  # k1's: normal
+    # k1's MC stdev (~1e-161) comes from a variance below the smallest normal double: blank too
+    assert math.isnan(absolute[0][notes.column_name("stdev (MC)")])
     assert notes.exact_text(true_kl) == "< 2.225e-308" and notes.exact_text(0.5) == "0.5"
     star = lambda_star(q, p)
     assert number(star.value) != "1"  # the core's λ* from subnormal numbers
