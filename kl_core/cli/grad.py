@@ -28,7 +28,12 @@ the two analytic optima (:mod:`kl_core.gradients.flow`).
 The table prints the core's words (:attr:`~kl_core.gradients.expected.GradientRow.target`),
 norms and spreads; a figure past a double (a gradient of 1e-345 at a logit 800 above the
 others, a spread of 1e+434) is written from its log (:func:`kl_core.numbers.from_log`).  The
-JSON keeps doubles: there such an entry is 0 or ``"inf"``.
+JSON keeps doubles, and beside a figure a double cannot hold adds its log: ``log_grad_norm``
+in a row whose gradient is 0 or subnormal in doubles, ``log_grad_spread`` (and
+``grad_spread`` as a string, ``"1.31282145212e+434"``) where the spread is past a double,
+``true_grad_log`` (``{"reverse_kl": {"sign": [K], "log_abs": [K]} or null, …}``, a
+``log_abs`` of null for a 0 entry) where a true gradient's entry is, and
+``log_lambda_value_opt`` where λ* is.  At ordinary logits these keys are absent.
 
 A bad spec, mismatched K, a reward of the wrong length, β ≤ 0 or |λ| > 1e6 raise
 ``ValueError`` naming the flag, which :func:`kl_core.cli.main.main` prints as one line on stderr with
@@ -44,11 +49,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from typing import Any
 
 from kl_core._docfill import docfill
 from kl_core.cli._common import Command, check_practical, fmt, named_by_flags, plural
 from kl_core.gradients._docstrings import SECTIONS
+from kl_core.numbers import SMALLEST_NORMAL, from_log
 
 __all__ = ["grad_report", "register", "run_grad"]
 
@@ -177,21 +184,16 @@ def _report(
         raise named_by_flags(exc, _FLAGS) from None
     out: dict[str, Any] = {
         "true_grad": {"reverse_kl": table.true_reverse.tolist(), "forward_kl": table.true_forward.tolist()},
-        "rows": [
-            {
-                "name": r.name,
-                "library": r.library,
-                "option": r.option,
-                "expected_grad": r.expected_grad.tolist(),
-                "cos_reverse": r.cos_reverse,
-                "cos_forward": r.cos_forward,
-                "grad_spread": r.grad_spread,
-            }
-            for r in table.rows
-        ],
+        "rows": [_json_row(r) for r in table.rows],
         "lambda_grad_opt": table.lam_grad_opt,
         "lambda_value_opt": table.lam_value_opt,
     }
+    logs = {name: _json_log_vector(v) for name, v in (("reverse_kl", table.true_reverse_log),
+                                                       ("forward_kl", table.true_forward_log))}
+    if any(v is not None for v in logs.values()):
+        out["true_grad_log"] = logs
+    if _lost(table.log_lam_value_opt):  # λ* = 8.8e-345 at a logit 800 above the others: 0 in doubles
+        out["log_lambda_value_opt"] = table.log_lam_value_opt
     if reward is not None and beta is not None:
         from kl_core.gradients.flow import analytic_optima, training_runs
 
@@ -206,6 +208,33 @@ def _report(
     return out, table
 
 
+def _lost(log_abs: float) -> bool:
+    """A figure whose double is not its value: 0 or subnormal below the smallest normal double, or past the
+    largest (its log is finite)."""
+    return math.isfinite(log_abs) and not math.log(SMALLEST_NORMAL) <= log_abs <= math.log(sys.float_info.max)
+
+
+def _json_row(r: Any) -> dict[str, Any]:
+    """One row of ``--json``; ``log_grad_norm`` / ``log_grad_spread`` beside a figure a double cannot hold
+    (the entries of a gradient of norm 1e-345 are 0 in doubles; a spread of 1e+434 is ``inf``)."""
+    row = {"name": r.name, "library": r.library, "option": r.option, "expected_grad": r.expected_grad.tolist(),
+           "cos_reverse": r.cos_reverse, "cos_forward": r.cos_forward, "grad_spread": r.grad_spread}
+    if _lost(r.log_grad_norm):
+        row["log_grad_norm"] = r.log_grad_norm
+    if _lost(r.log_grad_spread):
+        row["grad_spread"] = from_log(r.log_grad_spread, 12)
+        row["log_grad_spread"] = r.log_grad_spread
+    return row
+
+
+def _json_log_vector(v: Any) -> dict[str, list] | None:
+    """A true gradient as ``{"sign", "log_abs"}`` where one of its entries is lost in doubles, else None."""
+    if v is None or not any(_lost(float(la)) for la in v.log_abs):
+        return None
+    return {"sign": [int(x) for x in v.sign],
+            "log_abs": [float(la) if math.isfinite(la) else None for la in v.log_abs]}
+
+
 def _f(x: float | None, spec: str = "+.4f") -> str:
     return fmt(x, spec)
 
@@ -214,15 +243,9 @@ def _vec(v: list[float]) -> str:
     return "[" + ", ".join(format(x, ".4g") for x in v) + "]"
 
 
-#: The smallest normal double: below it a figure has lost digits (a subnormal) or is 0.
-_DBL_MIN = 2.2250738585072014e-308
-
-
 def _num(x: float, log_abs: float, sign: float = 1.0) -> str:
     """A figure the core also gives as log|x|: 4 significant digits, from the log where x is past a double."""
-    from kl_core.numbers import from_log
-
-    if math.isnan(log_abs) or log_abs == -math.inf or (math.isfinite(x) and abs(x) >= _DBL_MIN):
+    if math.isnan(log_abs) or log_abs == -math.inf or (math.isfinite(x) and abs(x) >= SMALLEST_NORMAL):
         return _f(x, ".4g")
     return from_log(log_abs, 4, sign="-" if sign < 0 else "", trim=True)
 
@@ -259,9 +282,7 @@ def run_grad(args: argparse.Namespace) -> int:
     lam_used = rep["lambda_grad_opt"] if args.lam is None else args.lam
     lam_value = rep["lambda_value_opt"]
     log_value = table.log_lam_value_opt  # λ* in logs where it may be past a double (1e-345)
-    if math.isfinite(log_value) and not (math.isfinite(lam_value) and abs(lam_value) >= _DBL_MIN):
-        from kl_core.numbers import from_log
-
+    if math.isfinite(log_value) and not (math.isfinite(lam_value) and abs(lam_value) >= SMALLEST_NORMAL):
         value_text = from_log(log_value, 6, trim=True)
     else:
         value_text = format(lam_value, ".6g")
@@ -280,7 +301,7 @@ def run_grad(args: argparse.Namespace) -> int:
                 row["name"],
                 _f(row["cos_reverse"]),
                 _f(row["cos_forward"]),
-                _num(row["grad_spread"], core.log_grad_spread),
+                _num(core.grad_spread, core.log_grad_spread),
                 _num(with_norm, core.log_grad_norm),
                 core.target,
             ]

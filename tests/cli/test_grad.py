@@ -224,3 +224,31 @@ def test_a_sampler_far_from_the_policy_is_not_an_error(capsys):
                            "--sampler", "categorical(0,0,0)"], capsys)
     assert code == 0, err
     assert "inf" not in out and "OpenRLHF:k1+unbiased_gradient" in out
+
+
+def test_json_gives_the_log_of_each_figure_a_double_cannot_hold(capsys):
+    """Logits 800 apart: ∇KL[π_θ‖π_ref], k2's expected gradient and λ* are 0 in doubles, and the JSON said
+    only that; each now has its log beside it.  The logs are the core's (checked against mpmath at 600
+    digits in tests/gradients/test_underflow_gradients.py); the figures quoted are mpmath's."""
+    assert cli.main(["grad", "--policy", "categorical(0,800,0)", "--ref", "categorical(0,0,0)", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    table = gradient_table(parse("categorical(0,800,0)"), parse("categorical(0,0,0)"))
+    assert data["true_grad"]["reverse_kl"] == [0.0, 0.0, 0.0]  # the doubles, kept
+    logs = data["true_grad_log"]["reverse_kl"]
+    assert logs["sign"] == [-1, 1, -1] and data["true_grad_log"]["forward_kl"] is None
+    np.testing.assert_allclose(logs["log_abs"], table.true_reverse_log.log_abs, rtol=1e-12)
+    assert logs["log_abs"][1] == pytest.approx(-792.622, abs=1e-3)  # |∇| of the top token: 5.869e-345
+    (k2,) = [r for r in data["rows"] if r["name"] == "k2"]
+    assert k2["log_grad_norm"] == pytest.approx(-792.4195, abs=1e-3)  # ‖∇reverse‖ = e^-792.42 = 7.19e-345
+    assert data["lambda_value_opt"] == 0.0 and data["log_lambda_value_opt"] == pytest.approx(
+        math.log(8.8029) - 345 * math.log(10.0), abs=1e-4)  # λ* = 8.8029e-345
+    assert cli.main(["grad", "--policy", "categorical(0,2000,0)", "--ref", "categorical(0,0,0)", "--json"]) == 0
+    (k3,) = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["name"] == "k3"]
+    assert k3["grad_spread"].endswith("e+434") and k3["log_grad_spread"] == pytest.approx(999.5945, abs=1e-3)
+
+
+def test_json_at_ordinary_logits_has_no_log_keys(capsys):
+    assert cli.main(["grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "true_grad_log" not in data and "log_lambda_value_opt" not in data
+    assert not any(k.startswith("log_") for r in data["rows"] for k in r)
