@@ -587,15 +587,33 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
     rel = share(abs(point.bias) / point.kl)
     if not _same(point.unclamped_mean, point.kl):  # k2: its own bias and the clamps, said apart
         return _own_bias_and_clamps(values, point, rel)
-    if point.bias < 0:
-        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}** "
-                 "(without clamps: {raw}).")
-    else:
-        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}** "
-                 "(without clamps: {raw}).")
-    return text.format(**values, rel=rel)
+    return _(_CLAMPED_GAP["clamps", point.bias < 0]).format(**values, rel=rel)
+
+
+#: The clamped answer's gap to the exact KL, by (its cause, below the KL): the clamps alone; the
+#: estimator's own bias alone (clamps that leave the mean unchanged, k2); both, said apart.
+_CLAMPED_GAP = {
+    ("clamps", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                         "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}** "
+                         "(without clamps: {raw})."),
+    ("clamps", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                          "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}** "
+                          "(without clamps: {raw})."),
+    ("own bias", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                           "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} below** "
+                           "the exact KL **{kl}**, all of it the estimator's own bias."),
+    ("own bias", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                            "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} above** "
+                            "the exact KL **{kl}**, all of it the estimator's own bias."),
+    ("both", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                       "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}**. Two causes "
+                       "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
+                       "{own} (without clamps it averages {raw}), and the clamps, {clamp}."),
+    ("both", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                        "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}**. Two causes "
+                        "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
+                        "{own} (without clamps it averages {raw}), and the clamps, {clamp}."),
+}
 
 
 def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) -> str:
@@ -604,27 +622,9 @@ def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) ->
     as a share of the KL, so the two add up to the gap."""
     own = _signed_share((point.unclamped_mean - point.kl) / point.kl)
     if _same(point.mean, point.unclamped_mean):
-        if point.bias < 0:
-            text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                     "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} below** "
-                     "the exact KL **{kl}**, all of it the estimator's own bias.")
-        else:
-            text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                     "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} above** "
-                     "the exact KL **{kl}**, all of it the estimator's own bias.")
-        return text.format(**values, rel=rel)
+        return _(_CLAMPED_GAP["own bias", point.bias < 0]).format(**values, rel=rel)
     clamp = _signed_share((point.mean - point.unclamped_mean) / point.kl)
-    if point.bias < 0:
-        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}**. Two causes "
-                 "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
-                 "{own} (without clamps it averages {raw}), and the clamps, {clamp}.")
-    else:
-        text = _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}**. Two causes "
-                 "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
-                 "{own} (without clamps it averages {raw}), and the clamps, {clamp}.")
-    return text.format(**values, rel=rel, own=own, clamp=clamp)
+    return _(_CLAMPED_GAP["both", point.bias < 0]).format(**values, rel=rel, own=own, clamp=clamp)
 
 
 def clamps_intro(entries: list[CrosswalkEntry]) -> str:
