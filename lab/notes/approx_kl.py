@@ -587,33 +587,29 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
     rel = share(abs(point.bias) / point.kl)
     if not _same(point.unclamped_mean, point.kl):  # k2: its own bias and the clamps, said apart
         return _own_bias_and_clamps(values, point, rel)
-    return _(_CLAMPED_GAP["clamps", point.bias < 0]).format(**values, rel=rel)
+    return _clamped_gap("clamps", values, point.bias < 0, rel=rel)
 
 
-#: The clamped answer's gap to the exact KL, by (its cause, below the KL): the clamps alone; the
-#: estimator's own bias alone (clamps that leave the mean unchanged, k2); both, said apart.
-_CLAMPED_GAP = {
-    ("clamps", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                         "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}** "
-                         "(without clamps: {raw})."),
-    ("clamps", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                          "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}** "
-                          "(without clamps: {raw})."),
-    ("own bias", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                           "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} below** "
-                           "the exact KL **{kl}**, all of it the estimator's own bias."),
-    ("own bias", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                            "{hit}, but they leave its mean unchanged: it averages **{mean}**, **{rel} above** "
-                            "the exact KL **{kl}**, all of it the estimator's own bias."),
-    ("both", True): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                       "{hit}: it averages **{mean}**, **{rel} below** the exact KL **{kl}**. Two causes "
-                       "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
-                       "{own} (without clamps it averages {raw}), and the clamps, {clamp}."),
-    ("both", False): N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                        "{hit}: it averages **{mean}**, **{rel} above** the exact KL **{kl}**. Two causes "
-                        "add up to that gap, each as a share of the exact KL: the estimator's own bias, "
-                        "{own} (without clamps it averages {raw}), and the clamps, {clamp}."),
+#: The clamped answer, in three sentences: how often the clamps are hit; where the mean lands (by
+#: ``below``, is it under the exact KL); what made the gap (the clamps alone; the estimator's own bias
+#: alone, clamps that leave the mean unchanged, k2; both, said apart).
+_CLAMPS_HIT = N_("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability {hit}.")
+_CLAMPED_MEAN = {
+    True: N_("It averages **{mean}**, **{rel} below** the exact KL **{kl}**."),
+    False: N_("It averages **{mean}**, **{rel} above** the exact KL **{kl}**."),
 }
+_GAP_CAUSE = {
+    "clamps": N_("Without clamps it would average {raw}."),
+    "own bias": N_("The clamps leave its mean unchanged: all of that gap is the estimator's own bias."),
+    "both": N_("Two causes add up to that gap, each as a share of the exact KL: the estimator's own bias, "
+               "{own} (without clamps it averages {raw}), and the clamps, {clamp}."),
+}
+
+
+def _clamped_gap(cause: str, values: dict[str, str], below: bool, **more: str) -> str:
+    """The clamped answer's three sentences, for a gap made by ``cause`` (a key of :data:`_GAP_CAUSE`)."""
+    return " ".join(_(template).format(**values, **more)
+                    for template in (_CLAMPS_HIT, _CLAMPED_MEAN[below], _GAP_CAUSE[cause]))
 
 
 def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) -> str:
@@ -622,9 +618,9 @@ def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) ->
     as a share of the KL, so the two add up to the gap."""
     own = _signed_share((point.unclamped_mean - point.kl) / point.kl)
     if _same(point.mean, point.unclamped_mean):
-        return _(_CLAMPED_GAP["own bias", point.bias < 0]).format(**values, rel=rel)
+        return _clamped_gap("own bias", values, point.bias < 0, rel=rel)
     clamp = _signed_share((point.mean - point.unclamped_mean) / point.kl)
-    return _(_CLAMPED_GAP["both", point.bias < 0]).format(**values, rel=rel, own=own, clamp=clamp)
+    return _clamped_gap("both", values, point.bias < 0, rel=rel, own=own, clamp=clamp)
 
 
 def clamps_intro(entries: list[CrosswalkEntry]) -> str:

@@ -678,25 +678,18 @@ def _shown_clamps(below: float | None, above: float | None, t_max: float = PULL_
     return [v for v in (below, above) if v is not None and abs(v) < t_max]
 
 
-#: Where the clamp bites (both sides at ±b, two sides, past or below one value) and what the line
-#: does there: goes flat (a clamped value), or with ``zero`` drops to 0 (autograd passes no gradient).
-_CLAMP_BITES = {
-    ("both", False): N_("Past $|\\log r| = {b}$ the clamp bites: the line goes flat, and larger drifts are pulled no "
-                        "harder."),
-    ("both", True): N_("Past $|\\log r| = {b}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                       "and larger drifts are not pulled at all."),
-    ("two", False): N_("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: the line goes flat, and "
-                       "larger drifts are pulled no harder."),
-    ("two", True): N_("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites: it passes no gradient, "
-                      "so the line drops to zero and larger drifts are not pulled at all."),
-    ("past", False): N_("Past $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
-                        "no harder."),
-    ("past", True): N_("Past $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                       "and larger drifts are not pulled at all."),
-    ("below", False): N_("Below $\\log r = {value}$ the clamp bites: the line goes flat, and larger drifts are pulled "
-                         "no harder."),
-    ("below", True): N_("Below $\\log r = {value}$ the clamp bites: it passes no gradient, so the line drops to zero "
-                        "and larger drifts are not pulled at all."),
+#: Where the clamp bites: on both sides at ±b, on two sides, or on one side past or below one value.
+_CLAMP_WHERE = {
+    "both": N_("Past $|\\log r| = {b}$ the clamp bites."),
+    "two": N_("Below $\\log r = {lo}$ and past $\\log r = {hi}$ the clamp bites."),
+    "past": N_("Past $\\log r = {value}$ the clamp bites."),
+    "below": N_("Below $\\log r = {value}$ the clamp bites."),
+}
+#: What the line does there: goes flat (a clamped value), or with ``zero`` drops to 0 (autograd passes
+#: no gradient through a clamp).
+_CLAMP_EFFECT = {
+    False: N_("There the line goes flat: larger drifts are pulled no harder."),
+    True: N_("There the clamp passes no gradient, so the line drops to zero: larger drifts are not pulled at all."),
 }
 
 
@@ -717,8 +710,8 @@ def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_
         where = "past" if shown[0] > 0 else "below"
     else:
         return ""
-    text = _(_CLAMP_BITES[where, zero]).format(b=_logr(shown[-1]), lo=_logr(shown[0]), hi=_logr(shown[-1]),
-                                               value=_logr(shown[0]))
+    text = _(_CLAMP_WHERE[where]).format(b=_logr(shown[-1]), lo=_logr(shown[0]), hi=_logr(shown[-1]),
+                                         value=_logr(shown[0])) + " " + _(_CLAMP_EFFECT[zero])
     if len(shown) == 1:
         if off:
             text += " " + (_("On the other side it bites only below $\\log r = {far}$, off the chart.")

@@ -158,7 +158,6 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
     or their ratio."""
     exact = [k for k in EXACT_PARABOLAS.get(path, ()) if k in chosen]
     others = [k for k in chosen if k not in exact]
-    names = _(" and ").join(_(DIVERGENCES[k].name) for k in exact)
     near_zero = lo <= 0.0 <= hi
     if ratio:
         text = (_("Every line heads to 1 at θ = 0: near q each f-divergence is its parabola.")
@@ -169,12 +168,9 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
             text += " " + _("How fast it leaves 1 is the O(θ³) term, which differs between the f's.")
         elif others:
             text += " " + _("How fast it leaves 1 is the O(θ³) term.")
-        if exact:
-            text += " " + ngettext(
-                "On this path {names} stays at exactly 1: it is θ²/2, its parabola.",
-                "On this path {names} stay at exactly 1: each is θ²/2, its parabola.",
-                len(exact)).format(names=names)
-        return text
+        return text + _on_parabola(exact, ngettext(
+            "On this path {names} stays at exactly 1: it is θ²/2, its parabola.",
+            "On this path {names} stay at exactly 1: each is θ²/2, its parabola.", len(exact)))
     text = (_(
         "Near θ = 0 each solid line hugs its dashed parabola of the same colour; the parabolas "
         "differ only by f″(1), so f's with equal f″(1) share one."
@@ -187,12 +183,16 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
         text += " " + (_("Further out the other lines part from their parabolas (the O(θ³) terms).")
                        if exact else
                        _("Further out the lines part from their parabolas (the O(θ³) terms)."))
-    if exact:
-        text += " " + ngettext(
-            "On this path {names} is exactly θ²/2: its solid line lies on its parabola.",
-            "On this path {names} are exactly θ²/2: their solid lines lie on their parabola.",
-            len(exact)).format(names=names)
-    return text
+    return text + _on_parabola(exact, ngettext(
+        "On this path {names} is exactly θ²/2: its solid line lies on its parabola.",
+        "On this path {names} are exactly θ²/2: their solid lines lie on their parabola.", len(exact)))
+
+
+def _on_parabola(exact: list[str], template: str) -> str:
+    """The caption's last sentence, with a leading space: the divergences in ``exact`` that are their
+    parabola on this path, by name; "" when there are none."""
+    names = _(" and ").join(_(DIVERGENCES[k].name) for k in exact)
+    return " " + template.format(names=names) if exact else ""
 
 
 #: The end-point table's column of exact values (maths: the same in every language).

@@ -216,8 +216,8 @@ def test_clamp_words_name_each_side():
 
     assert notes.clamp_words(None, None) == ""
     assert notes.clamp_words(-10.0, 10.0) == ""                       # both off the chart
-    assert notes.clamp_words(-4.4721, 4.4721) == (r" Past $|\log r| = 4.47$ the clamp bites: the line goes flat, "
-                                                  "and larger drifts are pulled no harder.")
+    assert notes.clamp_words(-4.4721, 4.4721) == (r" Past $|\log r| = 4.47$ the clamp bites. There the line goes "
+                                                  "flat: larger drifts are pulled no harder.")
     one = notes.clamp_words(-10.99998, 2.61087)
     assert one.startswith(r" Past $\log r = 2.61$ the clamp bites") and one.endswith(
         r"On the other side it bites only below $\log r = -11.00$, off the chart.")
@@ -449,7 +449,7 @@ def test_past_an_autograd_clamp_the_pull_is_zero_and_the_caption_says_so(verl):
     cap = notes.pull_caption(u)
     assert "goes flat" not in cap and "pulled no harder" not in cap and "all but dropped" not in cap
     assert cap.startswith("Until the clamp bites, the coloured line follows the dotted forward-KL line")
-    assert r"Past $\log r = 2.61$ the clamp bites: it passes no gradient, so the line drops to zero" in cap
+    assert r"Past $\log r = 2.61$ the clamp bites. There the clamp passes no gradient, so the line drops to zero" in cap
 
     k2 = diagnose(ORL + "--algo.kl.use_loss --algo.kl.estimator k2 --algo.kl.init_coef 0.01").kl_uses[0]
     pc, past = _past_clamp(k2.entry)
@@ -458,8 +458,8 @@ def test_past_an_autograd_clamp_the_pull_is_zero_and_the_caption_says_so(verl):
     cap = notes.pull_caption(k2)
     assert not cap.startswith("The coloured line lies on the dashed reverse-KL line")
     assert cap == ("Until the clamp bites, the coloured line lies on the dashed reverse-KL line: this term pulls each "
-                   r"token back as the reverse KL does. Past $|\log r| = 4.47$ the clamp bites: it passes no gradient, "
-                   "so the line drops to zero and larger drifts are not pulled at all.")
+                   r"token back as the reverse KL does. Past $|\log r| = 4.47$ the clamp bites. There the clamp passes no "
+                   "gradient, so the line drops to zero: larger drifts are not pulled at all.")
 
 
 def test_each_clamped_options_caption_matches_its_chart_past_the_clamp():
