@@ -34,7 +34,7 @@ from charts.histograms import (
 from charts.palette import REFERENCE_COLOR, SOLID, finish, label, scales, style
 from charts.vega import layer, nominal, quantitative, reference_rule, reference_text, zero_rule
 from i18n import _, pgettext
-from kl_core.estimation.sampling_distributions import NormalApproximation
+from kl_core.estimation.sampling_distributions import NormalApproximation, observed_spread
 
 __all__ = [
     "batch_means_domain",
@@ -190,9 +190,7 @@ def batch_means_histogram(
     lo, hi = domain = usable_domain(domain)
     binned = bin_values(v, bins=bins, domain=domain)
     width = (hi - lo) / bins
-    finite = v[np.isfinite(v)]
-    spread = float(np.std(finite, ddof=1)) if finite.size > 1 else math.nan
-    centre = float(np.mean(finite)) if finite.size else math.nan
+    centre, spread = observed_spread(v)
 
     name = label(key)
     # Short lines: a panel is 260 px wide (TITLE_LIMIT); the caption says the rest.

@@ -72,3 +72,13 @@ def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = [x if (c := _cell(x, lx, 12)) is None or not math.isinf(x) else c
                         for x, lx in zip(df[col].to_numpy(dtype=float), logs, strict=True)]
     return out
+
+
+def lam_text(x: float) -> str:
+    """λ as the page prints it: 3 significant digits, more where 3 would print k1's 0 or k3's 1
+    for a λ that is neither."""
+    for digits in (3, 5, 7, 9, 12):
+        text = f"{x:.{digits}g}"
+        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
+            break
+    return text

@@ -20,6 +20,7 @@ from i18n import N_, _
 from kl_core.estimation.distributions import parse
 from kl_core.estimation.presets import PRESETS, Preset
 from lab import state
+from lab.format import lam_text
 from lab.grids import one_two_five
 from lab.navigation import leave_legacy_wrapper
 from lab.notation import policy_mapping
@@ -173,9 +174,9 @@ def lambda_slider(star, lam_range: tuple[float, float], *, why_not: str | None) 
     )
     if why_not is None:
         st.button(
-            _("Set λ = λ* = {lam:.3f}").format(lam=star.value), key="lam_star",
+            _("Set λ = λ* = {lam}").format(lam=lam_text(star.value)), key="lam_star",
             type="tertiary", icon=":material/target:", on_click=state.set_values,
-            kwargs={"lam": round(star.value, 3)},
+            kwargs={"lam": star.value},
             help=_(LAMBDA_STAR_HELP),
         )
     else:

@@ -88,14 +88,9 @@ with sec2:
         lam = state.slider(_("λ of kλ"), "lamg", min_value=LAM_MIN, max_value=LAM_MAX, value=1.0,
                            step=0.01, format="%.3f")
         with st.container(horizontal=True, gap="small"):
-            for key, value, text, tip in (
-                ("grad", table0.lam_grad_opt, _("λ_grad = {lam:.3f}"),
-                 _("The λ whose gradient estimate has the least spread (the chart below).")),
-                ("value", table0.lam_value_opt, _("λ* = {lam:.3f}"), notes.lambda_value_help(table0)),
-            ):
-                st.button(text.format(lam=value), key=f"set_lam_{key}", on_click=state.set_values,
-                          kwargs={"lamg": round(value, 3)}, disabled=not LAM_MIN <= value <= LAM_MAX,
-                          help=tip, type="tertiary")
+            for key, value, text, tip, off in notes.lambda_buttons(table0, LAM_MIN, LAM_MAX):
+                st.button(text, key=f"set_lam_{key}", on_click=state.set_values, kwargs={"lamg": value},
+                          disabled=off, help=tip, type="tertiary")
     with c_n:
         n = count_slider(_("N, tokens per estimate"), "n", value=100, hi=100_000, lo=1,
                          help=_("How many sampled tokens one gradient estimate averages."))

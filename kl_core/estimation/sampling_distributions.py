@@ -35,7 +35,7 @@ from kl_core.validation import as_float_array, check_positive_int
 
 __all__ = [
     "NormalApproximation", "batch_mean_normal", "exact_relative_figures",
-    "mc_relative_standard_errors", "mc_standard_errors",
+    "mc_relative_standard_errors", "mc_standard_errors", "observed_spread",
 ]
 
 #: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
@@ -195,6 +195,40 @@ def exact_relative_figures(mean: float, var: float, target: float) -> tuple[floa
     std = math.sqrt(var) if var >= 0 else math.nan
     bias = ratio_to_target(mean - target, target) if math.isfinite(mean) else math.nan
     return bias, ratio_to_target(std, target)
+
+
+def observed_spread(estimates: ArrayLike) -> tuple[float, float]:
+    r"""The mean and sample standard deviation of the finite ``estimates``: what a histogram of them shows.
+
+    .. math:: \bar e = \frac1R \sum_{j=1}^R e_j, \qquad
+              s = \sqrt{\frac{1}{R-1} \sum_{j=1}^R (e_j - \bar e)^2},
+
+    to set beside the normal approximation's :math:`\mu` and :math:`\sigma/\sqrt N`
+    (:func:`batch_mean_normal`).  Non-finite estimates are left out.
+
+    Parameters
+    ----------
+    estimates : array_like
+        The :math:`R` estimates (e.g. ``EstimatorSummary.batch_means``).
+
+    Returns
+    -------
+    (float, float)
+        :math:`\bar e` (nan with no finite estimate) and :math:`s` (nan with fewer than two).
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+
+    Examples
+    --------
+    >>> observed_spread([1.0, 2.0, 3.0, math.inf])
+    (2.0, 1.0)
+    """
+    v = np.asarray(estimates, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    centre = float(np.mean(v)) if v.size else math.nan
+    return centre, float(np.std(v, ddof=1)) if v.size > 1 else math.nan
 
 
 @docfill(**_DOC_SECTIONS)

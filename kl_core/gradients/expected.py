@@ -1346,6 +1346,13 @@ class GradientTable:
         return int(self.policy_log_probs.size)
 
     @property
+    def lam_value_any(self) -> bool:
+        r"""True where :math:`\pi_\theta = \pi_{\mathrm{ref}}` (every log-probability equal): every
+        :math:`k_\lambda` value is then 0, so every :math:`\lambda` is the value's :math:`\lambda^*`
+        (``lam_value_opt`` is 1 there, :func:`kl_core.estimation.exact.optimal_lambda`'s convention)."""
+        return bool(np.array_equal(self.policy_log_probs, self.ref_log_probs))
+
+    @property
     def policy_probs(self) -> np.ndarray:
         r""":math:`\pi_\theta`."""
         return np.exp(self.policy_log_probs)

@@ -23,7 +23,7 @@ from kl_core.estimation.control_variates import (
     GainCurve,
     LambdaParabola,
 )
-from lab.format import from_log, number, share
+from lab.format import from_log, lam_text, number, share
 from lab.notes import Note
 
 __all__ = [
@@ -198,16 +198,6 @@ TOO_LARGE = N_("too large for a double")
 #: How far apart (in standard deviations) two Gaussians of one width are when E_q[r²] = e^{μ²/σ²}
 #: passes the largest double.
 OVERFLOW_SDS = math.sqrt(math.log(sys.float_info.max))
-
-
-def lam_text(x: float) -> str:
-    """λ as the page prints it: 3 significant digits, more where 3 would print k1's 0 or k3's 1
-    for a λ that is neither."""
-    for digits in (3, 5, 7, 9, 12):
-        text = f"{x:.{digits}g}"
-        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
-            break
-    return text
 
 
 #: Var(log r) and Var(r) at or below this are rounding, not a difference between p and q: log r's

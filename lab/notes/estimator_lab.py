@@ -481,10 +481,7 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
         text = text.format(se=number(approx.se), mean=number(moments.mean), target=target_name,
                            gap=f"{gap:.2g}")
         if _unreliable(check):
-            text = _(
-                "{text} Most batches of N draws miss the rare, huge values behind σ, so the bars "
-                "tend to crowd into a narrower, skewed heap than the curve (see the warning above)."
-            ).format(text=text)
+            text += " " + _untrusted_spread(estimates, approx.se)
         return text
     if approx is not None and math.isinf(approx.var):
         if _sd_fits(moments):  # σ is shown in §4, but no N you can draw gives the estimates its shape
@@ -583,6 +580,22 @@ def _exact_sd(m: Moments) -> float:
 def _sd_fits(m: Moments) -> bool:
     """The variance is too large for a double but the standard deviation is not: §4 shows it."""
     return variance_overflowed(m) and math.isfinite(_exact_sd(m))
+
+
+def _untrusted_spread(estimates: np.ndarray | None, se: float) -> str:
+    """Why the bars need not match the curve where the ±SE can't be trusted, and what they did in this run:
+    narrower than the curve, or not (the sd of the estimates against σ/√N, as in the chart's subtitle)."""
+    why = _("Batches of N draws often miss the rare, huge values behind σ, and then crowd into a narrower "
+            "heap than the curve (see the warning above).")
+    sd = math.nan if estimates is None else sampling.observed_spread(estimates)[1]
+    if not math.isfinite(sd):
+        return why
+    if sd < se and number(sd) != number(se):
+        here = _("Here they do: the bars' sd is {sd} against σ/√N = {se}.")
+    else:
+        here = _("In this run they do not: the bars spread at least as wide as the curve (sd {sd} against "
+                 "σ/√N = {se}).")
+    return why + " " + here.format(sd=number(sd), se=number(se))
 
 
 def _unreliable(check: ErrorBarCheck | None) -> bool:

@@ -32,7 +32,7 @@ from kl_core.gradients.expected import (
 )
 from kl_core.gradients.flow import TrainingRun
 from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS, CrosswalkEntry, lookup
-from lab.format import share
+from lab.format import lam_text, share
 from lab.notation import policy_mapping
 from lab.notes import Note
 
@@ -777,40 +777,68 @@ def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
     return " ".join((value, loss))
 
 
+def lambda_buttons(table: GradientTable, lo: float, hi: float) -> list[tuple[str, float, str, str, bool]]:
+    """The two buttons under the λ slider: (key, λ to set, label, help, disabled), for λ_grad and the value's λ*.
+
+    A button is disabled where its λ is off the slider (``lo`` … ``hi``), and λ*'s where every λ is λ*
+    (π_θ = π_ref).
+    """
+    any_lam = table.lam_value_any
+    return [
+        ("grad", table.lam_grad_opt, _("λ_grad = {lam}").format(lam=lam_text(table.lam_grad_opt)),
+         _("The λ whose gradient estimate has the least spread (the chart below)."),
+         not lo <= table.lam_grad_opt <= hi),
+        ("value", table.lam_value_opt,
+         _("λ*: any λ here") if any_lam else _("λ* = {lam}").format(lam=lam_text(table.lam_value_opt)),
+         lambda_value_help(table), any_lam or not lo <= table.lam_value_opt <= hi),
+    ]
+
+
+def _same_lambda(table: GradientTable) -> bool:
+    """λ_grad and the value's λ* print the same."""
+    return lam_text(table.lam_grad_opt) == lam_text(table.lam_value_opt)
+
+
 def lambda_value_help(table: GradientTable) -> str:
     """The λ* button's help: the value's λ (from on-policy tokens), and whether it is λ_grad here."""
-    if f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}":
+    if table.lam_value_any:
+        return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
+                 "(Control variates page); here every λ: with π_θ = π_ref every kλ value is 0.")
+    if _same_lambda(table):
         return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
                  "(Control variates page); here it is also λ_grad, the λ whose gradient estimate has "
                  "the least spread.")
     return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
-             "(Control variates page); here it is not the best λ for the gradient, λ_grad = {grad:.3f}.").format(
-        grad=table.lam_grad_opt)
+             "(Control variates page); here it is not the best λ for the gradient, λ_grad = {grad}.").format(
+        grad=lam_text(table.lam_grad_opt))
 
 
 def lambda_caption(table: GradientTable) -> str:
     """What to look at in the λ chart: the variance is the parabola, the chart its square root."""
-    same = f"{table.lam_grad_opt:.3f}" == f"{table.lam_value_opt:.3f}"
+    same = _same_lambda(table)
     if table.on_policy:
         first = _("kλ's gradient is unbiased for every λ, but its variance is a parabola in λ (the chart "
                   "draws its square root, the spread).")
-        if same:
-            second = _("Both are least at λ = {grad:.3f}, which here is also the value's λ*, the λ that makes "
-                       "the KL's *value* estimate least noisy.")
-        else:
-            second = _("Both are least at λ = {grad:.3f}, not at the value's λ* = {value:.3f}, which makes "
-                       "the KL's *value* estimate least noisy.")
     else:
         first = _(r"With tokens from $\pi_\mathrm{old}$, kλ's expected gradient changes with λ (it is "
                   "unbiased for every λ only on-policy), and its variance is a parabola in λ (the chart draws "
                   "its square root, the spread).")
-        if same:
-            second = _("Both are least at λ = {grad:.3f}, which here is also λ*, the λ that makes the KL's "
-                       "*value* estimate from on-policy tokens least noisy.")
-        else:
-            second = _("Both are least at λ = {grad:.3f}, not at λ* = {value:.3f}, the λ that makes the KL's "
-                       "*value* estimate from on-policy tokens least noisy.")
-    second = second.format(grad=table.lam_grad_opt, value=table.lam_value_opt)
+    if table.lam_value_any:
+        second = _("Both are least at λ = {grad}. The value's λ* is no single λ here: with π_θ = π_ref every "
+                   "kλ value is 0, whatever λ.")
+    elif table.on_policy and same:
+        second = _("Both are least at λ = {grad}, which here is also the value's λ*, the λ that makes "
+                   "the KL's *value* estimate least noisy.")
+    elif table.on_policy:
+        second = _("Both are least at λ = {grad}, not at the value's λ* = {value}, which makes "
+                   "the KL's *value* estimate least noisy.")
+    elif same:
+        second = _("Both are least at λ = {grad}, which here is also λ*, the λ that makes the KL's "
+                   "*value* estimate from on-policy tokens least noisy.")
+    else:
+        second = _("Both are least at λ = {grad}, not at λ* = {value}, the λ that makes the KL's "
+                   "*value* estimate from on-policy tokens least noisy.")
+    second = second.format(grad=lam_text(table.lam_grad_opt), value=lam_text(table.lam_value_opt))
     return "{first} {second}".format(first=first, second=second)
 
 

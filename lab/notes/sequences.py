@@ -600,16 +600,17 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
     per_token = summed * t[start] / t[-1]
     numbers = dict(t0=int(t[start]), t1=int(t[-1]), s=number(summed), m=number(per_token))
     if start == 0:
-        return _(
-            "The KL grows with T, so from T = {t0} to {t1} the summed penalty grows {s} times, while "
-            "the per-token mean changes only {m} times: a per-token β regularises each token, not the "
-            "sequence."
-        ).format(**numbers)
-    return _(
-        "The KL is 0 up to T = {z} (the first tokens are drawn alike) and grows after, so from "
-        "T = {t0}, the first T with a KL above 0, to {t1} the summed penalty grows {s} times, while the "
-        "per-token mean changes only {m} times: a per-token β regularises each token, not the sequence."
-    ).format(z=int(t[start - 1]), **numbers)
+        grows = _("The KL grows with T, so from T = {t0} to {t1} the summed penalty grows {s} times.")
+    else:
+        grows = _("The KL is 0 up to T = {z} (the first tokens are drawn alike) and grows after, so from "
+                  "T = {t0}, the first T with a KL above 0, to {t1} the summed penalty grows {s} times.")
+    if numbers["m"] == number(1.0):
+        mean = _("Over the same range the per-token mean does not change to the digits shown: a per-token β "
+                 "regularises each token, not the sequence.")
+    else:
+        mean = _("Over the same range the per-token mean changes by a factor of {m}: a per-token β regularises "
+                 "each token, not the sequence.")
+    return " ".join((grows, mean)).format(z=int(t[start - 1]) if start else 0, **numbers)
 
 
 # ---------------------------------------------------------------- 4. gradients

@@ -37,7 +37,7 @@ from kl_core.estimation.sampling_distributions import (
     mc_relative_standard_errors,
     mc_standard_errors,
 )
-from lab.format import number
+from lab.format import lam_text, number
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/estimator-lab.py"
@@ -239,11 +239,12 @@ def test_choosing_estimators_and_lambda_reruns():
     at.slider(key="lam").set_value(-0.75).run()
     clean(at)
     check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1000, 200, 0, keys, lam=-0.75)
-    # the λ* button sets the slider to kl_core's optimal λ (rounded to 3 decimals)
+    # the λ* button sets the slider to kl_core's optimal λ itself (as Control variates does), and says it
     at.button(key="lam_star").click().run()
     clean(at)
-    lam_star = round(lambda_star(parse(DEFAULTS["q"]), parse(DEFAULTS["p"])).value, 3)
-    assert at.slider(key="lam").value == lam_star
+    lam_star = lambda_star(parse(DEFAULTS["q"]), parse(DEFAULTS["p"])).value
+    assert at.slider(key="lam").value == pytest.approx(lam_star, rel=1e-12)
+    assert at.button(key="lam_star").label == "Set λ = λ* = " + lam_text(lam_star)
     check_numbers(at, DEFAULTS["q"], DEFAULTS["p"], 1000, 200, 0, keys, lam=lam_star)
 
 

@@ -37,6 +37,7 @@ from kl_core.gradients.expected import (
     sample_projection_means,
 )
 from kl_core.gradients.flow import analytic_optima, training_runs
+from lab.format import lam_text
 from lab.notes import gradients as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -132,8 +133,8 @@ def test_default_run_shows_the_core_numbers(default_page):
     assert at.warning[0].value == notes.chosen_note(t, notes.DEFAULT_OPTION).text
     assert answer_text(at) == notes.answer(t)
     buttons = {b.key: b.label for b in at.button}
-    assert buttons["set_lam_grad"] == f"λ_grad = {t.lam_grad_opt:.3f}"
-    assert buttons["set_lam_value"] == f"λ* = {t.lam_value_opt:.3f}"
+    assert buttons["set_lam_grad"] == f"λ_grad = {lam_text(t.lam_grad_opt)}"
+    assert buttons["set_lam_value"] == f"λ* = {lam_text(t.lam_value_opt)}"
     code = "\n".join(c.value for c in at.code if "kl_core grad" in c.value)
     assert code == notes.cli_command(notes.setting(DEMO_TOKENS, notes.DEFAULT_DRIFT, "", True, 0.5, "")[0], 1.0, 0.5)
 
@@ -283,7 +284,7 @@ def test_changing_every_widget_reruns_cleanly():
     clean(at)
     at.button(key="set_lam_grad").click().run()
     clean(at)
-    assert at.slider(key="lamg").value == pytest.approx(round(t_old.lam_grad_opt, 3))
+    assert at.slider(key="lamg").value == pytest.approx(t_old.lam_grad_opt, rel=1e-12)  # λ_grad itself
     at.select_slider(key="n").set_value(1000).run()
     clean(at)
     assert "N = 1,000 sampled tokens" in "\n".join(m.value for m in at.markdown)
@@ -478,10 +479,16 @@ def test_off_policy_the_page_does_not_call_k_lambda_unbiased_for_every_lambda():
 
 
 def test_the_lambda_star_help_and_the_option_help_are_true_here():
-    at = open_page(t="0")
+    at = open_page(t="0")  # π_θ = π_ref: every kλ value is 0, so no single λ is the value's λ*
     clean(at)
-    assert "here it is also λ_grad" in at.button(key="set_lam_value").help
-    assert "not the best λ" not in at.button(key="set_lam_value").help
+    star = at.button(key="set_lam_value")
+    assert star.label == "λ*: any λ here" and star.disabled
+    assert "here every λ" in star.help and "here it is also λ_grad" not in star.help
+    assert "not the best λ" not in star.help
+    at = open_page(t="0.5")
+    clean(at)
+    assert "here it is also λ_grad" not in at.button(key="set_lam_value").help
+    assert "not the best λ for the gradient, λ_grad = " in at.button(key="set_lam_value").help
     help_text = at.selectbox(key=notes.OPTION_KEY).help
     assert "a library option is also marked ★" in help_text
     assert "Shown first in views 1 and 2 and marked" not in help_text

@@ -17,6 +17,7 @@ import pytest
 
 from kl_core.gradients.demo import demo_logits
 from kl_core.gradients.expected import gradient_entries, gradient_table
+from lab.format import lam_text
 from lab.notes import gradients as notes
 from scripts.translations import english_runs
 from tests.browser.checks import metric_values, numbers, open_page, prose, wait_until_settled
@@ -62,7 +63,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
     assert page.locator("[data-testid='stException']").count() == 0
     wait_until_settled(page)  # the run draws its metrics one by one: read them when it is done
     assert metric_values(page)[:3] == want
-    assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(page)
+    assert f"λ_grad = {lam_text(t.lam_grad_opt)}" in button_labels(page)
     assert selected_option(page) == "verl:k3+"
     alert = page.locator("[data-testid='stAlert']").filter(has_text="verl k3+ (loss)").first.inner_text()
     row = t.row("verl:k3+")
@@ -75,7 +76,7 @@ def test_a_deep_link_reproduces_the_numbers(app_url, new_page, wait_for_app):
     wait_until_settled(other)
     assert metric_values(other)[:3] == want
     assert selected_option(other) == "verl:k3+"
-    assert f"λ_grad = {t.lam_grad_opt:.3f}" in button_labels(other)
+    assert f"λ_grad = {lam_text(t.lam_grad_opt)}" in button_labels(other)
 
 
 # ------------------------------------------------------------ issue 10 and issue 13

@@ -23,6 +23,7 @@ from kl_core.estimation.sampling_distributions import (
     exact_relative_figures,
     mc_relative_standard_errors,
     mc_standard_errors,
+    observed_spread,
 )
 
 # ------------------------------------------------------------ batch_mean_normal
@@ -185,3 +186,15 @@ def test_the_se_of_a_subnormal_variance_is_not_0():
 
     se = batch_mean_normal(0.0, 1e-322, 1000).se
     assert se > 0.0 and abs(se / (1e-161 / 1000**0.5) - 1) < 1e-2
+
+
+# ------------------------------------------------------------ observed_spread
+
+
+def test_observed_spread_is_the_mean_and_ddof1_sd_of_the_finite_estimates():
+    v = np.random.default_rng(3).standard_normal(501)
+    centre, sd = observed_spread(np.append(v, [np.inf, np.nan]))
+    assert centre == pytest.approx(float(np.mean(v)), rel=1e-12)
+    assert sd == pytest.approx(math.sqrt(float(np.sum((v - v.mean()) ** 2)) / 500), rel=1e-12)
+    assert observed_spread([2.0]) == (2.0, pytest.approx(math.nan, nan_ok=True))
+    assert all(math.isnan(x) for x in observed_spread([math.inf]))

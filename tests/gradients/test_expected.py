@@ -569,3 +569,12 @@ def test_classify_sees_a_gradient_whose_squares_underflow():
     rev = [1.5e-171, -1.5e-171]
     assert classify(rev, rev, [0.3, -0.3]) == "reverse_kl"
     assert classify([3e-171, -3e-171], rev, [0.3, -0.3], scale=1e-174) == "mixed"
+
+
+def test_every_lambda_is_the_values_lambda_star_only_where_the_policies_are_equal():
+    """At π_θ = π_ref optimal_lambda's convention gives λ* = 1, which the Gradients page printed as "the
+    value's λ*"; lam_value_any says that every λ is (each kλ value is 0)."""
+    same = gradient_table([0.3, -1.0, 2.0], [0.3, -1.0, 2.0], entries=())
+    assert same.lam_value_any and same.lam_value_opt == 1.0
+    moved = gradient_table([0.3, -1.0, 2.1], [0.3, -1.0, 2.0], entries=())
+    assert not moved.lam_value_any and 0.0 < moved.lam_value_opt < 1.0

@@ -173,6 +173,12 @@ def test_a_huge_kurtosis_gets_a_warning_with_both_sds():
     approx = sampling.batch_mean_normal(moments["k3"].mean, moments["k3"].var, 1000)
     assert "narrower" in notes.estimate_caption("k3", moments["k3"], approx, "KL[q‖p]", checks["k3"])
     assert "narrower" not in notes.estimate_caption("k1", moments["k1"], approx, "KL[q‖p]", checks["k1"])
+    # with the R estimates, the caption says what this run's bars did, from their sd against σ/√N
+    for scale, says in ((0.5, "Here they do: the bars' sd is"), (2.0, "In this run they do not")):
+        estimates = moments["k3"].mean + scale * approx.se * np.array([-1.0, 1.0] * 100)
+        text = notes.estimate_caption("k3", moments["k3"], approx, "KL[q‖p]", checks["k3"], estimates=estimates)
+        sd = float(np.std(estimates, ddof=1))
+        assert says in text and f"{number(sd)} against σ/√N = {number(approx.se)}" in text
     figures, _ = notes.table_rows(results, moments, 2000, None, checks)
     trusted = {row["estimator"]: row["SE trusted"] for row in figures["bias/true"]}
     assert trusted == {"k1": True, "k3": False}

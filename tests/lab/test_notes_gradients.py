@@ -24,6 +24,7 @@ from kl_core.gradients.expected import (
 )
 from kl_core.gradients.flow import analytic_optima, training_runs
 from kl_core.libraries.crosswalk import CROSSWALK, lookup
+from lab.format import lam_text
 from lab.notes import gradients as notes
 
 
@@ -541,21 +542,22 @@ def test_the_k_lambda_intro_says_unbiased_for_every_lambda_only_on_policy():
 
 @pytest.mark.parametrize(("k", "drift", "reference"), [(6, 0.0, "uneven"), (3, 0.05, "uniform"), (6, 1.0, "uneven")])
 def test_the_lambda_star_help_compares_with_lambda_grad_as_printed(k, drift, reference):
-    """At s = 0 (λ_grad = λ* = 1.000) and uniform K = 3, s = 0.05 (both 0.999) "not the best λ for
-    the gradient" was false."""
+    """At uniform K = 3, s = 0.05 (both 0.999) "not the best λ for the gradient" was false; at s = 0
+    (π_θ = π_ref) every λ is the value's λ*, and the help says so instead of calling it λ_grad."""
     s, _ = notes.setting(k, drift, "", True, 0.5, "", reference)
     t = table_at(s)
     text = notes.lambda_value_help(t)
-    same = f"{t.lam_grad_opt:.3f}" == f"{t.lam_value_opt:.3f}"
-    assert same == (drift != 1.0)
-    assert ("here it is also λ_grad" in text) == same
-    assert ("not the best λ for the gradient, λ_grad = {:.3f}".format(t.lam_grad_opt) in text) == (not same)
+    same = lam_text(t.lam_grad_opt) == lam_text(t.lam_value_opt)
+    assert t.lam_value_any == (drift == 0.0)
+    assert ("here every λ" in text) == t.lam_value_any
+    assert ("here it is also λ_grad" in text) == (same and not t.lam_value_any)
+    assert ("not the best λ for the gradient, λ_grad = " + lam_text(t.lam_grad_opt) in text) == (not same)
 
 
 def test_off_policy_the_lambda_caption_calls_lambda_star_the_on_policy_value():
     t = table_at(page_default(notes.DEFAULT_DRIFT, False, 0.5))
     text = notes.lambda_caption(t)
-    assert f"λ* = {t.lam_value_opt:.3f}, the λ that makes the KL's *value* estimate from on-policy tokens" in text
+    assert f"λ* = {lam_text(t.lam_value_opt)}, the λ that makes the KL's *value* estimate from on-policy tokens" in text
     assert "from on-policy tokens" not in notes.lambda_caption(table_at(page_default()))
 
 

@@ -187,7 +187,7 @@ def test_penalty_curves_and_caption(drift_curves):
     text = notes.penalty_caption(sticky, 16)
     kl, t = sticky.true_kl, sticky.lengths
     growth = (kl[-1] / t[-1]) / (kl[0] / t[0])
-    assert growth > 10 and f"changes only {number(growth)} times" in text
+    assert growth > 10 and f"the per-token mean changes by a factor of {number(growth)}:" in text
     assert f"grows {number(kl[-1] / kl[0])} times" in text and "flat" not in text
     first = exact_curves(*FIRST, notes.MAX_LENGTH)
     assert "0.01562 times the summed one" in notes.penalty_caption(first, 64)
@@ -419,7 +419,11 @@ def test_the_penalty_caption_starts_from_the_first_t_with_a_kl():
     summed = curves.true_kl[-1] / curves.true_kl[1]
     assert "∞" not in text and "The KL is 0 up to T = 1" in text
     assert f"from T = 2, the first T with a KL above 0, to 256 the summed penalty grows {number(summed)} times" in text
-    assert f"changes only {number(summed * 2 / 256)} times" in text
+    assert f"changes by a factor of {number(summed * 2 / 256)}:" in text
+    # tokens drawn i.i.d.: the KL grows like T, the per-token mean stays put (it said "changes only 1 times")
+    iid = notes.penalty_caption(exact_curves("markov(0,1;0,1;0,1)", "markov(0,0;0,0;0,0)", notes.MAX_LENGTH), 16)
+    assert "the summed penalty grows 256 times" in iid and "per-token mean does not change" in iid
+    assert "factor" not in iid
     # from T = 1 as before when the first tokens differ
     assert "from T = 1 to 256" in notes.penalty_caption(exact_curves(*DRIFT, notes.MAX_LENGTH), 16)
 
