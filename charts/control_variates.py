@@ -27,6 +27,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from charts.histograms import TITLE_LIMIT, legend_text, per_sample_histogram, records
+from charts.numbers import lam_text
 from charts.palette import (
     REFERENCE_COLOR,
     REFERENCE_DASH,
@@ -209,7 +210,7 @@ def k_lambda_histogram(values: ArrayLike, lam: float, *, key: str = "k_lambda", 
     ``domain``, ``height``, ...).
     """
     chart = per_sample_histogram(values, key, **options)
-    name = _("k3 = kλ at λ = 1") if key == "k3" else _("kλ at λ = {lam:.4g}").format(lam=lam)
+    name = _("k3 = kλ at λ = 1") if key == "k3" else _("kλ at λ = {lam}").format(lam=lam_text(lam))
     title = chart.title
     subtitle = title["subtitle"] if isinstance(title, dict) else None
     chart.title = {"text": name, "limit": TITLE_LIMIT}

@@ -54,6 +54,7 @@ _WHERE: dict[str, str] = {
     # how numbers are written
     "share": "numbers",
     "from_log": "numbers",
+    "lam_text": "numbers",
     # distributions
     "Distribution": "estimation.distributions",
     "Tail": "estimation.distributions",

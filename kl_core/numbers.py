@@ -6,6 +6,8 @@ Two rules that every place printing a share or a figure past a double must agree
 - :func:`from_log`: a positive number given by its natural log, in scientific notation,
   also where it is past the largest double (``1.234e+310``);
 
+- :func:`lam_text`: a coefficient λ of kλ, never printed as k1's 0 or k3's 1 unless it is one;
+
 and one rule for a figure that must not be written at all: :func:`unresolved`, a nonzero
 figure below the smallest normal double, whose digits a computation has already lost.
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import math
 import sys
 
-__all__ = ["SMALLEST_NORMAL", "from_log", "share", "unresolved"]
+__all__ = ["SMALLEST_NORMAL", "from_log", "lam_text", "share", "unresolved"]
 
 _LN10 = math.log(10.0)
 
@@ -123,3 +125,30 @@ def unresolved(x: float) -> bool:
     (True, False, False)
     """
     return 0.0 < abs(x) < SMALLEST_NORMAL
+
+
+def lam_text(x: float) -> str:
+    r"""A coefficient :math:`\lambda` of :math:`k_\lambda = -\log r + \lambda(r - 1)`, as every page prints it.
+
+    Three significant digits, more (5, 7, 9, then 12) where three would print k1's
+    :math:`\lambda = 0` or k3's :math:`\lambda = 1` for a :math:`\lambda` that is neither.
+
+    Parameters
+    ----------
+    x : float
+        :math:`\lambda`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> lam_text(0.58197670686932642), lam_text(0.9999998), lam_text(3.4719859e-10), lam_text(1.0)
+    ('0.582', '0.9999998', '3.47e-10', '1')
+    """
+    for digits in (3, 5, 7, 9, 12):
+        text = f"{x:.{digits}g}"
+        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
+            break
+    return text

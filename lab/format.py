@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from charts.numbers import from_log, number, share
+from charts.numbers import from_log, lam_text, number, share
 
-__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "number", "past_number_columns", "share",
+__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "lam_text", "number", "past_number_columns", "share",
            "text_column", "with_past_double_logs"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
@@ -72,13 +72,3 @@ def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
             out[col] = [x if (c := _cell(x, lx, 12)) is None or not math.isinf(x) else c
                         for x, lx in zip(df[col].to_numpy(dtype=float), logs, strict=True)]
     return out
-
-
-def lam_text(x: float) -> str:
-    """λ as the page prints it: 3 significant digits, more where 3 would print k1's 0 or k3's 1
-    for a λ that is neither."""
-    for digits in (3, 5, 7, 9, 12):
-        text = f"{x:.{digits}g}"
-        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
-            break
-    return text

@@ -26,7 +26,7 @@ from kl_core.estimation.reliability import (
 )
 from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message
-from lab.format import number, share
+from lab.format import lam_text, number, share
 from lab.notes import Note
 
 __all__ = [
@@ -395,7 +395,7 @@ def estimator_mean_line(key: str, lam: float) -> str:
     info = ESTIMATORS[key]
     summary = _(info.summary)
     if info.parameter is not None:
-        summary = _("{summary} Here λ = {lam:g}.").format(summary=summary, lam=lam)
+        summary = _("{summary} Here λ = {lam}.").format(summary=summary, lam=lam_text(lam))
     if info.unbiased_for:
         mean = _("Its mean: {target} exactly.").format(target=f"${info.estimates_latex}$")
     else:

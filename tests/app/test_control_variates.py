@@ -335,6 +335,9 @@ def test_k_lambda_histogram_is_titled_with_lambda():
     assert COLORS["k_lambda"] in json.dumps(spec)
     spec3 = k_lambda_histogram(estimators.k3(np.zeros(10)), 1.0, key="k3").to_dict()
     assert spec3["title"]["text"] == "k3 = kλ at λ = 1"
+    # λ* = 0.9999998 (CV's near-equal pair) is not k3: the title printed it "λ = 1" (format .4g)
+    near = k_lambda_histogram(values, 0.9999998, true_value=0.5).to_dict()
+    assert near["title"]["text"] == "kλ at λ = 0.9999998"
 
 
 def test_k_lambda_profile_spec():
