@@ -148,7 +148,7 @@ ui.chart(
                        {k: k for k in notes.CURVE_KEYS},
                        notes.mc_points(sample, curves), current=length),
     name=_("relative-std-T{t}").format(t=length),
-    caption=notes.relative_std_caption(curves, length),
+    caption=notes.relative_std_caption(curves, length, n_used),
 )
 for note in (notes.rb_note(curves), notes.unreliable_note(curves, length, n_used)):
     if note is not None:

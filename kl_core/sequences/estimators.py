@@ -81,6 +81,7 @@ from typing import Any
 import numpy as np
 
 from kl_core.estimation import estimators as est
+from kl_core.estimation.reliability import count_text
 from kl_core.sequences.markov import (
     MarkovChain,
     check_length,
@@ -88,7 +89,7 @@ from kl_core.sequences.markov import (
     next_token_kl,
     per_position_kl,
 )
-from kl_core.validation import Message, by_key
+from kl_core.validation import Message, by_key, check_positive_int
 
 __all__ = [
     "ADDITIVE_KEYS",
@@ -102,6 +103,7 @@ __all__ = [
     "SequenceRow",
     "exact_curves",
     "exact_moments",
+    "rare_sequences",
     "sequence_report",
 ]
 
@@ -511,6 +513,53 @@ def exact_moments(policy: MarkovChain | str, ref: MarkovChain | str, length: int
     )
 
 
+def rare_sequences(log_r2: float, n: int) -> tuple[float, float]:
+    r"""Where :math:`\mathbb{E}[R^2]` lives: a set of rare sequences, and how likely ``n`` draws are to meet it.
+
+    With :math:`M = \mathbb{E}_{\pi_\theta}[R^2]`, :math:`c = \sqrt M` and :math:`\mathbb{E}_{\pi_\theta}[R] = 1`,
+    Markov's inequality gives
+
+    .. math::
+
+        P(R > c) \le \frac{\mathbb{E}[R]}{c} = \frac{1}{\sqrt M} = p, \qquad
+        \mathbb{E}[R^2;\, R \le c] \le c\,\mathbb{E}[R] = \sqrt M,
+
+    so sequences of total probability at most :math:`p` carry at least :math:`1 - p` of
+    :math:`M`, the term behind seq_k3's variance; ``n`` independent draws include one of them with
+    probability at most :math:`1 - (1 - p)^n`.  Where none is drawn, the sample's :math:`R^2` average
+    has expectation at most :math:`\sqrt M`, a fraction :math:`p` of :math:`M`.
+
+    Parameters
+    ----------
+    log_r2 : float
+        :math:`\log M` (``SequenceExact.log_r2``; ``SequenceCurves.log_r2`` per T).
+    n : int
+        Sequences drawn.
+
+    Returns
+    -------
+    (float, float)
+        :math:`p` (1 where :math:`M \le 1`: no rare set), and the bound on the chance that ``n`` draws
+        include such a sequence.
+
+    References
+    ----------
+    A. Amini, T. Vieira, R. Cotterell (2025), arXiv:2504.10637 (seq_k3's variance).
+
+    Examples
+    --------
+    >>> p, hit = rare_sequences(math.log(1e10), 1000)
+    >>> f"{p:.3g}", f"{hit:.3g}"
+    ('1e-05', '0.00995')
+    """
+    log_r2 = float(log_r2)
+    if math.isnan(log_r2):
+        raise ValueError("log_r2 must not be NaN")
+    n = check_positive_int(n, "n")
+    p = math.exp(-0.5 * log_r2) if log_r2 > 0 else 1.0
+    return p, -math.expm1(n * math.log1p(-p)) if p < 1.0 else 1.0
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -628,6 +677,20 @@ def _ratio(a: float, b: float) -> float:
     return math.nan if a == 0 else math.inf
 
 
+def _sequences_for_tenth(times: float) -> str:
+    """n ≥ (std / (KL/10))² = 100 · times²: the sequences a standard error of 10% of the KL takes, as the
+    notes print a count (``count_text``: rounded up), also past a double."""
+    need = 100.0 * times * times
+    if math.isfinite(need):
+        return count_text(math.ceil(need))
+    log10_need = 2.0 * math.log10(10.0 * times)
+    exponent = math.floor(log10_need)
+    mantissa = math.ceil(1000.0 * 10.0 ** (log10_need - exponent)) / 1000.0
+    if mantissa >= 10.0:
+        mantissa, exponent = 1.0, exponent + 1
+    return f"{mantissa:.4g}e+{exponent:02d}"
+
+
 def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> list[str]:
     notes = []
     if math.isinf(ex.std["seq_k3"]):
@@ -636,11 +699,21 @@ def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> li
             power=format(ex.log_r2, ".4g"),
         ))
     elif ex.true_kl > 0 and ex.std["seq_k3"] > 10 * ex.true_kl:
-        notes.append(Message(
-            "seq_k3: its std is {times} times the KL; a few rare sequences carry its mean, so its "
-            "Monte Carlo figures are unreliable at any usual n.",
-            times=format(ex.std["seq_k3"] / ex.true_kl, ".3g"),
-        ))
+        times = ex.std["seq_k3"] / ex.true_kl
+        rare, hit = rare_sequences(ex.log_r2, n) if n is not None and n >= 1 else (1.0, 1.0)
+        if hit <= 0.5:
+            notes.append(Message(
+                "seq_k3: its std is {times} times the KL. Sequences of total probability at most p = {rare} "
+                "carry at least 1 − p of E[R^2], and n = {n:,} draws include one with probability at most "
+                "{hit}, so its Monte Carlo std likely falls far short of the exact one.",
+                times=format(times, ".3g"), rare=format(rare, ".3g"), n=n, hit=format(hit, ".3g"),
+            ))
+        else:
+            notes.append(Message(
+                "seq_k3: its std is {times} times the KL, so a standard error of 10% of the KL takes "
+                "n ≥ {need} sequences.",
+                times=format(times, ".3g"), need=_sequences_for_tenth(times),
+            ))
     if ex.std["rb"] > ex.std["sum_k1"] * (1 + 1e-12):
         notes.append(Message(
             "rb has more variance than sum_k1 here: each position's term has less, but the "

@@ -26,6 +26,7 @@ from kl_core.sequences.estimators import (
     SEQUENCE_ESTIMATORS,
     SequenceCurves,
     exact_curves,
+    rare_sequences,
 )
 from kl_core.sequences.gradients import SequenceGradientTable
 from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, MarkovChain, drift_pair, parse_markov
@@ -400,8 +401,9 @@ def _leaves(curves: SequenceCurves, key: str, top: float) -> int | None:
     return int(lengths[below[-1] + 1]) if below.size else int(lengths[0])
 
 
-def relative_std_caption(curves: SequenceCurves, length: int) -> str:
-    """Under the spread chart: the figures at the reader's T, and where seq_k3 goes."""
+def relative_std_caption(curves: SequenceCurves, length: int, n: int) -> str:
+    """Under the spread chart: the figures at the reader's T, where seq_k3 goes, and whether N = ``n``
+    draws are likely to miss the rare sequences behind its variance (:func:`rare_sequences`)."""
     kl = float(curves.true_kl[length - 1])
     if not kl > 0:
         return _("At T = {t} the two chains give every sequence the same probability (KL = 0): "
@@ -427,11 +429,13 @@ def relative_std_caption(curves: SequenceCurves, length: int) -> str:
         text += " " + _(
             "seq_k3's spread passes 100 times the KL from T = {t} on."
         ).format(t=leaves)
-    if not rel["seq_k3"] <= WILD_SPREAD:
+    rare, hit = rare_sequences(float(curves.log_r2[i]), n)
+    if not rel["seq_k3"] <= WILD_SPREAD and hit <= 0.5:
         text += " " + _(
-            "Its sample std can fall far short of the exact one: a few rare sequences carry most of "
-            "its variance, and N draws mostly miss them."
-        )
+            "Its sample std likely falls far short of the exact one: sequences of total probability at most "
+            "p = {rare} carry at least 1 − p of E[R²], the term behind its variance, and N = {n:,} draws "
+            "include one with probability at most {hit}."
+        ).format(rare=number(rare), n=n, hit=number(hit))
     return text
 
 
@@ -440,36 +444,35 @@ def _ratio_text(x: float) -> str:
     return number(x) if math.isfinite(x) else _("too large for a double")
 
 
-#: Std per sequence over the KL beyond which Monte Carlo figures are unreliable at any usual N
-#: (the threshold of the note of ``python -m kl_core sequence``).
+#: Std per sequence over the KL beyond which seq_k3's spread is called wild (as the note of
+#: ``python -m kl_core sequence`` does).
 WILD_SPREAD = 10.0
+
+#: A standard error above this share of the KL is worth a warning: ±2 SE is then ±20% of it or more.
+NOTED_RELATIVE_SE = 0.1
 
 
 def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
-    """A warning when an unbiased estimator is too spread for N draws to find its mean."""
+    """A warning where an unbiased estimator's Monte Carlo mean from N draws has a standard error above
+    :data:`NOTED_RELATIVE_SE` of the KL."""
     kl = float(curves.true_kl[length - 1])
     if not kl > 0:
         return None
-    wild = [k for k in ("sum_k1", "sum_k3", "seq_k3")
-            if not float(curves.relative_std(k)[length - 1]) <= WILD_SPREAD]
+    rel_se = {k: float(curves.relative_std(k)[length - 1]) / math.sqrt(n) for k in ("sum_k1", "sum_k3", "seq_k3")}
+    wild = [k for k, se in rel_se.items() if not se <= NOTED_RELATIVE_SE]
     if not wild:
         return None
-    widest = max(float(curves.relative_std(k)[length - 1]) for k in wild)
-    se = widest / math.sqrt(n)
-    numbers = dict(t=length, keys=", ".join(wild), n=n, x=WILD_SPREAD, se=number(se))
+    se = max(rel_se[k] for k in wild)
+    numbers = dict(t=length, keys=", ".join(wild), n=n, se=number(se))
     if not math.isfinite(se):
         text = _(
-            "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
-            "Monte Carlo means can land far from the exact value (a standard error too large for a "
-            "double, in multiples of the KL), and where rare sequences carry the variance their sample "
-            "std can understate the true one."
+            "At T = {t}, with N = {n:,} draws the Monte Carlo means of {keys} have a standard error too "
+            "large for a double, in multiples of the KL: they can land far from the exact value."
         ).format(**numbers)
     else:
         text = _(
-            "At T = {t}, {keys} spread over {x:g} times the KL per sequence: with N = {n:,} draws their "
-            "Monte Carlo means can land far from the exact value (a standard error of up to {se} times "
-            "the KL), and where rare sequences carry the variance their sample std can understate the "
-            "true one."
+            "At T = {t}, with N = {n:,} draws the Monte Carlo means of {keys} have a standard error of up "
+            "to {se} times the KL: they can land far from the exact value."
         ).format(**numbers)
     if all(math.isfinite(float(curves.std[k][length - 1])) for k in curves.std):
         text += " " + _("The exact columns are right.")

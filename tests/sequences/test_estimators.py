@@ -22,6 +22,7 @@ from kl_core.sequences.estimators import (
     SEQUENCE_KEYS,
     exact_curves,
     exact_moments,
+    rare_sequences,
     sequence_report,
 )
 from kl_core.sequences.markov import MarkovChain, drift_pair, parse_markov, per_position_kl
@@ -328,3 +329,47 @@ def test_report_rejects_bad_arguments(args: dict, match: str) -> None:
     kw = {"policy": policy, "ref": ref, "length": 4, "n": 10} | args
     with pytest.raises(ValueError, match=match):
         sequence_report(**kw)
+
+
+@pytest.mark.parametrize(("k", "drift", "length"), [(2, 2.3, 1), (3, 1.5, 2), (4, 3.0, 3)])
+def test_rare_sequences_bounds_hold_on_every_sequence(k, drift, length):
+    """Markov's inequality, checked by listing all K^T sequences: those with R > √E[R²] have total
+    probability at most p = 1/√E[R²] and carry at least 1 − p of E[R²]."""
+    import itertools
+
+    policy, ref = drift_pair(k, drift)
+    prob, r = [], []
+    for x in itertools.product(range(k), repeat=length):
+        lp = policy.log_first[x[0]] + sum(policy.log_transitions[a, b] for a, b in itertools.pairwise(x))
+        lr = ref.log_first[x[0]] + sum(ref.log_transitions[a, b] for a, b in itertools.pairwise(x))
+        prob.append(math.exp(lp))
+        r.append(math.exp(lr - lp))
+    prob, r = np.array(prob), np.array(r)
+    m = float(np.sum(prob * r * r))
+    assert math.log(m) == pytest.approx(float(exact_curves(policy, ref, length).log_r2[-1]), rel=1e-12)
+    p, hit = rare_sequences(math.log(m), 1000)
+    rare = r > math.sqrt(m)
+    assert float(prob[rare].sum()) <= p and float(np.sum((prob * r * r)[rare])) >= (1 - p) * m
+    assert hit == pytest.approx(1 - (1 - p) ** 1000, rel=1e-12)
+
+
+def test_rare_sequences_at_p_equal_q_and_bad_input():
+    assert rare_sequences(0.0, 10) == (1.0, 1.0)
+    with pytest.raises(ValueError, match="log_r2"):
+        rare_sequences(math.nan, 10)
+    with pytest.raises(ValueError, match="n"):
+        rare_sequences(1.0, 0)
+
+
+def test_the_seq_k3_note_states_only_what_its_numbers_show():
+    """It said "a few rare sequences carry its mean, so its Monte Carlo figures are unreliable at any usual
+    n" at K = 2, δ = 2.3, T = 1, where 1,000 draws meet the rare token about 5 times."""
+    few = sequence_report(*drift_pair(2, 2.3), 1, n=1000)
+    (note,) = [x for x in few.notes if x.startswith("seq_k3")]
+    times = few.row["seq_k3"].exact_std / few.exact.true_kl
+    assert note == (f"seq_k3: its std is {times:.3g} times the KL, so a standard error of 10% of the KL takes "
+                    f"n ≥ {math.ceil(100 * times * times):,} sequences.")
+    far = sequence_report(*drift_pair(8, 3.0), 64, n=1000)
+    (note,) = [x for x in far.notes if x.startswith("seq_k3")]
+    p, hit = rare_sequences(far.exact.log_r2, 1000)
+    assert f"at most p = {p:.3g} carry at least 1 − p of E[R^2]" in note and f"at most {hit:.3g}, so" in note
