@@ -14,7 +14,6 @@ import streamlit as st
 from i18n import _, message
 from kl_core.lessons import catalog as core
 from lab import lessons, state, ui
-from lab.format import number
 from lab.navigation import leave_legacy_wrapper
 from lab.notes import lessons as notes
 from lab.pages import page_by_url
@@ -68,8 +67,7 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
                 st.form_submit_button(_("Reveal the answer") if present else _("Show me"),
                                       icon=":material/visibility:", on_click=lessons.submit, args=(q, True))
         if lessons.missing_guess(q):
-            st.warning(_("Type a number first (or choose **Show me**).") if q.kind == "numeric"
-                       else _("Choose an answer first (or **Show me**)."), icon=":material/edit:")
+            st.warning(notes.missing_text(q, st.session_state.get("typed-" + key, "")), icon=":material/edit:")
         # -------------------------------------------------------- the check
         rec = lessons.records().get((q.lesson, q.step, q.variant))
         if rec is not None:
@@ -82,9 +80,8 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
                 st.metric(_("Exact value (kl_core)"), notes.answer_text(q))
                 st.metric(_("Your prediction"), notes.guess_text(q, rec.guess))
                 if rec.guess is not None and q.answer != 0:
-                    st.metric(_("Off by"), "{pct:+.0%}".format(pct=(float(rec.guess) - float(q.answer)) / abs(float(q.answer))),
-                              help=_("(guess − exact) / |exact|"))
-                st.metric(_("Counts as right within"), "± " + number(q.tolerance))
+                    st.metric(_("Off by"), notes.off_by_text(q, rec.guess), help=_("(guess − exact) / |exact|"))
+                st.metric(_("Counts as right within"), "± " + notes.tolerance_text(q))
         st.markdown(message(q.explanation))
         lessons.draw_chart(q)  # the step's simulation, where it has one
         path, query = q.explore

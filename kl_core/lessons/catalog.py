@@ -230,6 +230,16 @@ def grade(q: Question, guess: float | str | None) -> Grade:
 # --------------------------------------------------------------------------- #
 # Samplers and links
 # --------------------------------------------------------------------------- #
+def _tolerance(tolerance: tuple[float, float], answer: float) -> float:
+    """A numeric step's ± tolerance at ``answer``: its absolute floor, or its share of the answer."""
+    return max(tolerance[0], tolerance[1] * abs(float(answer)))
+
+
+def _outside(tolerance: tuple[float, float], facts: Params, guess: float) -> bool:
+    """A naive ``guess`` is graded wrong: it lies beyond ``tolerance`` of the answer (for a ``holds``)."""
+    return abs(guess - float(facts["answer"])) > _tolerance(tolerance, facts["answer"]) * (1 + 1e-6)
+
+
 def _grid(rng: random.Random, lo: float, hi: float, step: float) -> float:
     """A value of lo, lo + step, …, hi, drawn uniformly (rounded to the grid's digits)."""
     n = round((hi - lo) / step)
@@ -307,6 +317,10 @@ _SHIFT_SETUP = N_(
     r"For each draw $x \sim q$ let $r = p(x)/q(x)$."
 )
 
+#: ± tolerances of two standard-deviation steps, shared with their ``holds``, which keep a naive guess wrong.
+_SD_K1_TOLERANCE = (0.01, 0.05)
+_SD_K_LAMBDA_TOLERANCE = (0.01, 0.07)
+
 _L1 = Lesson(
     1,
     N_("Why is my approx_kl negative?"),
@@ -358,8 +372,9 @@ _L1 = Lesson(
             explore=_lab("k1"),
             extras={"kl": ("kl_qp", {})},
             derive=lambda f: {"ratio": f["answer"] / f["kl"]},
-            tolerance=(0.01, 0.05),
-            holds=lambda f: f["answer"] > 2 * f["kl"],
+            tolerance=_SD_K1_TOLERANCE,
+            # the variance μ² = 2·KL, typed for the SD, is wrong (at μ = 0.95 it sat on the edge)
+            holds=lambda f: f["answer"] > 2 * f["kl"] and _outside(_SD_K1_TOLERANCE, f, 2 * f["kl"]),
         ),
         Step(
             title=N_("What averaging does"),
@@ -524,7 +539,9 @@ _L3 = Lesson(
             sample=lambda rng: {**_shift(_grid(rng, 0.5, 1.2, 0.1)), "lam": rng.choice((0.25, 0.5, 1.5))},
             explore=_cv,
             extras={"sd_k1": ("sd_k1", {}), "sd_k3": ("sd_k3", {})},
-            tolerance=(0.01, 0.07),
+            tolerance=_SD_K_LAMBDA_TOLERANCE,
+            # k1's or k3's SD, typed for kλ's, is wrong (5 of 24 settings accepted one)
+            holds=lambda f: all(_outside(_SD_K_LAMBDA_TOLERANCE, f, f[k]) for k in ("sd_k1", "sd_k3")),
         ),
         Step(
             title=N_("The best λ"),
@@ -1084,9 +1101,7 @@ def question(lesson_no: int, step_no: int, variant: int = 0) -> Question:
         raise ValueError(f"lesson {lesson_no} step {step_no}: no variant near {variant} makes its point")
     answer = facts["answer"]
     words = _doctor_words(params, answer) if lesson_no == 7 else {}
-    tol = None
-    if st.kind == "numeric":
-        tol = max(st.tolerance[0], st.tolerance[1] * abs(float(answer)))
+    tol = _tolerance(st.tolerance, answer) if st.kind == "numeric" else None
     fill = {**params, **facts, **words}
     choices = tuple((c.key, _choice_label(c)) for c in st.choices(params))
     if st.kind == "choice" and answer not in dict(choices):

@@ -50,11 +50,11 @@ INTRO = N_(
 POINTS: dict[int, str] = {
     1: N_("a single k1 = −log r is negative wherever p(x) > q(x), so a logged approx_kl, the mean "
           "of a few of them, can be negative too, although the KL it estimates never is."),
-    2: N_("k1, k2 and k3 differ in what they average to and in how widely single values scatter; "
+    2: N_("k1, k2 and k3 can differ in what they average to and in how widely single values scatter; "
           "how their spreads compare depends on how far p is from q."),
     3: N_("adding λ(r − 1) leaves the mean of kλ at the KL for every λ: λ changes only the spread, "
           "and whether single values can fall below zero."),
-    4: N_("KL[q‖p] and KL[p‖q] are different numbers: which distribution was sampled and which "
+    4: N_("KL[q‖p] and KL[p‖q] can be different numbers: which distribution was sampled and which "
           "ratio is used decide which one an estimator averages to."),
     5: N_("used as a loss, an estimator acts through its gradient, not its value: an estimator "
           "of the right number can push the policy towards a different target, or not at all."),
@@ -94,16 +94,45 @@ def parse_guess(text: str) -> float | None:
     >>> parse_guess("25%"), parse_guess("0,5"), parse_guess("abc")
     (0.25, 0.5, None)
     """
+    value = _typed_value(text)
+    return value if math.isfinite(value) else None
+
+
+def _typed_value(text: str) -> float:
+    """The typed number (``-0`` read as 0), ``inf`` past the largest double, NaN if it is not a number."""
     s = (text or "").strip().replace("−", "-").replace(" ", "").replace("\u00a0", "")
     percent = s.endswith("%")
     if percent:
         s = s[:-1]
     if not _NUMBER.match(s):
-        return None
-    value = float(s.replace(",", "."))
-    if not math.isfinite(value):
-        return None
+        return math.nan
+    value = float(s.replace(",", ".")) + 0.0  # + 0.0: −0 is 0
     return value / 100 if percent else value
+
+
+def missing_text(q: Question, typed: str) -> str:
+    """The warning after "Check" with nothing usable: nothing chosen, nothing typed, or a number past a double."""
+    if q.kind != "numeric":
+        return _("Choose an answer first (or **Show me**).")
+    if math.isinf(_typed_value(typed)):
+        return _("{typed} is beyond the largest double: type a smaller number (or choose **Show me**).").format(
+            typed=typed.strip())
+    return _("Type a number first (or choose **Show me**).")
+
+
+def tolerance_text(q: Question) -> str:
+    """The ± tolerance to 4 significant digits, rounded down, so that every guess it admits is graded right."""
+    tol = float(q.tolerance)
+    if not tol > 0:
+        return number(tol)
+    scale = 10.0 ** (math.floor(math.log10(tol)) - 3)
+    return number(math.floor(tol / scale * (1 + 1e-12)) * scale)
+
+
+def off_by_text(q: Question, guess: float) -> str:
+    """(guess − exact) / |exact| as a whole percentage, unsigned where it rounds to 0."""
+    text = "{pct:+.0%}".format(pct=(float(guess) - float(q.answer)) / abs(float(q.answer)))
+    return "0%" if text in ("+0%", "-0%") else text
 
 
 def check(q: Question, guess: float | str | None) -> Record:
@@ -142,9 +171,15 @@ def verdict(q: Question, rec: Record) -> tuple[str, str]:
         return "error", _("Not quite. You chose {guess}; the answer is **{exact}**.").format(
             guess=guess_text(q, rec.guess), exact=exact)
     g: Grade = grade(q, rec.guess)
-    off = _("{diff} too high").format(diff=number(abs(g.error))) if g.error > 0 else (
-        _("{diff} too low").format(diff=number(abs(g.error))) if g.error < 0 else _("exactly right"))
-    within = _("within ± {tol} counts as right").format(tol=number(q.tolerance))
+    if g.error == 0:
+        off = _("exactly right")
+    elif guess_text(q, rec.guess) == exact:  # a difference in digits the page does not show (2.8e-17)
+        off = _("the same to the digits shown")
+    elif g.error > 0:
+        off = _("{diff} too high").format(diff=number(abs(g.error)))
+    else:
+        off = _("{diff} too low").format(diff=number(abs(g.error)))
+    within = _("within ± {tol} counts as right").format(tol=tolerance_text(q))
     if rec.result == "right":
         return "success", _("Right. The exact value is **{exact}**; your {guess} is {off} ({within}).").format(
             exact=exact, guess=guess_text(q, rec.guess), off=off, within=within)

@@ -27,6 +27,10 @@ def test_verdicts_use_the_exact_numbers() -> None:
     assert kind == "success" and "0.005 too low" in text
     kind, text = notes.verdict(q, notes.check(q, None))
     assert kind == "info" and "0.245" in text
+    # the exact value as shown: KL is stored as 0.24499999999999997, and it said "2.776e-17 too high"
+    kind, text = notes.verdict(q, notes.check(q, notes.parse_guess("0.245")))
+    assert kind == "success" and "your 0.245 is the same to the digits shown" in text and "too" not in text
+    assert notes.off_by_text(q, 0.245) == "0%" and notes.off_by_text(q, 0.3) == "+22%"
     c = core.question(2, 4, 0)
     wrong = next(k for k, _label in c.choices if k != c.answer)
     kind, text = notes.verdict(c, notes.check(c, wrong))
@@ -69,3 +73,25 @@ def test_every_lesson_has_a_point_that_gives_no_answer_away() -> None:
                 assert number(float(q.answer)) not in bare.split(":**")[1]
             else:
                 assert str(q.correct_label) not in bare
+
+
+def test_minus_zero_is_zero_and_a_number_past_a_double_is_named() -> None:
+    assert str(notes.parse_guess("-0")) == "0.0" and str(notes.parse_guess("−0%")) == "0.0"
+    q = core.question(1, 1, 0)
+    assert notes.missing_text(q, " 1e999 ") == (
+        "1e999 is beyond the largest double: type a smaller number (or choose **Show me**).")
+    assert notes.missing_text(q, "abc") == "Type a number first (or choose **Show me**)."
+    assert notes.missing_text(core.question(2, 4, 0), "") == "Choose an answer first (or **Show me**)."
+
+
+def test_the_tolerance_shown_never_admits_a_guess_graded_wrong() -> None:
+    """Lesson 6 step 1: the tolerance 1.5625e-06 was shown as ± 1.563e-06, larger than it is."""
+    for lesson, step in ((6, 1), (1, 1), (3, 2), (2, 1)):
+        for v in range(40):
+            q = core.question(lesson, step, v)
+            if q.kind != "numeric":
+                continue
+            shown = float(notes.tolerance_text(q))
+            assert q.tolerance * (1 - 1e-3) <= shown <= q.tolerance * (1 + 1e-9)  # grade()'s own slack
+            assert core.grade(q, float(q.answer) + shown).correct
+    assert notes.tolerance_text(core.question(6, 1, 0)) == "1.562e-06"

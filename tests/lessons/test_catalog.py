@@ -215,3 +215,13 @@ def test_k2s_spread_names_the_crossings_it_states() -> None:
     assert q.facts["cross23"] == pytest.approx(compute("mu_equal_sd", {"a": "k2", "b": "k3"}), rel=1e-9)
     assert q.facts["cross23"] == pytest.approx(1.2047, abs=5e-4)
     assert f"and k3's at $\\mu \\approx$ {q.facts['cross23']:.3f}." in q.explanation
+
+
+def test_no_sd_step_grades_the_naive_guess_right():
+    """Lesson 3 step 2 accepted SD(k1) or SD(k3) for SD(kλ) at 5 of its 24 settings (v0: 0.7 for 0.6654 ±
+    0.0466), and lesson 1 step 3 the variance μ² = 0.9025 for the SD 0.95 (on the edge of ± 0.0475)."""
+    for v in range(0, L.MAX_VARIANT + 1, 7):
+        q = L.question(3, 2, v)
+        assert not any(L.grade(q, q.facts[k]).correct for k in ("sd_k1", "sd_k3")), q.params
+        q = L.question(1, 3, v)
+        assert not L.grade(q, 2 * q.facts["kl"]).correct, q.params
