@@ -103,6 +103,7 @@ __all__ = [
     "SequenceRow",
     "exact_curves",
     "exact_moments",
+    "likely_missed",
     "rare_sequences",
     "sequence_report",
 ]
@@ -560,6 +561,35 @@ def rare_sequences(log_r2: float, n: int) -> tuple[float, float]:
     return p, -math.expm1(n * math.log1p(-p)) if p < 1.0 else 1.0
 
 
+def likely_missed(rare: float, hit: float) -> bool:
+    r"""Whether a sample likely misses the rare sequences of :func:`rare_sequences` *and* so falls far short.
+
+    True where ``n`` draws include none of them with probability at least 1/2 (``hit`` :math:`\le 1/2`)
+    and they carry at least 99% of :math:`\mathbb{E}[R^2]` (``rare`` :math:`= p \le 0.01`): a sample
+    without them averages :math:`R^2` to at most :math:`p/(1 - p)`, about 1%, of :math:`\mathbb{E}[R^2]`
+    in expectation.
+
+    Parameters
+    ----------
+    rare, hit : float
+        :func:`rare_sequences`'s :math:`p` and its bound on meeting the rare set.
+
+    Returns
+    -------
+    bool
+
+    References
+    ----------
+    A. Amini, T. Vieira, R. Cotterell (2025), arXiv:2504.10637 (seq_k3's variance).
+
+    Examples
+    --------
+    >>> likely_missed(1e-5, 0.01), likely_missed(0.2, 0.2), likely_missed(1e-3, 0.63)
+    (True, False, False)
+    """
+    return hit <= 0.5 and rare <= 0.01
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -701,7 +731,7 @@ def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> li
     elif ex.true_kl > 0 and ex.std["seq_k3"] > 10 * ex.true_kl:
         times = ex.std["seq_k3"] / ex.true_kl
         rare, hit = rare_sequences(ex.log_r2, n) if n is not None and n >= 1 else (1.0, 1.0)
-        if hit <= 0.5:
+        if likely_missed(rare, hit):
             notes.append(Message(
                 "seq_k3: its std is {times} times the KL. Sequences of total probability at most p = {rare} "
                 "carry at least 1 − p of E[R^2], and n = {n:,} draws include one with probability at most "

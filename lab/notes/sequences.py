@@ -26,6 +26,7 @@ from kl_core.sequences.estimators import (
     SEQUENCE_ESTIMATORS,
     SequenceCurves,
     exact_curves,
+    likely_missed,
     rare_sequences,
 )
 from kl_core.sequences.gradients import SequenceGradientTable
@@ -430,7 +431,7 @@ def relative_std_caption(curves: SequenceCurves, length: int, n: int) -> str:
             "seq_k3's spread passes 100 times the KL from T = {t} on."
         ).format(t=leaves)
     rare, hit = rare_sequences(float(curves.log_r2[i]), n)
-    if not rel["seq_k3"] <= WILD_SPREAD and hit <= 0.5:
+    if not rel["seq_k3"] <= WILD_SPREAD and likely_missed(rare, hit):
         text += " " + _(
             "Its sample std likely falls far short of the exact one: sequences of total probability at most "
             "p = {rare} carry at least 1 − p of E[R²], the term behind its variance, and N = {n:,} draws "
