@@ -101,8 +101,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, BinaryIO
 
@@ -140,6 +140,7 @@ __all__ = [
     "count_text",
     "sample_size_check",
     "se_band_coverage",
+    "shown_positions",
     "load_table",
     "position_bucket",
 ]
@@ -156,15 +157,15 @@ RB_DEFINITIONS: dict[str, dict[str, str]] = {
     "sampler-other": {
         "formula": r"\mathrm{KL}[\text{sampler}(\cdot \mid x_{<t}) \,\|\, \text{other}(\cdot \mid x_{<t})]",
         "meaning": (
-            "Rao-Blackwellized: the exact next-token KL at each prefix; unbiased for "
-            "KL[sampler||other], with a per-token variance at most k1's and k3's"
+            "Rao-Blackwellized: the exact next-token KL at each prefix; if the column holds it, unbiased "
+            "for KL[sampler||other], and in expectation no more variable per token than k1 or k3"
         ),
     },
     "other-sampler": {
         "formula": r"\mathrm{KL}[\text{other}(\cdot \mid x_{<t}) \,\|\, \text{sampler}(\cdot \mid x_{<t})]",
         "meaning": (
-            "Rao-Blackwellized: the exact next-token KL at each prefix; unbiased for "
-            "KL[other||sampler], with a per-token variance at most k1's and k3's"
+            "Rao-Blackwellized: the exact next-token KL at each prefix; if the column holds it, unbiased "
+            "for KL[other||sampler], and in expectation no more variable per token than k1 or k3"
         ),
     },
 }
@@ -366,6 +367,33 @@ class PositionBucket:
         return row
 
 
+def shown_positions(positions: Sequence[PositionBucket], file_se: bool = True) -> tuple[PositionBucket, ...]:
+    r"""The position buckets with each SE withheld (``nan``) where it means nothing.
+
+    Every bucket's when the file itself has too few tokens for a standard error (``file_se`` False,
+    :meth:`AuditReport.sample_size`); else each bucket's with fewer than :data:`MIN_FOR_SE` (effective)
+    tokens (:meth:`PositionBucket.sample_size`), since :math:`\mathrm{SE} = \hat\sigma/\sqrt n` needs
+    :math:`\hat\sigma` first.  A bucket kept whole is the same object.
+
+    Parameters
+    ----------
+    positions : sequence of PositionBucket
+        ``AuditReport.positions``.
+    file_se : bool, default True
+        Whether the file's token count allows a standard error.
+
+    Returns
+    -------
+    tuple of PositionBucket
+
+    References
+    ----------
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+    """
+    return tuple(b if file_se and b.sample_size().se
+                 else replace(b, se={k: math.nan for k in b.se}, log_se={}) for b in positions)
+
+
 @dataclass(frozen=True)
 class SequenceSummary:
     r"""Per-sequence sums of each estimator and their summary over sequences.
@@ -528,6 +556,39 @@ class AuditReport:
         if self.weighted and self.ess is not None:
             return sample_size_check(self.ess, "effective tokens")
         return sample_size_check(self.n, "tokens")
+
+    def shown(self) -> AuditReport:
+        """The report with every statistic that means nothing at its count withheld (``nan``), as the app shows it.
+
+        The per-token SE, std, p95 and p99 of :meth:`sample_size` (rb's too); each position bucket's SE
+        where the file or the bucket has fewer than :data:`MIN_FOR_SE` (effective) tokens
+        (:meth:`PositionBucket.sample_size`); the sequence sums' figures by
+        :meth:`SequenceSummary.sample_size`.  :meth:`withheld_notes` says why.
+        """
+        check = self.sample_size()
+        positions = None if self.positions is None else shown_positions(self.positions, check.se)
+        sequences = self.sequences
+        if sequences is not None:
+            sequences = replace(sequences, stats=sequences.sample_size().masked_all(sequences.stats))
+        masked = check.masked_all(self.summaries)
+        return replace(self, **masked, positions=positions, sequences=sequences,
+                       rb=None if self.rb is None else check.masked(self.rb))
+
+    def withheld_notes(self) -> list[Message]:
+        """Why :meth:`shown` withholds figures: the tokens' note, a note on thin position buckets, the sequences'."""
+        notes = []
+        check = self.sample_size()
+        if check.note is not None:
+            notes.append(check.note)
+        if self.positions is not None and check.se:
+            thin = sum(1 for a, b in zip(self.positions, shown_positions(self.positions), strict=True) if a is not b)
+            if thin:
+                notes.append(Message(
+                    "{thin} of {buckets} position buckets have fewer than {least} (effective) tokens: their SE is "
+                    "not shown (—).", thin=thin, buckets=len(self.positions), least=MIN_FOR_SE))
+        if self.sequences is not None and (note := self.sequences.sample_size().note) is not None:
+            notes.append(note)
+        return notes
 
     @property
     def all_summaries(self) -> dict[str, EstimatorSummary]:

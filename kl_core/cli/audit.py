@@ -192,7 +192,8 @@ def _run_audit(args: argparse.Namespace) -> int:
     )
     report = audit.audit(**table.as_kwargs(), direction=args.direction)
     if args.json:
-        out = report.to_dict()
+        out = report.shown().to_dict()  # withheld figures are null, as the app leaves them out
+        out["notes"] = [str(note) for note in report.withheld_notes()]
         out["file"] = os.fspath(args.file)
         out["columns"] = dict(table.columns)
         print(json.dumps(json_value(out), indent=2, allow_nan=False, ensure_ascii=False))
@@ -255,13 +256,19 @@ def _summary_rows(stats: dict[str, audit.EstimatorSummary]) -> list[list[str]]:
     ]
 
 
-def _ratio_line(ratio: dict[str, float], logs: dict[str, float] | None) -> str:
+def _ratio_lines(ratio: dict[str, float], logs: dict[str, float] | None, what: str = "per token") -> list[str]:
+    """The variance ratios of rb, and which estimator rb varies more than in this file (a ratio below 1)."""
     logs = logs or {}
-    return (
-        f"variance reduction of rb: Var(k1)/Var(rb) = "
+    lines = [
+        f"variance ratios of rb: Var(k1)/Var(rb) = "
         f"{_figure(ratio['k1'], logs.get('k1', math.nan), '.4g')}, "
         f"Var(k3)/Var(rb) = {_figure(ratio['k3'], logs.get('k3', math.nan), '.4g')}"
-    )
+    ]
+    more = [k for k in ("k1", "k3") if ratio[k] < 1]  # nan: no claim either way
+    if more:
+        lines.append(f"for this file rb varies more {what} than {' and '.join(more)}: it can remove "
+                     "variance only in expectation, and only if the column holds each prefix's exact KL")
+    return lines
 
 
 def _past_double(report: audit.AuditReport) -> bool:
@@ -329,11 +336,13 @@ def report_lines(
             f"rollout importance weights: ESS = {_fmt(report.ess, ',.1f')} tokens "
             f"({share(report.ess_fraction)} of n); figures are self-normalised IS estimates"
         )
+    withheld = [str(note) for note in report.withheld_notes()]
+    report = report.shown()  # the SE, std and percentiles that mean nothing at its counts are withheld (—)
     out.append("")
     out.append(f"per token (n = {report.n:,}):")
     out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(report.all_summaries)))
     if report.variance_ratio is not None:
-        out.append("  " + _ratio_line(report.variance_ratio, report.log_variance_ratio))
+        out.extend("  " + line for line in _ratio_lines(report.variance_ratio, report.log_variance_ratio))
     if report.positions is not None:
         out.append("")
         out.append("per position (log2 buckets): mean ± SE")
@@ -361,8 +370,10 @@ def report_lines(
         out.append(f"per-sequence sums (n = {seq.n_sequences:,} sequences{extra}):")
         out.extend("  " + line for line in _table(SUMMARY_HEADER, _summary_rows(seq.stats)))
         if seq.variance_ratio is not None:
-            out.append("  " + _ratio_line(seq.variance_ratio, seq.log_variance_ratio))
+            out.extend("  " + line for line in _ratio_lines(seq.variance_ratio, seq.log_variance_ratio,
+                                                            "summed over sequences"))
     out.append("")
+    out.extend(f"note: {note}" for note in withheld)
     if _past_double(report):
         out.append(
             "Figures above 1.8e308 are past the largest double: they are finite, "

@@ -2,7 +2,7 @@
 
 ``quiz --lesson 1..7|all --variants N [--seed S] --format moodle|gift|json
 [--lang en|zh] [--out FILE]`` writes every step of the chosen lessons, N
-variants each (variants S … S + N − 1, the same ``v`` as the app's
+variants each (variants S … S + N − 1, wrapping to 0 after the last; the same ``v`` as the app's
 ``/lessons?lesson=L&step=S&v=V`` links), as Moodle XML, GIFT or JSON
 (:mod:`kl_core.lessons.quiz`).  Every answer is computed by ``kl_core``
 (:mod:`kl_core.lessons.quantities`).
@@ -53,7 +53,7 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
                     help="a lesson number, a list such as 1,3, or all (default all)")
     sp.add_argument("--variants", type=_positive, default=1, metavar="N", help="variants per step (default 1)")
     sp.add_argument("--seed", type=int, default=0, metavar="S",
-                    help="the first variant (default 0); variants S … S+N−1")
+                    help="the first variant (default 0); variants S … S+N−1, wrapping to 0 after the last")
     sp.add_argument("--format", choices=FORMATS, default="moodle", help="output format (default moodle)")
     sp.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the texts (default en)")
     sp.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
@@ -77,6 +77,8 @@ def run_quiz(args: argparse.Namespace) -> int:
 
     if not 0 <= args.seed <= MAX_VARIANT:
         raise ValueError(f"--seed must be from 0 to {MAX_VARIANT}, got {args.seed}")
+    if args.variants > MAX_VARIANT + 1:  # more would repeat variants
+        raise ValueError(f"--variants must be at most {MAX_VARIANT + 1:,}, the number of variants, got {args.variants:,}")
     questions = all_questions(args.variants, args.seed, tuple(args.lesson))
     text = export(questions, args.format, args.lang)
     if args.out:

@@ -168,7 +168,7 @@ def report_lines(report: Any, *, origin: str | None = None) -> list[str]:
     -------
     list of str
     """
-    from kl_core.sequences.estimators import SEQUENCE_ESTIMATORS
+    from kl_core.sequences.estimators import SE_SHORTFALL, SEQUENCE_ESTIMATORS, se_shortfall
 
     ex = report.exact
     t = report.length
@@ -211,13 +211,14 @@ def report_lines(report: Any, *, origin: str | None = None) -> list[str]:
     for r in report.rows:
         cells = [r.name, SEQUENCE_ESTIMATORS[r.name].target, _fmt(r.exact_mean), _fmt(r.exact_std)]
         if report.n is not None:
-            cells += [_fmt(r.mc_mean), _fmt(r.mc_se, ".3g"), _fmt(r.mc_std)]
+            far = se_shortfall(r, report.n) > SE_SHORTFALL  # nan (no figures, or both 0): not marked
+            cells += [_fmt(r.mc_mean), _fmt(r.mc_se, ".3g") + (" !" if far else ""), _fmt(r.mc_std)]
         rows.append(cells)
     out.extend(_table(header, rows))
     out.append("")
     ratio = report.variance_ratio
     out.append(
-        f"variance reduction of rb (exact): Var(sum_k1)/Var(rb) = {_fmt(ratio['sum_k1'], '.4g')}, "
+        f"variance ratios of rb (exact): Var(sum_k1)/Var(rb) = {_fmt(ratio['sum_k1'], '.4g')}, "
         f"Var(sum_k3)/Var(rb) = {_fmt(ratio['sum_k3'], '.4g')}"
     )
     out.extend(f"note: {n}" for n in report.notes)

@@ -98,7 +98,8 @@ class _Moments:
         m = v.size
         if m == 0:
             return cls()
-        total = float(np.sum(v))
+        with np.errstate(over="ignore", invalid="ignore"):  # values near ±1e308 sum to ±inf: handled below
+            total = float(np.sum(v))
         if not math.isfinite(total):
             # An infinite value makes the mean infinite (or undefined when both
             # signs occur) and the spread infinite.

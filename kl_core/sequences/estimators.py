@@ -105,6 +105,7 @@ __all__ = [
     "exact_moments",
     "likely_missed",
     "rare_sequences",
+    "se_shortfall",
     "sequence_report",
 ]
 
@@ -721,6 +722,46 @@ def _sequences_for_tenth(times: float) -> str:
     return f"{mantissa:.4g}e+{exponent:02d}"
 
 
+#: A Monte Carlo SE more than this many times below the exact one is flagged: with light tails a
+#: sample std falls that far short with negligible probability; it does when rare sequences carry
+#: the variance and the sample has none of them.
+SE_SHORTFALL = 10.0
+
+
+def se_shortfall(row: SequenceRow, n: int) -> float:
+    r"""How many times the Monte Carlo SE of ``row`` is below the exact one: :math:`(\sigma/\sqrt n)/\widehat{\mathrm{se}}`.
+
+    Parameters
+    ----------
+    row : SequenceRow
+        With Monte Carlo figures (``mc_se``).
+    n : int
+        The sequences drawn.
+
+    Returns
+    -------
+    float
+        ``nan`` without a Monte Carlo SE or an exact std; ``inf`` where the Monte Carlo SE is 0 but the
+        exact one is not, or the exact one is past a double.
+
+    References
+    ----------
+    A. Amini, T. Vieira, R. Cotterell (2025), arXiv:2504.10637.
+
+    Examples
+    --------
+    >>> se_shortfall(SequenceRow("sum_k3", 1.0, 50.0, 0.9, 2.0, 2.0 / 10), 100)
+    25.0
+    """
+    n = check_positive_int(n, "n")
+    if row.mc_se is None or row.exact_std is None or math.isnan(row.mc_se) or math.isnan(row.exact_std):
+        return math.nan
+    exact = row.exact_std / math.sqrt(n)
+    if row.mc_se == 0.0:
+        return math.inf if exact > 0 else math.nan
+    return exact / row.mc_se
+
+
 def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> list[str]:
     notes = []
     if math.isinf(ex.std["seq_k3"]):
@@ -744,6 +785,13 @@ def _notes(ex: SequenceExact, rows: dict[str, SequenceRow], n: int | None) -> li
                 "n ≥ {need} sequences.",
                 times=format(times, ".3g"), need=_sequences_for_tenth(times),
             ))
+    short = [key for key, row in rows.items() if n is not None and se_shortfall(row, n) > SE_SHORTFALL]
+    if short:
+        notes.append(Message(
+            "{keys}: the Monte Carlo SE is more than {times:g} times below the exact one (the exact std over "
+            "√n), so that ± SE cannot be trusted here (marked !).",
+            keys=", ".join(short), times=SE_SHORTFALL,
+        ))
     if ex.std["rb"] > ex.std["sum_k1"] * (1 + 1e-12):
         notes.append(Message(
             "rb has more variance than sum_k1 here: each position's term has less, but the "

@@ -24,6 +24,7 @@ from kl_core.audit.statistics import (
     PositionBucket,
     SampleSizeCheck,
     se_band_coverage,
+    shown_positions,
 )
 from lab.format import from_log, number, share, with_past_double_logs
 from lab.notation import audit_label
@@ -431,14 +432,12 @@ def position_buckets(report: AuditReport, se_shown: bool = True) -> tuple[Positi
     withheld: in every bucket when ``se_shown`` is False (too few tokens in the file,
     :meth:`AuditReport.sample_size`), else in each bucket with fewer than :data:`MIN_FOR_SE` tokens
     (effective tokens with a rollout column: :meth:`PositionBucket.sample_size`)."""
-    return tuple(b if se_shown and b.sample_size().se
-                 else PositionBucket(b.lo, b.hi, b.count, b.mean, {k: math.nan for k in b.se}, b.ess)
-                 for b in report.positions)
+    return shown_positions(report.positions, se_shown)
 
 
 def thin_buckets(report: AuditReport, se_shown: bool = True) -> int:
     """How many position buckets have their SE withheld (:func:`position_buckets`)."""
-    return sum(1 for b in report.positions if not (se_shown and b.sample_size().se))
+    return sum(1 for a, b in zip(report.positions, position_buckets(report, se_shown), strict=True) if a is not b)
 
 
 def position_rows(report: AuditReport, se_shown: bool = True) -> pd.DataFrame:

@@ -199,7 +199,9 @@ def test_kl_column_adds_rb_to_json_and_text(capsys):
     assert data["rb"] == rep.rb.to_dict()
     assert data["variance_ratio"] == rep.variance_ratio
     assert data["columns"]["exact_kl"] == "kl_policy_ref"
-    assert data["sequences"]["rb"] == rep.sequences.stats["rb"].to_dict()
+    # 64 sequences: p99 of the sums is withheld (null), as the app leaves it out
+    assert data["sequences"]["rb"] == rep.shown().sequences.stats["rb"].to_dict()
+    assert data["sequences"]["rb"]["p99"] is None and data["notes"] == [str(n) for n in rep.withheld_notes()]
     assert data["rb"]["mean"] == pytest.approx(
         EXAMPLE_META["exact"]["kl_sampler_other_per_token"], rel=1e-9
     )
@@ -449,3 +451,40 @@ def test_json_writes_a_figure_past_a_double_as_a_string_and_its_log(tmp_path, ca
     assert {"log_mean", "log_std", "log_se", "log_max"} <= set(k3) and "log_mean" not in data["k1"]
     assert set(data["k1"]) == SUMMARY_KEYS  # a figure that fits keeps its number and gets no log_ key
     assert '"inf"' not in out.replace('"hi": "inf"', "")
+
+
+# ------------------------------------------------------------ what the counts allow, as the app shows it
+
+
+def test_statistics_that_mean_nothing_at_the_count_are_withheld_with_a_note(tmp_path, capsys):
+    """2 tokens printed an SE, std, p95 and p99 (0.75, 1.06, 0.5, 0.5); 64 sequences a p99 equal to the max;
+    the app withholds them (AuditReport.sample_size), and now so does the CLI, text and JSON."""
+    path = tmp_path / "two.csv"
+    path.write_text("a,b\n-1.0,-0.5\n-1.0,-2.0\n")
+    code, out, _ = run(["audit", str(path), "--sampler-col", "a", "--other-col", "b"], capsys)
+    assert code == 0
+    k1 = next(line.split() for line in out.splitlines() if line.split()[:1] == ["k1"] and "=" not in line)
+    assert k1[2:4] == ["—", "—"] and k1[5:7] == ["—", "—"]  # std, SE; p95, p99
+    assert "note: Only 2 tokens: too few for a standard error (it needs at least 30)" in out
+    code, out, _ = run(["audit", str(path), "--sampler-col", "a", "--other-col", "b", "--json"], capsys)
+    data = json.loads(out)
+    assert data["k1"]["se"] is None and data["k1"]["p99"] is None and data["k1"]["mean"] == pytest.approx(0.25)
+    assert data["notes"][0].startswith("Only 2 tokens")
+    code, out, _ = run([*BASE, "--mask-col", "mask", "--sequence-col", "sequence_id"], capsys)
+    seq = out[out.index("per-sequence sums"):]
+    k1 = next(line.split() for line in seq.splitlines() if line.split()[:1] == ["k1"] and "=" not in line)
+    assert k1[-2] == "—" and k1[-1] != "—"  # p99 withheld below 100 sequences, the max shown
+    assert "p99 of the sequence sums needs at least 100" in out
+
+
+def test_the_ratio_line_never_calls_a_ratio_below_one_a_reduction(tmp_path, capsys):
+    """A KL column that varies more than k1 and k3 printed "variance reduction of rb: …" with ratios below 1
+    (an audit found Var(k3)/Var(rb) = 0.0001505 on 40 of the example's tokens)."""
+    path = tmp_path / "rb.csv"
+    path.write_text("a,b,kl\n" + "".join(f"-1.0,{-1.0 - 0.01 * (i % 3)},{5.0 * (i % 2)}\n" for i in range(40)))
+    code, out, _ = run(["audit", str(path), "--sampler-col", "a", "--other-col", "b", "--kl-col", "kl"], capsys)
+    assert code == 0 and "variance reduction" not in out
+    rep = audit.audit(**audit.load_table(path, "a", "b", kl_col="kl").as_kwargs())
+    assert rep.variance_ratio["k1"] < 1 and rep.variance_ratio["k3"] < 1
+    assert "variance ratios of rb: Var(k1)/Var(rb) = " in out
+    assert "for this file rb varies more per token than k1 and k3" in out

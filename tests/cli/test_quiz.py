@@ -234,3 +234,9 @@ def test_chinese_uses_the_apps_catalog(capsys: pytest.CaptureFixture[str]) -> No
         assert re.findall(r"\d+\.\d+", zh_row["explanation"]) == re.findall(r"\d+\.\d+", en_row["explanation"])
     root = ET.fromstring(to_moodle_xml(L.all_questions(1, 0, (7,)), lang="zh").encode("utf-8"))
     assert "你的库" in root.find("question/category/text").text
+
+
+def test_cli_refuses_more_variants_than_there_are(capsys: pytest.CaptureFixture[str]) -> None:
+    """--variants 10001 repeated variant 0 (the variants wrap); the help now says they wrap."""
+    code, _, err = run(["quiz", "--variants", "10001"], capsys)
+    assert code == 2 and "--variants must be at most 10,000" in err

@@ -171,7 +171,8 @@ def test_one_row_is_singular_and_no_percentile_is_negative_zero(tmp_path: Path, 
     assert code == 0
     assert "(1 row, all counted)" in out and "1 rows" not in out
     k1 = _audit_row(out, "k1")
-    assert "-0" not in k1 and k1[-3:] == ["0", "0", "0"]
+    # one token: no SE, std, p95 or p99 (—), and the max is 0, not -0
+    assert "-0" not in k1 and k1[2:4] == ["—", "—"] and k1[-3:] == ["—", "—", "0"]
 
 
 def test_fmt_never_prints_negative_zero():

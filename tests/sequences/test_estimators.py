@@ -23,6 +23,7 @@ from kl_core.sequences.estimators import (
     exact_curves,
     exact_moments,
     rare_sequences,
+    se_shortfall,
     sequence_report,
 )
 from kl_core.sequences.markov import MarkovChain, drift_pair, parse_markov, per_position_kl
@@ -365,11 +366,26 @@ def test_the_seq_k3_note_states_only_what_its_numbers_show():
     """It said "a few rare sequences carry its mean, so its Monte Carlo figures are unreliable at any usual
     n" at K = 2, δ = 2.3, T = 1, where 1,000 draws meet the rare token about 5 times."""
     few = sequence_report(*drift_pair(2, 2.3), 1, n=1000)
-    (note,) = [x for x in few.notes if x.startswith("seq_k3")]
+    (note,) = [x for x in few.notes if x.startswith("seq_k3: its std is")]
     times = few.row["seq_k3"].exact_std / few.exact.true_kl
     assert note == (f"seq_k3: its std is {times:.3g} times the KL, so a standard error of 10% of the KL takes "
                     f"n ≥ {math.ceil(100 * times * times):,} sequences.")
     far = sequence_report(*drift_pair(8, 3.0), 64, n=1000)
-    (note,) = [x for x in far.notes if x.startswith("seq_k3")]
+    (note,) = [x for x in far.notes if x.startswith("seq_k3: its std is")]
     p, hit = rare_sequences(far.exact.log_r2, 1000)
     assert f"at most p = {p:.3g} carry at least 1 − p of E[R^2]" in note and f"at most {hit:.3g}, so" in note
+
+
+def test_a_monte_carlo_se_far_below_the_exact_one_is_marked():
+    """Drift 100, T = 64: the sample is one sequence repeated, so each MC SE is rounding (1.6e-16) while the
+    exact SE of sum_k3 is 6.3e+41; the table printed those ± SE with no warning."""
+    far = sequence_report(*drift_pair(8, 100.0), 64, n=2000)
+    flagged = [r.name for r in far.rows if se_shortfall(r, 2000) > 10]
+    assert {"sum_k3", "mean_k3"} <= set(flagged)
+    assert any(x.startswith(", ".join(flagged) + ": the Monte Carlo SE is more than 10 times below") for x in far.notes)
+    # light tails: no row is flagged; each additive sum's MC SE is within 10% of the exact one (the sample
+    # std's own relative SE is √((κ − 1)/4n) ≈ 1.6% here), seq_k3's (heavier tailed) 1.47 times below
+    near = sequence_report(*drift_pair(8, 0.5), 16, n=2000)
+    assert all(abs(se_shortfall(near.row[k], 2000) - 1) < 0.1 for k in ("sum_k1", "sum_k3", "sum_k2", "rb"))
+    assert 1 < se_shortfall(near.row["seq_k3"], 2000) < 10
+    assert not any("Monte Carlo SE is more than" in x for x in near.notes)
