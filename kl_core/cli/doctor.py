@@ -45,7 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kl_core.cli._common import Command
+from kl_core.cli._common import Command, json_value
 
 __all__ = ["register", "run_doctor"]
 
@@ -158,7 +158,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             if not many:
                 if fmt != "json":
                     raise
-                print(json.dumps({"error": str(exc), "code": code}, ensure_ascii=False))
+                print(json.dumps({"error": str(exc), "code": code}, ensure_ascii=False, allow_nan=False))
                 return 2
             if fmt == "json":
                 docs.append({"file": f, "error": str(exc), "code": code})
@@ -175,8 +175,8 @@ def run_doctor(args: argparse.Namespace) -> int:
             blocks.append(([f"==> {f} <=="] if many else []) + card_lines(d))
         if hit:
             blocks.append([f"{f}: fails on {', '.join(hit)}"]) if fmt != "json" else None
-    if fmt == "json":
-        print(json.dumps(docs if many else docs[0], indent=2, ensure_ascii=False))
+    if fmt == "json":  # strict JSON, as every command writes it: inf as "inf" (kl_core.cli.main.json_value)
+        print(json.dumps(json_value(docs if many else docs[0]), indent=2, allow_nan=False, ensure_ascii=False))
     else:
         print("\n\n".join("\n".join(b) for b in blocks))
     return 1 if failed else 0

@@ -37,6 +37,9 @@ def _no_kl_term(d: Diagnosis) -> str:
     """The card's line where the script has no KL term."""
     if "UNKNOWN_OPTION" in d.codes:
         return "No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION)."
+    if "NONFINITE_COEF" in d.codes:
+        return ("No KL term: the release computes none for a coefficient that is not a finite number, but that "
+                "coefficient still makes the loss or the rewards NaN (NONFINITE_COEF).")
     return "No KL term."
 
 
@@ -75,7 +78,7 @@ def card_lines(d: Diagnosis) -> list[str]:
         out.append(f"read: {d.command}")
     out.append("")
     if not d.kl_uses:
-        out += [_no_kl_term(d), ""]
+        out += [*_wrap(_no_kl_term(d), ""), ""]
     for i, u in enumerate(d.kl_uses, 1):
         e = u.entry
         out.append(f"KL term {i}: in the {u.where}")

@@ -131,6 +131,8 @@ WARNING_CODES: dict[str, str] = {
     "OFF_POLICY_UNCORRECTED": "optimizer steps train on samples of an older policy (the later steps on each batch, or "
                               "every step), and the KL gradient is then biased",
     "NEGATIVE_COEF": "a negative KL coefficient, which rewards drifting away",
+    "NONFINITE_COEF": "a KL coefficient that is not a finite number (nan, inf, -inf), which makes the loss or the "
+                      "rewards NaN or infinite",
     "UNKNOWN_OPTION": "a KL option the release does not have",
     "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
     "LEGACY_TRAINER": "a trainer the library's current release no longer ships",
@@ -401,11 +403,11 @@ class Diagnosis:
                 "written": u.written,
                 "estimator": u.estimator,
                 "formula": u.entry.formula_latex,
-                "coef": u.coef,
+                "coef": _plain(u.coef),
                 "coef_setting": u.coef_setting,
                 "controller": u.controller,
-                "target_kl": u.target_kl,
-                "horizon": u.horizon,
+                "target_kl": _plain(u.target_kl),
+                "horizon": _plain(u.horizon),
                 "value_estimates": u.entry.direction,
                 "gradient_target": u.gradient_target,
                 "gradient_target_off_policy": u.gradient_target_off_policy,
@@ -443,7 +445,7 @@ class Diagnosis:
             "release_why": self.release_why,
             "also": [
                 {"release": o.release, "fails": list(o.fails),
-                 "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": u.coef,
+                 "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": _plain(u.coef),
                               "gradient_target": u.gradient_target} for u in o.kl_uses]}
                 for o in self.also
             ],
@@ -452,7 +454,7 @@ class Diagnosis:
 
 
 def _plain(value: Any) -> Any:
-    """A value as JSON: numbers, text, bools, None, lists."""
+    """A value as JSON: numbers, text, bools, None, lists (a number that is not finite as ``"nan"``, ``"inf"``, ``"-inf"``)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -1056,6 +1058,66 @@ def _unknown_option_words(prof: Profile, pl: Placement, written: Any, kind: str)
                    lib=prof.library, rel=prof.release, where=_where_words(pl), names=names)
 
 
+def _nonfinite(value: Any) -> bool:
+    """Whether a setting's value is a number that is not finite (nan, inf, -inf)."""
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _coef_on(pl: Placement, coef: Any, values: dict[str, Any]) -> bool:
+    """Whether the placement's coefficient turns its KL term on, as the library's own comparison decides.
+
+    :func:`holds` calls every comparison with NaN false; the libraries compare with Python's operators,
+    where ``nan != 0`` is true: TRL 1.16.0's ``if self.beta != 0.0`` computes the KL for beta = NaN, and
+    verl multiplies the KL loss by any ``kl_loss_coef``.  ``nan > 0`` is false, as :func:`holds` has it.
+    """
+    if isinstance(coef, float) and math.isnan(coef):
+        return pl.coef_on.strip().startswith("!=")
+    return holds(pl.coef_on, coef, values)
+
+
+def _multiplied_anyway(pl: Placement, coef: float) -> bool:
+    """Whether a coefficient that is not finite, and fails the placement's test, still reaches the loss or rewards.
+
+    Only OpenRLHF's placements test ``> 0`` (NaN and −inf fail it).  OpenRLHF 0.11.2 (and v0.7.5 to v0.10.1
+    alike) then loads no reference model and computes no KL, but openrlhf/trainer/ray/ppo_actor.py
+    training_step still adds ``kl_loss * kl_ctl`` with a zero ``kl_loss`` when --algo.kl.use_loss is set:
+    0 × NaN and 0 × −inf are NaN (v0.6.0 to v0.7.4 drop the reference model only for a coefficient == 0, so
+    they compute the KL and the product is NaN or infinite).  openrlhf/models/utils.py compute_reward sets a
+    coefficient ``<= 0`` to 0, which turns −inf into 0 but lets NaN through (``nan <= 0`` is false), so
+    ``-kl_coef * kl`` makes every reward NaN.
+    """
+    return math.isnan(coef) or pl.acts_on == "loss"
+
+
+def _nonfinite_words(prof: Profile, pl: Placement, coef: float, kind: str, *, computed: bool) -> str:
+    """NONFINITE_COEF: the coefficient is not a finite number, so the loss or the rewards become NaN or infinite.
+
+    ``computed``: the library computes the KL term and multiplies it by the coefficient; else it computes no KL
+    but still multiplies a zero by the coefficient (:func:`_multiplied_anyway`).
+    """
+    said = _say(prof, pl.coef, coef, kind)
+    if computed and pl.acts_on == "loss":
+        return Message("{said} is not a finite number, and {lib} multiplies the KL term in the loss by it: the "
+                       "loss becomes NaN or infinite, and so do its gradients, so the run cannot train. Set the "
+                       "coefficient to a finite number.", said=said, lib=prof.library)
+    if computed:
+        return Message("{said} is not a finite number, and {lib} multiplies the KL penalty in the reward by it: "
+                       "the rewards become NaN or infinite, and so do the advantages and the loss computed from "
+                       "them, so the run cannot train. Set the coefficient to a finite number.",
+                       said=said, lib=prof.library)
+    if pl.acts_on == "loss":
+        return Message("{said} is not a finite number. {lib} still adds the KL loss times this coefficient to the "
+                       "loss, even where it skips computing the KL for it and the KL loss is zero, and zero times "
+                       "{value} is NaN: the loss becomes NaN or infinite, and so do its gradients, so the run "
+                       "cannot train. Set the coefficient to a finite number.",
+                       said=said, lib=prof.library, value=_fmt(coef))
+    return Message("{said} is not a finite number. {lib} still subtracts this coefficient times the KL from the "
+                   "rewards, even where it skips computing the KL for it and the KL is zero (its check that counts "
+                   "a coefficient ≤ 0 as 0 lets NaN through), and zero times NaN is NaN: the rewards become NaN, "
+                   "and so do the advantages and the loss computed from them, so the run cannot train. Set the "
+                   "coefficient to a finite number.", said=said, lib=prof.library)
+
+
 def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> _State:
     st = _State(prof, values, given, kind)
     if prof.legacy:
@@ -1068,17 +1130,23 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
     st.every_step = any(r.every_step for r in off_rules)
     live_keys: set[str] = set()
     dead: list[tuple[Placement, str]] = []
-    stopped = False  # an option the release rejects: the run stops, so "no KL term" would not be the story
+    # an option the release rejects (the run stops), or a coefficient that is not a finite number (the loss or
+    # the rewards become NaN): "no KL term" would not be the story
+    stopped = False
     for pl in prof.placements:
         on = all(holds(c, values.get(k), values) for k, c in pl.switch)
         coef = values.get(pl.coef)
-        live = on and holds(pl.coef_on, coef, values)
+        live = on and _coef_on(pl, coef, values)
         if on:
             live_keys.update(pl.settings)
         if not on:
             dead.append((pl, Message("the KL {where} is off ({settings})", where=_where_words(pl),
                                      settings=joined(", ", (_say_switch(prof, k, values, given, kind)
                                                             for k, _ in pl.switch)))))
+            continue
+        if not live and _nonfinite(coef) and _multiplied_anyway(pl, coef):
+            _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, coef, kind, computed=False))
+            stopped = True
             continue
         if not live:
             said = _say(prof, pl.coef, coef, kind)
@@ -1253,6 +1321,8 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     name = _use_name(st, pl, u)
     is_k = "" if u.written == e.estimator else f" ({e.estimator})"
     t = u.gradient_target
+    if u.coef is not None and not math.isfinite(u.coef):
+        _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, u.coef, st.kind, computed=True), use=i)
     if t == "zero":
         _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
               Message("{name}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
@@ -1285,7 +1355,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     bite = clamp_bite(e)
     if bite is not None and e.grad_mode in ("autograd", "score", "score_current") and math.exp(bite) <= CLAMP_WARN_RATIO:
         _warn(st, pl, "CLAMP_HIDES_DRIFT", _clamp_words(prof, e, u.clamp_from), use=i)
-    if u.coef is not None and u.coef < 0:
+    if u.coef is not None and math.isfinite(u.coef) and u.coef < 0:  # −inf: NONFINITE_COEF
         _warn(st, pl, "NEGATIVE_COEF",
               Message("{said} is negative: the term rewards moving away from the reference.",
                       said=_say(prof, pl.coef, u.coef, st.kind)), use=i)
@@ -1396,6 +1466,15 @@ def _candidates(st: _State, w: DoctorWarning, pl: Placement | None) -> list[tupl
             out.append(((pl.option, n),))
     elif w.code == "NEGATIVE_COEF" and pl is not None:
         out.append(((pl.coef, abs(values[pl.coef])),))
+    elif w.code == "NONFINITE_COEF" and pl is not None:
+        # a finite coefficient that keeps the term on: the release default, else the one that turns it on
+        enable = [(k, val(k, t)) for k, t in pl.enable]
+        for v in (prof.default(pl.coef), dict(enable).get(pl.coef)):
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+                    and holds(pl.coef_on, v, values):
+                out.append(((pl.coef, v),))
+        if w.kl_use is None:  # no KL term is computed: the settings that turn it on with a reverse-KL gradient
+            out.append(tuple(enable))
     elif w.changes:
         out.append(w.changes)
     return out
@@ -1419,7 +1498,7 @@ def _rejection(before: _State, after: _State, w: DoctorWarning,
         return "stays", ()
     if w.code in ("KL_SETTING_UNUSED", "UNKNOWN_OPTION"):
         return None if here else ("no_term", ())  # the term now exists; what it does is the next diagnosis's business
-    if w.code == "KL_OFF":
+    if w.code == "KL_OFF" or (w.code == "NONFINITE_COEF" and w.kl_use is None):
         # Turning a KL term on may expose the config's off-policy steps: that has its own warning and fix.
         raised = tuple(c for c in new if c != "OFF_POLICY_UNCORRECTED")
         if raised:
@@ -1503,15 +1582,29 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             else:
                 parts.append(f"{flag} {_hydra(value)}")
         elif kind == "yaml":
-            parts.append(f"{key}: {json.dumps(value) if not isinstance(value, str) else value}")
+            parts.append(f"{key}: {_yaml(value)}")
         elif kind == "json":
-            parts.append(f'"{key}": {json.dumps(value)}')
+            parts.append(f'"{key}": {json.dumps(value)}')  # NaN, Infinity: what Python's json (TRL's reader) takes
         elif kind == "python":
-            parts.append(f"{key}={value!r}")
+            parts.append(f"{key}={_python(value)}")
         else:
             parts.append(f"--{key} {_hydra(value)}")
     sep = "\n" if kind == "yaml" and prof.syntax == "dataclass" else (", " if kind in ("json", "python") and prof.syntax == "dataclass" else " ")
     return sep.join(parts)
+
+
+def _yaml(value: Any) -> str:
+    """A value as YAML writes it (a number that is not finite as ``.nan``, ``.inf``, ``-.inf``)."""
+    if isinstance(value, str):
+        return value
+    if _nonfinite(value):
+        return ".nan" if math.isnan(value) else (".inf" if value > 0 else "-.inf")
+    return json.dumps(value)
+
+
+def _python(value: Any) -> str:
+    """A value as Python source writes it (a number that is not finite as ``float('nan')``, ``float('inf')``)."""
+    return f"float({str(value)!r})" if _nonfinite(value) else repr(value)
 
 
 def _hydra(value: Any) -> str:

@@ -329,6 +329,7 @@ WARNING_TITLES: dict[str, str] = {
     "CLAMP_HIDES_DRIFT": N_("A clamp hides the tokens that drift most"),
     "OFF_POLICY_UNCORRECTED": N_("Later steps on a batch bias the KL gradient"),
     "NEGATIVE_COEF": N_("A negative KL coefficient rewards drifting away"),
+    "NONFINITE_COEF": N_("A KL coefficient that is not a finite number"),
     "UNKNOWN_OPTION": N_("A KL option this release does not have"),
     "NOT_LITERAL": N_("A value the doctor cannot read"),
     "LEGACY_TRAINER": N_("A trainer the current release no longer ships"),
@@ -391,6 +392,9 @@ _COST_TWICE = N_(
 _COST_NEGATIVE = N_(
     "**Trade-off:** none worth keeping: with the sign flipped the term holds the policy back instead of "
     "rewarding drift, so the run behaves differently from before.")
+_COST_FINITE = N_(
+    "**Trade-off:** none worth keeping: with a coefficient that is not a finite number the run cannot train at "
+    "all, so any finite value is a change for the better; choose its size as for any KL coefficient.")
 _COST_UNKNOWN = N_(
     "**Trade-off:** check that it is the option you meant: it is the nearest name this release knows, and "
     "each option has its own gradient (see the table of options above).")
@@ -423,6 +427,8 @@ def fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
         return _(_COST_TWICE)
     if w.code == "NEGATIVE_COEF":
         return _(_COST_NEGATIVE)
+    if w.code == "NONFINITE_COEF":  # no KL term computed yet: the fix turns one on
+        return typeset(_(_COST_ENABLE)) if w.kl_use is None else _(_COST_FINITE)
     if w.code == "UNKNOWN_OPTION":
         return _(_COST_UNKNOWN)
     if w.code == "SEQUENCE_LEVEL_KL_WEIGHT":

@@ -239,3 +239,15 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     assert "not a release of" not in err.value
     assert err.value.endswith("**TRL 0.14.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` "
                               "trainer.** Choose Infer or Latest.")
+
+
+@pytest.mark.parametrize("coef", ["nan", "inf"])
+def test_a_coefficient_that_is_not_finite_gets_a_card_not_a_crash(coef):
+    """fix_cost had no sentence for NONFINITE_COEF: the page raised for kl_loss_coef=nan."""
+    at = open_page(ex="Your own")
+    text = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+            f"actor_rollout_ref.actor.kl_loss_coef={coef}")
+    at.text_area(key="cfg_own").set_value(text).run()
+    assert not at.exception
+    check_card(at, diagnose(text))
+    assert codes_shown(at)[0] == "NONFINITE_COEF"

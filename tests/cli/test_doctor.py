@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,76 @@ def test_a_warning_without_a_fix_says_what_was_tried_and_what_the_release_lacks(
     (w,) = json.loads(js)["warnings"]
     assert (w["fix"], w["tried"], w["needs"]) == (
         None, [{"change": "beta: 0.001", "why": "raises", "raised": ["FORWARD_KL_GRAD"]}], ["use_bias_correction_kl"])
+
+
+def _strict(text: str):
+    """JSON as a strict parser reads it: NaN, Infinity and -Infinity are not JSON."""
+
+    def refuse(name: str):
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+NON_FINITE = [
+    ("vinf.sh", "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                "actor_rollout_ref.actor.kl_loss_coef=inf actor_rollout_ref.actor.kl_loss_type=k3\n", "inf"),
+    ("vbig.sh", "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                "actor_rollout_ref.actor.kl_loss_coef=1e400\n", "inf"),
+    ("vninf.sh", "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.kl_loss_coef=-inf\n", "-inf"),
+    ("tinf.yaml", "beta: .inf\n", "inf"),
+    ("tnan.json", '{"beta": NaN}\n', "nan"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "coef"), NON_FINITE, ids=[n for n, _, _ in NON_FINITE])
+def test_json_with_a_coefficient_that_is_not_finite_is_strict_json(capsys, tmp_path, name, text, coef):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    code, out, err = _run(["doctor", str(path), "--json"], capsys)
+    assert code == 0, err
+    data = _strict(out)
+    assert data["kl_uses"][0]["coef"] == coef and data["warnings"][0]["code"] == "NONFINITE_COEF"
+    assert all(u["coef"] == coef for o in data["also"] for u in o["kl_uses"])
+
+
+def test_json_of_several_files_with_non_finite_coefficients_is_strict_json(capsys, tmp_path):
+    paths = []
+    for name, text, _ in NON_FINITE:
+        paths.append(tmp_path / name)
+        paths[-1].write_text(text, encoding="utf-8")
+    code, out, err = _run(["doctor", *map(str, paths), "--json"], capsys)
+    assert code == 0, err
+    data = _strict(out)
+    assert [d["file"] for d in data] == list(map(str, paths))
+    assert [d["kl_uses"][0]["coef"] for d in data] == [coef for _, _, coef in NON_FINITE]
+
+
+def test_a_nan_coefficient_is_not_reported_as_turning_the_kl_off(capsys, tmp_path):
+    verl = tmp_path / "vnan.sh"
+    verl.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                    "actor_rollout_ref.actor.kl_loss_coef=nan\n")
+    trl = tmp_path / "tnan.json"
+    trl.write_text('{"beta": NaN}\n')
+    for path, said in ((verl, "actor_rollout_ref.actor.kl_loss_coef=nan"), (trl, '"beta": NaN')):
+        code, out, _ = _run(["doctor", str(path)], capsys)
+        text = " ".join(out.split())
+        assert code == 0 and "KL_OFF" not in text and "turns it off" not in text and "turns the KL" not in text
+        assert f"NONFINITE_COEF: {said} is not a finite number" in text
+        assert "the loss becomes NaN or infinite" in text
+    code, _, _ = _run(["doctor", str(verl), "--fail-on", "NONFINITE_COEF"], capsys)
+    assert code == 1
+
+
+def test_json_goes_through_json_value_whatever_the_diagnosis_holds(capsys, tmp_path, monkeypatch):
+    """run_doctor writes strict JSON itself (kl_core.cli.main.json_value, allow_nan=False), one file or several."""
+    from kl_core.doctor.diagnosis import Diagnosis
+
+    monkeypatch.setattr(Diagnosis, "to_json", lambda self: {"a": math.inf, "b": [-math.inf, 0.5], "c": math.nan})
+    path = tmp_path / "v.sh"
+    path.write_text("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n")
+    _, out, _ = _run(["doctor", str(path), "--json"], capsys)
+    assert _strict(out) == {"a": "inf", "b": ["-inf", 0.5], "c": None}
+    _, out, _ = _run(["doctor", str(path), str(path), "--json"], capsys)
+    assert _strict(out) == [{"file": str(path), "a": "inf", "b": ["-inf", 0.5], "c": None}] * 2

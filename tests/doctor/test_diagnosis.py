@@ -144,6 +144,8 @@ WARNING_CASES = {
                                "--use_bias_correction_kl True"),
     "NEGATIVE_COEF": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=k2+ "
                       "actor_rollout_ref.actor.kl_loss_coef=-0.01", "actor_rollout_ref.actor.kl_loss_coef=0.01"),
+    "NONFINITE_COEF": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_coef=nan",
+                       "actor_rollout_ref.actor.kl_loss_coef=0.001"),
     "UNKNOWN_OPTION": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=low_var_k+",
                        "actor_rollout_ref.actor.kl_loss_type=low_var_kl+"),
     "NOT_LITERAL": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=$KL_TYPE",
