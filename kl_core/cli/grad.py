@@ -35,9 +35,10 @@ in a row whose gradient is 0 or subnormal in doubles, ``log_grad_spread`` (and
 ``log_abs`` of null for a 0 entry) where a true gradient's entry is, and
 ``log_lambda_value_opt`` where λ* is.  At ordinary logits these keys are absent.
 
-A bad spec, mismatched K, a reward of the wrong length, β ≤ 0 or |λ| > 1e6 raise
-``ValueError`` naming the flag, which :func:`kl_core.cli.main.main` prints as one line on stderr with
-exit code 2.  This module imports nothing heavy until the command runs.
+A bad spec, mismatched K, a reward of the wrong length or with an empty value, β ≤ 0, a β
+too small for the reward, or |λ| > 1e6 raise ``ValueError`` naming the flag, which
+:func:`kl_core.cli.main.main` prints as one line on stderr with exit code 2.  This module
+imports nothing heavy until the command runs.
 
 Source: J. Schulman, "Approximating KL Divergence" (2020),
 http://joschu.net/blog/kl-approx.html; Y. Tang and R. Munos, "On a few pitfalls
@@ -69,6 +70,9 @@ MAX_ABS_LAM = 1e6
 #: Core parameter names → the flags of ``grad``.
 _FLAGS = {"policy": "--policy", "ref": "--ref", "sampler": "--sampler", "lam": "--lam",
           "reward": "--reward", "beta": "--beta"}
+#: The same for the training runs, whose reward is checked here first: their refusal of a small β
+#: says "for this reward", not a flag.
+_RUN_FLAGS = {name: flag for name, flag in _FLAGS.items() if name != "reward"}
 
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
@@ -99,8 +103,12 @@ def _categorical(spec: str, name: str) -> Any:
 
 
 def _reward(text: str, k: int) -> list[float]:
+    parts = text.replace(" ", "").split(",")
+    for i, part in enumerate(parts, 1):
+        if not part.strip():  # "1,,2,3" is not three numbers with a typo skipped
+            raise ValueError(f"--reward must be {k} comma-separated numbers, got {text!r}: value {i} is empty")
     try:
-        values = [float(v) for v in text.replace(" ", "").split(",") if v != ""]
+        values = [float(v) for v in parts]
     except ValueError:
         raise ValueError(f"--reward must be {k} comma-separated numbers, got {text!r}") from None
     if len(values) != k:
@@ -198,8 +206,11 @@ def _report(
         from kl_core.gradients.flow import analytic_optima, training_runs
 
         r = _reward(reward, table.k)
-        rev, fwd = analytic_optima(q, r, beta)
-        runs = training_runs(p, q, r, beta, lam=table.lam)
+        try:  # the runs first: they refuse a β too small for the reward, which the optima do not check
+            runs = training_runs(p, q, r, beta, lam=table.lam)
+            rev, fwd = analytic_optima(q, r, beta)
+        except ValueError as exc:  # "beta must be at least … for this reward": the user typed --beta
+            raise named_by_flags(exc, _RUN_FLAGS) from None
         out["optimum"] = {"reverse_kl": rev.tolist(), "forward_kl": fwd.tolist()}
         out["fixed_points"] = {
             name: None if run.fixed_point is None else run.fixed_point.tolist() for name, run in runs.items()

@@ -43,10 +43,20 @@ How the end is found (:func:`training_run`):
    backtracking; the better of 2. and 3. is kept.
 
 The run reports an interior fixed point when :math:`\max_x|h(x) - \mathbb{E}_\pi h|`
-reaches :math:`10^{-10}(1 + \max|R| + \beta)`; no fixed point, and which tokens
+reaches :math:`10^{-10}(1 + \max|R| + \beta)` (the 1 is :math:`1024(\max|R| + \beta)` where
+that is smaller); no fixed point, and which tokens
 went to 0, when the remaining tokens settle while the others fall below
 :math:`e^{-700}`; and no fixed point, with the reason, otherwise (e.g. a token
 that keeps crossing a kink of :math:`|\log r|` or a clamp's edge).
+
+The scale of the reward does not matter beyond that tolerance: the fixed points depend on
+:math:`R/\beta` alone, and with :math:`\eta` in units of :math:`1/R` so does the path
+(:math:`\eta F` and the damping :math:`\eta\beta\,\partial c/\partial\ell` are unchanged when
+:math:`R`, :math:`\beta` and :math:`1/\eta` are multiplied by the same number).  The run is
+computed with :math:`R` and :math:`\beta` multiplied by a power of 2 that brings
+:math:`\max(\max|R|, \beta)` to [1, 2) (exact in doubles, so the bits are those of the
+caller's scale): R = (1e200, −1e200, 0) with β = 1e198 ends where R = (100, −100, 0) with
+β = 1 does, and R = ±1e308 does not overflow.
 
 Source: the estimators are J. Schulman's, "Approximating KL Divergence" (2020),
 http://joschu.net/blog/kl-approx.html; the gradient pitfalls are Y. Tang and
@@ -57,6 +67,7 @@ arXiv:2506.09477 (2025).
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -211,6 +222,9 @@ def _reward(reward: ArrayLike, k: int) -> np.ndarray:
 
 
 def _optima(lr: np.ndarray, r: np.ndarray, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    # The optima depend on R/β only: work at a unit scale (a power of 2, exact), so that
+    # max R − R does not overflow at R = ±1e308.
+    r, beta, _ = _unit_scale(r, beta)
     rev = np.exp(_log_softmax(lr + r / beta))
     ref_p = np.exp(lr)
     gap = r.max() - r  # >= 0
@@ -229,15 +243,51 @@ def _optima(lr: np.ndarray, r: np.ndarray, beta: float) -> tuple[np.ndarray, np.
     return rev, fwd / fwd.sum()
 
 
+def _unit_scale(r: np.ndarray, beta: float) -> tuple[np.ndarray, float, int]:
+    r"""``(R·2^n, β·2^n, n)``: the reward and β at a unit scale, :math:`\max(\max|R|, \beta)\cdot 2^n` in [1, 2).
+
+    The ascent and the optima depend on :math:`R` and :math:`\beta` through :math:`R/\beta`
+    and the step size times :math:`R` (:math:`\eta F`, :math:`\eta` in units of 1/R), so they
+    are computed at this scale, where nothing overflows (:math:`\max R - \min R` at
+    R = ±1e308, :math:`\beta\,\partial c/\partial\ell` at β = 1e198).  A power of 2 is exact
+    in doubles: the arithmetic gives the bits it gives at the caller's scale, times :math:`2^n`.
+    A constant reward moves nothing (only :math:`R - \mathbb{E}_\pi R` enters the ascent); one
+    beside which β·c is lost to rounding (β below :math:`2^{-60}\max|R|`) is taken as 0.
+    """
+    top = float(np.abs(r).max())
+    if r.max() == r.min() and not beta * 2.0**60 >= top:
+        r, top = np.zeros_like(r), 0.0
+    n = 1 - math.frexp(max(top, beta))[1]
+    with np.errstate(under="ignore"):  # a reward below 2^-1074 of β is 0 beside it
+        return np.ldexp(r, n), math.ldexp(beta, n), n
+
+
+def _unscaled(x: float, n: int) -> float:
+    """x·2^-n: a figure at the unit scale of :func:`_unit_scale` in the caller's units (inf past a double)."""
+    try:
+        return math.ldexp(x, -n)
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
 # --------------------------------------------------------------------------- #
 # The ascent
 # --------------------------------------------------------------------------- #
 class _Ascent:
     """h = R − βc, its slope in ℓ and the ascent step for one option, on-policy."""
 
-    def __init__(self, opt: str | CrosswalkEntry, lr: np.ndarray, r: np.ndarray, beta: float, lam: float):
+    def __init__(self, opt: str | CrosswalkEntry, lr: np.ndarray, r: np.ndarray, beta: float, lam: float, n: int):
+        """``r`` and ``beta`` at the unit scale 2^n of :func:`_unit_scale`, and so ``tol``, ``handover``, ``cap``."""
         self.opt, self.lr, self.r, self.beta, self.lam = opt, lr, r, beta, lam
-        self.tol = 1e-10 * (1.0 + float(np.abs(r).max()) + beta)
+        # The tolerances are 1e-10·(1 + max|R| + β) and 1e-5·(1 + tol/1e-10) in the caller's units,
+        # whose 1 is 2^n here; where max|R| + β < 1/1024 the 1 is 1024·(max|R| + β) instead (a fixed
+        # 1e-10 would pass any policy at a reward of 1e-12), so that such a run is the same at any scale.
+        size = float(np.abs(r).max()) + beta
+        one = min(_unscaled(1.0, -n), 1024.0 * size)
+        self.tol = 1e-10 * (one + float(np.abs(r).max()) + beta)
+        self.handover = _HANDOVER * (one + self.tol / 1e-10)
+        # The largest step size (in 1/R): 1e200 in the caller's units, within 1e150 to 1e250 here.
+        self.cap = min(max(_unscaled(1e200, n), 1e150), 1e250)
 
     def h_slope(self, ell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """h(ℓ) and ∂c/∂ℓ by a backward difference (ℓ − d stays a log-probability)."""
@@ -296,7 +346,7 @@ def _continue(a: _Ascent, theta: np.ndarray, eta: float, max_steps: int) -> np.n
     for _ in range(max_steps):
         ell = _log_softmax(theta)
         _, slope, dev, res = a.state(ell)
-        if res <= _HANDOVER * (1.0 + a.tol / 1e-10):
+        if res <= a.handover:
             break
         best, since = (res, 0) if res < best else (best, since + 1)
         if since > 4 * _PATIENCE:  # chattering across a kink or a clamp's edge
@@ -308,7 +358,7 @@ def _continue(a: _Ascent, theta: np.ndarray, eta: float, max_steps: int) -> np.n
         half = a.step(a.step(theta, size / 2), size / 2)
         err = float(np.max(np.abs(np.exp(_log_softmax(full)) - np.exp(_log_softmax(half)))))
         if err <= _STEP_TOL:
-            theta, size = _log_softmax(half), min(size * 2.0, 1e200)
+            theta, size = _log_softmax(half), min(size * 2.0, a.cap)
         else:
             size /= 4.0
             if size < 1e-12 * eta:
@@ -437,7 +487,8 @@ def training_run(
     steps : int, default 400
         Recorded ascent steps.
     lr : float, optional
-        Step size :math:`\eta` of the recorded steps; :math:`1/(\max R - \min R + \beta)` if omitted.
+        Step size :math:`\eta` of the recorded steps, in units of :math:`1/R` (the step is
+        :math:`\eta F`); :math:`1/(\max R - \min R + \beta)` if omitted.
     lam : float, default 1.0
         :math:`\lambda` of ``k_lambda``.
     max_steps : int, default 600
@@ -472,33 +523,42 @@ def training_run(
     lam = check_finite(lam, "lam")
     steps = check_positive_int(steps, "steps")
     max_steps = check_positive_int(max_steps, "max_steps")
-    spread = float(r.max() - r.min())
-    if spread / beta > MAX_REWARD_RANGE_OVER_BETA:
+    # At the unit scale (a power of 2, exact): the run is the same for (R, β) and (cR, cβ).
+    r_unit, beta_unit, n = _unit_scale(r, beta)
+    spread = float(r_unit.max() - r_unit.min())
+    if spread > 0.0 and (beta_unit == 0.0 or spread / beta_unit > MAX_REWARD_RANGE_OVER_BETA):
         raise InputError(
             "beta must be at least (max R - min R)/{ratio} = {least} for this reward, got {beta}: "
             "a smaller β puts probabilities below {floor} on some tokens",
             ratio=format(MAX_REWARD_RANGE_OVER_BETA, "g"),
-            least=format(spread / MAX_REWARD_RANGE_OVER_BETA, ".4g"), beta=format(beta, "g"), floor="e^-500",
+            least=format(_unscaled(spread / MAX_REWARD_RANGE_OVER_BETA, n), ".4g"), beta=format(beta, "g"),
+            floor="e^-500",
         )
-    eta = 1.0 / (spread + beta) if lr is None else check_positive(lr, "lr")
+    # η multiplies F = π(h − E h), h in the reward's units: η·2^-n at the unit scale.
+    if lr is None:
+        eta_unit = 1.0 / (spread + beta_unit)
+        eta = _unscaled(eta_unit, -n)
+    else:
+        eta = check_positive(lr, "lr")
+        eta_unit = min(_unscaled(eta, n), sys.float_info.max)
     name = entry_name(opt) if isinstance(opt, CrosswalkEntry) else opt
-    a = _Ascent(opt, lr_, r, beta, lam)
+    a = _Ascent(opt, lr_, r_unit, beta_unit, lam, n)
 
     theta = lp0.copy()
     probs = np.empty((steps + 1, lp0.size))
     probs[0] = np.exp(lp0)
     with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for i in range(1, steps + 1):
-            theta = a.step(theta, eta)
+            theta = a.step(theta, eta_unit)
             probs[i] = np.exp(_log_softmax(theta))
-        ell = _per_token(a, _log_softmax(theta), eta, max_steps)
+        ell = _per_token(a, _log_softmax(theta), eta_unit, max_steps)
         _, slope, dev, residual = a.state(ell)
         if not residual <= a.tol:
-            other = _newton(a, _continue(a, theta, eta, 2 * max_steps), 200)
+            other = _newton(a, _continue(a, theta, eta_unit, 2 * max_steps), 200)
             o_slope, o_dev, o_res = a.state(other)[1:]
             if o_res < residual:
                 ell, slope, dev, residual = other, o_slope, o_dev, o_res
-    return _verdict(name, np.arange(steps + 1), probs, eta, ell, slope, dev, residual, a.tol)
+    return _verdict(name, np.arange(steps + 1), probs, eta, ell, slope, dev, residual, a.tol, n)
 
 
 def _verdict(
@@ -511,16 +571,19 @@ def _verdict(
     dev: np.ndarray,
     residual: float,
     tol: float,
+    n: int,
 ) -> TrainingRun:
+    """How the run ended; ``dev``, ``residual`` and ``tol`` at the unit scale 2^n of :func:`_unit_scale`."""
     gone = (ell < _LOG_FLOOR) & (dev < 0)
     vanished = tuple(int(i) for i in np.flatnonzero(gone))
     kept = np.flatnonzero(~gone).tolist()
     limit = np.where(gone, 0.0, np.exp(ell))
     limit = limit / limit.sum()
-    if residual <= tol and not vanished:
+    settled, residual = residual <= tol, _unscaled(residual, n)  # in the reward's units from here
+    if settled and not vanished:
         note = Message("interior fixed point: h = R − βc is the same on every token")
         return TrainingRun(name, record, probs, eta, limit, residual, (), note, limit)
-    if residual <= tol:
+    if settled:
         note = Message(
             "no interior fixed point: the ascent drives token(s) {vanished} to probability 0 "
             "(nothing in this option's KL gradient holds them up), and the mass ends on token(s) {kept}",

@@ -122,6 +122,14 @@ def test_human_output(capsys):
         (["--policy", POLICY, "--ref", REF, "--reward", "1,x,0,0,0,0", "--beta", "1"], "--reward must be"),
         (["--policy", POLICY, "--ref", REF, "--reward", REWARD], "--reward and --beta go together"),
         (["--policy", POLICY, "--ref", REF, "--lam", "nan"], "--lam must be finite"),
+        # an empty value is not skipped: "1,,2" is not two numbers
+        (["--policy", POLICY, "--ref", REF, "--reward", "1,0.2,,0.5,-0.3,0,0.8", "--beta", "1"],
+         "--reward must be 6 comma-separated numbers, got '1,0.2,,0.5,-0.3,0,0.8': value 3 is empty"),
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD + ",", "--beta", "1"], "value 7 is empty"),
+        (["--policy", POLICY, "--ref", REF, "--reward", "1, ,0.2,0.5,-0.3,0,0.8", "--beta", "1"], "value 2 is empty"),
+        # the training runs' refusal of a small β names the flag
+        (["--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "1e-4"],
+         "--beta must be at least (max R - min R)/500 = 0.0026 for this reward, got 0.0001"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, match, capsys):
@@ -129,6 +137,42 @@ def test_bad_input_is_one_line_and_exit_2(argv, match, capsys):
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ")
     assert match in err
+
+
+def test_the_largest_rewards_are_accepted_without_warnings():
+    # (max R − min R)/500 = 4e305 ≤ β = 1e307; max R − min R overflowed and the bound read "inf".
+    res = subprocess.run(
+        [sys.executable, "-m", "kl_core", "grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)",
+         "--reward", "1e308,-1e308,0", "--beta", "1e307", "--json"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    assert res.returncode == 0 and res.stderr == ""
+    data = json.loads(res.stdout)
+    rev, fwd = analytic_optima(np.zeros(3), [10.0, -10.0, 0.0], 1.0)  # R/β is all that matters
+    np.testing.assert_allclose(data["fixed_points"]["k2"], rev, rtol=1e-8)
+    np.testing.assert_allclose(data["fixed_points"]["k3"], fwd, rtol=1e-8)
+
+
+def test_the_beta_bound_is_given_as_a_number_at_the_largest_rewards(capsys):
+    code, _, err = _run(["grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)",
+                         "--reward", "1e308,-1e308,0", "--beta", "1e305"], capsys)
+    assert code == 2
+    assert err.startswith("error: --beta must be at least (max R - min R)/500 = 4e+305 for this reward, got 1e+305")
+
+
+def test_a_common_scale_of_reward_and_beta_changes_nothing(capsys):
+    # --reward 1e200,-1e200,0 --beta 1e198 is --reward 100,-100,0 --beta 1 times 1e198: k3_pq found no
+    # fixed point there, "with a kink (|log r|) or a clamp in the loss", though it has neither.
+    base = ["grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)"]
+    small = _json([*base, "--reward", "100,-100,0", "--beta", "1"], capsys)
+    huge = _json([*base, "--reward", "1e200,-1e200,0", "--beta", "1e198"], capsys)
+    assert huge["fixed_point_notes"].keys() == small["fixed_point_notes"].keys()
+    assert huge["fixed_points"]["k3_pq"] is not None
+    for name, fp in small["fixed_points"].items():
+        if fp is not None:
+            np.testing.assert_allclose(huge["fixed_points"][name], fp, rtol=1e-8, err_msg=name)
+    for key in ("reverse_kl", "forward_kl"):
+        np.testing.assert_allclose(huge["optimum"][key], small["optimum"][key], rtol=1e-12)
 
 
 def test_module_import_is_light():
