@@ -590,11 +590,13 @@ def _untrusted_spread(estimates: np.ndarray | None, se: float) -> str:
     sd = math.nan if estimates is None else sampling.observed_spread(estimates)[1]
     if not math.isfinite(sd):
         return why
-    if sd < se and number(sd) != number(se):
+    if number(sd) == number(se):
+        here = _("In this run they do not: the bars spread as wide as the curve to the digits shown (sd {sd}, "
+                 "σ/√N = {se}).")
+    elif sd < se:
         here = _("Here they do: the bars' sd is {sd} against σ/√N = {se}.")
     else:
-        here = _("In this run they do not: the bars spread at least as wide as the curve (sd {sd} against "
-                 "σ/√N = {se}).")
+        here = _("In this run they do not: the bars spread wider than the curve (sd {sd} against σ/√N = {se}).")
     return why + " " + here.format(sd=number(sd), se=number(se))
 
 
