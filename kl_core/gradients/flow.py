@@ -68,7 +68,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -558,7 +558,35 @@ def training_run(
             o_slope, o_dev, o_res = a.state(other)[1:]
             if o_res < residual:
                 ell, slope, dev, residual = other, o_slope, o_dev, o_res
-    return _verdict(name, np.arange(steps + 1), probs, eta, ell, slope, dev, residual, a.tol, n)
+    return _verdict(
+        name, np.arange(steps + 1), probs, eta, ell, slope, dev, residual, a.tol, n, _gradient_jump(opt)
+    )
+
+
+#: Why a run may not settle, by where the option's gradient jumps (:func:`_gradient_jump`).
+_UNSETTLED: dict[str | None, Callable[..., Message]] = {
+    "clamp": lambda **kw: Message(
+        "no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual}) "
+        "within the step budget; this option's loss has a clamp, and a token can keep crossing "
+        "the clamp's edge, where its gradient jumps, instead of stopping", **kw),
+    "kink": lambda **kw: Message(
+        "no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual}) "
+        "within the step budget; this option's loss has a kink at log r = 0 (|log r|), and a "
+        "token can keep crossing it, where its gradient jumps, instead of stopping", **kw),
+    None: lambda **kw: Message(
+        "no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual}) "
+        "within the step budget; this option's gradient has no jump, so a longer run may "
+        "settle them", **kw),
+}
+
+
+def _gradient_jump(opt: str | CrosswalkEntry) -> str | None:
+    """Where the option's gradient jumps: ``"clamp"``, ``"kink"`` (|log r|), or None (nowhere)."""
+    if not isinstance(opt, CrosswalkEntry) or opt.grad_mode in ("k2", "k2_is"):
+        return None  # BASIC_OPTIONS are smooth; a k2 gradient (w = 1 on-policy, under any clip) too
+    if opt.clamped:
+        return "clamp"
+    return "kink" if opt.estimator == "abs" else None
 
 
 def _verdict(
@@ -572,8 +600,12 @@ def _verdict(
     residual: float,
     tol: float,
     n: int,
+    jump: str | None,
 ) -> TrainingRun:
-    """How the run ended; ``dev``, ``residual`` and ``tol`` at the unit scale 2^n of :func:`_unit_scale`."""
+    """How the run ended; ``dev``, ``residual`` and ``tol`` at the unit scale 2^n of :func:`_unit_scale`.
+
+    ``jump`` is where the option's gradient jumps (:func:`_gradient_jump`), for the note on a run that did not settle.
+    """
     gone = (ell < _LOG_FLOOR) & (dev < 0)
     vanished = tuple(int(i) for i in np.flatnonzero(gone))
     kept = np.flatnonzero(~gone).tolist()
@@ -591,12 +623,7 @@ def _verdict(
         )
         return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
     stuck = np.flatnonzero(~gone & (np.abs(dev) > tol)).tolist()
-    note = Message(
-        "no fixed point found: token(s) {stuck} have not settled (max |h − E h| = {residual}) "
-        "within the step budget; with a kink (|log r|) or a clamp in the loss, a token can keep "
-        "crossing the point where its gradient jumps instead of stopping",
-        stuck=stuck, residual=format(residual, ".3g"),
-    )
+    note = _UNSETTLED[jump](stuck=stuck, residual=format(residual, ".3g"))
     return TrainingRun(name, record, probs, eta, None, residual, vanished, note, limit)
 
 

@@ -161,8 +161,8 @@ def test_the_beta_bound_is_given_as_a_number_at_the_largest_rewards(capsys):
 
 
 def test_a_common_scale_of_reward_and_beta_changes_nothing(capsys):
-    # --reward 1e200,-1e200,0 --beta 1e198 is --reward 100,-100,0 --beta 1 times 1e198: k3_pq found no
-    # fixed point there, "with a kink (|log r|) or a clamp in the loss", though it has neither.
+    # --reward 1e200,-1e200,0 --beta 1e198 is --reward 100,-100,0 --beta 1 times 1e198: k3_pq once
+    # found no fixed point there.
     base = ["grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)"]
     small = _json([*base, "--reward", "100,-100,0", "--beta", "1"], capsys)
     huge = _json([*base, "--reward", "1e200,-1e200,0", "--beta", "1e198"], capsys)

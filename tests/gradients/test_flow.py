@@ -120,6 +120,28 @@ def test_clamped_k1_leaves_tokens_hovering_at_the_clamp_edge():
     assert run.fixed_point is None
     assert run.vanished == (1, 3, 4)
     assert "have not settled" in run.note and "5" in run.note
+    assert "has a clamp" in run.note  # the cause it names is this option's
+
+
+#: Start, reference and reward of runs that stop before they settle.
+_UNSETTLING = ([0.5, -1.0, 0.2, 0.0, 1.0, -0.3], np.zeros(6), [1.0, 0.0, 2.0, 0.5, -1.0, 1.5])
+
+
+@pytest.mark.parametrize("option", ["k2", "k3", "verl:k3+", "OpenRLHF:k1+unbiased_gradient"])
+def test_a_run_cut_short_with_a_smooth_gradient_blames_no_kink_or_clamp(option):
+    # One step per token and no room to continue: the run stops before it settles.  These
+    # gradients never jump (verl's "+" and OpenRLHF's unbiased_gradient take k2's on-policy),
+    # so the note must not name a kink or a clamp as the cause.
+    run = training_run(option, *_UNSETTLING, 0.05, steps=1, max_steps=1)
+    assert "have not settled" in run.note
+    assert "has no jump" in run.note
+    assert "kink" not in run.note and "clamp" not in run.note
+
+
+def test_a_run_with_abs_that_does_not_settle_names_the_kink():
+    run = training_run("verl:abs", *_UNSETTLING, 0.5)
+    assert "have not settled" in run.note
+    assert "kink at log r = 0" in run.note
 
 
 def test_clamped_k3_lets_tokens_fall_when_the_forward_optimum_is_below_its_dead_zone():
