@@ -296,14 +296,15 @@ def run_table(args: argparse.Namespace) -> int:
     for r in rows:
         if r["note"]:
             print(f"note ({r['estimator']}): {r['note']}")
-        lost = [what for what, gone in (("exact", r["exact_std_unresolved"]), ("Monte Carlo", r["mc_std_unresolved"]))
-                if gone]
-        if lost and not unresolved(r["target"]):
-            what = (f"{lost[0]} standard deviation is" if len(lost) == 1
-                    else f"{' and '.join(lost)} standard deviations are")
-            cells = "stdev/true and ± SE are" if r["mc_std_unresolved"] else "exact stdev/true is"
-            print(f"note ({r['estimator']}): its {what} not resolved: its values are so small that their "
-                  f"squares fall below the smallest normal double, so its {cells} left out (—)")
+        if not unresolved(r["target"]):
+            if r["exact_std_unresolved"]:
+                print(f"note ({r['estimator']}): its exact standard deviation is not resolved: its values are so "
+                      "small that their squares fall below the smallest normal double, so its exact stdev/true "
+                      "is left out (—)")
+            if r["mc_std_unresolved"]:
+                print(f"note ({r['estimator']}): its Monte Carlo standard deviation is below the smallest normal "
+                      "double, where a double loses its significant digits, so its MC stdev/true and ± SE are "
+                      "left out (—)")
         if math.isfinite(r["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
             var = f"Var({r['name']})"
             past = "" if math.isfinite(r["exact_std_over_true"]) else (

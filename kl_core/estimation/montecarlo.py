@@ -86,11 +86,18 @@ _CHUNK_SIZE = 2**17
 
 @dataclass
 class _Moments:
-    """Count, mean and sum of squared deviations of a stream of values."""
+    """Count, mean and sum of squared deviations of a stream of values.
+
+    The sum of squares is ``m2 * scale**2``: ``scale`` is 1 unless the squares of the
+    deviations overflow (values near 1e200) or fall below the smallest normal double
+    (values near 1e-161); then it is a power of two near the largest deviation, so
+    that the standard deviation keeps its digits whenever it is itself a normal double.
+    """
 
     count: int = 0
     mean: float = 0.0
     m2: float = 0.0
+    scale: float = 1.0
 
     @classmethod
     def of(cls, v: np.ndarray, scratch: np.ndarray | None = None) -> _Moments:
@@ -108,7 +115,16 @@ class _Moments:
         mean = total / m
         d = v - mean if scratch is None else np.subtract(v, mean, out=scratch[:m])
         # einsum, not np.dot: BLAS may start threads that fight over the cores.
-        return cls(m, mean, float(np.einsum("i,i->", d, d)))
+        with np.errstate(over="ignore"):
+            m2 = float(np.einsum("i,i->", d, d))
+        if _SQUARES_RESOLVED[0] <= m2 < _SQUARES_RESOLVED[1]:
+            return cls(m, mean, m2)
+        top = float(np.max(np.abs(d)))
+        if top == 0.0:  # every value the same
+            return cls(m, mean, 0.0)
+        scale = _power_of_two(top)
+        np.multiply(d, 1.0 / scale, out=d)  # exact: a power of two
+        return cls(m, mean, float(np.einsum("i,i->", d, d)), scale)
 
     def merge(self, other: _Moments) -> None:
         """Chan–Golub–LeVeque update of ``self`` with ``other`` (in place)."""
@@ -118,7 +134,18 @@ class _Moments:
         delta = other.mean - self.mean
         if math.isfinite(delta):
             self.mean += delta * (other.count / n)
-            self.m2 += other.m2 + delta * delta * (self.count * other.count / n)
+            between = self.count * other.count / n
+            # On a common power-of-two scale, exact: at ordinary values every scale is 1.
+            scale = max(
+                self.scale if self.m2 > 0.0 else 0.0,
+                other.scale if other.m2 > 0.0 else 0.0,
+                _power_of_two(abs(delta)) if delta != 0.0 and between > 0.0 else 0.0,
+            )
+            if scale == 0.0:  # no spread on either side and equal means
+                self.m2, self.scale = 0.0, 1.0
+            else:
+                a, b, g = self.scale / scale, other.scale / scale, delta / scale
+                self.m2, self.scale = _rescaled(self.m2 * a * a + other.m2 * b * b + g * g * between, scale)
         else:
             with np.errstate(invalid="ignore"):
                 self.mean = float(
@@ -129,11 +156,30 @@ class _Moments:
         self.count = n
 
     @property
-    def var(self) -> float:
-        """Sample variance with ``ddof=1``; nan for fewer than two values."""
+    def std(self) -> float:
+        """Sample standard deviation with ``ddof=1``; nan for fewer than two values."""
         if self.count < 2:
             return math.nan
-        return self.m2 / (self.count - 1)
+        with np.errstate(over="ignore"):
+            return float(np.sqrt(self.m2 / (self.count - 1)) * self.scale)
+
+
+#: Sums of squares in this range keep their digits unscaled (:class:`_Moments`).
+_SQUARES_RESOLVED = (SMALLEST_NORMAL * 2.0**60, 2.0**1000)
+
+
+def _rescaled(m2: float, scale: float) -> tuple[float, float]:
+    """``(m2, scale)`` with the same ``m2 * scale**2``, ``m2`` moved back into the resolved range."""
+    if m2 >= _SQUARES_RESOLVED[1] and math.isfinite(m2):
+        return m2 * 2.0**-512, scale * 2.0**256
+    if 0.0 < m2 < _SQUARES_RESOLVED[0]:
+        return m2 * 2.0**512, scale * 2.0**-256
+    return m2, scale
+
+
+def _power_of_two(x: float) -> float:
+    """The power of two at or just above ``x > 0`` (1 for 0), within 2^-1021 to 2^1023 (its inverse is a double)."""
+    return math.ldexp(1.0, min(max(math.frexp(x)[1], -1021), 1023)) if x > 0.0 else 1.0
 
 
 @dataclass
@@ -264,11 +310,11 @@ class EstimatorSummary:
 
     @property
     def std_unresolved(self) -> bool:
-        r"""The standard deviation's digits are lost: it comes from a variance below the smallest
-        normal double (:math:`\hat\sigma < \sqrt{2.2\times10^{-308}} \approx 1.5\times10^{-154}`), or is 0
-        although the values differ (values near 1e-200 square to 0); so ``std``, ``se`` and
-        ``std_over_true`` are not resolved."""
-        if 0.0 < self.std < math.sqrt(SMALLEST_NORMAL):
+        r"""The standard deviation's digits are lost: it is itself below the smallest normal double
+        (:math:`\hat\sigma < 2.2\times10^{-308}`), or is 0 although the values differ; so ``std``,
+        ``se`` and ``std_over_true`` are not resolved.  (Values whose squares underflow, near
+        1e-161, keep their std: the moments are summed on a power-of-two scale.)"""
+        if 0.0 < self.std < SMALLEST_NORMAL:
             return True
         return self.std == 0.0 and self.samples.size > 1 and bool(np.ptp(self.samples) > 0.0)
 
@@ -649,7 +695,7 @@ def simulate(
         quantile_count = acc.quantile.size
         p95, p99 = _percentiles(acc.quantile)
         acc.quantile = np.empty(0)  # free it before the next estimator's percentiles
-        std = math.sqrt(acc.total.var) if acc.total.var >= 0 else math.nan
+        std = acc.total.std
         mean = acc.total.mean
         summaries.append(
             EstimatorSummary(
@@ -785,10 +831,8 @@ def _merge_chunk(acc: _Accumulator, kc: _KeyChunk, ch: _Chunk, plan: _Plan) -> N
     for piece, mark in zip(kc.running, kc.running_marks, strict=True):
         acc.running.merge(piece)
         if mark:
-            var = acc.running.var
             acc.running_mean.append(acc.running.mean)
-            # sqrt before dividing: a subnormal variance (values near 1e-161) over n underflows to 0
-            acc.running_se.append(math.sqrt(var) / math.sqrt(acc.running.count) if var >= 0 else math.nan)
+            acc.running_se.append(acc.running.std / math.sqrt(acc.running.count))
     if ch.batch == 0:
         if ch.offset + (plan.n if ch.rows > 1 else ch.length) == plan.n:
             acc.batch_means[0] = acc.running.mean  # the running mean's end point

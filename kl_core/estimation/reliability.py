@@ -270,13 +270,15 @@ def error_bar_check(
     name = est.ESTIMATORS[key].name
     if not math.isfinite(m.var):
         why = m.note or Message("{what} is infinite", what="Var({name})".format(name=name))
-        return ErrorBarCheck(
-            False,
-            Message("no error bar for {name}: {why}; a ±SE from any N is meaningless", name=name, why=why),
-            math.inf,
-            math.inf,
-            n,
-        )
+        if math.isfinite(m.log_var):  # finite in exact arithmetic: so is the SE, but its check is past a double
+            note = Message(
+                "no error bar check for {name}: {why}; whether a ±SE can be trusted turns on the "
+                "kurtosis, and the fourth moment is past the largest double too",
+                name=name, why=why,
+            )
+        else:
+            note = Message("no error bar for {name}: {why}; a ±SE from any N is meaningless", name=name, why=why)
+        return ErrorBarCheck(False, note, math.inf, math.inf, n)
     sd = m.std
     if m.var == 0.0:  # p = q: every value equals the mean, and so does the estimate
         return ErrorBarCheck(True, "", 0.0, math.nan, n)

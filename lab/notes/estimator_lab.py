@@ -181,7 +181,7 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
             (huge if m is not None and math.isfinite(r.target) and _overflowed(m) else unknown).append(r.name)
         elif check is not None and not check.reliable:
             untrusted.append(r.name)
-        elif se == 0.0 and (r.mean != r.target or mc_std_underflows(r)):  # squares underflow (values near 1e-170)
+        elif (se == 0.0 or unresolved(se)) and (r.mean != r.target or mc_std_underflows(r)):  # values near 1e-310
             too_small.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
@@ -208,7 +208,7 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
         text += " " + _("No error bar (a variance too large for a double): {names}.").format(
             names=", ".join(huge))
     if too_small:
-        text += " " + _("No error bar (values too small for a double to square): {names}.").format(
+        text += " " + _("No error bar (a standard error below the smallest normal double): {names}.").format(
             names=", ".join(too_small))
     if zero:
         text += " " + _("Every estimate of {names} is exactly 0, and so is the target.").format(
@@ -508,7 +508,7 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
 
     ``checks`` are the error-bar checks at N (:func:`kl_core.estimation.reliability.error_bar_check`).
     """
-    # an SE of 0 from values that differ: their squares underflow (values near 1e-161)
+    # a standard deviation below the smallest normal double has lost its digits (values near 1e-310)
     lost = [k for k, r in results.items() if r.std_unresolved]
     finals = " · ".join(
         "{name} {mean} (SE {se})".format(  # i18n: ok (a name and numbers)
@@ -519,8 +519,8 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     )
     text = _("At n = {n:,}: {finals}.").format(n=n, finals=finals)
     if lost:
-        text += " " + ngettext("No SE for {names}: its values are too small for a double to square.",
-                               "No SE for {names}: their values are too small for a double to square.",
+        text += " " + ngettext("No SE for {names}: its standard deviation is below the smallest normal double.",
+                               "No SE for {names}: their standard deviations are below the smallest normal double.",
                                len(lost)).format(names=", ".join(ESTIMATORS[k].name for k in lost))
     huge = [ESTIMATORS[k].name for k in results
             if math.isinf(moments[k].var) and _overflowed(moments[k]) and not _sd_fits(moments[k])]
@@ -813,7 +813,7 @@ def table_rows(
             exact_std = exact_sd = math.nan
         mc_sd, target = s.std, s.target
         mc_mean = math.nan if unresolved(s.mean) else s.mean  # an average of subnormal values
-        if mc_std_underflows(s):  # the values' squares underflow: no MC stdev, no SE
+        if mc_std_underflows(s):  # a subnormal sample std: no MC stdev, no SE
             mc_sd = mc_std = se_bias = se_std = se_mean = se_sd = math.nan
         if unresolved(s.target):  # everything divided by the target
             exact_bias = exact_std = mc_bias = mc_std = se_bias = se_std = target = math.nan

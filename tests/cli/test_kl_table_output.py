@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -84,29 +85,35 @@ def test_table_leaves_out_what_divides_subnormal_kls(capsys):
     assert data["optimal_lambda"] is None and "not resolved" in data["optimal_lambda_note"]
 
 
-def test_table_leaves_out_a_standard_deviation_whose_squares_underflow(capsys):
-    """N(1e-100, 1) vs N(0, 1): the KL, 5e-201, is a normal double, but k2's values (~1e-200) square
-    to 0, so its variance and sample std came out 0: stdev/true printed 0.0000 where it is √2."""
+def test_table_leaves_out_an_exact_standard_deviation_whose_squares_underflow(capsys):
+    """N(1e-100, 1) vs N(0, 1): the KL, 5e-201, is a normal double, but k2's exact variance (~1e-400)
+    is 0 in doubles: stdev/true printed 0.0000 where it is √2.  Its sample std is summed on a
+    power-of-two scale, so the MC stdev/true is shown, and it is about √2."""
     code, out, _ = run(["table", "--q", "normal(1e-100,1)", "--p", "normal(0,1)", "--n", "2000"], capsys)
     assert code == 0
     assert "KL[q,p] = 5e-201" in out and "optimal λ* = 1" in out
     (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
-    assert k2[3] == "—" and k2[5] == "—" and k2[6] == "—"  # ± SE, stdev/true MC and exact
-    assert "note (k2): its exact and Monte Carlo standard deviations are not resolved" in out
+    assert k2[6] == "—"  # the exact stdev/true
+    # the sample sd of χ²₁/2 over 2,000 draws: its relative SE is √((15 − 1)/(4·2000)) ≈ 0.042
+    assert float(k2[5]) == pytest.approx(math.sqrt(2), rel=4 * 0.042)
+    assert float(k2[3]) == pytest.approx(float(k2[5]) / math.sqrt(2000), abs=1e-4)  # ± SE = stdev/√n, to 4 places
+    assert "note (k2): its exact standard deviation is not resolved" in out
+    assert "Monte Carlo standard deviation" not in out
     (k1,) = [line.split() for line in out.splitlines() if line.startswith("k1 ") and "KL[q‖p]" in line]
     assert float(k1[6]) == pytest.approx(2e100, rel=1e-3)  # σ(k1)/KL = μ/(μ²/2) = 2/μ, resolved
     assert "note (k1)" not in out
 
 
-def test_a_subnormal_variance_blanks_the_monte_carlo_stdev_too(capsys):
-    """q = N(0,1), p = N(3e-81,1): k2's values (~1e-161) have a variance below the smallest normal double;
-    the MC stdev/true printed 1.3971 (it is √2, 1.4230 at 1e-60 from the same draws) beside a note that
-    said it was left out."""
-    code, out, _ = run(["table", "--q", "normal(0,1)", "--p", "normal(3e-81,1)", "--n", "20000"], capsys)
-    assert code == 0
-    (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
-    assert k2[3] == k2[5] == k2[6] == "—"
-    assert "note (k2): its exact and Monte Carlo standard deviations are not resolved" in out
+def test_the_monte_carlo_stdev_of_values_whose_squares_are_subnormal_keeps_its_digits(capsys):
+    """q = N(0,1), p = N(3e-81,1): k2's values (~1e-161) have squares below the smallest normal double;
+    the MC stdev/true printed 1.3971, where the same draws at p = N(1e-60,1) give 1.4043 (it is √2)."""
+    def mc_stdev(mu: str) -> str:
+        code, out, _ = run(["table", "--q", "normal(0,1)", "--p", f"normal({mu},1)", "--n", "20000"], capsys)
+        assert code == 0 and "Monte Carlo standard deviation" not in out
+        (k2,) = [line.split() for line in out.splitlines() if line.startswith("k2 ") and "KL[q‖p]" in line]
+        return k2[5]
+
+    assert float(mc_stdev("3e-81")) == pytest.approx(float(mc_stdev("1e-60")), rel=1e-3)
 
 
 def test_the_lambda_star_note_names_the_figure_that_is_subnormal(capsys):

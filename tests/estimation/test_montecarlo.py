@@ -366,7 +366,7 @@ def test_moment_merging_handles_infinite_values() -> None:
     acc.merge(_Moments.of(np.array([4.0, np.inf])))
     assert acc.count == 5 and acc.mean == math.inf and acc.m2 == math.inf
     acc.merge(_Moments.of(np.array([5.0, 6.0])))
-    assert acc.mean == math.inf and acc.var == math.inf
+    assert acc.mean == math.inf and acc.std == math.inf
     acc.merge(_Moments.of(np.array([-np.inf])))
     assert math.isnan(acc.mean)
     # and the finite path is exact Chan merging
@@ -374,7 +374,48 @@ def test_moment_merging_handles_infinite_values() -> None:
     m = _Moments.of(x[:10])
     m.merge(_Moments.of(x[10:]))
     assert m.mean == pytest.approx(x.mean(), rel=1e-14)
-    assert m.var == pytest.approx(x.var(ddof=1), rel=1e-13)
+    assert m.std == pytest.approx(x.std(ddof=1), rel=1e-13)
+
+
+@pytest.mark.parametrize("size", [1e-200, 1e-161, 1e-300, 1e150, 1e200, 1e300])
+def test_moments_keep_the_spread_of_values_whose_squares_leave_the_doubles(size: float) -> None:
+    # Values near 1e-161 square below the smallest normal double, near 1e200 past the largest:
+    # the moments keep a power-of-two scale, so the std is that of x times size, in chunks too.
+    from kl_core.estimation.montecarlo import _Moments
+
+    x = np.random.default_rng(1).standard_normal(3000)
+    want = float(np.std(x, ddof=1)) * size
+    whole = _Moments.of(x * size)
+    assert whole.std == pytest.approx(want, rel=1e-12)
+    merged = _Moments()
+    for part in np.array_split(x * size, 7):
+        merged.merge(_Moments.of(part))
+    assert merged.std == pytest.approx(want, rel=1e-12)
+    assert merged.mean == pytest.approx(float(np.mean(x)) * size, rel=1e-10)
+
+
+def test_moments_merge_chunks_whose_means_are_far_apart() -> None:
+    # Two constant chunks 2e200 apart: all the spread is between the means (delta² overflows).
+    from kl_core.estimation.montecarlo import _Moments
+
+    m = _Moments.of(np.full(5, 1e200))
+    m.merge(_Moments.of(np.full(5, -1e200)))
+    assert m.std == pytest.approx(1e200 * math.sqrt(10 / 9), rel=1e-14)
+    tiny = _Moments.of(np.full(4, 3e-170))
+    tiny.merge(_Moments.of(np.full(4, 5e-170)))
+    assert tiny.std == pytest.approx(1e-170 * math.sqrt(8 / 7), rel=1e-14)
+
+
+def test_many_chunks_of_large_values_do_not_overflow_their_sum_of_squares() -> None:
+    # Each chunk's squares stay below 2^1000 unscaled; their sum over 300 chunks would not.
+    from kl_core.estimation.montecarlo import _Moments
+
+    rng = np.random.default_rng(2)
+    parts = [rng.standard_normal(1000) * 1e149 for _ in range(300)]
+    m = _Moments()
+    for part in parts:
+        m.merge(_Moments.of(part))
+    assert m.std == pytest.approx(float(np.std(np.concatenate(parts) / 1e149, ddof=1)) * 1e149, rel=1e-12)
 
 
 def test_to_rows_is_plain_and_complete() -> None:
@@ -435,9 +476,13 @@ def test_no_relative_figure_divides_a_subnormal_target():
     assert math.isnan(ratio_to_target(1e-323, 5e-323)) and ratio_to_target(1e-300, 5e-301) == pytest.approx(2.0)
 
 
-def test_a_sample_std_whose_squares_underflow_is_flagged():
+def test_a_sample_std_whose_squares_underflow_is_computed_and_a_subnormal_one_flagged():
     sim = simulate("normal(1e-100,1)", "normal(0,1)", n=500, keys=("k1", "k2"))
-    assert sim["k2"].std == 0.0 and sim["k2"].std_unresolved  # k2 ~ 1e-200: squares underflow
-    assert not sim["k1"].std_unresolved
+    k2 = sim["k2"]  # k2 ~ 1e-200: its squares underflow, its std does not
+    assert k2.samples.size == 500
+    assert k2.std == pytest.approx(float(np.std(k2.samples / 1e-200, ddof=1)) * 1e-200, rel=1e-10)
+    assert not k2.std_unresolved and not sim["k1"].std_unresolved
+    lost = simulate("normal(1e-160,1)", "normal(0,1)", n=500, keys=("k2",))["k2"]  # k2 ~ 1e-320
+    assert lost.std < 2.2250738585072014e-308 and lost.std_unresolved
     same = simulate("normal(0,1)", "normal(0,1)", n=500, keys=("k2",))
     assert same["k2"].std == 0.0 and not same["k2"].std_unresolved  # p = q: every value is 0

@@ -155,6 +155,15 @@ def test_no_error_bar_where_the_variance_is_infinite():
     assert not check.reliable and "KL[q‖p] is infinite" in check.note
 
 
+def test_a_variance_past_a_double_is_not_called_a_meaningless_error_bar():
+    # kλ at λ = −1e300, N(0,1) vs N(0.1,1): Var = λ²·Var(r) ≈ 1e598 is finite, and so is the SE of N
+    # draws; only its kurtosis check is past a double.  The note said "a ±SE from any N is meaningless".
+    check = error_bar_check("k_lambda", N01, Gaussian(0.1, 1.0), 1000, lam=-1e300)
+    assert not check.reliable
+    assert check.note.startswith("no error bar check for kλ: Var(kλ) is reported as inf: it is finite")
+    assert "meaningless" not in check.note and "fourth moment is past the largest double" in check.note
+
+
 def test_p_equal_to_q_has_an_exact_error_bar_of_zero():
     check = error_bar_check("k3", N01, N01, 10)
     assert check == ErrorBarCheck(True, "", 0.0, check.kurtosis, 10)

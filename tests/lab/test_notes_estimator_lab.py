@@ -28,6 +28,12 @@ def setting(q_spec: str, p_spec: str, keys=KEYS, n=200, repeats=20):
     return q, p, sim, moments, targets, true_kl, true_pq
 
 
+def _std(values: np.ndarray) -> float:
+    """The sample standard deviation (ddof=1) of values whose squares may underflow: scaled first."""
+    top = float(np.max(np.abs(values)))
+    return float(np.std(values / top, ddof=1)) * top
+
+
 def test_too_many_draws_names_the_product_and_the_limit():
     assert notes.too_many_draws(1000, 200, 20_000_000) is None
     text = notes.too_many_draws(10_000_000, 100, 20_000_000)
@@ -79,8 +85,10 @@ def test_a_kl_that_underflows_is_not_called_p_equal_q():
     k1 = notes.per_sample_caption("k1", sim["k1"], True, False)
     assert "p = q" not in k1 and k1.startswith(f"{sim['k1'].neg_fraction:.1%} of single values")
     assert notes.per_sample_caption("k2", sim["k2"], True, False) == "Every value is 0 to double precision."
-    # k1's values, about 1e-170, have a variance that underflows: the answer calls them noise, with no z-score
-    assert sim["k1"].std == 0.0 and sim["k1"].mean != 0.0
+    # k1's values, about 1e-170, have a variance that underflows (their std does not): with a target
+    # of 0, exact mean 0 and exact variance 0, the answer calls them noise, with no z-score
+    assert sim["k1"].samples.size == 4000 and sim["k1"].std == pytest.approx(_std(sim["k1"].samples), rel=1e-9)
+    assert sim["k1"].mean != 0.0
     text = notes.answer({k: sim[k] for k in ("k1", "k2")}, 200, 20, moments)
     assert "Noise around 0, not a bias: k1." in text and "Every estimate of k2 is exactly 0" in text
     assert "Off its target" not in text and "Within 2 standard errors" not in text
@@ -538,8 +546,8 @@ def test_exact_figures_below_the_smallest_normal_double_are_not_printed():
     for row in absolute:
         for col in ("true value", "mean (exact)", "stdev (exact)"):
             assert math.isnan(row[notes.column_name(col)])
-    # k1's MC stdev (~1e-161) comes from a variance below the smallest normal double: blank too
-    assert math.isnan(absolute[0][notes.column_name("stdev (MC)")])
+    # k1's MC stdev (~1e-161) has a variance below the smallest normal double, but is one itself: shown
+    assert absolute[0][notes.column_name("stdev (MC)")] == pytest.approx(_std(sim["k1"].samples), rel=1e-9)
     assert notes.exact_text(true_kl) == "< 2.225e-308" and notes.exact_text(0.5) == "0.5"
     star = lambda_star(q, p)
     assert number(star.value) != "1"  # the core's λ* from subnormal numbers
@@ -560,11 +568,15 @@ def test_a_variance_that_underflows_to_0_is_not_printed_as_a_stdev_of_0():
     q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-100,1)", "normal(0,1)", keys=keys)
     assert moments["k2"].var == 0.0 and not notes.unresolved(true_kl)
     assert notes.variance_unresolved(moments["k2"]) and not notes.variance_unresolved(moments["k1"])
-    assert notes.mc_std_underflows(sim["k2"]) and not notes.mc_std_underflows(sim["k1"])
+    # k2's values (~1e-200) square to 0, but their std is summed on a power-of-two scale: resolved
+    assert not notes.mc_std_underflows(sim["k2"]) and not notes.mc_std_underflows(sim["k1"])
     figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 4000, None)
     k1, k2 = figures["stdev/true"]
     assert k1[notes.column_name("exact")] == pytest.approx(2e100, rel=1e-6)
-    assert math.isnan(k2[notes.column_name("exact")]) and math.isnan(k2[notes.column_name("MC")])
+    assert math.isnan(k2[notes.column_name("exact")])
+    assert k2[notes.column_name("MC")] == pytest.approx(_std(sim["k2"].samples) / true_kl, rel=1e-9)
+    # the sample sd of χ²₁/2 over 4,000 draws: its relative SE is √((15 − 1)/(4·4000)) ≈ 0.03
+    assert k2[notes.column_name("MC")] == pytest.approx(math.sqrt(2), rel=4 * 0.03)
     assert notes.lambda_star_text(lambda_star(q, p)) == "1" and lambda_star(q, p).resolved
     # a variance of exactly 0 where the values are not tiny is a zero, not an underflow
     assert not notes.variance_unresolved(Moments(mean=0.5, var=0.0))
@@ -665,17 +677,26 @@ def test_the_answer_does_not_call_subnormal_estimates_a_spread_of_0():
     assert f"a standard deviation of k1 {number(k1_sd)}, k2 < 2.225e-308." in text
 
 
-def test_the_running_caption_prints_no_se_of_0_for_values_that_differ():
+def test_the_running_caption_gives_the_se_of_values_whose_squares_underflow():
     """N(1e-170,1) vs N(0,1): k1's values (~1e-170) differ, but their squares underflow to 0, and the
-    caption under the running means read "k1 … (SE 0)"."""
+    caption under the running means read "k1 … (SE 0)", later "(SE —)"; the moments now keep a
+    power-of-two scale, so the SE is σ/√200 with σ the values' own standard deviation."""
     keys = ("k1",)
     q, p, sim, moments, targets, true_kl, true_pq = setting("normal(1e-170,1)", "normal(0,1)", keys=keys)
-    assert sim["k1"].running_se[-1] == 0.0 and np.ptp(sim["k1"].samples) > 0.0
+    se = sim["k1"].running_se[-1]
+    assert se == pytest.approx(_std(sim["k1"].samples[:200]) / math.sqrt(200), rel=1e-9)
     text = notes.running_caption({"k1": sim["k1"]}, moments, 200)
-    assert "(SE —)" in text and "(SE 0)" not in text
-    assert "No SE for k1: its values are too small for a double to square." in text
+    assert f"(SE {number(se)})" in text and "No SE" not in text
+
+
+def test_the_running_caption_says_why_a_subnormal_standard_deviation_has_no_se():
+    keys = ("k2",)
+    q, p, sim, moments, *_ = setting("normal(1e-160,1)", "normal(0,1)", keys=keys)  # k2 ~ 1e-320
+    assert sim["k2"].std_unresolved
+    text = notes.running_caption({"k2": sim["k2"]}, moments, 200)
+    assert "(SE —)" in text and "No SE for k2: its standard deviation is below the smallest normal double." in text
     q, p, sim, moments, *_ = setting("normal(0,1)", "normal(1,1)", keys=keys)
-    assert "(SE —)" not in notes.running_caption({"k1": sim["k1"]}, moments, 200)
+    assert "(SE —)" not in notes.running_caption({"k2": sim["k2"]}, moments, 200)
 
 
 def test_the_running_se_of_values_near_1e_161_is_not_0():
