@@ -57,7 +57,7 @@ from typing import Any
 
 from kl_core._docfill import docfill
 from kl_core.doctor import parse as doctor_parse
-from kl_core.doctor.parse import ParsedInput, RawSetting, UnreadableInput, joined
+from kl_core.doctor.parse import ParsedInput, RawSetting, UnreadableInput, as_double, joined
 from kl_core.doctor.profiles import (
     AggregationMode,
     Placement,
@@ -1089,13 +1089,20 @@ def _multiplied_anyway(pl: Placement, coef: float) -> bool:
     return math.isnan(coef) or pl.acts_on == "loss"
 
 
-def _nonfinite_words(prof: Profile, pl: Placement, coef: float, kind: str, *, computed: bool) -> str:
+def _nonfinite_words(
+    prof: Profile, pl: Placement, coef: float, kind: str, *, computed: bool, written: Any = None
+) -> str:
     """NONFINITE_COEF: the coefficient is not a finite number, so the loss or the rewards become NaN or infinite.
 
     ``computed``: the library computes the KL term and multiplies it by the coefficient; else it computes no KL
-    but still multiplies a zero by the coefficient (:func:`_multiplied_anyway`).
+    but still multiplies a zero by the coefficient (:func:`_multiplied_anyway`).  ``written``: the value as
+    written, where it is an integer past the largest double that the trainer reads as ``coef`` = ±inf.
     """
     said = _say(prof, pl.coef, coef, kind)
+    if isinstance(written, int) and not isinstance(written, bool) and as_double(written) == coef:
+        digits = len(str(abs(written)))
+        said = Message("{said} (an integer of {digits:,} digits as written, past the largest double)",
+                       said=said, digits=digits)
     if computed and pl.acts_on == "loss":
         return Message("{said} is not a finite number, and {lib} multiplies the KL term in the loss by it: the "
                        "loss becomes NaN or infinite, and so do its gradients, so the run cannot train. Set the "
@@ -1144,8 +1151,9 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
                                      settings=joined(", ", (_say_switch(prof, k, values, given, kind)
                                                             for k, _ in pl.switch)))))
             continue
-        if not live and _nonfinite(coef) and _multiplied_anyway(pl, coef):
-            _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, coef, kind, computed=False))
+        read = as_double(coef) if isinstance(coef, int) and not isinstance(coef, bool) else coef
+        if not live and _nonfinite(read) and _multiplied_anyway(pl, read):
+            _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, read, kind, computed=False, written=coef))
             stopped = True
             continue
         if not live:
@@ -1250,11 +1258,11 @@ def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any]
         entry=e,
         setting=pl.option,
         written=None if written is None else str(written),
-        coef=float(coef) if isinstance(coef, (int, float)) and not isinstance(coef, bool) else None,
+        coef=as_double(coef) if isinstance(coef, (int, float)) else None,
         coef_setting=pl.coef,
         controller="adaptive" if adaptive else "fixed",
-        target_kl=_float(values.get(pl.target)) if adaptive and pl.target else None,
-        horizon=_float(values.get(pl.horizon)) if adaptive and pl.horizon else None,
+        target_kl=as_double(values.get(pl.target)) if adaptive and pl.target else None,
+        horizon=as_double(values.get(pl.horizon)) if adaptive and pl.horizon else None,
         gradient_target=on_t,
         gradient_target_off_policy=off_t if off else None,
         aggregation=pl.aggregation.mode(agg_value),
@@ -1298,13 +1306,6 @@ def _selectable(prof: Profile, entry: CrosswalkEntry) -> bool:
     return all(holds(c, defaults.get(_bare(prof, k)), defaults) for k, c in entry.config if _bare(prof, k) in lacking)
 
 
-def _float(value: Any) -> float | None:
-    try:
-        return None if value is None or isinstance(value, bool) else float(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
     """How messages name a KL term: its option, or its settings when the library has no option."""
     if pl.option:
@@ -1322,7 +1323,8 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     is_k = "" if u.written == e.estimator else f" ({e.estimator})"
     t = u.gradient_target
     if u.coef is not None and not math.isfinite(u.coef):
-        _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, u.coef, st.kind, computed=True), use=i)
+        _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, u.coef, st.kind, computed=True,
+                                                          written=st.values.get(pl.coef)), use=i)
     if t == "zero":
         _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
               Message("{name}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
@@ -1542,10 +1544,8 @@ def _same(a: Any, b: Any) -> bool:
     """Whether a change would leave a setting as it is (1 == 1.0, "True" == True)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return str(a).lower() == str(b).lower()
-    try:
-        return float(a) == float(b)
-    except (TypeError, ValueError):
-        return a == b
+    x, y = as_double(a), as_double(b)
+    return x == y if x is not None and y is not None else a == b
 
 
 def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...]) -> str:

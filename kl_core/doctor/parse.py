@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 import functools
 import json
+import math
 import re
 import warnings
 from collections.abc import Mapping
@@ -62,7 +63,7 @@ __all__ = [
     "CONFIG_CALLS", "MAX_BYTES", "MAX_VALUES", "PARSER_CALLS", "Command", "Entry",
     "ParsedInput", "RawSetting", "UnreadableInput", "Word", "decode", "entry_points", "joined",
     "parse_flags", "parse_overrides", "read", "looks_python", "read_python", "read_shell",
-    "read_structured", "scalar", "too_large",
+    "read_structured", "scalar", "too_large", "as_double",
 ]
 
 #: Docstring sections several functions here share (filled in by :func:`kl_core._docfill.docfill`).
@@ -360,6 +361,42 @@ def scalar(text: str) -> Any:
         except Exception:  # noqa: BLE001 - a value that is not YAML stays text
             return t
     return t
+
+
+def as_double(value: Any) -> float | None:
+    """A setting's value as the double a trainer computes with, or None if it is not a number.
+
+    A bool or None is not a number; an integer past the largest double is ±inf, as
+    ``float("1e400")`` is (and as a float32 tensor makes any value past 3.4e38); a string
+    is read as :func:`float` reads it.
+
+    Parameters
+    ----------
+    value : Any
+        A value from :func:`scalar`, a config file or a default.
+
+    Returns
+    -------
+    float or None
+
+    Examples
+    --------
+    >>> as_double(10**400), as_double("0.1"), as_double(True), as_double("k3")
+    (inf, 0.1, None, None)
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            return math.inf if value > 0 else -math.inf
+    if isinstance(value, float):
+        return value
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
 
 
 def _is_interpolation(text: str) -> bool:
@@ -1203,6 +1240,11 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
                     want -= 1
                 elif want == -2:
                     break
+            # argparse stops on a declared store flag without its value: "expected one argument"
+            # (HfArgumentParser's bool fields take an optional value: their action is not "store")
+            if want > 0 and not values and action == "store":
+                notes.append(_missing_value(flag, words[k].text if k < n else None))
+                continue
         action = getattr(spec, "action", None) if spec is not None else None
         if not values:
             value: Any = {"store_false": False}.get(action or "", True)
@@ -1216,6 +1258,16 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
         value = [scalar(x) for x in texts] if many else scalar(texts[0])
         settings.append(RawSetting(flag, value if literal else None, " ".join(texts), literal, "", origin))
     return tuple(settings), tuple(notes)
+
+
+def _missing_value(flag: str, nxt: str | None) -> Message:
+    """A flag that needs a value and has none: argparse exits, so the doctor reads it as not given."""
+    if nxt is None:
+        return Message("{flag} ends the command without the value it needs: the trainer stops with “expected "
+                       "one argument”, and the doctor reads {flag} as not given", flag=flag)
+    return Message("{flag} {next}: argparse reads {next} as a flag, not as the value {flag} needs, and the "
+                   "trainer stops with “expected one argument”; the doctor reads {flag} as not given (write "
+                   "{flag}={next} to pass the value)", flag=flag, next=nxt)
 
 
 def _looks_numeric(text: str) -> bool:

@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kl_core.doctor.parse import as_double
 from kl_core.libraries.loading import CROSSWALK_FILE
 from kl_core.libraries.registry import CROSSWALK, canonical_library, libraries
 from kl_core.libraries.schema import CrosswalkEntry
@@ -422,23 +423,12 @@ class Profile:
 # --------------------------------------------------------------------------- #
 # Conditions
 # --------------------------------------------------------------------------- #
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        return float(str(value).strip())
-    except ValueError:
-        return None
-
-
 def _truthy(value: Any) -> bool:
     if isinstance(value, str):
         low = value.strip().lower()
         if low in ("", "false", "none", "null", "0", "0.0"):
             return False
-        num = _number(low)
+        num = as_double(low)
         return num != 0.0 if num is not None else True
     return bool(value)
 
@@ -446,7 +436,7 @@ def _truthy(value: Any) -> bool:
 def _expression_keys(expr: str) -> list[str]:
     m = _COMPARE.match(expr.strip())
     body = m.group(2) if m else expr
-    return [f.strip() for f in body.split("*") if f.strip() and _number(f.strip()) is None
+    return [f.strip() for f in body.split("*") if f.strip() and as_double(f.strip()) is None
             and f.strip() not in ("True", "False", "set", "not set")]
 
 
@@ -467,9 +457,9 @@ def evaluate_expression(expr: str, settings: dict[str, Any]) -> float | None:
     """
     total = 1.0
     for factor in (f.strip() for f in expr.split("*")):
-        num = _number(factor)
+        num = as_double(factor)
         if num is None:
-            num = _number(settings.get(factor))
+            num = as_double(settings.get(factor))
         if num is None:
             return None
         total *= num
@@ -513,11 +503,11 @@ def holds(condition: str, value: Any, settings: dict[str, Any] | None = None,
     if cond == "not set":
         return not _truthy(value)
     if cond == "a number":
-        return _number(value) is not None
+        return as_double(value) is not None
     m = _COMPARE.match(cond)
     if m:
         op, rhs = m.groups()
-        left = _number(value)
+        left = as_double(value)
         right = evaluate_expression(rhs, settings or {})
         if left is None or right is None or math.isnan(left):
             return False

@@ -26,6 +26,8 @@ COMPUTED = [
     ("vinf.sh", VERL_LOSS + "inf", math.inf, "loss", "actor_rollout_ref.actor.kl_loss_coef=0.001"),
     ("vninf.sh", VERL_LOSS + "-inf", -math.inf, "loss", "actor_rollout_ref.actor.kl_loss_coef=0.001"),
     ("vbig.sh", VERL_LOSS + "1e400", math.inf, "loss", "actor_rollout_ref.actor.kl_loss_coef=0.001"),
+    ("vbigint.sh", VERL_LOSS + "1" + "0" * 400, math.inf, "loss", "actor_rollout_ref.actor.kl_loss_coef=0.001"),
+    ("orl_bigint.sh", ORL + "--algo.kl.init_coef " + "9" * 400, math.inf, "reward", "--algo.kl.init_coef 0.01"),
     ("vreward.sh", VERL + "algorithm.use_kl_in_reward=True algorithm.kl_ctrl.kl_coef=nan", math.nan, "reward",
      "algorithm.kl_ctrl.kl_coef=0.001"),
     ("tnan.json", '{"beta": NaN}', math.nan, "loss", '"beta": 0.001'),
@@ -57,10 +59,15 @@ def test_a_computed_term_with_a_coefficient_that_is_not_finite(tmp_path, name, t
     w = d.warnings[0]
     assert w.code == "NONFINITE_COEF" and w.kl_use == 0 and w.fix == fix
     assert "is not a finite number" in w.message and w.message.endswith(".")
+    # an integer past the largest double (it crashed the doctor: int too large to convert to float)
+    assert ("as written, past the largest double" in w.message) == ("bigint" in name)
+    if "bigint" in name:
+        assert re.search(r"\(an integer of 40[01] digits as written", w.message)
     assert ("the loss becomes NaN or infinite" if where == "loss" else "the rewards become NaN or infinite") in w.message
     assert w.message.template.startswith("{said} is not a finite number")  # a Message: translated elsewhere
     assert all(isinstance(v, str) for v in w.message.params.values())
-    assert w.message.params["said"] == render_changes(d.profile, d.kind, ((u.coef_setting, u.coef),))
+    said = render_changes(d.profile, d.kind, ((u.coef_setting, u.coef),))
+    assert w.message.params["said"] == said or w.message.params["said"].startswith(said + " (an integer of")
     # the fix applied: the finding is gone and nothing new appears
     changed = diagnose(_with(text, d, w.changes), filename=name)
     assert "NONFINITE_COEF" not in changed.codes and set(changed.codes) <= set(d.codes)

@@ -209,6 +209,20 @@ def test_flags_as_argparse_reads_them():
     assert by["--unknown.flag"] == ["a", "b"] and by["--bare"] is True
 
 
+def test_a_store_flag_without_its_value_is_not_read_as_true():
+    # argparse reads "-inf" (no digit after the dash) as a flag: "--algo.kl.init_coef -inf" stops the
+    # trainer with "expected one argument"; the doctor read the coefficient as True
+    got, notes = parse_flags(words("--algo.kl.init_coef", "-inf", "--algo.kl.use_loss", "--algo.kl.estimator"), SPECS)
+    by = {s.key: s.value for s in got}
+    assert "--algo.kl.init_coef" not in by and "--algo.kl.estimator" not in by
+    assert by["--algo.kl.use_loss"] is True
+    assert any(n.startswith("--algo.kl.init_coef -inf: argparse reads -inf as a flag") and
+               "write --algo.kl.init_coef=-inf" in n for n in notes)
+    assert any(n.startswith("--algo.kl.estimator ends the command without the value it needs") for n in notes)
+    got, notes = parse_flags(words("--algo.kl.init_coef=-inf", "--algo.kl.init_coef", "-1e-3"), SPECS)
+    assert [s.value for s in got] == [-math.inf, -1e-3] and not any("expected one argument" in n for n in notes)
+
+
 def test_hf_argparser_dashes_and_negation():
     specs = {"--use_bias_correction_kl": SimpleNamespace(action=None, nargs=None, type="bool"),
              "--beta": SimpleNamespace(action=None, nargs=None, type="float")}
