@@ -23,7 +23,8 @@ FORWARD = N_("∇KL[π_ref‖π_θ] (forward KL)")
 Y_LIMIT = 8.0
 
 
-def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, height: int = 300) -> alt.LayerChart:
+def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, unclamped_label: str | None = None,
+               height: int = 300) -> alt.LayerChart:
     """The term's per-token pull c(x) beside the two KL gradients' pulls, by the token's log r.
 
     Parameters
@@ -34,6 +35,9 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
         The term's estimator (``"k1"``, ``"k2"``, ``"k3"``, ``"abs"``): its line colour.
     option_label : str
         The term's name in the legend, e.g. ``"low_var_kl (loss)"``.
+    unclamped_label : str, optional
+        Legend text of the term's pull without its clamps (:attr:`PullCurve.unclamped`), for an era
+        whose first releases have no clamp; no such line when omitted.
     height : int
         Height in pixels.
 
@@ -41,16 +45,25 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     -------
     altair.LayerChart
         The reverse-KL pull black dashed, the forward-KL pull grey dotted, the
-        term's pull solid in its estimator's colour; x the log-ratio
+        term's pull solid in its estimator's colour (without its clamps, long-dashed and
+        thinner in the same colour); x the log-ratio
         log r = log π_ref(x) − log π_θ(x) (``lab.notation``), y the pull c(x), shown to ±:data:`Y_LIMIT`.
     """
     est = color(estimator_key) if estimator_key != "full" else REFERENCE_COLOR
     domain = [_(REVERSE), _(FORWARD), option_label]
-    # Long rows (3 × n ≤ 5,000): the legend's labels hold brackets and dots, which a fold's field names can't.
+    lines = [curve.reverse, curve.forward, curve.option]
+    colors, dashes, widths = [REFERENCE_COLOR, ZERO_COLOR, est], [[7, 4], [3, 3], [1, 0]], [3, 3, 3]
+    if unclamped_label is not None and curve.unclamped is not None:
+        domain.append(unclamped_label)
+        lines.append(curve.unclamped)
+        colors.append(est)
+        dashes.append([10, 5])
+        widths.append(1.5)
+    # Long rows (4 × n ≤ 5,000): the legend's labels hold brackets and dots, which a fold's field names can't.
     rows = pd.DataFrame({
-        "logr": np.concatenate([curve.t] * 3),
+        "logr": np.concatenate([curve.t] * len(lines)),
         "series": np.repeat(domain, len(curve.t)),
-        "pull": np.concatenate([curve.reverse, curve.forward, curve.option]),  # the fixed y scale clips
+        "pull": np.concatenate(lines),  # the fixed y scale clips
     })
     x_value = {
         "field": "logr", "type": "quantitative",
@@ -64,19 +77,22 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, heigh
     }
     series = {
         "field": "series", "type": "nominal",
-        "scale": {"domain": domain, "range": [REFERENCE_COLOR, ZERO_COLOR, est]},
+        "scale": {"domain": domain, "range": colors},
         "legend": {"title": None, "orient": "top", "columns": 1, "labelLimit": 320,
                    "labelColor": CONFIG["axis"]["labelColor"]},
     }
     layer = alt.Chart(
         {"name": "pull"},
-        mark={"type": "line", "strokeWidth": 3, "clip": True},
+        mark={"type": "line", "clip": True},
         encoding=alt.FacetedEncoding(
             x=x_value,
             y=y_value,
             color=series,
+            # the same legend as the colour's: Vega-Lite merges the two, so each symbol shows its dash
             strokeDash={"field": "series", "type": "nominal",
-                        "scale": {"domain": domain, "range": [[7, 4], [3, 3], [1, 0]]}, "legend": None},
+                        "scale": {"domain": domain, "range": dashes}, "legend": series["legend"]},
+            strokeWidth={"field": "series", "type": "nominal",
+                         "scale": {"domain": domain, "range": widths}, "legend": None},
             tooltip=[
                 {"field": "series", "type": "nominal", "title": _("line")},
                 {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3g"},  # i18n: ok (notation)

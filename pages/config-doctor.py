@@ -120,7 +120,8 @@ for i, u in enumerate(d.kl_uses):
             if u.aggregation is not None:
                 ui.formula(notes.stacked(u.aggregation.formula))
         ui.chart(pull_chart(cache.pull_curve(u.entry), estimator_key=u.estimator,
-                            option_label="{o} ({w})".format(o=u.option, w=u.where)),
+                            option_label="{o} ({w})".format(o=u.option, w=u.where),
+                            unclamped_label=notes.unclamped_label(u)),
                  name=_("pull-{i}").format(i=i), caption=notes.pull_caption(u))
         st.caption(notes.caveat(u, d))
         st.page_link(approx.path, icon=":material/table_rows:", query_params=notes.crosswalk_query(u),

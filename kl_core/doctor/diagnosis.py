@@ -515,12 +515,16 @@ class PullCurve:
         :math:`c(x)` of :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
         (:math:`-t`, the score form ``k1_score``) and of
         :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]` (:math:`1 - e^t`, k3 as a loss).
+    unclamped : numpy.ndarray or None
+        :math:`c(x)` of the same term without its clamps (releases before the clamp came in);
+        None for a term with no clamp.
     """
 
     t: Any
     option: Any
     reverse: Any
     forward: Any
+    unclamped: Any = None
 
 
 @docfill(**SECTIONS)
@@ -561,11 +565,13 @@ def pull_curve(entry: CrosswalkEntry, t_max: float = PULL_T_MAX, n: int = 241) -
         raise ValueError(f"n must be an odd whole number from 3 to {MAX_TOKENS}, got {n!r}")
     t = np.linspace(-t_max, t_max, n)
     policy, ref = -t / 2, t / 2
+    bare = dataclasses.replace(entry, logr_clamp=None, value_clamp=None) if entry.clamped else None
     return PullCurve(
         t=t,
         option=gradient_coefficients(entry, policy, ref),
         reverse=gradient_coefficients("k1_score", policy, ref),
         forward=gradient_coefficients("k3", policy, ref),
+        unclamped=None if bare is None else gradient_coefficients(bare, policy, ref),
     )
 
 

@@ -13,7 +13,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+
+from charts.config_doctor import Y_LIMIT
 
 from i18n import N_, _, message, ngettext, pgettext
 from kl_core.doctor.diagnosis import (
@@ -25,6 +28,7 @@ from kl_core.doctor.diagnosis import (
     clamp_sides,
     lacking_settings,
     other_release_words,
+    pull_curve,
     render_changes,
 )
 from kl_core.doctor.parse import MAX_BYTES, UnreadableInput
@@ -59,6 +63,7 @@ __all__ = [
     "no_fix_text",
     "no_warnings_text",
     "pull_caption",
+    "unclamped_label",
     "release_error",
     "upload_label",
     "read_line",
@@ -729,18 +734,42 @@ def clamp_words(below: float | None, above: float | None, t_max: float = PULL_T_
     return " " + text
 
 
+def _clamp_on_chart(u: KLUse) -> bool:
+    """The term's pull goes through its clamp (autograd or a score form), and the clamp bites on the chart."""
+    return u.entry.grad_mode in ("autograd", "score", "score_current") and bool(_shown_clamps(*clamp_sides(u.entry)))
+
+
 def pull_caption(u: KLUse) -> str:
     """What to look at in the pull chart of one KL term."""
     sides = clamp_sides(u.entry)
-    clamped = u.entry.grad_mode in ("autograd", "score", "score_current") and bool(_shown_clamps(*sides))
-    text = _((_PULL_CLAMPED if clamped else _PULL)[u.gradient_target])
+    text = _((_PULL_CLAMPED if _clamp_on_chart(u) else _PULL)[u.gradient_target])
     if u.entry.grad_mode in ("autograd", "score", "score_current"):
         text += clamp_words(*sides, zero=u.entry.grad_mode in CLAMP_ZEROES)
-    if clamped and u.clamp_from:  # an era whose first releases have no clamp (OpenRLHF before 0.8.6)
-        text += " " + _("The clamp is there from {first} on; earlier releases have none.").format(first=u.clamp_from)
+    if _clamp_on_chart(u) and u.clamp_from:  # an era whose first releases have no clamp (OpenRLHF before 0.8.6)
+        text += " " + (_("The clamp is there from {first} on; earlier releases have none: their pull is the thin "
+                         "dashed line, which carries on past the clamp's edge.") if _unclamped_visible(u) else
+                       _("The clamp is there from {first} on; earlier releases have none: past the clamp's edge "
+                         "their pull carries on, off the chart.")).format(first=u.clamp_from)
     if u.entry.acts_on == "reward":
         text += " " + _("In the reward the pull is the detached value itself, through the policy-gradient term.")
     return text
+
+
+def _unclamped_visible(u: KLUse) -> bool:
+    """Somewhere on the pull chart the term's pull without its clamps differs from it and is inside the plot."""
+    curve = pull_curve(u.entry)
+    if curve.unclamped is None:
+        return False
+    apart = ~np.isclose(curve.option, curve.unclamped, rtol=1e-9, atol=1e-12)
+    return bool(np.any(apart & (np.abs(curve.unclamped) <= Y_LIMIT)))
+
+
+def unclamped_label(u: KLUse) -> str | None:
+    """Legend text of the term's pull in the releases of its era before the clamp came in, where the chart shows
+    it apart from the clamped line (else None: no such line)."""
+    if not (_clamp_on_chart(u) and u.clamp_from and _unclamped_visible(u)):
+        return None
+    return _("{option} ({where}) before {first}: no clamp").format(option=u.option, where=u.where, first=u.clamp_from)
 
 
 def release_line(d: Diagnosis) -> str:

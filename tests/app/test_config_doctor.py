@@ -207,6 +207,23 @@ def test_pull_chart_is_a_valid_small_spec(library, option, acts_on):
     np.testing.assert_array_equal(mine, curve.option)
 
 
+def test_the_pull_chart_adds_the_unclamped_line_only_when_asked_and_only_for_a_clamped_row():
+    entry = lookup("OpenRLHF", "k3", acts_on="loss")
+    curve = pull_curve(entry)
+    label = "k3 (loss) before 0.8.6: no clamp"
+    rows = pull_chart(curve, estimator_key="k3", option_label="k3 (loss)", unclamped_label=label).to_dict()
+    rows = rows["datasets"]["pull"]
+    assert len(rows) == 4 * curve.t.size <= MAX_ROWS
+    bare = np.array([r["pull"] for r in rows if r["series"] == label])
+    np.testing.assert_array_equal(bare, curve.unclamped)
+    np.testing.assert_allclose(bare, -np.expm1(curve.t), rtol=1e-12, atol=1e-12)  # k3 as a loss, unclamped
+    assert not np.allclose(curve.option, curve.unclamped)  # the clamp bites on the chart's range
+    plain = lookup("TRL", "use_bias_correction_kl", acts_on="loss")
+    assert pull_curve(plain).unclamped is None
+    spec = pull_chart(pull_curve(plain), estimator_key="k3", option_label="x", unclamped_label=label).to_dict()
+    assert len(spec["datasets"]["pull"]) == 3 * curve.t.size
+
+
 def test_the_release_is_inferred_shown_and_can_be_chosen():
     script = (ROOT / "tests" / "doctor" / "real_scripts" / "openrlhf"
               / "v0.7.5_train_grpo_ray_hybrid_engine.sh").read_text()

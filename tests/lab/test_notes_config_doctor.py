@@ -566,6 +566,25 @@ def test_the_pull_caption_says_from_which_release_an_eras_clamp_holds():
                  release="openrlhf-0.10.1")
     caps = [notes.pull_caption(u) for u in d.kl_uses if u.clamp_from]
     assert caps and all("from 0.8.6 on; earlier releases have none" in c for c in caps)
+    # k3's unclamped pull 1 − e^t is −12.6 where the clamp bites (t = 2.61), past the chart's ±8: no line
+    assert "their pull carries on, off the chart" in caps[0]
+    assert [notes.unclamped_label(u) for u in d.kl_uses] == [None]
+    # k2's unclamped pull −t is −4.47 where its clamp bites (½t² = 10): the dashed line carries on from there
+    k2 = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k2 --init_kl_coef 0.001",
+                  release="openrlhf-0.10.1")
+    (u,) = k2.kl_uses
+    assert notes.unclamped_label(u) == "k2 (loss) before 0.8.6: no clamp"
+    assert "their pull is the thin dashed line, which carries on past the clamp's edge" in notes.pull_caption(u)
+
+
+def test_only_an_era_that_starts_without_its_clamp_gets_the_unclamped_line():
+    # verl's low_var_kl clamps in every release: no "before" line; OpenRLHF 0.11.2 is one release
+    verl = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                    "actor_rollout_ref.actor.kl_loss_type=low_var_kl")
+    assert [u.clamp_from for u in verl.kl_uses] == [""] and notes.unclamped_label(verl.kl_uses[0]) is None
+    now = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator k3")
+    assert all(notes.unclamped_label(u) is None for u in now.kl_uses)
+    assert not any("thin dashed line" in notes.pull_caption(u) for u in now.kl_uses)
 
 
 def test_the_pull_chart_draws_the_row_of_the_release_the_card_is_for():
