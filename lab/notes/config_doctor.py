@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from charts.config_doctor import Y_LIMIT
-
 from i18n import N_, _, message, ngettext, pgettext
 from kl_core.doctor.diagnosis import (
     GRADIENT_WORDS,
