@@ -88,10 +88,11 @@ _CHUNK_SIZE = 2**17
 class _Moments:
     """Count, mean and sum of squared deviations of a stream of values.
 
-    The sum of squares is ``m2 * scale**2``: ``scale`` is 1 unless the squares of the
-    deviations overflow (values near 1e200) or fall below the smallest normal double
-    (values near 1e-161); then it is a power of two near the largest deviation, so
-    that the standard deviation keeps its digits whenever it is itself a normal double.
+    The sum of squares is ``m2 * scale**2`` with ``scale`` a power of two: near the largest
+    deviation where the squares overflow (values near 1e200) or fall below the smallest
+    normal double (values near 1e-161), so that the standard deviation keeps its digits
+    whenever it is itself a normal double.  Scaling by a power of two is exact, so
+    elsewhere the standard deviation is the unscaled one to the last bit.
     """
 
     count: int = 0
@@ -135,7 +136,7 @@ class _Moments:
         if math.isfinite(delta):
             self.mean += delta * (other.count / n)
             between = self.count * other.count / n
-            # On a common power-of-two scale, exact: at ordinary values every scale is 1.
+            # On a common power-of-two scale (exact): the parts' own and the gap's, whichever is largest.
             scale = max(
                 self.scale if self.m2 > 0.0 else 0.0,
                 other.scale if other.m2 > 0.0 else 0.0,
