@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -98,6 +100,10 @@ def test_table_leaves_out_an_exact_standard_deviation_whose_squares_underflow(ca
     assert float(k2[5]) == pytest.approx(math.sqrt(2), rel=4 * 0.042)
     assert float(k2[3]) == pytest.approx(float(k2[5]) / math.sqrt(2000), abs=1e-4)  # ± SE = stdev/√n, to 4 places
     assert "note (k2): its exact standard deviation is not resolved" in out
+    # the README quotes this run's figure
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    quoted = re.search(r"print stdev/true (\S+) \(the exact one is √2", " ".join(readme.split()))
+    assert quoted and float(quoted.group(1)) == pytest.approx(float(k2[5]), abs=1e-4)
     assert "Monte Carlo standard deviation" not in out
     (k1,) = [line.split() for line in out.splitlines() if line.startswith("k1 ") and "KL[q‖p]" in line]
     assert float(k1[6]) == pytest.approx(2e100, rel=1e-3)  # σ(k1)/KL = μ/(μ²/2) = 2/μ, resolved
