@@ -33,6 +33,7 @@ from typing import Any
 from kl_core._docfill import docfill
 from kl_core.doctor.profiles import (
     KEYS_DIR,
+    AggregationMode,
     KeySpec,
     OffPolicyRule,
     Profile,
@@ -350,7 +351,9 @@ def era_profile(prof: Profile, era: Era) -> Profile:
             entries.append(e)
         agg = pl.aggregation
         words = {value: changes for aid, value, changes in era.aggregations if aid == agg.id}
-        if words:  # what the coefficient weighed in the era, in its words (OpenRLHF 0.10.1's --gamma)
+        if agg.setting and "" in words:  # the era had no such setting: one fixed rule (verl before 0.4.0)
+            agg = dataclasses.replace(agg, setting="", modes=(AggregationMode(value="", **words[""]),))
+        elif words:  # what the coefficient weighed in the era, in its words (OpenRLHF 0.10.1's --gamma)
             agg = dataclasses.replace(agg, modes=tuple(dataclasses.replace(m, **words[m.value])
                                                        if m.value in words else m for m in agg.modes))
         placements.append(dataclasses.replace(pl, entries=tuple(entries), aggregation=agg))

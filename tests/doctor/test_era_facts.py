@@ -191,7 +191,8 @@ def test_openrlhf_era_gamma_words_are_the_eras():
     d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
     (u,) = d.kl_uses
     words = str(u.aggregation.coefficient)
-    assert "GAE discounts them by --gamma and --lambd (default 1 each), reinforce by --gamma (default 1)" in words
+    assert ("GAE discounts them by --gamma (default 1) and --lambd (default 1, but 0.95 in 0.6.0–0.6.3), "
+            "reinforce by --gamma;") in words  # OpenRLHF v0.6.0-v0.6.3 cli/train_ppo_ray.py: lambd default 0.95
     assert "from 0.6.3 every other advantage estimator sets γ = 1, before it they discount by --gamma too" in words
     assert "--algo.advantage" not in words
     now = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="latest")
