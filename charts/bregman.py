@@ -126,7 +126,8 @@ def tangent_gap_chart(
         series.append(tangent_label)
         colors.append(TANGENT_COLOR)
         dashes.append([8, 5])
-    if samples is not None and has_tangent:
+    thinned = _thin(samples, lo, hi) if samples is not None else None
+    if thinned is not None and has_tangent and thinned[1] > 0:  # no legend entry for gaps not drawn
         series.append(gap_label)
         colors.append(gap_col)
         dashes.append([1, 0])
@@ -182,8 +183,8 @@ def tangent_gap_chart(
         )
     )
     lines_sub = list(subtitle or [])
-    if samples is not None:
-        rows, drawn, off = _thin(samples, lo, hi)
+    if thinned is not None:
+        rows, drawn, off = thinned
         datasets["draws"] = records(rows)
         tooltip = [
             {"field": "u", "type": "quantitative", "title": "r", "format": ".4f"},

@@ -247,7 +247,7 @@ def relative_std_chart(
     rows, off_rows, zero_rows = [], [], []
     for k, v in arrays.items():
         name = labels[k]
-        above = ~np.isfinite(v) | (v > top)
+        above = np.isposinf(v) | (v > top)  # NaN (0/0 where the KL is 0) is not above: it is not drawn
         shown = np.where(above, np.nan, np.maximum(v, floor))
         rows.append(pd.DataFrame({"T": t, "value": shown, "series": name}))
         if above.any():

@@ -160,13 +160,14 @@ if not chosen:
     st.info(_("Pick at least one f-divergence above to draw it along the path."))
 else:
     ratio = view == "ratio"
-    ui.chart(
-        divergence_along_path(
-            curves + end_curves, lo=lo, hi=hi, theta_title=theta_title, ratio=ratio
-        ),
-        name=_("f-divergences-{path}-{view}").format(path=path, view=view),
-        caption=notes.path_caption(ratio, path, chosen, lo, hi),
-    )
+    if lo < hi:  # a single θ has no line to draw, nor a caption about lines
+        ui.chart(
+            divergence_along_path(
+                curves + end_curves, lo=lo, hi=hi, theta_title=theta_title, ratio=ratio
+            ),
+            name=_("f-divergences-{path}-{view}").format(path=path, view=view),
+            caption=notes.path_caption(ratio, path, chosen, lo, hi),
+        )
     if (message := notes.infinite_note(path, curves + end_curves, lo, hi)) is not None:
         st.info(message, icon=":material/all_inclusive:")
     ui.table(
@@ -219,11 +220,12 @@ with first:
         caption=notes.relative_bias_caption(path, biases, marks, lo, hi, end_bias)
         + " " + _("The path and the θ range are set in part 2 below."),
     )
-ui.chart(
-    k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
-    name=_("k2-and-kl-{path}").format(path=path),
-    caption=notes.k2_vs_kl_caption(lo, hi),
-)
+if lo < hi:
+    ui.chart(
+        k2_against_kl([biases, end_bias], lo=lo, hi=hi, theta_title=theta_title),
+        name=_("k2-and-kl-{path}").format(path=path),
+        caption=notes.k2_vs_kl_caption(lo, hi),
+    )
 
 ui.table(
     pd.DataFrame(notes.schulman_rows(schulman)),

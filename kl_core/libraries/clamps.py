@@ -134,7 +134,7 @@ def _fisher(logits: tuple[float, ...], direction: tuple[float, ...]) -> float:
 PEAKED = DistributionPath(
     key="peaked",
     name="Rare token becomes likely",
-    theta_latex=rf"\theta \text{{ added to the logit of token {PEAKED_TOKEN}}}",
+    theta_latex=rf"\theta = \ell_{PEAKED_TOKEN} - \ell_{{0,{PEAKED_TOKEN}}}",  # math only: no words to translate
     family_latex=rf"p_\theta = \mathrm{{softmax}}(\ell_0 + \theta e_{PEAKED_TOKEN}),\ \ell_0 = ("
     + ", ".join(f"{v:g}" for v in _PEAKED_LOGITS0)
     + ")",

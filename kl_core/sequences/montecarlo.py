@@ -38,6 +38,7 @@ __all__ = [
     "MAX_SAMPLED_TOKENS",
     "MAX_SEQUENCES",
     "POSITION_KEYS",
+    "ROUNDING_SPREAD",
     "SequenceSample",
     "SampleSummary",
     "check_sample_size",
@@ -87,7 +88,9 @@ class SampleSummary:
     Attributes
     ----------
     mean, std, se : float
-        ``inf`` if a value overflowed; ``std`` and ``se`` are ``nan`` for n = 1.
+        ``inf`` if a value overflowed; ``std`` and ``se`` are ``nan`` for n = 1, and 0 where
+        the values agree to rounding (a spread below :data:`ROUNDING_SPREAD` times the
+        largest value: an estimator that is constant on the sample, like ``rb`` at T = 1).
     std_se : float
         Standard error of ``std`` itself: to first order
         :math:`\mathrm{Var}(s^2) \approx (m_4 - \sigma^4)/n` with :math:`m_4`
@@ -147,6 +150,11 @@ class SequenceSample:
         return _summarise(self.values[key])
 
 
+#: A sample standard deviation at most this fraction of the largest |value| is rounding, and taken as 0:
+#: a sum of T ≤ 4096 per-token terms in doubles is off by about T·1.1e-16 of its terms' size.
+ROUNDING_SPREAD = 1e-12
+
+
 def _summarise(v: np.ndarray) -> SampleSummary:
     if not np.isfinite(v).all():
         return SampleSummary(math.inf, math.inf, math.inf)
@@ -155,6 +163,8 @@ def _summarise(v: np.ndarray) -> SampleSummary:
     if n < 2:
         return SampleSummary(mean, math.nan, math.nan)
     std = float(np.std(v, ddof=1))
+    if std <= ROUNDING_SPREAD * float(np.max(np.abs(v))):
+        std = 0.0  # the values agree to rounding: their ±4e-19 is the sums' last bits, not a spread
     std_se = math.nan
     if 0 < std < math.inf:
         kurtosis = float(np.mean(((v - mean) / std) ** 4))  # m4 / s^4, scaled first: no overflow

@@ -60,9 +60,9 @@ def tangent_text(var_k1: float, var_k3: float, chi2_overflow: bool = False) -> s
     infinite ``var_k3`` stands for a finite value above ≈1.8e308.
     """
     text = _(
-        "The tangent term averages to zero under q, so it adds no bias. While p is close to q and "
-        "has no heavier tails than q, it cancels most of the noise of −log r; otherwise it can "
-        "add noise instead, because "
+        "The tangent term averages to zero under q, so it adds no bias. As p comes close to q and "
+        "has no heavier tails than q, it cancels a growing share of the noise of −log r, nearly all "
+        "of it in the limit; otherwise it can add noise instead, because "
         "Var(k3) − Var(k1) = χ²(p‖q) − 2(KL[p‖q] + KL[q‖p])."
     )
     if var_k1 == 0.0 and var_k3 == 0.0:  # p = q
@@ -77,18 +77,29 @@ def tangent_text(var_k1: float, var_k3: float, chi2_overflow: bool = False) -> s
     elif number(var_k3) == number(var_k1) and var_k3 != var_k1:
         pair = _("For this pair the two variances agree to the 4 digits shown, {k1}.")
     elif var_k3 < var_k1:
-        pair = _("For this pair it cancels noise: Var(k3) = {k3} against Var(k1) = {k1}.")
+        pair = _("For this pair it cancels {share} of the variance: Var(k3) = {k3} against Var(k1) = "
+                 "{k1}.")
     elif var_k3 > var_k1:
         pair = _("For this pair it adds noise: Var(k3) = {k3} against Var(k1) = {k1}.")
     else:
         pair = _("For this pair the two variances are equal, {k1}.")
     if pair:
-        text += " " + pair.format(k3=number(var_k3), k1=number(var_k1))
+        share = _cancelled(1.0 - var_k3 / var_k1) if 0.0 < var_k1 < math.inf else ""
+        text += " " + pair.format(k3=number(var_k3), k1=number(var_k1), share=share)
     return text + " " + _(
         "The tangent term is the control variate of the *Control variates* page with λ = 1, and "
         "the picture shows why no other λ keeps every gap ≥ 0: tilt the line and it crosses the "
         "curve."
     )
+
+
+def _cancelled(share: float) -> str:
+    """A share in (0, 1) as a whole percent, never rounded to 0% or 100%."""
+    if f"{share:.0%}" == "100%":
+        return _("more than 99%")
+    if f"{share:.0%}" == "0%":
+        return _("less than 1%")
+    return f"{share:.0%}"
 
 
 def kl_caption(true_kl: float, mean_gap: float, categories: int | None, on_chart: int | None = None,

@@ -572,12 +572,12 @@ def gain_marker(path_key: str, curve: GainCurve) -> tuple[float, float] | None:
 def gain_caption(path_key: str, curve: GainCurve) -> str:
     """Under the gain curve: the gain next to p = q, and what it does further out."""
     near = int(np.argmin(np.abs(curve.thetas)))  # the step closest to p = q
-    near_text = _("×{gain:.3g} at θ = {theta:.2g}").format(gain=curve.gain[near],
+    near_text = _("×{gain:.4g} at θ = {theta:.2g}").format(gain=curve.gain[near],
                                                            theta=curve.thetas[near])
     if path_key == "shift":
         marker = gain_marker(path_key, curve)
         return _(
-            "The gain is {near}, ×{at1:.3g} at Schulman's μ = 1 (the labelled dot) and about ×{far:,.0f} "
+            "The gain is {near}, ×{at1:.4g} at Schulman's μ = 1 (the labelled dot) and about ×{far:,.0f} "
             "at μ = {end:g}: k3 is nearly optimal only for small shifts."
         ).format(near=near_text, at1=marker[1], far=curve.gain[-1], end=curve.thetas[-1])
     if path_key == "scale":
@@ -588,5 +588,5 @@ def gain_caption(path_key: str, curve: GainCurve) -> str:
         ).format(near=near_text)
     return _(
         "For this 5-token categorical the gain is {near}, next to p = q, and stays between "
-        "×{lo:.3g} and ×{hi:.3g} on the range shown: all variances are finite."
+        "×{lo:.4g} and ×{hi:.4g} on the range shown: all variances are finite."
     ).format(near=near_text, lo=np.nanmin(curve.gain), hi=np.nanmax(curve.gain))

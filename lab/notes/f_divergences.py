@@ -165,9 +165,9 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
                 _("Every line would head to 1 at θ = 0, outside the range shown: near q each "
                   "f-divergence is its parabola."))
         if len(others) > 1:
-            text += " " + _("How fast it leaves 1 is the O(θ³) term, which differs between the f's.")
+            text += " " + _("How fast it leaves 1 is set by the terms past θ², which differ between the f's.")
         elif others:
-            text += " " + _("How fast it leaves 1 is the O(θ³) term.")
+            text += " " + _("How fast it leaves 1 is set by the terms past θ².")
         return text + _on_parabola(exact, ngettext(
             "On this path {names} stays at exactly 1: it is θ²/2, its parabola.",
             "On this path {names} stay at exactly 1: each is θ²/2, its parabola.", len(exact)))
@@ -180,9 +180,9 @@ def path_caption(ratio: bool, path: str, chosen: list[str], lo: float = -math.in
         "f″(1) share one."
     ))
     if others:
-        text += " " + (_("Further out the other lines part from their parabolas (the O(θ³) terms).")
+        text += " " + (_("Further out the other lines part from their parabolas (the terms past θ²).")
                        if exact else
-                       _("Further out the lines part from their parabolas (the O(θ³) terms)."))
+                       _("Further out the lines part from their parabolas (the terms past θ²)."))
     return text + _on_parabola(exact, ngettext(
         "On this path {names} is exactly θ²/2: its solid line lies on its parabola.",
         "On this path {names} are exactly θ²/2: their solid lines lie on their parabola.", len(exact)))
@@ -408,7 +408,7 @@ def answer(path: str, bias, lo: float, hi: float, ends=None) -> str:
         return _("On the {path} path, E[k2] stays within {band} of KL[q‖p] over the whole range "
                  "shown (θ from {lo} to {hi}); its largest relative bias is {big}, at θ = {t_big}.").format(
             **values)
-    return _("Near p = q, k2 = ½(log r)² averages to KL[q‖p]: on the {path} path, E[k2] stays within "
+    return _("Near p = q, k2 = ½(log r)² averages to nearly KL[q‖p]: on the {path} path, E[k2] stays within "
              "{band} of the KL for θ from {down} to {up}, and at θ = {t_big} it is off by "
              "**{big}**.").format(**values, down=f"{down:.3g}", up=f"{up:.3g}")
 

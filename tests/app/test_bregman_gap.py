@@ -303,6 +303,18 @@ def test_repeated_ratios_are_drawn_once_with_their_count():
     assert "size" in json.dumps([layer["encoding"] for layer in spec["layer"]])
 
 
+def test_the_legend_names_the_gaps_only_when_a_draw_is_on_the_chart():
+    # p = N(12,1): every draw's r is far past the chart's 5, and the legend still listed "gap"
+    def legend(logr):
+        spec = tangent_gap_chart(_grid("kl_qp"), samples=tangent_picture("kl_qp", logu=np.asarray(logr)),
+                                 curve_label="c", tangent_label="t", gap_label="g").to_dict()
+        (lines,) = [layer for layer in spec["layer"] if layer["data"]["name"] == "lines"]
+        return lines["encoding"]["color"]["scale"]["domain"]
+
+    assert legend([8.0, 9.0, 10.0]) == ["c", "t"]
+    assert legend([8.0, 0.3]) == ["c", "t", "g"]
+
+
 def test_a_chi2_past_a_double_is_finite_on_the_page():
     """?q=normal(0,0.1)&p=normal(2.7,0.1)&f=pearson: χ² = e^729 − 1 is finite but above 1.8e308.
     The page said "Var(k3) = ∞", "The exact value is infinite for this pair" and "exact Pearson

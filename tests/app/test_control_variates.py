@@ -122,7 +122,7 @@ def test_the_gain_chart_marks_schulmans_large_case(default_page):
     curve = gain_along_path("shift", np.linspace(0.05, 3.0, 60))
     i = int(np.argmin(np.abs(curve.thetas - 1.0)))
     assert curve.gain[i] == pytest.approx(math.e - 1, rel=1e-9)
-    assert f"×{curve.gain[i]:.3g} at Schulman's μ = 1" in text
+    assert f"×{curve.gain[i]:.4g} at Schulman's μ = 1" in text
 
 
 @pytest.mark.parametrize("lam", [-1.0, 0.0, 0.25, 1.0, 2.0, 3.0])

@@ -248,13 +248,19 @@ def test_a_range_without_the_marks_says_where_they_are():
 
 def test_a_single_point_range_and_no_f_still_run():
     at = open_page()
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "leave 0 together" in text and "hugs its dashed parabola" in text  # on a range: both captions
     at.slider(key="th_shift").set_value((0.5, 0.5)).run()
     clean(at)
     assert any("single point" in i.value for i in at.info)
+    # one θ is no line: neither the path chart nor E[k2] against KL is drawn, nor captioned as lines
+    text = " ".join(m.value for m in at.markdown) + " ".join(c.value for c in at.caption)
+    assert "hugs its dashed parabola" not in text and "leave 0 together" not in text
+    assert len(at.get("vega_lite_chart")) == 2  # the f curves of part 1 and k2's relative bias
     at.multiselect(key="f").set_value([]).run()
     clean(at)
     assert any("Pick at least one" in i.value for i in at.info)
-    assert len(at.get("vega_lite_chart")) == 3  # f curves and the two k2 charts
+    assert len(at.get("vega_lite_chart")) == 2
 
 
 def test_all_smooth_fs_can_be_drawn():

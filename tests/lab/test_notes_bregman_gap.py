@@ -21,7 +21,12 @@ def test_f_caption_adds_the_caveats():
 
 
 def test_tangent_text_chooses_its_verdict_from_the_variances():
-    assert "For this pair it cancels noise: Var(k3) = 0.2 against Var(k1) = 1." in notes.tangent_text(1.0, 0.2)
+    assert "For this pair it cancels 80% of the variance: Var(k3) = 0.2 against Var(k1) = 1." in notes.tangent_text(1.0, 0.2)
+    # the page's default, N(0,1) against N(1,1): Var(k3) = e − 2, only 28% less; "most of the noise" was false
+    assert "it cancels 28% of the variance" in notes.tangent_text(1.0, math.e - 2)
+    assert "cancels most" not in notes.tangent_text(1.0, math.e - 2)
+    assert "it cancels more than 99% of the variance" in notes.tangent_text(1.0, 1e-6)
+    assert "it cancels less than 1% of the variance" in notes.tangent_text(1.0, 0.999)
     assert "For this pair it adds noise: Var(k3) = ∞" in notes.tangent_text(0.5, math.inf)
     assert "both variances are zero" in notes.tangent_text(0.0, 0.0)
     assert "For this pair" not in notes.tangent_text(math.nan, math.nan)

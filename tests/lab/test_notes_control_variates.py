@@ -152,7 +152,7 @@ def test_gain_captions_follow_the_path(path):
     curve = gain_along_path(path, thetas)
     text = notes.gain_caption(path, curve)
     near = int(np.argmin(np.abs(curve.thetas)))
-    assert f"×{curve.gain[near]:.3g}" in text
+    assert f"×{curve.gain[near]:.4g}" in text
     marker = notes.gain_marker(path, curve)
     assert (marker is not None) == (path == "shift")
     assert path in notes.THETA_TITLES

@@ -242,7 +242,9 @@ def test_the_peaked_paths_rare_token_is_the_one_theta_moves():
     base, moved = np.array(PEAKED.base.logits), np.array(PEAKED.at(1.0).logits)
     assert np.flatnonzero(moved != base).tolist() == [clamps.PEAKED_TOKEN]
     assert PEAKED.base.probs[clamps.PEAKED_TOKEN] == min(PEAKED.base.probs)
-    assert f"token {clamps.PEAKED_TOKEN}" in PEAKED.theta_latex and f"e_{clamps.PEAKED_TOKEN}" in PEAKED.family_latex
+    assert f"\\ell_{clamps.PEAKED_TOKEN} - \\ell_{{0,{clamps.PEAKED_TOKEN}}}" in PEAKED.theta_latex
+    assert f"e_{clamps.PEAKED_TOKEN}" in PEAKED.family_latex
+    assert "\\text" not in PEAKED.theta_latex  # no English inside the formula: the zh page showed it untranslated
 
 
 def test_token_expectations_on_the_logit_example():

@@ -16,6 +16,7 @@ from kl_core.sequences.montecarlo import (
     MAX_SAMPLED_TOKENS,
     MAX_SEQUENCES,
     POSITION_KEYS,
+    ROUNDING_SPREAD,
     SampleSummary,
     SequenceSample,
     simulate_sequences,
@@ -114,6 +115,26 @@ def test_checkpoints_summarise_the_prefixes_as_shorter_runs_would() -> None:
         simulate_sequences(*pair, 12, 10, checkpoints=[13])
     with pytest.raises(ValueError, match=r"checkpoints must be >= 1"):
         simulate_sequences(*pair, 12, 10, checkpoints=[0])
+
+
+def test_values_equal_to_rounding_have_no_spread() -> None:
+    # rb at T = 1 is the first token's KL, the same on every sequence; the counterexample's Σk3 is 1/e on
+    # both likely sequences at T = 2.  Their sample std came out 4e-19 and 4.6e-16: the sums' last bits.
+    from kl_core.sequences.estimators import RB_COUNTEREXAMPLE
+
+    one = simulate_sequences(*drift_pair(8, 1.0), 1, 500, seed=0)
+    rb = one.summary("rb")
+    assert np.ptp(one.values["rb"]) <= ROUNDING_SPREAD * np.max(np.abs(one.values["rb"]))
+    assert rb.std == 0.0 and rb.se == 0.0 and math.isnan(rb.std_se)
+    counter = simulate_sequences(*RB_COUNTEREXAMPLE, 2, 500, seed=0)
+    k3 = counter.values["sum_k3"]
+    assert np.allclose(k3, math.exp(-1), rtol=1e-14)  # every sequence drawn: 0 + 1/e or 1/e + 0
+    assert counter.summary("sum_k3").se == 0.0 and counter.summary("mean_k3").se == 0.0
+    # a real spread, however small next to the mean, is kept
+    v = np.full(400, 1.0) + np.linspace(-1e-9, 1e-9, 400)
+    from kl_core.sequences.montecarlo import _summarise
+
+    assert _summarise(v).std == pytest.approx(float(np.std(v, ddof=1)), rel=1e-12)
 
 
 def test_single_sequence_has_undefined_spread() -> None:
