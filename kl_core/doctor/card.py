@@ -1,6 +1,8 @@
 r"""The doctor's KL card, as text (``python -m kl_core doctor``) and as Markdown (``--format md``).
 
-One reading of a :class:`~kl_core.doctor.diagnosis.Diagnosis` for both: every KL term with
+One reading of a :class:`~kl_core.doctor.diagnosis.Diagnosis` for both: first, where the release
+refuses settings of the script (:attr:`~kl_core.doctor.diagnosis.Diagnosis.rejected`), that the run stops
+before training and that the rest describes the run without them; then every KL term with
 where it acts, its option as the script spells it, its estimator, coefficient and controller,
 the KL its value estimates, its exact gradient class and its aggregation over tokens; then
 other releases, off-policy steps, the warnings with their fixes, the keys the release does
@@ -33,8 +35,17 @@ def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
     return lines or [indent]
 
 
+def _stops(d: Diagnosis) -> str:
+    """The card's first line where the release refuses settings of the script: the run stops before training."""
+    shown = ", ".join(d.rejected[:4]) + (f" (+{len(d.rejected) - 4})" if len(d.rejected) > 4 else "")
+    return (f"The run stops before training: {d.library} {d.release} does not accept {shown} (SETTING_REJECTED). "
+            "What follows describes the run without those settings.")
+
+
 def _no_kl_term(d: Diagnosis) -> str:
     """The card's line where the script has no KL term."""
+    if d.rejected:
+        return "Without them: no KL term."
     if "UNKNOWN_OPTION" in d.codes:
         return "No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION)."
     if "NONFINITE_COEF" in d.codes:
@@ -77,6 +88,8 @@ def card_lines(d: Diagnosis) -> list[str]:
     if d.command:
         out.append(f"read: {d.command}")
     out.append("")
+    if d.rejected:
+        out += [*_wrap(_stops(d), ""), ""]
     if not d.kl_uses:
         out += [*_wrap(_no_kl_term(d), ""), ""]
     for i, u in enumerate(d.kl_uses, 1):
@@ -167,6 +180,9 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
     if d.command:
         out.append(f"Read: `{d.command}`")
     out.append("")
+    if d.rejected:
+        head, colon, rest = _stops(d).partition(":")
+        out += [f"**{head}{colon}**{rest}", ""]
     if not d.kl_uses:
         head, colon, rest = _no_kl_term(d).partition(":")
         out += [f"**{head}{colon}**{rest}", ""]
@@ -187,7 +203,8 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
     if d.warnings:
         out.append("**Warnings**")
         for w in d.warnings:
-            after = f" Fix: `{' '.join(w.fix.split())}`" if w.fix else \
+            lines = w.fix.splitlines() if w.fix else []  # one change a line (a YAML's, each refused setting's)
+            after = f" Fix: `{'; '.join(' '.join(ln.split()) for ln in lines)}`" if w.fix else \
                 f" No fix: {no_fix_words(d, w)}"
             out.append(f"- `{w.code}`: {w.message}{after}")
         out.append("")

@@ -18,7 +18,12 @@ returns a :class:`Diagnosis`:
   setting and value to change, in the input's own syntax, *checked* by
   diagnosing the changed config again;
 * the keys the release does not know, with the nearest known key (an older
-  release's name points to today's);
+  release's name points to today's); where the input's syntax makes it certain
+  that the release refuses them at startup (an argparse flag, a Hydra override
+  or flag, a config dataclass's keyword, a ``trl`` command's flag; a Hydra
+  ``+key=value`` on a key the config sets), the first warning,
+  ``SETTING_REJECTED``, says the run stops before training, and the card
+  describes the run without them;
 * the release whose defaults filled in the rest: the current one, or an older
   era the script's own settings point to (:mod:`kl_core.doctor.releases`),
   with why; and, where the script's era and the current release differ for
@@ -120,6 +125,8 @@ Single tokens drifting by a factor of 100 between two policies happen in real
 runs; a clamp that only bites beyond e^10 ≈ 22,000 (OpenRLHF's k1) rarely matters."""
 
 WARNING_CODES: dict[str, str] = {
+    "SETTING_REJECTED": "settings the release refuses at startup (a key or flag it does not have, a Hydra +key=value on "
+                        "a key the config already sets), so the run stops before training",
     "KL_OFF": "no KL term at all, or a KL term whose coefficient turns it off",
     "KL_SETTING_UNUSED": "a KL setting that has no effect because its term is switched off",
     "ZERO_GRAD_LOSS": "a KL loss whose expected gradient is zero",
@@ -349,6 +356,12 @@ class Diagnosis:
     off_policy_every_step : bool
         Whether the first optimizer step on each batch is off-policy too
         (:attr:`kl_core.doctor.profiles.OffPolicyRule.every_step`), not only the later ones.
+    rejected : tuple of str
+        Settings the release refuses at startup, so the run stops before training (the
+        ``SETTING_REJECTED`` warning says why and how to write them): the key as written, with Hydra's
+        ``+``/``~`` (``critic.model.fsdp_config.param_offload``, ``--init_kl_coef``,
+        ``+actor_rollout_ref.actor.kl_loss_coef``).  The card describes the run without them.  Only where
+        the input's syntax makes it certain (:func:`_rejected`); empty otherwise.
     """
 
     profile: Profile
@@ -365,6 +378,7 @@ class Diagnosis:
     also: tuple[OtherRelease, ...] = ()
     changed: str = ""
     off_policy_every_step: bool = False
+    rejected: tuple[str, ...] = ()
 
     @property
     def library(self) -> str:
@@ -388,7 +402,7 @@ class Diagnosis:
         -------
         dict
             ``library``, ``release``, ``trainer``, ``input``, ``kl_uses``,
-            ``warnings``, ``unrecognised`` (keys), ``suggestions``,
+            ``warnings``, ``unrecognised`` (keys), ``suggestions``, ``rejected``,
             ``off_policy``, ``defaults_assumed``, ``notes``, ``release_why``,
             ``also`` (each other release with ``release``, ``fails`` and its
             ``kl_uses``) and ``changed``.
@@ -438,6 +452,7 @@ class Diagnosis:
             ],
             "unrecognised": [u.key for u in self.unrecognised],
             "suggestions": {u.key: u.suggestion for u in self.unrecognised if u.suggestion},
+            "rejected": list(self.rejected),
             "off_policy": list(self.off_policy),
             "defaults_assumed": {k: _plain(self.settings.get(k)) for k in self.profile.relevant
                                  if k not in self.given},
@@ -938,12 +953,26 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text.startswith(("the ", "each ", "one ")) else text
 
 
+def _say_state(prof: Profile, key: str, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> str:
+    """A setting and its value as the card states it: tagged "(release default)" where the config did not write
+    it, and an argparse switch the config did not set as "--flag not set" (``remove --flag`` is a change, and
+    the config has nothing to remove)."""
+    value = values.get(key)
+    spec = prof.keys.get(key)
+    if key in given:
+        return _say(prof, key, value, kind)
+    if prof.syntax == "argparse" and spec is not None and spec.action == "store_true" and value is False:
+        return Message("{flag} not set", flag=prof.spelled(key))
+    return Message("{said} (release default)", said=_say(prof, key, value, kind))
+
+
 def _say_switch(prof: Profile, key: str, values: dict[str, Any], given: dict[str, RawSetting], kind: str) -> str:
-    """A switch and its value; for a setting an older era did not have, the setting its value was read from."""
-    said = _say(prof, key, values.get(key), kind)
+    """A switch and its value (:func:`_say_state`); for a setting an older era did not have, the setting its
+    value was read from."""
     rule = prof.derived.get(key)
     if rule is None or key in given:
-        return said
+        return _say_state(prof, key, values, given, kind)
+    said = _say(prof, key, values.get(key), kind)
     other = rule.removeprefix("not ")
     return Message("{said}, read from {other}", said=said, other=_say(prof, other, values.get(other), kind))
 
@@ -1163,7 +1192,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
             stopped = True
             continue
         if not live:
-            said = _say(prof, pl.coef, coef, kind)
+            said = _say_state(prof, pl.coef, values, given, kind)
             dead.append((pl, Message("the KL {where} is on, but {said} turns it off", where=_where_words(pl), said=said)
                          if pl.switch else Message("{said} turns the KL {where} off", said=said, where=_where_words(pl))))
             continue
@@ -1765,13 +1794,267 @@ def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
 
 
 def _other(d: Diagnosis) -> OtherRelease:
-    renamed = {k for e in _eras_of(d.profile) for k in e.renamed}
-    fails = tuple(u.key for u in sorted(d.unrecognised, key=lambda u: u.key not in renamed)) \
-        if d.profile.syntax in ("argparse", "hydra") else ()
+    fails = d.rejected  # an older release's names first (_under)
     era = next((e for e in _eras_of(d.profile) if e.label == d.profile.release), None)
     stops = tuple(w.message for w in d.warnings if w.code == "UNKNOWN_OPTION")
     return OtherRelease(release=f"{d.library} {d.release}", kl_uses=d.kl_uses, fails=fails,
                         changed=era.changed if era is not None else "", diagnosis=d, stops=stops)
+
+
+# --------------------------------------------------------------------------- #
+# Settings the release refuses at startup: the run stops before training
+# --------------------------------------------------------------------------- #
+_NAME = re.compile(r"[A-Za-z_]\w*")  # a config field's name (not what is left of a short flag such as -q)
+
+#: verl's main_ppo configs a command may name with ``--config-name`` (verl/trainer/config/*.yaml, 0.2 to 0.9.1):
+#: the doctor's keys are theirs.  Any other config, or a ``--config-path``/``--config-dir``, may have other keys.
+_STOCK_HYDRA_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer"})
+
+#: The flags of ``accelerate launch`` (accelerate 1.16.0 accelerate/commands/launch.py launch_command_parser, with
+#: their ``-`` spellings, accelerate/commands/utils.py _StoreAction), and TRL's own ``--accelerate_config``
+#: (trl 1.16.0 trl/cli/accelerate_config.py).  ``trl grpo`` hands every flag its configs do not have to
+#: ``accelerate launch`` (trl/cli/commands/training.py lines 61-64), which takes these and exits on any other.
+_ACCELERATE_FLAGS = frozenset((
+    "accelerate_config config_file quiet cpu multi_gpu tpu mixed_precision num_processes num_machines "
+    "num_cpu_threads_per_process enable_cpu_affinity dynamo_backend dynamo_mode dynamo_use_fullgraph "
+    "dynamo_use_dynamic dynamo_use_regional_compilation use_deepspeed use_fsdp use_parallelism_config "
+    "use_megatron_lm gpu_ids same_network machine_rank main_process_ip main_process_port tee log_dir role "
+    "rdzv_backend rdzv_conf max_restarts monitor_interval module no_python tpu_cluster no_tpu_cluster "
+    "tpu_use_sudo vm env main_training_function downcast_bf16 deepspeed_config_file zero_stage "
+    "offload_optimizer_device offload_param_device offload_optimizer_nvme_path offload_param_nvme_path "
+    "gradient_accumulation_steps gradient_clipping zero3_init_flag zero3_save_16bit_model deepspeed_hostfile "
+    "deepspeed_exclusion_filter deepspeed_inclusion_filter deepspeed_multinode_launcher "
+    "deepspeed_moe_layer_cls_names fsdp_version fsdp_offload_params fsdp_min_num_params fsdp_sharding_strategy "
+    "fsdp_reshard_after_forward fsdp_auto_wrap_policy fsdp_transformer_layer_cls_to_wrap fsdp_backward_prefetch "
+    "fsdp_state_dict_type fsdp_forward_prefetch fsdp_use_orig_params fsdp_cpu_ram_efficient_loading "
+    "fsdp_sync_module_states fsdp_activation_checkpointing fsdp_activation_checkpointing_offload "
+    "megatron_lm_tp_degree megatron_lm_use_custom_fsdp megatron_lm_no_load_optim megatron_lm_eod_mask_loss "
+    "megatron_lm_overlap_cpu_optimizer_d2h_h2d megatron_lm_no_save_optim megatron_lm_optimizer_cpu_offload "
+    "megatron_lm_use_precision_aware_optimizer megatron_lm_decoder_last_pipeline_num_layers megatron_lm_pp_degree "
+    "megatron_lm_num_micro_batches megatron_lm_sequence_parallelism megatron_lm_recompute_activations "
+    "megatron_lm_use_distributed_optimizer megatron_lm_gradient_clipping megatron_lm_recompute_granularity "
+    "megatron_lm_recompute_method megatron_lm_recompute_num_layers megatron_lm_attention_backend "
+    "megatron_lm_expert_model_parallel_size megatron_lm_context_parallel_size megatron_lm_attention_dropout "
+    "megatron_lm_hidden_dropout megatron_lm_attention_softmax_in_fp32 megatron_lm_expert_tensor_parallel_size "
+    "megatron_lm_calculate_per_token_loss megatron_lm_use_rotary_position_embeddings fp8_backend "
+    "fp8_use_autocast_during_eval fp8_margin fp8_interval fp8_format fp8_amax_history_len fp8_amax_compute_algo "
+    "fp8_override_linear_precision fp8_enable_fsdp_float8_all_gather fp8_pad_inner_dim aws_access_key_id "
+    "aws_secret_access_key debug mpirun_hostfile parallelism_config_dp_replicate_size "
+    "parallelism_config_dp_shard_size parallelism_config_tp_size parallelism_config_cp_size "
+    "parallelism_config_cp_backend parallelism_config_cp_comm_strategy parallelism_config_sp_size "
+    "parallelism_config_sp_backend parallelism_config_sp_seq_length parallelism_config_sp_seq_length_is_variable "
+    "parallelism_config_sp_attn_implementation"
+).split())
+
+#: Why a release refuses a setting, by how the input is read: one clause each (``{call}``, ``{script}``: the
+#: config class or script).  Each is what the library's own code does, cited where :func:`_rejected` decides.
+_REFUSALS = {
+    "argparse": N_("its argument parser exits with “unrecognized arguments”"),
+    "hydra_key": N_("Hydra refuses an override of a key its config does not have (“Could not override …”)"),
+    "hydra_delete": N_("Hydra refuses ~key for a key its config does not have (“Could not delete from config”)"),
+    "hydra_flag": N_("Hydra's argument parser, which reads the command line before any override, has no such "
+                     "flag and exits with “unrecognized arguments”"),
+    "hydra_append": N_("Hydra's + adds a key, and refuses one the config already sets (“Could not append to "
+                       "config. An item is already at …”); key=value overrides it"),
+    "dataclass": N_("{call}(...) is a dataclass, and Python raises TypeError for a keyword argument it does not "
+                    "declare"),
+    "trl_cli": N_("the trl command hands flags its configs do not have to accelerate launch, whose argument "
+                  "parser exits with “unrecognized arguments”"),
+    "trl_script": N_("{script} reads its command line with HfArgumentParser, which raises ValueError (“Some "
+                     "specified arguments are not used by the HfArgumentParser”)"),
+}
+
+
+@dataclass(frozen=True)
+class _Rejected:
+    """One setting the release refuses: as written, why (a key of :data:`_REFUSALS`), and the fix."""
+
+    setting: RawSetting
+    why: str
+    shown_key: str  # the key as written, with Hydra's + or ~
+    written: str  # the whole setting as written
+    suggestion: str | None
+    fix: str
+    change: tuple[str, Any] | None  # the fix as (setting, value); None for a removal
+
+
+def _stock_config(parsed: ParsedInput) -> bool:
+    """Whether a Hydra command composes one of verl's own configs (no ``--config-path``, ``--config-dir``, or a
+    ``--config-name`` other than :data:`_STOCK_HYDRA_CONFIGS`): only then are the doctor's keys its keys."""
+    words = parsed.arguments
+    for k, w in enumerate(words):
+        if not w.text.startswith("-"):
+            continue
+        flag, _, inline = w.text.partition("=")
+        action = doctor_parse.hydra_flag(flag)
+        names = set(action.option_strings) if action is not None else set()
+        if names & {"--config-path", "--config-dir"}:
+            return False
+        if "--config-name" in names:
+            value = w if "=" in w.text else (words[k + 1] if k + 1 < len(words) else None)
+            text = inline if "=" in w.text else (value.text if value is not None else "")
+            if value is None or not value.literal or text.removesuffix(".yaml") not in _STOCK_HYDRA_CONFIGS:
+                return False
+    return True
+
+
+def _set_in_config(p: Profile, key: str) -> bool:
+    """Whether the release's config gives ``key`` a value that is not None (following ``${other.key}``
+    references); False where that is not certain (a resolver, a relative reference, ``???``)."""
+    default: Any = p.keys[key].default if key in p.keys and p.keys[key].default_text is None else None
+    for _ in range(len(p.keys)):
+        if not (isinstance(default, str) and "${" in default):
+            break
+        got = _interpolation(default.strip())
+        if got is None or got[0] != "ref" or got[1] not in p.keys or p.keys[got[1]].default_text is not None:
+            return False
+        default = p.keys[got[1]].default
+    return default is not None and default != "???" and not (isinstance(default, str) and "${" in default)
+
+
+def _append_refused(p: Profile, s: RawSetting) -> bool:
+    """Whether Hydra refuses ``+key=value``: hydra-core 1.3.2 hydra/_internal/config_loader_impl.py lines
+    371-384 add the key only when ``OmegaConf.select(cfg, key, throw_on_missing=False)`` is None (no such
+    key, a null, ``???``, or a reference to one) or the value is a dict or a list, and raise "Could not append
+    to config. An item is already at …" otherwise.
+
+    Only for the settings the card depends on (:attr:`Profile.relevant`): they are in every one of verl's
+    generated configs (the doctor's keys merge verl 0.9.1's four, and an engine's own keys, such as
+    ``critic.megatron.*``, are in one only), so whether the run's config sets them is certain.
+    """
+    text = s.text.strip()
+    return (s.key in p.relevant and s.key not in p.unavailable and s.key not in p.derived
+            and not isinstance(s.value, (dict, list)) and not text.startswith(("{", "["))
+            and _set_in_config(p, s.key))
+
+
+def _bare_flag(s: RawSetting, flag: str) -> bool:
+    """Whether a flag was given without a value (``--flag``)."""
+    return s.value is True and s.text == flag
+
+
+def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
+              unknown: dict[str, tuple[RawSetting, str | None]], appended: list[RawSetting]) -> list[_Rejected]:
+    """The settings the release refuses at startup, where the input's syntax makes that certain.
+
+    * argparse (OpenRLHF): every flag the release does not have; ``parse_args()`` exits with "unrecognized
+      arguments" (OpenRLHF 0.11.2 openrlhf/cli/train_ppo_ray.py line 627; v0.5.9 to v0.10.1 alike).
+    * Hydra (verl), a command composing one of verl's own configs (:func:`_stock_config`): Hydra makes the
+      config strict (hydra-core 1.3.2 hydra/_internal/config_loader_impl.py line 270) before the overrides,
+      so ``key=value`` on a key it does not have raises "Could not override" (lines 386-393) and ``~key``
+      "Could not delete" (lines 348-353); ``+key``/``++key`` add keys and are fine.  A word that is not a flag of
+      Hydra's parser (:func:`kl_core.doctor.parse.hydra_flag`) makes ``parse_args()`` exit (hydra/main.py line
+      86).  ``+key=value`` on a key the config sets: :func:`_append_refused`.
+    * A Python ``GRPOConfig(...)`` call: a dataclass's ``__init__`` raises TypeError on a keyword it does not
+      declare.
+    * A TRL 1.16.0 command: ``trl grpo`` passes the flags its configs do not have (TrlParser
+      parse_args_and_config with return_remaining_strings=True, trl/cli/commands/training.py lines 61-64) to
+      ``accelerate launch``, whose parser exits on any that is not its own (trl/cli/accelerate_launcher.py line
+      46; :data:`_ACCELERATE_FLAGS`); ``trl/scripts/grpo.py`` calls parse_args_and_config (line 181), whose
+      HfArgumentParser.parse_args_into_dataclasses raises ValueError on any left over (transformers
+      hf_argparser.py, "Some specified arguments are not used by the HfArgumentParser").  Not an older TRL's
+      command line, and not a YAML (:func:`_trl_yaml_note`) or a script of the user's own, whose fate depends on
+      how it is read.
+    """
+    out: list[_Rejected] = []
+    command = parsed.kind == "command"
+    entry = parsed.names[0] if parsed.names else ""
+    strict_hydra = p.syntax == "hydra" and command and _stock_config(parsed)
+    for key, (s, suggestion) in unknown.items():
+        if p.syntax == "argparse" and command:
+            why = "argparse"
+        elif p.syntax == "hydra" and command and key.startswith("-"):
+            why = "hydra_flag"
+        elif strict_hydra and s.op in ("", "~"):
+            why = "hydra_key" if s.op == "" else "hydra_delete"
+        elif p.syntax == "dataclass" and parsed.kind == "python" and not key.startswith("**"):
+            why = "dataclass"
+        elif p.syntax == "dataclass" and command and era is None and _NAME.fullmatch(key) \
+                and entry.startswith("trl ") and key not in _ACCELERATE_FLAGS:
+            why = "trl_cli"
+        elif p.syntax == "dataclass" and command and era is None and _NAME.fullmatch(key) \
+                and entry.startswith("trl/scripts/"):
+            why = "trl_script"
+        else:
+            continue
+        out.append(_refused(p, parsed.kind, s, why, suggestion))
+    out += [_refused(p, parsed.kind, s, "hydra_append", None) for s in appended]
+    return out
+
+
+def _refused(p: Profile, kind: str, s: RawSetting, why: str, suggestion: str | None) -> _Rejected:
+    """One refused setting: how it was written, and the change that removes it (the suggested key with the
+    same value where that value fits it, else removing the setting)."""
+    flag = s.key if p.syntax != "dataclass" or kind != "command" else f"--{s.key}"
+    bare = _bare_flag(s, flag)
+    if p.syntax == "hydra" and not s.key.startswith("-"):
+        written = f"~{s.key}" if s.op == "~" else f"{s.op}{s.key}={s.text}"
+    elif kind == "python":
+        written = f"{s.key}={s.text}"
+    else:
+        written = flag if bare else f"{flag} {s.text}"
+    shown = f"{s.op}{s.key}" if s.op in ("+", "~") else s.key
+    value = s.value if s.literal else s.text
+    if why == "hydra_append":
+        return _Rejected(s, why, shown, written, None, render_changes(p, kind, ((s.key, value),)), (s.key, value))
+    target = suggestion if suggestion in p.keys else next((k for k in p.keys if p.spelled(k) == suggestion), None)
+    if target is not None and s.op != "~" and _fits(p, kind, target, s, bare):
+        if bare:
+            fix = target if p.syntax == "argparse" else f"--{target}"
+            change = (target, True)
+        else:
+            fix, change = render_changes(p, kind, ((target, value),)), (target, value)
+        return _Rejected(s, why, shown, written, suggestion, fix, change)
+    return _Rejected(s, why, shown, written, suggestion, f"remove {written}", None)
+
+
+def _fits(p: Profile, kind: str, key: str, s: RawSetting, bare: bool) -> bool:
+    """Whether the value written for a refused setting is one the suggested setting ``key`` takes."""
+    spec = p.keys[key]
+    if p.syntax == "argparse":
+        if spec.action in ("store_true", "store_false"):
+            return bare
+        if bare:
+            return False  # a flag that needs a value, and none was written
+        if isinstance(spec.nargs, int) and spec.nargs > 1:
+            return isinstance(s.value, list) and len(s.value) == spec.nargs
+        choices = p.accepted(key)
+        return choices is None or not s.literal or str(s.value) in {str(c) for c in choices}
+    if p.syntax == "dataclass" and kind == "command" and bare:
+        return "bool" in (spec.type or "")  # HfArgumentParser: a bool field's value is optional
+    return True
+
+
+def _rejected_warning(p: Profile, parsed: ParsedInput, rejected: list[_Rejected]) -> DoctorWarning:
+    """SETTING_REJECTED: the run stops before training, why, and the change for each refused setting."""
+    groups: dict[str, list[_Rejected]] = {}
+    for r in rejected:
+        groups.setdefault(r.why, []).append(r)
+    call = parsed.names[0] if parsed.names else p.trainer
+    items = []
+    for why, rs in groups.items():
+        settings = ", ".join(Message("{setting} (did you mean {suggestion}?)", setting=r.written,
+                                     suggestion=r.suggestion) if r.suggestion else r.written for r in rs)
+        items.append(Message("{lib} {rel} does not accept {settings}: {why}.", lib=p.library, rel=p.release,
+                             settings=settings, why=marked_message(_REFUSALS[why], call=call, script=call)))
+    message = Message("The run stops before training. {items} The rest of this card describes the run without "
+                      "the settings it does not accept.", items=joined(" ", items))
+    changes = tuple(r.change for r in rejected if r.change is not None)
+    return DoctorWarning("SETTING_REJECTED", message, "\n".join(dict.fromkeys(r.fix for r in rejected)), changes)
+
+
+def _trl_yaml_note(p: Profile, keys: list[str]) -> str:
+    """What TRL does with keys of a YAML its configs do not have: it depends on what reads the YAML."""
+    # trl 1.16.0: `trl grpo --config` passes them to accelerate launch (trl/cli/commands/training.py lines 61-64),
+    # trl/scripts/grpo.py ignores them (parse_args_and_config(fail_with_unknown_args=False), line 181), and
+    # parse_args_and_config's default raises ValueError "Unknown arguments from config file" (trl/scripts/utils.py
+    # lines 353-357).
+    shown = ", ".join(keys[:4]) + (" …" if len(keys) > 4 else "")
+    return Message("{keys}: what {lib} {rel} does with a key its configs do not have depends on what reads the "
+                   "YAML: trl {trainer} --config hands it to accelerate launch, which stops on any that is not one "
+                   "of its own flags; trl/scripts/{trainer}.py ignores it; a script of your own that calls "
+                   "TrlParser's parse_args_and_config() with its defaults raises ValueError.",
+                   keys=shown, lib=p.library, rel=p.release, trainer=p.trainer)
 
 
 def _eras_of(prof: Profile) -> tuple[Era, ...]:
@@ -1791,6 +2074,9 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     values = {k: spec.default for k, spec in p.keys.items()}
     given: dict[str, RawSetting] = {}
     unknown: dict[str, str | None] = {}
+    unknown_raw: dict[str, RawSetting] = {}  # each unknown key's first setting, as written
+    appended: list[RawSetting] = []  # Hydra +key=value on a key the config sets: Hydra refuses it
+    strict_hydra = p.syntax == "hydra" and parsed.kind == "command" and _stock_config(parsed)
     known = [k for k in p.keys if k not in p.unavailable]
     for s in raw:
         # today's name for an era's setting (--algo.kl.use_loss under OpenRLHF 0.10.1, whose parser knows only
@@ -1810,6 +2096,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
             continue
         if not _known(p, s.key, s.op) or s.key in p.unavailable or later_name:
             if s.key not in unknown:
+                unknown_raw[s.key] = s
                 if later_name:
                     unknown[s.key] = p.spelling[s.key]  # the era's own spelling
                 elif s.key in renamed and renamed[s.key] in p.keys:
@@ -1821,6 +2108,9 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
             continue
         if s.op == "~":
             notes.append(Message("~{key} deletes the setting; the doctor uses the release default", key=s.key))
+            continue
+        if strict_hydra and s.op == "+" and _append_refused(p, s):
+            appended.append(s)  # the run stops there: the card describes the run without it
             continue
         given[s.key] = s
         if s.literal:
@@ -1844,12 +2134,20 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
+    rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended)
+    rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL
+    warnings = _with_fixes(st)
+    if rejected:
+        warnings.insert(0, _rejected_warning(p, parsed, rejected))
+    elif parsed.kind == "yaml" and era is None and unknown and f"trl {p.trainer}" in p.names:
+        notes.append(_trl_yaml_note(p, list(unknown)))
     return Diagnosis(
         profile=p,
         kind=parsed.kind,
         command=parsed.command,
         kl_uses=tuple(st.uses),
-        warnings=tuple(_with_fixes(st)),
+        warnings=tuple(warnings),
+        rejected=tuple(r.shown_key for r in rejected),
         unrecognised=tuple(UnknownKey(k, v) for k, v in unknown.items()),
         off_policy=tuple(st.off),
         off_policy_every_step=st.every_step,

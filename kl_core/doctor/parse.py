@@ -62,7 +62,7 @@ from kl_core.validation import InputError, Message
 __all__ = [
     "CONFIG_CALLS", "MAX_BYTES", "MAX_VALUES", "PARSER_CALLS", "Command", "Entry",
     "ParsedInput", "RawSetting", "UnreadableInput", "Word", "decode", "entry_points", "joined",
-    "parse_flags", "parse_overrides", "read", "looks_python", "read_python", "read_shell",
+    "hydra_flag", "parse_flags", "parse_overrides", "read", "looks_python", "read_python", "read_shell",
     "read_structured", "scalar", "too_large", "as_double",
 ]
 
@@ -1078,6 +1078,55 @@ def _overrides_parser(cls: Any) -> Any:
     return cls.create()
 
 
+@functools.cache
+def _hydra_flags() -> dict[str, Any]:
+    """Every flag of Hydra's own command line (``--config-name``, ``-cn``, ``--multirun``, ``-m`` …) → its action.
+
+    Read from Hydra's parser itself, ``hydra._internal.utils.get_args_parser`` (hydra-core 1.3.2
+    hydra/_internal/utils.py lines 501-596), the parser ``@hydra.main`` runs on ``sys.argv``
+    (hydra/main.py line 86, ``args_parser.parse_args()``).
+    """
+    from hydra._internal.utils import get_args_parser  # lazy: hydra-core loads antlr
+
+    return dict(get_args_parser()._option_string_actions)
+
+
+def hydra_flag(flag: str) -> Any:
+    """The action of Hydra's parser that ``flag`` names, or None when Hydra's parser does not accept it.
+
+    As :mod:`argparse` reads it (Hydra's parser keeps ``allow_abbrev``): the flag itself, a unique prefix of a
+    ``--`` flag (``--multi`` for ``--multirun``), or a short flag with its value attached (``-cjob``).  An
+    ambiguous prefix (``--config``) is refused, as argparse refuses it ("ambiguous option").
+
+    Parameters
+    ----------
+    flag : str
+        A word of the command line that starts with ``-``, without any ``=value``.
+
+    Returns
+    -------
+    argparse.Action or None
+        The action, whose ``option_strings`` and ``nargs`` say what the flag is and takes.
+
+    Examples
+    --------
+    >>> hydra_flag("--multi").option_strings
+    ['--multirun', '-m']
+    >>> hydra_flag("--config") is None, hydra_flag("--init_kl_coef") is None
+    (True, True)
+    """
+    flags = _hydra_flags()
+    if flag in flags:
+        return flags[flag]
+    if len(flag) < 2:
+        return None
+    # argparse's _get_option_tuples: flags the word abbreviates, and for a single dash the short flag it starts with
+    found = [a for f, a in flags.items() if f.startswith(flag)]
+    if not flag.startswith("--") and flag[:2] in flags and flags[flag[:2]].nargs is None:
+        found.append(flags[flag[:2]])
+    return found[0] if len(found) == 1 else None
+
+
 def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
     """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
 
@@ -1094,11 +1143,16 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
     words : tuple of Word
         The words after the trainer's name.
 
+    A word that is not a flag of Hydra's own parser (:func:`hydra_flag`), such as
+    ``--init_kl_coef 0.2``, is kept as a setting whose key is the flag (with the
+    word after it as its value): Hydra's parser exits on it ("unrecognized
+    arguments"), and :func:`kl_core.doctor.diagnosis.diagnose` says the run stops.
+
     Returns
     -------
     tuple
         ``(settings, notes)``; notes name words that are not overrides
-        (``--config-name``, stray words).
+        (``--config-name``, Hydra's other flags, stray words).
     """
     from hydra.errors import HydraException  # lazy: hydra-core loads antlr
 
@@ -1109,15 +1163,31 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
             skip = False
             continue
         t = w.text
-        if t.startswith("-"):
-            flag = t.split("=", 1)[0]
-            if flag in ("--config-name", "-cn", "--config-path", "-cp", "--config-dir", "-cd"):
-                value = t.split("=", 1)[1] if "=" in t else (words[k + 1].text if k + 1 < len(words) else "")
-                skip = "=" not in t
+        if t.startswith("-") and not _looks_numeric(t):
+            nxt = words[k + 1] if k + 1 < len(words) else None
+            action = hydra_flag(t.split("=", 1)[0])
+            if action is None:  # not a flag of Hydra's parser: it exits with "unrecognized arguments"
+                flag, inline = (t.split("=", 1) + [None])[:2] if "=" in t else (t, None)
+                value = Word(inline, w.opaque_from - len(flag) - 1 if w.opaque_from >= 0 else -1, w.origin) \
+                    if inline is not None else (nxt if nxt is not None and not nxt.text.startswith("-")
+                                                and "=" not in nxt.text else None)
+                skip = inline is None and value is not None
+                if value is None:
+                    settings.append(RawSetting(flag, True, flag, w.literal, "", w.origin))
+                else:
+                    settings.append(RawSetting(flag, scalar(value.text) if value.literal else None, value.text,
+                                               value.literal, "", value.origin))
+                continue
+            takes = action.nargs is None or (action.nargs == "?" and nxt is not None
+                                             and not nxt.text.startswith("-") and "=" not in nxt.text)
+            skip = takes and "=" not in t and nxt is not None
+            value = t.split("=", 1)[1] if "=" in t else (nxt.text if skip and nxt is not None else "")
+            if set(action.option_strings) & {"--config-name", "--config-path", "--config-dir"}:
                 notes.append(Message("{flag} {value}: the doctor reads the overrides, with the release's defaults for the rest",
-                                     flag=flag, value=value))
+                                     flag=t.split("=", 1)[0], value=value))
             else:
-                notes.append(Message("{t}: a Hydra flag, not a setting", t=t))
+                written = " ".join(w for w in (t.split("=", 1)[0], value) if w)
+                notes.append(Message("{t}: a Hydra flag, not a setting", t=written))
             continue
         op = ""
         for prefix in ("++", "+", "~"):

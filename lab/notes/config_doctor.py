@@ -212,7 +212,11 @@ def release_error(release: str, exc: ValueError) -> str:
 
 
 def headline(d: Diagnosis) -> str:
-    """One line over the card: the release, and how many KL terms where."""
+    """One line over the card: the release, and how many KL terms where; or that the run stops before training,
+    where the release refuses settings of the script (the summary under it says what the card describes then)."""
+    if d.rejected:
+        return _("{lib} {rel}: the run stops before training, on settings it does not accept").format(
+            lib=d.library, rel=d.release)
     where = _(", ").join(_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses)
     if not d.kl_uses:
         return _("{lib} {rel}: no KL term").format(lib=d.library, rel=d.release)
@@ -323,6 +327,7 @@ def gradients_query(u: KLUse) -> dict[str, str] | None:
 #: Each warning code in plain words: the bold title of its box (the code itself is shown small beside it).
 #: Each title must hold for every message the core gives with that code (see its ``_warn`` calls).
 WARNING_TITLES: dict[str, str] = {
+    "SETTING_REJECTED": N_("Settings the release refuses stop the run before training"),
     "KL_OFF": N_("A KL penalty that is switched off"),
     "KL_SETTING_UNUSED": N_("A KL setting that has no effect"),
     "ZERO_GRAD_LOSS": N_("The KL loss does not pull the policy back"),
@@ -402,6 +407,10 @@ _COST_FINITE = N_(
 _COST_UNKNOWN = N_(
     "**Trade-off:** check that it is the option you meant: it is the nearest name this release knows, and "
     "each option has its own gradient (see the table of options above).")
+_COST_REJECTED = N_(
+    "**Trade-off:** none for the run, which cannot start as written. Check each change: a suggested name is the "
+    "nearest one this release knows and may mean something else, and a removed setting no longer does what it "
+    "was written for (the card above describes the run without it).")
 _COST_SEQUENCE = N_(
     "**Trade-off:** this also makes the policy loss's importance weights per token (GRPO's) instead of per "
     "sequence (GSPO's).")
@@ -423,6 +432,8 @@ def fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
     if not w.fix:
         return ""
     keys = [k for k, _v in w.changes]
+    if w.code == "SETTING_REJECTED":
+        return _(_COST_REJECTED)
     if w.code == "KL_OFF":
         return typeset(_(_COST_ENABLE))
     if w.code == "KL_SETTING_UNUSED":
@@ -571,8 +582,16 @@ def card_json(d: Diagnosis) -> str:
 
 
 def summary_lines(d: Diagnosis) -> list[str]:
-    """One markdown line per KL term: where, option, what the value estimates, where the gradient pushes."""
+    """One markdown line per KL term: where, option, what the value estimates, where the gradient pushes.
+
+    Where the release refuses settings of the script, a first line says the run stops before training and that
+    the lines after it describe the run without those settings.
+    """
     lines = []
+    if d.rejected:
+        lines.append(_("**The run stops before training:** {lib} {rel} does not accept {settings}. Without them:")
+                     .format(lib=d.library, rel=d.release,
+                             settings=_(", ").join("`{k}`".format(k=k) for k in d.rejected)))
     for u in d.kl_uses:
         option = u.written or u.option
         text = (_("**In the reward:** `{option}`{est} · its value estimates {kl} · its gradient {badge}")
@@ -584,9 +603,11 @@ def summary_lines(d: Diagnosis) -> list[str]:
             later = _("off-policy in every step {badge}") if d.off_policy_every_step else _("in later steps {badge}")
             line += " · " + later.format(badge=badge(u.gradient_target_off_policy))
         lines.append(line)
-    if not lines and "UNKNOWN_OPTION" in d.codes:
-        return [_("**No KL term**: the release rejects the option value, so the run stops.")]
-    return lines or [_("**No KL term**: nothing ties the policy to its reference model.")]
+    if not d.kl_uses and "UNKNOWN_OPTION" in d.codes:
+        return [*lines, _("**No KL term**: the release rejects the option value, so the run stops.")]
+    if not d.kl_uses:
+        return [*lines, _("**No KL term**: nothing ties the policy to its reference model.")]
+    return lines
 
 
 def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:

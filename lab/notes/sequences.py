@@ -750,14 +750,14 @@ def gradient_caption(table: SequenceGradientTable) -> str:
             "length: so large that Σk2 and the exact next-token KL as losses, which miss them, point "
             "against the true gradient (cosine {cos}). Only k1 as a reward with reward-to-go is the "
             "true gradient."
-        ).format(n=n, share=percent(share), cos=f"{k2.cos_reverse:.4f}")
+        ).format(n=n, share=percent(share), cos=_cos_words(k2.cos_reverse))
     return _(
         "Over all {n} logits, the terms from later prefixes are {share} of the true gradient's "
         "length. Σk2 and the exact next-token KL as losses miss them: cosine {cos}, and {length} "
         "times the true gradient's length. Only k1 as a reward with reward-to-go is the true "
         "gradient; Σk1 as a loss is 0 in expectation; Σk3 as a loss follows the other KL "
         r"direction, weighted by $\pi_\theta$'s prefixes."
-    ).format(n=n, share=percent(share), cos=f"{k2.cos_reverse:.4f}",
+    ).format(n=n, share=percent(share), cos=_cos_words(k2.cos_reverse),
              length=number(_length_ratio(table, k2.grad.norm)))
 
 

@@ -268,3 +268,19 @@ def test_a_coefficient_that_is_not_finite_gets_a_card_not_a_crash(coef):
     assert not at.exception
     check_card(at, diagnose(text))
     assert codes_shown(at)[0] == "NONFINITE_COEF"
+
+
+def test_a_run_the_release_refuses_is_headlined_as_stopping_not_training():
+    """A misspelt key stops a verl run (Hydra: "Could not override"): the page must not headline the KL terms of
+    a run that trains."""
+    at = open_page(ex="Your own")
+    text = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+            "actor_rollout_ref.actor.kl_los_coef=0.3")
+    at.text_area(key="cfg_own").set_value(text).run()
+    d = diagnose(text)
+    check_card(at, d)
+    assert codes_shown(at)[0] == "SETTING_REJECTED"
+    assert "stops before training" in at.header[0].value and "KL term" not in at.header[0].value
+    verdict = "\n".join(m.value for m in at.markdown)
+    assert verdict.index("**The run stops before training:**") < verdict.index("**In the loss:**")
+    assert "actor_rollout_ref.actor.kl_loss_coef=0.3" in [c.value for c in at.code]

@@ -63,7 +63,9 @@ CARDS = {
     "openrlhf_ppo_hybrid.sh": dict(
         library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
         uses=[("reward", "k1", "k1", 0.01, "fixed", None, "reverse_kl", "mixed", "per-token reward, summed over the response")],
-        codes=["OFF_POLICY_UNCORRECTED"], fixes={"OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
+        codes=["SETTING_REJECTED", "OFF_POLICY_UNCORRECTED"],
+        fixes={"SETTING_REJECTED": "remove --algo.advantage.is_correction_enable",
+               "OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
         unrecognised=["--algo.advantage.is_correction_enable"]),
     "openrlhf_dapo_hybrid.sh": dict(
         library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
@@ -74,7 +76,7 @@ CARDS = {
     "openrlhf_reinforce_baseline.sh": dict(
         library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
         uses=[("loss", "k2", "k2", 1e-5, "fixed", None, "reverse_kl", None, "token mean over the optimizer step")],
-        codes=["CLAMP_HIDES_DRIFT"], fixes={"CLAMP_HIDES_DRIFT": "--algo.kl.unbiased_gradient"},
+        codes=["SETTING_REJECTED", "CLAMP_HIDES_DRIFT"], fixes={"CLAMP_HIDES_DRIFT": "--algo.kl.unbiased_gradient"},
         unrecognised=["--algo.advantage.is_correction_enable", "--algo.advantage.is_correction_type"]),
     "trl_grpo_config.yaml": dict(
         library="TRL", release="1.16.0", trainer="grpo", kind="yaml", uses=[],
@@ -128,6 +130,8 @@ def test_fixture_details():
 
 # --------------------------------------------------------------------------- one case per warning
 WARNING_CASES = {
+    "SETTING_REJECTED": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_los_coef=0.3",
+                         "actor_rollout_ref.actor.kl_loss_coef=0.3"),
     "KL_OFF": ("trl", "GRPOConfig(beta=0.0)", "beta=0.001"),
     "KL_SETTING_UNUSED": (None, VERL + "algorithm.kl_penalty=low_var_kl", "algorithm.use_kl_in_reward=True"),
     "ZERO_GRAD_LOSS": (None, VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_type=kl",
@@ -186,11 +190,52 @@ def test_a_zero_coefficient_on_a_live_placement_is_kl_off():
     assert orl.kl_uses == () and orl.warnings[0].fix == "--algo.kl.init_coef 0.01"
 
 
+@pytest.mark.parametrize(("path", "said"), [
+    (DATA / "trl_grpo_cli.sh", "--beta 0 (release default) turns the KL in the loss off"),
+    (DATA / "trl_grpo_config.yaml", "beta: 0.0 (release default) turns the KL in the loss off"),
+    (Path(__file__).parent / "real_scripts" / "trl" / "trl_examples_grpo_vlm.py",
+     "--beta 0 (release default) turns the KL in the loss off"),
+])
+def test_kl_off_tags_a_coefficient_the_script_never_set_as_the_release_default(path, said):
+    d = diagnose(path.read_bytes(), filename=path.name)
+    (w,) = [w for w in d.warnings if w.code == "KL_OFF"]
+    assert "beta" not in d.given and said in w.message, w.message
+    written = diagnose("trl grpo --beta 0", "trl").warnings[0].message  # written: no tag
+    assert "--beta 0 turns the KL in the loss off" in written and "release default" not in written
+
+
+def test_kl_off_says_an_unset_switch_is_not_set_not_remove_it():
+    """OpenRLHF's --algo.kl.use_loss is a store_true flag: False was written as the change "remove
+    --algo.kl.use_loss", which the script, never setting it, has nothing to remove."""
+    d = diagnose(ORL + "--algo.kl.init_coef -0.01")
+    (w,) = d.warnings
+    assert w.code == "KL_OFF" and "remove" not in w.message
+    assert "the KL in the reward is on, but --algo.kl.init_coef -0.01 turns it off" in w.message
+    assert "the KL in the loss is off (--algo.kl.use_loss not set)" in w.message
+    verl = diagnose(VERL + "data.train_batch_size=256")  # a Hydra switch the script did not write
+    assert "(algorithm.use_kl_in_reward=False (release default))" in verl.warnings[0].message
+
+
 # --------------------------------------------------------------------------- fixes work when applied
 def _apply(text: str, d, fix: str) -> str:
-    """The input with the fix written in, as a user would: replace the setting, or add it after the trainer."""
+    """The input with the fix written in, as a user would: replace the setting, or add it after the trainer.
+
+    A SETTING_REJECTED fix replaces settings the release refuses: they go first (each line ``remove …``, and the
+    refused setting a suggested key replaces), then the suggested keys are written.
+    """
     prof = d.profile
-    for key, value in next(w.changes for w in d.warnings if w.fix == fix):
+    w = next(w for w in d.warnings if w.fix == fix)
+    if w.code == "SETTING_REJECTED":
+        for line in fix.split("\n"):
+            if line.startswith("remove "):
+                text = text.replace(line.removeprefix("remove "), "")
+        for key in d.rejected:
+            bare = key.lstrip("+~")
+            flag = bare if prof.syntax != "dataclass" or d.kind != "command" else f"--{bare}"
+            pat = (rf"(?<!\S)[+~]*{re.escape(bare)}(=\S+)?(?=\s|$)" if prof.syntax == "hydra" and not flag.startswith("-")
+                   else rf"(?<!\S){re.escape(flag)}(\s+[^-\s]\S*)?(?=\s|$)")
+            text = re.sub(pat, "", text)
+    for key, value in w.changes:
         one = render_changes(prof, d.kind, ((key, value),))
         if d.kind == "yaml":
             text = re.sub(rf"(?m)^{re.escape(key)}:.*\n?", "", text) + "\n" + one + "\n"

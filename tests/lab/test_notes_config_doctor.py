@@ -43,6 +43,25 @@ def test_headline_counts_the_terms():
     assert notes.headline(diagnose("GRPOConfig(beta=0.0)")) == "TRL 1.16.0: no KL term"
 
 
+def test_a_run_that_stops_is_not_headlined_as_one_that_trains():
+    """A setting the release refuses stops the run: the headline and the verdict say so before any KL term."""
+    d = diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_los_coef=0.3")
+    head = notes.headline(d)
+    assert head == "verl 0.9.1: the run stops before training, on settings it does not accept"
+    assert "KL term" not in head
+    lines = notes.summary_lines(d)
+    assert lines[0] == ("**The run stops before training:** verl 0.9.1 does not accept "
+                        "`actor_rollout_ref.actor.kl_los_coef`. Without them:")
+    assert len(lines) == 2 and lines[1].startswith("**In the loss:**")
+    none = diagnose((ROOT / "tests" / "doctor" / "real_scripts" / "verl" / "v0.4.1_ppo_run_deepseek7b_llm.sh").read_bytes())
+    assert "no KL term" not in notes.headline(none)
+    assert notes.summary_lines(none)[0].startswith("**The run stops before training:**")
+    assert notes.summary_lines(none)[1] == "**No KL term**: nothing ties the policy to its reference model."
+    w = none.warnings[0]
+    assert w.code == "SETTING_REJECTED" and notes.fix_cost(none, w).startswith("**Trade-off:**")
+    assert notes.plain_title(w.code) == "Settings the release refuses stop the run before training"
+
+
 def test_read_line_and_title(verl):
     line = notes.read_line(verl)
     assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 6 of the 13 settings")

@@ -496,3 +496,13 @@ def test_the_rare_sequences_sentence_follows_n_and_e_r2():
     text = notes.relative_std_caption(far, 64, 1000)
     assert (f"at most p = {number(rare)} carry at least 1 − p of E[R²], the term behind its variance, and "
             f"N = 1,000 draws include one with probability at most {number(hit)}.") in text
+
+
+
+def test_the_cosine_in_the_gradient_caption_has_the_answers_minus_sign():
+    # the counterexample at T = 3: the caption printed "cosine -1.0000" beside the answer's "−1.0000"
+    from kl_core.sequences.estimators import RB_COUNTEREXAMPLE
+    from kl_core.sequences.gradients import sequence_gradient_table
+
+    text = notes.gradient_caption(sequence_gradient_table(*RB_COUNTEREXAMPLE, 3))
+    assert "(cosine −1.0000)" in text and "-1.0000" not in text
