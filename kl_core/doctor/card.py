@@ -45,7 +45,7 @@ def _stops(d: Diagnosis) -> str:
 def _no_kl_term(d: Diagnosis) -> str:
     """The card's line where the script has no KL term."""
     if d.rejected:
-        return "Without them: no KL term."
+        return "Without it: no KL term." if len(d.rejected) == 1 else "Without them: no KL term."
     if "UNKNOWN_OPTION" in d.codes:
         return "No KL term: the release rejects an option value, so the run stops (UNKNOWN_OPTION)."
     if "NONFINITE_COEF" in d.codes:

@@ -589,7 +589,9 @@ def summary_lines(d: Diagnosis) -> list[str]:
     """
     lines = []
     if d.rejected:
-        lines.append(_("**The run stops before training:** {lib} {rel} does not accept {settings}. Without them:")
+        lines.append(ngettext("**The run stops before training:** {lib} {rel} does not accept {settings}. Without it:",
+                              "**The run stops before training:** {lib} {rel} does not accept {settings}. Without them:",
+                              len(d.rejected))
                      .format(lib=d.library, rel=d.release,
                              settings=_(", ").join("`{k}`".format(k=k) for k in d.rejected)))
     for u in d.kl_uses:

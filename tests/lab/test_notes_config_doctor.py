@@ -51,7 +51,7 @@ def test_a_run_that_stops_is_not_headlined_as_one_that_trains():
     assert "KL term" not in head
     lines = notes.summary_lines(d)
     assert lines[0] == ("**The run stops before training:** verl 0.9.1 does not accept "
-                        "`actor_rollout_ref.actor.kl_los_coef`. Without them:")
+                        "`actor_rollout_ref.actor.kl_los_coef`. Without it:")
     assert len(lines) == 2 and lines[1].startswith("**In the loss:**")
     none = diagnose((ROOT / "tests" / "doctor" / "real_scripts" / "verl" / "v0.4.1_ppo_run_deepseek7b_llm.sh").read_bytes())
     assert "no KL term" not in notes.headline(none)
