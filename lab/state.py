@@ -46,7 +46,8 @@ in the new language's words.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -62,6 +63,7 @@ __all__ = [
     "dropped_link",
     "follows_language",
     "multiselect",
+    "notes_below",
     "number",
     "radio",
     "range_text",
@@ -151,13 +153,37 @@ def _track(
         given, fallback = notes[key]
         if value == fallback:
             shown = ", ".join(fmt(v) for v in value) if isinstance(value, (list, tuple)) else fmt(value)
-            st.warning(
-                _("The link set `{given}`, which this page can't use ({allowed}); "
-                  "showing **{shown}** instead.").format(given=given, allowed=allowed, shown=shown),
-                icon=":material/link_off:",
-            )
+            text = _("The link set `{given}`, which this page can't use ({allowed}); "
+                     "showing **{shown}** instead.").format(given=given, allowed=allowed, shown=shown)
+            pending = st.session_state.get(_DEFERRED)
+            if pending is not None:  # inside notes_below(): shown after the block
+                pending.append(text)
+            else:
+                st.warning(text, icon=":material/link_off:")
         else:  # the user has since changed the widget: the note is stale
             del notes[key]
+
+
+#: Session key of the notes :func:`notes_below` collects (None outside it).
+_DEFERRED = "_link_notes_below"
+
+
+@contextmanager
+def notes_below() -> Iterator[None]:
+    """Show the notes of link values the widgets of this block could not use after the block, not in it.
+
+    For widgets in an expander that starts closed ("More settings"): a note inside it would be hidden, and
+    the page would seem to drop the link's value without a word.
+    """
+    outer = st.session_state.get(_DEFERRED)
+    st.session_state[_DEFERRED] = []
+    try:
+        yield
+        texts = list(st.session_state[_DEFERRED])
+    finally:
+        st.session_state[_DEFERRED] = outer
+    for text in texts:
+        st.warning(text, icon=":material/link_off:")
 
 
 def dropped_link(key: str, raw: list[str], fallback: Any) -> None:
@@ -414,7 +440,13 @@ def _numeric(
     help (issue 20 §6: no caption under the box): a typed value outside the
     range is refused by the browser (red, and Enter does nothing).
     """
-    allowed = allowed_range(min_value, max_value, whole=isinstance(value, int))
+    if isinstance(value, (tuple, list)):  # a range slider: a link gives its two ends
+        whole = all(isinstance(v, int) for v in value)
+        allowed = (_("two whole numbers from {lo} to {hi}, its two ends") if whole else
+                   _("two numbers from {lo} to {hi}, its two ends")).format(lo=range_text(min_value),
+                                                                             hi=range_text(max_value))
+    else:
+        allowed = allowed_range(min_value, max_value, whole=isinstance(value, int))
     format = _format_for(format, key)
     if widget is st.number_input:
         limits = _("Allowed: {lo} to {hi}.").format(lo=range_text(min_value), hi=range_text(max_value))

@@ -95,7 +95,7 @@ def token_setting() -> notes.Setting:
     top = st.container()
     more = st.expander(_(r"More settings: the vocabulary, $\pi_\mathrm{ref}$, older samples, logits by hand"),
                        icon=":material/tune:")
-    with more:
+    with state.notes_below(), more:  # a link's unusable value is noted below the closed expander
         c_k, c_r = st.columns(2, gap="medium")
         with c_k:
             k = state.slider(_("Tokens in the vocabulary"), "k", min_value=2, max_value=K_MAX,

@@ -79,7 +79,7 @@ def follow_direction() -> None:
 
 chosen: dict[str, str | None] = {}
 unmatched = upload_id is not None and not {notes.EXAMPLE_ROLES["sc"], notes.EXAMPLE_ROLES["oc"]} <= set(columns)
-with st.expander(_("More settings: columns and direction"), expanded=unmatched,
+with state.notes_below(), st.expander(_("More settings: columns and direction"), expanded=unmatched,
                  icon=":material/tune:"):
     direction = state.segmented(  # first: the exact-KL column's default follows it
         _("Direction"), "dir", list(audit.DIRECTIONS), value="sampler-other",

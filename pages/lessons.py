@@ -38,7 +38,7 @@ with pickers:
     with c_step:
         step_no = state.segmented(_("Step"), "step", list(range(1, len(les.steps) + 1)), value=1, format_func=str)
 body = st.container()  # the step: its question, the lesson's point and the chart first (issue 20)
-with pickers if present else st.expander(_("More settings"), icon=":material/tune:"):
+with state.notes_below(), (pickers if present else st.expander(_("More settings"), icon=":material/tune:")):
     variant = state.number(_("Variant"), "v", min_value=0, max_value=core.MAX_VARIANT, value=0, step=1,
                            help=_("The same variant is the same numbers on every screen."))
 q = lessons.question(lesson_no, step_no, int(variant))

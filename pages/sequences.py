@@ -82,7 +82,7 @@ length = int(state.select_slider(
     off_grid=notes.length_from_link, allowed=_("a whole number from 1 to {t}").format(t=notes.MAX_LENGTH),
     help=_("Log-scale steps; the exact lines below cover every T from 1 to {t}.").format(t=notes.MAX_LENGTH),
 ))
-with st.expander(_("More settings: N, seed, the chains as specs and the command line"),
+with state.notes_below(), st.expander(_("More settings: N, seed, the chains as specs and the command line"),
                  icon=":material/tune:"):
     c_n, c_s = st.columns([2, 1], gap="medium")
     with c_n:
