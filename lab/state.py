@@ -146,15 +146,19 @@ def _track(
     The note is written afresh on every run (in the run's language) from the
     link's text and the value shown instead, until the user changes the widget.
     """
-    notes: dict[str, tuple[str, Any]] = st.session_state.setdefault(_NOTES, {})
-    if raw is not None and not _matches(raw, value, fmt, options):
-        notes[key] = ("&".join(f"{key}={r}" for r in raw), value)
+    notes: dict[str, tuple[str, Any, bool]] = st.session_state.setdefault(_NOTES, {})
+    if raw is not None and len(raw) > 1 and not isinstance(value, (list, tuple)):
+        notes[key] = ("&".join(f"{key}={r}" for r in raw), value, True)  # one widget, several values
+    elif raw is not None and not _matches(raw, value, fmt, options):
+        notes[key] = ("&".join(f"{key}={r}" for r in raw), value, False)
     if key in notes:
-        given, fallback = notes[key]
+        given, fallback, repeated = notes[key]
         if value == fallback:
             shown = ", ".join(fmt(v) for v in value) if isinstance(value, (list, tuple)) else fmt(value)
-            text = _("The link set `{given}`, which this page can't use ({allowed}); "
-                     "showing **{shown}** instead.").format(given=given, allowed=allowed, shown=shown)
+            text = (_("The link set `{given}`: {key} takes one value, and this page shows **{shown}**.")
+                    if repeated else
+                    _("The link set `{given}`, which this page can't use ({allowed}); "
+                      "showing **{shown}** instead.")).format(given=given, allowed=allowed, shown=shown, key=key)
             pending = st.session_state.get(_DEFERRED)
             if pending is not None:  # inside notes_below(): shown after the block
                 pending.append(text)
@@ -193,7 +197,7 @@ def dropped_link(key: str, raw: list[str], fallback: Any) -> None:
     switch's browser default): the widget then shows the usual note until the
     user changes it.
     """
-    st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), fallback)
+    st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), fallback, False)
 
 
 def _other_language(
@@ -379,7 +383,7 @@ def _bound_in_english(
         if all(v is not None for v in read):
             st.session_state[key] = read if multi else read[-1]
         else:  # not an option in any language: shown with a note, and dropped from the URL
-            st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default)
+            st.session_state.setdefault(_NOTES, {})[key] = ("&".join(f"{key}={r}" for r in raw), default, False)
     elif key in st.session_state and not browser_reported(key):
         # A value written from code reaches the browser only with the run that wrote it; a
         # rerun asked for while a link's first run was drawing can stop that run before the

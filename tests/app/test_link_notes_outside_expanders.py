@@ -48,3 +48,16 @@ def test_a_range_slider_link_with_one_value_is_told_it_needs_two():
     at = _open("pages/f-divergences.py", th_shift="1")
     (note,) = _link_notes(at.warning)
     assert "(two numbers from -3 to 3, its two ends)" in note and "showing **-3, 3** instead" in note
+
+
+@pytest.mark.parametrize(("page", "key", "values", "shown"), [
+    ("pages/estimator-lab.py", "q", ["normal(0,1)", "laplace(0,1)"], "laplace(0,1)"),
+    ("pages/control-variates.py", "lam", ["0.5", "2"], "0.5"),
+])
+def test_a_key_given_twice_is_noted_with_the_value_shown(page, key, values, shown):
+    # q=normal(0,1)&q=laplace(0,1) opened Laplace without a word; lam=0.5&lam=2 said 2 was out of -1 to 3
+    at = _open(page, **{key: values})
+    assert not at.exception
+    (note,) = [w.value for w in at.warning if "The link set" in w.value]
+    assert note == (f"The link set `{key}={values[0]}&{key}={values[1]}`: {key} takes one value, and this page "
+                    f"shows **{shown}**.")
