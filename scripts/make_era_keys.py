@@ -10,6 +10,11 @@ any of their code:
   ``parser.add_argument`` calls of ``openrlhf/cli/train_ppo_ray.py`` at tags
   v0.5.9, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before 0.10.2
   renamed them), the newest tag's default winning;
+* OpenRLHF 0.10.2 to 0.11.0 (today's flag names, but no
+  ``--algo.kl.unbiased_gradient``): the same file at tags v0.10.2 to v0.11.0;
+  the next release's flags are those of the current profile's keys file
+  (``keys/openrlhf-0.11.2.json``: the 0.11.1 and 0.11.2 wheels declare the same
+  flags);
 * verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
@@ -20,13 +25,17 @@ Each file also lists the settings of the first release after the era
 (``next_release``): a setting only the era had is evidence a script was
 written for it, one the next release still had is not.
 
-Usage: ``uv run python scripts/make_era_keys.py MIRRORS`` where MIRRORS holds the
-bare git snapshots as ``owner+name/repo``.
+Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
+holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
+write (``openrlhf-flat``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
+``trl-grpo-0.18``; all by default), so one library's mirror is enough for its
+eras.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +49,9 @@ from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: 
 OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys" / "eras"
 
 OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.5.9")  # newest first: its default wins
+OPENRLHF_011_TAGS = ("v0.11.0", "v0.10.4", "v0.10.3", "v0.10.2")
+OPENRLHF_CLI = "openrlhf/cli/train_ppo_ray.py"
+CURRENT_KEYS = OUT.parent / "openrlhf-0.11.2.json"
 VERL_SOURCES = (  # newest first
     ("volcengine/verl", "v0.3.0.post1"),
     ("volcengine/verl", "v0.2.0.post2"),
@@ -69,37 +81,58 @@ def _write(name: str, library: str, era: str, sources: list[dict[str, str]], tra
     print(f"{name}: {len(keys)} keys from {len(sources)} sources")
 
 
-def main() -> None:
-    mirrors = Path(sys.argv[1])
+def _openrlhf(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """The flags of ``train_ppo_ray`` at each tag, the first tag's default winning."""
     keys: dict[str, Any] = {}
     sources = []
-    path = "openrlhf/cli/train_ppo_ray.py"
-    for tag in OPENRLHF_TAGS:
-        commit, text = _show(mirrors, "OpenRLHF/OpenRLHF", tag, path)
+    for tag in tags:
+        commit, text = _show(mirrors, "OpenRLHF/OpenRLHF", tag, OPENRLHF_CLI)
         out: dict[str, Any] = {}
         _walk_arguments(ast.parse(text).body, {}, text, out)
         for k, v in out.items():
             keys.setdefault(k, v)
-        sources.append({"repo": "OpenRLHF/OpenRLHF", "tag": tag, "commit": commit, "path": path})
-    commit, text = _show(mirrors, "OpenRLHF/OpenRLHF", "v0.10.2", path)
-    out = {}
-    _walk_arguments(ast.parse(text).body, {}, text, out)
-    later = {"repo": "OpenRLHF/OpenRLHF", "tag": "v0.10.2", "commit": commit, "path": path, "keys": sorted(out)}
-    _write("openrlhf-flat.json", "OpenRLHF", "flat", sources, "train_ppo_ray", keys, later)
+        sources.append({"repo": "OpenRLHF/OpenRLHF", "tag": tag, "commit": commit, "path": OPENRLHF_CLI})
+    return keys, sources
 
-    keys, sources = {}, []
+
+def openrlhf_flat(mirrors: Path) -> None:
+    """OpenRLHF 0.5.9 to 0.10.1: the flat flags."""
+    keys, sources = _openrlhf(mirrors, OPENRLHF_TAGS)
+    later_keys, [later] = _openrlhf(mirrors, ("v0.10.2",))
+    _write("openrlhf-flat.json", "OpenRLHF", "flat", sources, "train_ppo_ray", keys,
+           {**later, "keys": sorted(later_keys)})
+
+
+def openrlhf_011(mirrors: Path) -> None:
+    """OpenRLHF 0.10.2 to 0.11.0: today's names, before --algo.kl.unbiased_gradient."""
+    keys, sources = _openrlhf(mirrors, OPENRLHF_011_TAGS)
+    current = json.loads(CURRENT_KEYS.read_text(encoding="utf-8"))
+    later = {"release": "0.11.1", "read_from": f"kl_core/doctor/keys/{CURRENT_KEYS.name}",
+             "why": "the 0.11.1 and 0.11.2 wheels' openrlhf/cli/train_ppo_ray.py declare the same flags",
+             "keys": sorted(current["trainers"]["train_ppo_ray"]["keys"])}
+    _write("openrlhf-0.11.0.json", "OpenRLHF", "0.10.2-0.11.0", sources, "train_ppo_ray", keys, later)
+
+
+def verl_pre_04(mirrors: Path) -> None:
+    """verl before 0.4.0, and the forks that vendor it."""
+    keys: dict[str, Any] = {}
+    sources = []
     path = "verl/trainer/config/ppo_trainer.yaml"
     for repo, rev in VERL_SOURCES:
         commit, text = _show(mirrors, repo, rev, path)
         _flatten(yaml.safe_load(text), "", keys)  # setdefault: the first source's default wins
         sources.append({"repo": repo, "tag": rev, "commit": commit, "path": path})
     commit, text = _show(mirrors, "volcengine/verl", "v0.4.0", path)
-    out = {}
+    out: dict[str, Any] = {}
     _flatten(yaml.safe_load(text), "", out)
     later = {"repo": "volcengine/verl", "tag": "v0.4.0", "commit": commit, "path": path, "keys": sorted(out)}
     _write("verl-pre-0.4.json", "verl", "pre-0.4", sources, "main_ppo", keys, later)
 
-    keys, sources = {}, []
+
+def trl_grpo_018(mirrors: Path) -> None:
+    """TRL's GRPOConfig up to 0.18."""
+    keys: dict[str, Any] = {}
+    sources = []
     path = "trl/trainer/grpo_config.py"
     for tag in TRL_TAGS:
         commit, text = _show(mirrors, "huggingface/trl", tag, path)
@@ -110,6 +143,22 @@ def main() -> None:
     later = {"repo": "huggingface/trl", "tag": "v0.19.0", "commit": commit, "path": path,
              "keys": sorted(_fields(text, "GRPOConfig")[1])}
     _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, later)
+
+
+ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
+        "trl-grpo-0.18": trl_grpo_018}
+
+
+def main() -> None:
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    mirrors = Path(sys.argv[1])
+    names = sys.argv[2:] or list(ERAS)
+    unknown = [n for n in names if n not in ERAS]
+    if unknown:
+        sys.exit(f"ERA must be one of {list(ERAS)}, got {unknown}")
+    for name in names:
+        ERAS[name](mirrors)
 
 
 if __name__ == "__main__":

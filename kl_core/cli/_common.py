@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = [
     "HANDLER_SECTIONS",
     "Command",
+    "HelpFormatter",
     "add_pair_arguments",
     "count",
     "dumps",
@@ -62,6 +64,21 @@ int
     The exit code, 0.  Bad input raises ``ValueError``, which :func:`kl_core.cli.main.main`
     prints as one ``error:`` line with exit code 2.""",
 }
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped without breaking a word at a hyphen.
+
+    argparse wraps with :func:`textwrap.wrap`, which splits ``trl-grpo-0.18`` into
+    ``trl-`` and ``grpo-0.18`` at the end of a line; an era id or a flag must stay whole to be copied.
+    """
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
 
 
 @dataclass(frozen=True)
@@ -101,7 +118,8 @@ class Command:
         argparse.ArgumentParser
             The command's parser, registered in place.
         """
-        sp = subparsers.add_parser(self.name, help=self.help, description=self.description)
+        sp = subparsers.add_parser(self.name, help=self.help, description=self.description,
+                                   formatter_class=HelpFormatter)
         self.arguments(sp)
         sp.set_defaults(handler=self.handler)
         return sp

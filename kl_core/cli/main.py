@@ -38,7 +38,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from kl_core.cli._common import add_pair_arguments, json_value, one_line, parse_pair
+from kl_core.cli._common import HelpFormatter, add_pair_arguments, json_value, one_line, parse_pair
 from kl_core.estimation._quadrature import QuadratureError
 
 __all__ = [
@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="KL Estimator Lab: Monte Carlo and exact figures for Schulman's KL estimators.",
+        formatter_class=HelpFormatter,
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for entry in SUBCOMMANDS:

@@ -1671,8 +1671,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         The file's name, a hint for TRL's GRPO vs RLOO.
     release : str, optional
         The release to describe: ``"latest"`` or an era id or label of
-        :mod:`kl_core.doctor.releases` (``"openrlhf-0.10.1"``, ``"verl-0.3"``,
-        ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
+        :mod:`kl_core.doctor.releases` (``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
+        ``"verl-0.3"``, ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
         omitted (:func:`kl_core.doctor.releases.infer`).
 
     Returns

@@ -2,8 +2,9 @@ r"""Release eras for the config doctor: which release a script was written for, 
 
 The doctor's profiles (:mod:`kl_core.doctor.profiles`) describe one release of
 each library.  Scripts people copy were often written for an older one, whose
-settings were spelled differently (OpenRLHF before 0.10.2), or whose defaults
-put the KL elsewhere (verl before 0.4.0, TRL's GRPO up to 0.18).  The facts of
+settings were spelled differently (OpenRLHF before 0.10.2), which lacked a
+setting (OpenRLHF before 0.11.1: no ``--algo.kl.unbiased_gradient``), or whose
+defaults put the KL elsewhere (verl before 0.4.0, TRL's GRPO up to 0.18).  The facts of
 each older era live in ``kl_core/doctor/releases.toml`` beside the crosswalk,
 read from the releases' own tagged code (each table's ``source``), with the
 settings each era accepted in ``kl_core/doctor/keys/eras/`` (written by
@@ -485,6 +486,7 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                               release, prof.library, prof.trainer)
     pairs = [(_bare(k), v) for k, v in settings]
     keys = [k for k, _ in pairs]
+    ruled_out: list[tuple[Era, list[str]]] = []
     for e in candidates:
         era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
@@ -495,22 +497,36 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                     str(v).strip("'\"") == want for k, v in pairs for key, want in f.when if k == key):
                 fork = f
                 break
-        if (era_only or fork) and not today:
-            if fork is not None:
-                why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
-                               pins=fork.pins) if fork.pins else
-                       Message("it is a {fork} script ({repo}), which vendors {lib} {label}", fork=fork.name,
-                               repo=fork.repo, lib=prof.library, label=e.label))
-            else:
-                why = Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
-                              keys=_listing(era_only), lib=prof.library, label=e.label)
-            return Inference(e, True, why)
         if today:
-            return Inference(None, True, Message("it uses {keys}, which {lib} {label} did not have",
-                                                 keys=_listing(today), lib=prof.library, label=e.label))
+            ruled_out.append((e, today))
+        elif fork is not None:
+            why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
+                           pins=fork.pins) if fork.pins else
+                   Message("it is a {fork} script ({repo}), which vendors {lib} {label}", fork=fork.name,
+                           repo=fork.repo, lib=prof.library, label=e.label))
+            return Inference(e, True, why)
+        elif era_only:
+            return Inference(e, True, Message("it uses {keys}, settings of {lib} {label} that later releases do "
+                                              "not have", keys=_listing(era_only), lib=prof.library, label=e.label))
     if not candidates:
         return Inference(None, True, "")
-    return Inference(None, False, Message("nothing in the text says which release it was written for"), candidates)
+    if len(ruled_out) == len(candidates):  # every older era lacked a KL setting the script uses
+        return Inference(None, True, _lacking(prof, ruled_out))
+    out = {r.id for r, _ in ruled_out}
+    left = tuple(e for e in candidates if e.id not in out)
+    return Inference(None, False, Message("nothing in the text says which release it was written for"), left)
+
+
+def _lacking(prof: Profile, ruled_out: list[tuple[Era, list[str]]]) -> Message:
+    """Why the current release: the KL settings each older era lacked (one clause where they lacked the same)."""
+    common = [k for k in ruled_out[0][1] if all(k in today for _, today in ruled_out)]
+    if common:
+        return Message("it uses {keys}, which {lib} {label} did not have", keys=_listing(common), lib=prof.library,
+                       label=", ".join(e.label for e, _ in ruled_out))
+    return Message("{first}; {rest}", first=Message("it uses {keys}, which {lib} {label} did not have",
+                                                    keys=_listing(ruled_out[0][1]), lib=prof.library,
+                                                    label=ruled_out[0][0].label),
+                   rest=_lacking(prof, ruled_out[1:]))
 
 
 @docfill(**EXTRACTOR_SECTIONS)

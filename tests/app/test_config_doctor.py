@@ -245,7 +245,7 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     assert not wrong.exception
     (err,) = wrong.error
     assert "**verl 0.2–0.3 (before 0.4.0) is not a release of OpenRLHF, this text's library.**" in err.value
-    assert "Choose Infer, Latest or OpenRLHF 0.5.9–0.10.1." in err.value  # the text's own trainer has that era
+    assert "Choose Infer, Latest or one of OpenRLHF 0.5.9–0.10.1, OpenRLHF 0.10.2–0.11.0." in err.value  # its trainer's eras
 
     # issue: the same library, another trainer (TRL's GRPO era for an RLOO config) was "not a release of this
     # text's library"; it is TRL's, and it covers GRPO, not RLOO

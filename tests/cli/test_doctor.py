@@ -60,7 +60,7 @@ def test_stdin_library_override_and_no_kl(capsys, monkeypatch):
 
 
 def test_unrecognised_keys_and_suggestions_in_the_card(capsys):
-    code, out, _ = _run(["doctor", str(DATA / "openrlhf_reinforce_baseline.sh")], capsys)
+    code, out, _ = _run(["doctor", str(DATA / "openrlhf_reinforce_baseline.sh"), "--release", "latest"], capsys)
     assert code == 0
     assert "  --algo.advantage.is_correction_enable  (did you mean --algo.advantage.is_correction_level?)" in out
 
@@ -219,3 +219,12 @@ def test_json_goes_through_json_value_whatever_the_diagnosis_holds(capsys, tmp_p
     assert _strict(out) == {"a": "inf", "b": ["-inf", 0.5], "c": None}
     _, out, _ = _run(["doctor", str(path), str(path), "--json"], capsys)
     assert _strict(out) == [{"file": str(path), "a": "inf", "b": ["-inf", 0.5], "c": None}] * 2
+
+
+def test_the_release_help_names_every_era(capsys):
+    from kl_core.doctor.releases import eras
+
+    code, out, _ = _run(["doctor", "--help"], capsys)
+    help_text = " ".join(out.split())
+    assert code == 0 and "--release RELEASE" in help_text
+    assert [e.id for e in eras() if e.id not in help_text] == []

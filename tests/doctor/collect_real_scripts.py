@@ -25,6 +25,7 @@ FILES = [
     ("openrlhf", "v0.9.10_train_ppo_ray_slurm.sh", "OpenRLHF/OpenRLHF", "v0.9.10", "examples/scripts/train_ppo_ray_slurm.sh", None),
     ("openrlhf", "v0.10.4_train_reinforce_baseline_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.10.4", "examples/scripts/train_reinforce_baseline_hybrid_engine.sh", None),
     ("openrlhf", "v0.11.0_train_ppo_ray_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.11.0", "examples/scripts/train_ppo_ray_hybrid_engine.sh", None),
+    ("openrlhf", "v0.11.0_train_dapo_ray_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.11.0", "examples/scripts/train_dapo_ray_hybrid_engine.sh", None),
     ("verl", "v0.3.0.post1_ppo_run_deepseek7b_llm.sh", "volcengine/verl", "v0.3.0.post1", "examples/ppo_trainer/run_deepseek7b_llm.sh", None),
     ("verl", "v0.3.0.post1_grpo_run_qwen2-7b.sh", "volcengine/verl", "v0.3.0.post1", "examples/grpo_trainer/run_qwen2-7b.sh", None),
     ("verl", "v0.4.1_ppo_run_deepseek7b_llm.sh", "volcengine/verl", "v0.4.1", "examples/ppo_trainer/run_deepseek7b_llm.sh", None),

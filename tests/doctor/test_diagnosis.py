@@ -60,24 +60,22 @@ CARDS = {
         codes=["KL_SETTING_UNUSED", "KL_OFF"],
         fixes={"KL_SETTING_UNUSED": "algorithm.use_kl_in_reward=True", "KL_OFF": "algorithm.use_kl_in_reward=True"},
         unrecognised=[]),
-    "openrlhf_ppo_hybrid.sh": dict(
-        library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
+    "openrlhf_ppo_hybrid.sh": dict(  # --algo.advantage.is_correction_enable: a flag of 0.10.2-0.11.0 only
+        library="OpenRLHF", release="0.10.2–0.11.0", trainer="train_ppo_ray", kind="command",
         uses=[("reward", "k1", "k1", 0.01, "fixed", None, "reverse_kl", "mixed", "per-token reward, summed over the response")],
-        codes=["SETTING_REJECTED", "OFF_POLICY_UNCORRECTED"],
-        fixes={"SETTING_REJECTED": "remove --algo.advantage.is_correction_enable",
-               "OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
-        unrecognised=["--algo.advantage.is_correction_enable"]),
+        codes=["OFF_POLICY_UNCORRECTED"], fixes={"OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
+        unrecognised=[]),
     "openrlhf_dapo_hybrid.sh": dict(
         library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
         uses=[("loss", "k3", "k3", 0.001, "fixed", None, "forward_kl", "mixed", "token mean over the optimizer step")],
         codes=["FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT"],
         fixes={c: "--algo.kl.unbiased_gradient" for c in ("FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT")},
         unrecognised=[]),
-    "openrlhf_reinforce_baseline.sh": dict(
-        library="OpenRLHF", release="0.11.2", trainer="train_ppo_ray", kind="command",
-        uses=[("loss", "k2", "k2", 1e-5, "fixed", None, "reverse_kl", None, "token mean over the optimizer step")],
-        codes=["SETTING_REJECTED", "CLAMP_HIDES_DRIFT"], fixes={"CLAMP_HIDES_DRIFT": "--algo.kl.unbiased_gradient"},
-        unrecognised=["--algo.advantage.is_correction_enable", "--algo.advantage.is_correction_type"]),
+    "openrlhf_reinforce_baseline.sh": dict(  # no --algo.kl.unbiased_gradient in 0.10.2-0.11.0: no fix
+        library="OpenRLHF", release="0.10.2–0.11.0", trainer="train_ppo_ray", kind="command",
+        uses=[("loss", "k2", "k2", 1e-5, "fixed", None, "reverse_kl", None,
+               "token mean over the optimizer step (0.10.4 on)")],
+        codes=["CLAMP_HIDES_DRIFT"], fixes={}, unrecognised=[]),
     "trl_grpo_config.yaml": dict(
         library="TRL", release="1.16.0", trainer="grpo", kind="yaml", uses=[],
         codes=["KL_OFF"], fixes={"KL_OFF": "beta: 0.001"}, unrecognised=[]),
@@ -122,7 +120,7 @@ def test_fixture_details():
     assert ("k3+", "k3", "reverse_kl", "mixed") in u.alternatives and ("kl", "k1", "zero", "mixed") in u.alternatives
     assert "kl_loss_coef" not in " ".join(u.defaults_used) and "actor_rollout_ref.actor.loss_agg_mode" in u.defaults_used
     assert any("EXTRA has elements added inside" in n for n in d.notes)
-    orl = diagnose((DATA / "openrlhf_ppo_hybrid.sh").read_bytes())
+    orl = diagnose((DATA / "openrlhf_ppo_hybrid.sh").read_bytes(), release="latest")
     assert orl.unrecognised[0].suggestion == "--algo.advantage.is_correction_level"
     assert orl.settings["--train.batch_size"] == 128 and "--train.batch_size" in orl.given
     assert "--algo.kl.estimator" not in orl.given and orl.settings["--algo.kl.estimator"] == "k1"

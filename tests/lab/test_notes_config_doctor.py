@@ -127,7 +127,7 @@ def test_warning_texts_fix_language_and_tables(verl):
     assert notes.no_fix_text(verl, not_literal).startswith("Write the value itself")
     legacy = diagnose("PPOConfig(kl_estimator='k1', num_ppo_epochs=1)")
     assert notes.no_fix_text(legacy, legacy.warnings[0]).startswith("Move to a trainer TRL still ships")
-    orl = diagnose((FIXTURES / "openrlhf_ppo_hybrid.sh").read_bytes())
+    orl = diagnose((FIXTURES / "openrlhf_ppo_hybrid.sh").read_bytes(), release="latest")
     assert notes.unknown_frame(orl).to_dict("records") == [
         {"key": "--algo.advantage.is_correction_enable", "did you mean": "--algo.advantage.is_correction_level"}]
     rows = notes.settings_frame(verl).set_index("setting")
