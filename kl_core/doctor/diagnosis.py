@@ -312,6 +312,10 @@ class OtherRelease:
         The full diagnosis under that release.
     stops : tuple of str
         Why that release stops the run over a value it rejects (its UNKNOWN_OPTION messages; empty if none).
+    lacks : tuple of str
+        Settings the card's own fixes write that this release does not have (empty if none).
+    refuses : tuple of (str, str)
+        Values the card's own fixes write that this release refuses in their setting, as (setting, value).
     """
 
     release: str
@@ -320,6 +324,8 @@ class OtherRelease:
     changed: str
     diagnosis: Diagnosis
     stops: tuple[str, ...] = ()
+    lacks: tuple[str, ...] = ()
+    refuses: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1716,8 +1722,9 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     elif not inf.decided:
         for e in inf.candidates:
             other = _under(prof, e, parsed, raw, notes)
-            if _kl_facts(other) != _kl_facts(main):
-                also.append(_other(other))
+            lacks, refuses = _fixes_lacking(main, other)
+            if _kl_facts(other) != _kl_facts(main) or lacks or refuses:
+                also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses))
     if not inf.decided and not also and inf.candidates:
         inf = dataclasses.replace(inf, why=Message(
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
@@ -1784,13 +1791,29 @@ def other_release_words(o: OtherRelease) -> str:
     if o.stops:
         return Message("Under {release} the run stops: {why}", release=o.release, why=joined(" ", o.stops))
     if o.fails:
-        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
-                       "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
-    return Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
+        words = Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                        "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
+    else:
+        words = Message("Under {release} the KL is: {kl}.", release=o.release, kl=kl)
+    more = [Message("{release} does not have {keys}, which this card's fixes write.", release=o.release,
+                    keys=", ".join(o.lacks))] if o.lacks else []
+    more += [Message("{release} does not accept {value} in {key}, which this card's fixes write.", release=o.release,
+                     value=v, key=k) for k, v in o.refuses]
+    return joined(" ", [words, *more]) if more else words
 
 
 def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
     return tuple((u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses)
+
+
+def _fixes_lacking(main: Diagnosis, other: Diagnosis) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """What ``main``'s fixes write that ``other``'s release lacks: settings it does not have, values it refuses."""
+    written = dict.fromkeys((k, str(v)) for w in main.warnings for k, v in w.changes)
+    prof = other.profile
+    lacks = tuple(dict.fromkeys(k for k, _ in written if k in prof.unavailable))
+    refuses = tuple((k, v) for k, v in written if k not in prof.unavailable and k in prof.keys
+                    and (allowed := prof.accepted(k)) is not None and v not in allowed)
+    return lacks, refuses
 
 
 def _other(d: Diagnosis) -> OtherRelease:

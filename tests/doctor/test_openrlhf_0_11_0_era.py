@@ -62,7 +62,14 @@ def test_todays_names_alone_leave_the_era_open_and_rule_out_the_flat_one():
     inf = infer(profile("OpenRLHF"), settings)
     assert not inf.decided and [e.id for e in inf.candidates] == ["openrlhf-0.11.0"]
     d = diagnose(ORL + "--algo.kl.use_loss --algo.kl.estimator k3")
-    assert d.release == "0.11.2" and ERA in d.release_why and "0.5.9" not in d.release_why
+    assert d.release == "0.11.2" and "nothing in the text" in d.release_why
+    (other,) = d.also  # the same KL terms, but the fix --algo.kl.unbiased_gradient is not a flag of the era
+    assert other.release == f"OpenRLHF {ERA}" and other.lacks == ("--algo.kl.unbiased_gradient",)
+    assert [(u.where, u.estimator) for u in other.kl_uses] == [(u.where, u.estimator) for u in d.kl_uses]
+    assert (f"OpenRLHF {ERA} does not have --algo.kl.unbiased_gradient, which this card's fixes write."
+            in _card(d))
+    reward = diagnose(ORL + "--algo.kl.estimator k1 --train.batch_size 1024 --rollout.batch_size 1024")
+    assert reward.also == () and f"OpenRLHF {ERA} gives the same KL terms" in reward.release_why
 
 
 def test_flat_flags_still_point_to_the_flat_era():

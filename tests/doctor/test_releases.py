@@ -75,7 +75,14 @@ def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ
     assert d.release == "0.9.1" and kl(d) == [] and "nothing in the text" in d.release_why
     assert [kl(o.diagnosis) for o in d.also] == [[("reward", "k1", 1e-3, "reverse_kl")]]
     same = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh")
-    assert same.also == () and "gives the same KL terms" in same.release_why
+    assert [kl(o.diagnosis) for o in same.also] == [kl(same)] and "nothing in the text" in same.release_why
+    # the same KL, but the fixes this card writes do not exist before verl 0.4.0: the other card says so
+    (old,) = same.also
+    assert old.lacks == ("algorithm.use_kl_in_reward",)
+    assert old.refuses == (("actor_rollout_ref.actor.kl_loss_type", "low_var_kl+"),)
+    assert "does not accept low_var_kl+ in actor_rollout_ref.actor.kl_loss_type" in " ".join(" ".join(card_lines(same)).split())
+    plain = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh", release="verl-0.3")
+    assert plain.also and plain.also[0].lacks == () and plain.also[0].refuses == ()
 
 
 def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
