@@ -22,6 +22,7 @@ from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
 from charts.lessons import setting_chart, token_pair_chart
+import i18n
 from i18n import _
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.distributions import parse
@@ -114,6 +115,11 @@ def submit(q: core.Question, show: bool) -> None:
 def missing_guess(q: core.Question) -> bool:
     """True right after "Check" with nothing usable typed or chosen."""
     return _key(q) in st.session_state.get(_MISSING, set())
+
+
+def share_link(q: core.Question, present: bool) -> str:
+    """The link of this variant as shown on screen: its step, presenter mode, and the page's language."""
+    return q.link() + ("&present=1" if present else "") + f"&lang={i18n.language()}"
 
 
 def presenter_mode() -> bool:

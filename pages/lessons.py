@@ -105,7 +105,7 @@ with body:  # everything up to the step's links is drawn in the body, above "Mor
                          "until you reveal it. The link carries it as present=1."))
 if not present:
     st.markdown(_(notes.INTRO))  # how the page works, under the step (issue 20: the step first)
-st.caption(_("This variant's link: `{link}`").format(link=q.link() + ("&present=1" if present else "")))
+st.caption(_("This variant's link: `{link}`").format(link=lessons.share_link(q, present)))
 
 # ------------------------------------------------------------ progress
 done = lessons.records()

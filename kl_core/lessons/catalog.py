@@ -317,9 +317,12 @@ _SHIFT_SETUP = N_(
     r"For each draw $x \sim q$ let $r = p(x)/q(x)$."
 )
 
-#: ± tolerances of two standard-deviation steps, shared with their ``holds``, which keep a naive guess wrong.
+#: ± tolerances of the standard-deviation steps, shared with their ``holds``, which keep a naive guess wrong
+#: (another estimator's SD, or the KL).
 _SD_K1_TOLERANCE = (0.01, 0.05)
 _SD_K_LAMBDA_TOLERANCE = (0.01, 0.07)
+_SD_K3_TOLERANCE = (0.002, 0.07)
+_SD_K2_TOLERANCE = (0.01, 0.07)
 
 _L1 = Lesson(
     1,
@@ -447,9 +450,9 @@ _L2 = Lesson(
             quantity="sd_k3",
             sample=lambda rng: _shift(_grid(rng, 0.2, 1.0, 0.05)),
             explore=_lab("k1", "k3"),
-            extras={"sd_k1": ("sd_k1", {})},
-            tolerance=(0.01, 0.07),
-            holds=lambda f: f["answer"] < f["sd_k1"],
+            extras={"sd_k1": ("sd_k1", {}), "kl": ("kl_qp", {})},
+            tolerance=_SD_K3_TOLERANCE,
+            holds=lambda f: f["answer"] < f["sd_k1"] and all(_outside(_SD_K3_TOLERANCE, f, f[k]) for k in ("sd_k1", "kl")),
             chart="k1_k3",
         ),
         Step(
@@ -471,22 +474,24 @@ _L2 = Lesson(
             chart="k1_k3",
         ),
         Step(
-            title=N_("k2's spread"),
+            title=N_("k2's spread, further apart"),
             setup=_SHIFT_SETUP,
             prompt=N_(r"What is the standard deviation of a single value of $k_2$?"),
             explanation=N_(
-                "SD($k_2$) = {answer:.4g}, SD($k_3$) = {sd_k3:.4g}, SD($k_1$) = {sd_k1:.4g}. Near p = q k2 "
-                r"spreads about as little as k3; its SD equals k1's at $\mu \approx$ {cross2:.3f}, and k3's at "
-                r"$\mu \approx$ {cross23:.3f}."
+                "SD($k_2$) = {answer:.4g}, SD($k_3$) = {sd_k3:.4g}, SD($k_1$) = {sd_k1:.4g}. Near p = q, k2 and k3 "
+                r"spread about equally little; past $\mu \approx$ {cross23:.3f} k2 is the narrower of the two, as "
+                r"here. Both are wider than k1 by now: k2's SD passed k1's at $\mu \approx$ {cross2:.3f}. And k2 "
+                "pays for its narrowness with a bias (step 1)."
             ),
             quantity="sd_k2",
-            sample=lambda rng: _shift(_grid(rng, 0.2, 1.0, 0.05)),
+            sample=lambda rng: _shift(_grid(rng, 1.6, 2.0, 0.05)),
             explore=_lab("k1", "k2", "k3"),
             extras={"sd_k1": ("sd_k1", {}), "sd_k3": ("sd_k3", {}),
                     "cross2": ("mu_equal_sd", {"a": "k1", "b": "k2"}),
                     "cross23": ("mu_equal_sd", {"a": "k2", "b": "k3"})},
-            tolerance=(0.01, 0.07),
-            holds=lambda f: f["answer"] < f["sd_k1"] and abs(f["answer"] - f["sd_k3"]) < 0.05 * f["sd_k1"],
+            tolerance=_SD_K2_TOLERANCE,
+            holds=lambda f: (f["sd_k1"] < f["answer"] < f["sd_k3"] and max(f["cross2"], f["cross23"]) < 1.6
+                             and all(_outside(_SD_K2_TOLERANCE, f, f[k]) for k in ("sd_k1", "sd_k3"))),
         ),
     ),
 )
@@ -719,13 +724,25 @@ _TARGET_CHOICES = (
 )
 
 _GRAD_SETUP = N_(
-    r"A policy $\pi_\theta = \mathrm{{softmax}}(\theta)$ over {k} tokens, at $\theta = s\,v$ with $s$ = {t:g}, and a "
-    r"uniform $\pi_\mathrm{{ref}}$; tokens are drawn from $\pi_\theta$ (on-policy), $r = \pi_\mathrm{{ref}}/\pi_\theta$."
+    r"A policy $\pi_\theta = \mathrm{{softmax}}(\theta)$ over {k} tokens, at $\theta = s\,v$ with $s$ = {t:g} and "
+    r"$v$ = {v}, and a uniform $\pi_\mathrm{{ref}}$; tokens are drawn from $\pi_\theta$ (on-policy), "
+    r"$r = \pi_\mathrm{{ref}}/\pi_\theta$."
 )
 
 
+def _direction(k: int) -> str:
+    """The demo's direction v over ``k`` tokens, as the setup shows it: ``(1, 0, −1, 0.5)``."""
+    from kl_core.gradients.demo import demo_logits
+
+    return "(" + ", ".join(f"{x:g}".replace("-", "−") for x in demo_logits(k, 1.0)) + ")"
+
+
 def _grad_params(option: str) -> Callable[[random.Random], Params]:
-    return lambda rng: {"k": rng.choice((4, 5, 6, 7, 8)), "t": _grid(rng, 0.5, 1.5, 0.25), "option": option}
+    def sample(rng: random.Random) -> Params:
+        k = rng.choice((4, 5, 6, 7, 8))
+        return {"k": k, "t": _grid(rng, 0.5, 1.5, 0.25), "option": option, "v": _direction(k)}
+
+    return sample
 
 
 _GRAD_EXTRAS = {"cos_r": ("grad_cos_reverse", {}), "cos_f": ("grad_cos_forward", {})}
@@ -791,8 +808,10 @@ _L5 = Lesson(
             explanation=N_(
                 r"$\nabla k_3 = (1 - r)\,\nabla\log\pi_\theta$ and $\mathbb{{E}}_\pi[r\,\nabla\log\pi_\theta] = "
                 r"\sum \pi_\mathrm{{ref}}\nabla\log\pi_\theta$, so the mean is $\nabla\,\mathrm{{KL}}[\pi_\mathrm{{ref}} "
-                r"\Vert \pi_\theta]$ (cosine {cos_f:.3f}; with the other direction {cos_r:.3f}). k3's value is "
-                "unbiased for one direction, its gradient pushes on the other."
+                r"\Vert \pi_\theta]$ (cosine {cos_f:.3f}): k3's value is unbiased for one direction, its gradient "
+                r"is the other's. Here its cosine with $\nabla\,\mathrm{{KL}}[\pi_\theta \Vert \pi_\mathrm{{ref}}]$ is "
+                r"{cos_r:.3f}: both KLs have the same second-order term at $\pi_\mathrm{{ref}}$, so near it their "
+                r"gradients point alike, and they part as $\pi_\theta$ moves away."
             ),
         ),
         _grad_target_step(

@@ -213,3 +213,12 @@ def test_the_pictures_speak_chinese() -> None:
             assert not any(w in spec for w in ("tokens are drawn", "sequences come", '"title": "probability"'))
             assert not any(w in fig.caption for w in ("Look at", "Each token", "is drawn from"))
             assert any("\u4e00" <= ch <= "\u9fff" for ch in fig.caption)
+
+
+def test_the_share_link_carries_the_language_shown():
+    """The zh page's 'This variant's link' had no lang=zh: opened elsewhere, the same step came up in English."""
+    q = core.question(5, 3, 12)
+    for lang in ("en", "zh"):
+        with using(lang):
+            assert lessons.share_link(q, False) == f"/lessons?lesson=5&step=3&v=12&lang={lang}"
+            assert lessons.share_link(q, True) == f"/lessons?lesson=5&step=3&v=12&present=1&lang={lang}"

@@ -214,7 +214,7 @@ def test_k2s_spread_names_the_crossings_it_states() -> None:
     q = L.question(2, 5, 0)
     assert q.facts["cross23"] == pytest.approx(compute("mu_equal_sd", {"a": "k2", "b": "k3"}), rel=1e-9)
     assert q.facts["cross23"] == pytest.approx(1.2047, abs=5e-4)
-    assert f"and k3's at $\\mu \\approx$ {q.facts['cross23']:.3f}." in q.explanation
+    assert f"past $\\mu \\approx$ {q.facts['cross23']:.3f} k2 is the narrower of the two" in q.explanation
 
 
 def test_no_sd_step_grades_the_naive_guess_right():
@@ -225,3 +225,16 @@ def test_no_sd_step_grades_the_naive_guess_right():
         assert not any(L.grade(q, q.facts[k]).correct for k in ("sd_k1", "sd_k3")), q.params
         q = L.question(1, 3, v)
         assert not L.grade(q, 2 * q.facts["kl"]).correct, q.params
+        # L2.3 and L2.5 graded the other step's SD right, and at μ = 0.2 the KL (audit finding)
+        k3, k2 = L.question(2, 3, v), L.question(2, 5, v)
+        assert not any(L.grade(k3, k3.facts[k]).correct for k in ("sd_k1", "kl")), k3.params
+        assert not any(L.grade(k2, k2.facts[k]).correct for k in ("sd_k1", "sd_k3")), k2.params
+
+
+def test_k3_as_a_loss_says_the_two_gradients_point_alike_only_where_they_do():
+    """L5.3 says the two KL gradients 'point alike' near π_ref: true at every variant (cosine ≥ 0.9), and the
+    setup names the direction v the policy moved along."""
+    for v in range(L.MAX_VARIANT + 1):
+        q = L.question(5, 3, v)
+        assert q.facts["cos_r"] >= 0.9, q.params
+        assert f"$v$ = {q.params['v']}" in q.setup and q.params["v"].count(",") == q.params["k"] - 1
