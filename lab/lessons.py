@@ -18,11 +18,11 @@ import altair as alt
 import numpy as np
 import streamlit as st
 
+import i18n
 from charts.control_variates import k_lambda_histogram
 from charts.estimator_lab import batch_means_histogram
 from charts.histograms import common_domain, per_sample_histogram
 from charts.lessons import setting_chart, token_pair_chart
-import i18n
 from i18n import _
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.distributions import parse
