@@ -238,7 +238,7 @@ with st.expander(_("The same in absolute numbers"), expanded=zero_kl, icon=":mat
             share_col: st.column_config.NumberColumn(format="percent"),
         },
     )
-if not zero_kl:  # it reads the bias/true and stdev/true tables, not shown when the KL is 0
+if notes.what_to_notice_applies(keys, zero_kl):
     st.markdown(_(notes.WHAT_TO_NOTICE))
 
 # ------------------------------------------------------------ code

@@ -622,12 +622,12 @@ _K3_MISSES = N_(
 )
 #: … or, with no exact value, k1 against k3 (``m1``, ``b1``, ``m3``, ``b3``, ``kl``).
 _K1_K3_AGREE = N_(
-    "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
+    "No exact value is shown for this choice of columns: k1 ({m1} ± {b1:.2g}) and k3 "
     "({m3} ± {b3:.2g}), which would both be unbiased for {kl} if the tokens came from the "
     "sampler and the sampler covered the other policy, **agree** within their error bars (2 SE)."
 )
 _K1_K3_DISAGREE = N_(
-    "No exact value is known for this file: k1 ({m1} ± {b1:.2g}) and k3 "
+    "No exact value is shown for this choice of columns: k1 ({m1} ± {b1:.2g}) and k3 "
     "({m3} ± {b3:.2g}), which would both be unbiased for {kl} if the tokens came from the "
     "sampler and the sampler covered the other policy, **disagree** beyond their error bars "
     "(2 SE): the tokens may not come from the sampler (swapped columns, another rollout "

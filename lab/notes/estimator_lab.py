@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from i18n import N_, _, message, ngettext
-from kl_core import OVERFLOW_NOTE
+from kl_core import CHI2_OVERFLOW_NOTE, OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import LambdaStar, Moments
@@ -39,6 +39,7 @@ __all__ = [
     "exact_text",
     "mc_std_underflows",
     "lambda_star_text",
+    "what_to_notice_applies",
     "normal_curve",
     "unresolved",
     "variance_unresolved",
@@ -128,6 +129,8 @@ def lambda_star_text(star: LambdaStar) -> str:
         return _("undefined")
     if not star.resolved:
         return _("not resolved")
+    if star.note == CHI2_OVERFLOW_NOTE:  # 0 stands for a positive λ* below (KL sum)/largest double
+        return _("≈ 0 (χ² past the largest double)")
     return number(star.value)
 
 
@@ -528,25 +531,33 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     unsettled = [ESTIMATORS[k].name for k in results
                  if math.isinf(moments[k].var) and not _overflowed(moments[k])]
     if large:
-        text = _(
+        text = ngettext(
             "{text} Var({names}) is too large for a double: that band is unreliable, and the mean "
-            "jumps when a rare huge value arrives."
+            "jumps when a rare huge value arrives.",
+            "{text} The variances of {names} are too large for a double: those bands are unreliable, and "
+            "the means jump when a rare huge value arrives.", len(large),
         ).format(text=text, names=", ".join(large))
     if huge:
-        text = _(
+        text = ngettext(
             "{text} Var({names}) is too large for a double (shown as ∞): that band is unreliable, "
-            "and the mean jumps when a rare huge value arrives."
+            "and the mean jumps when a rare huge value arrives.",
+            "{text} The variances of {names} are too large for a double (shown as ∞): those bands are "
+            "unreliable, and the means jump when a rare huge value arrives.", len(huge),
         ).format(text=text, names=", ".join(huge))
     if unsettled:
-        text = _(
+        text = ngettext(
             "{text} Var({names}) is infinite: that band is unreliable, and the mean jumps when a "
-            "rare huge value arrives."
+            "rare huge value arrives.",
+            "{text} The variances of {names} are infinite: those bands are unreliable, and the means jump "
+            "when a rare huge value arrives.", len(unsettled),
         ).format(text=text, names=", ".join(unsettled))
     narrow = [ESTIMATORS[k].name for k in results if _unreliable((checks or {}).get(k))]
     if narrow:
-        text = _(
+        text = ngettext(
             "{text} The band of {names} can't be trusted at this N: most runs of N draws miss "
-            "the rare, huge values behind its SD (see the warning above)."
+            "the rare, huge values behind its SD (see the warning above).",
+            "{text} The bands of {names} can't be trusted at this N: most runs of N draws miss "
+            "the rare, huge values behind their SDs (see the warning above).", len(narrow),
         ).format(text=text, names=", ".join(narrow))
     return text
 
@@ -851,6 +862,12 @@ def table_rows(
 
 #: "What to notice" under the tables (k2's bias need not grow with the distance: on a logit
 #: path it shrinks back to 0 and changes sign, see tests/claims/test_k2_bias_along_path.py).
+def what_to_notice_applies(keys: Sequence[str], zero_kl: bool) -> bool:
+    """:data:`WHAT_TO_NOTICE` reads k1's, k2's and k3's rows of the bias/true and stdev/true tables: shown only
+    when all three are (and the KL is not 0, where those tables are not drawn)."""
+    return not zero_kl and {"k1", "k2", "k3"} <= set(keys)
+
+
 WHAT_TO_NOTICE = N_(
     "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
     "whenever p is close to q and has no heavier tails than q. k2's bias/true is near zero there "

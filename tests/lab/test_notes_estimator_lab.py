@@ -605,7 +605,7 @@ def test_a_standard_deviation_that_fits_is_shown_where_only_the_variance_is_past
     caption = _caption("k3", {k: sim[k] for k in keys}, moments, dict.fromkeys(keys), n=100)
     assert caption.startswith("No curve: Var(k3) is too large for a double, and no N you can draw")
     running = notes.running_caption({k: sim[k] for k in keys}, moments, 100)
-    assert "Var(k3, k3 (KL[p‖q])) is too large for a double: that band" in running
+    assert "The variances of k3, k3 (KL[p‖q]) are too large for a double: those bands" in running
     assert "shown as ∞" not in caption + running
     stdev = notes.relative_caption("stdev/true", False, True)
     assert "worked out from its logarithm" in stdev and "*Infinity*: the figure itself is too large" in stdev
@@ -704,3 +704,33 @@ def test_the_running_se_of_values_near_1e_161_is_not_0():
     the SE is √Var/√n ≈ 1e-161/√200, to the few digits a subnormal keeps."""
     q, p, sim, *_ = setting("normal(1e-161,1)", "normal(0,1)", keys=("k1",))
     assert sim["k1"].running_se[-1] == pytest.approx(1e-161 / math.sqrt(200), rel=0.25)
+
+
+def test_lambda_star_past_a_double_is_not_shown_as_zero():
+    """At p = N(30, 1) λ* = μ²/(e^{μ²} − 1) ≈ 1e-388 > 0: the metric read '0' (audit finding); μ = 26 keeps its digits."""
+    from kl_core.estimation.distributions import parse
+
+    q = parse("normal(0,1)")
+    far = lambda_star(q, parse("normal(30,1)"))
+    assert far.value == 0.0 and notes.lambda_star_text(far) == "≈ 0 (χ² past the largest double)"
+    near = lambda_star(q, parse("normal(26,1)"))
+    assert near.value == pytest.approx(26**2 / math.expm1(26**2), rel=1e-6)
+    assert notes.lambda_star_text(near) == notes.number(near.value)
+
+
+def test_what_to_notice_is_shown_only_beside_the_rows_it_reads():
+    """It discusses k1's, k2's and k3's rows; with keys kλ and k3_pq it was shown beside tables without them."""
+    assert notes.what_to_notice_applies(("k1", "k2", "k3"), zero_kl=False)
+    assert notes.what_to_notice_applies(("k1", "k2", "k3", "k_lambda"), zero_kl=False)
+    assert not notes.what_to_notice_applies(("k_lambda", "k3_pq"), zero_kl=False)
+    assert not notes.what_to_notice_applies(("k1", "k3"), zero_kl=False)
+    assert not notes.what_to_notice_applies(("k1", "k2", "k3"), zero_kl=True)
+
+
+def test_the_running_caption_speaks_of_several_bands_in_the_plural():
+    """'Var(k1, k2, k3) is infinite: that band is unreliable' spoke of three bands as one (audit finding)."""
+    _, _, sim, moments, _, _, _ = setting("t(1,0,1)", "normal(0,1)", keys=("k1", "k2", "k3"))
+    several = notes.running_caption({k: sim[k] for k in ("k1", "k2", "k3")}, moments, 200)
+    assert "The variances of k1, k2, k3 are infinite: those bands are unreliable, and the means jump" in several
+    one = notes.running_caption({"k1": sim["k1"]}, moments, 200)
+    assert "Var(k1) is infinite: that band is unreliable, and the mean jumps" in one
