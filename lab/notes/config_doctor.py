@@ -7,11 +7,13 @@ translation.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,6 +26,7 @@ from kl_core.doctor.diagnosis import (
     Diagnosis,
     DoctorWarning,
     KLUse,
+    PullCurve,
     clamp_sides,
     lacking_settings,
     other_release_words,
@@ -777,9 +780,15 @@ def pull_caption(u: KLUse) -> str:
     return text
 
 
+@functools.lru_cache(maxsize=64)
+def _pull_curve(entry: Any) -> PullCurve:  # a CrosswalkEntry (hashable, frozen)
+    """The core's pull curve of one crosswalk row, kept: the caption and the legend ask for it on every rerun."""
+    return pull_curve(entry)
+
+
 def _unclamped_visible(u: KLUse) -> bool:
     """Somewhere on the pull chart the term's pull without its clamps differs from it and is inside the plot."""
-    curve = pull_curve(u.entry)
+    curve = _pull_curve(u.entry)
     if curve.unclamped is None:
         return False
     apart = ~np.isclose(curve.option, curve.unclamped, rtol=1e-9, atol=1e-12)
