@@ -750,6 +750,11 @@ def _minus(text: str) -> str:
     return text.replace("-", "−")
 
 
+def _lam(x: float) -> str:
+    """A λ for prose and labels: :func:`lam_text` with the Unicode minus (``λ = −0.56``, not ``-0.56``)."""
+    return _minus(lam_text(x))
+
+
 def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
     """View 2's opening: kλ's value is the KL for every λ only on-policy; off it, its mean over
     the λ slider (``lam_lo`` to ``lam_hi``) from the numbers here."""
@@ -780,16 +785,18 @@ def k_lambda_intro(table: GradientTable, lam_lo: float, lam_hi: float) -> str:
 def lambda_buttons(table: GradientTable, lo: float, hi: float) -> list[tuple[str, float, str, str, bool]]:
     """The two buttons under the λ slider: (key, λ to set, label, help, disabled), for λ_grad and the value's λ*.
 
+    Only the label writes λ as prose (with the Unicode minus); the key and the λ to set are what the page uses.
+
     A button is disabled where its λ is off the slider (``lo`` … ``hi``), and λ*'s where every λ is λ*
     (π_θ = π_ref).
     """
     any_lam = table.lam_value_any
     return [
-        ("grad", table.lam_grad_opt, _("λ_grad = {lam}").format(lam=lam_text(table.lam_grad_opt)),
+        ("grad", table.lam_grad_opt, _("λ_grad = {lam}").format(lam=_lam(table.lam_grad_opt)),
          _("The λ whose gradient estimate has the least spread (the chart below)."),
          not lo <= table.lam_grad_opt <= hi),
         ("value", table.lam_value_opt,
-         _("λ*: any λ here") if any_lam else _("λ* = {lam}").format(lam=lam_text(table.lam_value_opt)),
+         _("λ*: any λ here") if any_lam else _("λ* = {lam}").format(lam=_lam(table.lam_value_opt)),
          lambda_value_help(table), any_lam or not lo <= table.lam_value_opt <= hi),
     ]
 
@@ -810,7 +817,7 @@ def lambda_value_help(table: GradientTable) -> str:
                  "the least spread.")
     return _("The λ whose *value* estimate of the KL, from on-policy tokens, has the least variance "
              "(Control variates page); here it is not the best λ for the gradient, λ_grad = {grad}.").format(
-        grad=lam_text(table.lam_grad_opt))
+        grad=_lam(table.lam_grad_opt))
 
 
 def lambda_caption(table: GradientTable) -> str:
@@ -838,24 +845,43 @@ def lambda_caption(table: GradientTable) -> str:
     else:
         second = _("Both are least at λ = {grad}, not at λ* = {value}, the λ that makes the KL's "
                    "*value* estimate from on-policy tokens least noisy.")
-    second = second.format(grad=lam_text(table.lam_grad_opt), value=lam_text(table.lam_value_opt))
+    second = second.format(grad=_lam(table.lam_grad_opt), value=_lam(table.lam_value_opt))
     return "{first} {second}".format(first=first, second=second)
 
 
 # --------------------------------------------------------------------------- the training picture
+#: Two distributions are the same point when no probability differs by this much.
+SAME_POINT = 1e-6
+
+
+def _same_point(a: np.ndarray, b: np.ndarray) -> bool:
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max()) < SAME_POINT
+
+
+def _optima_coincide(optima: tuple[np.ndarray, np.ndarray]) -> bool:
+    """The two analytic optima are one point (to :data:`SAME_POINT`): with a constant reward both are π_ref."""
+    return _same_point(*optima)
+
+
 def _ends_at(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> str | None:
-    """Which analytic optimum a run's fixed point is, if either (to 1e-6 in every probability)."""
+    """Which analytic optimum a run's fixed point is, if either (to 1e-6 in every probability).
+
+    ``"both"`` where it is one of them and the two coincide (:func:`_optima_coincide`).
+    """
     if run.fixed_point is None:
         return None
-    for key, opt in zip(("reverse_kl", "forward_kl"), optima, strict=True):
-        if float(np.abs(run.fixed_point - opt).max()) < 1e-6:
-            return key
-    return "other"
+    hits = [key for key, opt in zip(("reverse_kl", "forward_kl"), optima, strict=True)
+            if _same_point(run.fixed_point, opt)]
+    if hits and _optima_coincide(optima):
+        return "both"
+    return hits[0] if hits else "other"
 
 
 def run_end_text(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> list[str]:
     """How one training run ends, in one or two short lines."""
     where = _ends_at(run, optima)
+    if where == "both":
+        return [_("ends at both optima ●○"), _("(the two coincide here)")]
     if where == "reverse_kl":
         return [_("ends at the reverse-KL optimum ●")]
     if where == "forward_kl":
@@ -872,9 +898,17 @@ def run_end_text(run: TrainingRun, optima: tuple[np.ndarray, np.ndarray]) -> lis
 
 def training_caption(runs: Mapping[str, TrainingRun], optima: tuple[np.ndarray, np.ndarray]) -> str:
     """What to look at in view 3."""
+    both_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "both"]
     rev_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "reverse_kl"]
     fwd_opt = [n for n, r in runs.items() if _ends_at(r, optima) == "forward_kl"]
     parts = []
+    if both_opt:
+        parts.append(ngettext("{names} ends at the optimum of {objective_rev} and at that of {objective_fwd}, "
+                              "which coincide here (● and ○)",
+                              "{names} end at the optimum of {objective_rev} and at that of {objective_fwd}, "
+                              "which coincide here (● and ○)",
+                              len(both_opt)).format(names=", ".join(both_opt), objective_rev=OBJECTIVE_REVERSE,
+                                                    objective_fwd=OBJECTIVE_FORWARD))
     if rev_opt:
         parts.append(ngettext("{names} ends at the optimum of {objective} (●)",
                               "{names} end at the optimum of {objective} (●)",

@@ -215,3 +215,15 @@ def test_openrlhf_era_kl_loss_aggregation_is_the_eras():
     now = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator k3 "
                    "--algo.kl.init_coef 0.001")
     assert str(now.kl_uses[0].aggregation.name) == "token mean over the optimizer step"
+
+
+def test_openrlhf_flat_era_shows_its_own_k3_code():
+    """The 0.5.9–0.10.1 card showed 0.11.2's `k3_log_ratio = log_ratio.clamp(min=-10)`, which no release of the
+    era has (v0.10.1 openrlhf/models/utils.py compute_approx_kl); its note names where the flags start."""
+    for flag in ("--use_kl_loss", ""):
+        d = diagnose(f"python3 -m openrlhf.cli.train_ppo_ray {flag} --kl_estimator k3 --init_kl_coef 0.001")
+        assert d.release == "0.5.9–0.10.1"
+        (u,) = d.kl_uses
+        assert "k3_log_ratio" not in u.entry.library_formula and r"\min" not in u.entry.formula_latex
+        assert u.entry.library_formula.strip().endswith("return log_ratio.clamp(min=-10, max=10)")
+    assert any("--kl_estimator from 0.6.1" in n for n in d.notes)
