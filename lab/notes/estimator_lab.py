@@ -130,7 +130,7 @@ def lambda_star_text(star: LambdaStar) -> str:
     if not star.resolved:
         return _("not resolved")
     if star.note == CHI2_OVERFLOW_NOTE:  # 0 stands for a positive λ* below (KL sum)/largest double
-        return _("≈ 0 (χ² past the largest double)")
+        return "≈ 0"  # the metric's help gives the reason (the core's note)
     return number(star.value)
 
 
