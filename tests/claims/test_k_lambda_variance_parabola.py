@@ -71,12 +71,13 @@ def test_the_caption_at_every_setting(k, drift, on, old, ref):
     assert "spread is a parabola" not in text and "its variance is a parabola in λ" in text
     assert "the chart draws its square root" in text
     # λ as every page prints it (kl_core.numbers.lam_text: 3 significant digits, more near 0 and 1)
-    shown = re.search(r"Both are least at λ = (-?[\d.e+-]+?)[.,]? ", text).group(1)
-    assert shown == lam_text(table.lam_grad_opt)
-    assert float(shown) == pytest.approx(table.lam_grad_opt, rel=5e-3, abs=1e-12)
-    value = re.search(r"not at (?:the value's )?λ\* = (-?[\d.e+-]+?)[.,]? ", text)
+    # a negative λ is written with the minus sign, "−", in prose
+    shown = re.search(r"Both are least at λ = (−?[\d.e+−-]+?)[.,]? ", text).group(1)
+    assert shown == lam_text(table.lam_grad_opt).replace("-", "−") and "-" not in shown.split("e")[0]
+    assert float(shown.replace("−", "-")) == pytest.approx(table.lam_grad_opt, rel=5e-3, abs=1e-12)
+    value = re.search(r"not at (?:the value's )?λ\* = (−?[\d.e+−-]+?)[.,]? ", text)
     if value is not None:
-        assert value.group(1) == lam_text(table.lam_value_opt)
+        assert value.group(1) == lam_text(table.lam_value_opt).replace("-", "−")
         assert lam_text(table.lam_grad_opt) != lam_text(table.lam_value_opt)
     else:
         assert lam_text(table.lam_grad_opt) == lam_text(table.lam_value_opt) or table.lam_value_any
