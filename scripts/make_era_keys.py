@@ -19,7 +19,12 @@ any of their code:
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
 * TRL's GRPOConfig up to 0.18 (``beta`` defaulting to 0.04): the dataclass
-  fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.18.2.
+  fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.18.2;
+* TRL's GRPOConfig 0.19.0 to 0.25.1 (no ``use_bias_correction_kl``: plain k3)
+  and 0.26.0 to 1.9.2 (``use_bias_correction_kl`` off by default): the same
+  file at tags v0.19.0 to v1.9.0; the fields of 1.10.0, the release after,
+  from its wheel, which MIRRORS must hold beside the snapshots
+  (``pip download --no-deps trl==1.10.0``).
 
 Each file also lists the settings of the first release after the era
 (``next_release``): a setting only the era had is evidence a script was
@@ -28,7 +33,7 @@ written for it, one the next release still had is not.
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
 write (``openrlhf-flat``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
-``trl-grpo-0.18``; all by default), so one library's mirror is enough for its
+``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by default), so one library's mirror is enough for its
 eras.
 """
 
@@ -38,6 +43,7 @@ import ast
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +66,10 @@ VERL_SOURCES = (  # newest first
     ("Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b"),
 )
 TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0", "v0.16.0", "v0.15.0", "v0.14.0")
+TRL_25_TAGS = ("v0.25.1", "v0.22.2", "v0.20.0", "v0.19.1", "v0.19.0")  # newest first
+TRL_19_TAGS = ("v1.9.0", "v1.5.1", "v1.0.0", "v0.29.1", "v0.26.2", "v0.26.0")  # the 1.9.1, 1.9.2 wheels' fields are 1.9.0's
+#: The first release that turned use_bias_correction_kl on: its wheel (the mirror's tags end at v1.9.0).
+TRL_110_WHEEL = "trl-1.10.0-py3-none-any.whl"
 
 
 def _show(mirrors: Path, repo: str, rev: str, path: str) -> tuple[str, str]:
@@ -145,8 +155,38 @@ def trl_grpo_018(mirrors: Path) -> None:
     _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, later)
 
 
+def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """GRPOConfig's own fields at each tag, the first tag's default winning."""
+    keys: dict[str, Any] = {}
+    sources = []
+    path = "trl/trainer/grpo_config.py"
+    for tag in tags:
+        commit, text = _show(mirrors, "huggingface/trl", tag, path)
+        for k, v in _fields(text, "GRPOConfig")[1].items():
+            keys.setdefault(k, v)
+        sources.append({"repo": "huggingface/trl", "tag": tag, "commit": commit, "path": path})
+    return keys, sources
+
+
+def trl_grpo_25(mirrors: Path) -> None:
+    """TRL's GRPOConfig 0.19.0 to 0.25.1: beta 0.0, and no use_bias_correction_kl (plain k3)."""
+    keys, sources = _grpo_fields(mirrors, TRL_25_TAGS)
+    later_keys, [later] = _grpo_fields(mirrors, ("v0.26.0",))
+    _write("trl-grpo-0.25.json", "TRL", "grpo-0.25", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
+
+
+def trl_grpo_19(mirrors: Path) -> None:
+    """TRL's GRPOConfig 0.26.0 to 1.9.2: use_bias_correction_kl there, but off by default."""
+    keys, sources = _grpo_fields(mirrors, TRL_19_TAGS)
+    path = "trl/trainer/grpo_config.py"
+    with zipfile.ZipFile(mirrors / TRL_110_WHEEL) as zf:
+        text = zf.read(path).decode("utf-8")
+    later = {"release": "1.10.0", "wheel": TRL_110_WHEEL, "path": path, "keys": sorted(_fields(text, "GRPOConfig")[1])}
+    _write("trl-grpo-1.9.json", "TRL", "grpo-1.9", sources, "grpo", keys, later)
+
+
 ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
-        "trl-grpo-0.18": trl_grpo_018}
+        "trl-grpo-0.18": trl_grpo_018, "trl-grpo-0.25": trl_grpo_25, "trl-grpo-1.9": trl_grpo_19}
 
 
 def main() -> None:

@@ -1678,7 +1678,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     release : str, optional
         The release to describe: ``"latest"`` or an era id or label of
         :mod:`kl_core.doctor.releases` (``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
-        ``"verl-0.3"``, ``"trl-grpo-0.18"``).  Inferred from the settings the text uses when
+        ``"verl-0.3"``, ``"trl-grpo-0.18"``, ``"trl-grpo-0.25"``, ``"trl-grpo-1.9"``).  Inferred from the settings the text uses when
         omitted (:func:`kl_core.doctor.releases.infer`).
 
     Returns
@@ -1730,7 +1730,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
             eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
     changed = inf.era.changed if inf.era is not None else (
-        joined(" ", [o.changed for o in also if o.changed]) if also else "")
+        joined(". ", [o.changed for o in also if o.changed]) if also else "")
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
     return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
                                notes=tuple(dict.fromkeys([*main.notes, *era_notes])))

@@ -189,7 +189,7 @@ def _era_entry(raw: dict[str, Any], where: str) -> EraEntry:
     for name in ("logr_clamp", "value_clamp"):
         if name in raw:
             changes[name] = _clamp(raw[name])
-    for name in ("library_formula", "formula_latex"):
+    for name in ("library_formula", "formula_latex", "setting"):
         if name in raw:
             changes[name] = raw[name]
     if "caveat" in raw:
