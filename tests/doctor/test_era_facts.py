@@ -227,3 +227,14 @@ def test_openrlhf_flat_era_shows_its_own_k3_code():
         assert "k3_log_ratio" not in u.entry.library_formula and r"\min" not in u.entry.formula_latex
         assert u.entry.library_formula.strip().endswith("return log_ratio.clamp(min=-10, max=10)")
     assert any("--kl_estimator from 0.6.1" in n for n in d.notes)
+
+
+def test_both_older_openrlhf_eras_show_their_own_code_for_every_estimator():
+    """The eras showed 0.11.2's `value = …` code for k1 and k2 (audit finding); v0.10.1 and v0.11.0 return
+    `log_ratio.clamp(min=-10, max=10)`."""
+    for release, flags in (("openrlhf-0.10.1", "--use_kl_loss --kl_estimator {e} --init_kl_coef 0.001"),
+                           ("openrlhf-0.11.0", "--algo.kl.use_loss --algo.kl.estimator {e}")):
+        for e in ("k1", "k2", "k3"):
+            d = diagnose("python3 -m openrlhf.cli.train_ppo_ray " + flags.format(e=e), release=release)
+            code = d.kl_uses[0].entry.library_formula
+            assert "value" not in code and code.strip().endswith("return log_ratio.clamp(min=-10, max=10)"), code
