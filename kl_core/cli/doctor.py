@@ -21,8 +21,8 @@ cannot be read is reported and skipped.
 ``--json`` prints one object: ``library`` (``"verl"``, ``"OpenRLHF"`` or
 ``"TRL"``), ``release``, ``trainer``, ``input``, ``kl_uses`` (each with
 ``where``, ``option``, ``estimator``, ``coef``, ``controller``, ``target_kl``,
-``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``, and
-for a warning without a fix ``tried`` and ``needs``),
+``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``,
+``requires``, and for a warning without a fix ``tried`` and ``needs``),
 ``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``,
 ``notes``, ``release_why``, ``also`` and ``changed``.
 

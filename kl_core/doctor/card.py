@@ -141,6 +141,8 @@ def card_lines(d: Diagnosis) -> list[str]:
                 fix = w.fix.split("\n")
                 out.append(f"    fix: {fix[0]}")
                 out += [f"         {ln}" for ln in fix[1:]]
+                if w.requires:
+                    out += _wrap(f"needs: {w.requires}", "    ")
             else:
                 out += _wrap(f"no fix: {no_fix_words(d, w)}", "    ")
         out.append("")
@@ -206,6 +208,7 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
             lines = w.fix.splitlines() if w.fix else []  # one change a line (a YAML's, each refused setting's)
             after = f" Fix: `{'; '.join(' '.join(ln.split()) for ln in lines)}`" if w.fix else \
                 f" No fix: {no_fix_words(d, w)}"
+            after += f" Needs: {w.requires}." if w.requires else ""
             out.append(f"- `{w.code}`: {w.message}{after}")
         out.append("")
     if d.unrecognised:

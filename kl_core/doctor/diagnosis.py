@@ -189,6 +189,9 @@ class DoctorWarning:
     needs : tuple of str
         When ``fix`` is None: settings of the doctor's other changes that the
         release does not have (:attr:`Profile.unavailable`), so they were not tried.
+    requires : str
+        Where ``fix`` selects an option that runs only from some release on
+        (:attr:`CrosswalkEntry.since`): which release, and what earlier ones do with it; else empty.
     """
 
     code: str
@@ -198,6 +201,7 @@ class DoctorWarning:
     kl_use: int | None = None
     tried: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     needs: tuple[str, ...] = ()
+    requires: str = ""
 
 
 @dataclass(frozen=True)
@@ -453,7 +457,7 @@ class Diagnosis:
                 {"code": w.code, "message": w.message, "fix": w.fix,
                  "changes": [[k, _plain(v)] for k, v in w.changes], "kl_use": w.kl_use,
                  "tried": [{"change": c, "why": why, "raised": list(raised)} for c, why, raised in w.tried],
-                 "needs": list(w.needs)}
+                 "needs": list(w.needs), "requires": w.requires}
                 for w in self.warnings
             ],
             "unrecognised": [u.key for u in self.unrecognised],
@@ -2086,6 +2090,20 @@ def _eras_of(prof: Profile) -> tuple[Era, ...]:
     return tuple(e for e in eras() if e.library == prof.library and e.trainer == prof.trainer)
 
 
+def _with_requires(prof: Profile, w: DoctorWarning) -> DoctorWarning:
+    """``w`` with :attr:`DoctorWarning.requires` where its fix selects an option that runs only from a later release."""
+    for key, value in w.changes:
+        for pl in prof.placements:
+            if pl.option != key:
+                continue
+            entry = next((e for e in pl.entries if str(value) in e.names and e.since), None)
+            if entry is not None:
+                words = Message("{value} runs from {lib} {since} on: {why}", value=str(value), lib=prof.library,
+                                since=entry.since, why=entry.since_why)
+                return dataclasses.replace(w, requires=words)
+    return w
+
+
 def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSetting],
            notes: list[str]) -> Diagnosis:
     """The diagnosis of the settings under the current release (``era`` None) or an older era."""
@@ -2159,7 +2177,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
     rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL
-    warnings = _with_fixes(st)
+    warnings = [_with_requires(p, w) for w in _with_fixes(st)]
     if rejected:
         warnings.insert(0, _rejected_warning(p, parsed, rejected))
     elif parsed.kind == "yaml" and era is None and unknown and f"trl {p.trainer}" in p.names:

@@ -25,7 +25,7 @@ CROSSWALK_FILE = Path(__file__).with_name("crosswalk.toml")
 
 PROSE_FIELDS: dict[str, tuple[str, ...]] = {
     "entries": ("component", "sampler", "other", "direction", "weight", "early_stop", "verified_in", "caveat",
-                "grad_expected", "grad_fix"),
+                "grad_expected", "grad_fix", "since_why"),
     "profiles": ("legacy", "hydra_group_note"),
     "profiles.off_policy": ("why",),
     "profiles.cautions": ("message",),
@@ -54,6 +54,8 @@ _OPTIONAL = {
     "grad_target_off_policy": None,
     "grad_fix": None,
     "grad_expected": "",
+    "since": None,
+    "since_why": None,
 }
 _TUPLE_FIELDS = ("aliases", "kl_roles")
 _PAIR_FIELDS = ("variables", "config")

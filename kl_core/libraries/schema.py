@@ -196,6 +196,11 @@ class CrosswalkEntry:
     grad_fix : str or None
         The library's own setting that gives the reverse-KL gradient, where this
         entry does not and the library has one.
+    since : str or None
+        The first release in which the option runs, where releases people still use
+        accept its spelling but stop on it or lack it (verl's ``'+'`` options: 0.8.0).
+    since_why : str or None
+        What those earlier releases do with it, one sentence (with ``since``).
     """
 
     library: str
@@ -232,6 +237,8 @@ class CrosswalkEntry:
     grad_target_off_policy: str | None = None
     grad_expected: str = ""
     grad_fix: str | None = None
+    since: str | None = None
+    since_why: str | None = None
 
     def __post_init__(self) -> None:
         if self.estimator != FULL and self.estimator not in estimators.ESTIMATORS:

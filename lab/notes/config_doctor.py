@@ -427,6 +427,18 @@ def _placement(d: Diagnosis, u: KLUse):  # -> kl_core.doctor.profiles.Placement 
 
 
 def fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
+    """What the fix of warning ``w`` costs or trades away (:func:`_fix_cost`), and the release it needs, if any."""
+    return " ".join(t for t in (_fix_cost(d, w), fix_requires(w)) if t)
+
+
+def fix_requires(w: DoctorWarning) -> str:
+    """The release the fix of ``w`` needs (:attr:`DoctorWarning.requires`), one markdown sentence, or ``""``."""
+    if not (w.fix and w.requires):
+        return ""
+    return typeset(_("**Needs:** {what}.").format(what=code_settings(message(w.requires))))
+
+
+def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
     """What the fix of warning ``w`` costs or trades away, one markdown sentence (``""`` when ``w`` has no fix).
 
     Chosen by the warning's code and by which settings the fix changes: a batch setting (one optimizer step per
@@ -626,7 +638,8 @@ def fix_groups(d: Diagnosis) -> list[tuple[str, list[str]]]:
 
 def fix_group_cost(d: Diagnosis, fix: str) -> str:
     """What one fix of :func:`fix_groups` costs: the distinct cost sentences of the warnings it removes."""
-    return " ".join(dict.fromkeys(fix_cost(d, w) for w in d.warnings if w.fix == fix))
+    fixed = [w for w in d.warnings if w.fix == fix]
+    return " ".join(t for t in dict.fromkeys([*(_fix_cost(d, w) for w in fixed), *(fix_requires(w) for w in fixed)]) if t)
 
 
 #: Why the doctor did not keep a change it tried, one clause per key of ``kl_core.doctor.diagnosis.REJECTIONS``
