@@ -248,13 +248,12 @@ def use_title(d: Diagnosis, u: KLUse) -> str:
     """The heading of one KL term's card."""
     if u.setting:
         option = render_changes(d.profile, d.kind, ((u.setting, u.written),))
-    elif lacking := lacking_settings(d.profile, u.entry):  # an older release: name only the settings it has
+    else:  # the row's settings as code (the crosswalk's setting column has English words); an older release's only
+        lacking = lacking_settings(d.profile, u.entry)
         prefix = d.profile.prefix
-        option = " with ".join(  # i18n: ok (code: the settings, as the crosswalk's setting column writes them)
+        option = ", ".join(
             "{key}{cond}".format(key=k, cond=" " + c if c[:1] and c[:1] in "<>!=" else "=" + c)
             for k, c in u.entry.config if k.removeprefix(prefix) not in lacking)
-    else:
-        option = u.entry.setting
     text = _("In the reward: `{option}` → {est}") if u.where == "reward" else _("In the loss: `{option}` → {est}")
     return text.format(option=option, est=u.estimator)
 

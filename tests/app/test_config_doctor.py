@@ -244,7 +244,7 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     wrong.text_area(key="cfg_own").set_value(script).run()
     assert not wrong.exception
     (err,) = wrong.error
-    assert "**verl 0.2–0.3 (before 0.4.0) is not a release of OpenRLHF, this text's library.**" in err.value
+    assert "**verl 0.2–0.3.0.post1 is not a release of OpenRLHF, this text's library.**" in err.value
     assert "Choose Infer, Latest or one of OpenRLHF 0.5.9–0.10.1, OpenRLHF 0.10.2–0.11.0." in err.value  # its trainer's eras
 
     # issue: the same library, another trainer (TRL's GRPO era for an RLOO config) was "not a release of this
