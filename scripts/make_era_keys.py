@@ -8,8 +8,9 @@ any of their code:
 
 * OpenRLHF before 0.10.2 (flat flags such as ``--init_kl_coef``): the
   ``parser.add_argument`` calls of ``openrlhf/cli/train_ppo_ray.py`` at tags
-  v0.5.9, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before 0.10.2
-  renamed them), the newest tag's default winning;
+  v0.6.1, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before 0.10.2
+  renamed them), the newest tag's default winning; and at v0.5.9 and v0.6.0,
+  which choose k3 with ``--use_kl_estimator_k3`` (``--kl_estimator`` from 0.6.1);
 * OpenRLHF 0.10.2 to 0.11.0 (today's flag names, but no
   ``--algo.kl.unbiased_gradient``): the same file at tags v0.10.2 to v0.11.0;
   the next release's flags are those of the current profile's keys file
@@ -32,7 +33,7 @@ written for it, one the next release still had is not.
 
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
-write (``openrlhf-flat``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
+write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
 ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by default), so one library's mirror is enough for its
 eras.
 """
@@ -54,7 +55,8 @@ from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: 
 
 OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys" / "eras"
 
-OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.5.9")  # newest first: its default wins
+OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.6.1")  # newest first: its default wins
+OPENRLHF_060_TAGS = ("v0.6.0", "v0.5.9")
 OPENRLHF_011_TAGS = ("v0.11.0", "v0.10.4", "v0.10.3", "v0.10.2")
 OPENRLHF_CLI = "openrlhf/cli/train_ppo_ray.py"
 CURRENT_KEYS = OUT.parent / "openrlhf-0.11.2.json"
@@ -106,10 +108,18 @@ def _openrlhf(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], lis
 
 
 def openrlhf_flat(mirrors: Path) -> None:
-    """OpenRLHF 0.5.9 to 0.10.1: the flat flags."""
+    """OpenRLHF 0.6.1 to 0.10.1: the flat flags, with --kl_estimator."""
     keys, sources = _openrlhf(mirrors, OPENRLHF_TAGS)
     later_keys, [later] = _openrlhf(mirrors, ("v0.10.2",))
     _write("openrlhf-flat.json", "OpenRLHF", "flat", sources, "train_ppo_ray", keys,
+           {**later, "keys": sorted(later_keys)})
+
+
+def openrlhf_060(mirrors: Path) -> None:
+    """OpenRLHF 0.5.9 and 0.6.0: the flat flags, k3 through --use_kl_estimator_k3 (no --kl_estimator)."""
+    keys, sources = _openrlhf(mirrors, OPENRLHF_060_TAGS)
+    later_keys, [later] = _openrlhf(mirrors, ("v0.6.1",))
+    _write("openrlhf-0.6.0.json", "OpenRLHF", "0.5.9-0.6.0", sources, "train_ppo_ray", keys,
            {**later, "keys": sorted(later_keys)})
 
 
@@ -185,7 +195,7 @@ def trl_grpo_19(mirrors: Path) -> None:
     _write("trl-grpo-1.9.json", "TRL", "grpo-1.9", sources, "grpo", keys, later)
 
 
-ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
+ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.6.0": openrlhf_060, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
         "trl-grpo-0.18": trl_grpo_018, "trl-grpo-0.25": trl_grpo_25, "trl-grpo-1.9": trl_grpo_19}
 
 

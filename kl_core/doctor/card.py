@@ -58,7 +58,7 @@ def _option_text(d: Diagnosis, u: KLUse) -> str:
     """A KL term's option as written in the script's syntax, or the crosswalk's setting."""
     if not u.setting:
         return u.entry.setting
-    text = render_changes(d.profile, d.kind, ((u.setting, u.written),))
+    text = d.profile.written(u.setting, u.written) or render_changes(d.profile, d.kind, ((u.setting, u.written),))
     return text + " (release default)" if u.setting in u.defaults_used else text
 
 

@@ -1013,7 +1013,7 @@ def _clamp_words(prof: Profile, e: CrosswalkEntry, first: str = "") -> str:
     """The CLAMP_HIDES_DRIFT message: the entry's clamps as the profile's release has them.
 
     ``first`` is the first release of an era with those clamps (OpenRLHF 0.8.6 in
-    0.5.9–0.10.1: compute_approx_kl has no clamp up to v0.8.5); the message then says so.
+    0.6.1–0.10.1: compute_approx_kl has no clamp up to v0.8.5); the message then says so.
     """
     parts = []
     if e.value_clamp is not None:
@@ -1620,7 +1620,10 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
         elif prof.syntax == "argparse":
             action = prof.keys[key].action if key in prof.keys else None
             flag = prof.spelled(key)  # an older era's name for it
-            if action == "store_true" and isinstance(value, bool):
+            if key in prof.switches:  # an older era's switch: its flag, or removing it for the default
+                switch = prof.written(key, value)
+                parts.append(switch if not switch.endswith(" not set") else f"remove {prof.switches[key][0]}")
+            elif action == "store_true" and isinstance(value, bool):
                 parts.append(flag if value else f"remove {flag}")
             elif value is None:
                 parts.append(f"remove {flag}")
@@ -1681,7 +1684,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         The file's name, a hint for TRL's GRPO vs RLOO.
     release : str, optional
         The release to describe: ``"latest"`` or an era id or label of
-        :mod:`kl_core.doctor.releases` (``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
+        :mod:`kl_core.doctor.releases` (``"openrlhf-0.6.0"``, ``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
         ``"verl-0.3"``, ``"trl-grpo-0.18"``, ``"trl-grpo-0.25"``, ``"trl-grpo-1.9"``).  Inferred from the settings the text uses when
         omitted (:func:`kl_core.doctor.releases.infer`).
 

@@ -307,6 +307,9 @@ class Profile:
     spelling : dict
         Today's setting → as an older era spelled it (:func:`kl_core.doctor.releases.era_profile`); empty
         for the current release.
+    switches : dict
+        Today's setting → (the older era's switch flag that set it, the value it set): OpenRLHF 0.5.9–0.6.0's
+        ``--use_kl_estimator_k3`` sets ``--algo.kl.estimator`` to ``k3``; empty for the current release.
     unavailable : frozenset of str
         Today's settings an older era did not have: no fix may change them, and a
         config that writes one is told the era does not know it.
@@ -342,6 +345,7 @@ class Profile:
     legacy: str = ""
     uncovered: tuple[tuple[tuple[Condition, ...], str], ...] = ()
     spelling: dict[str, str] = field(default_factory=dict)
+    switches: dict[str, tuple[str, Any]] = field(default_factory=dict)
     unavailable: frozenset[str] = frozenset()
     derived: dict[str, str] = field(default_factory=dict)
     groups: tuple[str, ...] = ()
@@ -364,9 +368,30 @@ class Profile:
         keys += [k for c in self.cautions for k, _ in c.when]
         return tuple(k for k in dict.fromkeys(keys) if k in self.keys)
 
+    def written(self, key: str, value: Any) -> str:
+        """Setting ``key`` at ``value`` as the release writes it on a command line, where that is not
+        ``spelled(key) value``: an older era's switch (:attr:`switches`) is its flag, or ``"flag not set"``.
+
+        Parameters
+        ----------
+        key : str
+            A setting of this profile.
+        value : Any
+
+        Returns
+        -------
+        str
+            E.g. ``"--use_kl_estimator_k3"`` or ``"--use_kl_estimator_k3 not set"``; ``""`` for a setting
+            without a switch.
+        """
+        if key not in self.switches:
+            return ""
+        flag, on = self.switches[key]
+        return flag if str(value) == str(on) else f"{flag} not set"
+
     def spelled(self, key: str) -> str:
         """A setting as this release spells it: ``--init_kl_coef`` for today's
-        ``--algo.kl.init_coef`` under OpenRLHF 0.5.9–0.10.1 (:attr:`spelling`); today's name otherwise.
+        ``--algo.kl.init_coef`` under OpenRLHF 0.6.1–0.10.1 (:attr:`spelling`); today's name otherwise.
 
         Parameters
         ----------

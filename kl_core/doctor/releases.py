@@ -361,6 +361,7 @@ def era_profile(prof: Profile, era: Era) -> Profile:
     off_policy = prof.off_policy if era.off_policy is None else era.off_policy
     return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),
                                spelling={new: old for old, new in era.renames}, derived=dict(era.derive),
+                               switches={new: (flag, v) for flag, new, v in era.rewrites},
                                placements=tuple(placements), accepts=accepts, clamp_from=clamp_from,
                                off_policy=off_policy)
 
@@ -487,10 +488,16 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     pairs = [(_bare(k), v) for k, v in settings]
     keys = [k for k, _ in pairs]
     ruled_out: list[tuple[Era, list[str]]] = []
+    pointed: list[tuple[Era, Message]] = []  # by settings only it had: the newest such era is taken
     for e in candidates:
         era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
-        today = [k for k in keys if k in prof.relevant and (k not in e.keys or k in e.absent)]
+        # a KL setting of today's the era lacked, or a setting only another older era had (argparse and Hydra
+        # refuse what they do not declare; a typo is in no era and decides nothing)
+        siblings = {k for o in candidates if o.id != e.id for k in o.keys}
+        today = [k for k in keys if (k in prof.relevant and (k not in e.keys or k in e.absent))
+                 or (k in siblings and k not in e.keys and k not in prof.keys
+                     and k not in {flag for flag, _, _ in e.rewrites})]
         fork = None
         for f in e.forks:
             if any(k in f.keys and k not in prof.keys for k in keys) or any(
@@ -506,8 +513,11 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                            repo=fork.repo, lib=prof.library, label=e.label))
             return Inference(e, True, why)
         elif era_only:
-            return Inference(e, True, Message("it uses {keys}, settings of {lib} {label} that later releases do "
-                                              "not have", keys=_listing(era_only), lib=prof.library, label=e.label))
+            pointed.append((e, Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
+                                       keys=_listing(era_only), lib=prof.library, label=e.label)))
+    if pointed:  # eras are in release order (releases.toml): the newest era the settings allow
+        e, why = pointed[-1]
+        return Inference(e, True, why)
     if not candidates:
         return Inference(None, True, "")
     if len(ruled_out) == len(candidates):  # every older era lacked a KL setting the script uses

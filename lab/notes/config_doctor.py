@@ -247,7 +247,7 @@ def read_line(d: Diagnosis) -> str:
 def use_title(d: Diagnosis, u: KLUse) -> str:
     """The heading of one KL term's card."""
     if u.setting:
-        option = render_changes(d.profile, d.kind, ((u.setting, u.written),))
+        option = d.profile.written(u.setting, u.written) or render_changes(d.profile, d.kind, ((u.setting, u.written),))
     else:  # the row's settings as code (the crosswalk's setting column has English words); an older release's only
         lacking = lacking_settings(d.profile, u.entry)
         prefix = d.profile.prefix

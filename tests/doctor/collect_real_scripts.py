@@ -20,6 +20,7 @@ HERE = Path(__file__).resolve().parent / "real_scripts"
 FILES = [
     # (library dir, name, repo, rev, path, lines)
     ("openrlhf", "v0.5.9_train_ppo_llama_ray.sh", "OpenRLHF/OpenRLHF", "v0.5.9", "examples/scripts/train_ppo_llama_ray.sh", None),
+    ("openrlhf", "v0.6.0_train_grpo_ray_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.6.0", "examples/scripts/train_grpo_ray_hybrid_engine.sh", None),
     ("openrlhf", "v0.7.5_train_grpo_ray_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.7.5", "examples/scripts/train_grpo_ray_hybrid_engine.sh", None),
     ("openrlhf", "v0.8.11_train_reinforce_baseline_llama_ray_hybrid_engine.sh", "OpenRLHF/OpenRLHF", "v0.8.11", "examples/scripts/train_reinforce_baseline_llama_ray_hybrid_engine.sh", None),
     ("openrlhf", "v0.9.10_train_ppo_ray_slurm.sh", "OpenRLHF/OpenRLHF", "v0.9.10", "examples/scripts/train_ppo_ray_slurm.sh", None),

@@ -53,8 +53,8 @@ def test_a_flag_only_the_era_had_points_to_it():
 def test_unbiased_gradient_points_to_today_past_both_eras():
     d = diagnose(ORL + "--algo.kl.use_loss --algo.kl.estimator k3 --algo.kl.unbiased_gradient")
     assert d.release == "0.11.2" and d.also == ()
-    assert d.release_why == ("it uses --algo.kl.unbiased_gradient, which OpenRLHF 0.5.9–0.10.1, 0.10.2–0.11.0 "
-                             "did not have")
+    assert d.release_why == ("it uses --algo.kl.unbiased_gradient, which OpenRLHF 0.5.9–0.6.0, 0.6.1–0.10.1, "
+                             "0.10.2–0.11.0 did not have")
 
 
 def test_todays_names_alone_leave_the_era_open_and_rule_out_the_flat_one():
@@ -74,7 +74,7 @@ def test_todays_names_alone_leave_the_era_open_and_rule_out_the_flat_one():
 
 def test_flat_flags_still_point_to_the_flat_era():
     d = diagnose(ORL + "--use_kl_loss --kl_estimator k3 --init_kl_coef 0.001")
-    assert d.release == "0.5.9–0.10.1"
+    assert d.release == "0.6.1–0.10.1"
 
 
 def test_k3_has_no_log_ratio_bound_and_no_unbiased_gradient_fix():
@@ -108,9 +108,9 @@ def test_why_today_names_each_eras_own_missing_settings_when_they_differ():
     flat, new = _era("openrlhf-0.10.1"), _era("openrlhf-0.11.0")
     prof = profile("OpenRLHF")
     both = _lacking(prof, [(flat, ["--a", "--b"]), (new, ["--b"])])
-    assert both == "it uses --b, which OpenRLHF 0.5.9–0.10.1, 0.10.2–0.11.0 did not have"
+    assert both == "it uses --b, which OpenRLHF 0.6.1–0.10.1, 0.10.2–0.11.0 did not have"
     apart = _lacking(prof, [(flat, ["--a"]), (new, ["--b"])])
-    assert apart == ("it uses --a, which OpenRLHF 0.5.9–0.10.1 did not have; "
+    assert apart == ("it uses --a, which OpenRLHF 0.6.1–0.10.1 did not have; "
                      "it uses --b, which OpenRLHF 0.10.2–0.11.0 did not have")
     assert apart.params["rest"].template == "it uses {keys}, which {lib} {label} did not have"
     assert dataclasses.is_dataclass(flat)

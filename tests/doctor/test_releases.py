@@ -39,7 +39,7 @@ def run(argv, capsys):
 # ------------------------------------------------------------------ kind 1: OpenRLHF flags before 0.10.2
 def test_openrlhf_flags_of_an_older_release_are_read_as_that_release():
     d = real("openrlhf/v0.7.5_train_grpo_ray_hybrid_engine.sh")
-    assert d.release == "0.5.9–0.10.1" and "--init_kl_coef" in d.release_why
+    assert d.release == "0.6.1–0.10.1" and "--init_kl_coef" in d.release_why
     assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]
     text = "\n".join(card_lines(d))
     assert "--kl_estimator k3" in text and "--init_kl_coef = 0.001" in text  # written as the script writes it
@@ -58,7 +58,27 @@ def test_under_the_current_release_old_flags_point_to_their_new_names():
 
 def test_openrlhf_0_5_switch_is_rewritten_to_the_estimator_it_chose():
     d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --pretrain m --init_kl_coef 0.02 --use_kl_estimator_k3\n")
-    assert d.release == "0.5.9–0.10.1" and kl(d) == [("reward", "k3", 0.02, "mixed")]
+    assert d.release == "0.5.9–0.6.0" and kl(d) == [("reward", "k3", 0.02, "mixed")]
+
+
+def test_openrlhf_0_6_0_grpo_example_gets_only_fixes_its_release_takes():
+    """OpenRLHF v0.6.0 examples/scripts/train_grpo_ray_hybrid_engine.sh (--use_kl_loss --use_kl_estimator_k3): the
+    card said `fix: --kl_estimator k2`, a flag 0.6.0's argparse refuses (it comes in 0.6.1), and warned of a clamp
+    from 0.8.6; 0.5.9–0.6.0 choose k1 or k3 only, and clamp nothing (v0.6.0 openrlhf/models/utils.py)."""
+    d = real("openrlhf/v0.6.0_train_grpo_ray_hybrid_engine.sh")
+    assert d.release == "0.5.9–0.6.0" and "--use_kl_estimator_k3" in d.release_why
+    assert kl(d) == [("loss", "k3", 0.001, "forward_kl")]
+    card = " ".join("\n".join(card_lines(d)).split())
+    assert "option --use_kl_estimator_k3 -> k3" in card and "fix: --kl_estimator" not in card
+    forward = d.warnings[d.codes.index("FORWARD_KL_GRAD")]
+    assert forward.fix is None and "Tried `remove --use_kl_estimator_k3`" in card
+    assert "CLAMP_HIDES_DRIFT" not in d.codes and d.kl_uses[0].entry.value_clamp is None
+    k1 = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --use_kl_estimator_k3",
+                  release="openrlhf-0.6.0")
+    assert "option --use_kl_estimator_k3 -> k3" in " ".join("\n".join(card_lines(k1)).split())
+    plain = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01", release="openrlhf-0.6.0")
+    assert "option --use_kl_estimator_k3 not set (release default) -> k1" in " ".join(
+        "\n".join(card_lines(plain)).split())
 
 
 # ------------------------------------------------------------------ kind 2: release eras
@@ -96,7 +116,7 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 
 
 def test_release_option_and_its_errors():
-    assert {e.id for e in eras()} == {"openrlhf-0.10.1", "openrlhf-0.11.0", "verl-0.3", "trl-grpo-0.18",
+    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.0", "verl-0.3", "trl-grpo-0.18",
                                           "trl-grpo-0.25", "trl-grpo-1.9"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
@@ -128,7 +148,7 @@ def test_a_later_releases_setting_is_unknown_to_an_era_and_its_value_is_derived(
 
 
 def test_an_era_lists_and_tries_only_the_options_it_had():
-    """OpenRLHF 0.5.9–0.10.1 had no --algo.kl.unbiased_gradient; TRL 0.14–0.18 no use_bias_correction_kl."""
+    """OpenRLHF 0.6.1–0.10.1 had no --algo.kl.unbiased_gradient; TRL 0.14–0.18 no use_bias_correction_kl."""
     d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.01 "
                  "--algo.kl.unbiased_gradient\n", release="openrlhf-0.10.1")
     assert "--algo.kl.unbiased_gradient" in [u.key for u in d.unrecognised]
