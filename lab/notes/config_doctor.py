@@ -434,7 +434,10 @@ def fix_requires(w: DoctorWarning) -> str:
     """The release the fix of ``w`` needs (:attr:`DoctorWarning.requires`), one markdown sentence, or ``""``."""
     if not (w.fix and w.requires):
         return ""
-    return typeset(_("**Needs:** {what}.").format(what=code_settings(message(w.requires))))
+    req = w.requires
+    if isinstance(req, Message) and "value" in req.params:  # the option as code, its '+' included
+        req = Message(req.template, **{**req.params, "value": f"`{req.params['value']}`"})
+    return typeset(_("**Needs:** {what}.").format(what=code_settings(message(req))))
 
 
 def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:

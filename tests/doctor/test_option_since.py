@@ -35,7 +35,8 @@ def test_a_fix_that_writes_a_plus_option_says_what_it_needs():
     card = " ".join("\n".join(card_lines(d)).split())
     assert "needs: low_var_kl+ runs from verl 0.8.0 on" in card
     assert "Needs: low_var_kl+ runs from verl 0.8.0 on" in "\n".join(card_markdown(d))
-    assert "**Needs:**" in notes.fix_cost(d, forward) and "**Needs:**" not in notes.fix_cost(d, batch)
+    assert "**Needs:** `low_var_kl+` runs from verl 0.8.0 on" in notes.fix_cost(d, forward)
+    assert "**Needs:**" not in notes.fix_cost(d, batch)
     assert notes.fix_group_cost(d, forward.fix).count("**Needs:**") == 1
     (as_json,) = [w for w in d.to_json()["warnings"] if w["code"] == "FORWARD_KL_GRAD"]
     assert as_json["requires"] == forward.requires
