@@ -20,7 +20,8 @@ any of their code:
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
 * TRL's GRPOConfig up to 0.18 (``beta`` defaulting to 0.04): the dataclass
-  fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.18.2;
+  fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.16.1 (no
+  ``loss_type``) and v0.17.0 to v0.18.2;
 * TRL's GRPOConfig 0.19.0 to 0.25.1 (no ``use_bias_correction_kl``: plain k3)
   and 0.26.0 to 1.9.2 (``use_bias_correction_kl`` off by default): the same
   file at tags v0.19.0 to v1.9.0; the fields of 1.10.0, the release after,
@@ -34,7 +35,8 @@ written for it, one the next release still had is not.
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
 write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
-``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by default), so one library's mirror is enough for its
+``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by
+default), so one library's mirror is enough for its
 eras.
 """
 
@@ -67,7 +69,8 @@ VERL_SOURCES = (  # newest first
     ("Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4"),
     ("Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b"),
 )
-TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0", "v0.16.0", "v0.15.0", "v0.14.0")
+TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0")
+TRL_16_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.0", "v0.14.0")
 TRL_25_TAGS = ("v0.25.1", "v0.22.2", "v0.20.0", "v0.19.1", "v0.19.0")  # newest first
 TRL_19_TAGS = ("v1.9.0", "v1.5.1", "v1.0.0", "v0.29.1", "v0.26.2", "v0.26.0")  # the 1.9.1, 1.9.2 wheels' fields are 1.9.0's
 #: The first release that turned use_bias_correction_kl on: its wheel (the mirror's tags end at v1.9.0).
@@ -150,19 +153,17 @@ def verl_pre_04(mirrors: Path) -> None:
 
 
 def trl_grpo_018(mirrors: Path) -> None:
-    """TRL's GRPOConfig up to 0.18."""
-    keys: dict[str, Any] = {}
-    sources = []
-    path = "trl/trainer/grpo_config.py"
-    for tag in TRL_TAGS:
-        commit, text = _show(mirrors, "huggingface/trl", tag, path)
-        for k, v in _fields(text, "GRPOConfig")[1].items():
-            keys.setdefault(k, v)
-        sources.append({"repo": "huggingface/trl", "tag": tag, "commit": commit, "path": path})
-    commit, text = _show(mirrors, "huggingface/trl", "v0.19.0", path)
-    later = {"repo": "huggingface/trl", "tag": "v0.19.0", "commit": commit, "path": path,
-             "keys": sorted(_fields(text, "GRPOConfig")[1])}
-    _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, later)
+    """TRL's GRPOConfig 0.17.0 to 0.18.2: beta 0.04, loss_type (default bnpo)."""
+    keys, sources = _grpo_fields(mirrors, TRL_TAGS)
+    later_keys, [later] = _grpo_fields(mirrors, ("v0.19.0",))
+    _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
+
+
+def trl_grpo_016(mirrors: Path) -> None:
+    """TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type."""
+    keys, sources = _grpo_fields(mirrors, TRL_16_TAGS)
+    later_keys, [later] = _grpo_fields(mirrors, ("v0.17.0",))
+    _write("trl-grpo-0.16.json", "TRL", "grpo-0.16", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
 
 
 def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -196,7 +197,7 @@ def trl_grpo_19(mirrors: Path) -> None:
 
 
 ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.6.0": openrlhf_060, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
-        "trl-grpo-0.18": trl_grpo_018, "trl-grpo-0.25": trl_grpo_25, "trl-grpo-1.9": trl_grpo_19}
+        "trl-grpo-0.16": trl_grpo_016, "trl-grpo-0.18": trl_grpo_018, "trl-grpo-0.25": trl_grpo_25, "trl-grpo-1.9": trl_grpo_19}
 
 
 def main() -> None:

@@ -1685,7 +1685,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     release : str, optional
         The release to describe: ``"latest"`` or an era id or label of
         :mod:`kl_core.doctor.releases` (``"openrlhf-0.6.0"``, ``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
-        ``"verl-0.3"``, ``"trl-grpo-0.18"``, ``"trl-grpo-0.25"``, ``"trl-grpo-1.9"``).  Inferred from the settings the text uses when
+        ``"verl-0.3"``, ``"trl-grpo-0.16"``, ``"trl-grpo-0.18"``, ``"trl-grpo-0.25"``, ``"trl-grpo-1.9"``).  Inferred from the settings the text uses when
         omitted (:func:`kl_core.doctor.releases.infer`).
 
     Returns
@@ -1757,7 +1757,7 @@ def no_fix_words(d: Diagnosis, w: DoctorWarning) -> str:
     -------
     str
         One or two sentences, e.g. "Tried `beta: 0.001`: the warning is gone, but the change raises warnings the
-        config did not have (FORWARD_KL_GRAD). TRL 0.14.0–0.18.2 does not have use_bias_correction_kl, so no change
+        config did not have (FORWARD_KL_GRAD). TRL 0.17.0–0.18.2 does not have use_bias_correction_kl, so no change
         set it."
     """
     if w.code == "NOT_LITERAL":

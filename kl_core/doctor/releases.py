@@ -493,9 +493,11 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
         # a KL setting of today's the era lacked, or a setting only another older era had (argparse and Hydra
-        # refuse what they do not declare; a typo is in no era and decides nothing)
+        # refuse what they do not declare; a typo is in no era and decides nothing).  A dataclass era's keys are
+        # the config class's own fields, not those it inherits (TrainingArguments'): there only `absent` counts.
         siblings = {k for o in candidates if o.id != e.id for k in o.keys}
-        today = [k for k in keys if (k in prof.relevant and (k not in e.keys or k in e.absent))
+        complete = prof.syntax != "dataclass"
+        today = [k for k in keys if (k in prof.relevant and ((complete and k not in e.keys) or k in e.absent))
                  or (k in siblings and k not in e.keys and k not in prof.keys
                      and k not in {flag for flag, _, _ in e.rewrites})]
         fork = None

@@ -436,7 +436,8 @@ def fix_requires(w: DoctorWarning) -> str:
         return ""
     req = w.requires
     if isinstance(req, Message) and "value" in req.params:  # the option as code, its '+' included
-        req = Message(req.template, **{**req.params, "value": f"`{req.params['value']}`"})
+        as_code = "`" + str(req.params["value"]) + "`"
+        req = Message(req.template, **{**req.params, "value": as_code})
     return typeset(_("**Needs:** {what}.").format(what=code_settings(message(req))))
 
 

@@ -139,7 +139,7 @@ def test_a_warning_without_a_fix_says_what_was_tried_and_what_the_release_lacks(
     assert code == 0
     said = " ".join(out.split())
     assert ("no fix: Tried `beta: 0.001`: the warning is gone, but the change raises warnings the config did not "
-            "have (FORWARD_KL_GRAD). TRL 0.14.0–0.18.2 does not have use_bias_correction_kl, so no change set it.") in said
+            "have (FORWARD_KL_GRAD). TRL 0.17.0–0.18.2 does not have use_bias_correction_kl, so no change set it.") in said
     _, md, _ = _run([*argv, "--format", "md"], capsys)
     assert "No fix: Tried `beta: 0.001`" in md
     _, js, _ = _run([*argv, "--json"], capsys)

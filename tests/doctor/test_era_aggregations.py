@@ -35,7 +35,10 @@ def test_verl_before_0_4_weighs_micro_batch_token_means_and_names_no_loss_agg_mo
 
 def test_trl_before_0_16_averages_each_completions_token_mean():
     path = SCRIPTS / "trl" / "trl_v0.14.0_docs_grpo_quickstart.py"
-    d = diagnose(path.read_bytes(), filename=path.name, release="trl-grpo-0.18")
+    d = diagnose(path.read_bytes(), filename=path.name, release="trl-grpo-0.16")
     words = " ".join(str(u.aggregation.coefficient) for u in d.kl_uses)
-    assert "in 0.14.0–0.15.2, which have no loss_type, each completion's mean per-token KL is averaged" in words
-    assert "That is 0.16.0 on (loss_type, default bnpo, from 0.17.0)" in words
+    assert "In 0.14.0–0.15.2 β weighs each completion's mean per-token KL, averaged over the batch" in words
+    assert "These releases have no loss_type" in words
+    assert all(u.aggregation.value == "" for u in d.kl_uses)  # one fixed rule: no loss_type to read
+    later = diagnose(path.read_bytes(), filename=path.name, release="trl-grpo-0.18")  # 0.17.0 on: loss_type
+    assert all(u.aggregation.value == "bnpo" for u in later.kl_uses)

@@ -107,7 +107,7 @@ def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ
 
 def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
     d = real("trl/open-r1_qwen2.5-1.5b_grpo_config_demo.yaml")
-    assert d.release == "0.14.0–0.18.2" and "open-r1" in d.release_why
+    assert d.release == "0.17.0–0.18.2" and "open-r1" in d.release_why
     assert kl(d) == [("loss", "k3", 0.04, "forward_kl")]
     assert "release default" in "\n".join(card_lines(d))
     assert d.also[0].kl_uses == () and "0.19.0" in d.changed
@@ -116,7 +116,7 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 
 
 def test_release_option_and_its_errors():
-    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.0", "verl-0.3", "trl-grpo-0.18",
+    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.0", "verl-0.3", "trl-grpo-0.16", "trl-grpo-0.18",
                                           "trl-grpo-0.25", "trl-grpo-1.9"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]

@@ -61,3 +61,17 @@ def test_before_0_26_there_is_no_setting_to_fix_it_with():
     # writing the setting rules the era out: the config was written for 0.26.0 or later
     later = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", library="trl")
     assert {o.release for o in later.also} <= {"TRL 0.26.0–1.9.2"}
+
+
+def test_an_inherited_training_argument_rules_no_era_out_and_loss_type_rules_out_0_16():
+    """A dataclass era's keys are GRPOConfig's own fields: gradient_accumulation_steps (a TrainingArguments field
+    some old tags redefine) ruled out every era that did not redefine it; loss_type (from 0.17.0) is a real sign."""
+    from kl_core.doctor.profiles import profile
+    from kl_core.doctor.releases import infer
+
+    prof = profile("TRL", "grpo")
+    inf = infer(prof, [("beta", "0.04"), ("gradient_accumulation_steps", "4")])
+    assert not inf.decided
+    assert [e.id for e in inf.candidates] == ["trl-grpo-0.16", "trl-grpo-0.18", "trl-grpo-0.25", "trl-grpo-1.9"]
+    inf = infer(prof, [("beta", "0.04"), ("loss_type", "grpo")])
+    assert "trl-grpo-0.16" not in [e.id for e in inf.candidates]

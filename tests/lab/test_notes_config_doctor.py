@@ -412,7 +412,7 @@ def test_a_warning_without_a_fix_says_what_the_doctor_tried_not_that_no_setting_
     assert set(notes._TRIED) | {"raises"} == set(REJECTIONS)  # a clause for every reason the core gives
     old = diagnose("beta: 0.04\n", "trl", release="trl-grpo-0.18")  # the era has no use_bias_correction_kl
     (w,) = old.warnings
-    assert notes.no_fix_text(old, w) == ("TRL 0.14.0–0.18.2 does not have `use_bias_correction_kl`, so none of the "
+    assert notes.no_fix_text(old, w) == ("TRL 0.17.0–0.18.2 does not have `use_bias_correction_kl`, so none of the "
                                          "doctor's changes set it.")
     # beta: 0.0 there: the doctor still tries the rest of 'turn the KL on' (beta alone), and says why it failed
     off = diagnose("beta: 0.0\n", "trl", release="trl-grpo-0.18")
@@ -421,7 +421,7 @@ def test_a_warning_without_a_fix_says_what_the_doctor_tried_not_that_no_setting_
     assert w.tried == (("beta: 0.001", "raises", ("FORWARD_KL_GRAD",)),) and w.needs == ("use_bias_correction_kl",)
     assert notes.no_fix_text(off, w) == (
         "The doctor tried 1 change and did not keep it: `beta: 0.001` removes it but raises 1 other warning "
-        f"({notes.plain_title('FORWARD_KL_GRAD', off)}). TRL 0.14.0–0.18.2 does not have `use_bias_correction_kl`, "
+        f"({notes.plain_title('FORWARD_KL_GRAD', off)}). TRL 0.17.0–0.18.2 does not have `use_bias_correction_kl`, "
         "so none of the doctor's changes set it.")
 
 
@@ -539,7 +539,7 @@ def test_a_release_of_another_trainer_is_not_called_another_librarys():
     assert (exc.value.library, exc.value.trainer) == ("TRL", "rloo")
     said = notes.release_error("trl-grpo-0.18", exc.value)
     assert "not a release of" not in said
-    assert said == ("**TRL 0.14.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` trainer.** "
+    assert said == ("**TRL 0.17.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` trainer.** "
                     "Choose Infer or Latest.")
     with pytest.raises(ReleaseMismatch) as exc:
         diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
@@ -566,7 +566,7 @@ def test_an_older_releases_card_names_only_settings_it_has():
     assert notes.alternatives_frame(u)["option"].tolist() == ["beta"]
     cav = notes.caveat(u, d)
     assert cav.startswith(notes.caveat(u)) and cav.endswith(
-        "`use_bias_correction_kl` is not a setting of TRL 0.14.0–0.18.2: what this says of it holds for later "
+        "`use_bias_correction_kl` is not a setting of TRL 0.17.0–0.18.2: what this says of it holds for later "
         "releases only.")
     latest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", "trl")
     assert notes.use_title(latest, latest.kl_uses[0]).endswith(
