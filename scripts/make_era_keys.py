@@ -47,6 +47,8 @@ import json
 import subprocess
 import sys
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,22 +112,6 @@ def _openrlhf(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], lis
     return keys, sources
 
 
-def openrlhf_flat(mirrors: Path) -> None:
-    """OpenRLHF 0.6.1 to 0.10.1: the flat flags, with --kl_estimator."""
-    keys, sources = _openrlhf(mirrors, OPENRLHF_TAGS)
-    later_keys, [later] = _openrlhf(mirrors, ("v0.10.2",))
-    _write("openrlhf-flat.json", "OpenRLHF", "flat", sources, "train_ppo_ray", keys,
-           {**later, "keys": sorted(later_keys)})
-
-
-def openrlhf_060(mirrors: Path) -> None:
-    """OpenRLHF 0.5.9 and 0.6.0: the flat flags, k3 through --use_kl_estimator_k3 (no --kl_estimator)."""
-    keys, sources = _openrlhf(mirrors, OPENRLHF_060_TAGS)
-    later_keys, [later] = _openrlhf(mirrors, ("v0.6.1",))
-    _write("openrlhf-0.6.0.json", "OpenRLHF", "0.5.9-0.6.0", sources, "train_ppo_ray", keys,
-           {**later, "keys": sorted(later_keys)})
-
-
 def openrlhf_011(mirrors: Path) -> None:
     """OpenRLHF 0.10.2 to 0.11.0: today's names, before --algo.kl.unbiased_gradient."""
     keys, sources = _openrlhf(mirrors, OPENRLHF_011_TAGS)
@@ -152,20 +138,6 @@ def verl_pre_04(mirrors: Path) -> None:
     _write("verl-pre-0.4.json", "verl", "pre-0.4", sources, "main_ppo", keys, later)
 
 
-def trl_grpo_018(mirrors: Path) -> None:
-    """TRL's GRPOConfig 0.17.0 to 0.18.2: beta 0.04, loss_type (default bnpo)."""
-    keys, sources = _grpo_fields(mirrors, TRL_TAGS)
-    later_keys, [later] = _grpo_fields(mirrors, ("v0.19.0",))
-    _write("trl-grpo-0.18.json", "TRL", "grpo-0.18", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
-
-
-def trl_grpo_016(mirrors: Path) -> None:
-    """TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type."""
-    keys, sources = _grpo_fields(mirrors, TRL_16_TAGS)
-    later_keys, [later] = _grpo_fields(mirrors, ("v0.17.0",))
-    _write("trl-grpo-0.16.json", "TRL", "grpo-0.16", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
-
-
 def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """GRPOConfig's own fields at each tag, the first tag's default winning."""
     keys: dict[str, Any] = {}
@@ -179,13 +151,6 @@ def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], 
     return keys, sources
 
 
-def trl_grpo_25(mirrors: Path) -> None:
-    """TRL's GRPOConfig 0.19.0 to 0.25.1: beta 0.0, and no use_bias_correction_kl (plain k3)."""
-    keys, sources = _grpo_fields(mirrors, TRL_25_TAGS)
-    later_keys, [later] = _grpo_fields(mirrors, ("v0.26.0",))
-    _write("trl-grpo-0.25.json", "TRL", "grpo-0.25", sources, "grpo", keys, {**later, "keys": sorted(later_keys)})
-
-
 def trl_grpo_19(mirrors: Path) -> None:
     """TRL's GRPOConfig 0.26.0 to 1.9.2: use_bias_correction_kl there, but off by default."""
     keys, sources = _grpo_fields(mirrors, TRL_19_TAGS)
@@ -196,8 +161,44 @@ def trl_grpo_19(mirrors: Path) -> None:
     _write("trl-grpo-1.9.json", "TRL", "grpo-1.9", sources, "grpo", keys, later)
 
 
-ERAS = {"openrlhf-flat": openrlhf_flat, "openrlhf-0.6.0": openrlhf_060, "openrlhf-0.11.0": openrlhf_011, "verl-pre-0.4": verl_pre_04,
-        "trl-grpo-0.16": trl_grpo_016, "trl-grpo-0.18": trl_grpo_018, "trl-grpo-0.25": trl_grpo_25, "trl-grpo-1.9": trl_grpo_19}
+Reader = Callable[[Path, tuple[str, ...]], tuple[dict[str, Any], list[dict[str, str]]]]
+
+
+@dataclass(frozen=True)
+class TaggedEra:
+    """An era read from tags alone: its file, its tags (newest first) and the first tag after it."""
+
+    file: str
+    library: str
+    era: str
+    trainer: str
+    read: Reader
+    tags: tuple[str, ...]
+    next_tag: str
+
+    def __call__(self, mirrors: Path) -> None:
+        keys, sources = self.read(mirrors, self.tags)
+        later_keys, [later] = self.read(mirrors, (self.next_tag,))
+        _write(self.file, self.library, self.era, sources, self.trainer, keys, {**later, "keys": sorted(later_keys)})
+
+
+ERAS: dict[str, Callable[[Path], None]] = {
+    # OpenRLHF 0.5.9 and 0.6.0: the flat flags, k3 through --use_kl_estimator_k3 (no --kl_estimator)
+    "openrlhf-0.6.0": TaggedEra("openrlhf-0.6.0.json", "OpenRLHF", "0.5.9-0.6.0", "train_ppo_ray", _openrlhf,
+                                OPENRLHF_060_TAGS, "v0.6.1"),
+    # OpenRLHF 0.6.1 to 0.10.1: the flat flags, with --kl_estimator
+    "openrlhf-flat": TaggedEra("openrlhf-flat.json", "OpenRLHF", "flat", "train_ppo_ray", _openrlhf, OPENRLHF_TAGS,
+                               "v0.10.2"),
+    "openrlhf-0.11.0": openrlhf_011,
+    "verl-pre-0.4": verl_pre_04,
+    # TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type
+    "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0"),
+    # 0.17.0 to 0.18.2: beta 0.04, loss_type (default bnpo)
+    "trl-grpo-0.18": TaggedEra("trl-grpo-0.18.json", "TRL", "grpo-0.18", "grpo", _grpo_fields, TRL_TAGS, "v0.19.0"),
+    # 0.19.0 to 0.25.1: beta 0.0, no use_bias_correction_kl (plain k3)
+    "trl-grpo-0.25": TaggedEra("trl-grpo-0.25.json", "TRL", "grpo-0.25", "grpo", _grpo_fields, TRL_25_TAGS, "v0.26.0"),
+    "trl-grpo-1.9": trl_grpo_19,
+}
 
 
 def main() -> None:
