@@ -43,6 +43,7 @@ __all__ = [
     "LANGUAGE_NAMES",
     "LOCALE_DIR",
     "N_",
+    "Nn_",
     "_",
     "from_locale",
     "language",
@@ -133,6 +134,12 @@ def npgettext(context: str, singular: str, plural: str, n: int) -> str:
 def N_(message: str) -> str:
     """Mark ``message`` for extraction without translating it now (module constants)."""
     return message
+
+
+def Nn_(singular: str, plural: str) -> tuple[str, str]:
+    """Mark a singular and plural pair for extraction without translating it now (module constants for
+    :func:`ngettext`)."""
+    return singular, plural
 
 
 def message(text: object) -> str:

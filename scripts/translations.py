@@ -4,7 +4,7 @@ One command keeps the catalogs in step with the source (run it from anywhere)::
 
     uv run python scripts/translations.py            # extract → update messages.po → compile messages.mo
 
-It extracts every ``_()``, ``N_()``, ``ngettext()``, ``pgettext()`` and
+It extracts every ``_()``, ``N_()``, ``Nn_()``, ``ngettext()``, ``pgettext()`` and
 ``npgettext()`` of the app (a ``pgettext`` message carries its context as the
 ``.po`` file's ``msgctxt``: one English word, two entries) and every
 message template of the core (``Message``/``InputError``/``UnreadableInput``,
@@ -401,7 +401,7 @@ def _where(msg) -> str:
 # --------------------------------------------------------------------------- #
 
 #: Calls whose string arguments are translated, extracted or never shown to a user.
-WRAPPERS = {"_", "N_", "ngettext", "pgettext", "npgettext", "Message", "InputError", "UnreadableInput", "worded"}
+WRAPPERS = {"_", "N_", "Nn_", "ngettext", "pgettext", "npgettext", "Message", "InputError", "UnreadableInput", "worded"}
 NOT_SHOWN = {
     "latex", "formula", "formulas", "code", "echo", "get", "get_all", "getattr", "setattr", "hasattr",
     "isinstance", "startswith", "endswith", "split", "replace", "join", "strip", "removeprefix",

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from i18n import N_, _, message, ngettext
+from i18n import N_, Nn_, _, message, ngettext
 from kl_core import CHI2_OVERFLOW_NOTE, OVERFLOW_NOTE
 from kl_core.estimation import sampling_distributions as sampling
 from kl_core.estimation.estimators import ESTIMATORS
@@ -505,6 +505,28 @@ def estimate_caption(key: str, moments: Moments, approx: sampling.NormalApproxim
     return _("No curve: the exact moments could not be computed for this pair.")
 
 
+#: Why the band of some estimators under the running means is unreliable: (one, several), each "{text} …".
+_BAND_LARGE = Nn_(
+    "{text} Var({names}) is too large for a double: that band is unreliable, and the mean jumps when a rare huge "
+    "value arrives.",
+    "{text} The variances of {names} are too large for a double: those bands are unreliable, and the means jump "
+    "when a rare huge value arrives.")
+_BAND_HUGE = Nn_(
+    "{text} Var({names}) is too large for a double (shown as ∞): that band is unreliable, and the mean jumps when "
+    "a rare huge value arrives.",
+    "{text} The variances of {names} are too large for a double (shown as ∞): those bands are unreliable, and the "
+    "means jump when a rare huge value arrives.")
+_BAND_INFINITE = Nn_(
+    "{text} Var({names}) is infinite: that band is unreliable, and the mean jumps when a rare huge value arrives.",
+    "{text} The variances of {names} are infinite: those bands are unreliable, and the means jump when a rare "
+    "huge value arrives.")
+_BAND_NARROW = Nn_(
+    "{text} The band of {names} can't be trusted at this N: most runs of N draws miss the rare, huge values "
+    "behind its SD (see the warning above).",
+    "{text} The bands of {names} can't be trusted at this N: most runs of N draws miss the rare, huge values "
+    "behind their SDs (see the warning above).")
+
+
 def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[str, Moments],
                     n: int, checks: Mapping[str, ErrorBarCheck | None] | None = None) -> str:
     """Under the running means: each estimate at n = N, and a word on bands that can't be trusted.
@@ -530,35 +552,11 @@ def running_caption(results: Mapping[str, EstimatorSummary], moments: Mapping[st
     large = [ESTIMATORS[k].name for k in results if _sd_fits(moments[k])]  # σ itself fits: not "∞"
     unsettled = [ESTIMATORS[k].name for k in results
                  if math.isinf(moments[k].var) and not _overflowed(moments[k])]
-    if large:
-        text = ngettext(
-            "{text} Var({names}) is too large for a double: that band is unreliable, and the mean "
-            "jumps when a rare huge value arrives.",
-            "{text} The variances of {names} are too large for a double: those bands are unreliable, and "
-            "the means jump when a rare huge value arrives.", len(large),
-        ).format(text=text, names=", ".join(large))
-    if huge:
-        text = ngettext(
-            "{text} Var({names}) is too large for a double (shown as ∞): that band is unreliable, "
-            "and the mean jumps when a rare huge value arrives.",
-            "{text} The variances of {names} are too large for a double (shown as ∞): those bands are "
-            "unreliable, and the means jump when a rare huge value arrives.", len(huge),
-        ).format(text=text, names=", ".join(huge))
-    if unsettled:
-        text = ngettext(
-            "{text} Var({names}) is infinite: that band is unreliable, and the mean jumps when a "
-            "rare huge value arrives.",
-            "{text} The variances of {names} are infinite: those bands are unreliable, and the means jump "
-            "when a rare huge value arrives.", len(unsettled),
-        ).format(text=text, names=", ".join(unsettled))
     narrow = [ESTIMATORS[k].name for k in results if _unreliable((checks or {}).get(k))]
-    if narrow:
-        text = ngettext(
-            "{text} The band of {names} can't be trusted at this N: most runs of N draws miss "
-            "the rare, huge values behind its SD (see the warning above).",
-            "{text} The bands of {names} can't be trusted at this N: most runs of N draws miss "
-            "the rare, huge values behind their SDs (see the warning above).", len(narrow),
-        ).format(text=text, names=", ".join(narrow))
+    for names, (one, many) in ((large, _BAND_LARGE), (huge, _BAND_HUGE), (unsettled, _BAND_INFINITE),
+                               (narrow, _BAND_NARROW)):
+        if names:
+            text = ngettext(one, many, len(names)).format(text=text, names=", ".join(names))
     return text
 
 
