@@ -8,14 +8,15 @@ any of their code:
 
 * OpenRLHF before 0.10.2 (flat flags such as ``--init_kl_coef``): the
   ``parser.add_argument`` calls of ``openrlhf/cli/train_ppo_ray.py`` at tags
-  v0.6.1, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before 0.10.2
-  renamed them), the newest tag's default winning; and at v0.5.9 and v0.6.0,
-  which choose k3 with ``--use_kl_estimator_k3`` (``--kl_estimator`` from 0.6.1);
-* OpenRLHF 0.10.2 to 0.11.0 (today's flag names, but no
-  ``--algo.kl.unbiased_gradient``): the same file at tags v0.10.2 to v0.11.0;
-  the next release's flags are those of the current profile's keys file
-  (``keys/openrlhf-0.11.2.json``: the 0.11.1 and 0.11.2 wheels declare the same
-  flags);
+  v0.6.0.post1, v0.6.4, v0.7.5, v0.8.11, v0.9.10 and v0.10.1 (the last before
+  0.10.2 renamed them), the newest tag's default winning; and at v0.5.9 and
+  v0.6.0, which choose k3 with ``--use_kl_estimator_k3`` (``--kl_estimator``
+  from 0.6.0.post1);
+* OpenRLHF 0.10.2 to 0.11.1 (today's flag names, but no
+  ``--actor.loss_agg_mode``): the same file at tags v0.10.2 to v0.11.0 and in
+  the 0.11.1 wheel, which MIRRORS must hold (``pip download --no-deps
+  openrlhf==0.11.1``); the next release's flags are the current profile's
+  (``keys/openrlhf-0.11.2.json``);
 * verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
@@ -34,7 +35,7 @@ written for it, one the next release still had is not.
 
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
-write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.0``, ``verl-pre-0.4``,
+write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``,
 ``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by
 default), so one library's mirror is enough for its
 eras.
@@ -59,11 +60,12 @@ from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: 
 
 OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys" / "eras"
 
-OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.6.1")  # newest first: its default wins
+OPENRLHF_TAGS = ("v0.10.1", "v0.9.10", "v0.8.11", "v0.7.5", "v0.6.4", "v0.6.0.post1")  # newest first: its default wins
 OPENRLHF_060_TAGS = ("v0.6.0", "v0.5.9")
 OPENRLHF_011_TAGS = ("v0.11.0", "v0.10.4", "v0.10.3", "v0.10.2")
 OPENRLHF_CLI = "openrlhf/cli/train_ppo_ray.py"
 CURRENT_KEYS = OUT.parent / "openrlhf-0.11.2.json"
+OPENRLHF_0111_WHEEL = "openrlhf-0.11.1-cp311-cp311-manylinux1_x86_64.whl"
 VERL_SOURCES = (  # newest first
     ("volcengine/verl", "v0.3.0.post1"),
     ("volcengine/verl", "v0.2.0.post2"),
@@ -112,14 +114,20 @@ def _openrlhf(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], lis
     return keys, sources
 
 
-def openrlhf_011(mirrors: Path) -> None:
-    """OpenRLHF 0.10.2 to 0.11.0: today's names, before --algo.kl.unbiased_gradient."""
+def openrlhf_0111(mirrors: Path) -> None:
+    """OpenRLHF 0.10.2 to 0.11.1: today's names, before --actor.loss_agg_mode (the 0.11.1 wheel: the tags end at
+    v0.11.0); the next release's flags are the current profile's, 0.11.2's."""
     keys, sources = _openrlhf(mirrors, OPENRLHF_011_TAGS)
+    with zipfile.ZipFile(mirrors / OPENRLHF_0111_WHEEL) as zf:
+        text = zf.read(f"openrlhf-0.11.1.data/purelib/{OPENRLHF_CLI}").decode("utf-8")
+    out: dict[str, Any] = {}
+    _walk_arguments(ast.parse(text).body, {}, text, out)
+    keys = {**keys, **out}  # the newest release's default wins
+    sources.insert(0, {"release": "0.11.1", "wheel": OPENRLHF_0111_WHEEL, "path": OPENRLHF_CLI})
     current = json.loads(CURRENT_KEYS.read_text(encoding="utf-8"))
-    later = {"release": "0.11.1", "read_from": f"kl_core/doctor/keys/{CURRENT_KEYS.name}",
-             "why": "the 0.11.1 and 0.11.2 wheels' openrlhf/cli/train_ppo_ray.py declare the same flags",
+    later = {"release": "0.11.2", "read_from": f"kl_core/doctor/keys/{CURRENT_KEYS.name}",
              "keys": sorted(current["trainers"]["train_ppo_ray"]["keys"])}
-    _write("openrlhf-0.11.0.json", "OpenRLHF", "0.10.2-0.11.0", sources, "train_ppo_ray", keys, later)
+    _write("openrlhf-0.11.1.json", "OpenRLHF", "0.10.2-0.11.1", sources, "train_ppo_ray", keys, later)
 
 
 def verl_pre_04(mirrors: Path) -> None:
@@ -185,11 +193,11 @@ class TaggedEra:
 ERAS: dict[str, Callable[[Path], None]] = {
     # OpenRLHF 0.5.9 and 0.6.0: the flat flags, k3 through --use_kl_estimator_k3 (no --kl_estimator)
     "openrlhf-0.6.0": TaggedEra("openrlhf-0.6.0.json", "OpenRLHF", "0.5.9-0.6.0", "train_ppo_ray", _openrlhf,
-                                OPENRLHF_060_TAGS, "v0.6.1"),
-    # OpenRLHF 0.6.1 to 0.10.1: the flat flags, with --kl_estimator
+                                OPENRLHF_060_TAGS, "v0.6.0.post1"),
+    # OpenRLHF 0.6.0.post1 to 0.10.1: the flat flags, with --kl_estimator
     "openrlhf-flat": TaggedEra("openrlhf-flat.json", "OpenRLHF", "flat", "train_ppo_ray", _openrlhf, OPENRLHF_TAGS,
                                "v0.10.2"),
-    "openrlhf-0.11.0": openrlhf_011,
+    "openrlhf-0.11.1": openrlhf_0111,
     "verl-pre-0.4": verl_pre_04,
     # TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type
     "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0"),

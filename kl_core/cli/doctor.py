@@ -11,7 +11,7 @@ warnings, each with the setting to change; the keys the release does not know;
 and the release whose defaults were assumed.
 
 ``--release`` picks the release to describe (``latest`` or an older era such as
-``openrlhf-0.6.0``, ``openrlhf-0.10.1``, ``openrlhf-0.11.0``, ``verl-0.3``, ``trl-grpo-0.16``, ``trl-grpo-0.18``,
+``openrlhf-0.6.0``, ``openrlhf-0.10.1``, ``openrlhf-0.11.1``, ``verl-0.3``, ``trl-grpo-0.16``, ``trl-grpo-0.18``,
 ``trl-grpo-0.25``, ``trl-grpo-1.9``; inferred from the text by
 default).  ``--format md`` prints the card as Markdown.  ``--fail-on CODE,...``
 exits with 1 when a card has one of those warnings; several files may be given
@@ -80,7 +80,7 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--library", type=str.lower, choices=_LIBRARIES, metavar="LIBRARY",  # a metavar: argparse
                     help="%(choices)s (default: detected from the text)")  # lists choices only for help
     sp.add_argument("--release", metavar="RELEASE",
-                    help="the release to describe: latest, or an older era (openrlhf-0.6.0, openrlhf-0.10.1, openrlhf-0.11.0, "
+                    help="the release to describe: latest, or an older era (openrlhf-0.6.0, openrlhf-0.10.1, openrlhf-0.11.1, "
                          "verl-0.3, trl-grpo-0.16, trl-grpo-0.18, trl-grpo-0.25, trl-grpo-1.9); default: inferred from the "
                          "settings the text uses")
     sp.add_argument("--json", action="store_true", help="print one JSON object (a list of them for several files)")

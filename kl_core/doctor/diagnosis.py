@@ -1013,7 +1013,7 @@ def _clamp_words(prof: Profile, e: CrosswalkEntry, first: str = "") -> str:
     """The CLAMP_HIDES_DRIFT message: the entry's clamps as the profile's release has them.
 
     ``first`` is the first release of an era with those clamps (OpenRLHF 0.8.6 in
-    0.6.1–0.10.1: compute_approx_kl has no clamp up to v0.8.5); the message then says so.
+    0.6.0.post1–0.10.1: compute_approx_kl has no clamp up to v0.8.5); the message then says so.
     """
     parts = []
     if e.value_clamp is not None:
@@ -1684,7 +1684,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         The file's name, a hint for TRL's GRPO vs RLOO.
     release : str, optional
         The release to describe: ``"latest"`` or an era id or label of
-        :mod:`kl_core.doctor.releases` (``"openrlhf-0.6.0"``, ``"openrlhf-0.10.1"``, ``"openrlhf-0.11.0"``,
+        :mod:`kl_core.doctor.releases` (``"openrlhf-0.6.0"``, ``"openrlhf-0.10.1"``, ``"openrlhf-0.11.1"``,
         ``"verl-0.3"``, ``"trl-grpo-0.16"``, ``"trl-grpo-0.18"``, ``"trl-grpo-0.25"``, ``"trl-grpo-1.9"``).  Inferred from the settings the text uses when
         omitted (:func:`kl_core.doctor.releases.infer`).
 
@@ -1726,7 +1726,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     also: list[OtherRelease] = []
     if inf.era is not None:
         also.append(_other(_under(prof, None, parsed, raw, notes)))
-    elif not inf.decided:
+    if inf.era is not None or not inf.decided:  # the other eras the settings allow, where they differ
         for e in inf.candidates:
             other = _under(prof, e, parsed, raw, notes)
             lacks, refuses = _fixes_lacking(main, other)
@@ -2097,11 +2097,15 @@ def _with_requires(prof: Profile, w: DoctorWarning) -> DoctorWarning:
     """``w`` with :attr:`DoctorWarning.requires` where its fix selects an option that runs only from a later release."""
     for key, value in w.changes:
         for pl in prof.placements:
-            if pl.option != key:
+            if pl.option == key:  # an option's value: that row
+                entry, what = next((e for e in pl.entries if str(value) in e.names and e.since), None), str(value)
+            elif key in [t for t, _ in pl.toggles]:  # a toggle: the rows it selects
+                entry = next((e for e in pl.entries if e.since and any(k == key for k, _ in e.config)), None)
+                what = prof.spelled(key)
+            else:
                 continue
-            entry = next((e for e in pl.entries if str(value) in e.names and e.since), None)
             if entry is not None:
-                words = Message("{value} runs from {lib} {since} on: {why}", value=str(value), lib=prof.library,
+                words = Message("{value} runs from {lib} {since} on: {why}", value=what, lib=prof.library,
                                 since=entry.since, why=entry.since_why)
                 return dataclasses.replace(w, requires=words)
     return w

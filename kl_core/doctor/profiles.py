@@ -391,7 +391,7 @@ class Profile:
 
     def spelled(self, key: str) -> str:
         """A setting as this release spells it: ``--init_kl_coef`` for today's
-        ``--algo.kl.init_coef`` under OpenRLHF 0.6.1–0.10.1 (:attr:`spelling`); today's name otherwise.
+        ``--algo.kl.init_coef`` under OpenRLHF 0.6.0.post1–0.10.1 (:attr:`spelling`); today's name otherwise.
 
         Parameters
         ----------

@@ -429,7 +429,7 @@ class Inference:
     why : str
         A sentence saying what in the text decided it.
     candidates : tuple of Era
-        The eras to compare with when undecided.
+        The other eras the settings allow (none ruled out), to compare with.
     """
 
     era: Era | None
@@ -492,14 +492,17 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     for e in candidates:
         era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
-        # a KL setting of today's the era lacked, or a setting only another older era had (argparse and Hydra
-        # refuse what they do not declare; a typo is in no era and decides nothing).  A dataclass era's keys are
-        # the config class's own fields, not those it inherits (TrainingArguments'): there only `absent` counts.
+        # a KL setting of today's the era lacked, a setting only another older era had, or (argparse) any flag of
+        # today's the era's parser does not declare: it would refuse it (a typo is in no release and decides
+        # nothing).  A dataclass era's keys are the config class's own fields, not those it inherits
+        # (TrainingArguments'): there only `absent` counts.
         siblings = {k for o in candidates if o.id != e.id for k in o.keys}
         complete = prof.syntax != "dataclass"
+        switches = {flag for flag, _, _ in e.rewrites}
         today = [k for k in keys if (k in prof.relevant and ((complete and k not in e.keys) or k in e.absent))
-                 or (k in siblings and k not in e.keys and k not in prof.keys
-                     and k not in {flag for flag, _, _ in e.rewrites})]
+                 or (k in siblings and k not in e.keys and k not in prof.keys and k not in switches)
+                 or (prof.syntax == "argparse" and k in prof.keys and k not in e.keys  # argparse refuses it
+                     and k not in e.renamed.values() and k not in switches)]
         fork = None
         for f in e.forks:
             if any(k in f.keys and k not in prof.keys for k in keys) or any(
@@ -517,9 +520,10 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         elif era_only:
             pointed.append((e, Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
                                        keys=_listing(era_only), lib=prof.library, label=e.label)))
-    if pointed:  # eras are in release order (releases.toml): the newest era the settings allow
+    if pointed:  # eras are in release order (releases.toml): the newest era the settings point to
         e, why = pointed[-1]
-        return Inference(e, True, why)
+        out = {r.id for r, _ in ruled_out} | {e.id}
+        return Inference(e, True, why, tuple(o for o in candidates if o.id not in out))
     if not candidates:
         return Inference(None, True, "")
     if len(ruled_out) == len(candidates):  # every older era lacked a KL setting the script uses

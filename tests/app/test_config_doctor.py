@@ -231,7 +231,7 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     at.text_area(key="cfg_own").set_value(script).run()
     d = diagnose(script)
     check_card(at, d)
-    assert at.header[0].value == "OpenRLHF 0.6.1–0.10.1: one KL term, in the loss"
+    assert at.header[0].value == "OpenRLHF 0.6.0.post1–0.10.1: one KL term, in the loss"
     assert notes.release_line(d) in [m.value for m in at.markdown]
     (other,) = [w for w in at.warning if "Under OpenRLHF 0.11.2" in w.value]
     assert "stops before training" in other.value and "What changed" in other.value
@@ -245,7 +245,7 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     assert not wrong.exception
     (err,) = wrong.error
     assert "**verl 0.2–0.3.0.post1 is not a release of OpenRLHF, this text's library.**" in err.value
-    assert "Choose Infer, Latest or one of OpenRLHF 0.5.9–0.6.0, OpenRLHF 0.6.1–0.10.1, OpenRLHF 0.10.2–0.11.0." in err.value  # its trainer's eras
+    assert "Choose Infer, Latest or one of OpenRLHF 0.5.9–0.6.0, OpenRLHF 0.6.0.post1–0.10.1, OpenRLHF 0.10.2–0.11.1." in err.value  # its trainer's eras
 
     # issue: the same library, another trainer (TRL's GRPO era for an RLOO config) was "not a release of this
     # text's library"; it is TRL's, and it covers GRPO, not RLOO

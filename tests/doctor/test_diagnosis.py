@@ -61,7 +61,7 @@ CARDS = {
         fixes={"KL_SETTING_UNUSED": "algorithm.use_kl_in_reward=True", "KL_OFF": "algorithm.use_kl_in_reward=True"},
         unrecognised=[]),
     "openrlhf_ppo_hybrid.sh": dict(  # --algo.advantage.is_correction_enable: a flag of 0.10.2-0.11.0 only
-        library="OpenRLHF", release="0.10.2–0.11.0", trainer="train_ppo_ray", kind="command",
+        library="OpenRLHF", release="0.10.2–0.11.1", trainer="train_ppo_ray", kind="command",
         uses=[("reward", "k1", "k1", 0.01, "fixed", None, "reverse_kl", "mixed", "per-token reward, summed over the response")],
         codes=["OFF_POLICY_UNCORRECTED"], fixes={"OFF_POLICY_UNCORRECTED": "--train.batch_size 1024"},
         unrecognised=[]),
@@ -71,11 +71,11 @@ CARDS = {
         codes=["FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT"],
         fixes={c: "--algo.kl.unbiased_gradient" for c in ("FORWARD_KL_GRAD", "OFF_POLICY_UNCORRECTED", "CLAMP_HIDES_DRIFT")},
         unrecognised=[]),
-    "openrlhf_reinforce_baseline.sh": dict(  # no --algo.kl.unbiased_gradient in 0.10.2-0.11.0: no fix
-        library="OpenRLHF", release="0.10.2–0.11.0", trainer="train_ppo_ray", kind="command",
+    "openrlhf_reinforce_baseline.sh": dict(  # --algo.kl.unbiased_gradient from 0.11.1 (the fix says so)
+        library="OpenRLHF", release="0.10.2–0.11.1", trainer="train_ppo_ray", kind="command",
         uses=[("loss", "k2", "k2", 1e-5, "fixed", None, "reverse_kl", None,
                "token mean over the optimizer step (0.10.4 on)")],
-        codes=["CLAMP_HIDES_DRIFT"], fixes={}, unrecognised=[]),
+        codes=["CLAMP_HIDES_DRIFT"], fixes={"CLAMP_HIDES_DRIFT": "--algo.kl.unbiased_gradient"}, unrecognised=[]),
     "trl_grpo_config.yaml": dict(
         library="TRL", release="1.16.0", trainer="grpo", kind="yaml", uses=[],
         codes=["KL_OFF"], fixes={"KL_OFF": "beta: 0.001"}, unrecognised=[]),

@@ -129,7 +129,7 @@ def _era_and_current_names():
 
 
 def test_openrlhf_era_off_policy_names_the_eras_flags():
-    """Finding 1: the off-policy line of an OpenRLHF 0.6.1–0.10.1 card spelled today's flags."""
+    """Finding 1: the off-policy line of an OpenRLHF 0.6.0.post1–0.10.1 card spelled today's flags."""
     d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
     (line,) = d.off_policy
     assert line == ("each rollout of --rollout_batch_size × --n_samples_per_prompt samples is split into optimizer "
@@ -189,7 +189,7 @@ def test_async_off_policy_follows_the_queue_size():
 
 
 def test_openrlhf_era_gamma_words_are_the_eras():
-    """Finding 4: γ under 0.6.1–0.10.1 is --gamma/--lambd, and γ = 1 is forced only from 0.6.3."""
+    """Finding 4: γ under 0.6.0.post1–0.10.1 is --gamma/--lambd, and γ = 1 is forced only from 0.6.3."""
     d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
     (u,) = d.kl_uses
     words = str(u.aggregation.coefficient)
@@ -218,11 +218,11 @@ def test_openrlhf_era_kl_loss_aggregation_is_the_eras():
 
 
 def test_openrlhf_flat_era_shows_its_own_k3_code():
-    """The 0.6.1–0.10.1 card showed 0.11.2's `k3_log_ratio = log_ratio.clamp(min=-10)`, which no release of the
+    """The 0.6.0.post1–0.10.1 card showed 0.11.2's `k3_log_ratio = log_ratio.clamp(min=-10)`, which no release of the
     era has (v0.10.1 openrlhf/models/utils.py compute_approx_kl)."""
     for flag in ("--use_kl_loss", ""):
         d = diagnose(f"python3 -m openrlhf.cli.train_ppo_ray {flag} --kl_estimator k3 --init_kl_coef 0.001")
-        assert d.release == "0.6.1–0.10.1"
+        assert d.release == "0.6.0.post1–0.10.1"
         (u,) = d.kl_uses
         assert "k3_log_ratio" not in u.entry.library_formula and r"\min" not in u.entry.formula_latex
         assert u.entry.library_formula.strip().endswith("return log_ratio.clamp(min=-10, max=10)")
@@ -231,9 +231,13 @@ def test_openrlhf_flat_era_shows_its_own_k3_code():
 def test_both_older_openrlhf_eras_show_their_own_code_for_every_estimator():
     """The eras showed 0.11.2's `value = …` code for k1 and k2 (audit finding); v0.10.1 and v0.11.0 return
     `log_ratio.clamp(min=-10, max=10)`."""
-    for release, flags in (("openrlhf-0.10.1", "--use_kl_loss --kl_estimator {e} --init_kl_coef 0.001"),
-                           ("openrlhf-0.11.0", "--algo.kl.use_loss --algo.kl.estimator {e}")):
-        for e in ("k1", "k2", "k3"):
-            d = diagnose("python3 -m openrlhf.cli.train_ppo_ray " + flags.format(e=e), release=release)
-            code = d.kl_uses[0].entry.library_formula
-            assert "value" not in code and code.strip().endswith("return log_ratio.clamp(min=-10, max=10)"), code
+    for e in ("k1", "k2", "k3"):
+        flags = f"--use_kl_loss --kl_estimator {e} --init_kl_coef 0.001"
+        d = diagnose("python3 -m openrlhf.cli.train_ppo_ray " + flags, release="openrlhf-0.10.1")
+        code = d.kl_uses[0].entry.library_formula
+        assert "value" not in code and code.strip().endswith("return log_ratio.clamp(min=-10, max=10)"), code
+        # 0.10.2–0.11.1 show 0.11.1's code (0.11.2's without k3_log_ratio)
+        d = diagnose(f"python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator {e}",
+                     release="openrlhf-0.11.1")
+        code = d.kl_uses[0].entry.library_formula
+        assert "k3_log_ratio" not in code and code.strip().endswith("value = value.clamp(min=-10, max=10)"), code

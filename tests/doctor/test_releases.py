@@ -39,7 +39,7 @@ def run(argv, capsys):
 # ------------------------------------------------------------------ kind 1: OpenRLHF flags before 0.10.2
 def test_openrlhf_flags_of_an_older_release_are_read_as_that_release():
     d = real("openrlhf/v0.7.5_train_grpo_ray_hybrid_engine.sh")
-    assert d.release == "0.6.1–0.10.1" and "--init_kl_coef" in d.release_why
+    assert d.release == "0.6.0.post1–0.10.1" and "--init_kl_coef" in d.release_why
     assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]
     text = "\n".join(card_lines(d))
     assert "--kl_estimator k3" in text and "--init_kl_coef = 0.001" in text  # written as the script writes it
@@ -116,7 +116,7 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 
 
 def test_release_option_and_its_errors():
-    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.0", "verl-0.3", "trl-grpo-0.16", "trl-grpo-0.18",
+    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.1", "verl-0.3", "trl-grpo-0.16", "trl-grpo-0.18",
                                           "trl-grpo-0.25", "trl-grpo-1.9"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
@@ -148,7 +148,7 @@ def test_a_later_releases_setting_is_unknown_to_an_era_and_its_value_is_derived(
 
 
 def test_an_era_lists_and_tries_only_the_options_it_had():
-    """OpenRLHF 0.6.1–0.10.1 had no --algo.kl.unbiased_gradient; TRL 0.14–0.18 no use_bias_correction_kl."""
+    """OpenRLHF 0.6.0.post1–0.10.1 had no --algo.kl.unbiased_gradient; TRL 0.14–0.18 no use_bias_correction_kl."""
     d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.01 "
                  "--algo.kl.unbiased_gradient\n", release="openrlhf-0.10.1")
     assert "--algo.kl.unbiased_gradient" in [u.key for u in d.unrecognised]

@@ -544,7 +544,7 @@ def test_a_release_of_another_trainer_is_not_called_another_librarys():
     with pytest.raises(ReleaseMismatch) as exc:
         diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
     assert notes.release_error("openrlhf-0.10.1", exc.value) == (
-        "**OpenRLHF 0.6.1–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or "
+        "**OpenRLHF 0.6.0.post1–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or "
         "verl 0.2–0.3.0.post1.")
 
 
@@ -558,7 +558,7 @@ def test_the_upload_label_states_the_doctors_own_limit(monkeypatch):
 
 
 def test_an_older_releases_card_names_only_settings_it_has():
-    """TRL 0.14–0.18 had no use_bias_correction_kl; OpenRLHF 0.6.1–0.10.1 no --algo.kl.unbiased_gradient."""
+    """TRL 0.14–0.18 had no use_bias_correction_kl; OpenRLHF 0.6.0.post1–0.10.1 no --algo.kl.unbiased_gradient."""
     d = diagnose(notes.example_text("trl"), release="trl-grpo-0.18")
     (u,) = d.kl_uses
     assert u.option == "beta"
@@ -638,7 +638,7 @@ def test_the_pull_chart_draws_the_row_of_the_release_the_card_is_for():
 
 
 def test_the_coefficient_fact_names_the_setting_as_the_release_spells_it():
-    """Under OpenRLHF 0.6.1–0.10.1 the page's "Coefficient" fact named today's ``--algo.kl.init_coef``,
+    """Under OpenRLHF 0.6.0.post1–0.10.1 the page's "Coefficient" fact named today's ``--algo.kl.init_coef``,
     a flag that release does not have; the CLI card already said ``--init_kl_coef`` (``Profile.spelled``)."""
     d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.02", release="openrlhf-0.10.1")
     (u,) = d.kl_uses
