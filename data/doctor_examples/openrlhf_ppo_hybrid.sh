@@ -1,4 +1,4 @@
-# Source: OpenRLHF/OpenRLHF@3c3be6234e0c (tag v0.11.0) examples/scripts/train_ppo_ray_hybrid_engine.sh (trimmed to the KL, batch and a few other flags; read as OpenRLHF 0.10.2–0.11.0, the release it was written for)
+# Source: OpenRLHF/OpenRLHF@3c3be6234e0c (tag v0.11.0) examples/scripts/train_ppo_ray_hybrid_engine.sh (trimmed to the KL, batch and a few other flags; read as OpenRLHF 0.10.2–0.11.1, the release it was written for)
 set -x
 
 python3 -m openrlhf.cli.train_ppo_ray \
