@@ -29,7 +29,7 @@ def test_a_fix_that_writes_a_plus_option_says_what_it_needs():
     d = diagnose((DATA / "verl_grpo_qwen3_8b.sh").read_bytes())
     forward = d.warnings[d.codes.index("FORWARD_KL_GRAD")]
     assert forward.fix.endswith("kl_loss_type=low_var_kl+")
-    assert forward.requires.startswith("low_var_kl+ runs from verl 0.8.0 on: in 0.6.0–0.7.1 the KL loss raises")
+    assert forward.requires.startswith("low_var_kl+ runs from verl 0.8.0 on: in 0.6.0–0.7.1 kl_penalty raises")
     batch = d.warnings[d.codes.index("OFF_POLICY_UNCORRECTED")]
     assert batch.fix and batch.requires == ""
     card = " ".join("\n".join(card_lines(d)).split())
