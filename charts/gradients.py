@@ -10,6 +10,7 @@ narrow screen.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import altair as alt
@@ -394,15 +395,19 @@ def lambda_spread_chart(
     altair.LayerChart
     """
     curve = pd.DataFrame({"lam": lams, "spread": spreads})
-    names = [_("least gradient spread"), _("value's λ*"), _("your λ")]
-    marks = pd.DataFrame({"lam": [lam_grad, lam_value, lam], "which": names})
-    lo, hi = float(lams[0]), float(lams[-1])
-    marks = marks[(marks["lam"] >= lo) & (marks["lam"] <= hi)]
-    x = {"field": "lam", "type": "quantitative", "title": "λ", "scale": {"domain": [lo, hi], "nice": False}}
     k_lambda = style("k_lambda")
+    lo, hi = float(lams[0]), float(lams[-1])
+    # (λ, legend name, colour, dash); the legend names only the rules the chart can show
+    rules = [(lam_grad, _("least gradient spread"), REFERENCE_COLOR, [1, 0]),
+             (lam_value, _("value's λ*"), REFERENCE_COLOR, list(REFERENCE_DASH)),
+             (lam, _("your λ"), k_lambda.color, dash("k_lambda"))]
+    rules = [r for r in rules if math.isfinite(r[0]) and lo <= r[0] <= hi]
+    names = [r[1] for r in rules]
+    marks = pd.DataFrame({"lam": [r[0] for r in rules], "which": names})
+    x = {"field": "lam", "type": "quantitative", "title": "λ", "scale": {"domain": [lo, hi], "nice": False}}
     which = {
         "field": "which", "type": "nominal",
-        "scale": {"domain": names, "range": [REFERENCE_COLOR, REFERENCE_COLOR, k_lambda.color]},
+        "scale": {"domain": names, "range": [r[2] for r in rules]},
         "legend": {"title": None, "orient": "top", "labelColor": TEXT_COLOR, **fitted_legend(names, most=2)},
     }
     layers = [
@@ -419,7 +424,7 @@ def lambda_spread_chart(
             encoding=alt.FacetedEncoding(
                 x={"field": "lam", "type": "quantitative"}, color=which,
                 strokeDash={"field": "which", "type": "nominal",
-                            "scale": {"domain": names, "range": [[1, 0], REFERENCE_DASH, dash("k_lambda")]},
+                            "scale": {"domain": names, "range": [r[3] for r in rules]},
                             "legend": which["legend"]},
                 tooltip=[{"field": "which", "type": "nominal", "title": " "},
                          {"field": "lam", "type": "quantitative", "title": "λ", "format": ".3f"}]),

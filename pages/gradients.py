@@ -171,9 +171,9 @@ with sec2:
 
         panels(shown, draw_spread)
         ui.caption(notes.spread_caption(n, notes.SPREAD_REPEATS, target))
-    lams = np.linspace(LAM_MIN, LAM_MAX, 81)
+    lams = np.linspace(*notes.lambda_chart_range(table, LAM_MIN, LAM_MAX), 81)
     ui.chart(lambda_spread_chart(lams, cache.k_lambda_spread(s.policy, s.ref, s.sampler, lams), lam=lam,
-                                 lam_grad=table.lam_grad_opt, lam_value=table.lam_value_opt),
+                                 lam_grad=table.lam_grad_opt, lam_value=notes.lambda_value_mark(table)),
              name=_("k-lambda-spread"), caption=notes.lambda_caption(table))
     ui.show_source(gradients.k_lambda_spread)
 

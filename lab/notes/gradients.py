@@ -820,6 +820,24 @@ def lambda_value_help(table: GradientTable) -> str:
         grad=_lam(table.lam_grad_opt))
 
 
+#: The λ chart widens past the slider to show λ_grad and λ*, but not past ±this: a λ further out is
+#: named in the caption only.
+LAM_CHART_REACH = 10.0
+
+
+def lambda_chart_range(table: GradientTable, lo: float, hi: float) -> tuple[float, float]:
+    """The λ range of the spread chart: the slider's (``lo`` … ``hi``), widened with a margin to show
+    λ_grad and the value's λ* where they lie off it (up to ±:data:`LAM_CHART_REACH`)."""
+    shown = [v for v in (table.lam_grad_opt, lambda_value_mark(table))
+             if math.isfinite(v) and abs(v) <= LAM_CHART_REACH]
+    return min([lo, *(v - 0.3 for v in shown)]), max([hi, *(v + 0.3 for v in shown)])
+
+
+def lambda_value_mark(table: GradientTable) -> float:
+    """Where the λ chart marks the value's λ*: nowhere (nan) where every λ is λ* (π_θ = π_ref)."""
+    return math.nan if table.lam_value_any else table.lam_value_opt
+
+
 def lambda_caption(table: GradientTable) -> str:
     """What to look at in the λ chart: the variance is the parabola, the chart its square root."""
     same = _same_lambda(table)

@@ -8,6 +8,7 @@ under the row limit, has axis titles and uses the palette's colours.
 from __future__ import annotations
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -397,6 +398,39 @@ def test_lambda_chart_spec(far_table):
     _check(spec)
     assert COLORS["k_lambda"] in json.dumps(spec)
     assert spec["layer"][0]["encoding"]["y"]["title"]
+
+
+def test_lambda_chart_legend_names_only_the_rules_it_draws():
+    """At drift −3, λ_grad ≈ −4.4 lay left of the slider's λ range, yet the legend listed "least
+    gradient spread"; the chart now widens to show it, and a rule off the chart leaves the legend."""
+    s = notes.setting(6, -3.0, "", True, 0.5, "")[0]
+    t = gradient_table(s.policy, s.ref, sampler=s.sampler)
+    assert t.lam_grad_opt < -1.0  # off the slider (−1 … 3)
+    lo, hi = notes.lambda_chart_range(t, -1.0, 3.0)
+    assert lo == pytest.approx(t.lam_grad_opt - 0.3) and hi == 3.0
+    lams = np.linspace(lo, hi, 81)
+    spreads = k_lambda_spread(s.policy, s.ref, s.sampler, lams)
+    spec = lambda_spread_chart(lams, spreads, lam=1.0, lam_grad=t.lam_grad_opt,
+                               lam_value=notes.lambda_value_mark(t)).to_dict()
+    rules = spec["layer"][1]["encoding"]["color"]["scale"]["domain"]
+    assert rules == ["least gradient spread", "value's λ*", "your λ"]
+    narrow = np.linspace(-1.0, 3.0, 81)
+    spec = lambda_spread_chart(narrow, k_lambda_spread(s.policy, s.ref, s.sampler, narrow), lam=1.0,
+                               lam_grad=t.lam_grad_opt, lam_value=notes.lambda_value_mark(t)).to_dict()
+    drawn = {row["which"] for row in spec["datasets"][spec["layer"][1]["data"]["name"]]}
+    assert spec["layer"][1]["encoding"]["color"]["scale"]["domain"] == sorted(drawn, key=rules.index)
+    assert "least gradient spread" not in drawn
+
+
+def test_lambda_chart_marks_no_value_lambda_where_every_lambda_is_one():
+    s = notes.setting(6, 0.0, "", True, 0.5, "")[0]
+    t = gradient_table(s.policy, s.ref, sampler=s.sampler)
+    assert t.lam_value_any and math.isnan(notes.lambda_value_mark(t))
+    lo, hi = notes.lambda_chart_range(t, -1.0, 3.0)
+    lams = np.linspace(lo, hi, 81)
+    spec = lambda_spread_chart(lams, k_lambda_spread(s.policy, s.ref, s.sampler, lams), lam=1.0,
+                               lam_grad=t.lam_grad_opt, lam_value=notes.lambda_value_mark(t)).to_dict()
+    assert "value's λ*" not in spec["layer"][1]["encoding"]["color"]["scale"]["domain"]
 
 
 def test_training_panel_spec():
