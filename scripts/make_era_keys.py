@@ -20,6 +20,11 @@ any of their code:
 * verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
+* verl 0.4.0 to 0.7.1 (no '+' options, the KL loss aggregated per micro-batch):
+  ``ppo_trainer.yaml`` and ``ppo_megatron_trainer.yaml`` at tags v0.4.0 and v0.4.1,
+  the resolved ``_generated_*.yaml`` configs at tags v0.5.0 to v0.7.0 and in the
+  0.7.1 wheel; the next release's from the 0.8.0 wheel (MIRRORS must hold both:
+  ``pip download --no-deps verl==0.7.1 verl==0.8.0``);
 * TRL's GRPOConfig up to 0.18 (``beta`` defaulting to 0.04): the dataclass
   fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.16.1 (no
   ``loss_type``) and v0.17.0 to v0.18.2;
@@ -35,7 +40,7 @@ written for it, one the next release still had is not.
 
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
-write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``,
+write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``, ``verl-0.7``,
 ``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by
 default), so one library's mirror is enough for its
 eras.
@@ -56,7 +61,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from make_doctor_keys import _dump, _fields, _flatten, _walk_arguments  # noqa: E402
+from make_doctor_keys import VERL_CONFIGS, _dump, _fields, _flatten, _walk_arguments  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "kl_core" / "doctor" / "keys" / "eras"
 
@@ -73,6 +78,11 @@ VERL_SOURCES = (  # newest first
     ("Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4"),
     ("Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b"),
 )
+VERL_07_TAGS = ("v0.7.0", "v0.6.1", "v0.6.0", "v0.5.0", "v0.4.1", "v0.4.0")  # newest first
+#: verl 0.4.x's configs, before verl resolved them into ``_generated_*.yaml`` (0.5.0 on).
+VERL_04_CONFIGS = ("verl/trainer/config/ppo_trainer.yaml", "verl/trainer/config/ppo_megatron_trainer.yaml")
+VERL_071_WHEEL = "verl-0.7.1-py3-none-any.whl"
+VERL_080_WHEEL = "verl-0.8.0-py3-none-any.whl"
 TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0")
 TRL_16_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.0", "v0.14.0")
 TRL_25_TAGS = ("v0.25.1", "v0.22.2", "v0.20.0", "v0.19.1", "v0.19.0")  # newest first
@@ -146,6 +156,33 @@ def verl_pre_04(mirrors: Path) -> None:
     _write("verl-pre-0.4.json", "verl", "pre-0.4", sources, "main_ppo", keys, later)
 
 
+def _verl_wheel(mirrors: Path, wheel: str) -> dict[str, Any]:
+    """The settings of a verl wheel's resolved trainer configs, the default trainer's default winning."""
+    keys: dict[str, Any] = {}
+    with zipfile.ZipFile(mirrors / wheel) as zf:
+        for member in VERL_CONFIGS:
+            _flatten(yaml.safe_load(zf.read(member).decode("utf-8")), "", keys)
+    return keys
+
+
+def verl_07(mirrors: Path) -> None:
+    """verl 0.4.0 to 0.7.1: the 0.7.1 wheel's configs, then each tag's, the newest default winning."""
+    keys = _verl_wheel(mirrors, VERL_071_WHEEL)
+    sources = [{"release": "0.7.1", "wheel": VERL_071_WHEEL, "path": path} for path in VERL_CONFIGS]
+    git = mirrors / "volcengine+verl" / "repo"
+    for tag in VERL_07_TAGS:
+        listed = subprocess.run(["git", f"--git-dir={git}", "ls-tree", "--name-only", tag, "verl/trainer/config/"],
+                                check=True, capture_output=True, text=True).stdout.split()
+        for path in (p for p in (*VERL_CONFIGS, *VERL_04_CONFIGS) if p in listed):
+            if path in VERL_04_CONFIGS and any(p in listed for p in VERL_CONFIGS):
+                continue  # 0.5.0 on: the resolved configs hold these files' settings
+            commit, text = _show(mirrors, "volcengine/verl", tag, path)
+            _flatten(yaml.safe_load(text), "", keys)
+            sources.append({"repo": "volcengine/verl", "tag": tag, "commit": commit, "path": path})
+    later = {"release": "0.8.0", "wheel": VERL_080_WHEEL, "keys": sorted(_verl_wheel(mirrors, VERL_080_WHEEL))}
+    _write("verl-0.7.json", "verl", "0.4.0-0.7.1", sources, "main_ppo", keys, later)
+
+
 def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """GRPOConfig's own fields at each tag, the first tag's default winning."""
     keys: dict[str, Any] = {}
@@ -199,6 +236,7 @@ ERAS: dict[str, Callable[[Path], None]] = {
                                "v0.10.2"),
     "openrlhf-0.11.1": openrlhf_0111,
     "verl-pre-0.4": verl_pre_04,
+    "verl-0.7": verl_07,
     # TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type
     "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0"),
     # 0.17.0 to 0.18.2: beta 0.04, loss_type (default bnpo)

@@ -10,9 +10,8 @@ estimates, its exact gradient class and its aggregation over tokens; then the
 warnings, each with the setting to change; the keys the release does not know;
 and the release whose defaults were assumed.
 
-``--release`` picks the release to describe (``latest`` or an older era such as
-``openrlhf-0.6.0``, ``openrlhf-0.10.1``, ``openrlhf-0.11.1``, ``verl-0.3``, ``trl-grpo-0.16``, ``trl-grpo-0.18``,
-``trl-grpo-0.25``, ``trl-grpo-1.9``; inferred from the text by
+``--release`` picks the release to describe (``latest`` or an older era of
+``kl_core/doctor/releases.toml``, such as ``verl-0.3``, which its help lists; inferred from the text by
 default).  ``--format md`` prints the card as Markdown.  ``--fail-on CODE,...``
 exits with 1 when a card has one of those warnings; several files may be given
 (the ``kl-doctor`` pre-commit hook passes the changed ones), and then one that
@@ -74,15 +73,23 @@ class _DoctorLibraries:
 _LIBRARIES = _DoctorLibraries()
 
 
+def _era_ids() -> list[str]:
+    """The ids of ``doctor/releases.toml``'s eras, read without loading the doctor (``--help`` stays fast)."""
+    import tomllib
+
+    path = Path(__file__).resolve().parents[1] / "doctor" / "releases.toml"
+    with open(path, "rb") as fh:
+        return [e["id"] for e in tomllib.load(fh).get("eras", [])]
+
+
 def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("file", metavar="FILE|-", nargs="+",
                     help="the config or launch script (several for a pre-commit hook); - reads standard input")
     sp.add_argument("--library", type=str.lower, choices=_LIBRARIES, metavar="LIBRARY",  # a metavar: argparse
                     help="%(choices)s (default: detected from the text)")  # lists choices only for help
     sp.add_argument("--release", metavar="RELEASE",
-                    help="the release to describe: latest, or an older era (openrlhf-0.6.0, openrlhf-0.10.1, openrlhf-0.11.1, "
-                         "verl-0.3, trl-grpo-0.16, trl-grpo-0.18, trl-grpo-0.25, trl-grpo-1.9); default: inferred from the "
-                         "settings the text uses")
+                    help=f"the release to describe: latest, or an older era ({', '.join(_era_ids())}); default: "
+                         "inferred from the settings the text uses")
     sp.add_argument("--json", action="store_true", help="print one JSON object (a list of them for several files)")
     sp.add_argument("--format", choices=("text", "md"), default="text",
                     help="text (default) or md: the card as Markdown, to paste into a pull request or a chat")

@@ -30,8 +30,12 @@ WIDTH = 100
 
 
 def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
-    """Wrapped lines; continuation lines indented ``hang`` more (under a label's text)."""
-    lines = textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + " " * hang)
+    """Wrapped lines; continuation lines indented ``hang`` more (under a label's text).
+
+    Never at a hyphen: a setting or value (``seq-mean-token-sum-norm``, ``mini-batch``) stays whole, to copy.
+    """
+    lines = textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + " " * hang,
+                          break_on_hyphens=False)
     return lines or [indent]
 
 

@@ -1736,8 +1736,12 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         inf = dataclasses.replace(inf, why=Message(
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
             eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
-    changed = inf.era.changed if inf.era is not None else (
-        joined(". ", [o.changed for o in also if o.changed]) if also else "")
+    # what changed after each era on the card (the one read, and the others shown), oldest first
+    shown = {o.release for o in also}
+    changed: str = ""
+    for e in _eras_of(prof):
+        if e.changed and (e is inf.era or f"{prof.library} {e.label}" in shown):
+            changed = Message("{earlier}. {later}", earlier=changed, later=e.changed) if changed else e.changed
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
     return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
                                notes=tuple(dict.fromkeys([*main.notes, *era_notes])))

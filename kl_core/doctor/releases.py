@@ -142,7 +142,8 @@ class Era:
     (None: today's rules) replaces the profile's off-policy rules, written with
     today's setting names (the card spells them as the era did) and the era's
     words; ``aggregations`` holds ``(aggregation id, mode value, changes)``: the
-    mode's ``name``, ``formula`` and ``coefficient`` in the era, where they differ from today's.
+    mode's ``name``, ``formula`` and ``coefficient`` in the era, where they differ from today's, or
+    ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``).
     """
 
     id: str
@@ -202,7 +203,12 @@ def _era_entry(raw: dict[str, Any], where: str) -> EraEntry:
 
 
 def _mode_changes(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    """An era's aggregation mode fields (``name``, ``formula``, ``coefficient``), prose as messages."""
+    """An era's aggregation mode fields (``name``, ``formula``, ``coefficient``), prose as messages; or
+    ``{"absent": True}``, a mode the era did not have."""
+    if raw.get("absent"):
+        if set(raw) - {"id", "value", "absent"}:
+            raise ValueError(f"{where}: an absent mode has no name, formula or coefficient")
+        return {"absent": True}
     changes: dict[str, Any] = {}
     for name in ("name", "coefficient"):
         if name in raw:
@@ -356,7 +362,8 @@ def era_profile(prof: Profile, era: Era) -> Profile:
             agg = dataclasses.replace(agg, setting="", modes=(AggregationMode(value="", **words[""]),))
         elif words:  # what the coefficient weighed in the era, in its words (OpenRLHF 0.10.1's --gamma)
             agg = dataclasses.replace(agg, modes=tuple(dataclasses.replace(m, **words[m.value])
-                                                       if m.value in words else m for m in agg.modes))
+                                                       if m.value in words else m for m in agg.modes
+                                                       if not words.get(m.value, {}).get("absent")))
         placements.append(dataclasses.replace(pl, entries=tuple(entries), aggregation=agg))
     off_policy = prof.off_policy if era.off_policy is None else era.off_policy
     return dataclasses.replace(prof, release=era.label, keys=keys, unavailable=frozenset(unavailable),

@@ -36,14 +36,14 @@ SETTINGS = [(k, drift, on, old, ref) for ref in notes.REFERENCES for k in (2, 5,
 def test_the_page_range():
     page = open("pages/gradients.py", encoding="utf-8").read()
     assert f"LAM_MIN, LAM_MAX = {LAM_MIN}, {LAM_MAX}" in page
-    assert "lams = np.linspace(LAM_MIN, LAM_MAX, 81)" in page
+    assert "lams = np.linspace(*notes.lambda_chart_range(table, LAM_MIN, LAM_MAX), 81)" in page
 
 
 @pytest.mark.parametrize(("k", "drift", "on", "old", "ref"), SETTINGS)
 def test_the_caption_at_every_setting(k, drift, on, old, ref):
     s, _ = notes.setting(k, drift, "", on, old, "", ref)
     table = gradient_table(s.policy, s.ref, s.sampler, 1.0)
-    lams = np.linspace(LAM_MIN, LAM_MAX, 81)
+    lams = np.linspace(*notes.lambda_chart_range(table, LAM_MIN, LAM_MAX), 81)
     spread = k_lambda_spread(s.policy, s.ref, s.sampler, lams)
     var = spread**2
     # the variance is a parabola: constant second differences, equal to the per-λ core call

@@ -91,15 +91,21 @@ def test_verl_before_0_4_put_the_kl_in_the_reward_when_use_kl_loss_was_off():
 
 
 def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ():
+    # critic.model.fsdp_config.* is a setting of 0.2–0.7.1: the newest era it allows is read, the others shown
     d = real("verl/v0.3.0.post1_ppo_run_deepseek7b_llm.sh")
-    assert d.release == "0.9.1" and kl(d) == [] and "nothing in the text" in d.release_why
-    assert [kl(o.diagnosis) for o in d.also] == [[("reward", "k1", 1e-3, "reverse_kl")]]
+    assert d.release == "0.4.0–0.7.1" and kl(d) == [] and "critic.model.fsdp_config" in d.release_why
+    assert [(o.release, kl(o.diagnosis)) for o in d.also] == [
+        ("verl 0.9.1", []), ("verl 0.2–0.3.0.post1", [("reward", "k1", 1e-3, "reverse_kl")])]
+    assert d.also[0].fails and d.changed.index("verl 0.4.0 (PR #644)") < d.changed.index("verl 0.8.0 runs")
     same = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh")
-    assert [kl(o.diagnosis) for o in same.also] == [kl(same)] and "nothing in the text" in same.release_why
-    # the same KL, but the fixes this card writes do not exist before verl 0.4.0: the other card says so
-    (old,) = same.also
+    assert [kl(o.diagnosis) for o in same.also] == [kl(same)] * 2 and "nothing in the text" in same.release_why
+    # the same KL, but the fixes this card writes do not exist before verl 0.4.0, nor run before 0.8.0: the
+    # other cards say so
+    old, mid = same.also
+    assert (old.release, mid.release) == ("verl 0.2–0.3.0.post1", "verl 0.4.0–0.7.1")
     assert old.lacks == ("algorithm.use_kl_in_reward",)
     assert old.refuses == (("actor_rollout_ref.actor.kl_loss_type", "low_var_kl+"),)
+    assert mid.lacks == () and mid.refuses == (("actor_rollout_ref.actor.kl_loss_type", "low_var_kl+"),)
     assert "does not accept low_var_kl+ in actor_rollout_ref.actor.kl_loss_type" in " ".join(" ".join(card_lines(same)).split())
     plain = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh", release="verl-0.3")
     assert plain.also and plain.also[0].lacks == () and plain.also[0].refuses == ()
@@ -116,7 +122,8 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 
 
 def test_release_option_and_its_errors():
-    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.1", "verl-0.3", "trl-grpo-0.16", "trl-grpo-0.18",
+    assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.1", "verl-0.3", "verl-0.7",
+                                      "trl-grpo-0.16", "trl-grpo-0.18",
                                           "trl-grpo-0.25", "trl-grpo-1.9"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]

@@ -53,7 +53,8 @@ def test_a_run_that_stops_is_not_headlined_as_one_that_trains():
     assert lines[0] == ("**The run stops before training:** verl 0.9.1 does not accept "
                         "`actor_rollout_ref.actor.kl_los_coef`. Without it:")
     assert len(lines) == 2 and lines[1].startswith("**In the loss:**")
-    none = diagnose((ROOT / "tests" / "doctor" / "real_scripts" / "verl" / "v0.4.1_ppo_run_deepseek7b_llm.sh").read_bytes())
+    none = diagnose((ROOT / "tests" / "doctor" / "real_scripts" / "verl" / "v0.4.1_ppo_run_deepseek7b_llm.sh").read_bytes(),
+                    release="latest")  # read as 0.4.0–0.7.1 it trains; 0.9.1 refuses its critic.model.fsdp_config
     assert "no KL term" not in notes.headline(none)
     assert notes.summary_lines(none)[0].startswith("**The run stops before training:**")
     assert notes.summary_lines(none)[1] == "**No KL term**: nothing ties the policy to its reference model."
@@ -544,8 +545,8 @@ def test_a_release_of_another_trainer_is_not_called_another_librarys():
     with pytest.raises(ReleaseMismatch) as exc:
         diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
     assert notes.release_error("openrlhf-0.10.1", exc.value) == (
-        "**OpenRLHF 0.6.0.post1–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or "
-        "verl 0.2–0.3.0.post1.")
+        "**OpenRLHF 0.6.0.post1–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or one of "
+        "verl 0.2–0.3.0.post1, verl 0.4.0–0.7.1.")
 
 
 def test_the_upload_label_states_the_doctors_own_limit(monkeypatch):
