@@ -154,8 +154,9 @@ def typeset(text: str) -> str:
 
 _SETTING = re.compile(
     r"--[A-Za-z][\w.\-]*(?:[= ](?:True|False|k[123]|\d[\d.e\-]*)\b)?"  # a flag, with a short value
+    r"|\b[\w-]+(?:/[\w.-]+)+\.(?:py|yaml|sh)\b"  # a file path, whole (verl/workers/utils/losses.py)
     r"|\b[A-Za-z_][A-Za-z0-9_]+(?:\.[a-z_][a-z0-9_]+)+(?:=[^\s,;:)（），；。]+)?"  # a dotted key, key=value
-    r"|\b[a-z]+_[a-z0-9_]+(?:=[^\s,;:)（），；。]+)?"  # a snake_case name
+    r"|\b[a-z]+_[a-z0-9_]+\+?(?:=[^\s,;:)（），；。]+)?"  # a snake_case name (verl's low_var_kl+ too)
 )
 
 

@@ -647,3 +647,12 @@ def test_the_coefficient_fact_names_the_setting_as_the_release_spells_it():
     assert "`--init_kl_coef` = 0.02" in fact and "algo.kl" not in fact
     latest = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.02", release="latest")
     assert any("`--algo.kl.init_coef` = 0.02" in f for f in notes.use_facts(latest, latest.kl_uses[0]))
+
+
+def test_settings_paths_and_plus_options_become_whole_code_spans():
+    """verl 0.4.0–0.7.1's "What changed" showed `low_var_kl`+ and verl/workers/utils/`losses.py`: a span cut short."""
+    text = ("verl 0.8.0 runs the '+' options (k1+, low_var_kl+ and the rest) in verl/workers/utils/losses.py; "
+            "actor_rollout_ref.actor.loss_agg_mode=token-sum, --init_kl_coef 0.01 and `kept as it is`")
+    assert notes.code_settings(text) == (
+        "verl 0.8.0 runs the '+' options (k1+, `low_var_kl+` and the rest) in `verl/workers/utils/losses.py`; "
+        "`actor_rollout_ref.actor.loss_agg_mode=token-sum`, `--init_kl_coef 0.01` and `kept as it is`")
