@@ -516,7 +516,7 @@ def cosine_bars(
     df = pd.DataFrame({
         "option": list(labels),
         "cos": [math.nan if c is None else float(c) for c in cosines],
-        "text": [none_text if c is None else f"{c:.4f}" for c in cosines],
+        "text": [none_text if c is None else f"{c:.4f}".replace("-", "−") for c in cosines],  # Unicode minus
         "at": [0.0 if c is None else float(c) for c in cosines],
     })
     low = min(0.0, float(np.nanmin(df["cos"])) if df["cos"].notna().any() else 0.0)
@@ -525,7 +525,11 @@ def cosine_bars(
     y = {"field": "option", "type": "nominal", "sort": list(labels), "title": None, "axis": None}
     scale = {"domain": list(labels), "range": list(colors)}
     inside = df["cos"].abs() >= 0.35  # room for the number inside the bar
-    datasets = {"cos": records(df), "inside": records(df[inside]), "outside": records(df[~inside])}
+    negative = df["cos"] < 0  # a bar to the left of 0: its number mirrored (no bar: on the right of 0)
+    datasets = {"cos": records(df)}
+    for name, rows in (("inside", inside & ~negative), ("inside_negative", inside & negative),
+                       ("outside", ~inside & ~negative), ("outside_negative", ~inside & negative)):
+        datasets[name] = records(df[rows])
     layers = [
         alt.Chart({"name": "cos"}, mark={"type": "text", "align": "left", "baseline": "bottom", "dy": -6,
                                          "fontSize": 14, "color": TEXT_COLOR},
@@ -539,9 +543,12 @@ def cosine_bars(
                       tooltip=[{"field": "option", "type": "nominal", "title": _("option")},
                                {"field": "text", "type": "nominal", "title": _("cosine")}])),
     ]
+    # Inside a bar the number ends 6 px short of the bar's far end; outside, it starts 6 px beyond it.
     for name, mark in (
         ("inside", {"align": "right", "dx": -6, "color": "white", "fontWeight": "bold"}),
+        ("inside_negative", {"align": "left", "dx": 6, "color": "white", "fontWeight": "bold"}),
         ("outside", {"align": "left", "dx": 6, "color": TEXT_COLOR}),
+        ("outside_negative", {"align": "right", "dx": -6, "color": TEXT_COLOR}),
     ):
         if datasets[name]:
             layers.append(alt.Chart({"name": name}, mark={"type": "text", "fontSize": 14, "yOffset": 12, **mark},

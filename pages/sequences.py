@@ -178,6 +178,8 @@ with ui.metric_row():
     st.metric(_("mean k3 per token"), number(m3.mean),
               delta=_("± {se} (SE); KL / T = {kl}").format(se=number(m3.se), kl=number(kl_per_token)),
               delta_color="off", delta_arrow="off")
+if (note := notes.sum_k3_note(curves, length, n_used, sample)) is not None:
+    ui.note(note.kind, note.text, note.icon)
 ui.table(notes.sum_mean_rows(beta, length, kl, sample), name=_("sum-mean-T{t}").format(t=length),
          caption=notes.sum_mean_caption(beta, length),
          column_config={c: st.column_config.NumberColumn(format="%.4g") for c in (
@@ -191,28 +193,17 @@ ui.chart(penalty_chart(curves.lengths, penalties, penalty_colors, current=length
 
 # ------------------------------------------------------------ 4. the gradient
 st.header(_("4. The gradient of a sequence: which per-token losses miss the later prefixes?"))
-st.markdown(_(
-    "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
-    "changing token t changes the prefixes every later token is drawn from. The true gradient "
-    "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
-    r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
-    "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
-    "off (the chart at the top); "
-    "in the rb counterexample (T ≥ 3) it points the opposite way."
-))
+st.markdown(notes.gradient_intro(source, table))
 ui.formula(notes.gradient_formula())
-st.markdown(_(
-    "with $s_t = \\nabla\\log\\pi_\\theta(x_t\\mid x_{<t})$ the score of token t and $W_t(j)$ the "
-    "KL still to come after token j at position t. The chart at the top of the page gives each "
-    "option's cosine to the true gradient; the table gives them all, with their lengths."
-))
+st.markdown(notes.gradient_terms(table is not None))
 if table is None:
     st.stop()
-ui.table(notes.gradient_rows(table), name=_("sequence-gradients-T{t}").format(t=length),
+gradient_df = notes.gradient_rows(table)
+ui.table(gradient_df, name=_("sequence-gradients-T{t}").format(t=length),
          caption=_(r"Every option's exact expected gradient at T = {t}, sequences drawn from "
                    r"$\pi_\theta$.").format(t=length),
          column_config={c: st.column_config.NumberColumn(format="%.4f")
-                        for c in (_("‖g‖ / ‖∇KL‖"), _("‖g − ∇KL‖ / ‖∇KL‖"))})
+                        for c in notes.gradient_number_columns(gradient_df)})
 cats, series, bar_colors, shown = notes.first_token_series(table)
 ui.chart(gradient_bars(cats, series, bar_colors, x_title=_("first-token logit")),
          name=_("first-token-gradient-T{t}").format(t=length), caption=notes.first_token_caption(table, shown))

@@ -41,6 +41,8 @@ __all__ = [
     "DEFAULT_SOURCE",
     "link_source",
     "gradient_formula",
+    "gradient_intro",
+    "gradient_terms",
     "rb_definition",
     "STICKY",
     "answer",
@@ -65,6 +67,7 @@ __all__ = [
     "estimator_line",
     "first_token_series",
     "gradient_caption",
+    "gradient_number_columns",
     "gradient_rows",
     "kl_at",
     "length_from_link",
@@ -80,6 +83,7 @@ __all__ = [
     "unreliable_note",
     "first_token_caption",
     "sum_mean_caption",
+    "sum_k3_note",
     "sum_mean_rows",
     "usage_lines",
 ]
@@ -105,9 +109,10 @@ DEFAULT_SOURCE = "sticky"
 #: The sticky pair (K = 2): π_ref draws every token on its own, token 0 with probability
 #: ``ref_zero``; π_θ draws token 0 first with probability ``first_zero``, then moves from token 1
 #: to token 0 with probability ``move`` only, but repeats token 0 with probability ``stay``.
-#: At T = 16 Σk2 as a loss has cosine 0.08 to the true gradient and Σk3 0.31 (both below 0.5
-#: for T = 8 … 48), the per-position KLs climb from 0.087 to 0.965, and rb has less variance
-#: than Σk1 at every T (issue 20: a default that shows the point).
+#: At T = 16 Σk2 as a loss has cosine 0.08 to the true gradient and Σk3 0.31 (on the slider both
+#: below 0.5 for T = 8 … 24; Σk3's is 0.501 at T = 32, Σk2's stays below 0.5 up to T = 64), the
+#: per-position KLs climb from 0.087 to 0.965, and rb has less variance than Σk1 at every T
+#: (issue 20: a default that shows the point).
 STICKY_PROBS: dict[str, float] = {"ref_zero": 0.3, "first_zero": 0.5, "move": 0.1, "stay": 0.99}
 
 
@@ -453,17 +458,23 @@ WILD_SPREAD = 10.0
 NOTED_RELATIVE_SE = 0.1
 
 
+def _noisy_means(curves: SequenceCurves, length: int, n: int) -> dict[str, float]:
+    """The unbiased estimators whose Monte Carlo mean from N draws has an exact standard error above
+    :data:`NOTED_RELATIVE_SE` of the KL, with that standard error over the KL (none where the KL is 0)."""
+    if not float(curves.true_kl[length - 1]) > 0:
+        return {}
+    rel_se = {k: float(curves.relative_std(k)[length - 1]) / math.sqrt(n) for k in ("sum_k1", "sum_k3", "seq_k3")}
+    return {k: se for k, se in rel_se.items() if not se <= NOTED_RELATIVE_SE}
+
+
 def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
     """A warning where an unbiased estimator's Monte Carlo mean from N draws has a standard error above
     :data:`NOTED_RELATIVE_SE` of the KL."""
-    kl = float(curves.true_kl[length - 1])
-    if not kl > 0:
+    noisy = _noisy_means(curves, length, n)
+    if not noisy:
         return None
-    rel_se = {k: float(curves.relative_std(k)[length - 1]) / math.sqrt(n) for k in ("sum_k1", "sum_k3", "seq_k3")}
-    wild = [k for k, se in rel_se.items() if not se <= NOTED_RELATIVE_SE]
-    if not wild:
-        return None
-    se = max(rel_se[k] for k in wild)
+    wild = list(noisy)
+    se = max(noisy.values())
     numbers = dict(t=length, keys=", ".join(wild), n=n, se=number(se))
     if not math.isfinite(se):
         text = _(
@@ -483,8 +494,29 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
     return Note("warning", text, ":material/warning:")
 
 
-def rb_note(curves: SequenceCurves) -> Note:
-    """The honest statement about rb: far lower variance as a rule, not always."""
+def sum_k3_note(curves: SequenceCurves, length: int, n: int, sample: SequenceSample) -> Note | None:
+    """Under section 3's Σk3 figures: where :func:`unreliable_note` flags Σk3, that its sample mean (and
+    mean k3's, and the penalties from the samples) can be far off, with its exact standard error beside
+    the one the draws give."""
+    rel_se = _noisy_means(curves, length, n).get("sum_k3")
+    if rel_se is None:
+        return None
+    se = float(curves.std["sum_k3"][length - 1]) / math.sqrt(n)
+    # finite: a spec's logits spread over at most 300, so every k3 and its square are finite doubles
+    return Note("warning", _(
+        "**Σk3's sample figures are unreliable here** (see the warning in section 2): at T = {t}, with "
+        "N = {n:,} draws, the exact standard error of Σk3's mean is {se}, {rel} times the KL, while "
+        "these draws give ± {sample_se}. The two means above and the penalties from the samples below "
+        "can land far from the exact values."
+    ).format(t=length, n=n, se=number(se), rel=number(rel_se), sample_se=number(sample.summary("sum_k3").se)),
+        ":material/warning:")
+
+
+def rb_note(curves: SequenceCurves) -> Note | None:
+    """The honest statement about rb: far lower variance as a rule, not always; None where the KL is 0
+    at every T (every estimator is then exactly 0, rb no better than another)."""
+    if not (curves.true_kl > 0).any():
+        return None
     sd1, sdrb = curves.std["sum_k1"], curves.std["rb"]
     worse = np.flatnonzero(sdrb > sd1 * (1 + 1e-12))
     if worse.size:
@@ -594,6 +626,12 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
         return _("The chains are identical: every penalty is 0.")
     start = int(np.flatnonzero(kl > 0)[0])  # the first T whose KL is not 0
     if start == 0 and kl[-1] <= kl[0] * (1 + 1e-9):
+        if length == 1:
+            return _(
+                "The sequence KL does not grow with T here (only the first token drifted), so a "
+                "per-token mean shrinks the penalty like 1/T as T grows. At T = 1 the sum and the "
+                "mean coincide: one token."
+            )
         return _(
             "The sequence KL does not grow with T here (only the first token drifted), so a "
             "per-token mean shrinks the penalty like 1/T: at T = {t} it is {x} times the "
@@ -620,6 +658,47 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
 # ---------------------------------------------------------------- 4. gradients
 
 
+def gradient_intro(source: str, table: SequenceGradientTable | None) -> str:
+    """Section 4's opening: what autograd of a per-token loss misses, and where that matters.
+
+    "with the sticky token it can be far off" points to the cosine chart at the top only where that
+    chart is drawn (``table`` is not None), for the sticky token, with Σk2's cosine far off."""
+    k2 = None if table is None else table.row["sum_k2_loss"]
+    if source == "sticky" and k2 is not None and table.reverse.norm > 0 and _far_off(k2.cos_reverse):
+        return _(
+            "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
+            "changing token t changes the prefixes every later token is drawn from. The true gradient "
+            "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
+            r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
+            "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
+            "off (the chart at the top); "
+            "in the rb counterexample (T ≥ 3) it points the opposite way."
+        )
+    return _(
+        "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
+        "changing token t changes the prefixes every later token is drawn from. The true gradient "
+        "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
+        r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
+        "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
+        "off; in the rb counterexample (T ≥ 3) it points the opposite way."
+    )
+
+
+def gradient_terms(drawn: bool) -> str:
+    """Under section 4's formula: its symbols, and where each option's cosine is (the chart at the
+    top only if it is drawn, ``drawn``)."""
+    if drawn:
+        return _(
+            "with $s_t = \\nabla\\log\\pi_\\theta(x_t\\mid x_{<t})$ the score of token t and $W_t(j)$ the "
+            "KL still to come after token j at position t. The chart at the top of the page gives each "
+            "option's cosine to the true gradient; the table gives them all, with their lengths."
+        )
+    return _(
+        "with $s_t = \\nabla\\log\\pi_\\theta(x_t\\mid x_{<t})$ the score of token t and $W_t(j)$ the "
+        "KL still to come after token j at position t."
+    )
+
+
 def gradient_formula() -> str:
     """The TeX of the true gradient as the local part plus the later prefixes, labels translated."""
     local = r"\text{" + _("local") + r": }\Sigma k_2\text{ " + _("loss") + "}"
@@ -644,9 +723,21 @@ def _cos_text(c: float | None) -> str:
     return "—" if c is None else f"{c:.4f}"
 
 
+#: The number columns of :func:`gradient_rows` (lengths over the true gradient's).
+GRADIENT_RATIO_COLUMNS = (N_("‖g‖ / ‖∇KL‖"), N_("‖g − ∇KL‖ / ‖∇KL‖"))
+
+
+def gradient_number_columns(df: pd.DataFrame) -> list[str]:
+    """The columns of :func:`gradient_rows` that hold numbers (to format as such): the two ratios,
+    unless the true gradient is 0 and they are "—"."""
+    return [c for c in (_(name) for name in GRADIENT_RATIO_COLUMNS) if pd.api.types.is_float_dtype(df[c])]
+
+
 def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
-    """One row per option: the later-prefix terms, what its expected gradient is, its cosines, its error."""
-    return pd.DataFrame({
+    """One row per option: the later-prefix terms, what its expected gradient is, its cosines, its error.
+
+    Where the true gradient is 0 the two ratios to its length have no value: "—", as the cosines."""
+    df = pd.DataFrame({
         _("option"): [_(r.name) for r in table.rows],
         _("later prefixes"): [_("included") if r.later_terms
                               else _("missed") if table.later_share > 1e-9 else _("none to miss")
@@ -657,6 +748,10 @@ def gradient_rows(table: SequenceGradientTable) -> pd.DataFrame:
         _("‖g‖ / ‖∇KL‖"): [_length_ratio(table, r.grad.norm) for r in table.rows],
         _("‖g − ∇KL‖ / ‖∇KL‖"): [r.relative_error for r in table.rows],
     })
+    if not table.reverse.norm > 0:
+        for name in GRADIENT_RATIO_COLUMNS:
+            df[_(name)] = "—"
+    return df
 
 
 def _length_ratio(table: SequenceGradientTable, norm: float) -> float:
@@ -767,6 +862,11 @@ def gradient_caption(table: SequenceGradientTable) -> str:
 FAR_OFF = 0.9
 
 
+def _far_off(cos: float | None) -> bool:
+    """A cosine below :data:`FAR_OFF` as printed (0.89996 shows as 0.9000), or no gradient at all."""
+    return cos is None or round(cos, 4) < FAR_OFF
+
+
 def _cos_words(c: float | None) -> str:
     return _("0 (no gradient)") if c is None else f"{c:.4f}".replace("-", "−")  # as the cosine chart prints it
 
@@ -782,12 +882,18 @@ def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
     if table.reverse.norm == 0:
         return _("At T = {t} the two chains give every sequence the same probability: the "
                  "sequence KL is 0, and so is every gradient.").format(t=length)
+    lo, hi = float(c.min()), float(c.max())
     if length == 1:
         head = _("At T = 1 the sequence KL is the first token's KL, {kl}.").format(kl=number(kl))
+    elif hi - lo <= 1e-9 * hi:  # as position_caption: every position adds the same
+        head = _("At T = {t} the sequence KL, {kl}, is the sum of its positions' KLs: each adds "
+                 "{each}.").format(t=length, kl=number(kl), each=number(hi))
+    elif number(lo) == number(hi):
+        head = _("At T = {t} the sequence KL, {kl}, is the sum of its positions' KLs: each adds "
+                 "{each} to the digits shown.").format(t=length, kl=number(kl), each=number(hi))
     else:
         head = _("At T = {t} the sequence KL, {kl}, is the sum of its positions' KLs, which run "
-                 "from {lo} to {hi}.").format(t=length, kl=number(kl), lo=number(float(c.min())),
-                                               hi=number(float(c.max())))
+                 "from {lo} to {hi}.").format(t=length, kl=number(kl), lo=number(lo), hi=number(hi))
     k2, k3 = table.row["sum_k2_loss"], table.row["sum_k3_loss"]
     rtg = table.row["k1_reward_to_go"]
     names = {"k2": _(k2.name), "k3": _(k3.name), "rtg": _(rtg.name)}
@@ -802,13 +908,24 @@ def answer(table: SequenceGradientTable, per_position: np.ndarray) -> str:
             "could change, so {k2} has cosine {c2} to the true gradient."
         ).format(c2=_cos_words(k2.cos_reverse), **names)
     else:
-        cosines = [c for c in (k2.cos_reverse, k3.cos_reverse) if c is not None]
-        if cosines and min(round(c, 4) for c in cosines) < FAR_OFF:  # as printed: 0.89996 shows as 0.9000
+        # The verdict follows Σk2, the per-token loss that differs from the true gradient by the
+        # later-prefix terms alone; Σk3 also follows the other KL direction, so it can be far off
+        # where Σk2 is not (drift family, K = 8, δ = 2, T = 16: 0.8923 beside 0.9972).
+        if _far_off(k2.cos_reverse):
             tail = _(
                 "**Its gradient is not a per-token loss's**: to the true gradient "
                 r"$\nabla\mathrm{{KL}}[\pi_\theta\|\pi_\mathrm{{ref}}]$, {k2} has cosine {c2} and "
                 "{k3} {c3}. They miss the terms from later prefixes ({share} of the true gradient's "
                 "length); {rtg}, which keeps them, has {crtg}."
+            )
+        elif _far_off(k3.cos_reverse):
+            tail = _(
+                "Here {k2} points nearly the right way: to the true gradient "
+                r"$\nabla\mathrm{{KL}}[\pi_\theta\|\pi_\mathrm{{ref}}]$ it has cosine {c2}, although it "
+                "misses the terms from later prefixes ({share} of the true gradient's length); {rtg}, "
+                "which keeps them, has {crtg}. {k3}, though, has cosine {c3}: at each prefix it "
+                r"follows the other KL direction, $\nabla\mathrm{{KL}}[\pi_\mathrm{{ref}}(\cdot\mid "
+                r"x_{{<t}})\,\|\,\pi_\theta(\cdot\mid x_{{<t}})]$."
             )
         else:
             tail = _(

@@ -351,3 +351,71 @@ def test_an_overflowing_seq_k3_variance_shows_its_finite_spread():
     clean(at)
     text = captions(at) + " ".join(w.value for w in at.warning)
     assert "∞" not in text and "The exact columns are right." in text
+
+
+# ------------------------------------------------------------------ audit of the page (findings 1–7)
+
+
+def test_negative_cosines_are_labelled_on_their_own_side_with_a_minus_sign():
+    """rb counterexample, T = 3: the −1.0000 bars' numbers sat left of the axis (unseen) and Σk3's
+    "-0.2236" was drawn over its own bar, with a hyphen for the minus."""
+    tab = sequence_gradient_table(*RB_COUNTEREXAMPLE, 3)
+    labels, cosines, cos_colors = notes.cosine_data(tab)
+    assert [None if c is None else round(c, 4) for c in cosines] == [None, -1.0, -0.2236, -1.0, 1.0]
+    spec = spec_of(cosine_bars(labels, cosines, cos_colors, x_title="cosine", none_text="0"))
+    data = spec["datasets"]
+    texts = {r["option"]: r["text"] for r in data["cos"]}
+    assert texts[labels[1]] == "−1.0000" and texts[labels[2]] == "−0.2236"
+    assert not any("-" in t for t in texts.values())
+    marks = {layer["data"]["name"]: layer["mark"] for layer in spec["layer"] if layer["mark"]["type"] == "text"
+             and layer["data"]["name"] != "cos"}
+    # a long negative bar: its number inside, from the bar's left end (x = −1) inward
+    assert [r["option"] for r in data["inside_negative"]] == [labels[1], labels[3]]
+    assert marks["inside_negative"]["align"] == "left" and marks["inside_negative"]["dx"] > 0
+    # a short negative bar: its number beyond its left end, not over the bar
+    assert [r["option"] for r in data["outside_negative"]] == [labels[2]]
+    assert marks["outside_negative"]["align"] == "right" and marks["outside_negative"]["dx"] < 0
+    # positive bars and "no direction" as before
+    assert [r["option"] for r in data["inside"]] == [labels[4]] and marks["inside"]["align"] == "right"
+    assert [r["option"] for r in data["outside"]] == [labels[0]] and marks["outside"]["align"] == "left"
+
+
+def test_the_counterexample_marks_section_3s_sigma_k3_as_unreliable(default_page):
+    """T = 16, N = 1,000: "Σk3, mean over sequences 2.794 ± 0.08134 (SE); KL = 8" with no word that the
+    SE is untrustworthy, while section 2 warned about sum_k3."""
+    at = open_page(src="rb counterexample")
+    clean(at)
+    warnings = [w.value for w in at.warning]
+    assert any("the Monte Carlo means of sum_k3, seq_k3" in w for w in warnings)  # section 2
+    sample = simulate_sequences(*RB_COUNTEREXAMPLE, 16, 1000, seed=0)
+    (sec3,) = [w for w in warnings if "Σk3's sample figures are unreliable here" in w]
+    assert f"these draws give ± {number(sample.summary('sum_k3').se)}." in sec3
+    assert metric(at, "Σk3, mean over sequences") == number(sample.summary("sum_k3").mean)
+    # the default chains: section 2 flags seq_k3 only, and section 3 says nothing
+    default_warnings = [w.value for w in default_page.warning]
+    assert default_warnings and not [w for w in default_warnings if "Σk3's sample figures" in w]
+
+
+def test_identical_chains_show_no_rb_note_and_dashes_for_the_ratios():
+    at = open_page(src="Drift family", drift="0")
+    clean(at)
+    assert not [i.value for i in at.info if "rb has no noise" in i.value or "not always better" in i.value]
+    grads = table(at, "option")
+    for col in ("‖g‖ / ‖∇KL‖", "‖g − ∇KL‖ / ‖∇KL‖"):
+        assert list(grads[col]) == ["—"] * len(grads)
+
+
+def test_one_token_chains_do_not_point_to_a_cosine_chart():
+    at = open_page(src="Your own chains", pol="markov(0; 0)", ref="markov(0; 0)")
+    clean(at)
+    assert any("K ≥ 2" in i.value for i in at.info)
+    assert "chart at the top" not in captions(at)
+    assert len(at.get("vega_lite_chart")) == 3  # no cosine chart, no first-token bars
+
+
+def test_the_drift_familys_answer_does_not_blame_later_prefixes_for_sigma_k3():
+    at = open_page(src="Drift family", K="8", drift="2")
+    clean(at)
+    text = captions(at)
+    assert "not a per-token loss's" not in text
+    assert "Here Σ k2 as a loss points nearly the right way" in text and "other KL direction" in text

@@ -4,8 +4,10 @@ Claims checked:
 
 * the answer sentence (``notes.answer``) at every T on the slider, for the sticky pair, the
   drift family (over its K, δ and placement ranges) and the rb counterexample: its sequence KL
-  and per-position range are the core's, its cosines are the core's, and its verdict ("is not a
-  per-token loss's" / "nearly the right way") follows the numbers;
+  and per-position range are the core's (or the one value every position adds), its cosines are
+  the core's, and its verdict ("is not a per-token loss's" / "nearly the right way") follows Σk2's
+  cosine, the per-token loss that misses only the later prefixes; Σk3 far off where Σk2 is not is
+  put down to the other KL direction;
 * the sticky pair's per-token losses miss the later prefixes at every T ≥ 2, and at the page's
   default T some per-token loss has cosine below 0.5 to the true gradient; independently, by
   enumerating all 2^T sequences, at T = 8 and 12 (the cosines there are 0.38 and 0.16);
@@ -48,7 +50,9 @@ def _check_answer(pair, length):
         assert f"At T = {length} the two chains give every sequence the same probability" in text
         return
     assert number(float(c.sum())) in text
-    if length > 1:
+    if length > 1 and np.ptp(c) <= 1e-9 * c.max():  # "from 0.5 to 0.5" said nothing (audit)
+        assert f"each adds {number(float(c[0]))}." in text and "run from" not in text
+    elif length > 1:
         assert f"from {number(float(c.min()))} to {number(float(c.max()))}" in text
     k2, k3 = table.row["sum_k2_loss"].cos_reverse, table.row["sum_k3_loss"].cos_reverse
     if table.reverse.norm <= 1e-6 * table.local.norm:
@@ -59,11 +63,16 @@ def _check_answer(pair, length):
     else:
         shown = [float(x.replace("−", "-")) for x in re.findall(r"cosine ([−\d.]+)", text)]
         assert shown[0] == pytest.approx(k2, abs=5e-3)
-        if min(x for x in (k2, k3) if x is not None) < notes.FAR_OFF:
+        # the verdict follows Σk2 (audit: Σk3's 0.8923 beside Σk2's 0.9972 at K = 8, δ = 2, T = 16
+        # was put down to the later prefixes)
+        if k2 is None or round(k2, 4) < notes.FAR_OFF:
             assert "is not a per-token loss's" in text
         else:
-            assert "nearly the right way" in text
-            assert all(x >= notes.FAR_OFF for x in (k2, k3) if x is not None)
+            assert "nearly the right way" in text and "is not a per-token loss's" not in text
+            if k3 is None or round(k3, 4) < notes.FAR_OFF:
+                assert "follows the other KL direction" in text
+            else:
+                assert "the per-token losses point nearly the right way" in text
 
 
 @pytest.mark.parametrize(("name", "pair"), list(_pairs()), ids=[n for n, _ in _pairs()])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import shlex
 
 import numpy as np
@@ -506,3 +507,161 @@ def test_the_cosine_in_the_gradient_caption_has_the_answers_minus_sign():
 
     text = notes.gradient_caption(sequence_gradient_table(*RB_COUNTEREXAMPLE, 3))
     assert "(cosine −1.0000)" in text and "-1.0000" not in text
+
+
+# ------------------------------------------------------------------ audit of the page (findings 1–8)
+
+
+def test_section_3_flags_sigma_k3_where_section_2_does():
+    """rb counterexample, T = 16, N = 1,000: Σk3's sample mean 2.794 ± 0.08134 beside KL = 8 (about 64
+    'SEs' off), shown in section 3 as trustworthy while section 2 warned about sum_k3."""
+    curves = exact_curves(*RB_COUNTEREXAMPLE, 16)
+    sample = simulate_sequences(*RB_COUNTEREXAMPLE, 16, 1000, seed=0)
+    s3 = sample.summary("sum_k3")
+    assert abs(s3.mean - float(curves.true_kl[-1])) > 50 * s3.se  # the sample's own SE hides the gap
+    assert "sum_k3" in notes.unreliable_note(curves, 16, 1000).text
+    note = notes.sum_k3_note(curves, 16, 1000, sample)
+    se = float(curves.std["sum_k3"][-1]) / 1000 ** 0.5
+    assert note.kind == "warning" and "**Σk3's sample figures are unreliable here**" in note.text
+    assert f"the exact standard error of Σk3's mean is {number(se)}, {number(se / 8.0)} times the KL" in note.text
+    assert f"these draws give ± {number(s3.se)}." in note.text and "N = 1,000 draws" in note.text
+    # the same check as section 2's: no note where it does not flag sum_k3
+    drift = exact_curves(*DRIFT, 64)
+    drift_sample = simulate_sequences(*DRIFT, 64, 1000, seed=0)
+    assert "sum_k3" not in notes.unreliable_note(drift, 64, 1000).text  # it flags seq_k3 only
+    assert notes.sum_k3_note(drift, 64, 1000, drift_sample) is None
+    same = exact_curves(*SAME, 8)
+    assert notes.sum_k3_note(same, 8, 1000, simulate_sequences(*SAME, 8, 100, seed=0)) is None
+    for t in (1, 2, 16, 256):  # flagged in section 3 exactly where section 2 flags sum_k3
+        counter = exact_curves(*RB_COUNTEREXAMPLE, t)
+        small = simulate_sequences(*RB_COUNTEREXAMPLE, t, 50, seed=0)
+        flagged = (n := notes.unreliable_note(counter, t, 50)) is not None and "sum_k3" in n.text
+        assert (notes.sum_k3_note(counter, t, 50, small) is not None) == flagged
+
+
+def _printed(c: float | None) -> str:
+    return "0 (no gradient)" if c is None else f"{c:.4f}".replace("-", "−")
+
+
+def _far(c: float | None) -> bool:
+    return c is None or round(c, 4) < notes.FAR_OFF
+
+
+def test_the_answers_verdict_follows_sigma_k2_not_sigma_k3():
+    """Drift family K = 8, δ = 2, T = 16: Σk2 0.9972, Σk3 0.8923; the answer said "Its gradient is not
+    a per-token loss's … They miss the terms from later prefixes" because of Σk3, whose shortfall is
+    the other KL direction."""
+    pair = drift_pair(8, 2.0)
+    table = sequence_gradient_table(*pair, 16)
+    k2, k3 = table.row["sum_k2_loss"].cos_reverse, table.row["sum_k3_loss"].cos_reverse
+    assert not _far(k2) and _far(k3)
+    text = notes.answer(table, per_position_kl(*pair, 16))
+    assert "not a per-token loss's" not in text
+    assert "Here Σ k2 as a loss points nearly the right way: to the true gradient" in text
+    assert f"it has cosine {k2:.4f}, although it misses the terms from later prefixes" in text
+    assert f"Σ k3 as a loss, though, has cosine {k3:.4f}: at each prefix it follows the other KL direction" in text
+
+
+def _answer_cases():
+    for k in (2, 3, 8, 64):
+        for drift in (0.0, 0.05, 0.5, 1.0, 2.0, 3.0):
+            for where in ("every", "first"):
+                yield drift_pair(k, drift, where)
+    yield notes.STICKY
+    yield RB_COUNTEREXAMPLE
+
+
+def test_every_answer_sentence_holds_over_the_pages_ranges():
+    """K 2 … 64, δ 0 … 3, T 1 … 256 (the sliders' steps), both drift kinds, the sticky pair and the
+    counterexample: each verdict is the one its cosines give."""
+    for pair in _answer_cases():
+        for t in notes.LENGTHS:
+            table = sequence_gradient_table(*pair, t)
+            text = notes.answer(table, per_position_kl(*pair, t))
+            if table.reverse.norm == 0:
+                assert "the same probability" in text
+                continue
+            k2, k3 = table.row["sum_k2_loss"].cos_reverse, table.row["sum_k3_loss"].cos_reverse
+            where = (pair, t, text)
+            if table.reverse.norm <= 1e-6 * table.local.norm:  # flat: no cosine is quoted
+                assert "Its gradient is nearly 0 here" in text, where
+                continue
+            assert _printed(k2) in text, where
+            if "**Its gradient is not a per-token loss's**" in text:
+                assert _far(k2), where
+            if "points nearly the right way" in text:
+                assert not _far(k2), where
+            if "the per-token losses point nearly the right way" in text:
+                assert not _far(k3), where
+            if "though, has cosine" in text:
+                assert _far(k3) and not _far(k2) and _printed(k3) in text, where
+            if "which run from" in text:
+                lo, hi = re.search(r"which run from (\S+) to (\S+)\. ", text).groups()
+                assert lo != hi, where
+
+
+def test_equal_positions_are_not_said_to_run_from_a_number_to_itself():
+    """rb counterexample, T ≥ 2: every position adds 0.5; the answer said "run from 0.5 to 0.5"."""
+    for t in (2, 3, 16, 256):
+        c = per_position_kl(*RB_COUNTEREXAMPLE, t)
+        assert np.ptp(c) <= 1e-9 * c.max()
+        text = notes.answer(sequence_gradient_table(*RB_COUNTEREXAMPLE, t), c)
+        assert f"is the sum of its positions' KLs: each adds {number(float(c[0]))}." in text
+        assert "run from" not in text
+    c = per_position_kl(*DRIFT, 16)  # positions that differ still run from … to …
+    assert f"run from {number(float(c.min()))} to {number(float(c.max()))}" in notes.answer(
+        sequence_gradient_table(*DRIFT, 16), c)
+
+
+def test_identical_chains_get_no_rb_note_and_no_none_ratios():
+    """Drift δ = 0: every estimator is exactly 0, yet the rb note said "rb has no noise … rb is not
+    always better than Σk1, though"; the table's ratio columns showed None."""
+    same = exact_curves(*SAME, notes.MAX_LENGTH)
+    assert not same.true_kl.any()
+    assert notes.rb_note(same) is None
+    assert "no noise" in notes.rb_note(exact_curves(*FIRST, 16)).text  # still said where it is news
+    rows = notes.gradient_rows(sequence_gradient_table(*SAME, 16))
+    for col in ("‖g‖ / ‖∇KL‖", "‖g − ∇KL‖ / ‖∇KL‖"):
+        assert list(rows[col]) == ["—"] * len(rows)
+    assert notes.gradient_number_columns(rows) == []
+    drift = notes.gradient_rows(sequence_gradient_table(*DRIFT, 16))
+    assert notes.gradient_number_columns(drift) == ["‖g‖ / ‖∇KL‖", "‖g − ∇KL‖ / ‖∇KL‖"]
+
+
+def test_at_t_1_the_penalty_caption_says_sum_and_mean_coincide():
+    """First token only, T = 1: "at T = 1 it is 1 times the summed one, although the policy drifted
+    exactly as far"."""
+    first = exact_curves(*FIRST, notes.MAX_LENGTH)
+    text = notes.penalty_caption(first, 1)
+    assert "At T = 1 the sum and the mean coincide" in text
+    assert "1 times" not in text and "drifted exactly as far" not in text
+    assert "0.01562 times the summed one" in notes.penalty_caption(first, 64)  # T ≥ 2 as before
+
+
+def test_section_4_points_to_the_cosine_chart_only_where_it_is_drawn():
+    """One-token chains draw no cosine chart, yet section 4 said "The chart at the top of the page gives
+    each option's cosine" and "(the chart at the top)"."""
+    assert "chart at the top" not in notes.gradient_terms(False)
+    assert "The chart at the top of the page gives each option's cosine" in notes.gradient_terms(True)
+    assert notes.gradient_terms(False).startswith("with $s_t = ")
+    assert "chart at the top" not in notes.gradient_intro("custom", None)
+    sticky = sequence_gradient_table(*notes.STICKY, 16)
+    assert "with the sticky token it can be far off (the chart at the top);" in notes.gradient_intro("sticky", sticky)
+    # the chart shows the sticky token far off only where it is: not for other chains, not at T = 2 (0.9868)
+    for source, table in (("drift", sequence_gradient_table(*DRIFT, 16)),
+                          ("sticky", sequence_gradient_table(*notes.STICKY, 2)),
+                          ("sticky", None)):
+        text = notes.gradient_intro(source, table)
+        assert "chart at the top" not in text and "with the sticky token it can be far off;" in text
+
+
+def test_the_sticky_pairs_cosines_are_as_its_comment_says():
+    """The comment on STICKY_PROBS: at T = 16 Σk2 0.08 and Σk3 0.31; on the slider both below 0.5 for
+    T = 8 … 24 (it said 8 … 48: Σk3's is 0.501 at T = 32), Σk2's below 0.5 up to T = 64."""
+    cos = {t: (sequence_gradient_table(*notes.STICKY, t).row["sum_k2_loss"].cos_reverse,
+               sequence_gradient_table(*notes.STICKY, t).row["sum_k3_loss"].cos_reverse)
+           for t in notes.LENGTHS if t <= 96}
+    assert f"{cos[16][0]:.2f} {cos[16][1]:.2f}" == "0.08 0.31"
+    assert [t for t, (a, b) in cos.items() if a < 0.5 and b < 0.5] == [8, 12, 16, 24]
+    assert [t for t, (a, _) in cos.items() if a < 0.5] == [8, 12, 16, 24, 32, 48, 64]
+    assert f"{cos[32][1]:.3f}" == "0.501"
