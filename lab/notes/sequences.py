@@ -664,24 +664,21 @@ def gradient_intro(source: str, table: SequenceGradientTable | None) -> str:
     "with the sticky token it can be far off" points to the cosine chart at the top only where that
     chart is drawn (``table`` is not None), for the sticky token, with Σk2's cosine far off."""
     k2 = None if table is None else table.row["sum_k2_loss"]
-    if source == "sticky" and k2 is not None and table.reverse.norm > 0 and _far_off(k2.cos_reverse):
-        return _(
-            "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
-            "changing token t changes the prefixes every later token is drawn from. The true gradient "
-            "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
-            r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
-            "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
-            "off (the chart at the top); "
-            "in the rb counterexample (T ≥ 3) it points the opposite way."
-        )
-    return _(
+    intro = _(
         "Autograd of a per-token KL loss holds the sampled tokens fixed, so it never sees that "
         "changing token t changes the prefixes every later token is drawn from. The true gradient "
         "has both parts (Tang & Munos, arXiv:2506.09477); every expectation below is exact, over "
-        r"all of $\pi_\theta$'s $K + K^2$ logits. In the drift family the per-token Σk2 loss points nearly the "
-        "right way (exactly, when only the first token drifts or T = 1); with the sticky token it can be far "
-        "off; in the rb counterexample (T ≥ 3) it points the opposite way."
+        r"all of $\pi_\theta$'s $K + K^2$ logits."
     )
+    if source == "sticky" and k2 is not None and table.reverse.norm > 0 and _far_off(k2.cos_reverse):
+        where = _("In the drift family the per-token Σk2 loss points nearly the right way (exactly, when only "
+                  "the first token drifts or T = 1); with the sticky token it can be far off (the chart at the "
+                  "top); in the rb counterexample (T ≥ 3) it points the opposite way.")
+    else:
+        where = _("In the drift family the per-token Σk2 loss points nearly the right way (exactly, when only "
+                  "the first token drifts or T = 1); with the sticky token it can be far off; in the rb "
+                  "counterexample (T ≥ 3) it points the opposite way.")
+    return f"{intro} {where}"
 
 
 def gradient_terms(drawn: bool) -> str:
