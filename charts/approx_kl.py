@@ -18,6 +18,7 @@ from kl_core.libraries.clamps import ClampCurve, ClampPoint
 
 __all__ = [
     "CLAMPED",
+    "LIBRARY",
     "EXACT",
     "UNCLAMPED",
     "clamp_chart",
@@ -28,6 +29,8 @@ __all__ = [
 EXACT = N_("exact KL")
 UNCLAMPED = N_("no clamps")
 CLAMPED = N_("library (clamped)")
+#: The library's line where the option has no clamps (TRL's k3, shown for reference).
+LIBRARY = N_("library")
 _GUIDE = ZERO_COLOR
 #: Title lines are never cut short with "…"; each line is short enough for a 260-px panel.
 TITLE_LIMIT = 1000
@@ -84,6 +87,7 @@ def clamp_chart(
     estimator_key: str,
     title: str | list[str],
     x_title: str | None = None,
+    clamped: bool = True,
     height: int = 420,
 ) -> alt.LayerChart:
     """The exact KL, the unclamped and the clamped mean of one entry along a drift path.
@@ -101,6 +105,9 @@ def clamp_chart(
         Chart title, e.g. the entry's name (a list: one line each).
     x_title : str, optional
         Title of the θ axis (default "drift θ", translated).
+    clamped : bool, default True
+        Whether the entry has clamps (``CrosswalkEntry.clamped``): its line's legend says
+        "library (clamped)", else "library".
     height : int
         Height in pixels.
 
@@ -114,7 +121,7 @@ def clamp_chart(
         says so) so that small and large drifts both show.
     """
     est = color(estimator_key)
-    names = {EXACT: _(EXACT), UNCLAMPED: _(UNCLAMPED), CLAMPED: _(CLAMPED)}
+    names = {EXACT: _(EXACT), UNCLAMPED: _(UNCLAMPED), CLAMPED: _(CLAMPED if clamped else LIBRARY)}
     # Wide rows, folded to long in the browser: a third of the rows Altair walks on to_dict.
     rows = pd.DataFrame(
         {

@@ -11,8 +11,10 @@ The conventions it records:
 * ``KL[a‖b]`` in prose, ``\mathrm{KL}[a\,\|\,b]`` in TeX; the first argument is
   the distribution sampled from.
 * x ~ q, r = p(x)/q(x), KL[q‖p] = E_q[−log r].
-* On the RL pages q = π_θ (or π_old for off-policy samples) and p = π_ref, so
-  r = π_ref/π_θ and log r = log π_ref − log π_θ.
+* On the RL pages the KL penalty has q = π_θ and p = π_ref, so r = π_ref/π_θ and
+  log r = log π_ref − log π_θ (off-policy the tokens come from π_old, while q stays
+  π_θ: :func:`policy_mapping` ``"old"``); PPO's approx_kl compares π_θ with the
+  sampler π_old, so there q = π_old and p = π_θ.
 * t is a token position and nothing else; the Gradients page's drift is s;
   λ the control-variate coefficient, β the KL coefficient, N samples,
   R repetitions.
@@ -46,6 +48,8 @@ APPROX, GRAD, SEQ, AUDIT, DOCTOR = "approx-kl", "gradients", "sequences", "audit
 ALL_PAGES: tuple[str, ...] = (HOME, LESSONS, LAB, CV, BREGMAN, FDIV, APPROX, GRAD, SEQ, AUDIT, DOCTOR)
 _ESTIMATOR_PAGES = (HOME, LESSONS, LAB, CV, BREGMAN, FDIV)
 _RL_PAGES = (APPROX, GRAD, SEQ, AUDIT, DOCTOR)
+#: The RL pages that write π_θ and π_ref (the audit names its columns sampler and other instead).
+_PI_PAGES = (APPROX, GRAD, SEQ, DOCTOR)
 
 
 @dataclass(frozen=True)
@@ -78,22 +82,24 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("x", r"x \sim q", N_("one sample drawn from $q$ (a token, on the RL pages)"),
            (HOME, LESSONS, LAB, CV, BREGMAN, FDIV, APPROX, GRAD, SEQ, DOCTOR)),
     Symbol("r", r"r = p(x)/q(x)", N_("the ratio of the two probabilities at a sample"), ALL_PAGES),
-    Symbol("logr", r"\log r", N_("the log-ratio $\\log p(x) - \\log q(x)$; on the RL pages "
+    Symbol("logr", r"\log r", N_("the log-ratio $\\log p(x) - \\log q(x)$; in the KL penalty "
                                  "$\\log\\pi_\\mathrm{ref}(x) - \\log\\pi_\\theta(x)$"), ALL_PAGES),
     Symbol("kl", r"\mathrm{KL}[a\,\|\,b]",
            N_("the KL divergence between $a$ and $b$, $\\mathbb{E}_a[\\log a/b]$; the first argument is "
               "the distribution sampled from, so $\\mathrm{KL}[q\\|p] = \\mathbb{E}_q[-\\log r]$"), ALL_PAGES),
-    Symbol("E", r"\mathbb{E}_q", N_("the expectation over samples $x \\sim q$"), ALL_PAGES),
+    Symbol("E", r"\mathbb{E}_q", N_("the expectation over samples $x \\sim q$"),
+           tuple(u for u in ALL_PAGES if u != AUDIT)),  # the audit averages its rows, and says so in words
     # ------------------------------------------------------------------ the estimators
     Symbol("k1", r"k_1 = -\log r", N_("unbiased for $\\mathrm{KL}[q\\|p]$; single values can be negative"),
            ALL_PAGES),
     Symbol("k2", r"k_2 = \tfrac12(\log r)^2",
-           N_("never negative but biased: equals the KL to second order in $\\log r$"), ALL_PAGES),
+           N_("never negative but biased: equals the KL to second order in $\\log r$"),
+           tuple(u for u in ALL_PAGES if u != CV)),  # Control variates compares k1, kλ and k3 only
     Symbol("k3", r"k_3 = (r - 1) - \log r", N_("unbiased for $\\mathrm{KL}[q\\|p]$ and never negative"),
            ALL_PAGES),
     Symbol("k3pq", r"k_3^{pq} = r\log r - (r - 1)",
            N_("k3 of the other direction: unbiased for $\\mathrm{KL}[p\\|q]$ from samples of $q$"),
-           (LAB, BREGMAN, FDIV, APPROX, GRAD, AUDIT)),
+           (LAB, BREGMAN, APPROX, GRAD, AUDIT)),
     Symbol("klambda", r"k_\lambda = -\log r + \lambda(r - 1)",
            N_("k1 plus $\\lambda$ times the control variate $r - 1$, whose mean under $q$ is 0"),
            (LAB, CV, GRAD)),
@@ -102,17 +108,20 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("lambda_star", r"\lambda^*", N_("the λ that gives kλ its least variance"), (LAB, CV, GRAD)),
     Symbol("rb", r"\mathrm{rb}",
            N_("Rao–Blackwellized: the exact next-token KL at each sampled prefix, instead of one token's value"),
-           (FDIV, SEQ, AUDIT)),
+           (SEQ, AUDIT)),
     # ------------------------------------------------------------------ the policies
     Symbol("pi_theta", r"\pi_\theta",
            N_("the policy being trained, with parameters $\\theta$; on-policy, the tokens are sampled from it "
-              "($q = \\pi_\\theta$)"), _RL_PAGES),
+              "($q = \\pi_\\theta$)"), _PI_PAGES),
     Symbol("pi_ref", r"\pi_\mathrm{ref}",
            N_("the reference policy (the frozen starting model) the KL penalty holds $\\pi_\\theta$ near "
-              "($p = \\pi_\\mathrm{ref}$)"), _RL_PAGES),
+              "($p = \\pi_\\mathrm{ref}$)"), _PI_PAGES),
     Symbol("pi_old", r"\pi_\mathrm{old}",
-           N_("the policy that sampled the batch, some updates ago: off-policy, $q = \\pi_\\mathrm{old}$"),
-           (APPROX, GRAD, SEQ, DOCTOR)),
+           N_("the policy that sampled the batch, some updates ago (off-policy). PPO's approx_kl compares "
+              "$\\pi_\\theta$ with it, $q = \\pi_\\mathrm{old}$ and $p = \\pi_\\theta$; a KL penalty "
+              "keeps $q = \\pi_\\theta$ and $p = \\pi_\\mathrm{ref}$, its averages taken under "
+              "$\\pi_\\mathrm{old}$"),
+           (APPROX, GRAD, DOCTOR)),
     Symbol("beta", r"\beta", N_("the KL coefficient: the weight of the KL penalty in the reward or the loss"),
            (APPROX, GRAD, SEQ, DOCTOR)),
     Symbol("pull", r"c(x)",
@@ -123,7 +132,7 @@ SYMBOLS: tuple[Symbol, ...] = (
     Symbol("T", r"T", N_("the length of a sequence, in tokens"), (SEQ,)),
     Symbol("s", r"s", N_("the Gradients page's drift: $\\pi_\\theta = \\mathrm{softmax}(s\\,v)$ moves away "
                          "from $\\pi_\\mathrm{ref}$ along the direction $v$"), (GRAD,)),
-    Symbol("N", r"N", N_("the number of samples in one estimate"), (HOME, LESSONS, LAB, CV, FDIV, GRAD, SEQ)),
+    Symbol("N", r"N", N_("the number of samples in one estimate"), (HOME, LESSONS, LAB, CV, GRAD, SEQ)),
     Symbol("R", r"R", N_("the number of repetitions of the whole estimate, to see its spread"), (LAB, GRAD)),
     # ------------------------------------------------------------------ f-divergences
     Symbol("f", r"f", N_("a convex function with $f(1) = 0$ that defines an f-divergence"), (BREGMAN, FDIV)),
@@ -146,7 +155,7 @@ SYMBOLS: tuple[Symbol, ...] = (
            (LAB, SEQ, AUDIT)),
     Symbol("ESS", r"\mathrm{ESS}",
            N_("the effective sample size of importance-weighted samples, $(\\sum w)^2/\\sum w^2$"),
-           (LESSONS, AUDIT)),
+           (AUDIT,)),
 )
 
 _BY_KEY = {s.key: s for s in SYMBOLS}

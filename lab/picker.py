@@ -231,7 +231,7 @@ def distribution_picker(
     Parameters
     ----------
     label : str
-        The picker's heading, e.g. ``"q — the sampler (old policy)"``, shown as given
+        The picker's heading, e.g. ``"q — the sampler"``, shown as given
         (translated by the caller).
     key : str
         URL key of the spec, e.g. ``"q"``; the sliders' session keys start with it.
@@ -316,8 +316,8 @@ def distribution_pair(
     q_default: str,
     p_default: str,
     *,
-    q_label: str = N_("q — the sampler (old policy)"),
-    p_label: str = N_("p — the target (new policy)"),
+    q_label: str = N_("q — the sampler"),
+    p_label: str = N_("p — the target"),
     q_key: str = "q",
     p_key: str = "p",
 ) -> tuple[Distribution, Distribution]:

@@ -77,7 +77,7 @@ with ui.metric_row():
     delta, delta_words = notes.bias_delta(point.bias, point.kl)
     st.metric(
         _("Library's mean"), f"{point.mean:.4g}", delta=delta, delta_description=delta_words,
-        help=_("Exact mean over the sampler's tokens of the library's clamped per-token value."),
+        help=notes.library_mean_help(demo.clamped),
     )
     st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",
               help=_("The same estimator without clamps: k1 and k3 are unbiased without clamps; "
@@ -88,7 +88,7 @@ with ui.metric_row():
 with first:
     ui.answer(notes.answer(demo.library, demo.option, theta, point, clamped=demo.clamped))
     ui.chart(
-        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
+        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title, clamped=demo.clamped,
                     title=[_("{lib} {opt} ({where})").format(
                         lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
                         _("against the exact KL")]),
@@ -158,7 +158,7 @@ ui.table(
     column_config={notes.header("gradient"): st.column_config.LinkColumn(
         display_text=_("Gradients →"),
         help=_("Open the Gradients page with this option highlighted. A logged metric has no gradient."))},
-    height=330,
+    height=330, placeholder=notes.NO_GRADIENT,  # a metric's empty link cell: a dash, not "None"
 )
 
 st.subheader(_("Translate one option"))

@@ -58,13 +58,17 @@ r = state.slider(
     help=_("A single ratio r = p(x)/q(x); its gap is the thick purple segment on both charts."),
 )
 wait_for_specs("q", "p")  # a bad spec: the controls above stay, the results wait
-logr = cache.draw_log_ratios(q.spec, p.spec, draws, seed)
+try:  # p = q to double precision (written two ways, too): the Control variates page's test
+    same = notes.p_equals_q(cache.lambda_parabola(q.spec, p.spec))
+except QuadratureError:
+    same = False
+logr = notes.as_shown(same, cache.draw_log_ratios(q.spec, p.spec, draws, seed))  # rounding noise: 0
 grid = tangent_picture("kl_qp", u=U_GRID)
 drawn = tangent_picture("kl_qp", logu=logr)
 hand = tangent_picture("kl_qp", u=[r])
 k3_hand = float(estimators.k3(hand.logu)[0])
 try:
-    true_kl = cache.exact_kl(q.spec, p.spec)
+    true_kl = notes.as_shown(same, cache.exact_kl(q.spec, p.spec))
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     true_kl = math.nan
 # χ²(p‖q) finite but past a double: Var(k3) and Pearson χ² then show as inf but are not infinite
@@ -121,7 +125,8 @@ ui.formula(
     r"+ \mathbb{E}_q[-\log r] = \mathrm{KL}[q\|p]"
 )
 moments, _failed = cache.moments_or_failures(("k1", "k3"), q.spec, p.spec, 1.0)
-st.markdown(notes.tangent_text(moments["k1"].var, moments["k3"].var, chi2_overflow))
+st.markdown(notes.tangent_text(notes.as_shown(same, moments["k1"].var), notes.as_shown(same, moments["k3"].var),
+                               chi2_overflow))
 
 # ------------------------------------------------------------ any f
 st.header(_("The same picture for KL[p‖q] and any f-divergence"))
@@ -143,7 +148,7 @@ f_grid = tangent_picture(f_key, u=U_GRID)
 f_drawn = tangent_picture(f_key, logu=logr)
 f_hand = tangent_picture(f_key, u=[r])
 try:
-    exact_f = cache.f_divergence(f_key, p.spec, q.spec)
+    exact_f = notes.as_shown(same, cache.f_divergence(f_key, p.spec, q.spec))
 except QuadratureError:  # the integrand overflows: q and p are extremely far apart
     exact_f = math.nan
 div = DIVERGENCES[f_key]
@@ -164,7 +169,9 @@ if f_grid.smooth:
         else _("gap at each draw")
     )
     f_overflow = f_key == "pearson" and chi2_overflow  # the only f whose D_f is χ²
-    f_caption = notes.f_caption(f_key, _(div.name), draws, f_drawn.mean_gap, exact_f, f_overflow)
+    f_moments = (cache.moments_or_failures((f_grid.estimator,), q.spec, p.spec, 1.0)[0][f_grid.estimator]
+                 if f_grid.estimator else None)  # the gap's estimator (k3_pq, k2): the average's standard error
+    f_caption = notes.f_caption(f_key, _(div.name), draws, f_drawn.mean_gap, exact_f, f_overflow, f_moments)
     ui.chart(
         tangent_gap_chart(
             f_grid,

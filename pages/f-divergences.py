@@ -46,7 +46,7 @@ st.header(_("1. One convex f, one divergence"))
 st.markdown(_(
     "An **f-divergence** averages a function of the likelihood ratio $r = p(x)/q(x)$ over "
     "samples $x \\sim q$. The function f is convex with $f(1) = 0$, so the divergence is "
-    "zero when p = q. Here q is the sampler (the old policy) and p the target (the new one)."
+    "zero when p = q. Here q is the sampler and p the target."
 ))
 ui.formulas(r"D_f(p, q) \;=\; \mathbb{E}_{x\sim q}\!\left[f\big(r(x)\big)\right],", r"r(x) = \frac{p(x)}{q(x)}")
 

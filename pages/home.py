@@ -1,7 +1,6 @@
 """Home: the RL engineer's question, the three estimators, and a live miniature.
 
-q = N(0, 1) is the sampler (the old policy), p = N(μ, 1) the target (the new
-policy).  One slider, ``?mu=``, sets the distance; the sample size and seed are
+q = N(0, 1) is the sampler, p = N(μ, 1) the target.  One slider, ``?mu=``, sets the distance; the sample size and seed are
 fixed, so everyone who opens the same link sees the same numbers.
 """
 
@@ -54,7 +53,7 @@ with controls:
         value=notes.MU_SLIDER.value,
         step=notes.MU_SLIDER.step,
         format="%.2f",
-        help=_("p = N(μ, 1) is the new policy, q = N(0, 1) the old one that drew the samples."),
+        help=_("q = N(0, 1) is the sampler that drew the samples, p = N(μ, 1) the target."),
     )
 P = Gaussian(mu, 1.0)
 true_kl = cache.exact_kl(Q.spec, P.spec)

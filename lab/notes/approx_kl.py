@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from i18n import N_, _, message, ngettext
+from kl_core.doctor.diagnosis import clamp_sides
 from kl_core.estimation.distributions import Categorical
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.paths import PATHS
@@ -33,6 +34,7 @@ __all__ = [
     "CHECKLIST_INTRO",
     "CHECKLIST_THETA",
     "CLAMP_CHART_CAPTION",
+    "NO_GRADIENT",
     "PATH_HELP",
     "ChecklistItem",
     "QUESTION",
@@ -44,9 +46,11 @@ __all__ = [
     "entry_heading",
     "checklist",
     "checklist_intro",
+    "clamp_bands",
     "clamp_roles",
     "clamp_token_rows",
     "clamps_intro",
+    "library_mean_help",
     "clamps_text",
     "crosswalk_frame",
     "crosswalk_intro",
@@ -254,6 +258,9 @@ HEADERS = {
 #: The crosswalk columns the page shows (the CSV has them all).
 SHOWN_COLUMNS = ("library", "option", "acts on", "gradient", "estimator", "estimates", "unbiased",
                  "clamps")
+#: What the crosswalk table shows in a cell with no value: the gradient link of a logged metric, which
+#: has no gradient (the page passes it to ``st.dataframe(placeholder=…)``; Streamlit shows "None" otherwise).
+NO_GRADIENT = "—"  # i18n: ok (a dash, no words)
 #: Where a library puts the value (``CrosswalkEntry.acts_on``), in words.
 ACTS_ON = {"loss": N_("loss"), "reward": N_("reward"), "metric": N_("metric")}
 
@@ -553,13 +560,18 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
 
     Chosen from the exact numbers of ``point`` (:func:`kl_core.libraries.clamps.clamp_point`):
     no drift; no token reaching a clamp (the mean is the plain estimator's, equal to the KL or
-    off by the estimator's own bias); or clamped tokens, with the mean below, above or at the KL.
+    off by the estimator's own bias); or clamped tokens, with the mean below, above or at the KL
+    (exactly, or "to the digits shown": a clamped mean that :func:`_same` calls the KL is within 1e-6
+    of it, which ``number``'s 4 digits do not tell apart at any slider setting; the tests check each).
     ``clamped`` is False for an option without clamps (TRL's k3, shown for reference).
     """
     opt = "{lib} `{opt}`".format(lib=lib, opt=option)  # i18n: ok (names)
     values = dict(opt=opt, theta=f"{theta:g}", mean=number(point.mean), kl=number(point.kl),
                   raw=number(point.unclamped_mean), hit=f"{point.hit_prob:.3g}")
     same = _same(point.mean, point.kl)
+    if point.kl == 0 and same and not clamped:
+        return _("At drift θ = {theta} the policy has not moved: the exact KL and {opt}'s mean are "
+                 "both **0**. This option has no clamps: move θ to compare its mean with the KL.").format(**values)
     if point.kl == 0 and same:
         return _("At drift θ = {theta} the policy has not moved: the exact KL and {opt}'s mean are "
                  "both **0**. Move θ to see the clamps act.").format(**values)
@@ -578,12 +590,19 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
                  "**{mean}** differs from the exact KL **{kl}** by the estimator's own bias "
                  "({rel}), not by the clamps.").format(**values, rel=_signed_share(point.bias / point.kl))
     if same and _same(point.mean, point.unclamped_mean):
+        if point.mean == point.kl:
+            return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                     "{hit}, yet its mean **{mean}** still equals the exact KL.").format(**values)
         return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
-                 "{hit}, yet its mean **{mean}** still equals the exact KL.").format(**values)
+                 "{hit}, yet its mean **{mean}** still equals the exact KL to the digits shown.").format(**values)
     if same:
+        if point.mean == point.kl:
+            return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
+                     "{hit}: they move its mean from {raw} to **{mean}**, which happens to equal the exact "
+                     "KL.").format(**values)
         return _("At drift θ = {theta} a sampled token hits the clamps of {opt} with probability "
                  "{hit}: they move its mean from {raw} to **{mean}**, which happens to equal the exact "
-                 "KL.").format(**values)
+                 "KL to the digits shown.").format(**values)
     rel = share(abs(point.bias) / point.kl)
     if not _same(point.unclamped_mean, point.kl):  # k2: its own bias and the clamps, said apart
         return _own_bias_and_clamps(values, point, rel)
@@ -623,10 +642,37 @@ def _own_bias_and_clamps(values: dict[str, str], point: ClampPoint, rel: str) ->
     return _clamped_gap("both", values, point.bias < 0, rel=rel, own=own, clamp=clamp)
 
 
+def _three(x: float) -> float:
+    """``x`` rounded to 3 significant digits (a band's bound as the intro writes it)."""
+    return float(f"{x:.3g}") if math.isfinite(x) else x
+
+
+def clamp_bands(entries: list[CrosswalkEntry]) -> list[tuple[float, float, list[CrosswalkEntry]]]:
+    """Each clamped entry's band of log r, ``(lo, hi, entries)``, entries with one band together, in
+    the order first met: inside it no clamp changes a token's value, beyond it one does.
+
+    The bounds are :func:`kl_core.doctor.diagnosis.clamp_sides` (a log-ratio clamp's bound, or where
+    the estimator first reaches a value clamp: k3 = 10 at log r ≈ 2.61 and ≈ −11, k2 = 10 at
+    |log r| = √20); ``-inf`` or ``inf`` on a side where no clamp bites.
+    """
+    bands: dict[tuple[float, float], list[CrosswalkEntry]] = {}
+    for e in entries:
+        if not e.clamped:
+            continue
+        below, above = clamp_sides(e)
+        if below is None and above is None:
+            continue
+        key = (-math.inf if below is None else below, math.inf if above is None else above)
+        bands.setdefault(key, []).append(e)
+    return [(lo, hi, group) for (lo, hi), group in bands.items()]
+
+
 def clamps_intro(entries: list[CrosswalkEntry]) -> str:
     """The clamp section's first paragraph: each clamped option of the demo and its clamps, from the
-    crosswalk's data, then what the clamps do (nothing while log-ratios are moderate, then they move
-    the mean off the estimator's own, which for k1 and k3 is the KL)."""
+    crosswalk's data; the band of log r inside which each leaves a token's value alone
+    (:func:`clamp_bands`), and how narrow the narrowest is; then what the clamps do (nothing while
+    every token the sampler can draw is inside, then they move the mean off the estimator's own,
+    which for k1 and k3 is the KL)."""
     libs: dict[str, list[str]] = {}
     for e in entries:
         if e.clamped:
@@ -635,12 +681,30 @@ def clamps_intro(entries: list[CrosswalkEntry]) -> str:
     # TRANSLATORS: one library's clamps: "verl clamps `low_var_kl` (log r ∈ [-20, 20]), `actor/ppo_kl` (…)."
     which = " ".join(_("{lib} clamps {options}.").format(lib=lib, options=_(", ").join(opts))
                      for lib, opts in libs.items())
-    return which + " " + _(
-        "While every sampled token's log-ratio is moderate the clamps do nothing; once the sampler draws, "
-        "with some probability, tokens that one policy finds likely and the other nearly impossible, they "
-        "cap those tokens' values, and the library's mean parts from the same estimator's mean without "
-        "clamps, which for k1 and k3 is the KL. All numbers here are exact sums over the tokens, not "
-        "samples.")
+    bands = clamp_bands(entries)
+    # TRANSLATORS: one band of the clamp intro: "log r ∈ [-11, 2.61] for verl `low_var_kl`, OpenRLHF `k3`"
+    listed = _("; ").join(_("{band} for {options}").format(band=_logr_interval(_three(lo), _three(hi)),
+                                                          options=_option_names(group))
+                          for lo, hi, group in bands)
+    parts = [which]
+    if bands:
+        parts.append(_(
+            "Each option leaves a token's value as its estimator computes it only while the token's "
+            "log-ratio stays inside a band: {bands}.").format(bands=listed))
+    parts.append(_(
+        "While every token the sampler can draw lies inside the band the clamps do nothing; once the "
+        "sampler draws tokens outside it with some probability, the clamps change those tokens' values, "
+        "and the library's mean parts from the same estimator's mean without clamps, which for k1 and k3 "
+        "is the KL."))
+    upper = [(hi, group) for _lo, hi, group in bands if math.isfinite(hi) and hi > 0]
+    if upper:
+        hi, group = min(upper, key=lambda b: b[0])
+        parts.append(_(
+            "No nearly impossible token is needed: under {options} a token is clamped once the other "
+            "policy gives it about {r} times the sampler's probability or more (log r > {hi})."
+        ).format(options=_option_names(group), r=f"{math.exp(_three(hi)):.3g}", hi=f"{_three(hi):g}"))
+    parts.append(_("All numbers here are exact sums over the tokens, not samples."))
+    return " ".join(parts)
 
 
 def _clamp_kind(e: CrosswalkEntry) -> tuple[str, object, object]:
@@ -660,6 +724,14 @@ def demo_help(entries: list[CrosswalkEntry], demo: list[CrosswalkEntry]) -> str:
                  "reference.").format(**values)
     return _("{shown} of the crosswalk's {total} clamped options, and {unclamped} (no clamps) for "
              "reference.").format(**values)
+
+
+def library_mean_help(clamped: bool) -> str:
+    """The help of the "Library's mean" metric: the clamped per-token value, or (TRL's k3) the value as is."""
+    if clamped:
+        return _("Exact mean over the sampler's tokens of the library's clamped per-token value.")
+    return _("Exact mean over the sampler's tokens of the library's per-token value (this option has no "
+             "clamps).")
 
 
 def hit_caption(clamped: bool, any_hit: bool) -> str:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
 from i18n import N_, _
+from kl_core.estimation.control_variates import LambdaParabola
 from kl_core.estimation.divergences import DIVERGENCES
-from lab.format import number
+from kl_core.estimation.exact import Moments
+from lab.format import from_log, number
+from lab.notes import control_variates
 from lab.notes.control_variates import chi2_overflows
 
-__all__ = ["K2_CONVEXITY", "answer", "chi2_overflows", "draws_on_chart", "exact_title", "f_caption",
-           "kink_caption", "kink_note", "kl_caption", "tangent_text"]
+__all__ = ["K2_CONVEXITY", "answer", "as_shown", "chi2_overflows", "draws_on_chart",
+           "exact_title", "f_caption", "kink_caption", "kink_note", "kl_caption", "p_equals_q", "tangent_text"]
 
 #: The caveat under k2's picture: f(u) = ½ log² u has f″(u) = (1 − log u)/u².
 K2_CONVEXITY = N_(
@@ -21,15 +25,37 @@ K2_CONVEXITY = N_(
 )
 
 
+def p_equals_q(par: LambdaParabola | None) -> bool:
+    """p = q to double precision, by the Control variates page's test (Var(log r) and Var(r) at most
+    :data:`lab.notes.control_variates.ROUNDING_VAR`): the same distribution written two ways
+    (``categorical(0.1,0.2,0.3)`` and ``categorical(1.1,1.2,1.3)``) as well as written the same.
+    False where the parabola could not be computed (``None``)."""
+    return par is not None and control_variates.p_equals_q(par)
+
+
+def as_shown(same: bool, value):
+    """``value`` (a number, or the draws' log-ratios) as the page shows it: where p = q to double
+    precision (:func:`p_equals_q`), the rounding noise (KL 8.2e-33, log r = −2.2e-16) set to the zero it
+    stands for, as the Control variates page does (:func:`lab.notes.control_variates.as_shown`)."""
+    if not same:
+        return value
+    return np.zeros_like(value) if isinstance(value, np.ndarray) else 0.0
+
+
 def answer(draws: int, min_gap: float, max_gap: float, mean_gap: float, true_kl: float) -> str:
     """The page's answer, from the draws on screen: every gap is ≥ 0, and they average to the KL.
 
     ``min_gap`` can be a rounding error below zero only if the core's gap is computed
-    carelessly; it is formatted, never assumed.
+    carelessly; it is formatted, never assumed.  Where every gap is 0 (every draw has r = 1,
+    as at p = q) it says so instead of a range "from 0 to 0".
     """
-    text = _("**Answer:** each of the {n:,} draws gives a gap ≥ 0 (from {lo} to {hi}), because the "
-             "curve log r never rises above its tangent r − 1.").format(
-        n=draws, lo=number(min_gap), hi=number(max_gap))
+    if min_gap == 0.0 and max_gap == 0.0:
+        text = _("**Answer:** every gap is exactly 0: each of the {n:,} draws has r = 1, where the "
+                 "curve log r touches its tangent r − 1.").format(n=draws)
+    else:
+        text = _("**Answer:** each of the {n:,} draws gives a gap ≥ 0 (from {lo} to {hi}), because the "
+                 "curve log r never rises above its tangent r − 1.").format(
+            n=draws, lo=number(min_gap), hi=number(max_gap))
     if math.isfinite(true_kl):
         text += " " + _("Their mean, {mean}, estimates KL[q‖p] = {kl}.").format(
             mean=number(mean_gap), kl=number(true_kl))
@@ -148,12 +174,44 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None, on_chart
     return text
 
 
+def _standard_error(draws: int, moments: Moments | None) -> float:
+    """The log of the standard error of the mean of ``draws`` gaps, from the gap estimator's exact
+    moments (``Moments.log_std``, finite also where Var is past a double); NaN where unknown
+    (no estimator, or the core could not compute it), ``inf`` where the variance is infinite."""
+    if moments is None or math.isnan(moments.var) or draws < 1:
+        return math.nan
+    return moments.log_std - 0.5 * math.log(draws)
+
+
+def _se_text(log_se: float) -> str:
+    """A standard error from its log: 4 digits, from the log where it is past a double."""
+    se = math.exp(log_se) if log_se < math.log(sys.float_info.max) else math.inf
+    return number(se) if math.isfinite(se) else from_log(log_se, 4, trim=True)
+
+
+def _finite_sample(draws: int, moments: Moments | None) -> str:
+    """The finite-sample caveat of an f picture's average, with the exact standard error where the
+    core gives the gap estimator's variance (k3_pq for KL[p‖q], k2), as the KL[q‖p] caption warns."""
+    log_se = _standard_error(draws, moments)
+    if math.isnan(log_se) or log_se == -math.inf:
+        return _("The average is unbiased, but a finite set of draws can miss rare, large gaps.")
+    if math.isinf(log_se):
+        return _("The average is unbiased, but a finite set of draws can miss rare, large gaps; here one "
+                 "gap's variance is infinite, so no standard error bounds how far the average can be off.")
+    return _("The average is unbiased, but a finite set of draws can miss rare, large gaps; its standard "
+             "error here is {se}.").format(se=_se_text(log_se))
+
+
 def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float,
-              overflow: bool = False) -> str:
+              overflow: bool = False, moments: Moments | None = None) -> str:
     """Under the picture of a smooth f: the gaps' average against the exact D_f, with caveats.
 
     ``overflow``: an infinite ``exact`` is finite but past a double (Pearson χ² where
-    :func:`chi2_overflows`), not a divergence.
+    :func:`chi2_overflows`), not a divergence.  ``moments``: the exact moments of the gap's
+    estimator (``k3_pq``, ``k2``; None for an f without one), for the standard error of the
+    average.  A finite, positive ``exact`` always gets the finite-sample caveat (the average
+    of 10 draws from N(0, 1) against p = N(5, 1) is 0.9977 against a KL[p‖q] of 12.5, yet
+    within a standard error, 3.1e+06, of it: no threshold in standard errors would warn there).
     """
     overflow = overflow and math.isinf(exact) and f_key != "k2"  # χ² only: k2's D_f is ½E[log² r]
     if f_key == "k2":  # ½ log² u is convex only up to u = e (K2_CONVEXITY)
@@ -190,8 +248,9 @@ def f_caption(f_key: str, name: str, draws: int, mean_gap: float, exact: float,
             "The exact value is infinite for this pair: rare, extreme r (huge, or near 0, beyond "
             "the chart) carry the mean, and a finite sample's average cannot show that."
         )
+    elif math.isfinite(exact) and exact > 0.0:
+        text += " " + _finite_sample(draws, moments)
     return text
-
 
 
 def kink_note(f_key: str) -> str:

@@ -31,6 +31,7 @@ __all__ = [
     "chi2_overflows",
     "lam_text",
     "needs_direct_var",
+    "p_equals_q",
     "shown_var_lam",
     "var_k3_text",
     "var_lam_text",
@@ -206,7 +207,7 @@ OVERFLOW_SDS = math.sqrt(math.log(sys.float_info.max))
 ROUNDING_VAR = 1e-30
 
 
-def _p_equals_q(par: LambdaParabola) -> bool:
+def p_equals_q(par: LambdaParabola) -> bool:
     """p = q to double precision (written the same, written two ways, or too close to resolve)."""
     return par.var_log_r <= ROUNDING_VAR and par.var_r <= ROUNDING_VAR
 
@@ -214,7 +215,7 @@ def _p_equals_q(par: LambdaParabola) -> bool:
 def as_shown(par: LambdaParabola) -> LambdaParabola:
     """The parabola the page draws and prints: where p = q to double precision, its rounding
     noise (Var(log r) = 1.6e-32 for shifted categorical logits) set to the zero it stands for."""
-    if not _p_equals_q(par):
+    if not p_equals_q(par):
         return par
     return replace(par, var_log_r=0.0, cov=0.0, var_r=0.0, true_kl=0.0, direct_var_k3=None, direct_var_optimal=None)
 
@@ -222,7 +223,7 @@ def as_shown(par: LambdaParabola) -> LambdaParabola:
 def has_one_lam_star(par: LambdaParabola) -> bool:
     """λ* is one λ to show or set: defined, resolved, not p = q (where every λ ties at 0), and not
     the tiny positive λ* of a χ² past a double (the core's 0, a duplicate of λ = 0)."""
-    return par.lam_star_defined and par.resolved and not _p_equals_q(par) and not _chi2_overflows(par)
+    return par.lam_star_defined and par.resolved and not p_equals_q(par) and not _chi2_overflows(par)
 
 
 def _from_log(log_x: float) -> str:
@@ -253,14 +254,14 @@ def lam_star_text(par: LambdaParabola) -> str:
     "undefined" where every λ has infinite variance."""
     if not par.lam_star_defined:
         return _("undefined")
-    if _p_equals_q(par):
+    if p_equals_q(par):
         return _("any λ")
     return _lam_star(par) if par.resolved else _("not resolved")
 
 
 def _k3_below_resolution(par: LambdaParabola) -> bool:
     """Var(k3) was integrated directly and rounded to 0 (below ZERO_TO_ROUNDING · Var(log r))."""
-    return par.direct_var_k3 == 0.0 and not _p_equals_q(par)
+    return par.direct_var_k3 == 0.0 and not p_equals_q(par)
 
 
 def _resolution(par: LambdaParabola) -> float:
@@ -281,7 +282,7 @@ def needs_direct_var(par: LambdaParabola, lam: float) -> bool:
     """Whether the page must integrate Var(kλ) at ``lam`` directly: the parabola's three terms
     cancel there to below CANCELLATION · Var(log r), leaving rounding noise (as the core does for
     k3 and kλ*). λ = 1 and λ = λ* reuse the core's direct values."""
-    if _p_equals_q(par) or not (math.isfinite(par.var_log_r) and math.isfinite(par.var_r)):
+    if p_equals_q(par) or not (math.isfinite(par.var_log_r) and math.isfinite(par.var_r)):
         return False
     if lam == 1.0 or (lam == par.lam_star and par.direct_var_optimal is not None):
         return False
@@ -341,7 +342,7 @@ def pair_note(par: LambdaParabola, why_infinite: str) -> Note | None:
 
     ``why_infinite`` is the core's reason Var(log r) is infinite (``Moments.note`` of k1).
     """
-    if _p_equals_q(par):
+    if p_equals_q(par):
         return Note(
             "info",
             _("p = q to double precision: r = 1 at every sample up to rounding, so every kλ is zero "
@@ -385,7 +386,7 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
     if not par.lam_star_defined:
         return _("No λ = λ* button: λ* does not exist here ({why}).").format(
             why=message(par.lam_star_note))
-    if not par.resolved and not _p_equals_q(par):
+    if not par.resolved and not p_equals_q(par):
         return _("No λ = λ* button: double precision cannot resolve λ* for this pair.")
     if _chi2_overflows(par):
         return _("No λ = λ* button: λ* = {lam} is positive but 0 to the slider's precision, so "
@@ -410,7 +411,7 @@ def parabola_marks(par: LambdaParabola, lam: float, direct: float | None = None)
         LambdaMark("λ = 0: k1", 0.0, par.var_log_r, "k1"),  # i18n: ok
         LambdaMark("λ = 1: k3", 1.0, par.var_k3, "k3"),  # i18n: ok
     ]
-    if not (_all_infinite(par) or _p_equals_q(par)) and par.resolved:  # p = q: every λ ties
+    if not (_all_infinite(par) or p_equals_q(par)) and par.resolved:  # p = q: every λ ties
         label = _("λ* = {lam}: least variance").format(lam=_lam_star(par))
         marks.append(LambdaMark(label, par.lam_star, par.var_optimal, None))
     label = _("your λ = {lam}").format(lam=lam_text(lam))
@@ -437,7 +438,7 @@ def answer(par: LambdaParabola) -> str:
                  "per sample. λ* = {lam} is positive but tiny, because its denominator χ²(p‖q) is "
                  "finite but too large for a double; Var(k3) (λ = 1) is too large for a double as "
                  "well.").format(v=number(par.var_log_r), lam=_lam_star(par))
-    if _p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
+    if p_equals_q(par) or _all_infinite(par) or _chi2_infinite(par):
         return _("**Answer:** {text}").format(text=parabola_caption(par))
     if _k3_below_resolution(par):
         return _("**Answer:** Var(k3) and Var(kλ*) are both below {floor}, which is {rel:g} times "
@@ -472,7 +473,7 @@ def answer(par: LambdaParabola) -> str:
 
 def parabola_caption(par: LambdaParabola) -> str:
     """Under the parabola: where its minimum is, or why there is none."""
-    if _p_equals_q(par):
+    if p_equals_q(par):
         return _("With p = q (to double precision) every coefficient is zero up to rounding: the "
                  "'parabola' is flat at zero.")
     if _all_infinite(par):

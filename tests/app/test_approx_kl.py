@@ -261,3 +261,49 @@ def test_the_page_opens_with_its_answer_at_the_defaults():
     assert texts.index(answer) < next(i for i, t in enumerate(texts) if "verl clamps `low_var_kl`" in t)
     # the RL names mapped onto q and p, once, by the sentence every RL page shares
     assert sum("$q = \\pi_\\theta$" in c.value for c in at.caption) == 1
+
+
+# ------------------------------------------------------------------ audit findings, round 2
+
+
+def test_the_clamp_intro_gives_the_band_the_mild_drift_crosses():
+    """Finding 1: at ?cpath=Mild+drift&thm=2.75 low_var_kl's value clamp bites on a token with
+    probabilities 0.0377 and 0.563, which the old intro ruled out ("nearly impossible")."""
+    at = open_page(cpath="Mild drift", thm="2.75")
+    assert not at.exception
+    point = clamps.clamp_point("verl:low_var_kl:loss", "logit", 2.75)
+    assert metrics(at)["P(clamped)"].value == f"{point.hit_prob:.3g}" == "0.0377"
+    md = text_of(at)
+    assert "log r ∈ [-11, 2.61] for verl `low_var_kl`, OpenRLHF `k3`" in md
+    assert "nearly impossible, they cap" not in md
+
+
+def test_trl_k3_at_theta_0_is_not_told_to_watch_its_clamps():
+    """Finding 2: ?ce=TRL+k3+(reward)&th=0 said "Move θ to see the clamps act." of an option without clamps."""
+    at = open_page(ce="TRL k3 (reward)", th="0")
+    assert not at.exception
+    md = text_of(at)
+    assert "both **0**" in md and "This option has no clamps" in md and "clamps act" not in md
+
+
+def test_the_crosswalk_shows_a_dash_where_a_metric_has_no_gradient():
+    """Finding 4: the gradient column's empty cells (logged metrics) showed Streamlit's "None"."""
+    at = open_page()
+    [table] = [df for df in at.dataframe if df.value.columns[0] == "library" and "gradient" in df.value.columns]
+    assert table.value["gradient"].isna().sum() == sum(e.grad_mode == "none" for e in CROSSWALK) > 0
+    assert table.proto.placeholder == notes.NO_GRADIENT == "—"
+
+
+def test_an_option_without_clamps_is_drawn_as_the_library_not_the_library_clamped():
+    """TRL's k3 has no clamps: its line was "library (clamped)" and its metric's help said "clamped"."""
+    from charts.approx_kl import clamp_chart
+    from lab.notes import approx_kl as notes
+
+    e = next(x for x in CROSSWALK if x.library == "TRL" and x.estimator == "k3" and not x.clamped)
+    eid = clamps.entry_id(e)
+    curve = clamps.clamp_curve(eid, "peaked")
+    pt = clamps.clamp_point(eid, "peaked", 20.0)
+    spec = clamp_chart(curve, pt, estimator_key=e.estimator, title=eid, clamped=False).to_dict()
+    lines = [layer for layer in spec["layer"] if layer["mark"]["type"] == "line"]
+    assert [layer["transform"][1]["filter"]["equal"] for layer in lines] == ["library", "no clamps", "exact KL"]
+    assert "clamped" not in notes.library_mean_help(False) and "clamped" in notes.library_mean_help(True)

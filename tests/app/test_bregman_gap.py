@@ -329,3 +329,42 @@ def test_a_chi2_past_a_double_is_finite_on_the_page():
     titles = [title(s) for s in specs(at)]
     assert any("exact Pearson χ²: too large for a double" in t for t in titles)
     assert not any("χ² = ∞" in t for t in titles)
+
+
+# ------------------------------------------------------------------ audit findings (round 2)
+
+
+def _f_caption(at: AppTest) -> str:
+    return next(c for c in captions(at).split("\n") if "gaps average" in c)
+
+
+def test_a_far_off_average_of_few_draws_carries_the_caveat():
+    """Finding 5: ?p=normal(5,1)&draws=10, f = KL[p‖q]: "the 10 gaps average 0.9977, an estimate of the
+    exact KL[p‖q] = 12.5" with no warning; the exact standard error (3.126e+06) says how little 10 draws pin down."""
+    at = open_page(p="normal(5,1)", draws="10")
+    clean(at)
+    text = _f_caption(at)
+    assert "the 10 gaps average 0.9977, an estimate of the exact KL[p‖q] = 12.5." in text
+    assert "a finite set of draws can miss rare, large gaps; its standard error here is 3.126e+06." in text
+    pearson = open_page(f="pearson")  # the defaults: 0.7974 against 1.718
+    assert "can miss rare, large gaps" in _f_caption(pearson)
+
+
+def test_the_same_distribution_written_two_ways_is_p_equal_q_on_the_page():
+    """Finding 6 and 7: the pair was called p ≠ q (KL 8.19e-33, "cancels more than 99% of the variance"),
+    and at p = q the answer read "(from 0 to 0)"."""
+    at = open_page(q="categorical(0.1,0.2,0.3)", p="categorical(1.1,1.2,1.3)")
+    clean(at)
+    md = captions(at)
+    assert "With p = q both variances are zero." in md and "of the variance" not in md
+    assert "every gap is exactly 0" in md and "from 0 to 0" not in md
+    assert "e-33" not in md and "e-32" not in md and "e-64" not in md
+    kl_spec, f_spec = specs(at)
+    assert title(kl_spec).endswith("exact KL[q‖p] = 0") and title(f_spec).endswith("exact KL[p‖q] = 0")
+    assert "every gap is exactly 0" in captions(open_page(p="normal(0,1)"))
+
+
+def test_the_pickers_name_the_roles_only():
+    """Finding 9: "q — the sampler (old policy)" contradicted the RL pages' KL penalty, q = π_θ."""
+    md = captions(open_page())
+    assert "**q — the sampler**" in md and "**p — the target**" in md and "old policy" not in md

@@ -50,7 +50,7 @@ def test_every_page_gets_its_symbols_and_home_follows_the_estimator_notation():
         assert notation.symbols_for(url), url
     home = {s.key for s in notation.symbols_for("")}
     assert {"q", "p", "r", "kl", "k1", "k2", "k3"} <= home and "pi_theta" not in home
-    for url in ("gradients", "sequences", "approx-kl", "audit", "config-doctor"):
+    for url in ("gradients", "sequences", "approx-kl", "config-doctor"):  # the audit writes sampler and other
         assert {"pi_theta", "pi_ref"} <= {s.key for s in notation.symbols_for(url)}, url
     assert notation.symbols_for("no-such-page") == notation.SYMBOLS
     with pytest.raises(ValueError, match="key"):
@@ -86,3 +86,24 @@ def test_the_mapping_sentence_is_defined_once_and_fills_q_and_p():
         notation.policy_mapping("nope")
     with pytest.raises(ValueError, match="word"):
         notation.audit_label("nope")
+
+
+def test_the_f_divergences_page_lists_no_symbol_it_never_uses():
+    """Audit finding: it listed rb, k3^pq and N (the number of samples), though there N only names
+    the normal distribution; tests/app/test_symbols_used.py checks every page's list against its text."""
+    keys = {s.key for s in notation.symbols_for("f-divergences")}
+    assert not keys & {"rb", "k3pq", "N"}
+    assert {"f", "Df", "chi2", "F", "theta"} <= keys
+
+
+def test_pi_old_and_log_r_agree_with_both_rl_readings():
+    """Audit finding: the glossary's π_old said "off-policy, q = π_old" beside the Gradients page's
+    policy_mapping("old") (tokens from π_old, q still π_θ), and log r was "on the RL pages"
+    log π_ref − log π_θ, while approx_kl's log r is log π_θ − log π_old (q = π_old, p = π_θ)."""
+    old, logr = notation.symbol("pi_old").meaning, notation.symbol("logr").meaning
+    assert "off-policy, $q = \\pi_\\mathrm{old}$" not in old
+    assert r"$q = \pi_\mathrm{old}$ and $p = \pi_\theta$" in old  # PPO's approx_kl (lab.notes.approx_kl.ROLES_LINE)
+    assert r"keeps $q = \pi_\theta$ and $p = \pi_\mathrm{ref}$" in old  # the KL penalty (policy_mapping("old"))
+    assert r"q = \pi_\theta" in notation.policy_mapping("old") and r"q = \pi_\mathrm{old}" not in notation.policy_mapping("old")
+    assert "on the RL pages" not in logr and "in the KL penalty" in logr
+    assert "pi_old" not in {s.key for s in notation.symbols_for("sequences")}

@@ -400,3 +400,100 @@ def test_k2s_unchanged_mean_under_a_clamp_is_all_its_own_bias():
     point = clamps.ClampPoint(1.0, 0.5, 0.6, 0.6, 0.01, 0.0, 0.01)  # hit, mean = unclamped ≠ KL
     text = notes.answer("OpenRLHF", "k2", 1.0, point)
     assert "leave its mean unchanged" in text and "**20.0% above**" in text and "own bias" in text
+
+
+# ------------------------------------------------------------------ audit findings, round 2
+
+
+def _root(f, lo: float, hi: float) -> float:
+    """The root of ``f`` in [lo, hi], by bisection (f changes sign there)."""
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if (f(mid) > 0) == (f(lo) > 0):
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def test_the_clamp_intro_gives_each_options_band_of_log_r():
+    """Finding 1: "While every sampled token's log-ratio is moderate the clamps do nothing; once the
+    sampler draws … tokens that one policy finds likely and the other nearly impossible, they cap those
+    tokens' values" is false: at ?cpath=Mild+drift&thm=2.75 low_var_kl's value clamp at 10 bites (P 0.0377,
+    mean 2.9% low) on a token the sampler gives 0.0377 and the other policy 0.563, for k3 > 10 once
+    log r > 2.61. The intro now gives each option's band, from the clamps themselves."""
+    demo = [clamps.entry_by_id(i) for i in clamps.DEMO_ENTRIES]
+    text = notes.clamps_intro(demo)
+    assert "nearly impossible, they cap" not in text and "log-ratio is moderate" not in text
+    k3_hi = _root(lambda x: np.expm1(x) - x - 10.0, 0.0, 5.0)  # k3 = 10 on either side of 0
+    k3_lo = _root(lambda x: np.expm1(x) - x - 10.0, -30.0, 0.0)
+    assert f"{k3_hi:.3g}" == "2.61" and f"{k3_lo:.3g}" == "-11"
+    for band in (f"log r ∈ [{k3_lo:.3g}, {k3_hi:.3g}] for verl `low_var_kl`, OpenRLHF `k3`",
+                 f"log r ∈ [-{20 ** 0.5:.3g}, {20 ** 0.5:.3g}] for OpenRLHF `k2`",  # k2 = ½ log² r = 10
+                 "log r ∈ [-10, 10] for OpenRLHF `k1`", "log r ∈ [-20, 20] for verl `actor/ppo_kl`"):
+        assert band in text, band
+    assert (f"a token is clamped once the other policy gives it about {np.exp(float(f'{k3_hi:.3g}')):.3g} "
+            f"times the sampler's probability or more (log r > {k3_hi:.3g})") in text
+    assert "TRL" not in text  # no clamps, no band
+    # the auditor's setting: a clamped token that neither policy finds nearly impossible
+    point = clamps.clamp_point("verl:low_var_kl:loss", "logit", 2.75)
+    assert point.hit_prob == pytest.approx(0.0377, abs=1e-4) and point.bias / point.kl == pytest.approx(-0.029, abs=1e-3)
+    s, o = clamps.roles_at("verl:low_var_kl:loss", "logit", 2.75)
+    tokens = clamps.clamp_tokens("verl:low_var_kl:loss", s.log_probs, o.log_probs)
+    hit = np.flatnonzero(tokens.hit)
+    assert hit.size == 1 and tokens.sampler_probs[hit[0]] > 0.03 and tokens.other_probs[hit[0]] > 0.5
+    assert k3_hi < tokens.logr[hit[0]] < 3.0
+
+
+@pytest.mark.parametrize("eid", [i for i in clamps.DEMO_ENTRIES if clamps.entry_by_id(i).clamped])
+def test_a_clamp_changes_a_value_exactly_outside_its_band(eid):
+    """The bands the intro states: just inside each bound the library's value is the estimator's,
+    just outside a clamp changes it (:func:`kl_core.libraries.crosswalk.evaluate`)."""
+    e = clamps.entry_by_id(eid)
+    [(lo, hi, group)] = notes.clamp_bands([e])
+    assert group == [e]
+    for bound, inward in ((lo, 1.0), (hi, -1.0)):
+        for logr, changed in ((bound + inward * 1e-6, False), (bound - inward * 1e-6, True)):
+            value = evaluate(e, [min(0.0, -logr)], [min(0.0, logr)])[0]
+            raw = {"k1": -logr, "k2": 0.5 * logr**2, "k3": np.expm1(logr) - logr}[e.estimator]
+            assert (not np.isclose(value, raw, rtol=1e-9)) == changed, (eid, bound, logr)
+
+
+def test_an_option_without_clamps_is_not_told_to_watch_the_clamps_act():
+    """Finding 2: ?ce=TRL+k3+(reward)&th=0 said "…both 0. Move θ to see the clamps act." of TRL's k3,
+    which has none."""
+    text, point = _answer("TRL:k3:reward", "peaked", 0.0)
+    assert point.kl == 0 and "both **0**" in text
+    assert "clamps act" not in text and "This option has no clamps" in text
+    assert "Move θ to see the clamps act." in _answer("verl:low_var_kl:loss", "peaked", 0.0)[0]
+
+
+def test_a_clamped_mean_equal_to_the_kl_only_to_the_digits_shown_says_so():
+    """Finding 3: ?th=11, "yet its mean 0.0001529 still equals the exact KL": 1.52877362e-4 against
+    1.52877384e-4, equal only to the digits shown."""
+    text, point = _answer("verl:low_var_kl:loss", "peaked", 11.0)
+    assert point.mean != point.kl and notes.number(point.mean) == notes.number(point.kl) == "0.0001529"
+    assert "still equals the exact KL to the digits shown" in text
+    text, point = _answer("OpenRLHF:k2:reward", "peaked", 11.0)  # the clamps' chance landing on the KL
+    assert point.mean != point.kl and "happens to equal the exact KL to the digits shown" in text
+    exact = clamps.ClampPoint(1.0, 0.5, 0.5, 0.5, 0.01, 0.01, 0.0)
+    assert notes.answer("verl", "low_var_kl", 1.0, exact).endswith("still equals the exact KL.")
+    for eid in clamps.DEMO_ENTRIES:  # every setting the sliders allow
+        for path, step in (("peaked", 0.5), ("logit", 0.05)):
+            for theta in np.arange(0, clamps.CLAMP_PATHS[path].theta_max + 1e-9, step):
+                text, point = _answer(eid, path, float(theta))
+                if "to the digits shown" in text:
+                    assert notes.number(point.mean) == notes.number(point.kl), (eid, path, theta)
+                elif "equals the exact KL" in text or "happens to equal" in text:
+                    assert point.mean == point.kl, (eid, path, theta)
+
+
+def test_a_metric_row_shows_a_dash_for_its_gradient():
+    """Finding 4: the crosswalk's gradient column showed a literal "None" for metric rows (Streamlit's
+    text for an empty cell); the page passes a dash as the table's placeholder (tests/app/test_approx_kl.py)."""
+    df = notes.crosswalk_frame(list(CROSSWALK))
+    metrics = [i for i, e in enumerate(CROSSWALK) if e.grad_mode == "none"]
+    assert metrics and all(pd.isna(df["gradient"][i]) for i in metrics)
+    assert notes.NO_GRADIENT == "—"
+    shown = [c for c in df.columns if c in notes.SHOWN_COLUMNS]
+    assert df[shown].drop(columns="gradient").notna().all().all()  # the placeholder only ever fills the gradient

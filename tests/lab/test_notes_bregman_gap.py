@@ -14,7 +14,7 @@ def test_kl_caption():
 
 def test_f_caption_adds_the_caveats():
     plain = notes.f_caption("pearson", "Pearson χ²", 200, 1.2, 1.718)
-    assert "the 200 gaps average 1.2, an estimate of the exact Pearson χ² = 1.718." == plain.split("line; ")[1]
+    assert plain.split("line; ")[1].startswith("the 200 gaps average 1.2, an estimate of the exact Pearson χ² = 1.718.")
     assert "convex only up to u = e and concave beyond" in notes.f_caption("k2", "k2", 200, 1.0, 1.0)
     assert "could not be computed" in notes.f_caption("kl_pq", "KL", 200, 1.0, math.nan)
     assert "infinite for this pair" in notes.f_caption("pearson", "χ²", 200, 1.0, math.inf)
@@ -107,3 +107,97 @@ def test_the_kl_caption_says_so_when_no_draw_is_on_the_chart():
     assert "Every green segment" not in text and "vanish" not in text
     assert "Every green segment is one draw's k3. The segments vanish" in notes.kl_caption(
         0.5, 0.49, None, on_chart=150, draws=200)
+
+
+# ------------------------------------------------------------------ audit findings (Bregman gap)
+
+
+def _moments(key: str, q: str, p: str):
+    from kl_core.estimation.distributions import parse
+    from kl_core.estimation.exact import estimator_moments
+
+    return estimator_moments(key, parse(q), parse(p))
+
+
+def test_the_f_caption_warns_that_a_finite_sample_can_miss_the_mean():
+    """Finding 5: /bregman-gap?p=normal(5,1)&draws=10, f = KL[p‖q]: "the 10 gaps average 0.9977, an
+    estimate of the exact KL[p‖q] = 12.5" with no warning. The average is 3.7e-06 standard errors from
+    the KL (SE 3.1e+06), so a threshold in standard errors would not warn: the caveat is always said,
+    with the exact standard error where the core has the gap's estimator (k3_pq, k2)."""
+    import numpy as np
+
+    from kl_core.estimation.bregman import draw_log_ratios, tangent_picture
+    from kl_core.estimation.distributions import parse
+
+    logr = draw_log_ratios(parse("normal(0,1)"), parse("normal(5,1)"), 10, 0)
+    mean = tangent_picture("kl_pq", logu=logr).mean_gap
+    m = _moments("k3_pq", "normal(0,1)", "normal(5,1)")
+    se = math.sqrt(m.var / 10)
+    assert notes.number(mean) == "0.9977" and m.mean == 12.5 and abs(mean - 12.5) < 1e-4 * se
+    text = notes.f_caption("kl_pq", "KL[p‖q]", 10, mean, 12.5, moments=m)
+    assert "the 10 gaps average 0.9977, an estimate of the exact KL[p‖q] = 12.5." in text
+    assert "a finite set of draws can miss rare, large gaps" in text
+    assert f"its standard error here is {notes.number(se)}." in text and notes.number(se) == "3.126e+06"
+    # an f whose gap has no estimator in the core (Pearson χ²: 0.9994 against 7.2e+10): the caveat alone
+    text = notes.f_caption("pearson", "Pearson χ²", 10, 0.9994, 7.2e10)
+    assert text.endswith("The average is unbiased, but a finite set of draws can miss rare, large gaps.")
+    # the page's default, Pearson 0.7974 against 1.718: warned too
+    assert "can miss rare, large gaps" in notes.f_caption("pearson", "Pearson χ²", 200, 0.7974, 1.718)
+    # an infinite variance (p = N(0, 3²): E_q[r²] diverges) has no standard error to quote
+    inf = _moments("k3_pq", "normal(0,1)", "normal(0,3)")
+    assert math.isfinite(inf.mean) and math.isinf(inf.var)
+    text = notes.f_caption("kl_pq", "KL[p‖q]", 200, 0.5, inf.mean, moments=inf)
+    assert "one gap's variance is infinite" in text and "standard error here" not in text
+    # k2: its own standard error, after the convexity note
+    k2 = _moments("k2", "normal(0,1)", "normal(1,1)")
+    text = notes.f_caption("k2", "k2's divergence", 200, 0.5794, k2.mean, moments=k2)
+    assert text.index("convex only up to u = e") < text.index("standard error here is "
+                                                              f"{notes.number(math.sqrt(k2.var / 200))}")
+    # at p = q every gap is 0: nothing to miss
+    assert "miss" not in notes.f_caption("kl_pq", "KL[p‖q]", 200, 0.0, 0.0, moments=_moments(
+        "k3_pq", "normal(0,1)", "normal(0,1)"))
+    assert np.isfinite(se)
+
+
+def test_the_same_distribution_written_two_ways_is_p_equal_q():
+    """Finding 6: categorical(0.1,0.2,0.3) and categorical(1.1,1.2,1.3) are one softmax; the page said
+    "cancels more than 99% of the variance: Var(k3) = 1.348e-64 against Var(k1) = 1.638e-32" and a KL
+    of 8.19e-33, while Control variates calls the pair p = q to double precision (the same test)."""
+    import numpy as np
+
+    from kl_core.estimation.control_variates import lambda_parabola
+    from kl_core.estimation.distributions import parse
+    from lab.notes import control_variates as cv
+
+    two_ways = lambda_parabola(parse("categorical(0.1,0.2,0.3)"), parse("categorical(1.1,1.2,1.3)"))
+    assert two_ways.true_kl > 0 and cv.pair_note(two_ways, "").kind == "info"  # Control variates: p = q
+    assert notes.p_equals_q(two_ways) and notes.p_equals_q(lambda_parabola(parse("normal(0,1)"), parse("normal(0,1)")))
+    resolved = lambda_parabola(parse("normal(1e-14,1)"), parse("normal(0,1)"))  # a pair a double resolves
+    assert not notes.p_equals_q(resolved) and not notes.p_equals_q(None)
+    # shown as the zero it stands for: no "cancels", a KL of 0, every draw at r = 1
+    var_k1, var_k3 = (notes.as_shown(True, v) for v in (1.638e-32, 1.348e-64))
+    assert var_k1 == var_k3 == 0.0 and "both variances are zero" in notes.tangent_text(var_k1, var_k3)
+    logr = notes.as_shown(True, np.array([-2.220446049250313e-16, 0.0]))
+    assert not logr.any() and notes.as_shown(False, 0.5) == 0.5
+    assert "every gap, and so every sample of k3, is zero" in notes.kl_caption(notes.as_shown(True, 8.19e-33), 0.0, 3)
+
+
+def test_the_answer_says_every_gap_is_zero_not_from_0_to_0():
+    """Finding 7: at p = q the answer read "(from 0 to 0)"."""
+    text = notes.answer(200, 0.0, 0.0, 0.0, 0.0)
+    assert "every gap is exactly 0" in text and "from 0 to 0" not in text
+    assert "(from 0.0012 to 3.457)" in notes.answer(200, 0.0012, 3.4567, 0.49, 0.5)
+    assert "(from 0 to 3.457)" in notes.answer(200, 0.0, 3.4567, 0.49, 0.5)  # one draw at r = 1: a range
+
+
+def test_the_pickers_name_the_roles_without_a_policy():
+    """Finding 9: "q — the sampler (old policy)" reads q as PPO's π_old, while the RL pages' KL penalty
+    samples from π_θ (lab.notation.policy_mapping); the pickers name the roles only."""
+    import inspect
+
+    from lab.notation import policy_mapping
+    from lab.picker import distribution_pair
+
+    defaults = inspect.signature(distribution_pair).parameters
+    assert (defaults["q_label"].default, defaults["p_label"].default) == ("q — the sampler", "p — the target")
+    assert r"q = \pi_\theta" in policy_mapping()
