@@ -42,6 +42,7 @@ from lab.token_setting import token_setting
 from lab.widgets import count_slider, page_opening, seed_picker
 
 LAM_MIN, LAM_MAX = -1.0, 3.0
+_UNUSABLE_OPT = "_gradients_unusable_opt"  # session slot: a link's ?opt= the page could not use
 PANEL_WIDTH = 260  # panels wrap: three a row at 1280 px, two at 1024, one on a phone
 
 
@@ -79,6 +80,10 @@ long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops a
 linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))
 if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=verl:k3 is low_var_kl
     st.session_state[notes.OPTION_KEY] = linked
+if notes.SHORT_OPTION_KEY in st.query_params:  # ?opt= is read once: the menu's ?option= (or a note) replaces it
+    st.session_state[_UNUSABLE_OPT] = "" if long_raw else unusable
+    del st.query_params[notes.SHORT_OPTION_KEY]
+unusable = unusable or st.session_state.get(_UNUSABLE_OPT, "")
 sec1, sec2 = st.container(), st.container()  # filled in this order below: view 2 holds λ, which view 1 uses
 with sec2:
     st.header(_("2. One estimate from N tokens: how far from its mean?"))
@@ -118,7 +123,9 @@ with sec1:
         help=_("Shown first in views 1 and 2; a library option is also marked ★ in the table of view 4, "
                "which lists only library options. Links from the crosswalk set it."),
     )
-    if unusable and not long_raw and chosen == notes.DEFAULT_OPTION:  # the menu's own note covers ?option=
+    if chosen != notes.DEFAULT_OPTION:  # the reader chose: the note on the link's ?opt= is stale
+        st.session_state.pop(_UNUSABLE_OPT, None)
+    elif unusable and not long_raw:  # the menu's own note covers ?option=
         ui.note("warning", _("The link set `opt={raw}`, which this page can't use ({allowed}); showing "
                              "**{shown}** instead.").format(raw=unusable, allowed=notes.option_problem(unusable),
                                                             shown=chosen), ":material/link_off:")

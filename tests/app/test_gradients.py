@@ -261,6 +261,22 @@ def test_the_short_key_opt_works_too():
     clean(at)
     (note,) = [w.value for w in at.warning if "can't use" in w.value]
     assert "`opt=verl:lowvar_kl`" in note and "did you mean `verl:low_var_kl`" in note
+    assert "opt" not in at.query_params  # dropped from the URL like any value the page can't use
+    at.slider(key="t").set_value(2.0).run()  # the note stays until the menu is changed
+    assert any("`opt=verl:lowvar_kl`" in w.value for w in at.warning)
+
+
+def test_a_short_opt_link_leaves_the_url_once_read_so_a_shared_link_shows_what_was_on_screen():
+    """?opt=verl:k3 became ?option=verl:low_var_kl but stayed in the URL: choosing k3 (the default, so
+    ?option= goes) left ?opt=verl:k3, and the shared link reopened on verl:low_var_kl."""
+    at = open_page(opt="verl:k3")
+    clean(at)
+    assert at.selectbox(key="option").value == "verl:low_var_kl"
+    assert "opt" not in at.query_params
+    at.selectbox(key="option").set_value(notes.DEFAULT_OPTION).run()
+    clean(at)
+    again = open_page(**{k: at.query_params[k] for k in at.query_params})
+    assert again.selectbox(key="option").value == notes.DEFAULT_OPTION
 
 
 # ------------------------------------------------------------------ every widget
