@@ -721,6 +721,8 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs)."""
     notes: list[str] = []
     keys = parsing_keys(prof)
+    if parsed.kind in ("yaml", "json"):
+        return _numbers_read(prof, parsed.settings, keys, notes), notes
     if parsed.kind != "command":
         return list(parsed.settings), notes
     if prof.syntax == "hydra":
@@ -739,6 +741,32 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
             continue
         out.append(RawSetting(s.key[2:], s.value, s.text, s.literal, s.op, s.origin))
     return out, list(n)
+
+
+def _numbers_read(prof: Profile, settings: tuple[RawSetting, ...], keys: dict[str, Any],
+                  notes: list[str]) -> list[RawSetting]:
+    """A YAML or JSON file's text values of numeric settings, as the library reads them.
+
+    Where the release's default is a float, the library reads the value as a float: verl through its
+    typed configs (OmegaConf converts "inf" to a float, and refuses "abc" with a ValidationError), TRL
+    through the field's argparse ``type=float`` (``float("inf")``; "abc" exits with "invalid float
+    value").  A text ``float()`` accepts becomes that number; one it refuses is left out, with a note
+    that the run stops there (the card describes the run without it).
+    """
+    out = []
+    for s in settings:
+        spec = keys.get(s.key)
+        default = None if spec is None else spec.default
+        if not (isinstance(s.value, str) and s.literal and isinstance(default, float)):
+            out.append(s)
+            continue
+        try:
+            out.append(dataclasses.replace(s, value=float(s.value)))
+        except ValueError:
+            notes.append(Message(
+                "{key}: {text} is not a number, and {lib} reads {key} as one: the run stops at startup. The "
+                "card describes the run without it.", key=s.key, text=s.text, lib=prof.library))
+    return out
 
 
 def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:

@@ -1412,8 +1412,7 @@ def read_structured(text: str, kind: str) -> ParsedInput:
         else:
             import yaml
 
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            doc = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader: no object is constructed
+            doc = yaml.load(text, Loader=config_loader())  # noqa: S506 - a safe loader: no object is constructed
     except RecursionError:
         raise UnreadableInput("the {kind} nests too deeply to be a config", kind=kind.upper()) from None
     except json.JSONDecodeError as exc:
@@ -1650,6 +1649,41 @@ def _segment(lines: list[str], node: ast.expr) -> str:
     parts = [lines[first].encode()[node.col_offset :].decode("utf-8", "replace"), *lines[first + 1 : last],
              lines[last].encode()[:end].decode("utf-8", "replace")]
     return "".join(parts)
+
+
+#: A float as OmegaConf's YAML loader reads one (omegaconf/_utils.py, get_yaml_loader): YAML 1.2's forms
+#: too, so ``1e-3`` is 0.001 where PyYAML's YAML 1.1 reads the string "1e-3".
+_CONFIG_FLOAT = re.compile(
+    r"""^(?:[-+]?[0-9_]*\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?[0-9_]+(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+
+
+@functools.cache
+def config_loader() -> type:
+    """PyYAML's safe loader reading numbers as the config libraries do: ``1e-3`` a float.
+
+    verl reads its YAML with OmegaConf, whose loader adds this float resolver; TRL reads a
+    ``--config`` YAML with PyYAML and then hands each value to its field's ``type`` (argparse
+    turns the string "1e-3" into 0.001).  Either way ``beta: 1e-3`` is 0.001, not text.
+
+    Returns
+    -------
+    type
+        A subclass of ``yaml.CSafeLoader`` (or ``yaml.SafeLoader``): it constructs no objects.
+    """
+    import yaml
+
+    class ConfigLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
+
+    ConfigLoader.add_implicit_resolver("tag:yaml.org,2002:float", _CONFIG_FLOAT, list("-+0123456789."))
+    return ConfigLoader
 
 
 _PY_CALL = re.compile(r"\b(" + "|".join(CONFIG_CALLS) + r")\s*\(")
