@@ -1764,11 +1764,15 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         inf = dataclasses.replace(inf, why=Message(
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
             eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
-    # what changed after each era on the card (the one read, and the others shown), oldest first
+    # what changed since the oldest era on the card (the one read, or another shown), release by release: each
+    # era's text says what its next release changed
     shown = {o.release for o in also}
+    trainer_eras = _eras_of(prof)
+    oldest = next((i for i, e in enumerate(trainer_eras)
+                   if e is inf.era or f"{prof.library} {e.label}" in shown), len(trainer_eras))
     changed: str = ""
-    for e in _eras_of(prof):
-        if e.changed and (e is inf.era or f"{prof.library} {e.label}" in shown):
+    for e in trainer_eras[oldest:]:
+        if e.changed:
             changed = Message("{earlier}. {later}", earlier=changed, later=e.changed) if changed else e.changed
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
     return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,

@@ -286,3 +286,16 @@ def test_hydra_overrides_are_typed_by_hydras_grammar_and_sweeps_named():
                  "actor_rollout_ref.actor.kl_loss_coef=1e-3,1e-2 'trainer.logger=[console,wandb]'\n")
     assert kl(d) == [("loss", "k3", 1e-3, "forward_kl")]  # the sweep's key takes the release default
     assert any("sweep" in str(n) for n in d.notes)
+
+
+def test_what_changed_names_each_release_once_from_the_oldest_era_shown():
+    """A TRL YAML that names no release showed 0.19.0's and 0.26.0's changes three times: each era's text
+    repeated the later ones, and the card joined them all."""
+    d = diagnose("beta: 0.04\n", filename="c.yaml", library="trl")
+    said = str(d.changed)
+    for release in ("TRL 0.17.0", "TRL 0.19.0", "TRL 0.26.0", "TRL 1.10.0"):
+        assert said.count(release) == 1, said
+    assert said.index("TRL 0.17.0") < said.index("TRL 0.19.0") < said.index("TRL 0.26.0") < said.index("TRL 1.10.0")
+    newest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", filename="c.yaml", library="trl",
+                      release="trl-grpo-1.9")
+    assert str(newest.changed) == "TRL 1.10.0 turned GRPOConfig.use_bias_correction_kl on by default"
