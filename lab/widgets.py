@@ -92,10 +92,21 @@ def count_slider(
             one_two_five(lo, hi),
             value=value,
             off_grid=_whole_number(first, hi),
-            allowed=state.allowed_range(first, hi, whole=True),
+            allowed=count_allowed(lo, hi, first),
             help=help,
         )
     )
+
+
+def count_allowed(lo: int, hi: int, first: int) -> str:
+    """What a link's sample size may be: the slider's steps below ``first``, then any whole number from ``first``
+    to ``hi`` ("10, 20, 50 or a whole number from 100 to 1,000,000")."""
+    whole = state.allowed_range(first, hi, whole=True)
+    below = [v for v in one_two_five(lo, hi) if v < first]
+    if not below:
+        return whole
+    # TRANSLATORS: a link's allowed sample sizes: "10, 20, 50 or a whole number from 100 to 1,000,000"
+    return _("{steps} or {whole}").format(steps=", ".join(f"{v:,}" for v in below), whole=whole)
 
 
 def seed_picker() -> int:

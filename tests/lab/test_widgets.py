@@ -127,3 +127,13 @@ def test_page_opening_draws_the_title_then_the_question():
     assert [t.value for t in at.title] == ["A title"]
     # the returned container sits under the question, above what the page draws after it
     assert [m.value for m in at.markdown] == ["The **question** of the page.", "the answer", "after"]
+
+
+def test_a_count_slider_that_takes_links_only_from_100_names_its_smaller_steps_too():
+    """Control variates said a link's N must be "a whole number from 100 to 1,000,000" while its slider
+    goes down to 10 and ?n=20 is used."""
+    from lab.widgets import count_allowed
+
+    assert count_allowed(10, 1_000_000, 100) == "10, 20, 50 or a whole number from 100 to 1,000,000"
+    assert count_allowed(10, 100_000, 2) == "a whole number from 2 to 100,000"
+    assert count_allowed(10, 100_000, 10) == "a whole number from 10 to 100,000"
