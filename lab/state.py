@@ -128,7 +128,10 @@ def _matches(raw: list[str], value: Any, fmt: Callable[[Any], str], options: Seq
         return [fmt(v) for v in value] == raw
     if last == fmt(value):
         return True
-    # Select widgets also accept an option's index in the URL.
+    # Select widgets also accept an option's index in the URL, unless the options are numbers themselves:
+    # then ?lesson=0 names no lesson, not the first one.
+    if any(fmt(o).isdigit() for o in options):
+        return False
     return last.isdigit() and int(last) < len(options) and options[int(last)] == value
 
 

@@ -190,3 +190,15 @@ def test_after_an_answer_the_steps_own_chart_follows_the_setting() -> None:
     assert "tokens π_θ (filled" in json.loads(chart.proto.spec)["description"] and any("Lesson 5's point" in m.value for m in at.markdown)
     at = open_page(lesson="4", step="5", v="0")  # one log r: no picture, it would show the answer
     assert not at.get("vega_lite_chart")
+
+
+def test_lesson_0_and_step_0_in_a_link_are_named_not_read_as_the_first() -> None:
+    """The options are numbers, so "0" is no option's index: ?lesson=0 and ?step=0 showed lesson 1 step 1
+    without a word, while ?lesson=99 got a note."""
+    for query, key in (({"lesson": "0"}, "lesson=0"), ({"lesson": "2", "step": "0"}, "step=0")):
+        at = open_page(**query)
+        clean(at)
+        assert any(key in w.value and "can't use" in w.value for w in at.warning), [w.value for w in at.warning]
+    at = open_page(lesson="2", step="3")
+    clean(at)
+    assert not any("can't use" in w.value for w in at.warning)
