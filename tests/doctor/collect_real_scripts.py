@@ -33,6 +33,8 @@ FILES = [
     ("verl", "v0.4.1_grpo_run_qwen2-7b.sh", "volcengine/verl", "v0.4.1", "examples/grpo_trainer/run_qwen2-7b.sh", None),
     ("verl", "v0.4.1_run_dapo_qwen2.5_32b.sh", "volcengine/verl", "v0.4.1", "recipe/dapo/run_dapo_qwen2.5_32b.sh", None),
     ("verl", "v0.4.1_entropy_7b_kl_cov.sh", "volcengine/verl", "v0.4.1", "recipe/entropy/7b_kl_cov.sh", None),
+    ("verl", "v0.6.1_ppo_run_deepseek7b_llm.sh", "volcengine/verl", "v0.6.1", "examples/ppo_trainer/run_deepseek7b_llm.sh", None),
+    ("verl", "v0.7.0_grpo_run_qwen2-7b_math.sh", "volcengine/verl", "v0.7.0", "examples/grpo_trainer/run_qwen2-7b_math.sh", None),
     ("verl", "tinyzero_train_tiny_zero.sh", "Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b", "scripts/train_tiny_zero.sh", None),
     ("verl", "logic-rl_main_grpo.sh", "Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4", "main_grpo.sh", None),
     ("verl", "search-r1_train_ppo.sh", "PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06", "train_ppo.sh", None),
