@@ -702,8 +702,20 @@ def _float_vector(
     return arr
 
 
-def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
-    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message."""
+def _index(i: int) -> Message:
+    """Where a bad value of an array is, for an array the caller passed: its 0-based index."""
+    return Message("index {i}", i=i)
+
+
+def _data_row(i: int) -> Message:
+    """Where a bad value of a file's column is: its data row, counted from 1 under the header (a
+    spreadsheet's count: the first value is data row 1), as every message about a file says it."""
+    return _data_rows(np.array([i]))
+
+
+def _logp_array(x: ArrayLike, name: str, tol: float, where: Callable[[int], Message] = _index) -> np.ndarray:
+    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message, and
+    ``where(i)`` says where the first bad value is (an index; a data row for a file's column)."""
     arr = _float_vector(
         x,
         lambda got: InputError("{name} must be numeric log-probabilities, got {got}", name=name, got=got),
@@ -715,24 +727,26 @@ def _logp_array(x: ArrayLike, name: str, tol: float) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         if int(bad.sum()) == 1:
-            raise InputError("{name} has a NaN or infinite value at index {i}: {value}", name=name, i=i, value=arr[i])
+            raise InputError(
+                "{name} has a NaN or infinite value at {where}: {value}", name=name, where=where(i), value=arr[i]
+            )
         raise InputError(
-            "{name} has {n} NaN or infinite values (first at index {i}: {value})",
-            name=name, n=int(bad.sum()), i=i, value=arr[i],
+            "{name} has {n} NaN or infinite values (first at {where}: {value})",
+            name=name, n=int(bad.sum()), where=where(i), value=arr[i],
         )
     pos = arr > tol
     if pos.any():
         i = int(np.argmax(pos))
         if int(pos.sum()) == 1:
             raise InputError(
-                "{name} has a value > 0 at index {i}: {value:.6g}; "
+                "{name} has a value > 0 at {where}: {value:.6g}; "
                 "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
-                name=name, i=i, value=arr[i],
+                name=name, where=where(i), value=arr[i],
             )
         raise InputError(
-            "{name} has {n} values > 0 (first at index {i}: {value:.6g}); "
+            "{name} has {n} values > 0 (first at {where}: {value:.6g}); "
             "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
-            name=name, n=int(pos.sum()), i=i, value=arr[i],
+            name=name, n=int(pos.sum()), where=where(i), value=arr[i],
         )
     return arr
 
@@ -751,13 +765,15 @@ def _rows(idx: np.ndarray, what: str) -> Message:
 
 
 def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.ndarray:
-    """Validate exact per-token KLs: numeric, 1-D, finite, ≥ -tol; name the bad rows."""
+    """Validate exact per-token KLs: numeric, 1-D, finite, ≥ -tol; name the bad rows: their
+    indices (``what="rows"``, an array's), or a file's data rows counted from 1 (``"data rows"``)."""
     arr = _float_vector(
         x,
         lambda got: InputError("{name} must be numeric KL values, got {got}", name=name, got=got),
         lambda shape: InputError("{name} must be 1-D (one value per token), got shape {shape}", name=name, shape=shape),
     )
-    bad = np.flatnonzero(~np.isfinite(arr))
+    first = 1 if what == "data rows" else 0  # a file's data rows are counted from 1, an array's from 0
+    bad = np.flatnonzero(~np.isfinite(arr)) + first
     if bad.size == 1:
         raise InputError(
             "{name} has a NaN or infinite value ({rows}); an exact KL of two next-token distributions is finite",
@@ -775,19 +791,19 @@ def _kl_array(x: ArrayLike, name: str, tol: float, what: str = "rows") -> np.nda
             "{name} has a negative value ({rows}: {value:.6g}); "
             "a KL is >= 0 (is this a per-token log-ratio rather than the KL of the full "
             "next-token distributions?)",
-            name=name, rows=_rows(neg, what), value=arr[neg[0]],
+            name=name, rows=_rows(neg + first, what), value=arr[neg[0]],
         )
     if neg.size:
         raise InputError(
             "{name} has {n} negative values ({rows}, e.g. {value:.6g}); "
             "a KL is >= 0 (is this a per-token log-ratio rather than the KL of the full "
             "next-token distributions?)",
-            name=name, n=neg.size, rows=_rows(neg, what), value=arr[neg[0]],
+            name=name, n=neg.size, rows=_rows(neg + first, what), value=arr[neg[0]],
         )
     return arr
 
 
-def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
+def _mask_array(x: ArrayLike, name: str, where: Callable[[int], Message] = _index) -> np.ndarray:
     arr = np.asarray(x)
     if arr.ndim != 1:
         raise InputError("{name} must be 1-D, got shape {shape}", name=name, shape=arr.shape)
@@ -801,12 +817,12 @@ def _mask_array(x: ArrayLike, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(
-            "{name} must be boolean or 0/1, got {value!r} at index {i}", name=name, value=f[i], i=i
+            "{name} must be boolean or 0/1, got {value!r} at {where}", name=name, value=f[i].item(), where=where(i)
         )
     return f == 1
 
 
-def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
+def _positions_array(x: ArrayLike, name: str, where: Callable[[int], Message] = _index) -> np.ndarray:
     f = _float_vector(
         x,
         lambda got: InputError("{name} must be integer token positions, got {got}", name=name, got=got),
@@ -816,7 +832,7 @@ def _positions_array(x: ArrayLike, name: str) -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(
-            "{name} must be integers >= 0, got {value!r} at index {i}", name=name, value=f[i], i=i
+            "{name} must be integers >= 0, got {value!r} at {where}", name=name, value=f[i].item(), where=where(i)
         )
     return f.astype(np.int64)
 
@@ -1835,14 +1851,16 @@ def _checked(check: Any, values: Any, role: str, col: str, file: str | None, *ar
     rows counted from 1 as in a spreadsheet); other columns the check's own
     reason, with "the column" for the parameter.
     """
+    # a file's rows are data rows counted from 1 (_kl_array is told so by its "data rows" argument)
+    where = {} if check is _kl_array else {"where": _data_row}
     try:
-        return check(values, f"{role}={col!r}", *args)
+        return check(values, f"{role}={col!r}", *args, **where)
     except InputError as exc:
         tol = args[0] if args and isinstance(args[0], float) else 0.0
         why = _value_problem(values, role, tol) if check in (_logp_array, _kl_array) else None
         if why is None:
             try:
-                check(values, Message("the column"), *args)
+                check(values, Message("the column"), *args, **where)
             except InputError as plain:
                 why = plain.message
             else:
@@ -1855,24 +1873,30 @@ def _column(df: Any, col: str, role: str, numeric: bool = True, file: str | None
 
     s = df[col]
     if numeric and not (pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s)):
+        # the first cell that is neither a number nor empty (an empty one is reported as missing below);
+        # where every cell reads as a number (a Parquet column of strings such as "-1.5"), the first string
         text = ~pd.to_numeric(s, errors="coerce").notna() & s.notna()
+        if not text.any():
+            text = s.map(lambda v: not isinstance(v, int | float | np.number)) & s.notna()
         row = int(np.argmax(text.to_numpy())) if text.any() else 0
+        value = s.iloc[row]
+        value = value.item() if isinstance(value, np.generic) else value  # 'x', not np.str_('x')
         exc = InputError(
-            "{role}={col!r}: column is not numeric (dtype {dtype}); first value {first!r}",
-            role=role, col=col, dtype=str(s.dtype), first=s.iloc[0],
+            "{role}={col!r}: column is not numeric (dtype {dtype}); first non-numeric value at {where}: {value!r}",
+            role=role, col=col, dtype=str(s.dtype), where=_data_row(row), value=value,
         )
         raise _column_error(exc, file, col, role, Message(
             "it holds text, not numbers (data row {row}: {value!r}). Choose a column of numbers, "
-            "or fix that row.", row=row + 1, value=s.iloc[row],
+            "or fix that row.", row=row + 1, value=value,
         ))
     na = s.isna().to_numpy()
-    if na.any():
+    if na.any():  # data rows counted from 1, as in the user's sentence and every other message on a file
         exc = InputError(
             "{role}={col!r}: column has {n} NaN/missing values (first at data row {row})",
-            role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)),
+            role=role, col=col, n=int(na.sum()), row=int(np.argmax(na)) + 1,
         ) if int(na.sum()) > 1 else InputError(
             "{role}={col!r}: column has a NaN/missing value (data row {row})",
-            role=role, col=col, row=int(np.argmax(na)),
+            role=role, col=col, row=int(np.argmax(na)) + 1,
         )
         raise _column_error(exc, file, col, role, Message(
             "there are empty or non-numeric cells at {rows}: fill them in, or drop those rows.",

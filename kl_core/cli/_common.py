@@ -44,6 +44,7 @@ __all__ = [
     "named_by_flags",
     "one_line",
     "parse_pair",
+    "plain_numbers",
     "plural",
     "share",
     "text_table",
@@ -185,8 +186,28 @@ def named_by_flags(exc: ValueError, names: dict[str, str]) -> ValueError:
         text = re.sub(rf"(?<![\w'\"\-.]){re.escape(name)}{_AS_SUBJECT}", flag, text)
     text = re.sub(r"\bMAX_[A-Z_]+ = ", "", text)
     text = re.sub(r" \(MAX_[A-Z_]+\)", "", text)
-    text = re.sub(r"\bnp\.(?:float|int)\d+\(([^()]*)\)", r"\1", text)  # a numpy scalar's repr
-    return ValueError(text)
+    return ValueError(plain_numbers(text))
+
+
+def plain_numbers(text: str) -> str:
+    """``text`` with every numpy scalar's repr written as its number: ``np.float64(-1.0)`` → ``-1.0``.
+
+    Parameters
+    ----------
+    text : str
+        An error's text.
+
+    Returns
+    -------
+    str
+        The same text, as a user reads it.
+
+    Examples
+    --------
+    >>> plain_numbers("weights must be > 0, got np.float64(-1.0)")
+    'weights must be > 0, got -1.0'
+    """
+    return re.sub(r"\bnp\.(?:float|int|uint)\d+\(([^()]*)\)", r"\1", text)
 
 
 def add_pair_arguments(parser: argparse.ArgumentParser, q: str, p: str) -> None:
@@ -234,7 +255,7 @@ def parse_pair(args: argparse.Namespace) -> tuple[Distribution, Distribution]:
         try:
             d = parse(spec)
         except ValueError as exc:  # the parser names the spec, not the flag that gave it
-            raise ValueError(f"{flag}: {exc}") from None
+            raise ValueError(plain_numbers(f"{flag}: {exc}")) from None
         check_practical(flag, d)
         parsed.append(d)
     q, p = parsed

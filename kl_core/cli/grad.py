@@ -15,15 +15,24 @@ the two analytic optima (:mod:`kl_core.gradients.flow`).
     ``{"reverse_kl": [K], "forward_kl": [K]}``: :math:`\nabla\mathrm{KL}[\pi_\theta\|\pi_{\mathrm{ref}}]`
     and :math:`\nabla\mathrm{KL}[\pi_{\mathrm{ref}}\|\pi_\theta]`.
 ``rows``
-    ``[{"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread"}]``;
+    ``[{"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread",
+    "grad_norm", "target"}]``;
     ``name`` is ``k1``, ``k2``, ``k3``, ``k3_pq``, ``k1_score``, ``k_lambda`` or
-    ``LIBRARY:OPTION``; a cosine with a zero vector is null.
+    ``LIBRARY:OPTION``; a cosine with a zero vector is null; ``grad_norm`` is the table's
+    ‖E g‖ and ``target`` its "expected gradient is" column, the core's word
+    (:func:`kl_core.gradients.expected.classify`: ``reverse_kl``, ``forward_kl``, ``zero``,
+    ``mixed``).
 ``lambda_grad_opt``, ``lambda_value_opt``
     The λ minimising the gradient's spread, and the value's λ*.
-``optimum``, ``fixed_points``, ``fixed_point_notes`` (with ``--reward``)
+``lambda_used``
+    The λ of the ``k_lambda`` row: ``--lam``, or ``lambda_grad_opt`` without it.
+``policy``, ``ref``, ``sampler``, ``on_policy``
+    The specs read (``sampler`` null without ``--sampler``), and whether the tokens come from
+    the policy.
+``optimum``, ``fixed_points``, ``fixed_point_notes``, ``reward``, ``beta`` (with ``--reward``)
     ``{"reverse_kl": [K], "forward_kl": [K]}``; ``{name: [K] or null}``; and,
-    for each null, why.  Training starts from the policy and is on-policy at
-    every step (``--sampler`` does not apply to it).
+    for each null, why; the reward per token and β.  Training starts from the policy and is
+    on-policy at every step (``--sampler`` does not apply to it).
 
 The table prints the core's words (:attr:`~kl_core.gradients.expected.GradientRow.target`),
 norms and spreads; a figure past a double (a gradient of 1e-345 at a logit 800 above the
@@ -145,8 +154,10 @@ def grad_report(
     Returns
     -------
     dict
-        ``true_grad``, ``rows``, ``lambda_grad_opt``, ``lambda_value_opt`` and,
-        with a reward, ``optimum``, ``fixed_points``, ``fixed_point_notes``.
+        ``true_grad``, ``rows``, ``lambda_grad_opt``, ``lambda_value_opt``, ``lambda_used``,
+        ``policy``, ``ref``, ``sampler``, ``on_policy`` and, with a reward, ``optimum``,
+        ``fixed_points``, ``fixed_point_notes``, ``reward``, ``beta`` (the module's docstring
+        describes each).
 
     Raises
     ------
@@ -195,6 +206,11 @@ def _report(
         "rows": [_json_row(r) for r in table.rows],
         "lambda_grad_opt": table.lam_grad_opt,
         "lambda_value_opt": table.lam_value_opt,
+        "lambda_used": table.lam,  # "k_lambda uses λ = …"
+        "policy": p.spec,
+        "ref": q.spec,
+        "sampler": None if s is None else s.spec,
+        "on_policy": bool(table.on_policy),
     }
     logs = {name: _json_log_vector(v) for name, v in (("reverse_kl", table.true_reverse_log),
                                                        ("forward_kl", table.true_forward_log))}
@@ -216,6 +232,8 @@ def _report(
             name: None if run.fixed_point is None else run.fixed_point.tolist() for name, run in runs.items()
         }
         out["fixed_point_notes"] = {name: run.note for name, run in runs.items() if run.fixed_point is None}
+        out["reward"] = r
+        out["beta"] = beta
     return out, table
 
 
@@ -229,13 +247,19 @@ def _json_row(r: Any) -> dict[str, Any]:
     """One row of ``--json``; ``log_grad_norm`` / ``log_grad_spread`` beside a figure a double cannot hold
     (the entries of a gradient of norm 1e-345 are 0 in doubles; a spread of 1e+434 is ``inf``)."""
     row = {"name": r.name, "library": r.library, "option": r.option, "expected_grad": r.expected_grad.tolist(),
-           "cos_reverse": r.cos_reverse, "cos_forward": r.cos_forward, "grad_spread": r.grad_spread}
+           "cos_reverse": r.cos_reverse, "cos_forward": r.cos_forward, "grad_spread": r.grad_spread,
+           "grad_norm": _norm(r.log_grad_norm), "target": r.target}
     if _lost(r.log_grad_norm):
         row["log_grad_norm"] = r.log_grad_norm
     if _lost(r.log_grad_spread):
         row["grad_spread"] = from_log(r.log_grad_spread, 12)
         row["log_grad_spread"] = r.log_grad_spread
     return row
+
+
+def _norm(log_norm: float) -> float:
+    """‖E g‖ from its log: 0 for a zero vector, inf past the largest double (its log is then in the row)."""
+    return math.exp(log_norm) if log_norm < 709.0 else math.inf
 
 
 def _json_log_vector(v: Any) -> dict[str, list] | None:
@@ -290,7 +314,7 @@ def run_grad(args: argparse.Namespace) -> int:
     print(f"π_θ = {args.policy}   π_ref = {args.ref}   tokens from: {args.sampler or 'π_θ (on-policy)'}")
     print(f"∇KL[π_θ‖π_ref] (reverse_kl) = {_log_vec(rev, table.true_reverse_log)}")
     print(f"∇KL[π_ref‖π_θ] (forward_kl) = {_log_vec(fwd, table.true_forward_log)}")
-    lam_used = rep["lambda_grad_opt"] if args.lam is None else args.lam
+    lam_used = rep["lambda_used"]
     lam_value = rep["lambda_value_opt"]
     log_value = table.log_lam_value_opt  # λ* in logs where it may be past a double (1e-345)
     if math.isfinite(log_value) and not (math.isfinite(lam_value) and abs(lam_value) >= SMALLEST_NORMAL):
@@ -306,7 +330,7 @@ def run_grad(args: argparse.Namespace) -> int:
     body = []
     for row, core in zip(rep["rows"], table.rows, strict=True):
         # the core's norm, spread (logs: also past a double) and word, not recomputed here
-        with_norm = math.exp(core.log_grad_norm) if core.log_grad_norm < 709.0 else math.inf
+        with_norm = _norm(core.log_grad_norm)
         body.append(
             [
                 row["name"],

@@ -23,10 +23,14 @@ __all__ = ["register", "run_quiz"]
 FORMATS = ("moodle", "gift", "json")
 LANGUAGES = ("en", "zh")
 LESSON_COUNT = 7
+#: The last variant, :data:`kl_core.lessons.catalog.MAX_VARIANT` (a test checks they agree): the
+#: catalog is not imported here, so that ``--help`` stays cheap.
+MAX_SEED = 9999
 
 
 def _lessons(text: str) -> tuple[int, ...]:
-    """``all``, one lesson number, or a comma-separated list."""
+    """``all``, one lesson number, or a comma-separated list; a lesson given twice counts once
+    (``1,3,1`` is lessons 1 and 3, in that order: twice would repeat every question and its ID)."""
     if text.strip().lower() == "all":
         return tuple(range(1, LESSON_COUNT + 1))
     try:
@@ -35,7 +39,7 @@ def _lessons(text: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"expected 1 to {LESSON_COUNT}, a list such as 1,3, or all; got {text!r}") from None
     if not numbers or any(not 1 <= n <= LESSON_COUNT for n in numbers):
         raise argparse.ArgumentTypeError(f"lessons are numbered 1 to {LESSON_COUNT}, got {text!r}")
-    return numbers
+    return tuple(dict.fromkeys(numbers))
 
 
 def _positive(text: str) -> int:
@@ -50,10 +54,11 @@ def _positive(text: str) -> int:
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--lesson", type=_lessons, default=_lessons("all"), metavar="1..7|all",
-                    help="a lesson number, a list such as 1,3, or all (default all)")
-    sp.add_argument("--variants", type=_positive, default=1, metavar="N", help="variants per step (default 1)")
+                    help="a lesson number, a list such as 1,3 (a repeated lesson counts once), or all (default all)")
+    sp.add_argument("--variants", type=_positive, default=1, metavar="N", help=f"variants per step, 1 to {MAX_SEED + 1} (default 1)")
     sp.add_argument("--seed", type=int, default=0, metavar="S",
-                    help="the first variant (default 0); variants S … S+N−1, wrapping to 0 after the last")
+                    help=f"the first variant, 0 to {MAX_SEED} (default 0); variants S … S+N−1, wrapping to 0 "
+                         f"after {MAX_SEED}")
     sp.add_argument("--format", choices=FORMATS, default="moodle", help="output format (default moodle)")
     sp.add_argument("--lang", choices=LANGUAGES, default="en", help="language of the texts (default en)")
     sp.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")

@@ -51,6 +51,22 @@ DEFAULT_N = 2000
 #: A whole number >= 1: ``2000``, ``2_000`` or ``2e3``.
 _count = functools.partial(count, example="2000")
 
+#: The range of ``--K``: :data:`kl_core.sequences.markov.MAX_TOKENS` is its top (a test checks they
+#: agree; markov needs numpy, which building the parser must not import).
+MIN_K, MAX_K = 2, 256
+
+
+def _tokens(text: str) -> int:
+    """``--K``: a whole number (``8``, ``1e1``); its range, :data:`MIN_K` to :data:`MAX_K`, is checked
+    with the other settings of the drift family, so that 0, 1 and 300 get the same sentence."""
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value.is_integer()):
+        raise argparse.ArgumentTypeError(f"expected a whole number from {MIN_K} to {MAX_K}, got {text!r}")
+    return int(value)
+
 
 def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--policy", metavar="MARKOV", help="the chain that draws the sequences")
@@ -68,7 +84,7 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--exact-only", action="store_true", help="no sampling: exact columns only")
     sp.add_argument("--json", action="store_true", help="print one JSON object")
     family = sp.add_argument_group("drift family (when --policy and --ref are not given)")
-    family.add_argument("--K", type=_count, help="number of tokens (default 8)")
+    family.add_argument("--K", type=_tokens, help=f"number of tokens, {MIN_K} to {MAX_K} (default 8)")
     family.add_argument(
         "--drift", type=float, help="tilt of the policy by a per-token reward (default 0.5)"
     )
@@ -92,12 +108,15 @@ def _chains(args: argparse.Namespace) -> tuple[Any, Any, str]:
             raise ValueError(f"{given[0]} needs {missing} too (or neither, for the drift family)")
         mixed = [flag for flag, v in family.items() if v is not None]
         if mixed:
+            verb = "applies" if len(mixed) == 1 else "apply"
             raise ValueError(
-                f"{' and '.join(mixed)} apply to the drift family, not to --policy/--ref"
+                f"{' and '.join(mixed)} {verb} to the drift family, not to --policy/--ref"
             )
         policy, ref = markov.check_pair(args.policy, args.ref)
         return policy, ref, f"given chains, K = {policy.k}"
     k = markov.DEFAULT_K if args.K is None else args.K
+    if not MIN_K <= k <= MAX_K:  # the core's sentence; for 0 it would say ">= 1", as for any count
+        raise ValueError(f"--K must be in {MIN_K} … {MAX_K}, got {k}")
     drift = markov.DEFAULT_DRIFT if args.drift is None else args.drift
     placement = markov.DEFAULT_PLACEMENT if args.placement is None else args.placement
     policy, ref = markov.drift_pair(k, drift, placement)

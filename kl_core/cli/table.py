@@ -8,6 +8,14 @@ samples of ``q`` and exactly, plus the true KL and the variance-optimal :math:`\
 defaults reproduce his first table (:math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(0.1,1)`,
 10 million samples).
 
+``--json`` prints everything the text shows: ``true_kl``, ``true_kl_pq``, ``rows`` (one object of
+:data:`TABLE_JSON_FIELDS` per estimator; ``notes`` lists every note the text prints for the row),
+``optimal_lambda`` and ``optimal_lambda_note``; then the inputs ``q``, ``p`` (specs), ``n``,
+``seed`` (null with ``--exact-only``), ``lam`` and ``exact_only``; ``notes``, the notes on the
+true KLs (:func:`table_notes`: below the smallest normal double, or 0 so that every ratio is
+undefined); and ``published``, Schulman's printed figures for this pair (``source``,
+``true_kl``, ``rows``: ``{estimator: {"bias_over_true", "std_over_true"}}``) or null.
+
 Source: J. Schulman, "Approximating KL Divergence" (2020),
 http://joschu.net/blog/kl-approx.html.
 """
@@ -38,7 +46,9 @@ from kl_core.numbers import SMALLEST_NORMAL, from_log, unresolved
 if TYPE_CHECKING:
     from kl_core.estimation.distributions import Distribution
 
-__all__ = ["FIXED_POINT_LIMIT", "MAX_N", "TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_rows"]
+__all__ = [
+    "FIXED_POINT_LIMIT", "MAX_N", "TABLE_JSON_FIELDS", "TABLE_KEYS", "register", "run_table", "table_notes", "table_rows",
+]
 
 #: The most samples ``table --n`` takes: 100 times the app's largest N and Schulman's 10⁷
 #: (about 30 s; the sampling is chunked, so memory stays near 100 MB).  Beyond it a run takes
@@ -47,7 +57,10 @@ MAX_N = 1_000_000_000
 
 #: The estimators of the table, in order.
 TABLE_KEYS: tuple[str, ...] = COMPARED_KEYS
-# The fields of one row of `table --json`, in order.
+#: The fields of one row of ``table --json``, in order: the first ten as they have always been, then
+#: what the text table also shows: the estimator's name with its λ (None but for ``k_lambda``), the KL
+#: it is compared with ("vs"), the "± SE" column, the logs behind a stdev/true past a double, and
+#: every note the text prints for the row (``note`` is the first of them, or "").
 TABLE_JSON_FIELDS: tuple[str, ...] = (
     "estimator",
     "mc_mean",
@@ -59,6 +72,13 @@ TABLE_JSON_FIELDS: tuple[str, ...] = (
     "neg_fraction",
     "se_reliable",
     "note",
+    "name",
+    "lam",
+    "target_name",
+    "mc_se_over_true",
+    "exact_log_var",
+    "exact_log_std_over_true",
+    "notes",
 )
 
 
@@ -116,12 +136,14 @@ def table_rows(
     tuple
         ``(KL[q,p], KL[p,q], λ*, rows)``, λ* None where it does not exist
         (:func:`kl_core.estimation.exact.lambda_star`); each row holds the
-        :data:`TABLE_JSON_FIELDS` plus the display fields ``name``,
-        ``target_name``, ``mc_se_over_true``, and ``exact_log_var`` and
-        ``exact_log_std_over_true`` (the logs, where the variance is past a double; else nan).  ``se_reliable`` says whether
-        a ±SE from ``n`` samples can be trusted
+        :data:`TABLE_JSON_FIELDS` (``lam`` is ``lam`` for ``k_lambda``, None for the others;
+        ``mc_se_over_true`` is the standard error of the MC mean over KL; ``exact_log_var`` and
+        ``exact_log_std_over_true`` are the logs where the variance is past a double, else nan)
+        plus the display fields ``target``, ``exact_std_unresolved`` and ``mc_std_unresolved``.
+        ``se_reliable`` says whether a ±SE from ``n`` samples can be trusted
         (:func:`kl_core.estimation.reliability.error_bar_check`, also with
-        ``exact_only``); ``note`` says why not, or why a moment is infinite.
+        ``exact_only``); ``note`` says why not, or why a moment is infinite; ``notes`` holds
+        it and every other note on the row (:func:`_row_notes`), as the text prints them.
 
     References
     ----------
@@ -170,6 +192,7 @@ def table_rows(
         }
         row.update(
             name=ESTIMATORS[key].name,
+            lam=key_lam,
             target_name=target_name,
             mc_se_over_true=None,
             exact_log_var=m.log_var,
@@ -185,8 +208,72 @@ def table_rows(
                 neg_fraction=s.neg_fraction,
             )
             row["mc_se_over_true"] = math.nan if s.std_unresolved else ratio_to_target(s.se, target)
+        row["notes"] = _row_notes(row)
         rows.append(row)
     return true_kl, true_kl_pq, lam_star, rows
+
+
+def _row_notes(row: dict[str, Any]) -> list[str]:
+    """Every note on one row of :func:`table_rows`, in the order the text prints them (without the
+    ``note (key):`` prefix): its ``note``, a standard deviation that is not resolved, and where its
+    stdev/true past a double comes from."""
+    notes = [row["note"]] if row["note"] else []
+    if not unresolved(row["target"]):
+        if row["exact_std_unresolved"]:
+            notes.append("its exact standard deviation is not resolved: its values are so small that their "
+                         "squares fall below the smallest normal double, so its exact stdev/true is left out (—)")
+        if row["mc_std_unresolved"]:
+            notes.append("its Monte Carlo standard deviation is below the smallest normal double, where a double "
+                         "loses its significant digits, so its MC stdev/true and ± SE are left out (—)")
+    if math.isfinite(row["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
+        var = f"Var({row['name']})"
+        past = "" if math.isfinite(row["exact_std_over_true"]) else (
+            ", and is past the largest double too: printed from its log (inf with --json)")
+        notes.append(f"{var} is past the largest double; the exact stdev/true is worked out in logs, "
+                     f"exp(½ log {var} − log {row['target_name']}) with log {var} = "
+                     f"{row['exact_log_var']:.10g}{past}")
+    return notes
+
+
+def table_notes(true_kl: float, true_kl_pq: float, same: bool = False) -> list[str]:
+    r"""The notes of ``table`` on the two true KLs: why the figures divided by them are left out (—).
+
+    Parameters
+    ----------
+    true_kl, true_kl_pq : float
+        :math:`\mathrm{KL}[q\|p]` and :math:`\mathrm{KL}[p\|q]`, as :func:`table_rows` returns them.
+    same : bool, default False
+        Whether ``q`` and ``p`` are the same distribution (says "p = q" rather than "to double
+        precision" where the KLs are 0).
+
+    Returns
+    -------
+    list of str
+        One sentence per case, none when both KLs are normal, nonzero doubles: KLs below the
+        smallest normal double (their digits are lost), and KLs that are 0 (a ratio to 0 is
+        undefined).
+
+    Examples
+    --------
+    >>> table_notes(0.5, 0.5)
+    []
+    >>> table_notes(0.0, 0.0, same=True)[0][:44]
+    'KL[q,p] and KL[p,q] are 0 (p = q): bias/true'
+    """
+    out = []
+    names = (("KL[q,p]", true_kl), ("KL[p,q]", true_kl_pq))
+    tiny = [name for name, x in names if unresolved(x)]
+    if tiny:
+        out.append(f"{' and '.join(tiny)} {'is' if len(tiny) == 1 else 'are'} below the smallest normal double "
+                   f"({SMALLEST_NORMAL:.4g}), where a double loses its significant digits: every figure divided by "
+                   f"{'it' if len(tiny) == 1 else 'them'} is left out (—)")
+    zero = [name for name, x in names if x == 0.0]
+    if zero:
+        one = len(zero) == 1
+        why = "p = q" if same else "p = q to double precision"
+        out.append(f"{' and '.join(zero)} {'is' if one else 'are'} 0 ({why}): bias/true, stdev/true and ± SE "
+                   f"divide by {'it' if one else 'them'}, so they are undefined and left out (—)")
+    return out
 
 
 @docfill(**HANDLER_SECTIONS)
@@ -212,6 +299,8 @@ def run_table(args: argparse.Namespace) -> int:
     star_info = lambda_star(q, p)
     if not star_info.resolved:  # a quotient of subnormal numbers: its digits are lost
         lam_star = None
+    pub = match_published(q, p)
+    notes = table_notes(true_kl, true_kl_pq, same=q == p)
     if args.json:
         out = {
             "true_kl": true_kl,
@@ -219,11 +308,24 @@ def run_table(args: argparse.Namespace) -> int:
             "rows": [{k: r[k] for k in TABLE_JSON_FIELDS} for r in rows],
             "optimal_lambda": lam_star,
             "optimal_lambda_note": str(star_info.note),
+            # the inputs, as the text's header gives them
+            "q": q.spec,
+            "p": p.spec,
+            "n": args.n,  # also with --exact-only: se_reliable is for n samples
+            "seed": None if args.exact_only else args.seed,
+            "lam": args.lam,
+            "exact_only": bool(args.exact_only),
+            "notes": notes,
+            "published": None if pub is None else {
+                "source": pub.source,
+                "true_kl": pub.true_kl.value,
+                "rows": {r.estimator: {"bias_over_true": r.bias.value, "std_over_true": r.std.value}
+                         for r in pub.rows},
+            },
         }
         print(dumps(out))
         return 0
 
-    pub = match_published(q, p)
     print(f"q = {q.name}   p = {p.name}   (x ~ q, r = p(x)/q(x))")
     truth = f"KL[q,p] {_kl_text(true_kl)}"
     if pub is not None:
@@ -285,33 +387,14 @@ def run_table(args: argparse.Namespace) -> int:
         print(
             "Schulman: J. Schulman, Approximating KL Divergence (2020), http://joschu.net/blog/kl-approx.html"
         )
-    tiny = [name for name, x in (("KL[q,p]", true_kl), ("KL[p,q]", true_kl_pq)) if unresolved(x)]
-    if tiny:
-        print(f"note: {' and '.join(tiny)} {'is' if len(tiny) == 1 else 'are'} below the smallest normal double "
-              f"({SMALLEST_NORMAL:.4g}), where a double loses its significant digits: every figure divided by "
-              f"{'it' if len(tiny) == 1 else 'them'} is left out (—)")
+    for note in notes:
+        print(f"note: {note}")
     star_note = star_info.note
     if star_note:  # undefined, 0 because χ² is infinite or past a double, or p = q
         print(f"note (λ*): {star_note}")
     for r in rows:
-        if r["note"]:
-            print(f"note ({r['estimator']}): {r['note']}")
-        if not unresolved(r["target"]):
-            if r["exact_std_unresolved"]:
-                print(f"note ({r['estimator']}): its exact standard deviation is not resolved: its values are so "
-                      "small that their squares fall below the smallest normal double, so its exact stdev/true "
-                      "is left out (—)")
-            if r["mc_std_unresolved"]:
-                print(f"note ({r['estimator']}): its Monte Carlo standard deviation is below the smallest normal "
-                      "double, where a double loses its significant digits, so its MC stdev/true and ± SE are "
-                      "left out (—)")
-        if math.isfinite(r["exact_log_std_over_true"]):  # Var is inf: say where the stdev/true comes from
-            var = f"Var({r['name']})"
-            past = "" if math.isfinite(r["exact_std_over_true"]) else (
-                ", and is past the largest double too: printed from its log (inf with --json)")
-            print(f"note ({r['estimator']}): {var} is past the largest double; the exact stdev/true is "
-                  f"worked out in logs, exp(½ log {var} − log {r['target_name']}) with log {var} = "
-                  f"{r['exact_log_var']:.10g}{past}")
+        for note in r["notes"]:
+            print(f"note ({r['estimator']}): {note}")
     return 0
 
 

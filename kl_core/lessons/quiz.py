@@ -446,8 +446,23 @@ def export(questions: Iterable[Question], fmt: str, lang: str = "en") -> str:
     -------
     str
         The document.
+
+    Raises
+    ------
+    ValueError
+        Naming ``fmt`` if it is not a format, or ``questions`` if one (lesson, step, variant)
+        is given twice: its ID (Moodle's ``idnumber``, the JSON's link) would be repeated.
     """
     writers = {"moodle": to_moodle_xml, "gift": to_gift, "json": to_json}
     if fmt not in writers:
         raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    return writers[fmt](list(questions), lang)
+    questions = list(questions)
+    seen: set[tuple[int, int, int]] = set()
+    for q in questions:
+        key = (q.lesson, q.step, q.variant)
+        if key in seen:
+            raise ValueError(
+                f"questions must be distinct, got lesson {q.lesson}, step {q.step}, variant {q.variant} twice"
+            )
+        seen.add(key)
+    return writers[fmt](questions, lang)

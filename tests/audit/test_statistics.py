@@ -530,7 +530,7 @@ def test_loader_rejects_nan_nonnumeric_positive_and_bad_mask(tmp_path: Path) -> 
     df.to_csv(path, index=False)
     with pytest.raises(
         ValueError,
-        match=r"other_col='lp_new': column has a NaN/missing value \(data row 7\)",
+        match=r"other_col='lp_new': column has a NaN/missing value \(data row 8\)",  # df row 7: data row 8
     ):
         load_table(path, "lp_old", "lp_new")
 
@@ -538,26 +538,41 @@ def test_loader_rejects_nan_nonnumeric_positive_and_bad_mask(tmp_path: Path) -> 
     df["lp_new"] = df["lp_new"].astype(str)
     df.loc[3, "lp_new"] = "oops"
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"other_col='lp_new': column is not numeric"):
+    with pytest.raises(
+        ValueError,
+        match=r"other_col='lp_new': column is not numeric \(dtype \w+\); first non-numeric value at data row 4: 'oops'$",
+    ):
         load_table(path, "lp_old", "lp_new")
 
     df = _frame()
     df.loc[5, "lp_old"] = 0.25  # a probability or a logit, not a log-prob
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a value > 0 at index"):
+    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a value > 0 at data row 6: 0.25;"):
         load_table(path, "lp_old", "lp_new")
 
     df = _frame()
     df.loc[2, "lp_old"] = -np.inf
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a NaN or infinite value at index"):
+    with pytest.raises(ValueError, match=r"sampler_col='lp_old' has a NaN or infinite value at data row 3: -inf$"):
         load_table(path, "lp_old", "lp_new")
 
     df = _frame()
     df.loc[4, "m"] = 3
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"mask_col='m' must be boolean or 0/1"):
+    with pytest.raises(ValueError, match=r"mask_col='m' must be boolean or 0/1, got 3.0 at data row 5$"):
         load_table(path, "lp_old", "lp_new", mask_col="m")
+
+
+def test_an_array_s_bad_value_is_named_by_its_index_as_a_plain_number() -> None:
+    """Arrays passed to audit() keep 0-based indices (a file's columns say data rows, from 1); the
+    value is a number, not numpy's repr (the mask's said "got np.float64(2.0)")."""
+    ok = [-1.0, -1.0]
+    with pytest.raises(ValueError, match=r"^mask must be boolean or 0/1, got 2.0 at index 1$"):
+        audit(ok, ok, mask=[1, 2])
+    with pytest.raises(ValueError, match=r"^positions must be integers >= 0, got -1.0 at index 1$"):
+        audit(ok, ok, positions=[0, -1])
+    with pytest.raises(ValueError, match=r"^exact_kl has a negative value \(row 1: -0.5\)"):
+        audit(ok, ok, exact_kl=[0.1, -0.5])
 
 
 def test_loader_rejects_oversize_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -698,7 +713,7 @@ def test_loader_reads_the_kl_column_and_names_bad_data_rows(tmp_path: Path) -> N
     assert audit(**t.as_kwargs()).rb is not None
     df.loc[[3, 9], "kl"] = -0.5
     df.to_csv(path, index=False)
-    with pytest.raises(ValueError, match=r"kl_col='kl' has 2 negative values \(data rows 3, 9"):
+    with pytest.raises(ValueError, match=r"kl_col='kl' has 2 negative values \(data rows 4, 10"):  # df rows 3, 9
         load_table(path, "lp_old", "lp_new", kl_col="kl")
     with pytest.raises(ValueError, match=r"kl_col='lp_new' is the same column as other_col"):
         load_table(path, "lp_old", "lp_new", kl_col="lp_new")

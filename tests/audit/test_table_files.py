@@ -141,7 +141,7 @@ def test_bad_column_contents_name_file_column_row_and_fix():
         "“t.csv”, column “lp” (the sampler's log-probs): there are values above 0 at data rows 2, 3 "
         "(e.g. 0.3), but a log-probability is ≤ 0. Is this a logit, a probability or a negated log-prob column?"
     )
-    assert str(exc).startswith("sampler_col='lp' has 2 values > 0 (first at index 1: 0.3)")  # code's text
+    assert str(exc).startswith("sampler_col='lp' has 2 values > 0 (first at data row 2: 0.3)")  # code's text, same row
     exc = refusal(b"lp,lq,kl\n-1,-2,0.1\n-1,-1,-0.5\n", "t.csv", kl_col="kl")
     assert "column “kl” (the exact next-token KL): there are values below 0 at data row 2" in str(exc.user)
     exc = refusal(b"lp,lq\n-1,-2\n-inf,-1\n", "t.csv")
@@ -234,3 +234,22 @@ def test_read_table_refuses_a_bad_limit_naming_it(bad):
 def test_read_table_refuses_a_file_over_the_limit_before_reading_it():
     with pytest.raises(InputError, match="path_or_buffer"):
         table_files.read_table(Upload(b"lp,lq\n" + b"-1.0,-1.0\n" * 20, "t.csv"), max_bytes=64)
+
+
+def test_a_file_s_bad_cells_are_named_by_data_row_in_the_code_text_and_the_sentence():
+    """The code's text said "first value '-1'" for a text cell, "data row 0" for the first row's NaN and
+    "index 1" for the second row's -inf; the user's sentence counted from 1. Both count from 1 now."""
+    exc = refusal(b"lp,lq\n-1,-2\n-1,-1\n-1,x\n", "t.csv")
+    assert str(exc).endswith("first non-numeric value at data row 3: 'x'") and "data row 3: 'x'" in str(exc.user)
+    exc = refusal(b"lp,lq\n-1,\n-1,-1\n", "t.csv")
+    assert str(exc).endswith("(data row 1)") and "at data row 1:" in str(exc.user)
+    exc = refusal(b"lp,lq\n-1,-2\n-1,-inf\n", "t.csv")
+    assert str(exc) == "other_col='lq' has a NaN or infinite value at data row 2: -inf"
+    assert "at data row 2:" in str(exc.user)
+    exc = refusal(b"lp,lq,m\n-1,-2,1\n-1,-1,7\n", "t.csv", mask_col="m")
+    assert str(exc) == "mask_col='m' must be boolean or 0/1, got 7.0 at data row 2"
+    assert str(exc.user).endswith("the column must be boolean or 0/1, got 7.0 at data row 2")
+    exc = refusal(b"lp,lq,t\n-1,-2,0\n-1,-1,0.5\n", "t.csv", position_col="t")
+    assert str(exc) == "position_col='t' must be integers >= 0, got 0.5 at data row 2"
+    exc = refusal(b"lp,lq,k\n-1,-2,-0.5\n-1,-1,0.1\n", "t.csv", kl_col="k")
+    assert str(exc).startswith("kl_col='k' has a negative value (data row 1: -0.5)")

@@ -245,7 +245,7 @@ def test_bad_kl_column_names_its_rows(tmp_path, capsys):
         capsys,
     )
     assert code == 2 and out == "" and err.count("\n") == 1
-    assert "--kl-col 'kl_policy_ref' has 2 negative values (data rows 4, 11" in err
+    assert "--kl-col 'kl_policy_ref' has 2 negative values (data rows 5, 12" in err  # df rows 4, 11
 
 
 # ------------------------------------------------------------ bad input
@@ -259,12 +259,41 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 BAD = [
     ("notes.txt", "logp_policy,logp_ref\n-1,-2\n", "must be a .csv or .parquet file"),
-    ("nan.csv", "logp_policy,logp_ref\n-1,-2\n,-1\n", "column has a NaN/missing value (data row 1)"),
-    ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n-1,-1\n", "has a value > 0 at index 0: 0.5"),
+    ("nan.csv", "logp_policy,logp_ref\n-1,-2\n,-1\n", "column has a NaN/missing value (data row 2)"),
+    ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n-1,-1\n", "has a value > 0 at data row 1: 0.5"),
     ("missing.csv", "a,b\n-1,-2\n", "--sampler-col 'logp_policy' is not a column"),
     ("empty.csv", "logp_policy,logp_ref\n", "has no data rows"),
     ("broken.parquet", "not parquet", "could not be parsed as PARQUET"),
 ]
+
+
+#: One file per problem, each in data row 3 (counted from 1 under the header, as the app counts them).
+ROW_3 = [
+    ("text.csv", "a,b\n-1,-2\n-1,-1\n-1,x\n", [],
+     "--other-col 'b': column is not numeric (dtype str); first non-numeric value at data row 3: 'x'"),
+    ("nan.csv", "a,b\n-1,-2\n-1,-1\n-1,\n", [], "--other-col 'b': column has a NaN/missing value (data row 3)"),
+    ("inf.csv", "a,b\n-1,-2\n-1,-1\n-1,-inf\n", [], "--other-col 'b' has a NaN or infinite value at data row 3: -inf"),
+    ("positive.csv", "a,b\n-1,-2\n-1,-1\n0.5,-1\n", [], "--sampler-col 'a' has a value > 0 at data row 3: 0.5;"),
+    ("mask.csv", "a,b,m\n-1,-2,1\n-1,-1,0\n-1,-1,3\n", ["--mask-col", "m"],
+     "--mask-col 'm' must be boolean or 0/1, got 3.0 at data row 3"),
+    ("pos.csv", "a,b,t\n-1,-2,0\n-1,-1,1\n-1,-1,-2\n", ["--position-col", "t"],
+     "--position-col 't' must be integers >= 0, got -2.0 at data row 3"),
+    ("kl.csv", "a,b,k\n-1,-2,0.1\n-1,-1,0.2\n-1,-1,-0.5\n", ["--kl-col", "k"],
+     "--kl-col 'k' has a negative value (data row 3: -0.5)"),
+    ("klinf.csv", "a,b,k\n-1,-2,0.1\n-1,-1,0.2\n-1,-1,inf\n", ["--kl-col", "k"],
+     "--kl-col 'k' has a NaN or infinite value (data row 3)"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "extra", "message"), ROW_3, ids=[r[0] for r in ROW_3])
+def test_every_bad_cell_is_named_by_its_data_row_counted_from_1(tmp_path, capsys, name, text, extra, message):
+    """A non-numeric cell was quoted as the column's first value ('-2', a valid number), a NaN was in
+    "data row 0" and a -inf at "index 1": every message now quotes the bad cell at its data row, from 1."""
+    path = _write(tmp_path, name, text)
+    code, out, err = run(["audit", str(path), "--sampler-col", "a", "--other-col", "b", *extra], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith(f"error: {message}")
+    assert "index" not in err and "np." not in err
 
 
 @pytest.mark.parametrize(("name", "text", "message"), BAD, ids=[b[0] for b in BAD])
@@ -325,7 +354,7 @@ def test_over_the_size_limit(tmp_path, capsys, monkeypatch):
     ("name", "text", "message"),
     [
         ("notes.txt", "hello\n", "must be a .csv or .parquet file"),
-        ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n", "has a value > 0 at index 0"),
+        ("positive.csv", "logp_policy,logp_ref\n0.5,-2\n", "has a value > 0 at data row 1"),
     ],
 )
 def test_subprocess_shows_one_line_and_no_traceback(tmp_path, name, text, message):

@@ -21,7 +21,11 @@ POLICY = "categorical(1,0,-1,0.5,0,0)"
 REF = "categorical(0,0,0,0,0,0)"
 OLD = "categorical(0.6,0.2,-0.5,0.5,0,-0.3)"
 REWARD = "1,0.2,0.5,-0.3,0,0.8"
-ROW_KEYS = {"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread"}
+ROW_KEYS = {"name", "library", "option", "expected_grad", "cos_reverse", "cos_forward", "grad_spread",
+            "grad_norm", "target"}
+#: The top-level keys without --reward: the figures, the λ used and the specs read.
+TOP_KEYS = {"true_grad", "rows", "lambda_grad_opt", "lambda_value_opt", "lambda_used", "policy", "ref", "sampler",
+            "on_policy"}
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -38,7 +42,7 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
 
 def test_json_keys_and_rows(capsys):
     data = _json(["grad", "--policy", POLICY, "--ref", REF], capsys)
-    assert set(data) == {"true_grad", "rows", "lambda_grad_opt", "lambda_value_opt"}
+    assert set(data) == TOP_KEYS
     assert set(data["true_grad"]) == {"reverse_kl", "forward_kl"}
     names = [r["name"] for r in data["rows"]]
     assert names == [*BASIC_OPTIONS, *(entry_name(e) for e in loss_entries())]
@@ -49,6 +53,39 @@ def test_json_keys_and_rows(capsys):
     lib = {r["name"]: r for r in data["rows"]}
     assert (lib["k2"]["library"], lib["k2"]["option"]) == (None, None)
     assert (lib["verl:k3+"]["library"], lib["verl:k3+"]["option"]) == ("verl", "k3+")
+
+
+def test_json_has_every_column_of_the_text_the_lambda_used_and_the_specs(capsys):
+    """The text's "expected gradient is" and ‖E g‖ columns, "k_lambda uses λ = 0.3" and the three specs
+    were missing from --json."""
+    argv = ["grad", "--policy", "categorical(1,0,-1)", "--ref", "categorical(0,0,0)", "--lam", "0.3",
+            "--sampler", "categorical(0,0,1)"]
+    code, text, err = _run(argv, capsys)
+    assert code == 0, err
+    data = _json(argv, capsys)
+    assert data["lambda_used"] == pytest.approx(0.3) and "k_lambda uses λ = 0.3;" in text
+    assert (data["policy"], data["ref"], data["sampler"]) == (
+        "categorical(1,0,-1)", "categorical(0,0,0)", "categorical(0,0,1)")
+    assert data["on_policy"] is False
+    table = gradient_table(parse("categorical(1,0,-1)"), parse("categorical(0,0,0)"),
+                           sampler=parse("categorical(0,0,1)"), lam=0.3)
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("---"))
+    lines = lines[start + 1 : lines.index("", start)]  # the table's body
+    for got, row in zip(data["rows"], table.rows, strict=True):
+        assert got["target"] == row.target
+        assert got["grad_norm"] == pytest.approx(float(np.linalg.norm(row.expected_grad)), rel=1e-12)
+        (line,) = [ln for ln in lines if ln.split()[:1] == [got["name"]]]
+        cells = line.split()
+        assert cells[-1] == got["target"]  # the "expected gradient is" column
+        assert float(cells[-2]) == pytest.approx(got["grad_norm"], rel=1e-3)  # ‖E g‖, to 4 digits
+    assert {r["target"] for r in data["rows"]} <= {"reverse_kl", "forward_kl", "zero", "mixed"}
+    on = _json(["grad", "--policy", POLICY, "--ref", REF], capsys)
+    assert on["sampler"] is None and on["on_policy"] is True
+    assert on["lambda_used"] == on["lambda_grad_opt"]  # no --lam: the gradient-optimal λ
+    rows = {r["name"]: r for r in on["rows"]}
+    assert rows["k1"]["grad_norm"] < 1e-12 and rows["k1"]["target"] == "zero"  # on-policy E∇k1 = 0 (to rounding)
+    assert rows["k2"]["target"] == "reverse_kl" and rows["k3"]["target"] == "forward_kl"
 
 
 def test_json_values_are_the_cores(capsys):
@@ -86,6 +123,8 @@ def test_cosine_with_a_zero_vector_is_null(capsys):
 def test_reward_adds_optima_and_fixed_points(capsys):
     data = _json(["grad", "--policy", POLICY, "--ref", REF, "--reward", REWARD, "--beta", "0.5"], capsys)
     assert {"optimum", "fixed_points", "fixed_point_notes"} <= set(data)
+    assert set(data) == TOP_KEYS | {"optimum", "fixed_points", "fixed_point_notes", "reward", "beta"}
+    assert data["reward"] == pytest.approx([float(x) for x in REWARD.split(",")]) and data["beta"] == 0.5
     r = [float(x) for x in REWARD.split(",")]
     rev, fwd = analytic_optima(parse(REF), r, 0.5)
     np.testing.assert_allclose(data["optimum"]["reverse_kl"], rev, rtol=1e-15)

@@ -37,7 +37,12 @@ ROW_KEYS = {
     "se_reliable",
     "note",
 }
+#: The row keys added so that the JSON carries every column and note of the text table.
+TEXT_ROW_KEYS = {"name", "lam", "target_name", "mc_se_over_true", "exact_log_var", "exact_log_std_over_true", "notes"}
 MC_KEYS = {"mc_mean", "mc_bias_over_true", "mc_std_over_true", "neg_fraction"}
+#: The top-level keys of ``table --json``: the figures, then the inputs, the notes and Schulman's figures.
+TABLE_KEYS_JSON = {"true_kl", "true_kl_pq", "rows", "optimal_lambda", "optimal_lambda_note",
+                   "q", "p", "n", "seed", "lam", "exact_only", "notes", "published"}
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -58,13 +63,13 @@ def _json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
 def test_table_json_keys_and_values(capsys: pytest.CaptureFixture[str]) -> None:
     n = 20_000
     data = _json(["table", "--n", str(n), "--seed", "3", "--json"], capsys)
-    assert set(data) == {"true_kl", "true_kl_pq", "rows", "optimal_lambda", "optimal_lambda_note"}
+    assert set(data) == TABLE_KEYS_JSON
     assert [r["estimator"] for r in data["rows"]] == list(TABLE_KEYS)
     q, p = SCHULMAN_2020[0].q, SCHULMAN_2020[0].p  # the defaults are his first experiment
     assert data["true_kl"] == kl(q, p)
     assert data["optimal_lambda"] == optimal_lambda(q, p)
     for r in data["rows"]:
-        assert set(r) == ROW_KEYS
+        assert set(r) == ROW_KEYS | TEXT_ROW_KEYS
         assert all(isinstance(r[k], float) for k in ROW_KEYS - {"estimator", "se_reliable", "note"})
         # Schulman's first table: every error bar is reliable, nothing to note
         assert r["se_reliable"] is True and r["note"] == ""
@@ -96,8 +101,8 @@ def test_table_exact_only_does_not_sample(
     assert data["true_kl"] == 0.5
     assert data["optimal_lambda"] == pytest.approx(1 / (math.e - 1), rel=1e-10)
     for r in data["rows"]:
-        assert set(r) == ROW_KEYS
-        assert all(r[k] is None for k in MC_KEYS)
+        assert set(r) == ROW_KEYS | TEXT_ROW_KEYS
+        assert all(r[k] is None for k in MC_KEYS | {"mc_se_over_true"})
         assert isinstance(r["exact_mean"], float)
     k2 = next(r for r in data["rows"] if r["estimator"] == "k2")
     assert k2["exact_bias_over_true"] == pytest.approx(0.25, rel=1e-10)

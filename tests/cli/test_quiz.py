@@ -240,3 +240,41 @@ def test_cli_refuses_more_variants_than_there_are(capsys: pytest.CaptureFixture[
     """--variants 10001 repeated variant 0 (the variants wrap); the help now says they wrap."""
     code, _, err = run(["quiz", "--variants", "10001"], capsys)
     assert code == 2 and "--variants must be at most 10,000" in err
+
+
+@pytest.mark.parametrize(("lessons", "want"), [("1,1", (1,)), ("3,1,3", (3, 1)), ("2", (2,))])
+def test_a_lesson_given_twice_counts_once_in_order(capsys: pytest.CaptureFixture[str], lessons, want) -> None:
+    """--lesson 1,1 wrote every question of lesson 1 twice, with the same IDs."""
+    code, out, err = run(["quiz", "--lesson", lessons, "--format", "json"], capsys)
+    assert code == 0, err
+    rows = json.loads(out)
+    assert len(rows) == sum(len(L.lesson(n).steps) for n in want)
+    assert list(dict.fromkeys(r["lesson"] for r in rows)) == list(want)
+    links = [r["link"] for r in rows]
+    assert len(set(links)) == len(links)
+    code, out, _ = run(["quiz", "--lesson", lessons], capsys)
+    ids = re.findall(r"<idnumber>([^<]+)</idnumber>", out)
+    assert code == 0 and len(ids) == len(rows) == len(set(ids))
+
+
+def test_export_refuses_a_question_given_twice() -> None:
+    from kl_core.lessons.quiz import export
+
+    twice = [*L.all_questions(1, 0, (1,)), L.question(1, 2, 0)]
+    for fmt in ("moodle", "gift", "json"):
+        with pytest.raises(ValueError, match=r"^questions must be distinct, got lesson 1, step 2, variant 0 twice$"):
+            export(twice, fmt)
+    assert export(L.all_questions(1, 0, (1,)), "json")  # distinct: written
+
+
+def test_help_gives_the_range_of_seed_and_variants(capsys: pytest.CaptureFixture[str]) -> None:
+    from kl_core.cli import quiz
+
+    assert quiz.MAX_SEED == L.MAX_VARIANT
+    code, out, _ = run(["quiz", "--help"], capsys)
+    text = " ".join(out.split())
+    assert code == 0
+    assert f"the first variant, 0 to {L.MAX_VARIANT} (default 0)" in text
+    assert f"variants per step, 1 to {L.MAX_VARIANT + 1} (default 1)" in text
+    code, _, err = run(["quiz", "--seed", str(L.MAX_VARIANT + 1)], capsys)
+    assert code == 2 and f"--seed must be from 0 to {L.MAX_VARIANT}" in err

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kl_core.cli import main as cli
+from kl_core.cli import sequence
 from kl_core.sequences import markov
 from kl_core.sequences.estimators import SEQUENCE_KEYS, sequence_report
 from kl_core.sequences.markov import drift_pair
@@ -75,6 +76,7 @@ def test_help_names_the_family_defaults(capsys) -> None:
     code, out, _ = run(["sequence", "--help"], capsys)
     assert code == 0
     assert f"(default {markov.DEFAULT_K})" in out
+    assert sequence.MAX_K == markov.MAX_TOKENS and f"number of tokens, 2 to {markov.MAX_TOKENS}" in out
     assert f"(default {markov.DEFAULT_DRIFT:g})" in out
     assert "drift in every transition (default)" in out and markov.DEFAULT_PLACEMENT == "every"
 
@@ -122,13 +124,20 @@ def test_text_table_shows_every_estimator(capsys) -> None:
         ),
         (["--policy", POLICY], "--policy needs --ref too"),
         (["--ref", REF], "--ref needs --policy too"),
-        (["--policy", POLICY, "--ref", REF, "--K", "4"], "--K apply to the drift family"),
+        (["--policy", POLICY, "--ref", REF, "--K", "4"], "--K applies to the drift family, not to"),
+        (["--policy", POLICY, "--ref", REF, "--K", "4", "--drift", "1"], "--K and --drift apply to the drift family"),
         (["--policy", "normal(0,1)", "--ref", REF], "is not of the form markov("),
         (["--policy", "markov(0,inf; 0,0; 0,0)", "--ref", REF], "'inf' is not a finite number"),
         (["--T", "5000"], "--T must be at most 4,096, got 5,000"),
         (["--n", "2e6"], "--n must be at most 1,000,000"),
         (["--seed", "-1"], "--seed must be >= 0"),
         (["--K", "1"], "--K must be in 2"),
+        # --K 0 said "a whole number >= 1", though 1 is refused too: every count out of range gets the range
+        (["--K", "0"], "--K must be in 2 … 256, got 0"),
+        (["--K", "-3"], "--K must be in 2 … 256, got -3"),
+        (["--K", "300"], "--K must be in 2 … 256, got 300"),
+        (["--K", "x"], "argument --K: expected a whole number from 2 to 256, got 'x'"),
+        (["--K", "2.5"], "argument --K: expected a whole number from 2 to 256, got '2.5'"),
         (["--drift", "nan"], "drift must be finite"),
         (["--T", "0"], "expected a whole number >= 1"),
         (["--n", "abc"], "expected a whole number such as 2000"),

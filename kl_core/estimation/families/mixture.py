@@ -62,9 +62,10 @@ class GaussianMixture(Distribution):
     sigmas: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        w = tuple(check_positive(v, "weights") for v in np.atleast_1d(self.weights))
-        m = tuple(check_finite(v, "means") for v in np.atleast_1d(self.means))
-        s = tuple(check_positive(v, "sigmas") for v in np.atleast_1d(self.sigmas))
+        # .tolist(): Python floats, so that a refusal quotes -1.0, not np.float64(-1.0)
+        w = tuple(check_positive(v, "weights") for v in np.atleast_1d(self.weights).tolist())
+        m = tuple(check_finite(v, "means") for v in np.atleast_1d(self.means).tolist())
+        s = tuple(check_positive(v, "sigmas") for v in np.atleast_1d(self.sigmas).tolist())
         if not w:
             raise InputError("weights must have at least one component")
         if not len(w) == len(m) == len(s):
