@@ -320,6 +320,8 @@ class OtherRelease:
         Settings the card's own fixes write that this release does not have (empty if none).
     refuses : tuple of (str, str)
         Values the card's own fixes write that this release refuses in their setting, as (setting, value).
+    aggregated : bool
+        Whether its terms reduce the per-token KL otherwise than the card's (their aggregation is then said).
     """
 
     release: str
@@ -330,6 +332,7 @@ class OtherRelease:
     stops: tuple[str, ...] = ()
     lacks: tuple[str, ...] = ()
     refuses: tuple[tuple[str, str], ...] = ()
+    aggregated: bool = False
 
 
 @dataclass(frozen=True)
@@ -1753,13 +1756,15 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     main = _under(prof, inf.era, parsed, raw, notes)
     also: list[OtherRelease] = []
     if inf.era is not None:
-        also.append(_other(_under(prof, None, parsed, raw, notes)))
+        now = _under(prof, None, parsed, raw, notes)
+        also.append(dataclasses.replace(_other(now), aggregated=_aggregations(now) != _aggregations(main)))
     if inf.era is not None or not inf.decided:  # the other eras the settings allow, where they differ
         for e in inf.candidates:
             other = _under(prof, e, parsed, raw, notes)
             lacks, refuses = _fixes_lacking(main, other)
-            if _kl_facts(other) != _kl_facts(main) or lacks or refuses:
-                also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses))
+            aggregated = _aggregations(other) != _aggregations(main)
+            if _kl_facts(other) != _kl_facts(main) or lacks or refuses or aggregated:
+                also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses, aggregated=aggregated))
     if not inf.decided and not also and inf.candidates:
         inf = dataclasses.replace(inf, why=Message(
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
@@ -1826,6 +1831,9 @@ def other_release_words(o: OtherRelease) -> str:
                      where=Message("reward") if u.where == "reward" else Message("loss"),
                      coef="?" if u.coef is None else _fmt(u.coef), grad=u.gradient_target)
              for u in o.kl_uses]
+    if o.aggregated:  # the same terms, reduced otherwise: say how
+        terms = [Message("{term}, aggregated as {how}", term=t, how=u.aggregation.name) if u.aggregation else t
+                 for t, u in zip(terms, o.kl_uses, strict=True)]
     kl = joined("; ", terms) if terms else Message("no KL term")
     shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
     if o.stops and o.fails:
@@ -1847,6 +1855,11 @@ def other_release_words(o: OtherRelease) -> str:
 
 def _kl_facts(d: Diagnosis) -> tuple[tuple[Any, ...], ...]:
     return tuple((u.where, u.estimator, u.coef, u.gradient_target) for u in d.kl_uses)
+
+
+def _aggregations(d: Diagnosis) -> tuple[str | None, ...]:
+    """How each term reduces its per-token KL, by the mode's name (None where the card cannot say)."""
+    return tuple(None if u.aggregation is None else str(u.aggregation.name) for u in d.kl_uses)
 
 
 def _fixes_lacking(main: Diagnosis, other: Diagnosis) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:

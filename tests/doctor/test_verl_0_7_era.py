@@ -15,7 +15,7 @@ import json
 import pytest
 
 from kl_core.doctor.card import card_lines
-from kl_core.doctor.diagnosis import diagnose
+from kl_core.doctor.diagnosis import diagnose, other_release_words
 from kl_core.doctor.profiles import KEYS_DIR
 from kl_core.doctor.releases import _mode_changes, eras
 
@@ -107,3 +107,16 @@ def test_the_card_wraps_no_setting_at_a_hyphen():
                  filename="run.sh")
     lines = card_lines(d)
     assert not [line for line in lines if line.rstrip().endswith("-") and not line.rstrip().endswith(" -")]
+
+
+def test_another_release_that_aggregates_otherwise_is_shown_and_says_how():
+    """The same k3 loss, but 0.4.0–0.7.1 averages micro-batch token means: the card read as 0.9.1 said
+    nothing of it, and read as the era it named 0.9.1's KL without its batch-wide token mean."""
+    d = diagnose(VERL + LOSS + "actor_rollout_ref.actor.kl_loss_type=k3")
+    era = next(o for o in d.also if o.release == "verl 0.4.0–0.7.1")
+    assert era.aggregated and "aggregated as token mean over each micro-batch" in str(other_release_words(era))
+    old = diagnose(VERL + LOSS + OLD, filename="run.sh")
+    now = next(o for o in old.also if o.release == "verl 0.9.1")
+    assert now.aggregated and "aggregated as token mean over the batch" in str(other_release_words(now))
+    same = diagnose(VERL + LOSS + "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean")
+    assert not next(o for o in same.also if o.release == "verl 0.4.0–0.7.1").aggregated  # today's words hold
