@@ -77,7 +77,7 @@ def test_the_reward_rows_do_not_say_the_plus_spellings_run():
 
 @pytest.mark.parametrize(("mode", "name", "words"), [
     ("token-mean", "token mean over each micro-batch", "mean per-token KL of each micro-batch"),
-    ("seq-mean-token-sum-norm", "sequence mean of token sums, over a fixed length", "b times verl 0.7.1's β/(B·L)"),
+    ("seq-mean-token-sum-norm", "each micro-batch's sum of token sums over a fixed length (0.4.0–0.7.0), their mean (0.7.1)", "b times verl 0.7.1's β/(B·L)"),
     ("seq-mean-token-mean", "sequence mean of token means", "every response equally"),  # today's words hold
 ])
 def test_the_kl_loss_aggregation_is_the_eras(mode, name, words):
@@ -120,3 +120,11 @@ def test_another_release_that_aggregates_otherwise_is_shown_and_says_how():
     assert now.aggregated and "aggregated as token mean over the batch" in str(other_release_words(now))
     same = diagnose(VERL + LOSS + "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-mean")
     assert not next(o for o in same.also if o.release == "verl 0.4.0–0.7.1").aggregated  # today's words hold
+
+
+def test_seq_mean_token_sum_norm_of_the_era_is_told_apart_from_todays():
+    """0.4.0–0.7.0 weigh it b times more: the era's mode has its own name, so the card read as 0.9.1 shows
+    the era and says how it aggregates (it kept today's name, and the card said nothing)."""
+    d = diagnose(VERL + LOSS + "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm")
+    era = next(o for o in d.also if o.release == "verl 0.4.0–0.7.1")
+    assert era.aggregated and "their mean (0.7.1)" in str(other_release_words(era))
