@@ -39,6 +39,18 @@ def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
     return lines or [indent]
 
 
+def _aggregation_cell(d: Diagnosis, u: KLUse) -> str:
+    """The Markdown card's "aggregated as" cell: the mode's name and the setting that chose it, as on the text card."""
+    if u.aggregation is None:
+        if u.aggregation_setting:
+            return f"`{u.aggregation_setting}={u.aggregation_value}`: not a mode the release defines"
+        return "—"
+    if not u.aggregation_setting:
+        return str(u.aggregation.name)
+    return "{name} (`{setting}`)".format(name=u.aggregation.name, setting=render_changes(
+        d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
+
+
 def _stops(d: Diagnosis) -> str:
     """The card's first line where the release refuses settings of the script: the run stops before training."""
     shown = ", ".join(d.rejected[:4]) + (f" (+{len(d.rejected) - 4})" if len(d.rejected) > 4 else "")
@@ -193,11 +205,11 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
         head, colon, rest = _no_kl_term(d).partition(":")
         out += [f"**{head}{colon}**{rest}", ""]
     else:
-        out += ["| | where | option | estimator | coefficient | value estimates | gradient |",
-                "|---|---|---|---|---|---|---|"]
+        out += ["| | where | option | estimator | coefficient | aggregated as | value estimates | gradient |",
+                "|---|---|---|---|---|---|---|---|"]
         for i, u in enumerate(d.kl_uses, 1):
             out.append(f"| {i} | {u.where} | `{_option_text(d, u)}` | {u.estimator} | {_coef_text(u, u.controller)} | "
-                       f"{u.entry.direction} | "
+                       f"{_aggregation_cell(d, u)} | {u.entry.direction} | "
                        f"**{u.gradient_target}**: {GRADIENT_WORDS[u.gradient_target]} |")
         out.append("")
     if d.also:

@@ -128,3 +128,15 @@ def test_seq_mean_token_sum_norm_of_the_era_is_told_apart_from_todays():
     d = diagnose(VERL + LOSS + "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum-norm")
     era = next(o for o in d.also if o.release == "verl 0.4.0–0.7.1")
     assert era.aggregated and "their mean (0.7.1)" in str(other_release_words(era))
+
+
+def test_the_markdown_card_says_how_each_term_is_aggregated():
+    """The text card had an aggregation line per term; the Markdown card for a pull request had none."""
+    from kl_core.doctor.card import card_markdown
+
+    md = "\n".join(card_markdown(diagnose(VERL + LOSS + OLD, filename="run.sh")))
+    assert "| aggregated as |" in md
+    assert "token mean over each micro-batch (`actor_rollout_ref.actor.loss_agg_mode=token-mean`)" in md
+    bad = "\n".join(card_markdown(diagnose(VERL + LOSS + OLD + "actor_rollout_ref.actor.loss_agg_mode=token-sum",
+                                           filename="run.sh")))
+    assert "`actor_rollout_ref.actor.loss_agg_mode=token-sum`: not a mode the release defines" in bad
