@@ -23,7 +23,8 @@ cannot be read is reported and skipped.
 ``gradient_target`` and more), ``warnings`` (``code``, ``message``, ``fix``,
 ``requires``, and for a warning without a fix ``tried`` and ``needs``),
 ``unrecognised`` (keys), ``suggestions``, ``off_policy``, ``defaults_assumed``,
-``notes``, ``release_why``, ``also`` and ``changed``.
+``notes``, ``release_why``, ``also`` (each other release: ``release``, ``fails``, ``stops``, ``lacks``,
+``refuses``, ``words`` and its ``kl_uses`` with their ``aggregation``) and ``changed``.
 
 Unreadable input (binary, too large, invalid YAML/JSON/Python, a YAML tag, no
 known library, a trainer the doctor does not cover) gives one line on stderr

@@ -472,9 +472,12 @@ class Diagnosis:
             "notes": list(self.notes),
             "release_why": self.release_why,
             "also": [
-                {"release": o.release, "fails": list(o.fails),
+                {"release": o.release, "fails": list(o.fails), "stops": list(o.stops), "lacks": list(o.lacks),
+                 "refuses": [list(r) for r in o.refuses], "words": other_release_words(o),
                  "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": _plain(u.coef),
-                              "gradient_target": u.gradient_target} for u in o.kl_uses]}
+                              "gradient_target": u.gradient_target,
+                              "aggregation": None if u.aggregation is None else u.aggregation.name}
+                             for u in o.kl_uses]}
                 for o in self.also
             ],
             "changed": self.changed,

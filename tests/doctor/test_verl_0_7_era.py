@@ -140,3 +140,11 @@ def test_the_markdown_card_says_how_each_term_is_aggregated():
     bad = "\n".join(card_markdown(diagnose(VERL + LOSS + OLD + "actor_rollout_ref.actor.loss_agg_mode=token-sum",
                                            filename="run.sh")))
     assert "`actor_rollout_ref.actor.loss_agg_mode=token-sum`: not a mode the release defines" in bad
+
+
+def test_the_json_of_another_release_says_what_its_line_says():
+    d = diagnose(VERL + LOSS + OLD, filename="run.sh")
+    (now,) = [o for o in d.to_json()["also"] if o["release"] == "verl 0.9.1"]
+    assert now["fails"] == ["critic.model.fsdp_config.param_offload"]
+    assert now["kl_uses"][0]["aggregation"] == "token mean over the batch"
+    assert "aggregated as token mean over the batch" in str(now["words"])
