@@ -173,7 +173,7 @@ else:
     ui.table(
         pd.DataFrame(notes.end_rows(end_curves)),
         name=_("f-divergences-{path}-ends").format(path=path),
-        caption=notes.ends_caption(path, info.fisher),
+        caption=notes.ends_caption(path, info.fisher, at_zero=0.0 in (lo, hi)),
         column_config={
             "f″(1)": st.column_config.NumberColumn(format="%g"),
             "θ": st.column_config.NumberColumn(format="%.4g"),

@@ -215,12 +215,15 @@ def end_rows(curves: list) -> list[dict]:
     ]
 
 
-def ends_caption(path: str, fisher: float) -> str:
-    """Under the end-point table; on the mean shift, the closed forms."""
+def ends_caption(path: str, fisher: float, at_zero: bool = False) -> str:
+    """Under the end-point table; on the mean shift, the closed forms; with an end at θ = 0 (``at_zero``),
+    that its ratio is a limit (both sides are 0 there)."""
     text = _(
         "The numbers at the two ends of the θ range (F = {f:.6g}); drag the range ends to read "
         "other θ."
     ).format(f=fisher)
+    if at_zero:
+        text += " " + _("At θ = 0 both sides are 0: the ratio shown there is its limit, 1.")
     if path == "shift":
         text += " " + _("On this path {kl}, {chi2} and {h2} exactly.").format(
             kl=r"$\mathrm{KL}[q\|p] = \theta^2/2$", chi2=r"$\chi^2 = e^{\theta^2} - 1$",

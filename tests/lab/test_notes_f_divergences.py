@@ -223,3 +223,9 @@ def test_schulmans_caption_is_formatted_from_the_computed_biases():
     text = notes.schulman_caption(other)
     assert "0.0025" not in text and "the exact value rounds to 0.003 at 3 decimals" in text
     assert "At μ = 1 it is 0.2612; his printed 0.25 comes from sampling" in text
+
+
+def test_the_end_table_caption_says_a_ratio_at_theta_0_is_a_limit():
+    """At θ = 0 the table's ratio 1 is 0/0's limit; the caption said nothing of it."""
+    assert "its limit, 1" in notes.ends_caption("shift", 1.0, at_zero=True)
+    assert "its limit" not in notes.ends_caption("shift", 1.0)
