@@ -14,7 +14,7 @@ import pandas as pd
 from charts.histograms import records
 from charts.palette import CONFIG, REFERENCE_COLOR, ZERO_COLOR, color, finish
 from i18n import N_, _
-from kl_core.libraries.clamps import ClampCurve, ClampPoint
+from kl_core.libraries.clamps import ClampCurve, ClampPoint, entry_by_id
 
 __all__ = [
     "CLAMPED",
@@ -87,7 +87,6 @@ def clamp_chart(
     estimator_key: str,
     title: str | list[str],
     x_title: str | None = None,
-    clamped: bool = True,
     height: int = 420,
 ) -> alt.LayerChart:
     """The exact KL, the unclamped and the clamped mean of one entry along a drift path.
@@ -105,22 +104,21 @@ def clamp_chart(
         Chart title, e.g. the entry's name (a list: one line each).
     x_title : str, optional
         Title of the θ axis (default "drift θ", translated).
-    clamped : bool, default True
-        Whether the entry has clamps (``CrosswalkEntry.clamped``): its line's legend says
-        "library (clamped)", else "library".
     height : int
         Height in pixels.
 
     Returns
     -------
     altair.LayerChart
-        The library's clamped value solid, the estimator without clamps as a
+        The library's clamped value (legend "library (clamped)", or "library" for an entry
+        without clamps, such as TRL's k3) solid, the estimator without clamps as a
         thick dotted line and the exact KL thin, black and dashed on top (for
         k1 and k3 the two coincide: the dots show round the dashes), on a
         symmetric-log y axis (linear below 1, logarithmic above; its title
         says so) so that small and large drifts both show.
     """
     est = color(estimator_key)
+    clamped = entry_by_id(curve.entry_id).clamped
     names = {EXACT: _(EXACT), UNCLAMPED: _(UNCLAMPED), CLAMPED: _(CLAMPED if clamped else LIBRARY)}
     # Wide rows, folded to long in the browser: a third of the rows Altair walks on to_dict.
     rows = pd.DataFrame(

@@ -88,7 +88,7 @@ with ui.metric_row():
 with first:
     ui.answer(notes.answer(demo.library, demo.option, theta, point, clamped=demo.clamped))
     ui.chart(
-        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title, clamped=demo.clamped,
+        clamp_chart(curve, point, estimator_key=demo.estimator, x_title=x_title,
                     title=[_("{lib} {opt} ({where})").format(
                         lib=demo.library, opt=demo.option, where=_(notes.ACTS_ON[demo.acts_on])),
                         _("against the exact KL")]),
