@@ -454,8 +454,8 @@ ESTIMATORS: dict[str, EstimatorInfo] = by_key(
         unbiased_for=None,
         nonnegative=True,
         summary=N_("Never negative, and low-variance and almost unbiased while p is close to q "
-                   "and has no heavier tails than q; otherwise its bias can be large, of either "
-                   "sign."),
+                   "and neither has heavier tails than the other; otherwise its bias can be large, "
+                   "of either sign."),
         source=BLOG,
         function=k2,
         parameter=None,

@@ -277,7 +277,8 @@ def _infinite_variance(why: str, keys: Sequence[str], moments: Mapping[str, Mome
     overflow = isinstance(why, Message) and why.template == OVERFLOW_NOTE.template
     # where the variance is past a double, its square root may not be: §4 then shows it, not ∞
     fits = [k for k in keys if overflow and moments is not None and _sd_fits(moments[k])]
-    if len(keys) == 1:
+    one = len(keys) == 1
+    if one:
         head = (_("**{v} is too large for a double**") if fits
                 else _("**{v} is too large for a double (shown as ∞)**") if overflow
                 else _("**{v} is infinite**"))
@@ -285,11 +286,11 @@ def _infinite_variance(why: str, keys: Sequence[str], moments: Mapping[str, Mome
         head = (_("**{v} are too large for a double**") if fits
                 else _("**{v} are too large for a double (shown as ∞)**") if overflow
                 else _("**{v} are infinite**"))
-    hint = (
+    hint = "" if "r^2" not in why else (
+        _(r"This estimator contains $r = p/q$, so its variance needs "
+          r"$\mathbb{E}_q[r^2] = \int p(x)^2/q(x)\,dx < \infty$, and here it is not.") if one else
         _(r"These estimators contain $r = p/q$, so their variance needs "
           r"$\mathbb{E}_q[r^2] = \int p(x)^2/q(x)\,dx < \infty$, and here it is not.")
-        if "r^2" in why
-        else ""
     )
     if fits == list(keys):
         sd = (_("Its square root, the per-sample standard deviation, fits in a double: §4 shows it.")
@@ -304,11 +305,23 @@ def _infinite_variance(why: str, keys: Sequence[str], moments: Mapping[str, Mome
     else:
         sd = ""
     hint = " ".join(filter(None, (hint, sd)))  # two whole sentences
-    if overflow:
+    if overflow and one:
+        text = _(
+            "{head}: {why}. {hint} Its mean is still finite, but no N you can draw is large "
+            "enough for its estimates to take a normal shape: no normal curve is drawn, and no "
+            "±2 SE band or SE column can be trusted (a rare huge value can move an estimate far)."
+        )
+    elif overflow:
         text = _(
             "{head}: {why}. {hint} Their means are still finite, but no N you can draw is large "
             "enough for their estimates to take a normal shape: no normal curve is drawn, and no "
             "±2 SE band or SE column can be trusted (a rare huge value can move an estimate far)."
+        )
+    elif one:
+        text = _(
+            "{head}: {why}. {hint} Its mean is still finite, but its estimates do not settle "
+            "into a normal shape: no normal curve is drawn, and the ±2 SE band and SE column "
+            "have no meaning (a rare huge value can move an estimate far at any N)."
         )
     else:
         text = _(
@@ -599,11 +612,17 @@ def _untrusted_spread(estimates: np.ndarray | None, se: float) -> str:
     sd = math.nan if estimates is None else sampling.observed_spread(estimates)[1]
     if not math.isfinite(sd):
         return why
+    # an sd from R estimates is itself uncertain by about 1/√(2(R − 1)) (for normal estimates; more for
+    # heavier tails): narrower only past twice that, so noise is not read as the effect
+    noise = 2.0 / math.sqrt(2.0 * max(estimates.size - 1, 1))
     if number(sd) == number(se):
         here = _("In this run they do not: the bars spread as wide as the curve to the digits shown (sd {sd}, "
                  "σ/√N = {se}).")
-    elif sd < se:
+    elif sd < se * (1.0 - noise):
         here = _("Here they do: the bars' sd is {sd} against σ/√N = {se}.")
+    elif sd < se:
+        here = _("In this run they are about as wide as the curve: the bars' sd, {sd}, is below σ/√N = {se} by "
+                 "less than the noise of an sd from this many estimates.")
     else:
         here = _("In this run they do not: the bars spread wider than the curve (sd {sd} against σ/√N = {se}).")
     return why + " " + here.format(sd=number(sd), se=number(se))
@@ -868,8 +887,9 @@ def what_to_notice_applies(keys: Sequence[str], zero_kl: bool) -> bool:
 
 WHAT_TO_NOTICE = N_(
     "**What to notice.** k1 and k3 have the same mean, but k3's stdev/true is much smaller "
-    "whenever p is close to q and has no heavier tails than q. k2's bias/true is near zero there "
-    "too; further away it can grow, shrink or change sign. Where “SE trusted” is ticked, the MC "
+    "whenever p is close to q and neither has heavier tails than the other. k2's bias/true is "
+    "near zero there too; further away, or with tails of another weight, it can grow, shrink or "
+    "change sign. Where “SE trusted” is ticked, the MC "
     "column should agree with the exact one to within about 2 MC SE; change the seed to see it "
     "move."
 )
