@@ -82,8 +82,10 @@ def _k2_caption(k2_mean: float, true_kl: float) -> str:
         return _("Never negative, and its exact mean agrees with the KL, {kl}, to better than one "
                  "part in 10¹¹.").format(kl=kl)
     if mean != kl and f"{abs(bias):.1%}" != "0.0%":
+        # a bias that ends in a half (μ = 0.5: μ²/4 = 6.25 %) keeps its 5: 6.2 % would read as a slip
+        spec = "+.2%" if f"{abs(bias):.2%}"[-2] == "5" else "+.1%"
         return _("Never negative, but its exact mean is {mean:.4g}, not {kl:.4g}: biased by "
-                 "{bias:+.1%}.").format(mean=k2_mean, kl=true_kl, bias=bias)
+                 "{bias}.").format(mean=k2_mean, kl=true_kl, bias=format(bias, spec))
     signed = ("+" if bias > 0 else "") + share(bias)
     if mean != kl:
         return _("Never negative, but its exact mean is {mean}, not {kl}: biased by {bias}.").format(
@@ -112,8 +114,8 @@ def histogram_captions(results: Mapping[str, EstimatorSummary], moments: Mapping
                 out[key] = _("KL[q‖p] is 0 to double precision here, and so is every value.")
         return out
     return {
-        "k1": _("{share:.0%} of single values are negative (shaded), though a KL never is.").format(
-            share=results["k1"].neg_fraction
+        "k1": _("{share} of single values are negative (shaded), though a KL never is.").format(
+            share=share(results["k1"].neg_fraction)  # as the chart's subtitle writes it
         ),
         "k2": _k2_caption(moments["k2"].mean, true_kl),
         "k3": _("Never negative, and its exact mean is the KL itself (dashed line)."),

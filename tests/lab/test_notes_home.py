@@ -3,6 +3,7 @@
 from kl_core.estimation.distributions import Gaussian
 from kl_core.estimation.exact import estimator_moments, kl
 from kl_core.estimation.montecarlo import simulate
+from lab.format import share
 from lab.notes import home as notes
 
 KEYS = ("k1", "k2", "k3")
@@ -13,9 +14,19 @@ def test_captions_give_k1s_negative_share_and_k2s_exact_bias():
     sim = simulate(q, p, 2000, keys=KEYS)
     moments = {k: estimator_moments(k, q, p) for k in KEYS}
     caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 1.0)
-    assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} of single values are negative")
+    # as the chart's subtitle writes the share (at μ = 3 the caption said 7 %, the chart 6.6 %)
+    assert caps["k1"].startswith(f"{share(sim['k1'].neg_fraction)} of single values are negative")
     assert caps["k2"] == "Never negative, but its exact mean is 0.625, not 0.5: biased by +25.0%."
     assert "the KL itself" in caps["k3"]
+
+
+def test_a_bias_that_ends_in_a_half_keeps_its_digit():
+    """At μ = 0.5 k2's bias is μ²/4 = 6.25 % exactly; one place printed 6.2 %, which reads as a slip."""
+    q, p = Gaussian(0, 1), Gaussian(0.5, 1)
+    moments = {k: estimator_moments(k, q, p) for k in KEYS}
+    sim = simulate(q, p, 200, keys=KEYS)
+    caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 0.5)
+    assert caps["k2"].endswith("biased by +6.25%.")
 
 
 def test_p_equal_q():
@@ -67,7 +78,7 @@ def test_captions_in_chinese_keep_the_numbers():
     with i18n.using("zh"):
         caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 1.0)
     assert caps["k2"] == "从不为负，但它的精确均值是 0.625，而不是 0.5：有偏，偏差为 +25.0%。"
-    assert caps["k1"].startswith(f"{sim['k1'].neg_fraction:.0%} 的单个值为负")
+    assert caps["k1"].startswith(f"{share(sim['k1'].neg_fraction)} 的单个值为负")
 
 
 def test_table_caption_compares_the_spreads_it_is_given():
