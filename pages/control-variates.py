@@ -60,7 +60,8 @@ with c_lam:
     lam = state.slider(
         _("λ, the coefficient of r − 1 in kλ"), "lam", min_value=LAM_MIN, max_value=LAM_MAX,
         value=0.5, step=0.05, format="%.3f",
-        help=_("λ = 0 is k1, λ = 1 is k3. Every λ gives an unbiased estimator of KL[q‖p]."),
+        help=_("λ = 0 is k1, λ = 1 is k3. Where KL[q‖p] is finite, every λ gives an unbiased estimator "
+               "of it."),
     )
     with st.container(horizontal=True, gap="small"):
         st.button("λ = 0 (k1)", key="set_k1", on_click=state.set_values, kwargs={"lam": 0.0})

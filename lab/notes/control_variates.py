@@ -476,6 +476,9 @@ def parabola_caption(par: LambdaParabola) -> str:
     if p_equals_q(par):
         return _("With p = q (to double precision) every coefficient is zero up to rounding: the "
                  "'parabola' is flat at zero.")
+    if _all_infinite(par) and math.isinf(par.true_kl):
+        return _("Nothing to minimise: the variance is infinite for every λ. KL[q‖p] itself is infinite "
+                 "here, so no kλ has a finite mean to be unbiased for.")
     if _all_infinite(par):
         return _("Nothing to minimise: the variance is infinite for every λ.")
     if _chi2_overflows(par):

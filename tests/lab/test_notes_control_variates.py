@@ -369,3 +369,15 @@ def test_lam_text_is_the_one_lambda_formatter():
     """``lam_text`` was a one-line wrapper of ``_lam``; one function is left."""
     assert not hasattr(notes, "_lam")
     assert notes.lam_text(0.99982) == "0.99982" and notes.lam_text(4e-12) == "4e-12"
+
+
+def test_an_infinite_kl_is_not_said_to_have_unbiased_estimators():
+    """q = t(1), p = N(0, 1): KL[q‖p] is infinite, yet the page called every kλ unbiased for it."""
+    from kl_core.estimation.control_variates import lambda_parabola
+    from kl_core.estimation.distributions import parse
+
+    par = lambda_parabola(parse("t(1)"), parse("normal(0,1)"))
+    assert math.isinf(par.true_kl)
+    assert "KL[q‖p] itself is infinite here" in notes.answer(par)
+    finite = lambda_parabola(parse("normal(0,1)"), parse("t(1)"))  # every λ infinite, KL finite
+    assert "itself is infinite" not in notes.parabola_caption(finite)
