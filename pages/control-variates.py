@@ -167,8 +167,8 @@ ui.formula(
     r"\;+\;(\lambda - 1)(r - 1), \\"
     r"\log r \le r - 1, \ \text{" + _("with equality only at r = 1") + r"} \end{gathered}"
 )
-logr_grid = np.linspace(-2.5, 2.5, 101)  # smooth curves; the band's ends are exact
 interval = k_lambda_negative_interval(lam)
+logr_grid = np.linspace(*notes.profile_range(interval), 101)  # smooth curves; the band's ends are exact
 ui.chart(
     k_lambda_profile(logr_grid, notes.profile_curves(logr_grid, lam), negative=interval,
                      negative_label=_("kλ < 0 for λ = {lam}").format(lam=notes.lam_text(lam))),

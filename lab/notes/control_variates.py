@@ -526,6 +526,20 @@ def histogram_caption(neg_fraction: float, n: int) -> str:
     return _("No value is negative at this λ.")
 
 
+#: The log r range of the profile chart, widened to show the negative band's finite end (up to ±this).
+PROFILE_REACH = 6.0
+
+
+def profile_range(interval: tuple[float, float] | None) -> tuple[float, float]:
+    """The profile chart's log r range: [−2.5, 2.5], widened to show the negative band's finite end with a
+    margin (λ = 3: −2.82; λ = 0.1: 3.61), but not past ±:data:`PROFILE_REACH`."""
+    lo, hi = -2.5, 2.5
+    if interval is not None:
+        ends = [x for x in interval if math.isfinite(x) and abs(x) <= PROFILE_REACH - 0.3]
+        lo, hi = min([lo, *(x - 0.3 for x in ends)]), max([hi, *(x + 0.3 for x in ends)])
+    return lo, hi
+
+
 def profile_curves(logr: np.ndarray, lam: float) -> list[tuple[str, np.ndarray, str]]:
     """kλ (unless λ is 0 or 1), k3 and k1 as functions of log r: ``(label, values, estimator key)``."""
     curves = []

@@ -381,3 +381,15 @@ def test_an_infinite_kl_is_not_said_to_have_unbiased_estimators():
     assert "KL[q‖p] itself is infinite here" in notes.answer(par)
     finite = lambda_parabola(parse("normal(0,1)"), parse("t(1)"))  # every λ infinite, KL finite
     assert "itself is infinite" not in notes.parabola_caption(finite)
+
+
+@pytest.mark.parametrize("lam", [3.0, 2.8, 0.1, 0.5])
+def test_the_profile_chart_shows_the_negative_bands_finite_end(lam):
+    """At λ = 3 the caption said −2.821 < log r < 0 while the chart stopped at log r = −2.5."""
+    lo_band, hi_band = k_lambda_negative_interval(lam)
+    lo, hi = notes.profile_range((lo_band, hi_band))
+    for end in (lo_band, hi_band):
+        if np.isfinite(end):
+            assert lo < end < hi
+    assert (lo, hi) == (-2.5, 2.5) or lam in (3.0, 2.8, 0.1)
+    assert notes.profile_range(None) == (-2.5, 2.5)
