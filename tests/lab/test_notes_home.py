@@ -3,7 +3,7 @@
 from kl_core.estimation.distributions import Gaussian
 from kl_core.estimation.exact import estimator_moments, kl
 from kl_core.estimation.montecarlo import simulate
-from lab.format import share
+from lab.format import number, share
 from lab.notes import home as notes
 
 KEYS = ("k1", "k2", "k3")
@@ -133,3 +133,14 @@ def test_the_table_shows_k2s_exact_mean_and_the_kl_with_the_captions_digits():
     kl_shown = table.formats["exact KL[q‖p]"] % df.loc["k2", "exact KL[q‖p]"]
     assert mean == "0.001251" and kl_shown == "0.00125"
     assert f"its exact mean is {mean}, not {kl_shown}" in caption
+
+
+def test_k3s_caption_says_a_sample_mean_can_miss_where_k3_is_noisier_than_k1():
+    """At μ = 3 the panel showed a sample mean of 4.28 under "its exact mean is the KL itself" (4.5)."""
+    for mu, noisier in ((3.0, True), (0.5, False)):
+        q, p = Gaussian(0, 1), Gaussian(mu, 1)
+        moments = {k: estimator_moments(k, q, p) for k in KEYS}
+        sim = simulate(q, p, 2000, keys=KEYS)
+        cap = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), mu)["k3"]
+        assert ("noisier than k1" in cap) == noisier
+        assert (f"(this one: {number(sim['k3'].mean)})" in cap) == noisier
