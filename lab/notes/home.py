@@ -77,15 +77,16 @@ def _k2_caption(k2_mean: float, true_kl: float) -> str:
     """k2's caption: its exact mean against the KL, in the digits shown, and its bias (μ²/4 for
     these normals; below 1e-12 a double cannot resolve it from the two numbers)."""
     bias = k2_mean / true_kl - 1.0
-    mean, kl = f"{k2_mean:.4g}", f"{true_kl:.4g}"
+    # a mean that ends in a half keeps its 5 (μ = 3: 14.625, which 4 digits print 14.62 and the table 14.63)
+    mean, kl = (f"{k2_mean:.5g}" if f"{k2_mean:.5g}".endswith("5") else f"{k2_mean:.4g}"), f"{true_kl:.4g}"
     if abs(bias) < 1e-12:  # below this the quotient's rounding (about 1e-16) would show in 2 digits
         return _("Never negative, and its exact mean agrees with the KL, {kl}, to better than one "
                  "part in 10¹¹.").format(kl=kl)
     if mean != kl and f"{abs(bias):.1%}" != "0.0%":
         # a bias that ends in a half (μ = 0.5: μ²/4 = 6.25 %) keeps its 5: 6.2 % would read as a slip
         spec = "+.2%" if f"{abs(bias):.2%}"[-2] == "5" else "+.1%"
-        return _("Never negative, but its exact mean is {mean:.4g}, not {kl:.4g}: biased by "
-                 "{bias}.").format(mean=k2_mean, kl=true_kl, bias=format(bias, spec))
+        return _("Never negative, but its exact mean is {mean}, not {kl}: biased by {bias}.").format(
+            mean=mean, kl=kl, bias=format(bias, spec))
     signed = ("+" if bias > 0 else "") + share(bias)
     if mean != kl:
         return _("Never negative, but its exact mean is {mean}, not {kl}: biased by {bias}.").format(

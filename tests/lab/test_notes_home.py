@@ -27,6 +27,8 @@ def test_a_bias_that_ends_in_a_half_keeps_its_digit():
     sim = simulate(q, p, 200, keys=KEYS)
     caps = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), 0.5)
     assert caps["k2"].endswith("biased by +6.25%.")
+    # μ = 3: the mean 14.625 is printed whole (4 digits gave 14.62, the table beside it 14.63)
+    assert notes._k2_caption(14.625, 4.5).startswith("Never negative, but its exact mean is 14.625, not 4.5")
 
 
 def test_p_equal_q():
