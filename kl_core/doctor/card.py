@@ -39,16 +39,17 @@ def _wrap(text: str, indent: str, hang: int = 2) -> list[str]:
     return lines or [indent]
 
 
-def _aggregation_cell(d: Diagnosis, u: KLUse) -> str:
-    """The Markdown card's "aggregated as" cell: the mode's name and the setting that chose it, as on the text card."""
+def _aggregation_how(d: Diagnosis, u: KLUse, code: str = "") -> str:
+    """How a term is aggregated, for both cards: the mode's name and the setting that chose it (``code``
+    wraps the setting: a backtick in Markdown), or that the setting's value is not a mode of the release."""
     if u.aggregation is None:
         if u.aggregation_setting:
-            return f"`{u.aggregation_setting}={u.aggregation_value}`: not a mode the release defines"
+            return f"{code}{u.aggregation_setting}={u.aggregation_value}{code}: not a mode the release defines"
         return "—"
     if not u.aggregation_setting:
         return str(u.aggregation.name)
-    return "{name} (`{setting}`)".format(name=u.aggregation.name, setting=render_changes(
-        d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
+    setting = render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),))
+    return f"{u.aggregation.name} ({code}{setting}{code})"
 
 
 def _stops(d: Diagnosis) -> str:
@@ -126,12 +127,9 @@ def card_lines(d: Diagnosis) -> list[str]:
                     else "in later optimizer steps on the same batch")
             out += _wrap(f"off-policy   {u.gradient_target_off_policy} {when}", "  ", 13)
         if u.aggregation is not None:
-            how = u.aggregation.name
-            if u.aggregation_setting:
-                how += f" ({render_changes(prof, d.kind, ((u.aggregation_setting, u.aggregation_value),))})"
-            out += _wrap(f"aggregation  {how}: {u.aggregation.coefficient}", "  ", 13)
+            out += _wrap(f"aggregation  {_aggregation_how(d, u)}: {u.aggregation.coefficient}", "  ", 13)
         else:
-            out.append(f"  aggregation  {u.aggregation_setting}={u.aggregation_value}: not a mode the release defines")
+            out.append(f"  aggregation  {_aggregation_how(d, u)}")
         out += _wrap(f"caveat       {e.caveat}", "  ", 13)
         alts = ", ".join(f"{o} {t}" for o, _, t, _ in u.alternatives if o != e.option)
         if alts:
@@ -209,7 +207,7 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
                 "|---|---|---|---|---|---|---|---|"]
         for i, u in enumerate(d.kl_uses, 1):
             out.append(f"| {i} | {u.where} | `{_option_text(d, u)}` | {u.estimator} | {_coef_text(u, u.controller)} | "
-                       f"{_aggregation_cell(d, u)} | {u.entry.direction} | "
+                       f"{_aggregation_how(d, u, '`')} | {u.entry.direction} | "
                        f"**{u.gradient_target}**: {GRADIENT_WORDS[u.gradient_target]} |")
         out.append("")
     if d.also:
