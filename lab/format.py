@@ -9,8 +9,8 @@ import pandas as pd
 
 from charts.numbers import from_log, lam_text, number, share
 
-__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "lam_text", "number", "past_number_columns", "share",
-           "text_column", "with_past_double_logs"]
+__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "infinite_printf_columns", "lam_text",
+           "number", "past_number_columns", "printf_text_column", "share", "text_column", "with_past_double_logs"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
 #: 2^53: every double that large is a whole number, and past 2^53 not a "safe integer" of
@@ -45,6 +45,20 @@ def past_number_columns(df: pd.DataFrame) -> list[str]:
             if _logs(df, col) or any(math.isfinite(x) and abs(x) >= NUMBER_COLUMN_LIMIT for x in v):
                 out.append(col)
     return out
+
+
+def infinite_printf_columns(df: pd.DataFrame, formats: Mapping[str, str]) -> list[str]:
+    """The float columns of ``df`` given a printf format in ``formats`` that hold an infinity: such a
+    column writes it "Infinity" (Streamlit formats it in JavaScript), so the table writes it as text."""
+    return [col for col, fmt in formats.items()
+            if col in df.columns and pd.api.types.is_float_dtype(df[col]) and fmt.startswith("%")
+            and any(math.isinf(x) for x in df[col].to_numpy(dtype=float))]
+
+
+def printf_text_column(values: pd.Series, fmt: str) -> list[str | None]:
+    """A float column in the printf format ``fmt`` (``"%.6g"``), with ``∞``/``−∞``; missing values kept missing."""
+    return [None if math.isnan(x) else number(x) if math.isinf(x) else fmt % x
+            for x in values.to_numpy(dtype=float)]
 
 
 def _cell(x: float, log_x: float, digits: int) -> str | None:

@@ -43,7 +43,14 @@ from i18n import _
 from kl_core.estimation.estimators import ESTIMATORS
 from lab.a11y import A11Y_CSS
 from lab.export import chart_downloads, csv_download
-from lab.format import PAST_DOUBLE_LOGS, csv_frame, past_number_columns, text_column
+from lab.format import (
+    PAST_DOUBLE_LOGS,
+    csv_frame,
+    infinite_printf_columns,
+    past_number_columns,
+    printf_text_column,
+    text_column,
+)
 from lab.gc_policy import freeze_new_imports
 
 T = TypeVar("T")
@@ -384,7 +391,8 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
     A float column with a value past Streamlit's number columns (:data:`lab.format.NUMBER_COLUMN_LIMIT`)
     is shown as text, right-aligned, in 4 significant digits; the CSV keeps the numbers.  A cell
     past the largest double (:func:`lab.format.with_past_double_logs`) is written from its log,
-    in the table and in the CSV.
+    in the table and in the CSV.  A column in a printf format holding an infinity is shown as text
+    in that format, with ∞ (the browser would write "Infinity").
     """
     freeze_new_imports()
     shown = df.copy()
@@ -396,6 +404,14 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
             shown[col] = text_column(df[col], df.attrs.get(PAST_DOUBLE_LOGS, {}).get(col))
             config[col] = st.column_config.TextColumn(
                 help=old.get("help") if isinstance(old, dict) else None, alignment="right")
+        kwargs = {**kwargs, "column_config": config}
+    formats = {col: fmt for col, c in (kwargs.get("column_config") or {}).items()
+               if isinstance(c, dict) and isinstance(fmt := (c.get("type_config") or {}).get("format"), str)}
+    if inf := infinite_printf_columns(shown, formats):
+        config = dict(kwargs["column_config"])
+        for col in inf:
+            shown[col] = printf_text_column(shown[col], formats[col])
+            config[col] = st.column_config.TextColumn(help=config[col].get("help"), alignment="right")
         kwargs = {**kwargs, "column_config": config}
     st.dataframe(shown, hide_index=True, width="stretch", **kwargs)
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):

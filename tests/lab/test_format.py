@@ -29,3 +29,18 @@ def test_columns_past_streamlits_number_columns_are_found_and_written_as_text():
     assert past_number_columns(df) == ["big", "edge"]  # ∞ is written as ∞ by Streamlit itself
     assert text_column(df["big"]) == ["0.0667", "2.707e+195", None]
     assert past_number_columns(df.drop(columns=["big", "edge"])) == []
+
+
+def test_a_printf_column_with_an_infinity_is_written_with_the_infinity_sign():
+    """Streamlit writes ∞ as "Infinity" in a printf-formatted number column (the f-divergences
+    end table's exact D_f at θ = 3 on the scale path was such a cell)."""
+    import pandas as pd
+
+    from lab.format import infinite_printf_columns, printf_text_column
+
+    df = pd.DataFrame({"d": [0.125, math.inf, -math.inf, math.nan], "r": [1.0, 2.0, 3.0, 4.0],
+                       "name": ["a", "b", "c", "d"]})
+    formats = {"d": "%.6g", "r": "%.5f", "name": "%s", "absent": "%g"}
+    assert infinite_printf_columns(df, formats) == ["d"]
+    assert printf_text_column(df["d"], "%.6g") == ["0.125", "∞", "−∞", None]
+    assert infinite_printf_columns(df, {"d": "percent"}) == []  # a named format is no printf
