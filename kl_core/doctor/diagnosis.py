@@ -50,6 +50,7 @@ in KL divergence gradient estimation for RL", arXiv:2506.09477.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -728,7 +729,7 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     notes: list[str] = []
     keys = parsing_keys(prof)
     if parsed.kind in ("yaml", "json"):
-        return _numbers_read(prof, parsed.settings, keys, notes), notes
+        return _numbers_read(parsed.settings, keys), notes
     if parsed.kind != "command":
         return list(parsed.settings), notes
     if prof.syntax == "hydra":
@@ -749,30 +750,33 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
     return out, list(n)
 
 
-def _numbers_read(prof: Profile, settings: tuple[RawSetting, ...], keys: dict[str, Any],
-                  notes: list[str]) -> list[RawSetting]:
+def _numbers_read(settings: tuple[RawSetting, ...], keys: dict[str, Any]) -> list[RawSetting]:
     """A YAML or JSON file's text values of numeric settings, as the library reads them.
 
     Where the release's default is a float, the library reads the value as a float: verl through its
     typed configs (OmegaConf converts "inf" to a float, and refuses "abc" with a ValidationError), TRL
     through the field's argparse ``type=float`` (``float("inf")``; "abc" exits with "invalid float
-    value").  A text ``float()`` accepts becomes that number; one it refuses is left out, with a note
-    that the run stops there (the card describes the run without it).
+    value").  A text ``float()`` accepts becomes that number; one it refuses stays text, and
+    :func:`_not_a_number` finds it (the run stops there).
     """
     out = []
     for s in settings:
-        spec = keys.get(s.key)
-        default = None if spec is None else spec.default
-        if not (isinstance(s.value, str) and s.literal and isinstance(default, float)):
-            out.append(s)
-            continue
-        try:
-            out.append(dataclasses.replace(s, value=float(s.value)))
-        except ValueError:
-            notes.append(Message(
-                "{key}: {text} is not a number, and {lib} reads {key} as one: the run stops at startup. The "
-                "card describes the run without it.", key=s.key, text=s.text, lib=prof.library))
+        if _float_setting(s, keys):
+            with contextlib.suppress(ValueError):
+                s = dataclasses.replace(s, value=float(s.value))
+        out.append(s)
     return out
+
+
+def _float_setting(s: RawSetting, keys: dict[str, Any]) -> bool:
+    """Whether ``s`` is literal text for a setting whose default is a float."""
+    spec = keys.get(s.key)
+    return isinstance(s.value, str) and s.literal and spec is not None and isinstance(spec.default, float)
+
+
+def _not_a_number(kind: str, s: RawSetting, keys: dict[str, Any]) -> bool:
+    """Whether a YAML or JSON file gives a float setting text ``float()`` refuses (:func:`_numbers_read`)."""
+    return kind in ("yaml", "json") and _float_setting(s, keys)
 
 
 def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
@@ -1942,6 +1946,7 @@ _REFUSALS = {
                     "declare"),
     "trl_cli": N_("the trl command hands flags its configs do not have to accelerate launch, whose argument "
                   "parser exits with “unrecognized arguments”"),
+    "not_a_number": N_("the setting is a number, and the library's config reader stops on text that is not one"),
     "trl_script": N_("{script} reads its command line with HfArgumentParser, which raises ValueError (“Some "
                      "specified arguments are not used by the HfArgumentParser”)"),
 }
@@ -2016,7 +2021,8 @@ def _bare_flag(s: RawSetting, flag: str) -> bool:
 
 
 def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
-              unknown: dict[str, tuple[RawSetting, str | None]], appended: list[RawSetting]) -> list[_Rejected]:
+              unknown: dict[str, tuple[RawSetting, str | None]], appended: list[RawSetting],
+              not_numbers: list[RawSetting]) -> list[_Rejected]:
     """The settings the release refuses at startup, where the input's syntax makes that certain.
 
     * argparse (OpenRLHF): every flag the release does not have; ``parse_args()`` exits with "unrecognized
@@ -2037,6 +2043,7 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
       hf_argparser.py, "Some specified arguments are not used by the HfArgumentParser").  Not an older TRL's
       command line, and not a YAML (:func:`_trl_yaml_note`) or a script of the user's own, whose fate depends on
       how it is read.
+    * A YAML or JSON file's text for a float setting that ``float()`` refuses (:func:`_numbers_read`).
     """
     out: list[_Rejected] = []
     command = parsed.kind == "command"
@@ -2061,6 +2068,7 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
             continue
         out.append(_refused(p, parsed.kind, s, why, suggestion))
     out += [_refused(p, parsed.kind, s, "hydra_append", None) for s in appended]
+    out += [_refused(p, parsed.kind, s, "not_a_number", None) for s in not_numbers]
     return out
 
 
@@ -2069,7 +2077,9 @@ def _refused(p: Profile, kind: str, s: RawSetting, why: str, suggestion: str | N
     same value where that value fits it, else removing the setting)."""
     flag = s.key if p.syntax != "dataclass" or kind != "command" else f"--{s.key}"
     bare = _bare_flag(s, flag)
-    if p.syntax == "hydra" and not s.key.startswith("-"):
+    if kind in ("yaml", "json"):
+        written = f"{s.key}: {s.text}"
+    elif p.syntax == "hydra" and not s.key.startswith("-"):
         written = f"~{s.key}" if s.op == "~" else f"{s.op}{s.key}={s.text}"
     elif kind == "python":
         written = f"{s.key}={s.text}"
@@ -2176,6 +2186,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     unknown: dict[str, str | None] = {}
     unknown_raw: dict[str, RawSetting] = {}  # each unknown key's first setting, as written
     appended: list[RawSetting] = []  # Hydra +key=value on a key the config sets: Hydra refuses it
+    not_numbers: list[RawSetting] = []  # a file's text for a float setting that float() refuses
     strict_hydra = p.syntax == "hydra" and parsed.kind == "command" and _stock_config(parsed)
     known = [k for k in p.keys if k not in p.unavailable]
     for s in raw:
@@ -2212,6 +2223,9 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
         if strict_hydra and s.op == "+" and _append_refused(p, s):
             appended.append(s)  # the run stops there: the card describes the run without it
             continue
+        if _not_a_number(parsed.kind, s, p.keys):
+            not_numbers.append(s)  # likewise
+            continue
         given[s.key] = s
         if s.literal:
             values[s.key] = s.value
@@ -2234,7 +2248,8 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
-    rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended)
+    rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended,
+                         not_numbers)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL
     warnings = [_with_requires(p, w) for w in _with_fixes(st)]
     if rejected:

@@ -40,7 +40,15 @@ def test_text_a_float_accepts_is_that_float_and_other_text_stops_the_run():
     d = diagnose("beta: inf\n", filename="c.yaml", library="trl")
     assert "NONFINITE_COEF" in d.codes
     bad = diagnose("beta: abc\n", filename="c.yaml", library="trl")
-    assert any("beta: abc is not a number" in str(n) and "the run stops at startup" in str(n) for n in bad.notes)
+    # the headline leads with the stop, as for any setting the release refuses
+    assert bad.rejected == ("beta",) and bad.warnings[0].code == "SETTING_REJECTED"
+    assert "does not accept beta: abc: the setting is a number" in str(bad.warnings[0].message)
     assert "beta: abc turns" not in " ".join(str(w.message) for w in bad.warnings)  # the default does, as said
+    verl = diagnose(VERL.format(v="abc"), filename="c.yaml", library="verl")
+    assert verl.rejected == ("actor_rollout_ref.actor.kl_loss_coef",)
+    assert "kl_loss_coef: abc:" in str(verl.warnings[0].message)
+    from kl_core.doctor.card import card_lines
+
+    assert "The run stops before training: TRL 1.16.0 does not accept beta" in " ".join(card_lines(bad))
     quoted = diagnose("beta: '0.05'\n", filename="c.yaml", library="trl")
     assert quoted.kl_uses[0].coef == pytest.approx(0.05, rel=1e-12)
