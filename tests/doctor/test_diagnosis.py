@@ -507,7 +507,7 @@ def test_a_verl_yaml_and_a_trl_json_config():
     d = diagnose(yaml_text)
     assert (d.library, d.kind) == ("verl", "yaml")
     assert [use_tuple(u) for u in d.kl_uses] == [
-        ("reward", "low_var_kl", "k3", 0.001, "adaptive", 0.05, "mixed", None, "per-token reward, summed over the response")]
+        ("reward", "low_var_kl", "k3", 0.001, "adaptive", 0.05, "mixed", None, "per-token reward, summed from each token to the end")]
     assert [(u.key, u.suggestion) for u in d.unrecognised] == [
         ("actor_rollout_ref.actor.kl_los_coef", "actor_rollout_ref.actor.kl_loss_coef")]
     mixed = next(w for w in d.warnings if w.code == "MIXED_GRAD")
@@ -636,3 +636,24 @@ def test_trl_ppo_card_says_the_reward_kl_is_the_rollout_policys():
         assert (d.profile.trainer, d.kl_uses[0].where) == ("ppo", "reward")
         card = "\n".join(card_lines(d))
         assert "value        estimates KL[π_old‖π_ref]" in card and "estimates KL[π_θ‖π_ref]" not in card
+
+
+@pytest.mark.parametrize(("estimator", "how"), [
+    ("grpo", "per-token reward, summed over the response"),
+    ("rloo", "per-token reward, summed over the response"),
+    ("reinforce_plus_plus_baseline", "per-token reward, summed over the response"),
+    ("gae", "per-token reward, summed from each token to the end"),
+    ("remax", "per-token reward, summed from each token to the end"),
+    ("reinforce_plus_plus", "per-token reward, summed from each token to the end"),
+    ("optimal_token_baseline", "per-token reward, summed from each token to the end"),
+    ("gdpo", "not used by the advantages"),
+])
+def test_the_reward_kl_is_aggregated_as_the_advantage_estimator_reads_the_rewards(estimator, how):
+    """verl 0.9.1 core_algos.py: the outcome estimators sum token_level_rewards over the response, GAE,
+    REINFORCE++, ReMax and the optimal-token baselines take rewards to go, GDPO reads per-dimension scores
+    (an audit found ReMax and REINFORCE++ runs told that every estimator but GAE sums the response)."""
+    d = diagnose(f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator={estimator} "
+                 "algorithm.use_kl_in_reward=True\n")
+    (u,) = [u for u in d.kl_uses if u.where == "reward"]
+    assert u.aggregation.name == how
+    assert u.aggregation_setting == "algorithm.adv_estimator"
