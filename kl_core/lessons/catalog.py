@@ -322,6 +322,7 @@ _SHIFT_SETUP = N_(
 _SD_K1_TOLERANCE = (0.01, 0.05)
 _SD_K_LAMBDA_TOLERANCE = (0.01, 0.07)
 _SD_K3_TOLERANCE = (0.002, 0.07)
+_MEAN_K3_TOLERANCE = (0.005, 0.05)
 _SD_K2_TOLERANCE = (0.01, 0.07)
 
 _L1 = Lesson(
@@ -437,7 +438,10 @@ _L2 = Lesson(
             quantity="mean_k3",
             sample=lambda rng: _shift(_grid(rng, 0.5, 1.5, 0.1)),
             explore=_lab("k1", "k3"),
-            tolerance=(0.01, 0.05),
+            extras={"mean_k2": ("mean_k2", {})},
+            # k2's biased mean, typed for k3's, is wrong (a floor of 0.01 accepted it at μ = 0.5)
+            tolerance=_MEAN_K3_TOLERANCE,
+            holds=lambda f: _outside(_MEAN_K3_TOLERANCE, f, f["mean_k2"]),
         ),
         Step(
             title=N_("k3's spread near p = q"),
@@ -545,8 +549,10 @@ _L3 = Lesson(
             explore=_cv,
             extras={"sd_k1": ("sd_k1", {}), "sd_k3": ("sd_k3", {})},
             tolerance=_SD_K_LAMBDA_TOLERANCE,
-            # k1's or k3's SD, typed for kλ's, is wrong (5 of 24 settings accepted one)
-            holds=lambda f: all(_outside(_SD_K_LAMBDA_TOLERANCE, f, f[k]) for k in ("sd_k1", "sd_k3")),
+            # k1's or k3's SD, or kλ's variance, typed for kλ's SD, is wrong (5 of 24 settings accepted one of
+            # the SDs; μ = 1.2, λ = 0.25 accepted the variance)
+            holds=lambda f: all(_outside(_SD_K_LAMBDA_TOLERANCE, f, g)
+                                for g in (f["sd_k1"], f["sd_k3"], f["answer"] ** 2)),
         ),
         Step(
             title=N_("The best λ"),
@@ -956,7 +962,10 @@ _ESTIMATOR_CHOICES = (
 )
 _GRADIENT_CHOICES = (*_TARGET_CHOICES, Choice("none", N_("None: there is no KL term")))
 
-_DOCTOR_SETUP = N_("A real launch config, `{config}` (from the config doctor's examples):\n\n```\n{text}\n```")
+_DOCTOR_SETUP = N_("A real launch config, `{config}` (from the config doctor's examples):\n\n```\n{text}\n```\n\n{defaults}")
+#: Lesson 7's setup: what the config leaves to its release.
+_DEFAULTS = N_("Read as {release}. The KL settings it does not give take that release's defaults: {settings}.")
+_NO_DEFAULTS = N_("Read as {release}. It gives every KL setting itself.")
 
 
 def _config(rng: random.Random) -> Params:
@@ -1155,11 +1164,15 @@ _WHERE_WORDS = {
 
 def _doctor_words(params: Params, answer: float | str) -> Params:
     """Lesson 7's texts: the config's text, and the doctor's findings as sentences, not keys."""
-    from kl_core.lessons.quantities import example_text
+    from kl_core.lessons.quantities import defaults_used, example_text
 
     where = compute("kl_where", params)
+    release, defaults = defaults_used(params)
+    settings = ", ".join(f"`{k} = {v}`" for k, v in defaults)
     out: Params = {
         "text": example_text(params["config"]).strip(),
+        "defaults": marked_message(_DEFAULTS, release=release, settings=settings) if defaults
+        else marked_message(_NO_DEFAULTS, release=release),
         "where_words": marked_message(_WHERE_WORDS[str(where)], option=params.get("option", "")),
     }
     if isinstance(answer, str):

@@ -366,6 +366,29 @@ def first_use(params: Mapping[str, Any]) -> Any:
     return uses[0] if uses else None
 
 
+def defaults_used(params: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """The release the doctor reads a config as, and the KL settings the config leaves at its defaults.
+
+    Parameters
+    ----------
+    params : mapping
+        ``config``: a file name of :data:`EXAMPLES_DIR`.
+
+    Returns
+    -------
+    tuple of (str, tuple of (str, Any))
+        ``"TRL 1.16.0"``, and each KL setting (switch, option, coefficient, toggle) the config does not give,
+        as the release spells it, with its default: what a reader needs besides the text to answer Lesson 7.
+    """
+    d = _diagnosis(params["config"])
+    p = d.profile
+    keys = [k for pl in p.placements
+            for k in (*(k for k, _ in pl.switch), pl.option, pl.coef, *(k for k, _ in pl.toggles)) if k]
+    return f"{p.library} {p.release}", tuple(
+        (p.spelled(k), d.settings.get(k, p.keys[k].default))
+        for k in dict.fromkeys(keys) if k in p.keys and k not in d.given)
+
+
 def _kl_coef(params: Mapping[str, Any]) -> float:
     use = first_use(params)
     return 0.0 if use is None or use.coef is None else float(use.coef)

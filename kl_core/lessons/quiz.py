@@ -211,10 +211,38 @@ def number_text(x: float) -> str:
     return "0" if s in ("-0", "") else s
 
 
+def tolerance_down(tol: float) -> float:
+    """``tol`` to 3 significant digits, rounded down: every answer within the rounded value is graded right.
+
+    Parameters
+    ----------
+    tol : float
+        A question's ± tolerance, positive and finite.
+
+    Returns
+    -------
+    float
+        The rounded tolerance (``0.00625`` stays; ``0.06725`` becomes ``0.0672``).
+    """
+    if not (math.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive finite number, got {tol!r}")
+    scale = 10.0 ** (math.floor(math.log10(tol)) - 2)
+    return float(Decimal(math.floor(tol / scale * (1 + 1e-12))) * Decimal(repr(scale)))
+
+
 def _texts(q: Question, tr: Translate) -> dict[str, Any]:
+    prompt = render(q.setup, tr) + "\n\n" + render(q.prompt, tr)
+    if q.kind == "numeric" and q.tolerance:
+        # a quiz system shows no tolerance before grading: say how precise an answer must be
+        tol = float(q.tolerance)
+        if tol <= 1e-9 * max(1.0, abs(float(q.answer))):
+            prompt += " " + render(Message("(Only the exact value is graded right.)"), tr)
+        else:
+            prompt += " " + render(Message("(Answers within ± {tol} are graded right.)",
+                                           tol=number_text(tolerance_down(tol))), tr)
     return {
         "title": render(q.title, tr),
-        "prompt": render(q.setup, tr) + "\n\n" + render(q.prompt, tr),
+        "prompt": prompt,
         "explanation": render(q.explanation, tr),
         "choices": [(key, render(label, tr)) for key, label in q.choices],
     }

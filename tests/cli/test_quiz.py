@@ -22,6 +22,7 @@ from kl_core.lessons.quiz import (
     to_gift,
     to_json,
     to_moodle_xml,
+    tolerance_down,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,6 +125,26 @@ def _gift_unescape(text: str) -> str:
     return "".join(out)
 
 
+def _note(q) -> str:
+    """A numeric question's precision note (none on a choice)."""
+    if q.kind != "numeric":
+        return ""
+    if q.tolerance <= 1e-9 * max(1.0, abs(q.answer)):
+        return " (Only the exact value is graded right.)"
+    return f" (Answers within ± {number_text(tolerance_down(q.tolerance))} are graded right.)"
+
+
+@pytest.mark.parametrize(("tol", "shown"), [(0.00625, 0.00625), (0.06725, 0.0672), (0.0452260877, 0.0452),
+                                             (0.008201250000000005, 0.0082), (1e-5, 1e-5), (0.27894, 0.278)])
+def test_the_stated_tolerance_never_exceeds_the_graded_one(tol, shown) -> None:
+    """Moodle and GIFT show no tolerance before grading (an audit: no prompt said how precise to be); the
+    prompt states it, rounded down to 3 digits, so every answer within the stated value is graded right."""
+    assert tolerance_down(tol) == pytest.approx(shown, rel=1e-12)
+    assert tolerance_down(tol) <= tol and tolerance_down(tol) > 0.99 * tol
+    with pytest.raises(ValueError, match="tol"):
+        tolerance_down(0.0)
+
+
 def test_gift_structure_and_escaping() -> None:
     text = to_gift(QUESTIONS)
     blocks = [b for b in text.split("\n\n") if b.strip() and not b.startswith("$CATEGORY")]
@@ -134,7 +155,7 @@ def test_gift_structure_and_escaping() -> None:
         m = head.match(block)
         assert m, block[:300]
         assert m.group("id") == f"kl-lab-L{q.lesson}-S{q.step}-v{q.variant}"
-        assert _gift_unescape(m.group("text")) == markdown_to_html(str(q.setup) + "\n\n" + str(q.prompt))
+        assert _gift_unescape(m.group("text")) == markdown_to_html(str(q.setup) + "\n\n" + str(q.prompt) + _note(q))
         lines = m.group("body").splitlines()
         assert lines[-1].startswith("\t####")
         assert _gift_unescape(lines[-1][len("\t####"):]) == markdown_to_html(str(q.explanation))

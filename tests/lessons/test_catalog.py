@@ -196,10 +196,13 @@ MISCONCEPTIONS = [
     (3, 3, lambda q: 1.0),  # λ* is k3's λ
     (3, 5, lambda q: q.facts["k1"]),  # λ*'s negative share is k1's
     (4, 5, lambda q: q.params["k3"]),  # the flipped k3 is the unflipped one
+    (2, 2, lambda q: q.facts["mean_k2"]),  # k3's mean is k2's (accepted at μ = 0.5: 0.1328 for 0.125 ± 0.01)
+    (3, 2, lambda q: q.answer**2),  # kλ's SD is its variance (accepted at μ = 1.2, λ = 0.25)
 ]
 
 
-@pytest.mark.parametrize(("lesson", "step", "guess"), MISCONCEPTIONS, ids=["L1.4", "L3.3", "L3.5", "L4.5"])
+@pytest.mark.parametrize(("lesson", "step", "guess"), MISCONCEPTIONS,
+                         ids=["L1.4", "L3.3", "L3.5", "L4.5", "L2.2", "L3.2"])
 def test_the_guess_a_step_argues_against_is_graded_wrong(lesson, step, guess) -> None:
     """Over 600 variants (every setting of these steps' grids): the tolerance is tighter than the
     gap between the answer and the misconception (L4.5 at |log r| = 0.3 graded the unflipped
@@ -238,3 +241,17 @@ def test_k3_as_a_loss_says_the_two_gradients_point_alike_only_where_they_do():
         q = L.question(5, 3, v)
         assert q.facts["cos_r"] >= 0.9, q.params
         assert f"$v$ = {q.params['v']}" in q.setup and q.params["v"].count(",") == q.params["k"] - 1
+
+
+def test_lesson_7_says_which_defaults_the_config_leaves_to_its_release() -> None:
+    """trl_grpo_config.yaml sets no beta: its answers (no KL term, coefficient 0) rest on TRL 1.16.0's default
+    beta = 0.0, and trl_deepseekmath.py's reverse-KL gradient on use_bias_correction_kl = True (audit finding:
+    the setup showed neither)."""
+    seen = {}
+    for v in range(200):
+        q = L.question(7, 3, v)
+        seen.setdefault(q.params["config"], q.setup)
+    assert "Read as TRL 1.16.0." in seen["trl_grpo_config.yaml"]
+    assert "`beta = 0.0`, `use_bias_correction_kl = True`" in seen["trl_grpo_config.yaml"]
+    assert "`use_bias_correction_kl = True`" in seen["trl_deepseekmath.py"]
+    assert "`beta" not in seen["trl_deepseekmath.py"]  # it sets beta itself
