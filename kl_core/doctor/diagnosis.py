@@ -1759,7 +1759,7 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
         raise
     raw, notes = _settings_for(parsed, prof)
-    inf = infer(prof, [(s.key, s.text) for s in raw], release)
+    inf = infer(prof, [(s.op + s.key, s.text) for s in raw], release)
     main = _under(prof, inf.era, parsed, raw, notes)
     also: list[OtherRelease] = []
     if inf.era is not None:

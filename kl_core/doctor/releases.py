@@ -467,7 +467,8 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     prof : Profile
         The current profile.
     settings : iterable of (str, Any)
-        The script's settings as written (before any renaming) and their values.
+        The script's settings as written (before any renaming, with Hydra's ``+``, ``++`` or ``~``) and their
+        values.
     release : str, optional
         The release the user named: an era id, an era label, or the current
         release (``"latest"`` or its number); decides without inference.
@@ -492,12 +493,15 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         have = ["latest", prof.release, *(e.id for e in candidates)]
         raise ReleaseMismatch(f"release must be one of {have} for {prof.library} {prof.trainer}, got {release!r}",
                               release, prof.library, prof.trainer)
-    pairs = [(_bare(k), v) for k, v in settings]
+    written = list(settings)
+    pairs = [(_bare(k), v) for k, v in written]
     keys = [k for k, _ in pairs]
+    # Hydra's +key adds a key and refuses one the config sets: it is no sign that a release had that key
+    added = {_bare(k) for k, _ in written if k.startswith("+") and not k.startswith("++")}
     ruled_out: list[tuple[Era, list[str]]] = []
     pointed: list[tuple[Era, Message]] = []  # by settings only it had: the newest such era is taken
     for e in candidates:
-        era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later]
+        era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later and k not in added]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
         # a KL setting of today's the era lacked, a setting only another older era had, or (argparse) any flag of
         # today's the era's parser does not declare: it would refuse it (a typo is in no release and decides

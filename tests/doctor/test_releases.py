@@ -299,3 +299,14 @@ def test_what_changed_names_each_release_once_from_the_oldest_era_shown():
     newest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", filename="c.yaml", library="trl",
                       release="trl-grpo-1.9")
     assert str(newest.changed) == "TRL 1.10.0 turned GRPOConfig.use_bias_correction_kl on by default"
+
+
+def test_a_plus_key_is_no_sign_of_a_release_that_had_the_key():
+    """rllm's DeepCoder script writes +trainer.val_generations_to_log_to_wandb=300; verl 0.2–0.3.0.post1's
+    config sets that key (ppo_trainer.yaml), so Hydra would refuse the +, and the doctor read the script as
+    that era on the key's strength (audit finding).  Without the + it is still that era's sign."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    cmd = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {op}trainer.val_generations_to_log_to_wandb=3\n"
+    assert diagnose(cmd.format(op="+")).profile.release == "0.9.1"
+    assert diagnose(cmd.format(op="")).profile.release != "0.9.1"
