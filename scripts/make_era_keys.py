@@ -19,7 +19,7 @@ any of their code:
   (``keys/openrlhf-0.11.2.json``);
 * verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
-  v0.3.0.post1, and as vendored by TinyZero, Logic-RL and Search-R1;
+  v0.3.0.post1, and as vendored by TinyZero, Logic-RL, Search-R1 and SimpleRL-Zoo;
 * verl 0.4.0 to 0.7.1 (no '+' options, the KL loss aggregated per micro-batch):
   ``ppo_trainer.yaml`` and ``ppo_megatron_trainer.yaml`` at tags v0.4.0 and v0.4.1,
   the resolved ``_generated_*.yaml`` configs at tags v0.5.0 to v0.7.0 and in the
@@ -77,6 +77,7 @@ VERL_SOURCES = (  # newest first
     ("PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06"),
     ("Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4"),
     ("Jiayi-Pan/TinyZero", "95df88f2dcb05f33bd18da546531b52d0954c18b"),
+    ("hkust-nlp/simpleRL-reason", "cf1c7858bfc145a27aa733e75d930d34f0d318a6"),  # SimpleRL-Zoo: verl 0.1 vendored
 )
 VERL_07_TAGS = ("v0.7.0", "v0.6.1", "v0.6.0", "v0.5.0", "v0.4.1", "v0.4.0")  # newest first
 #: verl 0.4.x's configs, before verl resolved them into ``_generated_*.yaml`` (0.5.0 on).

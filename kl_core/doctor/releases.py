@@ -525,7 +525,7 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         elif fork is not None:
             why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
                            pins=fork.pins) if fork.pins else
-                   Message("it is a {fork} script ({repo}), which vendors {lib} {label}", fork=fork.name,
+                   Message("it is a {fork} script ({repo}), whose vendored copy of {lib} has the code of {label}", fork=fork.name,
                            repo=fork.repo, lib=prof.library, label=e.label))
             return Inference(e, True, why)
         elif era_only:

@@ -39,6 +39,8 @@ FILES = [
     ("verl", "logic-rl_main_grpo.sh", "Unakar/Logic-RL", "9d2c457525ec14639e85afa12d49bb16efb053a4", "main_grpo.sh", None),
     ("verl", "search-r1_train_ppo.sh", "PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06", "train_ppo.sh", None),
     ("verl", "search-r1_train_grpo.sh", "PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06", "train_grpo.sh", None),
+    ("verl", "simplerl_train_grpo_math_tune_ray.sh", "hkust-nlp/simpleRL-reason", "cf1c7858bfc145a27aa733e75d930d34f0d318a6", "train_grpo_math_tune_ray.sh", None),
+    ("verl", "verl_remax_run_qwen2.5-3b_seq_balance.sh", "volcengine/verl", "b178a3cd56f58b2d502255daba591e92833930a7", "examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo_code.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo_code.yaml", None),
     ("trl", "open-r1_grpo.py", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "src/open_r1/grpo.py", None),
