@@ -1250,7 +1250,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
             _warn(st, pl, "UNKNOWN_OPTION", _unknown_option_words(prof, pl, written, kind))
             stopped = True
             continue
-        st.uses.append(_use(prof, pl, entry, values, given, bool(off_rules)))
+        st.uses.append(_use(prof, pl, entry, values, given, bool(off_rules),
+                            stale=any(r.stale_old for r in off_rules)))
     for pl, why in dead:
         unused = [k for k in pl.settings if k in given and k not in live_keys and k != pl.aggregation.setting
                   and k not in [s for s, _ in pl.switch]]
@@ -1323,16 +1324,23 @@ def _warn(st: _State, pl: Placement | None, code: str, message: str, *, use: int
     st.placements.append(pl)
 
 
-def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any],
-         given: dict[str, RawSetting], off: bool) -> KLUse:
+def _stale_targets(e: CrosswalkEntry, stale: bool) -> tuple[str, str]:
+    """:func:`gradient_targets`, where the tokens may come from weights older than π_old (``stale``): an
+    importance weight π_θ/π_old does not reach them, so its off-policy gradient is neither KL's."""
     on_t, off_t = gradient_targets(e)
+    return on_t, "mixed" if stale and "current" in e.kl_roles else off_t  # the entries weighted by π_θ/π_old
+
+
+def _use(prof: Profile, pl: Placement, e: CrosswalkEntry, values: dict[str, Any],
+         given: dict[str, RawSetting], off: bool, stale: bool = False) -> KLUse:
+    on_t, off_t = _stale_targets(e, stale)
     adaptive = bool(pl.adaptive) and all(holds(c, values.get(k), values) for k, c in pl.adaptive)
     agg_value = values.get(pl.aggregation.setting) if pl.aggregation.setting else None
     alts = []
     for a in pl.entries:
         if not _selectable(prof, a):
             continue  # an option of a later release: the era cannot select it
-        a_on, a_off = gradient_targets(a)
+        a_on, a_off = _stale_targets(a, stale)
         alts.append((a.option, a.estimator, a_on, a_off if off else None))
     written = values.get(pl.option) if pl.option else None
     coef = values.get(pl.coef)
@@ -1428,7 +1436,13 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
         why = joined("; ", st.off)
         target = u.gradient_target_off_policy
         target = marked_message(_TARGETS[target]) if target in _TARGETS else target
-        if st.every_step:
+        if any(r.stale_old for r in off_rules) and "current" in u.entry.kl_roles:
+            text = Message("Training is off-policy from the first optimizer step on each batch ({why}). The tokens "
+                           "come from the generator's older weights, while π_old, the trainer's own log-probability "
+                           "of them, is computed after those weights changed: the weight π_θ/π_old does not reach "
+                           "the generator, and {name} has a {target} expected gradient instead of ∇KL[π_θ‖π_ref].",
+                           why=why, name=name, target=target)
+        elif st.every_step:
             text = Message("Training is off-policy from the first optimizer step on each batch ({why}). In every "
                            "step the tokens come from π_old, and {name} has a {target} expected gradient instead of "
                            "∇KL[π_θ‖π_ref].", why=why, name=name, target=target)

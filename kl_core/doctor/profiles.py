@@ -222,6 +222,10 @@ class OffPolicyRule:
         Further conditions, all of which must hold too (OpenRLHF's
         ``--train.async_queue_size`` beside ``--train.async_enable``); the card
         names their settings after the rule's.
+    stale_old : bool
+        π_old is the trainer's own log-probability, computed after the weights that generated the
+        tokens changed (OpenRLHF's asynchronous trainer): an importance weight π_θ/π_old then does not
+        reach the sampler, so it does not correct the gradient.
     """
 
     when: Condition
@@ -229,6 +233,7 @@ class OffPolicyRule:
     why: str
     source: str
     also: tuple[Condition, ...] = ()
+    stale_old: bool = False
 
     def holds(self, values: dict[str, Any]) -> bool:
         """Whether the rule applies to these settings (:attr:`when` and every :attr:`also`).
@@ -642,7 +647,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
         off = tuple(
             OffPolicyRule(when=_pair(r["when"], f"{where}.off_policy.when"),
                           fix=_pair(r["fix"], f"{where}.off_policy.fix"), why=prose(r["why"], snippets, where),
-                          source=r["source"], also=_pairs(r.get("also", []), f"{where}.off_policy.also"))
+                          source=r["source"], also=_pairs(r.get("also", []), f"{where}.off_policy.also"),
+                          stale_old=bool(r.get("stale_old", False)))
             for r in raw.get("off_policy", [])
         )
         cautions = tuple(

@@ -657,3 +657,21 @@ def test_the_reward_kl_is_aggregated_as_the_advantage_estimator_reads_the_reward
     (u,) = [u for u in d.kl_uses if u.where == "reward"]
     assert u.aggregation.name == how
     assert u.aggregation_setting == "algorithm.adv_estimator"
+
+
+@pytest.mark.parametrize("correct", [False, True])
+def test_openrlhf_async_staleness_is_not_corrected_by_the_importance_weight(correct):
+    """OpenRLHF 0.11.2's asynchronous trainer recomputes π_old with the actor after taking the rollout
+    (ppo_trainer.py train_step → experience_maker.py), one update newer than the generator: the weight
+    π_θ/π_old of --algo.kl.unbiased_gradient does not reach the sampler (an audit found the card calling
+    the fixed run reverse-KL in every step, and offering the flag as the fix)."""
+    cmd = ("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator k2 "
+           "--algo.kl.init_coef 0.01 --train.async_enable" + (" --algo.kl.unbiased_gradient" if correct else "") + "\n")
+    d = diagnose(cmd)
+    (u,) = d.kl_uses
+    assert (u.gradient_target, u.gradient_target_off_policy) == ("reverse_kl", "mixed")
+    (w,) = [w for w in d.warnings if w.code == "OFF_POLICY_UNCORRECTED"]
+    assert "remove --train.async_enable" in w.fix and "unbiased_gradient" not in w.fix
+    assert ("does not reach the generator" in str(w.message)) == correct
+    sync = diagnose(cmd.replace(" --train.async_enable", ""))
+    assert sync.kl_uses[0].gradient_target_off_policy in (None, "reverse_kl" if correct else "mixed")
