@@ -1909,6 +1909,11 @@ _NAME = re.compile(r"[A-Za-z_]\w*")  # a config field's name (not what is left o
 #: verl's main_ppo configs a command may name with ``--config-name`` (verl/trainer/config/*.yaml, 0.2 to 0.9.1):
 #: the doctor's keys are theirs.  Any other config, or a ``--config-path``/``--config-dir``, may have other keys.
 _STOCK_HYDRA_CONFIGS = frozenset({"ppo_trainer", "ppo_megatron_trainer"})
+#: ``--config-path`` values that name verl's own config folder: Hydra reads a relative path from the folder of the
+#: script declaring ``@hydra.main`` (hydra-core 1.3.8 hydra/_internal/utils.py lines 321-337 pass --config-path to
+#: compute_search_path_dir, lines 118-137, which joins it to the calling file's folder), and
+#: verl/trainer/main_ppo.py declares ``config_path="config"`` (verl's examples pass ``--config-path=config``).
+_STOCK_CONFIG_PATHS = frozenset({"config", "./config"})
 
 #: The flags of ``accelerate launch`` (accelerate 1.16.0 accelerate/commands/launch.py launch_command_parser, with
 #: their ``-`` spellings, accelerate/commands/utils.py _StoreAction), and TRL's own ``--accelerate_config``
@@ -1980,8 +1985,9 @@ class _Rejected:
 
 
 def _stock_config(parsed: ParsedInput) -> bool:
-    """Whether a Hydra command composes one of verl's own configs (no ``--config-path``, ``--config-dir``, or a
-    ``--config-name`` other than :data:`_STOCK_HYDRA_CONFIGS`): only then are the doctor's keys its keys."""
+    """Whether a Hydra command composes one of verl's own configs (no ``--config-dir``, no ``--config-path`` but
+    :data:`_STOCK_CONFIG_PATHS`, no ``--config-name`` but :data:`_STOCK_HYDRA_CONFIGS`): only then are the
+    doctor's keys its keys."""
     words = parsed.arguments
     for k, w in enumerate(words):
         if not w.text.startswith("-"):
@@ -1989,11 +1995,14 @@ def _stock_config(parsed: ParsedInput) -> bool:
         flag, _, inline = w.text.partition("=")
         action = doctor_parse.hydra_flag(flag)
         names = set(action.option_strings) if action is not None else set()
-        if names & {"--config-path", "--config-dir"}:
+        value = w if "=" in w.text else (words[k + 1] if k + 1 < len(words) else None)
+        text = inline if "=" in w.text else (value.text if value is not None else "")
+        if "--config-dir" in names:
+            return False
+        if "--config-path" in names and (value is None or not value.literal or text.strip("'\"").rstrip("/")
+                                         not in _STOCK_CONFIG_PATHS):
             return False
         if "--config-name" in names:
-            value = w if "=" in w.text else (words[k + 1] if k + 1 < len(words) else None)
-            text = inline if "=" in w.text else (value.text if value is not None else "")
             if value is None or not value.literal or text.removesuffix(".yaml") not in _STOCK_HYDRA_CONFIGS:
                 return False
     return True

@@ -213,3 +213,15 @@ def test_hydras_own_flags_are_read_from_its_parser():
 @pytest.mark.parametrize("flag", ["-m", "--multirun", "-cn ppo_trainer", "--cfg job", "--resolve", "-h"])
 def test_hydras_own_flags_do_not_stop_the_run(flag):
     assert diagnose(VERL_LOSS + flag).rejected == ()
+
+
+@pytest.mark.parametrize(("path", "stock"), [("config", True), ("./config/", True), ("my_configs", False)])
+def test_config_path_config_is_verls_own_folder(path, stock):
+    """verl's examples pass --config-path=config, which Hydra reads from main_ppo.py's folder: verl's own
+    configs, so a key they lack is refused (an audit: a 0.9.1 megatron script's grad_offload was only listed
+    under "Not settings")."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    d = diagnose(f"python3 -m verl.trainer.main_ppo --config-path={path} --config-name='ppo_megatron_trainer.yaml' "
+                 "actor_rollout_ref.actor.megatron.grad_offload=True\n")
+    assert (d.rejected == ("actor_rollout_ref.actor.megatron.grad_offload",)) == stock
