@@ -1268,9 +1268,14 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
               Message("No KL term: nothing ties the policy to the reference model ({reasons}). "
                       "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log "
                       "is a penalty.", reasons=reasons))
+    traps = [c for c in prof.cautions if all(holds(cond, values.get(k), values) for k, cond in c.when)]
+    if (trap := next((c.gradient for c in traps if c.gradient), None)) is not None:
+        # the caution says why; the entry's own gradient words would contradict it
+        st.uses = [dataclasses.replace(u, gradient_target=trap, gradient_target_off_policy=trap
+                                       if u.gradient_target_off_policy is not None else None) for u in st.uses]
     for i, u in enumerate(st.uses):
         pl = _placement_of(prof, u)
-        _use_warnings(st, pl, u, i, off_rules)
+        _use_warnings(st, pl, u, i, off_rules, trapped=trap is not None)
     if len(st.uses) > 1:
         wheres = [Message("{where} ({option}, coefficient {coef})", where=marked_message(_PLACES[u.where]), option=u.option,
                           coef=_fmt(u.coef)) for u in st.uses]
@@ -1279,9 +1284,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
               Message("The config puts a KL term in the {wheres}: the policy pays the penalty twice, with two "
                       "coefficients and two gradients, and the two logged KLs measure different things.",
                       wheres=wheres))
-    for c in prof.cautions:
-        if all(holds(cond, values.get(k), values) for k, cond in c.when):
-            _warn(st, None, c.code, c.message, changes=((c.fix[0], _value_of(prof, c.fix[0], c.fix[1], values)),))
+    for c in traps:
+        _warn(st, None, c.code, c.message, changes=((c.fix[0], _value_of(prof, c.fix[0], c.fix[1], values)),))
     for key, s in given.items():
         if not s.literal and (key in prof.relevant or key.startswith("**")):
             assumed = "" if key.startswith("**") else Message(
@@ -1408,7 +1412,8 @@ def _use_name(st: _State, pl: Placement, u: KLUse) -> str:
     return Message("the KL {where} ({said})", where=_where_words(pl), said=said)
 
 
-def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[Any]) -> None:
+def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[Any], trapped: bool = False) -> None:
+    """The warnings of one KL term; ``trapped``: a caution of the profile sets its gradient and says why."""
     prof, e = st.profile, u.entry
     name = _use_name(st, pl, u)
     is_k = "" if u.written == e.estimator else f" ({e.estimator})"
@@ -1428,7 +1433,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
                       "{expected}: it pushes π_θ to cover everything the reference covers instead of pulling it "
                       "back where it drifted.", name=_cap(name), is_k=is_k, direction=e.direction,
                       expected=e.grad_expected), use=i)
-    elif t == "mixed":
+    elif t == "mixed" and not trapped:
         _warn(st, pl, "MIXED_GRAD",
               Message("{name}{is_k}: its expected gradient is neither KL's, but {expected}.",
                       name=_cap(name), is_k=is_k, expected=e.grad_expected), use=i)

@@ -274,6 +274,9 @@ class Caution:
     fix : tuple of (str, str)
         The setting and value that avoid it.
     source : str
+    gradient : str or None
+        Where the trap changes the expected gradient of the profile's KL terms, its class (``"mixed"``),
+        which the card shows instead of the entry's.
     """
 
     when: tuple[Condition, ...]
@@ -281,6 +284,7 @@ class Caution:
     message: str
     fix: Condition
     source: str
+    gradient: str | None = None
 
 
 @dataclass(frozen=True)
@@ -654,7 +658,7 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
         cautions = tuple(
             Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"],
                     message=prose(c["message"], snippets, where),
-                    fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"])
+                    fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"], gradient=c.get("gradient"))
             for c in raw.get("cautions", [])
         )
         prof = Profile(

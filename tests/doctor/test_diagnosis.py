@@ -675,3 +675,14 @@ def test_openrlhf_async_staleness_is_not_corrected_by_the_importance_weight(corr
     assert ("does not reach the generator" in str(w.message)) == correct
     sync = diagnose(cmd.replace(" --train.async_enable", ""))
     assert sync.kl_uses[0].gradient_target_off_policy in (None, "reverse_kl" if correct else "mixed")
+
+
+def test_a_sequence_level_weight_makes_the_kl_gradient_mixed_even_on_policy():
+    """TRL 1.16.0 with importance_sampling_level='sequence': coef_1 = exp(mean_s log(π_θ/π_old)) is not
+    detached, so ∇(coef_1·k3_t) adds k3_t·mean_s ∇log π_θ(s) even at weight 1; the card said reverse_kl beside
+    the SEQUENCE_LEVEL_KL_WEIGHT warning (audit finding).  One warning says why: no MIXED_GRAD beside it."""
+    d = diagnose("GRPOConfig(beta=0.04, importance_sampling_level='sequence')\n")
+    assert d.kl_uses[0].gradient_target == "mixed"
+    assert "SEQUENCE_LEVEL_KL_WEIGHT" in d.codes and "MIXED_GRAD" not in d.codes
+    token = diagnose("GRPOConfig(beta=0.04, importance_sampling_level='token')\n")
+    assert token.kl_uses[0].gradient_target == "reverse_kl"
