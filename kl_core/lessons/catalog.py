@@ -854,7 +854,11 @@ _L5 = Lesson(
 
 _SEQ_SETUP = N_(
     "A toy language model: a policy and a reference Markov chain over K = {K} tokens, the policy tilted "
-    r"by $\delta$ = {drift:g} in every transition; sequences of T = {T} tokens come from the policy."
+    r"by $\delta$ = {drift:g} in every transition; sequences of T = {T} tokens come from the policy. "
+    r"With the tokens numbered $j = 0, \ldots, K-1$, the reference starts at token $j$ with probability "
+    r"$\propto 1/(1+j)$ and moves from $i$ to $j$ with "
+    r"probability $\propto 1/(1 + (j - i) \bmod K)$; the policy multiplies each by $e^{{\delta v_j}}$, "
+    r"$v_j = 1 - 2j/(K-1)$, and renormalises."
 )
 _SEQ_KEYS = ("sum_k1", "sum_k3", "seq_k3", "rb")
 _SEQ_CHOICES = (

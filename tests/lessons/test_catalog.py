@@ -255,3 +255,33 @@ def test_lesson_7_says_which_defaults_the_config_leaves_to_its_release() -> None
     assert "`beta = 0.0`, `use_bias_correction_kl = True`" in seen["trl_grpo_config.yaml"]
     assert "`use_bias_correction_kl = True`" in seen["trl_deepseekmath.py"]
     assert "`beta" not in seen["trl_deepseekmath.py"]  # it sets beta itself
+
+
+def test_the_toy_chains_setup_describes_the_chains_the_answers_use() -> None:
+    """Lesson 6's setup defined neither chain, so its answers could not be worked out (audit finding); the
+    chains it now describes are those of (``kl_core.sequences.markov.drift_pair``) to 1e-12."""
+    import numpy as np
+
+    from kl_core.sequences.markov import drift_pair
+
+    q = L.question(6, 3, 0)
+    k, d = q.params["K"], q.params["drift"]
+    assert "1/(1+j)" in q.setup and r"1/(1 + (j - i) \bmod K)" in q.setup and "v_j = 1 - 2j/(K-1)" in q.setup
+    j = np.arange(k)
+    v = 1 - 2 * j / (k - 1)
+
+    def probs(w):
+        w = np.asarray(w, float)
+        return w / w.sum(axis=-1, keepdims=True)
+
+    def softmax(a):
+        a = np.asarray(a, float)
+        e = np.exp(a - a.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    ref_first, ref_trans = probs(1 / (1 + j)), probs(1 / (1 + (j[None, :] - j[:, None]) % k))
+    policy, ref = drift_pair(k, d)
+    np.testing.assert_allclose(softmax(ref.first), ref_first, rtol=1e-12)
+    np.testing.assert_allclose(softmax(ref.transitions), ref_trans, rtol=1e-12)
+    np.testing.assert_allclose(softmax(policy.first), probs(ref_first * np.exp(d * v)), rtol=1e-12)
+    np.testing.assert_allclose(softmax(policy.transitions), probs(ref_trans * np.exp(d * v)[None, :]), rtol=1e-12)
