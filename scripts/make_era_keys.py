@@ -20,6 +20,8 @@ any of their code:
 * verl before 0.4.0 (a KL in the reward whenever ``use_kl_loss`` is off):
   ``verl/trainer/config/ppo_trainer.yaml`` at tags v0.2.0.post2 and
   v0.3.0.post1, and as vendored by TinyZero, Logic-RL, Search-R1 and SimpleRL-Zoo;
+* the verl rllm vendors (its reward KL switched off in code): its ``verl/verl/trainer/config/ppo_trainer.yaml``
+  at agentica-project/rllm 874daa4;
 * verl 0.4.0 to 0.7.1 (no '+' options, the KL loss aggregated per micro-batch):
   ``ppo_trainer.yaml`` and ``ppo_megatron_trainer.yaml`` at tags v0.4.0 and v0.4.1,
   the resolved ``_generated_*.yaml`` configs at tags v0.5.0 to v0.7.0 and in the
@@ -40,7 +42,7 @@ written for it, one the next release still had is not.
 
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
-write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``, ``verl-0.7``,
+write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``, ``verl-rllm``, ``verl-0.7``,
 ``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by
 default), so one library's mirror is enough for its
 eras.
@@ -157,6 +159,27 @@ def verl_pre_04(mirrors: Path) -> None:
     _write("verl-pre-0.4.json", "verl", "pre-0.4", sources, "main_ppo", keys, later)
 
 
+RLLM = ("agentica-project/rllm", "874daa4acb7f451dc2a4b2b6e8ce28f5aa88d1f5")
+
+
+def verl_rllm(mirrors: Path) -> None:
+    """The verl rllm vendors (its verl/ folder: version 0.1, the reward KL switched off in code).  Its
+    ``next_release`` lists verl v0.2.0.post2's, v0.3.0.post1's and v0.4.0's settings too: for a fork only its own settings
+    point to it, not those it shares with the releases it was forked from."""
+    keys: dict[str, Any] = {}
+    path = "verl/verl/trainer/config/ppo_trainer.yaml"
+    commit, text = _show(mirrors, *RLLM, path)
+    _flatten(yaml.safe_load(text), "", keys)
+    sources = [{"repo": RLLM[0], "tag": RLLM[1], "commit": commit, "path": path}]
+    shared: dict[str, Any] = {}
+    base = "verl/trainer/config/ppo_trainer.yaml"
+    for tag in ("v0.2.0.post2", "v0.3.0.post1", "v0.4.0"):
+        _flatten(yaml.safe_load(_show(mirrors, "volcengine/verl", tag, base)[1]), "", shared)
+    later = {"repo": "volcengine/verl", "tags": ["v0.2.0.post2", "v0.3.0.post1", "v0.4.0"], "path": base,
+             "keys": sorted(shared)}
+    _write("verl-rllm.json", "verl", "rllm", sources, "main_ppo", keys, later)
+
+
 def _verl_wheel(mirrors: Path, wheel: str) -> dict[str, Any]:
     """The settings of a verl wheel's resolved trainer configs, the default trainer's default winning."""
     keys: dict[str, Any] = {}
@@ -237,6 +260,7 @@ ERAS: dict[str, Callable[[Path], None]] = {
                                "v0.10.2"),
     "openrlhf-0.11.1": openrlhf_0111,
     "verl-pre-0.4": verl_pre_04,
+    "verl-rllm": verl_rllm,
     "verl-0.7": verl_07,
     # TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type
     "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0"),

@@ -1801,8 +1801,10 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
     trainer_eras = _eras_of(prof)
     oldest = next((i for i, e in enumerate(trainer_eras)
                    if e is inf.era or f"{prof.library} {e.label}" in shown), len(trainer_eras))
-    changed: str = ""
-    for e in trainer_eras[oldest:]:
+    changed: str = inf.era.changed if inf.era is not None and inf.era.fork else ""  # a fork: how it differs
+    for e in () if inf.era is not None and inf.era.fork else trainer_eras[oldest:]:
+        if e.fork:
+            continue  # a project's own copy: no release's history passes through it
         if e.changed:
             changed = Message("{earlier}. {later}", earlier=changed, later=e.changed) if changed else e.changed
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []

@@ -144,6 +144,8 @@ class Era:
     words; ``aggregations`` holds ``(aggregation id, mode value, changes)``: the
     mode's ``name``, ``formula`` and ``coefficient`` in the era, where they differ from today's, or
     ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``).
+    ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
+    never offered as another release the script could be, and the releases' history does not pass through it.
     """
 
     id: str
@@ -165,6 +167,7 @@ class Era:
     entries: tuple[EraEntry, ...] = ()
     off_policy: tuple[OffPolicyRule, ...] | None = None
     aggregations: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    fork: bool = False
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -268,6 +271,7 @@ def eras() -> tuple[Era, ...]:
                     for r in e["off_policy"]),
                 aggregations=tuple((a["id"], a.get("value", ""), _mode_changes(a, f"eras[{i}].aggregations"))
                                    for a in e.get("aggregations", [])),
+                fork=bool(e.get("fork", False)),
             ))
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
@@ -496,7 +500,7 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     written = list(settings)
     pairs = [(_bare(k), v) for k, v in written]
     keys = [k for k, _ in pairs]
-    # Hydra's +key adds a key and refuses one the config sets: it is no sign that a release had that key
+    # Hydra's +key adds a key and refuses one the config sets: no sign that a release had the key, or lacked it
     added = {_bare(k) for k, _ in written if k.startswith("+") and not k.startswith("++")}
     ruled_out: list[tuple[Era, list[str]]] = []
     pointed: list[tuple[Era, Message]] = []  # by settings only it had: the newest such era is taken
@@ -511,7 +515,8 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         complete = prof.syntax != "dataclass"
         switches = {flag for flag, _, _ in e.rewrites}
         today = [k for k in keys if (k in prof.relevant and ((complete and k not in e.keys) or k in e.absent))
-                 or (k in siblings and k not in e.keys and k not in prof.keys and k not in switches)
+                 or (k in siblings and k not in e.keys and k not in prof.keys and k not in switches
+                     and k not in added)
                  or (prof.syntax == "argparse" and k in prof.keys and k not in e.keys  # argparse refuses it
                      and k not in e.renamed.values() and k not in switches)]
         fork = None
@@ -523,8 +528,11 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         if today:
             ruled_out.append((e, today))
         elif fork is not None:
+            used = [k for k in keys if k in fork.keys]
             why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
                            pins=fork.pins) if fork.pins else
+                   Message("it uses {keys}, settings of {fork}'s own copy of {lib} ({repo})", keys=_listing(used),
+                           fork=fork.name, lib=prof.library, repo=fork.repo) if e.fork and used else
                    Message("it is a {fork} script ({repo}), whose vendored copy of {lib} has the code of {label}", fork=fork.name,
                            repo=fork.repo, lib=prof.library, label=e.label))
             return Inference(e, True, why)
@@ -534,13 +542,15 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     if pointed:  # eras are in release order (releases.toml): the newest era the settings point to
         e, why = pointed[-1]
         out = {r.id for r, _ in ruled_out} | {e.id}
-        return Inference(e, True, why, tuple(o for o in candidates if o.id not in out))
-    if not candidates:
+        return Inference(e, True, why, tuple(o for o in candidates if o.id not in out and not o.fork))
+    releases = [e for e in candidates if not e.fork]  # a fork is read only where its own settings point to it
+    ruled_out = [(e, today) for e, today in ruled_out if not e.fork]
+    if not releases:
         return Inference(None, True, "")
-    if len(ruled_out) == len(candidates):  # every older era lacked a KL setting the script uses
+    if len(ruled_out) == len(releases):  # every older era lacked a KL setting the script uses
         return Inference(None, True, _lacking(prof, ruled_out))
     out = {r.id for r, _ in ruled_out}
-    left = tuple(e for e in candidates if e.id not in out)
+    left = tuple(e for e in releases if e.id not in out)
     return Inference(None, False, Message("nothing in the text says which release it was written for"), left)
 
 

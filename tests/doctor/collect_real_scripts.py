@@ -40,6 +40,8 @@ FILES = [
     ("verl", "search-r1_train_ppo.sh", "PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06", "train_ppo.sh", None),
     ("verl", "search-r1_train_grpo.sh", "PeterGriffinJin/Search-R1", "a14dc3a4ffc6fe88c1e95038d9738e21ba3f7a06", "train_grpo.sh", None),
     ("verl", "simplerl_train_grpo_math_tune_ray.sh", "hkust-nlp/simpleRL-reason", "cf1c7858bfc145a27aa733e75d930d34f0d318a6", "train_grpo_math_tune_ray.sh", None),
+    ("verl", "rllm_deepscaler_1.5b_8k.sh", "agentica-project/rllm", "874daa4acb7f451dc2a4b2b6e8ce28f5aa88d1f5", "scripts/deepscaler/train/deepscaler_1.5b_8k.sh", None),
+    ("verl", "rllm_deepcoder_14b_coding_32k.sh", "agentica-project/rllm", "874daa4acb7f451dc2a4b2b6e8ce28f5aa88d1f5", "scripts/deepcoder/train/deepcoder_14b_coding_32k.sh", None),
     ("verl", "verl_remax_run_qwen2.5-3b_seq_balance.sh", "volcengine/verl", "b178a3cd56f58b2d502255daba591e92833930a7", "examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo_code.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo_code.yaml", None),

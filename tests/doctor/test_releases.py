@@ -123,7 +123,7 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 
 def test_release_option_and_its_errors():
     assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.1", "verl-0.3", "verl-0.7",
-                                      "trl-grpo-0.16", "trl-grpo-0.18",
+                                      "verl-rllm", "trl-grpo-0.16", "trl-grpo-0.18",
                                           "trl-grpo-0.25", "trl-grpo-1.9"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
@@ -310,3 +310,19 @@ def test_a_plus_key_is_no_sign_of_a_release_that_had_the_key():
     cmd = "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {op}trainer.val_generations_to_log_to_wandb=3\n"
     assert diagnose(cmd.format(op="+")).profile.release == "0.9.1"
     assert diagnose(cmd.format(op="")).profile.release != "0.9.1"
+
+
+def test_a_fork_era_is_read_only_where_its_own_settings_point_to_it():
+    """rllm's copy of verl (fork = true) shares most settings with verl 0.1–0.4: a script with none of rllm's own
+    settings is never read as rllm, nor shown rllm as another release it could be; one with them is read as
+    rllm, whose reward KL is off in code (an audit: DeepCoder's card showed a k1 KL in the reward)."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    plain = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo\n")
+    assert "rllm" not in plain.release and not any("rllm" in a.release for a in plain.also)
+    assert "rllm" not in str(plain.changed)
+    tiny = diagnose("python3 -m verl.trainer.main_ppo trainer.project_name=TinyZero\n")
+    assert tiny.release == "0.2–0.3.0.post1" and "rllm" not in str(tiny.changed)
+    rllm = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n_val=8 "
+                    "actor_rollout_ref.actor.use_kl_loss=False algorithm.kl_ctrl.kl_coef=0.001\n")
+    assert "rllm" in rllm.release and rllm.kl_uses == ()  # the era verl-0.3 would put k1 in the reward
