@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -37,7 +38,8 @@ from kl_core.estimation.sampling_distributions import (
     mc_relative_standard_errors,
     mc_standard_errors,
 )
-from lab.format import lam_text, number
+from lab.format import lam_text, number, printf_text_column
+from lab.notes.estimator_lab import relative_format
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGE = "pages/estimator-lab.py"
@@ -77,6 +79,24 @@ def tables(at: AppTest) -> dict[str, object]:
     return out
 
 
+def _number(cell):
+    """A cell as the page's rows held it (a text cell of :func:`same` back to its float; ∞ stays out of range)."""
+    if isinstance(cell, str):
+        try:
+            return float(cell.replace("−", "-").replace("∞", "inf"))
+        except ValueError:
+            return cell
+    return cell
+
+
+def same(cell, value: float, fmt: str) -> bool:
+    """A table cell shows ``value``: the number itself, or, in a column that holds an infinity and so is
+    written as text (``lab.format.printf_text_column``), the value in the column's printf format."""
+    if isinstance(cell, str):
+        return cell == printf_text_column(pd.Series([float(value)]), fmt)[0]
+    return cell == value or cell == pytest.approx(value, rel=1e-15)
+
+
 def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) -> None:
     """Every number in the metrics and tables equals what kl_core computes for these inputs."""
     q, p = parse(q_spec), parse(p_spec)
@@ -104,7 +124,7 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
         assert row["share < 0 (MC)"] == s.neg_fraction
         se_mean, _ = mc_standard_errors(s.samples, s.std, n * repeats)
         if math.isfinite(m.var):
-            assert row["stdev (exact)"] == pytest.approx(m.std, rel=1e-15)
+            assert same(row["stdev (exact)"], m.std, "%.5g")
             assert row["mean (MC SE)"] == se_mean
         if "bias/true" not in t:
             continue
@@ -114,12 +134,13 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
         assert bias["exact"] == exact_bias or (math.isnan(bias["exact"]) and math.isnan(exact_bias))
         assert bias["MC"] == s.bias_over_true
         assert spread["MC"] == s.std_over_true
+        rel_fmt = relative_format([{c: _number(v) for c, v in r.items()} for r in t["stdev/true"].to_dict("records")])
         if math.isfinite(m.var):
-            assert spread["exact"] == exact_std
+            assert same(spread["exact"], exact_std, rel_fmt)
             assert bias["MC SE"] == se_bias
             assert spread["MC SE"] == se_std
-        else:  # no SE where the variance is infinite
-            assert spread["exact"] == math.inf
+        else:  # no SE where the variance is infinite; ∞ as the sign, not the browser's "Infinity"
+            assert spread["exact"] == "∞"
             assert math.isnan(bias["MC SE"])
         if published is not None:
             pub = published.row(key)
@@ -286,7 +307,7 @@ def test_heavy_tails_warns_that_the_variance_is_infinite_and_draws_no_curve():
     assert "r^2" in warning.value  # the core's reason, from Moments.note
     assert estimator_moments("k3", preset.q, preset.p).note.split(": ", 1)[1] in warning.value
     spread = tables(at)["stdev/true"]
-    assert spread.loc["k3", "exact"] == math.inf
+    assert spread.loc["k3", "exact"] == "∞"
     assert any("No curve: Var(k3) is infinite" in m.value for m in at.markdown)
     check_numbers(at, preset.q_spec, preset.p_spec, 1000, 200, 0, ("k1", "k3"))
 
