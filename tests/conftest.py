@@ -5,8 +5,7 @@
   one for the whole session, shared by ``tests/deploy`` and the browser test
   that goes through it.  Without nginx it skips, unless ``CI`` is set: then it
   fails, so CI cannot pass by skipping (``.ci/run`` installs nginx).
-* The browser tests run first, in one pytest-xdist worker (see :data:`FIRST`); the page scans
-  (:data:`SCANS`) last, in the other.
+* The browser tests run first, in one pytest-xdist worker (see :data:`FIRST`).
 """
 
 import os
@@ -28,16 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST = ("tests/browser/test_first_request.py",)
 LAST = ("tests/browser/test_link_state.py",)
 BROWSER = "tests/browser/"
-#: Browser tests that load pages and read them (a click at most, to open what they scan): a second unit of work,
-#: queued after every other test, so the second worker takes it once its own tests are done (it idled
-#: for half the run), with a server and a browser of its own.  Measured on this 2-core machine, one
-#: process in turn: 490 s of the browser tests' 1,670.
-SCANS = (
-    "tests/browser/test_accessibility.py",
-    "tests/browser/test_first_screen.py",
-    "tests/browser/test_readability.py",
-)
-SCANS_UNIT = "tests/browser/(page scans)"
 
 
 def _path(item: pytest.Item) -> str:
@@ -48,15 +37,12 @@ def _rank(item: pytest.Item) -> int:
     path = _path(item)
     if not path.startswith(BROWSER):
         return 3
-    if path in SCANS:
-        return 4
     return 0 if path in FIRST else 2 if path in LAST else 1
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's ``loadfile`` scheduling, with the browser tests in two units of work: the scans
-    (:data:`SCANS`), queued last, and the rest, queued first.
+    """pytest-xdist's ``loadfile`` scheduling, with every browser test in one unit of work.
 
     (Its own ``--dist loadgroup`` cannot do this here: it renames the tests through an
     attribute that pytest 9.2 no longer reads, so the groups are ignored.)
@@ -65,10 +51,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            if path in SCANS:
-                return SCANS_UNIT
-            return BROWSER if nodeid.startswith(BROWSER) else path
+            return BROWSER if nodeid.startswith(BROWSER) else nodeid.split("::", 1)[0]
 
     return BrowserTestsTogether(config, log)
 
