@@ -1789,7 +1789,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             other = _under(prof, e, parsed, raw, notes)
             lacks, refuses = _fixes_lacking(main, other)
             aggregated = _aggregations(other) != _aggregations(main)
-            if _kl_facts(other) != _kl_facts(main) or lacks or refuses or aggregated:
+            stops = set(other.rejected) - set(main.rejected)  # the run stops there, not here
+            if _kl_facts(other) != _kl_facts(main) or lacks or refuses or aggregated or stops:
                 also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses, aggregated=aggregated))
     if not inf.decided and not also and inf.candidates:
         inf = dataclasses.replace(inf, why=Message(

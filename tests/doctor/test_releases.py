@@ -326,3 +326,16 @@ def test_a_fork_era_is_read_only_where_its_own_settings_point_to_it():
     rllm = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n_val=8 "
                     "actor_rollout_ref.actor.use_kl_loss=False algorithm.kl_ctrl.kl_coef=0.001\n")
     assert "rllm" in rllm.release and rllm.kl_uses == ()  # the era verl-0.3 would put k1 in the reward
+
+
+def test_a_release_that_would_refuse_the_script_is_not_said_to_give_the_same_kl():
+    """verl 0.4.0–0.7.1 has no actor_rollout_ref.actor.checkpoint.strict, and Hydra refuses it there: the card
+    said that release "gives the same KL terms" (audit finding, on TRL's GSPO example); it now shows the stop."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    d = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo algorithm.use_kl_in_reward=True "
+                 "data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=64 "
+                 "actor_rollout_ref.actor.checkpoint.strict=True\n")
+    assert "gives the same KL terms" not in str(d.release_why)
+    (other,) = [a for a in d.also if "0.4.0–0.7.1" in a.release]
+    assert other.fails == ("actor_rollout_ref.actor.checkpoint.strict",)
