@@ -1171,7 +1171,7 @@ def _doctor_words(params: Params, answer: float | str) -> Params:
     from kl_core.lessons.quantities import defaults_used, example_text
 
     where = compute("kl_where", params)
-    release, defaults = defaults_used(params)
+    release, defaults = defaults_used(params["config"])
     settings = ", ".join(f"`{k} = {v}`" for k, v in defaults)
     out: Params = {
         "text": example_text(params["config"]).strip(),

@@ -366,21 +366,22 @@ def first_use(params: Mapping[str, Any]) -> Any:
     return uses[0] if uses else None
 
 
-def defaults_used(params: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, Any], ...]]:
-    """The release the doctor reads a config as, and the KL settings the config leaves at its defaults.
+def defaults_used(config: str) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """The release the doctor reads a config as, and the KL settings (switch, option, coefficient, toggle) the
+    config leaves to that release: what a reader of Lesson 7 needs besides the text.
 
     Parameters
     ----------
-    params : mapping
-        ``config``: a file name of :data:`EXAMPLES_DIR`.
+    config : str
+        A file name of :data:`EXAMPLES_DIR`.
 
     Returns
     -------
     tuple of (str, tuple of (str, Any))
-        ``"TRL 1.16.0"``, and each KL setting (switch, option, coefficient, toggle) the config does not give,
-        as the release spells it, with its default: what a reader needs besides the text to answer Lesson 7.
+        E.g. ``("TRL 1.16.0", (("beta", 0.0), ("use_bias_correction_kl", True)))``: each setting as the
+        release spells it, with its default.
     """
-    d = _diagnosis(params["config"])
+    d = _diagnosis(config)
     p = d.profile
     keys = [k for pl in p.placements
             for k in (*(k for k, _ in pl.switch), pl.option, pl.coef, *(k for k, _ in pl.toggles)) if k]
