@@ -546,7 +546,7 @@ def test_a_release_of_another_trainer_is_not_called_another_librarys():
         diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
     assert notes.release_error("openrlhf-0.10.1", exc.value) == (
         "**OpenRLHF 0.6.0.post1–0.10.1 is not a release of verl, this text's library.** Choose Infer, Latest or one of "
-        "verl 0.2–0.3.0.post1, verl 0.1 as vendored by rllm, verl 0.4.0–0.7.1.")
+        "verl 0.2–0.3.0.post1, verl 0.1+rllm, verl 0.4.0–0.7.1.")
 
 
 def test_the_upload_label_states_the_doctors_own_limit(monkeypatch):
