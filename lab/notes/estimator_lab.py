@@ -768,7 +768,7 @@ def relative_caption(figure: str, any_infinite: bool, any_overflow: bool = False
     ``any_infinite``: an exact variance is infinite; ``any_overflow``: one is finite but
     too large for a double (:func:`variance_overflowed`): the bias/true table shows no SE for
     it, the stdev/true table a figure worked out from log Var (∞ where that is past a double too).
-    ``rows``, the table's rows (:func:`table_rows`): *Infinity* and *None* are explained only
+    ``rows``, the table's rows (:func:`table_rows`): ∞ and *None* are explained only
     where the table shows them (without ``rows``, wherever the variances allow them).
     """
     cells = [] if rows is None else [
@@ -785,14 +785,14 @@ def relative_caption(figure: str, any_infinite: bool, any_overflow: bool = False
         text.append(_("Where the exact variance is finite but too large for a double, the figure is worked "
                       "out from its logarithm, exp(½ log Var) / true."))
     if shows_inf and any_infinite and any_overflow:
-        text.append(_("*Infinity*: the exact variance is infinite, or the figure itself is too large for a "
+        text.append(_("∞: the exact variance is infinite, or the figure itself is too large for a "
                       "double.") if figure == "stdev/true" else
-                    _("*Infinity*: the exact variance is infinite, or too large for a double."))
+                    _("∞: the exact variance is infinite, or too large for a double."))
     elif shows_inf and any_infinite:
-        text.append(_("*Infinity*: the exact variance is infinite."))
+        text.append(_("∞: the exact variance is infinite."))
     elif shows_inf and any_overflow:
-        text.append(_("*Infinity*: the figure itself is too large for a double.") if figure == "stdev/true"
-                    else _("*Infinity*: the exact variance is finite but too large for a double."))
+        text.append(_("∞: the figure itself is too large for a double.") if figure == "stdev/true"
+                    else _("∞: the exact variance is finite but too large for a double."))
     if (any_infinite or any_overflow) and (rows is None or blank == {"MC SE"}):
         text.append(_("*None*: no standard error, which needs a finite variance that a double can hold.")
                     if any_overflow else _("*None*: no standard error, which needs a finite variance."))

@@ -128,7 +128,7 @@ def test_table_rows_are_the_cores_figures_with_schulmans_column():
     assert absolute[0]["mean (MC)"] == sim["k1"].mean and absolute[0]["target"] == "KL[q‖p]"
     assert absolute[2]["stdev (exact)"] == pytest.approx(moments["k3"].std, rel=1e-15)
     assert "Schulman" in notes.table_intro(4000, 0, True) and "4,000 draws (seed 0)" in notes.table_intro(4000, 0, False)
-    assert "*Infinity*" in notes.relative_caption("stdev/true", True)
+    assert "∞:" in notes.relative_caption("stdev/true", True)
     assert notes.relative_caption("bias/true", False) == "(mean − true) / true: zero for an unbiased estimator."
 
 
@@ -448,7 +448,7 @@ def test_a_variance_past_a_double_is_not_called_infinite_in_the_answer_and_table
     both = notes.relative_caption("stdev/true", True, True)
     assert "the exact variance is infinite, or the figure itself is too large for a double" in both
     assert "infinite, or too large for a double" in notes.relative_caption("bias/true", True, True)
-    assert "*Infinity*: the exact variance is infinite." in notes.relative_caption("stdev/true", True, False)
+    assert "∞: the exact variance is infinite." in notes.relative_caption("stdev/true", True, False)
     assert "infinite or too large for a double" in notes.SE_TRUSTED
 
 
@@ -612,12 +612,12 @@ def test_a_standard_deviation_that_fits_is_shown_where_only_the_variance_is_past
     assert "The variances of k3, k3 (KL[p‖q]) are too large for a double: those bands" in running
     assert "shown as ∞" not in caption + running
     stdev = notes.relative_caption("stdev/true", False, True)
-    assert "worked out from its logarithm" in stdev and "*Infinity*: the figure itself is too large" in stdev
+    assert "worked out from its logarithm" in stdev and "∞: the figure itself is too large" in stdev
     # on the page the caption explains only what the table shows: no ∞ in either table here
     figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
     for fig, rows in figures.items():
         shown = notes.relative_caption(fig, False, True, rows)
-        assert "*Infinity*" not in shown and "*None*: no standard error" in shown
+        assert "∞:" not in shown and "*None*: no standard error" in shown
         assert notes.relative_format(rows) == ("%.4g" if fig == "stdev/true" else "%.4f")
 
 
@@ -657,7 +657,7 @@ def test_the_table_captions_explain_only_what_the_table_shows():
     _, _, sim, moments, _, _, _ = setting("normal(0,1)", "normal(30,1)", keys=keys, n=100, repeats=2)
     figures, _ = notes.table_rows({k: sim[k] for k in keys}, moments, 200, None)
     bias = notes.relative_caption("bias/true", False, True, figures["bias/true"])
-    assert "*Infinity*" not in bias and "*None*: no standard error" in bias
+    assert "∞:" not in bias and "*None*: no standard error" in bias
     assert notes.relative_format(figures["bias/true"]) == "%.4f"
     assert notes.relative_format(figures["stdev/true"]) == "%.4g"
     # near q nothing is blank or infinite: the captions say only what the figures are
