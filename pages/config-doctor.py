@@ -111,10 +111,10 @@ for i, u in enumerate(d.kl_uses):
     with ui.card(f"use-{i}"):
         st.subheader(notes.use_title(d, u))
         st.markdown(_("**Per token, the library computes**"))
-        ui.formula(notes.stacked(u.entry.formula_latex))
+        ui.formula(notes.stacked(u.formula_latex))
         formula_col, facts_col = st.columns([1, 1], gap="large")
         with formula_col:
-            st.code(u.entry.library_formula.strip("\n"), language="python", wrap_lines=True)
+            st.code(u.library_formula.strip("\n"), language="python", wrap_lines=True)
         with facts_col:
             st.markdown("\n".join("- " + fact for fact in notes.use_facts(d, u)))
             if u.aggregation is not None:

@@ -258,9 +258,13 @@ def trl_keys(trl_whl: Path, tf_whl: Path) -> dict[str, Any]:
             for k, v in table.items():
                 keys.setdefault(k, v)
         keys.setdefault("env", {"default": None, "type": "dict (the CLI's environment variables)"})
+        own = {**base, **_fields(src[cfg_file], cfg_cls)[1]}
         out[trainer] = {
             "files": [TRL_FILES[cfg_file], TRL_FILES["base_config"], TRL_FILES[script_file],
                       TRL_FILES["script_utils"], TRL_FILES["model_config"], f"transformers: {TRANSFORMERS_ARGS}"],
+            # TRL's own config settings, which transformers' TrainingArguments lacks: an older release's
+            # config class, whose fields an era's keys file lists in full, either declares them or lacks them
+            "own": sorted(k for k in own if k not in training_args),
             "keys": dict(sorted(keys.items())),
         }
     return out
@@ -276,6 +280,8 @@ def _dump(doc: dict[str, Any]) -> str:
     for i, (name, t) in enumerate(doc["trainers"].items()):
         lines.append(f"  {json.dumps(name)}: {{")
         lines.append(f'   "files": {json.dumps(t["files"])},')
+        if "own" in t:
+            lines.append(f'   "own": {json.dumps(t["own"])},')
         lines.append('   "keys": {')
         items = list(t["keys"].items())
         for j, (k, v) in enumerate(items):

@@ -114,7 +114,7 @@ def card_lines(d: Diagnosis) -> list[str]:
         out.append(f"KL term {i}: in the {u.where}")
         out.append(f"  option       {_option_text(d, u)}  ->  {e.estimator} (crosswalk row {u.crosswalk_name})")
         out.append("  computes")
-        out += [f"      {ln}" for ln in e.library_formula.strip("\n").split("\n")]
+        out += [f"      {ln}" for ln in u.library_formula.strip("\n").split("\n")]
         ctrl = u.controller
         if u.controller == "adaptive":
             ctrl += f", target KL {u.target_kl:g}, horizon {u.horizon:g}"

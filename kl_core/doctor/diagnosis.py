@@ -246,6 +246,9 @@ class KLUse:
     clamp_from : str
         For an era whose releases differ in the row's clamps, the first release
         with them (:attr:`kl_core.doctor.profiles.Profile.clamp_from`); else empty.
+    computes : tuple of (str, str)
+        ``(library_formula, formula_latex)`` where a caution of the profile runs other code than the
+        entry's (:attr:`kl_core.doctor.profiles.Caution.computes`); else empty.
     """
 
     where: str
@@ -265,11 +268,22 @@ class KLUse:
     defaults_used: tuple[str, ...] = ()
     alternatives: tuple[tuple[str, str, str, str | None], ...] = ()
     clamp_from: str = ""
+    computes: tuple[str, str] | tuple[()] = ()
 
     @property
     def option(self) -> str:
         """The crosswalk option."""
         return self.entry.option
+
+    @property
+    def library_formula(self) -> str:
+        """The code the library runs for this term."""
+        return self.computes[0] if self.computes else self.entry.library_formula
+
+    @property
+    def formula_latex(self) -> str:
+        """That code's per-token value in LaTeX."""
+        return self.computes[1] if self.computes else self.entry.formula_latex
 
     @property
     def estimator(self) -> str:
@@ -430,7 +444,7 @@ class Diagnosis:
                 "setting": u.setting,
                 "written": u.written,
                 "estimator": u.estimator,
-                "formula": u.entry.formula_latex,
+                "formula": u.formula_latex,
                 "coef": _plain(u.coef),
                 "coef_setting": u.coef_setting,
                 "controller": u.controller,
@@ -1273,6 +1287,12 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         # the caution says why; the entry's own gradient words would contradict it
         st.uses = [dataclasses.replace(u, gradient_target=trap, gradient_target_off_policy=trap
                                        if u.gradient_target_off_policy is not None else None) for u in st.uses]
+    for c in traps:
+        if c.computes:
+            # the trap runs other code than the entry shows (TRL's sequence-level weight): show that code
+            code = (c.computes["library_formula"], c.computes["formula_latex"])
+            st.uses = [dataclasses.replace(u, computes=code) if u.option == c.computes["option"] else u
+                       for u in st.uses]
     for i, u in enumerate(st.uses):
         pl = _placement_of(prof, u)
         _use_warnings(st, pl, u, i, off_rules, trapped=trap is not None)
@@ -2071,9 +2091,10 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
       ``accelerate launch``, whose parser exits on any that is not its own (trl/cli/accelerate_launcher.py line
       46; :data:`_ACCELERATE_FLAGS`); ``trl/scripts/grpo.py`` calls parse_args_and_config (line 181), whose
       HfArgumentParser.parse_args_into_dataclasses raises ValueError on any left over (transformers
-      hf_argparser.py, "Some specified arguments are not used by the HfArgumentParser").  Not an older TRL's
-      command line, and not a YAML (:func:`_trl_yaml_note`) or a script of the user's own, whose fate depends on
-      how it is read.
+      hf_argparser.py, "Some specified arguments are not used by the HfArgumentParser").  Under an older era,
+      only a script of :attr:`Era.strict_scripts` and a setting the era certainly lacks (today's own config
+      setting its config class does not list); not ``trl grpo`` then, nor a YAML (:func:`_trl_yaml_note`) or a
+      script of the user's own, whose fate depends on how it is read.
     * A YAML or JSON file's text for a float setting that ``float()`` refuses (:func:`_numbers_read`).
     """
     out: list[_Rejected] = []
@@ -2092,8 +2113,8 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
         elif p.syntax == "dataclass" and command and era is None and _NAME.fullmatch(key) \
                 and entry.startswith("trl ") and key not in _ACCELERATE_FLAGS:
             why = "trl_cli"
-        elif p.syntax == "dataclass" and command and era is None and _NAME.fullmatch(key) \
-                and entry.startswith("trl/scripts/"):
+        elif p.syntax == "dataclass" and command and _NAME.fullmatch(key) and entry.startswith("trl/scripts/") \
+                and (era is None or (entry in era.strict_scripts and key in p.unavailable)):
             why = "trl_script"
         else:
             continue

@@ -277,6 +277,9 @@ class Caution:
     gradient : str or None
         Where the trap changes the expected gradient of the profile's KL terms, its class (``"mixed"``),
         which the card shows instead of the entry's.
+    computes : dict
+        Where the trap runs other code than the crosswalk entry of option ``computes["option"]`` shows: that
+        code (``library_formula``) and its formula (``formula_latex``), which the card shows instead.
     """
 
     when: tuple[Condition, ...]
@@ -285,6 +288,7 @@ class Caution:
     fix: Condition
     source: str
     gradient: str | None = None
+    computes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -337,6 +341,10 @@ class Profile:
     clamp_from : dict
         ``(acts_on, option)`` → the first release of an era whose row has the clamps
         the profile's entry describes (earlier releases of the era have none).
+    own_keys : frozenset of str
+        Of a dataclass profile, the settings its config class declares that transformers'
+        ``TrainingArguments`` lacks (the keys file's ``own``): an older era's config class,
+        listed in full, lacks those it does not list.
     """
 
     library: str
@@ -361,6 +369,7 @@ class Profile:
     group_note: str = ""
     accepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     clamp_from: dict[tuple[str, str], str] = field(default_factory=dict)
+    own_keys: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:
@@ -566,6 +575,25 @@ def _pair(raw: Any, where: str) -> Condition:
     return (str(raw[0]), str(raw[1]))
 
 
+_COMPUTES_FIELDS = {"option", "library_formula", "formula_latex"}
+
+
+def _computes(raw: Any, where: str) -> dict[str, str]:
+    if not raw:
+        return {}
+    if not isinstance(raw, dict) or set(raw) != _COMPUTES_FIELDS:
+        raise ValueError(f"{where} must have exactly the fields {sorted(_COMPUTES_FIELDS)}, got {raw!r}")
+    if not any(e.option == raw["option"] for e in CROSSWALK):
+        raise ValueError(f"{where}.option {raw['option']!r} is no crosswalk option")
+    return {k: str(v) for k, v in raw.items()}
+
+
+def _own_keys(file: str, trainer: str) -> frozenset[str]:
+    """:attr:`Profile.own_keys` from the keys file's ``own`` list (empty where it has none)."""
+    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
+    return frozenset(doc["trainers"].get(trainer, {}).get("own", ()))
+
+
 def _keys(file: str, trainer: str) -> tuple[dict[str, KeySpec], tuple[str, ...]]:
     path = KEYS_DIR / file
     try:
@@ -658,13 +686,15 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
         cautions = tuple(
             Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"],
                     message=prose(c["message"], snippets, where),
-                    fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"], gradient=c.get("gradient"))
+                    fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"], gradient=c.get("gradient"),
+                    computes=_computes(c.get("computes", {}), f"{where}.cautions.computes"))
             for c in raw.get("cautions", [])
         )
         prof = Profile(
             library=library, release=release, trainer=raw["trainer"], syntax=raw["syntax"],
             prefix=raw.get("prefix", ""), names=tuple(raw["names"]), placements=placements,
             off_policy=off, cautions=cautions, keys=keys, key_files=files, source=raw["source"],
+            own_keys=_own_keys(raw["keys_file"], raw["trainer"]),
             legacy=prose(raw.get("legacy", ""), snippets, where),
             uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
                             for u in raw.get("uncovered", [])),

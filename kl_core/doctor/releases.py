@@ -146,6 +146,8 @@ class Era:
     ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``).
     ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
     never offered as another release the script could be, and the releases' history does not pass through it.
+    ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
+    era, a flag none of their dataclasses declares.
     """
 
     id: str
@@ -168,6 +170,7 @@ class Era:
     off_policy: tuple[OffPolicyRule, ...] | None = None
     aggregations: tuple[tuple[str, str, dict[str, Any]], ...] = ()
     fork: bool = False
+    strict_scripts: tuple[str, ...] = ()
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -272,6 +275,7 @@ def eras() -> tuple[Era, ...]:
                 aggregations=tuple((a["id"], a.get("value", ""), _mode_changes(a, f"eras[{i}].aggregations"))
                                    for a in e.get("aggregations", [])),
                 fork=bool(e.get("fork", False)),
+                strict_scripts=tuple(e.get("strict_scripts", [])),
             ))
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
@@ -340,9 +344,11 @@ def era_profile(prof: Profile, era: Era) -> Profile:
         if new in keys and old in era.keys:
             keys[new] = dataclasses.replace(keys[new], default=era.keys[old].default)
     unavailable = set(era.absent) | {k for k, _ in era.derive}
+    targets = set(era.renamed.values()) | {k for _, k, _ in era.rewrites}
     if prof.syntax != "dataclass":  # the era's keys file is complete: everything else of today's is new
-        targets = set(era.renamed.values()) | {k for _, k, _ in era.rewrites}
         unavailable |= {k for k in prof.keys if k not in era.keys and k not in targets}
+    else:  # it lists the era's config class in full: today's own settings it lacks are new
+        unavailable |= {k for k in prof.own_keys if k not in era.keys and k not in targets}
     accepts = {**prof.accepts, **{k: v for k, v in era.accepts}}
     clamp_from: dict[tuple[str, str], str] = {}
     placements = []

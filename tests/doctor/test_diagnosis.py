@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kl_core.doctor.card import card_lines
 from kl_core.doctor.diagnosis import (
     CLAMP_WARN_RATIO,
     GRADIENT_WORDS,
@@ -686,3 +687,19 @@ def test_a_sequence_level_weight_makes_the_kl_gradient_mixed_even_on_policy():
     assert "SEQUENCE_LEVEL_KL_WEIGHT" in d.codes and "MIXED_GRAD" not in d.codes
     token = diagnose("GRPOConfig(beta=0.04, importance_sampling_level='token')\n")
     assert token.kl_uses[0].gradient_target == "reverse_kl"
+
+
+@pytest.mark.parametrize("release", ["", "# trl==1.5.0\n"])
+def test_a_sequence_level_weight_shows_the_sequence_branch_of_the_code(release):
+    """Under importance_sampling_level='sequence' TRL computes one weight per sequence (1.16.0
+    grpo_trainer.py line 3087); the card had shown the token branch (audit finding)."""
+    seq = diagnose(release + "GRPOConfig(beta=0.04, use_bias_correction_kl=True, "
+                   "importance_sampling_level='sequence')\n")
+    token = diagnose(release + "GRPOConfig(beta=0.04, use_bias_correction_kl=True)\n")
+    (s,), (t,) = seq.kl_uses, token.kl_uses
+    assert s.entry is t.entry  # the same crosswalk row, other code
+    assert "mask.sum(-1)" in s.library_formula and "mask.sum(-1)" not in t.library_formula
+    assert r"\sum_{s \in o}" in s.formula_latex and r"\sum_{s \in o}" not in t.formula_latex
+    assert t.library_formula == t.entry.library_formula
+    assert "mask.sum(-1)" in "\n".join(card_lines(seq))
+    assert seq.to_json()["kl_uses"][0]["formula"] == s.formula_latex

@@ -168,7 +168,11 @@ def _broken(tmp_path: Path, old: str, new: str) -> str:
       r"settings \['actor_rollout_ref.actor.kl_los_coef'\] are not keys"),
      ('aggregation = "verl_reward"', 'aggregation = "nope"', "aggregation 'nope' is not an id"),
      ('syntax = "hydra"', 'syntax = "toml"', "syntax must be one of"),
-     ('keys_file = "verl-0.9.1.json"', 'keys_file = "nope.json"', "keys_file 'nope.json'")],
+     ('keys_file = "verl-0.9.1.json"', 'keys_file = "nope.json"', "keys_file 'nope.json'"),
+     ('option = "use_bias_correction_kl"\nlibrary_formula', 'option = "nope"\nlibrary_formula',
+      r"cautions.computes.option 'nope' is no crosswalk option"),
+     ('option = "use_bias_correction_kl"\nlibrary_formula', 'optoin = "use_bias_correction_kl"\nlibrary_formula',
+      r"cautions.computes must have exactly the fields")],
 )
 def test_malformed_tables_name_the_problem(tmp_path, old, new, match):
     with pytest.raises(ValueError, match=match):

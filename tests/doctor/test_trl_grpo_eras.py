@@ -75,3 +75,41 @@ def test_an_inherited_training_argument_rules_no_era_out_and_loss_type_rules_out
     assert [e.id for e in inf.candidates] == ["trl-grpo-0.16", "trl-grpo-0.18", "trl-grpo-0.25", "trl-grpo-1.9"]
     inf = infer(prof, [("beta", "0.04"), ("loss_type", "grpo")])
     assert "trl-grpo-0.16" not in [e.id for e in inf.candidates]
+
+
+_GSPO = ("importance_sampling_level", "sequence")  # added in TRL 0.20.0 (grpo_config.py): no 0.17–0.18 field
+
+
+def _other(d, label):
+    return next(o for o in d.also if o.release == label)
+
+
+def test_a_later_config_field_stops_an_older_release_that_lacks_it():
+    """GRPOConfig(importance_sampling_level=...) under TRL 0.17.0–0.18.2: GRPOConfig had no such field, so the
+    dataclass raises TypeError; the card had offered that era as one with the same KL (audit finding)."""
+    d = diagnose("from trl import GRPOConfig\nargs = GRPOConfig(beta=0.04, importance_sampling_level='sequence')\n")
+    assert d.release == "1.16.0" and d.rejected == ()
+    old = _other(d, "TRL 0.17.0–0.18.2")
+    assert old.fails == ("importance_sampling_level",) and "SETTING_REJECTED" in old.diagnosis.codes
+    assert "Under TRL 0.17.0–0.18.2 the run stops before training" in _card(d)
+    assert _other(d, "TRL 0.26.0–1.9.2").fails == ()  # it has the field
+
+
+def test_an_older_release_script_stops_on_a_flag_its_config_lacks_but_not_where_it_ignores_it():
+    """trl/scripts/grpo.py parse_args_and_config(): v0.14.0 to v0.21.0 raise on a left-over flag, v0.22.0 to
+    v0.29.1 pass return_remaining_strings=True and ignore it; only the eras that raise in every release say so."""
+    cmd = "accelerate launch trl/scripts/grpo.py --beta 0.04 --{} {}".format(*_GSPO)
+    d = diagnose(cmd)
+    assert _other(d, "TRL 0.17.0–0.18.2").fails == ("importance_sampling_level",)
+    # TRL's own `trl grpo` command: an older release's CLI is not read, so nothing is claimed
+    cli = diagnose("trl grpo --beta 0.04 --{} {}".format(*_GSPO))
+    assert any(o.release == "TRL 0.17.0–0.18.2" for o in cli.also) and all(o.fails == () for o in cli.also)
+
+
+def test_an_inherited_training_argument_stops_no_older_release():
+    """A TrainingArguments field (transformers) is no field of the era's GRPOConfig, yet every release takes it:
+    only TRL's own config settings can be missing from an era."""
+    for text in ("GRPOConfig(beta=0.04, logging_dir='x', importance_sampling_level='token')\n",
+                 "accelerate launch trl/scripts/grpo.py --beta 0.04 --logging_dir x --importance_sampling_level token"):
+        d = diagnose(text)
+        assert d.also and all("logging_dir" not in o.fails for o in d.also)
