@@ -1032,6 +1032,10 @@ def _say_switch(prof: Profile, key: str, values: dict[str, Any], given: dict[str
     """A switch and its value (:func:`_say_state`); for a setting an older era did not have, the setting its
     value was read from."""
     rule = prof.derived.get(key)
+    if rule is None and key in prof.unavailable and key not in given:
+        # no setting to show a default of (rllm's copy of verl has no algorithm.use_kl_in_reward)
+        return Message("{lib} {release} has no {key}: it never adds this KL", lib=prof.library,
+                       release=prof.release, key=prof.spelled(key))
     if rule is None or key in given:
         return _say_state(prof, key, values, given, kind)
     said = _say(prof, key, values.get(key), kind)

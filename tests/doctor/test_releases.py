@@ -326,6 +326,10 @@ def test_a_fork_era_is_read_only_where_its_own_settings_point_to_it():
     rllm = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.rollout.n_val=8 "
                     "actor_rollout_ref.actor.use_kl_loss=False algorithm.kl_ctrl.kl_coef=0.001\n")
     assert "rllm" in rllm.release and rllm.kl_uses == ()  # the era verl-0.3 would put k1 in the reward
+    # the fork has no algorithm.use_kl_in_reward: its "off" is no release default (audit finding)
+    (unused,) = [str(w.message) for w in rllm.warnings if w.code == "KL_SETTING_UNUSED"]
+    assert "verl 0.1+rllm has no algorithm.use_kl_in_reward: it never adds this KL" in unused
+    assert "(release default)" not in unused
 
 
 def test_a_release_that_would_refuse_the_script_is_not_said_to_give_the_same_kl():
