@@ -15,6 +15,7 @@ from lab.a11y import page_support
 from lab.language import language_switch
 from lab.navigation import navigation
 from lab.pages import PAGES
+from lab.state import check_link, unread_note
 from lab.ui import glossary, page_style, run_status
 
 language_switch()  # first: every text below is in the run's language
@@ -31,6 +32,7 @@ glossary(page.url_path)  # the sidebar's "Symbols": this page's notation (lab/no
 if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
     st.set_page_config(page_title=_("{page} · KL Estimator Lab").format(page=page.title))
+unread_note(page.url_path)  # a link's parameters the page's first run did not read
 try:
     # A run over half a second (a cold link, a preset) says so on the page, not only in
     # Streamlit's corner; faster runs show nothing (st.spinner waits 0.5 s before drawing).
@@ -48,3 +50,5 @@ except Exception as exc:
         ).format(error=type(exc).__name__, reason=message(exc)),
         icon=":material/error:",
     )
+else:
+    check_link(page.url_path)

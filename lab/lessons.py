@@ -124,6 +124,7 @@ def share_link(q: core.Question, present: bool) -> str:
 
 def presenter_mode() -> bool:
     """True under ``?present=1``; then hide the sidebar and enlarge the type."""
+    state.reads("present")
     on = st.query_params.get("present", "").lower() in _ON
     if on:
         st.html(f"<style>{PRESENTER_CSS}</style>")

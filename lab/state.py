@@ -59,6 +59,7 @@ from i18n import _
 __all__ = [
     "BIND",
     "allowed_range",
+    "check_link",
     "checkbox",
     "dropped_link",
     "follows_language",
@@ -67,6 +68,7 @@ __all__ = [
     "number",
     "radio",
     "range_text",
+    "reads",
     "relabel",
     "rewrite",
     "segmented",
@@ -77,6 +79,7 @@ __all__ = [
     "start_run",
     "text",
     "toggle",
+    "unread_note",
 ]
 
 T = TypeVar("T")
@@ -85,6 +88,11 @@ BIND = "query-params"
 _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,11}$")
 _NOTES = "_lab_url_notes"  # session-state slot: {key: (the link's text, fallback value)}
 _SELECTS = "_lab_select_keys"  # session-state slot: select-type keys drawn in the latest run
+_READ = "_lab_url_read"  # session-state slot: the URL keys this run's widgets bound or its page read
+_UNREAD = "_lab_url_unread"  # session-state slot: {page: the link's parameters its first run did not read}
+_CHECKED = "_lab_url_checked"  # session-state slot: the pages whose first run's link was checked
+#: Query parameters that are no page's setting: the language, and Streamlit's own.
+_NOT_SETTINGS = frozenset({"lang", "embed", "embed_options"})
 
 
 def _check_key(key: str) -> str:
@@ -94,7 +102,43 @@ def _check_key(key: str) -> str:
         )
     if key.lower() in ("embed", "embed_options"):
         raise ValueError(f"URL key {key!r} is reserved by Streamlit")
+    st.session_state.setdefault(_READ, set()).add(key)
     return key
+
+
+def reads(*keys: str) -> None:
+    """Count URL parameters that the page reads itself, not through a widget, as read (see :func:`check_link`)."""
+    st.session_state.setdefault(_READ, set()).update(keys)
+
+
+def check_link(page: str) -> None:
+    """After the first complete run of ``page`` in this session: keep the link's parameters it did not read.
+
+    A link whose parameter no widget binds (a typo, a setting a later version renamed, one that only another
+    page has) would otherwise change nothing without a word: the view would not be what the link's sender
+    saw.  The page runs again so that :func:`unread_note` shows them at its top.  Only the first run is
+    checked: later the URL is the page's own.
+    """
+    checked = st.session_state.setdefault(_CHECKED, set())
+    if page in checked:
+        return
+    checked.add(page)
+    read = st.session_state.get(_READ, set()) | _NOT_SETTINGS
+    unread = [f"{k}={v}" for k in st.query_params if k not in read for v in st.query_params.get_all(k)]
+    if unread:
+        st.session_state.setdefault(_UNREAD, {})[page] = unread
+        st.rerun()
+
+
+def unread_note(page: str) -> None:
+    """Show the link's parameters that the first run of ``page`` did not read (:func:`check_link`), if any."""
+    unread = st.session_state.get(_UNREAD, {}).get(page)
+    if unread:
+        text = (_("This link also set {params}, which this page does not read at these settings: it changes "
+                  "nothing.") if len(unread) == 1 else
+                _("This link also set {params}, which this page does not read at these settings: they change "
+                  "nothing."))
+        st.warning(text.format(params=", ".join(f"`{u}`" for u in unread)), icon=":material/link_off:")
 
 
 def _raw_from_url(key: str) -> list[str] | None:
@@ -239,8 +283,9 @@ def follows_language(key: str) -> None:
 
 
 def start_run() -> None:
-    """Forget the previous run's select-type widgets (``app.py`` calls it before the page runs)."""
+    """Forget the previous run's select-type widgets and read keys (``app.py`` calls it before the page runs)."""
     st.session_state[_SELECTS] = set()
+    st.session_state[_READ] = set()
 
 
 def relabel() -> None:

@@ -32,6 +32,7 @@ page_opening(  # first, before anything is drawn: see lab.widgets
     _("approx_kl in practice"), "**{q}**".format(q=_(notes.QUESTION)),  # i18n: ok (layout)
     mapping="theta", more=_(notes.ROLES_LINE))
 audit_link = {k: st.query_params.get_all(k) for k in AUDIT_KEYS if k in st.query_params}
+state.reads(*audit_link)  # the note below passes them on
 audit_page = page_by_url("audit")
 if audit_link:  # an old link from when the audit was part of this page
     st.info(_("This link carries settings for the log-prob audit, which now has its own page."),

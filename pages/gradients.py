@@ -77,6 +77,7 @@ st.markdown(_(
 ui.formulas(*notes.GRADIENT_FORMULAS)
 
 long_raw = st.query_params.get(notes.OPTION_KEY)  # read before the menu drops an unusable one
+state.reads(notes.SHORT_OPTION_KEY)
 linked, unusable = notes.link_option(long_raw, st.query_params.get(notes.SHORT_OPTION_KEY))
 if linked and notes.OPTION_KEY not in st.session_state:  # first run: ?option=verl:k3 is low_var_kl
     st.session_state[notes.OPTION_KEY] = linked

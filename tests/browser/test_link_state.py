@@ -118,6 +118,8 @@ def assert_link_reproduces(chromium, page) -> None:
         fresh = context.new_page()
         fresh.goto(link)
         settle(fresh)
+        # lab.state.check_link: a parameter of the page's own link is one the page reads
+        assert fresh.get_by_text("This link also set").count() == 0, f"{link}: its own parameters called unread"
         again = seen(fresh)
         assert query(fresh.url) == query(link), "the link was rewritten when opened"
     finally:
