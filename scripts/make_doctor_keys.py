@@ -280,8 +280,9 @@ def _dump(doc: dict[str, Any]) -> str:
     for i, (name, t) in enumerate(doc["trainers"].items()):
         lines.append(f"  {json.dumps(name)}: {{")
         lines.append(f'   "files": {json.dumps(t["files"])},')
-        if "own" in t:
-            lines.append(f'   "own": {json.dumps(t["own"])},')
+        for extra in ("own", "script_keys"):  # lists of setting names
+            if extra in t:
+                lines.append(f'   "{extra}": {json.dumps(t[extra])},')
         lines.append('   "keys": {')
         items = list(t["keys"].items())
         for j, (k, v) in enumerate(items):

@@ -29,7 +29,10 @@ any of their code:
   ``pip download --no-deps verl==0.7.1 verl==0.8.0``);
 * TRL's GRPOConfig up to 0.18 (``beta`` defaulting to 0.04): the dataclass
   fields of ``trl/trainer/grpo_config.py`` at tags v0.14.0 to v0.16.1 (no
-  ``loss_type``) and v0.17.0 to v0.18.2;
+  ``loss_type``) and v0.17.0 to v0.18.2; and, as ``script_keys``, the fields of
+  the other dataclasses ``trl/scripts/grpo.py`` parses at every tag of the two
+  (:data:`TRL_SCRIPT_CLASSES`): flags the script takes, which it would refuse
+  if no dataclass had them;
 * TRL's GRPOConfig 0.19.0 to 0.25.1 (no ``use_bias_correction_kl``: plain k3)
   and 0.26.0 to 1.9.2 (``use_bias_correction_kl`` off by default): the same
   file at tags v0.19.0 to v1.9.0; the fields of 1.10.0, the release after,
@@ -90,6 +93,13 @@ TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0")
 TRL_16_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.0", "v0.14.0")
 TRL_25_TAGS = ("v0.25.1", "v0.22.2", "v0.20.0", "v0.19.1", "v0.19.0")  # newest first
 TRL_19_TAGS = ("v1.9.0", "v1.5.1", "v1.0.0", "v0.29.1", "v0.26.2", "v0.26.0")  # the 1.9.1, 1.9.2 wheels' fields are 1.9.0's
+#: Every tag of an era whose trl/scripts/grpo.py stops on an unknown flag (releases.toml strict_scripts).
+TRL_16_ALL_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.1", "v0.15.0", "v0.14.0")
+TRL_18_ALL_TAGS = ("v0.18.2", "v0.18.1", "v0.18.0", "v0.17.0")
+#: The dataclasses trl/scripts/grpo.py parses besides GRPOConfig (v0.14.0 to v0.18.2: (GRPOScriptArguments,
+#: GRPOConfig, ModelConfig), GRPOScriptArguments over ScriptArguments): their fields are flags it takes too.
+TRL_SCRIPT_CLASSES = (("trl/scripts/grpo.py", "GRPOScriptArguments"), ("trl/scripts/utils.py", "ScriptArguments"),
+                      ("trl/trainer/model_config.py", "ModelConfig"))
 #: The first release that turned use_bias_correction_kl on: its wheel (the mirror's tags end at v1.9.0).
 TRL_110_WHEEL = "trl-1.10.0-py3-none-any.whl"
 
@@ -104,10 +114,12 @@ def _show(mirrors: Path, repo: str, rev: str, path: str) -> tuple[str, str]:
 
 
 def _write(name: str, library: str, era: str, sources: list[dict[str, str]], trainer: str, keys: dict[str, Any],
-           later: dict[str, Any]) -> None:
+           later: dict[str, Any], script_keys: list[str] | None = None) -> None:
+    table: dict[str, Any] = {"files": sorted({s["path"] for s in sources})}
+    if script_keys is not None:  # flags the era's script takes besides its config's (Era.script_keys)
+        table["script_keys"] = script_keys
     doc = {"library": library, "era": era, "generated_by": "scripts/make_era_keys.py", "sources": sources,
-           "next_release": later,
-           "trainers": {trainer: {"files": sorted({s["path"] for s in sources}), "keys": dict(sorted(keys.items()))}}}
+           "next_release": later, "trainers": {trainer: {**table, "keys": dict(sorted(keys.items()))}}}
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / name).write_text(_dump(doc), encoding="utf-8")
     print(f"{name}: {len(keys)} keys from {len(sources)} sources")
@@ -220,6 +232,15 @@ def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], 
     return keys, sources
 
 
+def _trl_script_keys(mirrors: Path, tags: tuple[str, ...]) -> list[str]:
+    """The fields of trl/scripts/grpo.py's other dataclasses (:data:`TRL_SCRIPT_CLASSES`) at any of ``tags``."""
+    out: set[str] = set()
+    for tag in tags:
+        for path, cls in TRL_SCRIPT_CLASSES:
+            out |= set(_fields(_show(mirrors, "huggingface/trl", tag, path)[1], cls)[1])
+    return sorted(out)
+
+
 def trl_grpo_19(mirrors: Path) -> None:
     """TRL's GRPOConfig 0.26.0 to 1.9.2: use_bias_correction_kl there, but off by default."""
     keys, sources = _grpo_fields(mirrors, TRL_19_TAGS)
@@ -244,11 +265,14 @@ class TaggedEra:
     read: Reader
     tags: tuple[str, ...]
     next_tag: str
+    script_tags: tuple[str, ...] = ()  # every tag of the era, for a script that stops on an unknown flag
 
     def __call__(self, mirrors: Path) -> None:
         keys, sources = self.read(mirrors, self.tags)
         later_keys, [later] = self.read(mirrors, (self.next_tag,))
-        _write(self.file, self.library, self.era, sources, self.trainer, keys, {**later, "keys": sorted(later_keys)})
+        script = _trl_script_keys(mirrors, self.script_tags) if self.script_tags else None
+        _write(self.file, self.library, self.era, sources, self.trainer, keys, {**later, "keys": sorted(later_keys)},
+               script)
 
 
 ERAS: dict[str, Callable[[Path], None]] = {
@@ -263,9 +287,11 @@ ERAS: dict[str, Callable[[Path], None]] = {
     "verl-rllm": verl_rllm,
     "verl-0.7": verl_07,
     # TRL's GRPOConfig 0.14.0 to 0.16.1: beta 0.04, no loss_type
-    "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0"),
+    "trl-grpo-0.16": TaggedEra("trl-grpo-0.16.json", "TRL", "grpo-0.16", "grpo", _grpo_fields, TRL_16_TAGS, "v0.17.0",
+                               TRL_16_ALL_TAGS),
     # 0.17.0 to 0.18.2: beta 0.04, loss_type (default bnpo)
-    "trl-grpo-0.18": TaggedEra("trl-grpo-0.18.json", "TRL", "grpo-0.18", "grpo", _grpo_fields, TRL_TAGS, "v0.19.0"),
+    "trl-grpo-0.18": TaggedEra("trl-grpo-0.18.json", "TRL", "grpo-0.18", "grpo", _grpo_fields, TRL_TAGS, "v0.19.0",
+                               TRL_18_ALL_TAGS),
     # 0.19.0 to 0.25.1: beta 0.0, no use_bias_correction_kl (plain k3)
     "trl-grpo-0.25": TaggedEra("trl-grpo-0.25.json", "TRL", "grpo-0.25", "grpo", _grpo_fields, TRL_25_TAGS, "v0.26.0"),
     "trl-grpo-1.9": trl_grpo_19,

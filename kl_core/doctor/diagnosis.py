@@ -2118,7 +2118,8 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
                 and entry.startswith("trl ") and key not in _ACCELERATE_FLAGS:
             why = "trl_cli"
         elif p.syntax == "dataclass" and command and _NAME.fullmatch(key) and entry.startswith("trl/scripts/") \
-                and (era is None or (entry in era.strict_scripts and key in p.unavailable)):
+                and (era is None or (entry in era.strict_scripts and key in p.unavailable
+                                     and key not in era.script_keys)):
             why = "trl_script"
         else:
             continue

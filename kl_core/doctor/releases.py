@@ -147,7 +147,8 @@ class Era:
     ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
     never offered as another release the script could be, and the releases' history does not pass through it.
     ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
-    era, a flag none of their dataclasses declares.
+    era, a flag none of their dataclasses declares; ``script_keys``: the flags they take besides the config's
+    (the keys file's ``script_keys``: ModelConfig's ``trust_remote_code`` before TRL moved it into GRPOConfig).
     """
 
     id: str
@@ -171,6 +172,7 @@ class Era:
     aggregations: tuple[tuple[str, str, dict[str, Any]], ...] = ()
     fork: bool = False
     strict_scripts: tuple[str, ...] = ()
+    script_keys: frozenset[str] = frozenset()
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -231,6 +233,11 @@ def _later(file: str, trainer: str) -> frozenset[str]:
     return frozenset(doc["next_release"]["keys"]) if trainer in doc["trainers"] else frozenset()
 
 
+def _script_keys(file: str, trainer: str) -> frozenset[str]:
+    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
+    return frozenset(doc["trainers"].get(trainer, {}).get("script_keys", ()))
+
+
 @cache
 def eras() -> tuple[Era, ...]:
     """Every era of ``doctor/releases.toml``, in file order.
@@ -276,7 +283,10 @@ def eras() -> tuple[Era, ...]:
                                    for a in e.get("aggregations", [])),
                 fork=bool(e.get("fork", False)),
                 strict_scripts=tuple(e.get("strict_scripts", [])),
+                script_keys=_script_keys(e["keys_file"], trainer),
             ))
+            if out[-1].strict_scripts and not out[-1].script_keys:
+                raise ValueError(f"strict_scripts needs the keys file's script_keys ({e['keys_file']})")
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
     return tuple(out)

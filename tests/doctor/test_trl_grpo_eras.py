@@ -113,3 +113,15 @@ def test_an_inherited_training_argument_stops_no_older_release():
                  "accelerate launch trl/scripts/grpo.py --beta 0.04 --logging_dir x --importance_sampling_level token"):
         d = diagnose(text)
         assert d.also and all("logging_dir" not in o.fails for o in d.also)
+
+
+def test_a_flag_the_old_script_took_from_another_dataclass_does_not_stop_it():
+    """trust_remote_code was a ModelConfig field up to TRL 0.18 (trl/trainer/model_config.py, every tag v0.14.0 to
+    v0.18.2), which trl/scripts/grpo.py parses beside GRPOConfig; 1.16.0 moved it into GRPOConfig.  The card
+    had said the run stops under 0.14–0.18 (audit finding).  In a GRPOConfig(...) call it does stop."""
+    cmd = diagnose("accelerate launch trl/scripts/grpo.py --model_name_or_path Qwen/Qwen2-0.5B --beta 0.04 "
+                   "--trust_remote_code true")
+    for label in ("TRL 0.14.0–0.16.1", "TRL 0.17.0–0.18.2"):
+        assert _other(cmd, label).fails == ()
+    call = diagnose("from trl import GRPOConfig\nGRPOConfig(beta=0.04, trust_remote_code=True)\n")
+    assert _other(call, "TRL 0.17.0–0.18.2").fails == ("trust_remote_code",)
