@@ -191,6 +191,20 @@ def test_the_crosswalk_link_opens_that_row_on_the_approx_kl_page():
     at.run()
     assert not at.exception
     assert at.selectbox(key="opt").value == "verl:low_var_kl:loss"
+    assert not [w.value for w in at.warning if "This link also set" in w.value]  # the page reads it whole
+
+
+@pytest.mark.parametrize("example", ["verl", "openrlhf", "trl"])
+def test_the_gradients_link_is_read_whole(example):
+    (query,) = [q for u in diagnose(notes.example_text(example)).kl_uses[:1]
+                if (q := notes.gradients_query(u)) is not None]
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    at.switch_page("pages/gradients.py")
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception
+    assert not [w.value for w in at.warning if "This link also set" in w.value or "The link set" in w.value]
 
 
 # ------------------------------------------------------------------ the chart builder
