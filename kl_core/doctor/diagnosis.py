@@ -73,7 +73,15 @@ from kl_core.doctor.profiles import (
     holds,
     profiles,
 )
-from kl_core.doctor.releases import Era, derive, era_profile, infer, parsing_keys, translate
+from kl_core.doctor.releases import (
+    Era,
+    derive,
+    era_profile,
+    infer,
+    parsing_keys,
+    translate,
+    unread_fork,
+)
 from kl_core.gradients._docstrings import SECTIONS
 from kl_core.libraries.registry import canonical_library, library_packages
 from kl_core.libraries.schema import CrosswalkEntry
@@ -878,6 +886,22 @@ def _interpolation(text: str) -> tuple[str, str, str | None] | None:
         return None
     items = [e.getText() for e in res.sequence().element()]
     return ("env", items[0], items[1] if len(items) == 2 else None) if len(items) in (1, 2) else None
+
+
+def _refuse_unread_fork(prof: Profile, raw: list[RawSetting]) -> None:
+    """Refuse a text of a project that runs its own copy of the library (:func:`kl_core.doctor.releases.unread_fork`):
+    read against a release, its own settings would be "refused" and its KL misread (EasyR1's KL loss read as
+    verl's reward KL, off)."""
+    found = unread_fork(prof.library, (s.key for s in raw))
+    if found is None:
+        return
+    fork, keys = found
+    raise UnreadableInput(
+        "this is a config of {name} ({repo}): it sets {keys}, settings of {name}'s own copy of {lib}, whose "
+        "settings and KL code differ from {lib}'s releases; the doctor describes {lib}'s releases, not that copy, "
+        "so it gives no card rather than a wrong one",
+        name=fork.name, repo=fork.repo, lib=prof.library,
+        keys=", ".join(keys[:3]) + (" …" if len(keys) > 3 else ""))
 
 
 def _refuse_uncovered(text: str) -> ParsedInput | None:
@@ -1797,11 +1821,12 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
                 parsed, lib = own, lib or "TRL"
                 filename = own.command
         prof = _choose(parsed, lib, text, filename)
+        raw, notes = _settings_for(parsed, prof)
+        _refuse_unread_fork(prof, raw)
     except UnreadableInput as exc:
         if filename:  # say which file: the app shows exc.user
             exc.worded("“{file}”: {why}", file=os.path.basename(filename), why=exc.message)
         raise
-    raw, notes = _settings_for(parsed, prof)
     inf = infer(prof, [(s.op + s.key, s.text) for s in raw], release)
     main = _under(prof, inf.era, parsed, raw, notes)
     also: list[OtherRelease] = []

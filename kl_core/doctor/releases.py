@@ -49,8 +49,8 @@ from kl_core.libraries.schema import CrosswalkEntry
 from kl_core.libraries.snippets import prose
 from kl_core.validation import Message
 
-__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "EraEntry", "Fork", "Inference", "ReleaseMismatch", "era_profile",
-           "eras", "eras_for", "extract_messages", "infer"]
+__all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "EraEntry", "Fork", "Inference", "ReleaseMismatch", "UnreadFork",
+           "era_profile", "eras", "eras_for", "extract_messages", "infer", "unread_fork"]
 
 PROSE_FIELDS = ("changed", "note")
 """The fields of an era the user reads as sentences (translated in the app)."""
@@ -94,6 +94,41 @@ class Fork:
     keys: tuple[str, ...] = ()
     when: tuple[tuple[str, str], ...] = ()
     pins: str = ""
+
+
+@dataclass(frozen=True)
+class UnreadFork:
+    """A project that runs its own copy of a library, with settings and KL code the doctor does not describe.
+
+    Attributes
+    ----------
+    name, repo, library : str
+        E.g. ``"EasyR1"``, ``"hiyouga/EasyR1"``, ``"verl"``.
+    markers : tuple of str
+        Settings only the project has; one ending in ``.`` marks every setting under it.
+    source : str
+        Where the markers were read.
+    """
+
+    name: str
+    repo: str
+    library: str
+    markers: tuple[str, ...]
+    source: str
+
+    def marked(self, keys: Iterable[str]) -> list[str]:
+        """The settings among ``keys`` that only this project has.
+
+        Parameters
+        ----------
+        keys : iterable of str
+            Dotted settings (a YAML's nested keys joined with ``.``).
+
+        Returns
+        -------
+        list of str
+        """
+        return [k for k in keys if any(k == m or (m.endswith(".") and k.startswith(m)) for m in self.markers)]
 
 
 @dataclass(frozen=True)
@@ -290,6 +325,38 @@ def eras() -> tuple[Era, ...]:
         except (KeyError, ValueError, TypeError) as exc:
             raise ValueError(f"eras[{i}]: missing or malformed field ({exc})") from None
     return tuple(out)
+
+
+@cache
+def _unread_forks() -> tuple[UnreadFork, ...]:
+    with open(ERAS_FILE, "rb") as fh:
+        raw = tomllib.load(fh)
+    try:
+        return tuple(UnreadFork(name=f["name"], repo=f["repo"], library=f["library"], markers=tuple(f["markers"]),
+                                source=f["source"]) for f in raw.get("unread_forks", []))
+    except KeyError as exc:
+        raise ValueError(f"unread_forks: missing field {exc}") from None
+
+
+def unread_fork(library: str, keys: Iterable[str]) -> tuple[UnreadFork, list[str]] | None:
+    """The project of ``[[unread_forks]]`` whose own settings ``keys`` uses, with those settings; else None.
+
+    Parameters
+    ----------
+    library : str
+        The library the text was read as (``"verl"``).
+    keys : iterable of str
+        The text's settings.
+
+    Returns
+    -------
+    (UnreadFork, list of str) or None
+    """
+    keys = list(keys)
+    for fork in _unread_forks():
+        if fork.library == library and (found := fork.marked(keys)):
+            return fork, found
+    return None
 
 
 def eras_for(prof: Profile) -> tuple[Era, ...]:

@@ -43,6 +43,11 @@ FILES = [
     ("verl", "rllm_deepscaler_1.5b_8k.sh", "agentica-project/rllm", "874daa4acb7f451dc2a4b2b6e8ce28f5aa88d1f5", "scripts/deepscaler/train/deepscaler_1.5b_8k.sh", None),
     ("verl", "rllm_deepcoder_14b_coding_32k.sh", "agentica-project/rllm", "874daa4acb7f451dc2a4b2b6e8ce28f5aa88d1f5", "scripts/deepcoder/train/deepcoder_14b_coding_32k.sh", None),
     ("verl", "verl_remax_run_qwen2.5-3b_seq_balance.sh", "volcengine/verl", "b178a3cd56f58b2d502255daba591e92833930a7", "examples/remax_trainer/run_qwen2.5-3b_seq_balance.sh", None),
+    # forks with their own copy of verl that the doctor refuses by name (releases.toml [[unread_forks]])
+    ("verl", "easyr1_config.yaml", "hiyouga/EasyR1", "b44b311b669bf1fd1aa2fc36f2251482ba33cb16", "examples/config.yaml", None),
+    ("verl", "skywork-or1_7b_8k.sh", "SkyworkAI/Skywork-OR1", "64e96afa213ae89d0ad21932106d3b8aafe9ace2", "or1_scripts/train/7b_8k.sh", None),
+    ("verl", "prime_run_prime_main.sh", "PRIME-RL/PRIME", "18ad596f08d487bb546d80d738d99ec697bd2e75", "training/examples/run_prime_main.sh", None),
+    ("verl", "torl_1.5b.sh", "GAIR-NLP/ToRL", "cb78cf1c494c7595cf64385482918298fff5b7fb", "scripts/torl_1.5b.sh", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml", None),
     ("trl", "open-r1_qwen2.5-1.5b_grpo_config_demo_code.yaml", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo_code.yaml", None),
     ("trl", "open-r1_grpo.py", "huggingface/open-r1", "1416fa0cf21595d2083b399a2a0bbddd7f6e9563", "src/open_r1/grpo.py", None),

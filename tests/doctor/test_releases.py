@@ -343,3 +343,33 @@ def test_a_release_that_would_refuse_the_script_is_not_said_to_give_the_same_kl(
     assert "gives the same KL terms" not in str(d.release_why)
     (other,) = [a for a in d.also if "0.4.0–0.7.1" in a.release]
     assert other.fails == ("actor_rollout_ref.actor.checkpoint.strict",)
+
+
+def test_an_unread_forks_markers_are_no_setting_of_a_release_or_copy_the_doctor_reads():
+    """A marker of [[unread_forks]] must never refuse a config that a verl release, or a copy the doctor reads
+    (rllm's, SimpleRL-Zoo's), accepts."""
+    from kl_core.doctor.profiles import profiles
+    from kl_core.doctor.releases import _unread_forks, eras_for
+
+    forks = _unread_forks()
+    assert {f.name for f in forks} >= {"EasyR1", "Skywork-OR1", "PRIME", "ToRL"}
+    for fork in forks:
+        for prof in (p for p in profiles() if p.library == fork.library):
+            keys = set(prof.keys) | {k for e in eras_for(prof) for k in e.keys}
+            assert fork.marked(keys) == [], (fork.name, fork.marked(keys)[:5])
+
+
+def test_a_config_of_an_unread_fork_is_refused_by_name():
+    """EasyR1's YAML read as verl 0.9.1 said "No KL term" with fixes that stop the run; its KL is k3 in the loss
+    (an audit, hiyouga/EasyR1 b44b311b)."""
+    import pytest
+
+    from kl_core.doctor.diagnosis import UnreadableInput, diagnose
+
+    yaml = "algorithm:\n  use_kl_loss: true\n  kl_penalty: low_var_kl\n  kl_coef: 1.0e-2\nworker:\n  actor:\n    global_batch_size: 128\n"
+    with pytest.raises(UnreadableInput, match=r"config of EasyR1 \(hiyouga/EasyR1\): it sets algorithm\.use_kl_loss"):
+        diagnose(yaml, library="verl")
+    with pytest.raises(UnreadableInput, match="PRIME"):
+        diagnose("python3 -m verl.trainer.main_ppo reward_model.prime_model.path=x algorithm.kl_ctrl.kl_coef=0\n")
+    plain = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n")
+    assert plain.kl_uses  # a marker's neighbours are not markers
