@@ -2171,7 +2171,8 @@ def _refused(p: Profile, kind: str, s: RawSetting, why: str, suggestion: str | N
     value = s.value if s.literal else s.text
     if why == "hydra_append":
         return _Rejected(s, why, shown, written, None, render_changes(p, kind, ((s.key, value),)), (s.key, value))
-    target = suggestion if suggestion in p.keys else next((k for k in p.keys if p.spelled(k) == suggestion), None)
+    target = suggestion if suggestion is None or suggestion in p.keys else next(
+        (k for k in p.keys if p.spelled(k) == suggestion), None)
     if target is not None and s.op != "~" and _fits(p, kind, target, s, bare):
         if bare:
             fix = target if p.syntax == "argparse" else f"--{target}"

@@ -50,7 +50,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1127,6 +1127,23 @@ def hydra_flag(flag: str) -> Any:
     return found[0] if len(found) == 1 else None
 
 
+#: Stray words named one by one on a card; past this many, one note counts the rest (a 256 KiB line of
+#: 65,000 words made as many notes, and most of the doctor's time).
+MAX_WORD_NOTES = 8
+
+
+def _stray(notes: list[Any], strays: list[int], note: Callable[[], Any]) -> None:
+    """Note one stray word (``note()``, built only while it will be shown), counting it in ``strays[0]``."""
+    strays[0] += 1
+    if strays[0] <= MAX_WORD_NOTES:
+        notes.append(note())
+
+
+def _strays_left(notes: list[Any], strays: list[int]) -> None:
+    if strays[0] > MAX_WORD_NOTES:
+        notes.append(Message("and {n:,} more words like these", n=strays[0] - MAX_WORD_NOTES))
+
+
 def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
     """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
 
@@ -1156,7 +1173,7 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
     """
     from hydra.errors import HydraException  # lazy: hydra-core loads antlr
 
-    settings, notes = [], []
+    settings, notes, strays = [], [], [0]
     skip = False
     for k, w in enumerate(words):
         if skip:
@@ -1199,7 +1216,7 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
             if op == "~":
                 settings.append(RawSetting(t, None, "", True, "~"))
             else:
-                notes.append(Message("{t}: not a key=value override", t=t))
+                _stray(notes, strays, lambda t=t: Message("{t}: not a key=value override", t=t))
             continue
         key, value = t.split("=", 1)
         if cut >= 0 and cut <= len(key):
@@ -1227,6 +1244,7 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
         got = o.value()
         literal = not (isinstance(got, str) and _is_interpolation(got))
         settings.append(RawSetting(key, got if literal else None, value, literal, op, w.origin))
+    _strays_left(notes, strays)
     return tuple(settings), tuple(notes)
 
 
@@ -1265,13 +1283,13 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
         ``(settings, notes)``; a store_true flag has value True, a list-valued
         flag a list.  Keys are flags with their dashes (``"--algo.kl.estimator"``).
     """
-    settings, notes = [], []
+    settings, notes, strays = [], [], [0]
     k, n = 0, len(words)
     while k < n:
         w = words[k]
         t = w.text
         if not t.startswith("-") or t == "-" or t == "--":
-            notes.append(Message("{t}: a word that is not a flag", t=t))
+            _stray(notes, strays, lambda t=t: Message("{t}: a word that is not a flag", t=t))
             k += 1
             continue
         flag, inline = (t.split("=", 1) + [None])[:2] if "=" in t else (t, None)
@@ -1327,6 +1345,7 @@ def parse_flags(words: tuple[Word, ...], specs: Mapping[str, Any], *, dashes: bo
         many = len(values) > 1 or isinstance(nargs, int) and nargs > 1 or nargs in ("+", "*")
         value = [scalar(x) for x in texts] if many else scalar(texts[0])
         settings.append(RawSetting(flag, value if literal else None, " ".join(texts), literal, "", origin))
+    _strays_left(notes, strays)
     return tuple(settings), tuple(notes)
 
 

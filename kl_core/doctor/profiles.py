@@ -26,7 +26,7 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -376,9 +376,9 @@ class Profile:
         """E.g. ``"TRL 1.16.0 (grpo)"``."""
         return f"{self.library} {self.release} ({self.trainer})"
 
-    @property
+    @cached_property
     def relevant(self) -> tuple[str, ...]:
-        """Every setting the doctor's verdict depends on."""
+        """Every setting the doctor's verdict depends on (computed once per profile: diagnose asks per setting)."""
         keys = [k for p in self.placements for k in p.settings]
         for rule in self.off_policy:
             keys += [rule.when[0], *_expression_keys(rule.when[1]), *_expression_keys(rule.fix[1])]

@@ -587,6 +587,7 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     added = {_bare(k) for k, _ in written if k.startswith("+") and not k.startswith("++")}
     ruled_out: list[tuple[Era, list[str]]] = []
     pointed: list[tuple[Era, Message]] = []  # by settings only it had: the newest such era is taken
+    relevant = set(prof.relevant)  # a property that builds its tuple: once, not once per key
     for e in candidates:
         era_only = [k for k in keys if k in e.keys and k not in prof.keys and k not in e.later and k not in added]
         era_only.sort(key=lambda k: (k not in e.renamed and not any(k == r[0] for r in e.rewrites)))  # KL flags first
@@ -597,7 +598,7 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         siblings = {k for o in candidates if o.id != e.id for k in o.keys}
         complete = prof.syntax != "dataclass"
         switches = {flag for flag, _, _ in e.rewrites}
-        today = [k for k in keys if (k in prof.relevant and ((complete and k not in e.keys) or k in e.absent))
+        today = [k for k in keys if (k in relevant and ((complete and k not in e.keys) or k in e.absent))
                  or (k in siblings and k not in e.keys and k not in prof.keys and k not in switches
                      and k not in added)
                  or (prof.syntax == "argparse" and k in prof.keys and k not in e.keys  # argparse refuses it

@@ -392,3 +392,16 @@ def test_plain_override_values_are_typed_as_hydras_grammar_types_them():
     assert checked > 2000
     (s,), _ = parse_overrides((Word("a.b=07"),))  # not plain: the grammar decides (a string, not 7)
     assert s.value == "07"
+
+
+def test_stray_words_are_named_up_to_a_limit_and_the_rest_counted():
+    """A line of 65,000 stray words made 65,000 notes (most of the doctor's time on its largest input)."""
+    from kl_core.doctor.parse import MAX_WORD_NOTES, Word, parse_flags, parse_overrides
+
+    words = tuple(Word(f"w{i}") for i in range(MAX_WORD_NOTES + 5))
+    for settings, notes in (parse_flags(words, {}), parse_overrides(words)):
+        assert settings == ()
+        assert len(notes) == MAX_WORD_NOTES + 1 and str(notes[0]).startswith("w0: ")
+        assert str(notes[-1]) == "and 5 more words like these"
+    few = tuple(Word(f"w{i}") for i in range(MAX_WORD_NOTES))
+    assert len(parse_flags(few, {})[1]) == MAX_WORD_NOTES  # no count when all are named
