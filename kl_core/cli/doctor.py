@@ -15,7 +15,8 @@ and the release whose defaults were assumed.
 default).  ``--format md`` prints the card as Markdown.  ``--fail-on CODE,...``
 exits with 1 when a card has one of those warnings; several files may be given
 (the ``kl-doctor`` pre-commit hook passes the changed ones), and then one that
-cannot be read is reported and skipped.
+cannot be read is reported and skipped; ``--skip-unreadable`` (which the hook passes) does so for a
+single file too.
 
 ``--json`` prints one object: ``library`` (``"verl"``, ``"OpenRLHF"`` or
 ``"TRL"``), ``release``, ``trainer``, ``input``, ``kl_uses`` (each with
@@ -96,6 +97,9 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
                     help="text (default) or md: the card as Markdown, to paste into a pull request or a chat")
     sp.add_argument("--fail-on", metavar="CODE,...", dest="fail_on",
                     help="exit with code 1 when a card has one of these warning codes (e.g. FORWARD_KL_GRAD,KL_TWICE)")
+    sp.add_argument("--skip-unreadable", action="store_true", dest="skip_unreadable",
+                    help="report a file the doctor cannot read and go on, even when it is the only one (the "
+                         "pre-commit hook: a commit that changes one such file is not blocked)")
 
 
 def _read(path: str) -> tuple[bytes, str | None]:
@@ -148,8 +152,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     int
         0; 1 when a card has a warning named by ``--fail-on``; 2 when the one
         file given is unreadable under ``--json`` (without ``--json`` that error
-        is raised).  With several files (a pre-commit hook) an unreadable one is
-        reported and skipped.
+        is raised).  With several files, or ``--skip-unreadable`` (the pre-commit hook), an unreadable
+        one is reported and skipped.
     """
     from kl_core.doctor.card import card_lines, card_markdown
     from kl_core.doctor.diagnosis import UnreadableInput, diagnose
@@ -158,6 +162,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     fail_on = _fail_codes(getattr(args, "fail_on", None))
     fmt = "json" if args.json else getattr(args, "format", "text") or "text"
     many = len(files) > 1
+    skip = many or getattr(args, "skip_unreadable", False)
     failed, docs, blocks = False, [], []
     for f in files:
         try:
@@ -165,7 +170,7 @@ def run_doctor(args: argparse.Namespace) -> int:
             d = diagnose(data, args.library, filename=name, release=getattr(args, "release", None))
         except (UnreadableInput, ValueError) as exc:
             code = "unreadable" if isinstance(exc, UnreadableInput) else "bad_argument"
-            if not many:
+            if not skip:
                 if fmt != "json":
                     raise
                 print(json.dumps({"error": str(exc), "code": code}, ensure_ascii=False, allow_nan=False))
@@ -178,7 +183,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         hit = sorted(fail_on & set(d.codes))
         failed |= bool(hit)
         if fmt == "json":
-            docs.append({"file": f, **d.to_json()} if many else d.to_json())
+            docs.append({"file": f, **d.to_json()} if skip else d.to_json())
         elif fmt == "md":
             blocks.append(card_markdown(d, f if many else None))
         else:
@@ -186,7 +191,7 @@ def run_doctor(args: argparse.Namespace) -> int:
         if hit:
             blocks.append([f"{f}: fails on {', '.join(hit)}"]) if fmt != "json" else None
     if fmt == "json":  # strict JSON, as every command writes it: inf as "inf" (kl_core.cli.main.json_value)
-        print(json.dumps(json_value(docs if many else docs[0]), indent=2, allow_nan=False, ensure_ascii=False))
+        print(json.dumps(json_value(docs if skip else docs[0]), indent=2, allow_nan=False, ensure_ascii=False))
     else:
         print("\n\n".join("\n".join(b) for b in blocks))
     return 1 if failed else 0

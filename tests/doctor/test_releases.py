@@ -257,6 +257,18 @@ def test_several_files_as_a_pre_commit_hook_passes_them(capsys):
     assert docs[0]["file"] == str(good) and docs[0]["release"].startswith("0.2") and docs[1]["code"] == "unreadable"
 
 
+def test_the_hook_skips_a_single_unreadable_file(capsys, tmp_path):
+    """pre-commit passes only the changed files: a commit that changes one file the doctor cannot read exited 2
+    and was blocked, though the hook says such files are reported and skipped (an audit finding)."""
+    stray = tmp_path / "run_x.sh"
+    stray.write_text("echo hello\n")
+    assert cli.main(["doctor", str(stray), "--skip-unreadable"]) == 0
+    assert f"{stray}: not read: the doctor cannot tell which library" in capsys.readouterr().out
+    assert cli.main(["doctor", str(stray), "--skip-unreadable", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["code"] == "unreadable"
+    assert cli.main(["doctor", str(stray)]) == 2  # without the flag one file is still an error
+
+
 def test_pre_commit_hook_definition():
     import re
 
@@ -264,7 +276,8 @@ def test_pre_commit_hook_definition():
 
     root = Path(__file__).resolve().parents[2]
     (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "kl-doctor" and hook["entry"] == "python -m kl_core doctor" and hook["pass_filenames"]
+    assert hook["id"] == "kl-doctor" and hook["pass_filenames"]
+    assert hook["entry"] == "python -m kl_core doctor --skip-unreadable"  # one unreadable changed file: no block
     files = re.compile(hook["files"])
     assert files.search("examples/grpo_trainer/run_qwen2-7b.sh") and files.search("recipes/x/grpo/config_demo.yaml")
     assert not files.search("README.md")
