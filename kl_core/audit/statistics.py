@@ -109,7 +109,7 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.typing import ArrayLike
 
-from kl_core.audit import table_files
+from kl_core.audit import DIRECTIONS, table_files
 from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Gaussian, log_ratio
 from kl_core.estimation.exact import kl
@@ -145,8 +145,6 @@ __all__ = [
     "position_bucket",
 ]
 
-DIRECTIONS = ("sampler-other", "other-sampler")
-"""Accepted values of ``direction``: ``"sampler-other"`` is KL[sampler‖other]."""
 
 ESTIMATOR_KEYS = ("k1", "k2", "k3")
 

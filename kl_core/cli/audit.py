@@ -37,11 +37,10 @@ import argparse
 import json
 import math
 import os
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from kl_core._docfill import docfill
-from kl_core.audit import statistics as audit
-from kl_core.audit import table_files
+from kl_core.audit import DIRECTIONS, table_files
 from kl_core.cli._common import (
     HANDLER_SECTIONS,
     Command,
@@ -54,6 +53,9 @@ from kl_core.cli._common import (
 from kl_core.cli._common import fmt as _fmt
 from kl_core.numbers import from_log
 from kl_core.validation import InputError
+
+if TYPE_CHECKING:
+    from kl_core.audit import statistics as audit
 
 __all__ = ["register", "report_lines", "run_audit", "table_columns"]
 
@@ -96,6 +98,8 @@ def table_columns(
     >>> table_columns(io.BytesIO(b"lp,lq\\n-1.0,-1.5\\n"), fmt="csv")
     ['lp', 'lq']
     """
+    from kl_core.audit import statistics as audit  # its limit (load_table's), read when called
+
     limit = audit.MAX_FILE_BYTES if max_bytes is None else max_bytes
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"max_bytes must be a positive integer, got {max_bytes!r}")
@@ -121,7 +125,7 @@ def _arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--other-col", metavar="COL", help="log-probs under the other policy")
     sp.add_argument(
         "--direction",
-        choices=audit.DIRECTIONS,
+        choices=DIRECTIONS,
         default="sampler-other",
         help="sampler-other estimates KL[sampler||other] (default); other-sampler KL[other||sampler]",
     )
@@ -167,6 +171,8 @@ _FLAGS = {
 
 
 def _run_audit(args: argparse.Namespace) -> int:
+    from kl_core.audit import statistics as audit  # the numerics only when a file is audited
+
     if args.list_columns:
         for col in table_columns(args.file):
             print(col)
@@ -309,6 +315,8 @@ def report_lines(
     -------
     list of str
     """
+    from kl_core.audit import statistics as audit  # the numerics only when a file is audited
+
     out: list[str] = []
     if file is not None:
         counted = (
