@@ -42,3 +42,22 @@ def test_trl_before_0_16_averages_each_completions_token_mean():
     assert all(u.aggregation.value == "" for u in d.kl_uses)  # one fixed rule: no loss_type to read
     later = diagnose(path.read_bytes(), filename=path.name, release="trl-grpo-0.18")  # 0.17.0 on: loss_type
     assert all(u.aggregation.value == "bnpo" for u in later.kl_uses)
+
+
+def test_openrlhf_flat_era_names_the_dynamic_batch_and_every_release_the_advantage_whitening():
+    """An audit (OpenRLHF v0.9.3, v0.8.5, wheel 0.11.2): "No flag of these releases changes this" was false with
+    --use_dynamic_batch (v0.8.6 on: micro-batches by token count, each token mean weighted by its share of the
+    step's samples), and the reward KL's words left out that gae/reinforce/reinforce_baseline advantages are
+    whitened over the batch, which sets what β weighs against."""
+    loss = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --init_kl_coef 0.01 "
+                    "--advantage_estimator group_norm --use_dynamic_batch\n")
+    assert "0.10.1" in loss.release
+    words = str(loss.kl_uses[0].aggregation.coefficient)
+    assert "No flag of these releases" not in words and "--use_dynamic_batch fills each micro-batch" in words
+    for cmd, flag in (("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --advantage_estimator reinforce "
+                       "--no_advantage_std_norm\n", "--no_advantage_std_norm"),
+                      ("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.01 "
+                       "--algo.advantage.estimator reinforce\n", "--algo.advantage.no_std_norm")):
+        (u,) = diagnose(cmd).kl_uses
+        assert u.where == "reward" and "divided by their standard deviation" in str(u.aggregation.coefficient)
+        assert flag in str(u.aggregation.coefficient)
