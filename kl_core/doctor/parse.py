@@ -751,7 +751,8 @@ class _Env:
                 text += p.text
                 why = value.origin if value is not None and value.origin else (
                     Message("${name} is not set in the script", name=p.name) if p.kind == "var" and p.name else
-                    Message("{text} runs a command", text=p.text))
+                    Message("{text} is shell arithmetic, which the doctor does not evaluate", text=p.text)
+                    if p.text.startswith("$((") else Message("{text} runs a command", text=p.text))
                 origins.append(why)
             else:
                 text += value.text

@@ -405,3 +405,15 @@ def test_stray_words_are_named_up_to_a_limit_and_the_rest_counted():
         assert str(notes[-1]) == "and 5 more words like these"
     few = tuple(Word(f"w{i}") for i in range(MAX_WORD_NOTES))
     assert len(parse_flags(few, {})[1]) == MAX_WORD_NOTES  # no count when all are named
+
+
+def test_shell_arithmetic_is_not_said_to_run_a_command():
+    """code-r1's GLOBAL_BATCH_SIZE=$(($(($GPUS_PER_NODE * ...)))): the card said the arithmetic "runs a command"
+    (an audit); it is arithmetic the doctor does not evaluate.  $(cat x) does run one."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=$((N*2)) actor_rollout_ref.actor.kl_loss_coef=$(cat x)\n")
+    words = " ".join(str(w.message) for w in d.warnings if w.code == "NOT_LITERAL")
+    assert "$((N*2)) is shell arithmetic, which the doctor does not evaluate" in words
+    assert "$(cat x) runs a command" in words and "$((N*2)) runs a command" not in words
