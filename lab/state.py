@@ -89,8 +89,7 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,11}$")
 _NOTES = "_lab_url_notes"  # session-state slot: {key: (the link's text, fallback value)}
 _SELECTS = "_lab_select_keys"  # session-state slot: select-type keys drawn in the latest run
 _READ = "_lab_url_read"  # session-state slot: the URL keys this run's widgets bound or its page read
-_UNREAD = "_lab_url_unread"  # session-state slot: {page: the link's parameters its first run did not read}
-_CHECKED = "_lab_url_checked"  # session-state slot: the pages whose first run's link was checked
+_UNREAD = "_lab_url_unread"  # session-state slot: {page: {key: values} of the link that no run has read yet}
 #: Query parameters that are no page's setting: the language, and Streamlit's own.
 _NOT_SETTINGS = frozenset({"lang", "embed", "embed_options"})
 
@@ -112,33 +111,40 @@ def reads(*keys: str) -> None:
 
 
 def check_link(page: str) -> None:
-    """After the first complete run of ``page`` in this session: keep the link's parameters it did not read.
+    """After a complete run of ``page``: keep the link's parameters that no run of it has read yet.
 
     A link whose parameter no widget binds (a typo, a setting a later version renamed, one that only another
     page has) would otherwise change nothing without a word: the view would not be what the link's sender
-    saw.  The page runs again so that :func:`unread_note` shows them at its top.  Only the first run is
-    checked: later the URL is the page's own.
+    saw.  The first complete run of the page in the session takes the link as opened; a later run drops the
+    parameters it read (a widget shown only at some settings, drawn since: Estimator Lab's λ once kλ is
+    chosen).  When that list changes the page runs again, so that :func:`unread_note` shows it at its top.
+    Only the link's own parameters count: a widget's key that the user's settings put in the URL and later
+    hide is the page's, not the link's.
     """
-    checked = st.session_state.setdefault(_CHECKED, set())
-    if page in checked:
-        return
-    checked.add(page)
     read = st.session_state.get(_READ, set()) | _NOT_SETTINGS
-    unread = [f"{k}={v}" for k in st.query_params if k not in read for v in st.query_params.get_all(k)]
-    if unread:
-        st.session_state.setdefault(_UNREAD, {})[page] = unread
+    pending: dict[str, dict[str, list[str]]] = st.session_state.setdefault(_UNREAD, {})
+    if page not in pending:  # the link as opened
+        left = {k: st.query_params.get_all(k) for k in st.query_params if k not in read}
+        changed = bool(left)
+    else:
+        left = {k: v for k, v in pending[page].items() if k not in read}
+        changed = left != pending[page]
+    pending[page] = left
+    if changed:
         st.rerun()
 
 
 def unread_note(page: str) -> None:
-    """Show the link's parameters that the first run of ``page`` did not read (:func:`check_link`), if any."""
+    """Show the link's parameters that no run of ``page`` has read (:func:`check_link`), if any."""
     unread = st.session_state.get(_UNREAD, {}).get(page)
     if unread:
         text = (_("This link also set {params}, which this page does not read at these settings: it changes "
                   "nothing.") if len(unread) == 1 else
                 _("This link also set {params}, which this page does not read at these settings: they change "
                   "nothing."))
-        st.warning(text.format(params=", ".join(f"`{u}`" for u in unread)), icon=":material/link_off:")
+        # TRANSLATORS: between the items of a list of link parameters
+        params = _(", ").join(f"`{k}={v}`" for k, values in unread.items() for v in values)
+        st.warning(text.format(params=params), icon=":material/link_off:")
 
 
 def _raw_from_url(key: str) -> list[str] | None:

@@ -78,3 +78,21 @@ def test_parameters_a_page_reads_itself_are_read(page, query):
 def test_a_real_page_names_a_mistyped_key():
     (note,) = _notes(_page("estimator-lab", n="500", seeed="3"))
     assert "`seeed=3`" in note and "n=500" not in note
+
+
+def test_a_parameter_read_once_its_widget_is_shown_leaves_the_note():
+    """/estimator-lab?lam=0.7 without kλ: λ is not read, and the note says so; choosing kλ then draws the λ
+    slider at the link's 0.7, so the note must go (an audit found it kept saying "it changes nothing")."""
+    at = _page("estimator-lab", lam="0.7")
+    (note,) = _notes(at)
+    assert "`lam=0.7`" in note
+    at.multiselect("keys").select("k_lambda").run()  # draws the slider, reads λ, and runs again without the note
+    assert _notes(at) == []
+    assert at.slider("lam").value == 0.7
+
+
+def test_a_repeated_parameter_is_one_setting():
+    at = AppTest.from_function(_toy, default_timeout=30)
+    at.query_params["zz"] = ["1", "2"]
+    (note,) = _notes(at.run())
+    assert "`zz=1`, `zz=2`" in note and "it changes nothing" in note
