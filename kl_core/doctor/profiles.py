@@ -588,17 +588,20 @@ def _computes(raw: Any, where: str) -> dict[str, str]:
     return {k: str(v) for k, v in raw.items()}
 
 
-def _own_keys(file: str, trainer: str) -> frozenset[str]:
-    """:attr:`Profile.own_keys` from the keys file's ``own`` list (empty where it has none)."""
-    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
-    return frozenset(doc["trainers"].get(trainer, {}).get("own", ()))
+@cache
+def _keys_doc(file: str) -> dict[str, Any]:
+    """A keys file of ``kl_core/doctor/keys`` as read (each is read once; several tables use one)."""
+    return json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
+
+
+def _trainer_list(file: str, trainer: str, name: str) -> frozenset[str]:
+    """A list ``name`` of ``trainer``'s table in keys file ``file`` (``own``, ``script_keys``; empty if none)."""
+    return frozenset(_keys_doc(file)["trainers"].get(trainer, {}).get(name, ()))
 
 
 def _keys(file: str, trainer: str) -> tuple[dict[str, KeySpec], tuple[str, ...]]:
-    path = KEYS_DIR / file
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        table = doc["trainers"][trainer]
+        table = _keys_doc(file)["trainers"][trainer]
     except (OSError, KeyError, ValueError) as exc:
         raise ValueError(f"keys_file {file!r} has no trainer {trainer!r} ({exc})") from None
     specs = {}
@@ -694,7 +697,7 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
             library=library, release=release, trainer=raw["trainer"], syntax=raw["syntax"],
             prefix=raw.get("prefix", ""), names=tuple(raw["names"]), placements=placements,
             off_policy=off, cautions=cautions, keys=keys, key_files=files, source=raw["source"],
-            own_keys=_own_keys(raw["keys_file"], raw["trainer"]),
+            own_keys=_trainer_list(raw["keys_file"], raw["trainer"], "own"),
             legacy=prose(raw.get("legacy", ""), snippets, where),
             uncovered=tuple((_pairs(u["when"], f"{where}.uncovered.when"), prose(u["note"], snippets, where))
                             for u in raw.get("uncovered", [])),

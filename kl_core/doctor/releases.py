@@ -23,7 +23,6 @@ Divergence" (2020), http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import dataclasses
-import json
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,14 +32,15 @@ from typing import Any
 
 from kl_core._docfill import docfill
 from kl_core.doctor.profiles import (
-    KEYS_DIR,
     AggregationMode,
     KeySpec,
     OffPolicyRule,
     Profile,
     _keys,
+    _keys_doc,
     _pair,
     _pairs,
+    _trainer_list,
     _truthy,
 )
 from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
@@ -264,13 +264,8 @@ def _mode_changes(raw: dict[str, Any], where: str) -> dict[str, Any]:
 
 
 def _later(file: str, trainer: str) -> frozenset[str]:
-    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
+    doc = _keys_doc(file)
     return frozenset(doc["next_release"]["keys"]) if trainer in doc["trainers"] else frozenset()
-
-
-def _script_keys(file: str, trainer: str) -> frozenset[str]:
-    doc = json.loads((KEYS_DIR / file).read_text(encoding="utf-8"))
-    return frozenset(doc["trainers"].get(trainer, {}).get("script_keys", ()))
 
 
 @cache
@@ -318,7 +313,7 @@ def eras() -> tuple[Era, ...]:
                                    for a in e.get("aggregations", [])),
                 fork=bool(e.get("fork", False)),
                 strict_scripts=tuple(e.get("strict_scripts", [])),
-                script_keys=_script_keys(e["keys_file"], trainer),
+                script_keys=_trainer_list(e["keys_file"], trainer, "script_keys"),
             ))
             if out[-1].strict_scripts and not out[-1].script_keys:
                 raise ValueError(f"strict_scripts needs the keys file's script_keys ({e['keys_file']})")
