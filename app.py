@@ -32,7 +32,7 @@ glossary(page.url_path)  # the sidebar's "Symbols": this page's notation (lab/no
 if page.url_path != PAGES[0].url_path:
     # The browser tab names the page, so a teacher's open tabs stay distinguishable.
     st.set_page_config(page_title=_("{page} · KL Estimator Lab").format(page=page.title))
-unread_note(page.url_path)  # a link's parameters the page's first run did not read
+unread_note(page.url_path)  # a link's parameters that no run of the page has read yet (lab.state.check_link)
 try:
     # A run over half a second (a cold link, a preset) says so on the page, not only in
     # Streamlit's corner; faster runs show nothing (st.spinner waits 0.5 s before drawing).
