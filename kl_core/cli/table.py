@@ -149,7 +149,12 @@ def table_rows(
     ----------
     J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html
     """
-    from kl_core.estimation.exact import estimator_moments, kl, optimal_lambda
+    from kl_core.estimation.exact import (
+        estimator_moments,
+        kl,
+        log_estimator_variance,
+        optimal_lambda,
+    )
     from kl_core.estimation.montecarlo import ratio_to_target, simulate, target_of
     from kl_core.estimation.reliability import error_bar_check
 
@@ -170,6 +175,12 @@ def table_rows(
         exact_bias = ratio_to_target(m.mean - target, target) if math.isfinite(m.mean) else (
             m.mean if math.isinf(m.mean) and math.isfinite(target) and target > 0 else math.nan)
         exact_std = math.nan if m.var_unresolved else ratio_to_target(m.std, target)
+        std_unresolved = m.var_unresolved
+        if std_unresolved and math.isfinite(target) and target >= SMALLEST_NORMAL:
+            # Var below the smallest normal double: its digits are lost, its log is not
+            log_var = log_estimator_variance(key, q, p, lam=key_lam)
+            if math.isfinite(log_var):
+                exact_std, std_unresolved = math.exp(0.5 * log_var - math.log(target)), False
         log_std_over_true = math.nan
         if math.isfinite(m.log_var) and math.isfinite(target) and target > 0.0:
             # Var past a double, its square root often not: σ/KL = exp(½ log Var − log KL)
@@ -178,7 +189,7 @@ def table_rows(
         row: dict[str, Any] = {
             "estimator": key,
             "target": target,
-            "exact_std_unresolved": m.var_unresolved,
+            "exact_std_unresolved": std_unresolved,
             "mc_std_unresolved": False,
             "mc_mean": None,
             "mc_bias_over_true": None,
@@ -378,7 +389,7 @@ def run_table(args: argparse.Namespace) -> int:
     print("bias/true = (mean − KL)/KL; stdev/true = per-sample standard deviation / KL.")
     if mc:
         print("± SE = standard error of the MC mean / KL.")
-        if not all(r["se_reliable"] for r in rows):
+        if any(_se_cell(r).endswith("!") for r in rows):
             print("! = that ± SE cannot be trusted: see its note below.")
     print(
         "k2 is biased (its mean is E_q[½ log² r]) but, as in Schulman's table, compared with KL[q,p]."
@@ -428,9 +439,9 @@ def _kl_text(x: float) -> str:
 
 
 def _se_cell(row: dict[str, Any]) -> str:
-    """The ± SE cell, marked ! where the error bar cannot be trusted."""
+    """The ± SE cell, marked ! where the error bar cannot be trusted (not where it is left out, —)."""
     text = _fixed(row["mc_se_over_true"], ".4f")
-    return text if row["se_reliable"] else f"{text} !"
+    return text if row["se_reliable"] or math.isnan(row["mc_se_over_true"]) else f"{text} !"
 
 
 register = Command(

@@ -58,7 +58,8 @@ from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message, check_finite
 
 __all__ = [
-    "CHI2_OVERFLOW_NOTE", "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_moments", "f_divergence",
+    "CHI2_OVERFLOW_NOTE", "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_kurtosis_log_space",
+    "estimator_moments", "f_divergence",
     "kl", "lambda_star", "log_estimator_variance", "optimal_lambda",
 ]
 
@@ -398,23 +399,26 @@ def _log_abs_deviation(key: str, lam: float, centre: float, t: np.ndarray) -> np
     return out
 
 
-def _log_space_variance(key: str, q: Distribution, p: Distribution, lam: float, centre: float) -> float:
-    r""":math:`\log\mathbb{E}_q[(k - \mu)^2]`, :math:`\mu` = ``centre``, with no value past a double.
+def _log_space_variance(
+    key: str, q: Distribution, p: Distribution, lam: float, centre: float, power: int = 2
+) -> float:
+    r""":math:`\log\mathbb{E}_q[|k - \mu|^n]`, :math:`\mu` = ``centre``, :math:`n` = ``power`` (2: the
+    variance), with no value past a double or below the smallest one.
 
-    Categorical: a log-sum-exp of :math:`\log q_k + 2\log|k(t_k) - \mu|`.  Continuous:
-    :func:`~kl_core.estimation._expectation.log_integral` of :math:`\log q + 2\log|k - \mu|`.
+    Categorical: a log-sum-exp of :math:`\log q_k + n\log|k(t_k) - \mu|`.  Continuous:
+    :func:`~kl_core.estimation._expectation.log_integral` of :math:`\log q + n\log|k - \mu|`.
     """
     if q.discrete:
         lq, lp = q.log_probs, p.log_probs
         keep = np.isfinite(lq)  # q_k = 0: no weight
-        terms = lq[keep] + 2.0 * _log_abs_deviation(key, lam, centre, lp[keep] - lq[keep])
+        terms = lq[keep] + power * _log_abs_deviation(key, lam, centre, lp[keep] - lq[keep])
         top = float(np.max(terms))
         if not math.isfinite(top):
             return top
         return top + math.log(float(np.sum(np.exp(terms - top))))
 
     def log_f(x: np.ndarray) -> np.ndarray:
-        return q.logpdf(x) + 2.0 * _log_abs_deviation(key, lam, centre, log_ratio(p, q, x))
+        return q.logpdf(x) + power * _log_abs_deviation(key, lam, centre, log_ratio(p, q, x))
 
     return log_integral(log_f, q, p, marks=[loc for loc, _s in q.centres() + p.centres()])
 
@@ -444,7 +448,9 @@ def log_estimator_variance(
     :func:`estimator_moments`' ``var``.  Where it is finite but past the largest double
     (``var`` is ``inf``: :math:`q = \mathcal N(0,1)`, :math:`p = \mathcal N(30,1)` gives
     :math:`\mathrm{Var}(k_3) = e^{\mu^2} - 1 - \mu^2 = e^{900} - 901`) it is worked out in
-    log space, and so is the standard deviation, :math:`e^{450}`, which fits.  Every
+    log space, and so is the standard deviation, :math:`e^{450}`, which fits.  So is a variance
+    below the smallest normal double (Var(k2) ≈ μ⁴/2 for Gaussians μ = 1e-90 apart underflows to 0,
+    its log is −829.6).  Every
     estimator whose values can pass a double has the form
 
     .. math:: k - \mu = A(t)\,e^t + B(t), \qquad t = \log r
@@ -484,7 +490,7 @@ def log_estimator_variance(
     """
     lam = _check_key_lam(key, lam)
     _check_pair(q, p)
-    mean, _, _, var, vnote = _centred(key, q, p, lam)
+    mean, _, centre, var, vnote = _centred(key, q, p, lam)
     if not math.isfinite(mean) or (math.isinf(var) and vnote != OVERFLOW_NOTE):
         return math.inf  # the mean or the variance diverges
     if vnote == OVERFLOW_NOTE:
@@ -493,7 +499,13 @@ def log_estimator_variance(
             raise QuadratureError("the variance is past a double, and its log could not be integrated",
                                   math.inf, math.inf)
         return log_var
-    return math.log(var) if var > 0.0 else -math.inf
+    if var >= SMALLEST_NORMAL or (var == 0.0 and mean == 0.0):  # p = q gives 0 exactly
+        return math.log(var) if var > 0.0 else -math.inf
+    try:  # below the smallest normal double: its digits are lost, its log is not
+        log_var = _log_space_variance(key, q, p, lam, centre)
+    except QuadratureError:
+        log_var = math.nan
+    return log_var if math.isfinite(log_var) or var == 0.0 else math.log(var)
 
 
 @docfill(**SECTIONS)
@@ -542,6 +554,53 @@ def estimator_fourth_moment(
     g = estimator_integrand(key, lam)
     m4, note4 = expect(q, p, g.deviation(centre, 4), noise_floor=DEVIATION_NOISE)
     return max(m4, 0.0), _moment_note(f"E[({info.name} − mean)⁴]", note4)
+
+
+@docfill(**SECTIONS)
+def estimator_kurtosis_log_space(
+    key: str, q: Distribution, p: Distribution, lam: float | None = None
+) -> float:
+    r"""The kurtosis of one estimator's per-sample value, from its moments' logs.
+
+    .. math:: \kappa = \frac{m_4}{\sigma^4}
+              = \exp\bigl(\log\mathbb{E}_q[(k - \mu)^4] - 2\log\mathbb{E}_q[(k - \mu)^2]\bigr)
+
+    For pairs so close that :math:`\sigma^4` (or :math:`\sigma^2` itself) is below the smallest
+    normal double, where :func:`estimator_fourth_moment` divided by :func:`estimator_moments`' variance
+    gives 0 or NaN for a figure that is at least 1: :math:`\log|k - \mu|` is a modest number there,
+    so both logs are integrated as for :func:`log_estimator_variance`.
+
+    %(estimator_pair_lam_params)s
+
+    Returns
+    -------
+    float
+        :math:`\kappa \ge 1`; ``nan`` where every value equals the mean (:math:`\sigma = 0`), the
+        mean is infinite, or the quadrature cannot resolve a log.
+
+    References
+    ----------
+    H. Cramér, *Mathematical Methods of Statistics* (1946), ch. 27;
+    J. Schulman, "Approximating KL Divergence" (2020), http://joschu.net/blog/kl-approx.html.
+
+    Examples
+    --------
+    >>> round(estimator_kurtosis_log_space("k1", Gaussian(0, 1), Gaussian(1e-100, 1)), 9)  # k1 ~ normal
+    3.0
+    """
+    lam = _check_key_lam(key, lam)
+    _check_pair(q, p)
+    mean, _, centre, _, _ = _centred(key, q, p, lam)
+    if not math.isfinite(mean):
+        return math.nan
+    try:
+        log_m4 = _log_space_variance(key, q, p, lam, centre, power=4)
+        log_var = _log_space_variance(key, q, p, lam, centre)
+    except QuadratureError:
+        return math.nan
+    if not (math.isfinite(log_m4) and math.isfinite(log_var)):
+        return math.nan
+    return math.exp(log_m4 - 2.0 * log_var)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,14 @@ from kl_core.estimation import estimators as est
 from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation._expectation import OVERFLOW_NOTE
 from kl_core.estimation.distributions import Distribution
-from kl_core.estimation.exact import Moments, estimator_fourth_moment, estimator_moments
+from kl_core.estimation.exact import (
+    Moments,
+    estimator_fourth_moment,
+    estimator_kurtosis_log_space,
+    estimator_moments,
+    log_estimator_variance,
+)
+from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message, check_positive_int
 
 __all__ = [
@@ -61,6 +68,18 @@ __all__ = [
 FOURTH_MOMENT_OVERFLOW = Message(
     "its fourth moment exceeds the largest double, so the sample SD of N values is usually far below the true SD"
 )
+
+_SMALLEST_TEXT = f"{SMALLEST_NORMAL:.3g}"
+
+
+def _unresolved_note(name: str) -> Message:
+    """Why no error bar check is made where the moments fall below the smallest normal double."""
+    return Message(
+        "no error bar check for {name}: its variance or fourth moment is below the smallest normal double "
+        "({smallest}), and the kurtosis that decides whether a ±SE holds could not be computed from their logs",
+        name=name, smallest=_SMALLEST_TEXT,
+    )
+
 
 #: τ: the largest (κ − 1)/N, the squared relative standard error of the sample
 #: variance, at which a ±SE is called reliable (see the module notes).
@@ -80,9 +99,11 @@ class ErrorBarCheck:
         Empty if reliable; else one sentence: what is wrong, why, the exact SD (a
         :class:`~kl_core.validation.Message`, which the app translates).
     exact_sd : float
-        :math:`\sigma`, the exact per-sample standard deviation (``inf`` if infinite).
+        :math:`\sigma`, the exact per-sample standard deviation (``inf`` if infinite; from its log where
+        :math:`\sigma^2` is below the smallest normal double, nan where that log is not resolved either).
     kurtosis : float
-        :math:`\kappa = m_4/\sigma^4` (``inf`` if :math:`m_4` is; nan if :math:`\sigma = 0`).
+        :math:`\kappa = m_4/\sigma^4` (``inf`` if :math:`m_4` is; nan if :math:`\sigma = 0` or it cannot be
+        resolved); from the moments' logs where :math:`\sigma^4` is below the smallest normal double.
     n : int
         N.
     """
@@ -280,10 +301,18 @@ def error_bar_check(
             note = Message("no error bar for {name}: {why}; a ±SE from any N is meaningless", name=name, why=why)
         return ErrorBarCheck(False, note, math.inf, math.inf, n)
     sd = m.std
-    if m.var == 0.0:  # p = q: every value equals the mean, and so does the estimate
+    if m.var == 0.0 and not m.var_unresolved:  # p = q: every value equals the mean, and so does the estimate
         return ErrorBarCheck(True, "", 0.0, math.nan, n)
     m4, why4 = estimator_fourth_moment(key, q, p, lam=lam)
-    kappa = m4 / m.var / m.var  # not m4 / var²: var² can overflow where m4 / var does not (inf / inf = NaN)
+    if m.var_unresolved:
+        sd = math.exp(0.5 * log_estimator_variance(key, q, p, lam=lam))  # nan if its log is not resolved
+    if m.var_unresolved or m4 == 0.0 or unresolved(m4):
+        # σ⁴ is below the smallest normal double: m4 / σ⁴ would be 0, NaN or a few digits; κ is scale-free
+        kappa = estimator_kurtosis_log_space(key, q, p, lam=lam)
+        if math.isnan(kappa):
+            return ErrorBarCheck(False, _unresolved_note(name), sd, math.nan, n)
+    else:
+        kappa = m4 / m.var / m.var  # not m4 / var²: var² can overflow where m4 / var does not (inf / inf = NaN)
     if kurtosis_allows(kappa, n):
         return ErrorBarCheck(True, "", sd, kappa, n)
     if math.isinf(kappa):

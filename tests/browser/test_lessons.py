@@ -20,6 +20,11 @@ def wait_for_text(page, text: str) -> None:
     page.wait_for_function("(t) => document.body.innerText.includes(t)", arg=text)
 
 
+def wait_for_lower(page, text: str) -> None:
+    """Wait for ``text`` in any case: a feedback's parts reach the page one after another."""
+    page.wait_for_function("(t) => document.body.innerText.toLowerCase().includes(t)", arg=text.lower())
+
+
 def main_text(page) -> str:
     return page.inner_text("[data-testid='stMain']")
 
@@ -41,6 +46,8 @@ def test_one_lesson_end_to_end(app_url, new_page, wait_for_app):
     # a wrong guess: the exact value, how far off, the explanation
     guess(page, number(3 * q.answer + 0.2))
     wait_for_text(page, "Not quite.")
+    # the explanation is drawn a moment after the verdict (CI once read the page between them)
+    wait_for_lower(page, "every approx_kl in this lesson estimates")
     body = main_text(page)
     assert number(q.answer) in body and "too high" in body
     assert "every approx_kl in this lesson estimates" in body.lower()

@@ -16,7 +16,11 @@ import pytest
 
 from kl_core.estimation import estimators as est
 from kl_core.estimation.distributions import Gaussian, StudentT, log_ratio
-from kl_core.estimation.exact import estimator_fourth_moment, estimator_moments
+from kl_core.estimation.exact import (
+    estimator_fourth_moment,
+    estimator_kurtosis_log_space,
+    estimator_moments,
+)
 from kl_core.estimation.reliability import (
     MAX_VAR_RELATIVE_VARIANCE,
     ErrorBarCheck,
@@ -168,6 +172,34 @@ def test_p_equal_to_q_has_an_exact_error_bar_of_zero():
     check = error_bar_check("k3", N01, N01, 10)
     assert check == ErrorBarCheck(True, "", 0.0, check.kurtosis, 10)
     assert math.isnan(check.kurtosis) and math.isnan(check.var_relative_se)
+
+
+@pytest.mark.parametrize(("key", "mu", "kappa"), [
+    ("k1", 1e-90, 3.0), ("k1", 1e-160, 3.0), ("k2", 1e-78, 15.0), ("k2", 1e-90, 15.0), ("k3", 1e-60, 15.0)])
+def test_moments_below_the_smallest_normal_double_keep_their_kurtosis(key, mu, kappa):
+    # m4 ≈ 3σ⁴ (k1 is normal) or 15σ⁴ (k2, k3 ≈ ½ log² r for μ → 0: a scaled χ²₁) underflowed to 0 or
+    # a subnormal double, and κ = m4/σ⁴ came out 0 or NaN (κ ≥ 1 always), read as "reliable" by luck.
+    # κ is scale-free: it now comes from the moments' logs, and σ from its log.
+    check = error_bar_check(key, N01, Gaussian(mu, 1.0), 1000)
+    assert check.kurtosis == pytest.approx(kappa, rel=1e-9)
+    assert check.reliable and check.note == ""
+    sd = mu if key == "k1" else mu * mu / math.sqrt(2.0)  # Var(½ t²) for t ~ N(−μ²/2, μ²) ≈ μ⁴/2
+    assert check.exact_sd == pytest.approx(sd, rel=1e-9)
+
+
+def test_a_kurtosis_that_cannot_be_resolved_gets_no_check():
+    # μ = 1e-160: Var(k2) ≈ 5e-641 and the KL, 5e-321, is itself subnormal: no centre to measure from
+    check = error_bar_check("k2", N01, Gaussian(1e-160, 1.0), 1000)
+    assert not check.reliable and math.isnan(check.kurtosis)
+    assert check.note.startswith("no error bar check for k2: its variance or fourth moment is below")
+
+
+def test_the_log_space_kurtosis_matches_the_direct_one_where_both_resolve():
+    q, p = N01, Gaussian(0.7, 1.1)  # σ < 2/√3: E_q[r⁴], and so k3's m4, finite
+    for key in ("k1", "k2", "k3"):
+        m4, _ = estimator_fourth_moment(key, q, p)
+        var = estimator_moments(key, q, p).var
+        assert estimator_kurtosis_log_space(key, q, p) == pytest.approx(m4 / var**2, rel=1e-9)
 
 
 def test_precomputed_moments_give_the_same_answer():
