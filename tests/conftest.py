@@ -27,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST = ("tests/browser/test_first_request.py",)
 LAST = ("tests/browser/test_link_state.py",)
 BROWSER = "tests/browser/"
+#: Browser tests that only read pages they opened (axe, zoom): the second worker runs them once
+#: its own tests are done (about 5 of the first worker's 25 minutes), with a server of its own.
+#: They wait for each page to settle and click nothing a run could still replace.
+SPARE = ("tests/browser/test_accessibility.py",)
 
 
 def _path(item: pytest.Item) -> str:
@@ -35,6 +39,8 @@ def _path(item: pytest.Item) -> str:
 
 def _rank(item: pytest.Item) -> int:
     path = _path(item)
+    if path in SPARE:
+        return 4
     if not path.startswith(BROWSER):
         return 3
     return 0 if path in FIRST else 2 if path in LAST else 1
@@ -42,7 +48,9 @@ def _rank(item: pytest.Item) -> int:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's ``loadfile`` scheduling, with every browser test in one unit of work.
+    """pytest-xdist's ``loadfile`` scheduling, with every browser test but :data:`SPARE`'s in one
+    unit of work.  Units go out in collection order (:func:`pytest_collection_modifyitems`), so the
+    spare files, last, reach the worker that is not driving the other browser tests.
 
     (Its own ``--dist loadgroup`` cannot do this here: it renames the tests through an
     attribute that pytest 9.2 no longer reads, so the groups are ignored.)
@@ -51,7 +59,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return BROWSER if nodeid.startswith(BROWSER) else nodeid.split("::", 1)[0]
+            path = nodeid.split("::", 1)[0]
+            return BROWSER if nodeid.startswith(BROWSER) and path not in SPARE else path
 
     return BrowserTestsTogether(config, log)
 
