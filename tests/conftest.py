@@ -27,10 +27,6 @@ ROOT = Path(__file__).resolve().parents[1]
 FIRST = ("tests/browser/test_first_request.py",)
 LAST = ("tests/browser/test_link_state.py",)
 BROWSER = "tests/browser/"
-#: Browser tests that only read pages they opened (axe, zoom): the second worker runs them once
-#: its own tests are done (about 5 of the first worker's 25 minutes), with a server of its own.
-#: They wait for each page to settle and click nothing a run could still replace.
-SPARE = ("tests/browser/test_accessibility.py",)
 
 
 def _path(item: pytest.Item) -> str:
@@ -39,8 +35,6 @@ def _path(item: pytest.Item) -> str:
 
 def _rank(item: pytest.Item) -> int:
     path = _path(item)
-    if path in SPARE:
-        return 4
     if not path.startswith(BROWSER):
         return 3
     return 0 if path in FIRST else 2 if path in LAST else 1
@@ -48,9 +42,7 @@ def _rank(item: pytest.Item) -> int:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
-    """pytest-xdist's ``loadfile`` scheduling, with every browser test but :data:`SPARE`'s in one
-    unit of work.  Units go out in collection order (:func:`pytest_collection_modifyitems`), so the
-    spare files, last, reach the worker that is not driving the other browser tests.
+    """pytest-xdist's ``loadfile`` scheduling, with every browser test in one unit of work.
 
     (Its own ``--dist loadgroup`` cannot do this here: it renames the tests through an
     attribute that pytest 9.2 no longer reads, so the groups are ignored.)
@@ -59,8 +51,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::", 1)[0]
-            return BROWSER if nodeid.startswith(BROWSER) and path not in SPARE else path
+            return BROWSER if nodeid.startswith(BROWSER) else nodeid.split("::", 1)[0]
 
     return BrowserTestsTogether(config, log)
 
