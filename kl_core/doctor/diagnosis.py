@@ -345,6 +345,11 @@ class OtherRelease:
         Values the card's own fixes write that this release refuses in their setting, as (setting, value).
     aggregated : bool
         Whether its terms reduce the per-token KL otherwise than the card's (their aggregation is then said).
+    fixes_there : tuple of (str, tuple of str)
+        Where a fix of the card writes a setting or value this release lacks or refuses: the fixes the
+        doctor finds under this release for the same warnings, each with the codes it fixes (verl
+        0.4.0–0.7.1: ``kl_loss_type=k2`` for FORWARD_KL_GRAD, where the card writes ``low_var_kl+``);
+        empty otherwise.
     """
 
     release: str
@@ -356,6 +361,7 @@ class OtherRelease:
     lacks: tuple[str, ...] = ()
     refuses: tuple[tuple[str, str], ...] = ()
     aggregated: bool = False
+    fixes_there: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -496,7 +502,8 @@ class Diagnosis:
             "release_why": self.release_why,
             "also": [
                 {"release": o.release, "fails": list(o.fails), "stops": list(o.stops), "lacks": list(o.lacks),
-                 "refuses": [list(r) for r in o.refuses], "words": other_release_words(o),
+                 "refuses": [list(r) for r in o.refuses], "fixes_there": [{"fix": f, "codes": list(c)} for f, c in o.fixes_there],
+                 "words": other_release_words(o),
                  "kl_uses": [{"where": u.where, "option": u.option, "estimator": u.estimator, "coef": _plain(u.coef),
                               "gradient_target": u.gradient_target,
                               "aggregation": None if u.aggregation is None else u.aggregation.name}
@@ -1840,7 +1847,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
             aggregated = _aggregations(other) != _aggregations(main)
             stops = set(other.rejected) - set(main.rejected)  # the run stops there, not here
             if _kl_facts(other) != _kl_facts(main) or lacks or refuses or aggregated or stops:
-                also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses, aggregated=aggregated))
+                also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses, aggregated=aggregated,
+                                                fixes_there=_fixes_there(main, other, lacks, refuses)))
     if not inf.decided and not also and inf.candidates:
         inf = dataclasses.replace(inf, why=Message(
             "nothing in the text says which release it was written for; {eras} gives the same KL terms",
@@ -1928,6 +1936,8 @@ def other_release_words(o: OtherRelease) -> str:
                     keys=", ".join(o.lacks))] if o.lacks else []
     more += [Message("{release} does not accept {value} in {key}, which this card's fixes write.", release=o.release,
                      value=v, key=k) for k, v in o.refuses]
+    more += [Message("There the doctor's fix for {codes} is {fix}.", codes=joined(", ", codes), fix=fix)
+             for fix, codes in o.fixes_there]
     return joined(" ", [words, *more]) if more else words
 
 
@@ -1948,6 +1958,18 @@ def _fixes_lacking(main: Diagnosis, other: Diagnosis) -> tuple[tuple[str, ...], 
     refuses = tuple((k, v) for k, v in written if k not in prof.unavailable and k in prof.keys
                     and (allowed := prof.accepted(k)) is not None and v not in allowed)
     return lacks, refuses
+
+
+def _fixes_there(main: Diagnosis, other: Diagnosis, lacks: tuple[str, ...],
+                 refuses: tuple[tuple[str, str], ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``other``'s own fixes for the warnings whose fix on ``main``'s card it cannot take, with their codes."""
+    blocked = set(lacks) | {k for k, _ in refuses}
+    codes = {w.code for w in main.warnings if any(k in blocked for k, _ in w.changes)}
+    by_fix: dict[str, list[str]] = {}
+    for w in other.warnings:
+        if w.code in codes and w.fix:
+            by_fix.setdefault(w.fix, []).append(w.code)
+    return tuple((fix, tuple(found)) for fix, found in by_fix.items())
 
 
 def _other(d: Diagnosis) -> OtherRelease:

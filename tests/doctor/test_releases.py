@@ -14,7 +14,7 @@ import pytest
 
 from kl_core.cli import main as cli
 from kl_core.doctor.card import card_lines
-from kl_core.doctor.diagnosis import UnreadableInput, diagnose
+from kl_core.doctor.diagnosis import UnreadableInput, diagnose, other_release_words
 from kl_core.doctor.parse import MAX_BYTES
 from kl_core.doctor.profiles import profile
 from kl_core.doctor.releases import eras, infer
@@ -107,6 +107,13 @@ def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ
     assert old.refuses == (("actor_rollout_ref.actor.kl_loss_type", "low_var_kl+"),)
     assert mid.lacks == () and mid.refuses == (("actor_rollout_ref.actor.kl_loss_type", "low_var_kl+"),)
     assert "does not accept low_var_kl+ in actor_rollout_ref.actor.kl_loss_type" in " ".join(" ".join(card_lines(same)).split())
+    # and what to write there instead: each era's own fix for the same warnings (its card's, not a second guess)
+    for o, fix in ((old, "actor_rollout_ref.actor.kl_loss_type=mse"), (mid, "actor_rollout_ref.actor.kl_loss_type=k2")):
+        assert o.fixes_there == ((fix, ("FORWARD_KL_GRAD", "CLAMP_HIDES_DRIFT")),)
+        assert [w.fix for w in o.diagnosis.warnings if w.code == "FORWARD_KL_GRAD"] == [fix]
+        assert f"There the doctor's fix for FORWARD_KL_GRAD, CLAMP_HIDES_DRIFT is {fix}." in other_release_words(o)
+    assert same.to_json()["also"][1]["fixes_there"] == [
+        {"fix": "actor_rollout_ref.actor.kl_loss_type=k2", "codes": ["FORWARD_KL_GRAD", "CLAMP_HIDES_DRIFT"]}]
     plain = real("verl/v0.3.0.post1_grpo_run_qwen2-7b.sh", release="verl-0.3")
     assert plain.also and plain.also[0].lacks == () and plain.also[0].refuses == ()
 
