@@ -171,7 +171,7 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
     spread = ", ".join(f"{r.name} {_spread_text(r.batch_means)}" for r in results.values()
                        if r.batch_means.size > 1)
     total = n * repeats
-    on, off, unknown, huge, untrusted, too_small, zero, noise = [], [], [], [], [], [], [], []
+    on, off, unknown, huge, untrusted, too_small, unchecked, zero, noise = [], [], [], [], [], [], [], [], []
     for key, r in results.items():
         se = r.std / math.sqrt(total)
         m = moments.get(key) if moments is not None else None
@@ -182,10 +182,12 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
         elif not (math.isfinite(r.mean) and math.isfinite(r.target) and math.isfinite(se)
                   and not math.isinf(exact_var)):
             (huge if m is not None and math.isfinite(r.target) and _overflowed(m) else unknown).append(r.name)
-        elif check is not None and not check.reliable:
+        elif check is not None and not check.reliable and not math.isnan(check.kurtosis):
             untrusted.append(r.name)
         elif (se == 0.0 or unresolved(se)) and (r.mean != r.target or mc_std_underflows(r)):  # values near 1e-310
             too_small.append(r.name)
+        elif check is not None and not check.reliable:  # κ unresolved: moments below the smallest normal double
+            unchecked.append(r.name)
         elif abs(r.mean - r.target) <= 2.0 * se:
             on.append(r.name)
         else:
@@ -213,6 +215,10 @@ def answer(results: Mapping[str, EstimatorSummary], n: int, repeats: int,
     if too_small:
         text += " " + _("No error bar (a standard error below the smallest normal double): {names}.").format(
             names=", ".join(too_small))
+    if unchecked:
+        text += " " + _("No error bar check (the variance or fourth moment is below the smallest normal double, "
+                        "and the kurtosis could not be worked out from their logs): {names}.").format(
+            names=", ".join(unchecked))
     if zero:
         text += " " + _("Every estimate of {names} is exactly 0, and so is the target.").format(
             names=", ".join(r.name for r in zero))

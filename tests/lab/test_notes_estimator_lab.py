@@ -437,6 +437,31 @@ def test_an_untrusted_error_bar_puts_an_estimator_neither_on_nor_off_target():
     assert "Within 2 standard errors of its target: k1." in text and "k2 (324.7 against" in text
 
 
+def test_an_error_bar_check_lost_to_subnormal_moments_is_not_called_a_large_kurtosis():
+    """N(1e-160, 1) vs N(0, 1): k2's values (~5e-321) and moments are subnormal, so no kurtosis can be
+    worked out (not even from logs) and the check is not "reliable".  The answer put k2 among the bars
+    whose "kurtosis is too large, or the fourth moment is infinite or too large for a double"."""
+    results, moments, _, at_total = _page("normal(1e-160,1)", "normal(0,1)", keys=("k1", "k2"))
+    assert not at_total["k2"].reliable and math.isnan(at_total["k2"].kurtosis)
+    assert at_total["k1"].reliable and at_total["k1"].kurtosis == pytest.approx(3.0, rel=1e-9)
+    text = notes.answer(results, 1000, 200, moments, at_total)
+    assert "No trustworthy error bar" not in text
+    assert "No error bar (a standard error below the smallest normal double): k2." in text
+
+
+def test_an_unchecked_error_bar_with_a_normal_standard_error_is_said_so():
+    """The answer's own rule, apart from any one pair: a check with no kurtosis (NaN) and a standard error
+    that a double resolves puts the estimator on no side of its target, for that reason."""
+    from kl_core.estimation.reliability import ErrorBarCheck
+
+    results, moments, _, at_total = _page("normal(0,1)", "normal(1,1)", keys=("k1",), repeats=20)
+    unchecked = {"k1": ErrorBarCheck(False, "no check", 1.0, math.nan, 20_000)}
+    text = notes.answer(results, 1000, 20, moments, unchecked)
+    assert "Within 2 standard errors" not in text and "Off its target" not in text
+    assert text.endswith("No error bar check (the variance or fourth moment is below the smallest normal "
+                         "double, and the kurtosis could not be worked out from their logs): k1.")
+
+
 def test_a_variance_past_a_double_is_not_called_infinite_in_the_answer_and_tables():
     """q = N(−5, 0.1), p = N(5, 0.1): Var(k3) is finite but overflows; it was "an infinite variance"."""
     results, moments, _, at_total = _page("normal(-5,0.1)", "normal(5,0.1)", repeats=20)
