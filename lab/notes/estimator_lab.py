@@ -639,7 +639,8 @@ def _unreliable(check: ErrorBarCheck | None) -> bool:
 
     (An infinite variance has its own warning.)
     """
-    return check is not None and not check.reliable and math.isfinite(check.exact_sd)
+    return (check is not None and not check.reliable and math.isfinite(check.exact_sd)
+            and not math.isnan(check.kurtosis))  # NaN: no kurtosis to speak of (moments below a double)
 
 
 def error_bar_notes(
@@ -708,8 +709,8 @@ def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
 
 SE_TRUSTED = N_(
     "Can the MC SE be trusted at N · R draws? Decided exactly: unchecked where the variance or "
-    "the fourth moment is infinite or too large for a double, or the kurtosis κ is so large that "
-    "N · R < 2(κ − 1)."
+    "the fourth moment is infinite or too large for a double, or both are too small for a double to "
+    "give the kurtosis κ, even from their logs, or κ is so large that N · R < 2(κ − 1)."
 )
 
 NOT_PUBLISHED = N_(
