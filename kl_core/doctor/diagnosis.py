@@ -1866,6 +1866,8 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
         if e.changed:
             changed = Message("{earlier}. {later}", earlier=changed, later=e.changed) if changed else e.changed
     era_notes = [inf.era.note] if inf.era is not None and inf.era.note else []
+    if inf.era is not None and inf.era.code_note and main.kl_uses:  # no KL term: no code to speak of
+        era_notes.append(inf.era.code_note)
     return dataclasses.replace(main, release_why=inf.why, also=tuple(also), changed=changed,
                                notes=tuple(dict.fromkeys([*main.notes, *era_notes])))
 

@@ -52,7 +52,7 @@ from kl_core.validation import Message
 __all__ = ["ERAS_FILE", "PROSE_FIELDS", "Era", "EraEntry", "Fork", "Inference", "ReleaseMismatch", "UnreadFork",
            "era_profile", "eras", "eras_for", "extract_messages", "infer", "unread_fork"]
 
-PROSE_FIELDS = ("changed", "note")
+PROSE_FIELDS = ("changed", "note", "code_note")
 """The fields of an era the user reads as sentences (translated in the app)."""
 
 ERAS_FILE = Path(__file__).with_name("releases.toml")
@@ -181,7 +181,8 @@ class Era:
     ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``).
     ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
     never offered as another release the script could be, and the releases' history does not pass through it.
-    ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
+    ``code_note``: about the code the card shows for a KL term (which release's it is, and how the era's others
+    differ): said only where the card shows a KL term.  ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
     era, a flag none of their dataclasses declares; ``script_keys``: the flags they take besides the config's
     (the keys file's ``script_keys``: ModelConfig's ``trust_remote_code`` before TRL moved it into GRPOConfig).
     """
@@ -208,6 +209,7 @@ class Era:
     fork: bool = False
     strict_scripts: tuple[str, ...] = ()
     script_keys: frozenset[str] = frozenset()
+    code_note: str = ""
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -297,6 +299,7 @@ def eras() -> tuple[Era, ...]:
                 defaults=tuple((a, v) for a, v in e.get("defaults", [])),
                 absent=tuple(e.get("absent", [])),
                 changed=prose(e["changed"], {}, f"eras[{i}]"), note=prose(e.get("note", ""), {}, f"eras[{i}]"),
+                code_note=prose(e.get("code_note", ""), {}, f"eras[{i}]"),
                 forks=tuple(Fork(name=f["name"], repo=f["repo"], keys=tuple(f.get("keys", [])),
                                  when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""))
                             for f in e.get("forks", [])),

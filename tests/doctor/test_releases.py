@@ -393,3 +393,16 @@ def test_a_config_of_an_unread_fork_is_refused_by_name():
         diagnose("python3 -m verl.trainer.main_ppo reward_model.prime_model.path=x algorithm.kl_ctrl.kl_coef=0\n")
     plain = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n")
     assert plain.kl_uses  # a marker's neighbours are not markers
+
+
+def test_an_eras_note_on_the_code_shown_comes_only_with_a_kl_term():
+    # verl 0.4.0–0.7.1's note begins "The code shown is verl 0.7.1's": a card with no KL term shows no code,
+    # and said it anyway (an audit of verl v0.5.0's examples/ppo_trainer/run_gemma.sh)
+    text = (REAL / "verl/v0.4.1_ppo_run_deepseek7b_llm.sh").read_text()
+    plain = diagnose(text)
+    assert plain.release == "0.4.0–0.7.1" and plain.kl_uses == ()
+    assert not any("The code shown" in n for n in plain.notes)
+    with_kl = diagnose(text.replace("trainer.total_epochs=15", "trainer.total_epochs=15 "
+                                    "actor_rollout_ref.actor.use_kl_loss=True"))
+    assert with_kl.release == "0.4.0–0.7.1" and [u.where for u in with_kl.kl_uses] == ["loss"]
+    assert any(n.startswith("The code shown is verl 0.7.1's.") for n in with_kl.notes)
