@@ -1643,21 +1643,38 @@ def _from_parser(tree: ast.Module, text: str, lines: list[str], parsers: list[An
     built = f"{parser}({_segment(lines, node.args[0])})" if node.args else f"{parser}()"
     classes = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
     names = [c for c in ("GRPOConfig", "RLOOConfig", "PPOConfig") if c in classes]
-    doc = ast.get_docstring(tree) or ""
-    for e in entry_points(doc) if doc and names else []:
-        args = e.command.words[e.start:]
-        if e.trainer and any(w.text.startswith("--") for w in args):
-            n_cmds = sum(1 for x in entry_points(doc) if x.trainer)
-            note = Message("the settings come from {built} on line {line}: the command line or a --config YAML. "
-                           "The doctor reads the launch command of the module docstring{more}; settings passed "
-                           "another way are not seen", built=built, line=line,
-                           more=Message(" (the first of {n})", n=n_cmds) if n_cmds > 1 else "")
-            head = " ".join(w.text for w in e.command.words[:e.start])
-            return ParsedInput("command", arguments=args, names=(names[0],), command=head, notes=(note,))
+    if not names:
+        other = sorted(c for c in classes & trl if c.endswith("Config") and c != "ModelConfig")
+        if other:  # TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig)): not a trainer the doctor reads
+            raise UnreadableInput(
+                "the Python builds {config}, a TRL config the doctor does not cover; it reads "
+                "{calls}", config=other[0], calls=", ".join(CONFIG_CALLS),
+            )
+    for doc in _module_strings(tree) if names else []:
+        for e in entry_points(doc):
+            args = e.command.words[e.start:]
+            if e.trainer and any(w.text.startswith("--") for w in args):
+                n_cmds = sum(1 for x in entry_points(doc) if x.trainer)
+                note = Message("the settings come from {built} on line {line}: the command line or a --config "
+                               "YAML. The doctor reads the launch command of the module docstring{more}; settings "
+                               "passed another way are not seen", built=built, line=line,
+                               more=Message(" (the first of {n})", n=n_cmds) if n_cmds > 1 else "")
+                head = " ".join(w.text for w in e.command.words[:e.start])
+                return ParsedInput("command", arguments=args, names=(names[0],), command=head, notes=(note,))
     raise UnreadableInput(
         "the Python builds its config with {built} on line {line}: its settings come from the command "
         "line or a YAML file given with --config, not from this file, and its docstring shows no launch "
         "command; give the doctor that command or YAML", built=built, line=line)
+
+
+def _module_strings(tree: ast.Module) -> list[str]:
+    """The module's docstring, then every other string standing alone at its top level: TRL's examples put
+    their usage block after the imports too (trl v1.9.0 examples/scripts/ppo/ppo.py), where it is no
+    docstring to Python but is the file's usage note to its reader."""
+    out = [ast.get_docstring(tree) or ""]
+    out += [n.value.value for n in tree.body[1:] if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)]
+    return [t for t in out if t]
 
 
 def _segment(lines: list[str], node: ast.expr) -> str:

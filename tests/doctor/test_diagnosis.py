@@ -539,6 +539,33 @@ def test_a_trl_config_the_doctor_does_not_cover_is_refused():
         diagnose(text, "trl")
 
 
+def test_a_trl_config_built_by_a_parser_the_doctor_does_not_cover_is_refused_by_name():
+    # trl v1.9.0 examples/scripts/online_dpo.py: TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig)), with
+    # two launch commands in its docstring; it was refused as "its docstring shows no launch command"
+    text = ('"""\npython examples/scripts/online_dpo.py --beta 0.1\n"""\n'
+            "from trl import ModelConfig, ScriptArguments, TrlParser\n"
+            "from trl.experimental.online_dpo import OnlineDPOConfig\n"
+            "parser = TrlParser((ScriptArguments, OnlineDPOConfig, ModelConfig))\n")
+    with pytest.raises(UnreadableInput, match="builds OnlineDPOConfig, a TRL config the doctor does not cover"):
+        diagnose(text, "trl")
+
+
+def test_a_usage_string_after_the_imports_is_read_like_a_docstring():
+    # trl v1.9.0 examples/scripts/ppo/ppo.py keeps its launch commands in a string after the imports
+    body = ("from transformers import HfArgumentParser\n"
+            "from trl import ModelConfig, ScriptArguments\n"
+            "from trl.experimental.ppo import PPOConfig\n\n"
+            '"""\npython -i examples/scripts/ppo/ppo.py --kl_coef 0.2 --num_ppo_epochs 1\n"""\n\n'
+            "parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig))\n")
+    d = diagnose(body, "trl")
+    assert d.profile.trainer == "ppo" and d.kind == "command" and d.kl_uses[0].coef == 0.2
+    assert any("launch command of the module docstring" in n for n in d.notes)
+    # with no such string, the refusal stands
+    with pytest.raises(UnreadableInput, match="docstring shows no launch command"):
+        diagnose(body.replace("--kl_coef 0.2", "").replace("python -i examples/scripts/ppo/ppo.py", "see the docs"),
+                 "trl")
+
+
 def test_installing_trl_is_not_running_it():
     script = "pip install trl peft\npython3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True\n"
     assert diagnose(script).library == "verl"
