@@ -2256,6 +2256,13 @@ def _trl_yaml_note(p: Profile, keys: list[str]) -> str:
                    keys=shown, lib=p.library, rel=p.release, trainer=p.trainer)
 
 
+def _all_read(when: tuple[tuple[str, str], ...], given: dict[str, RawSetting]) -> bool:
+    """Whether every setting a rule names, on either side of a comparison, is one the doctor read or a default:
+    a value it could not read (``$((...))``) is assumed to be the default, which decides nothing."""
+    named = {k for k, _ in when} | {w for _, c in when for w in re.findall(r"[A-Za-z_][\w.]*", c)}
+    return all(given[k].literal for k in named if k in given)
+
+
 def _eras_of(prof: Profile) -> tuple[Era, ...]:
     from kl_core.doctor.releases import eras
 
@@ -2354,7 +2361,8 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
-    notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)]
+    notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)
+              and _all_read(when, given)]
     rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended,
                          not_numbers)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL

@@ -730,3 +730,16 @@ def test_a_sequence_level_weight_shows_the_sequence_branch_of_the_code(release):
     assert t.library_formula == t.entry.library_formula
     assert "mask.sum(-1)" in "\n".join(card_lines(seq))
     assert seq.to_json()["kl_uses"][0]["formula"] == s.formula_latex
+
+
+def test_a_train_batch_below_the_mini_batch_is_said_to_stop_verl_before_training():
+    # code-r1's main_grpo.sh (an audit): data.train_batch_size 16 against the mini-batch; verl 0.3.0.post1-0.9.1
+    # refuse that at startup unless use_dynamic_bsz (ActorConfig.validate; an assert before 0.6.0)
+    head = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size=16 "
+    said = "data.train_batch_size is below actor_rollout_ref.actor.ppo_mini_batch_size"
+    assert any(n.startswith(said) for n in diagnose(head + "actor_rollout_ref.actor.ppo_mini_batch_size=64").notes)
+    assert any(n.startswith(said) for n in diagnose(head).notes)  # the release default, 256, read from its files
+    for tail in ("actor_rollout_ref.actor.ppo_mini_batch_size=16",  # equal: fine
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.actor.use_dynamic_bsz=True",
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=$((2 * $N))"):  # not read: the default decides nothing
+        assert not any(n.startswith(said) for n in diagnose(head + tail).notes), tail
