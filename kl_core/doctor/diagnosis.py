@@ -1655,6 +1655,8 @@ def _rejection(before: _State, after: _State, w: DoctorWarning,
     here = [u for u in after.uses if pl is None or _placement_of(after.profile, u) is pl]
     if any(x.code == w.code and p is pl for x, p in zip(after.warnings, after.placements, strict=True)):
         return "stays", ()
+    if w.code == "KL_SETTING_UNUSED" and "KL_TWICE" in new:
+        return "raises", ("KL_TWICE",)  # a second KL term beside the one the config has: not what an unused setting asks
     if w.code in ("KL_SETTING_UNUSED", "UNKNOWN_OPTION"):
         return None if here else ("no_term", ())  # the term now exists; what it does is the next diagnosis's business
     if w.code == "KL_OFF" or (w.code == "NONFINITE_COEF" and w.kl_use is None):

@@ -743,3 +743,16 @@ def test_a_train_batch_below_the_mini_batch_is_said_to_stop_verl_before_training
                  "actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.actor.use_dynamic_bsz=True",
                  "actor_rollout_ref.actor.ppo_mini_batch_size=$((2 * $N))"):  # not read: the default decides nothing
         assert not any(n.startswith(said) for n in diagnose(head + tail).notes), tail
+
+
+def test_an_unused_kl_setting_beside_another_kl_term_gets_no_fix_that_adds_a_second():
+    # verl v0.7.0 examples/reinforce_plus_plus_trainer (an audit): the KL is in the reward, and the loss KL's
+    # settings go unused; the fix turned the loss KL on, which KL_TWICE then flags
+    d = diagnose("python3 -m verl.trainer.main_ppo algorithm.use_kl_in_reward=True "
+                 "actor_rollout_ref.actor.kl_loss_coef=0.001 actor_rollout_ref.actor.kl_loss_type=mse")
+    assert [u.where for u in d.kl_uses] == ["reward"]
+    (w,) = [w for w in d.warnings if w.code == "KL_SETTING_UNUSED"]
+    assert w.fix is None and w.tried == (("actor_rollout_ref.actor.use_kl_loss=True", "raises", ("KL_TWICE",)),)
+    # with no other KL term, turning the unused one on is still the fix
+    alone = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.kl_loss_coef=0.001")
+    assert [w.fix for w in alone.warnings if w.code == "KL_SETTING_UNUSED"] == ["actor_rollout_ref.actor.use_kl_loss=True"]
