@@ -1656,8 +1656,10 @@ def _from_parser(tree: ast.Module, text: str, lines: list[str], parsers: list[An
             if e.trainer and any(w.text.startswith("--") for w in args):
                 n_cmds = sum(1 for x in entry_points(doc) if x.trainer)
                 note = Message("the settings come from {built} on line {line}: the command line or a --config "
-                               "YAML. The doctor reads the launch command of the module docstring{more}; settings "
+                               "YAML. The doctor reads the launch command of the module's {where}{more}; settings "
                                "passed another way are not seen", built=built, line=line,
+                               where=Message("docstring") if doc == ast.get_docstring(tree) else
+                               Message("usage string after its imports"),
                                more=Message(" (the first of {n})", n=n_cmds) if n_cmds > 1 else "")
                 head = " ".join(w.text for w in e.command.words[:e.start])
                 return ParsedInput("command", arguments=args, names=(names[0],), command=head, notes=(note,))

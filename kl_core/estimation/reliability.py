@@ -69,7 +69,7 @@ FOURTH_MOMENT_OVERFLOW = Message(
     "its fourth moment exceeds the largest double, so the sample SD of N values is usually far below the true SD"
 )
 
-_SMALLEST_TEXT = f"{SMALLEST_NORMAL:.3g}"
+_SMALLEST_TEXT = f"{SMALLEST_NORMAL:.4g}"  # 2.225e-308, as the table and the pages print it
 
 
 def _unresolved_note(name: str) -> Message:

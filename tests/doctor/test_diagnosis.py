@@ -559,7 +559,7 @@ def test_a_usage_string_after_the_imports_is_read_like_a_docstring():
             "parser = HfArgumentParser((ScriptArguments, PPOConfig, ModelConfig))\n")
     d = diagnose(body, "trl")
     assert d.profile.trainer == "ppo" and d.kind == "command" and d.kl_uses[0].coef == 0.2
-    assert any("launch command of the module docstring" in n for n in d.notes)
+    assert any("launch command of the module's usage string after its imports" in n for n in d.notes)
     # with no such string, the refusal stands
     with pytest.raises(UnreadableInput, match="docstring shows no launch command"):
         diagnose(body.replace("--kl_coef 0.2", "").replace("python -i examples/scripts/ppo/ppo.py", "see the docs"),
