@@ -399,11 +399,12 @@ def _log_abs_deviation(key: str, lam: float, centre: float, t: np.ndarray) -> np
     return out
 
 
-def _log_space_variance(
+def _log_central_moment(
     key: str, q: Distribution, p: Distribution, lam: float, centre: float, power: int = 2
 ) -> float:
-    r""":math:`\log\mathbb{E}_q[|k - \mu|^n]`, :math:`\mu` = ``centre``, :math:`n` = ``power`` (2: the
-    variance), with no value past a double or below the smallest one.
+    r"""The log of a central moment, :math:`\log\mathbb{E}_q[|k - \mu|^n]`, :math:`\mu` = ``centre``,
+    :math:`n` = ``power`` (2: the variance; 4: the kurtosis's numerator), with no value past a double
+    or below the smallest one.
 
     Categorical: a log-sum-exp of :math:`\log q_k + n\log|k(t_k) - \mu|`.  Continuous:
     :func:`~kl_core.estimation._expectation.log_integral` of :math:`\log q + n\log|k - \mu|`.
@@ -425,11 +426,11 @@ def _log_space_variance(
 
 @functools.lru_cache(maxsize=256)
 def _overflowed_log_var(key: str, q: Distribution, p: Distribution, lam: float) -> float:
-    """:func:`_log_space_variance` about the core's mean, for a ``Var`` that overflowed (nan if the
+    """:func:`_log_central_moment` about the core's mean, for a ``Var`` that overflowed (nan if the
     quadrature fails: ``log_var`` is then left unfilled, as before)."""
     _, _, centre, _, _ = _centred(key, q, p, lam)
     try:
-        return _log_space_variance(key, q, p, lam, centre)
+        return _log_central_moment(key, q, p, lam, centre)
     except QuadratureError:
         return math.nan
 
@@ -502,7 +503,7 @@ def log_estimator_variance(
     if var >= SMALLEST_NORMAL or (var == 0.0 and mean == 0.0):  # p = q gives 0 exactly
         return math.log(var) if var > 0.0 else -math.inf
     try:  # below the smallest normal double: its digits are lost, its log is not
-        log_var = _log_space_variance(key, q, p, lam, centre)
+        log_var = _log_central_moment(key, q, p, lam, centre)
     except QuadratureError:
         log_var = math.nan
     return log_var if math.isfinite(log_var) or var == 0.0 else math.log(var)
@@ -594,8 +595,8 @@ def estimator_kurtosis_log_space(
     if not math.isfinite(mean):
         return math.nan
     try:
-        log_m4 = _log_space_variance(key, q, p, lam, centre, power=4)
-        log_var = _log_space_variance(key, q, p, lam, centre)
+        log_m4 = _log_central_moment(key, q, p, lam, centre, power=4)
+        log_var = _log_central_moment(key, q, p, lam, centre)
     except QuadratureError:
         return math.nan
     if not (math.isfinite(log_m4) and math.isfinite(log_var)):

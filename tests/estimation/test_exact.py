@@ -1400,16 +1400,16 @@ def test_the_closed_forms_of_the_variance_are_the_cores_where_it_fits(key, mu):
 
 @pytest.mark.parametrize("mu", [1.0, 3.0])
 @pytest.mark.parametrize("key", SHIFT_KEYS)
-def test_the_log_space_variance_is_the_cores_where_it_fits(key, mu):
+def test_the_log_central_moment_is_the_cores_where_it_fits(key, mu):
     """The log-space integral (the path taken past a double) against the core's direct variance: to
     1e-10 relative in the variance, i.e. 1e-10 absolute in its log (both are integrated to 1e-12)."""
-    from kl_core.estimation.exact import _centred, _log_space_variance, log_estimator_variance
+    from kl_core.estimation.exact import _centred, _log_central_moment, log_estimator_variance
 
     q, p = Gaussian(0, 1), Gaussian(mu, 1)
     lam = LAM if key == "k_lambda" else 1.0
     m = estimator_moments(key, q, p, _lam(key))
     centre = _centred(key, q, p, lam)[2]
-    assert abs(_log_space_variance(key, q, p, lam, centre) - math.log(m.var)) <= 1e-10
+    assert abs(_log_central_moment(key, q, p, lam, centre) - math.log(m.var)) <= 1e-10
     assert log_estimator_variance(key, q, p, _lam(key)) == math.log(m.var)  # the core's own, where it fits
     assert math.isnan(m.log_var)  # filled only past a double
 
