@@ -1,8 +1,8 @@
 r"""The doctor's KL card, as text (``python -m kl_core doctor``) and as Markdown (``--format md``).
 
 One reading of a :class:`~kl_core.doctor.diagnosis.Diagnosis` for both: first, where the release
-refuses settings of the script (:attr:`~kl_core.doctor.diagnosis.Diagnosis.rejected`), that the run stops
-before training and that the rest describes the run without them; then every KL term with
+refuses settings of the script (:attr:`~kl_core.doctor.diagnosis.Diagnosis.rejected`) or a start-up check
+of it fails (``STARTUP_CHECK_FAILS``), that the run stops before training and what the rest describes; then every KL term with
 where it acts, its option as the script spells it, its estimator, coefficient and controller,
 the KL its value estimates, its exact gradient class and its aggregation over tokens; then
 other releases, off-policy steps, the warnings with their fixes, the keys the release does
@@ -59,6 +59,12 @@ def _stops(d: Diagnosis) -> str:
             "What follows describes the run without those settings.")
 
 
+def _check_stops(d: Diagnosis) -> list[str]:
+    """The card's first lines where a start-up check of the release refuses settings together (STARTUP_CHECK_FAILS)."""
+    return [f"The run stops before training (STARTUP_CHECK_FAILS): {w.message} What follows describes the run once "
+            "the check passes." for w in d.warnings if w.code == "STARTUP_CHECK_FAILS"]
+
+
 def _no_kl_term(d: Diagnosis) -> str:
     """The card's line where the script has no KL term."""
     if d.rejected:
@@ -107,6 +113,8 @@ def card_lines(d: Diagnosis) -> list[str]:
     out.append("")
     if d.rejected:
         out += [*_wrap(_stops(d), ""), ""]
+    for line in _check_stops(d):
+        out += [*_wrap(line, ""), ""]
     if not d.kl_uses:
         out += [*_wrap(_no_kl_term(d), ""), ""]
     for i, u in enumerate(d.kl_uses, 1):
@@ -196,8 +204,8 @@ def card_markdown(d: Diagnosis, title: str | None = None) -> list[str]:
     if d.command:
         out.append(f"Read: `{d.command}`")
     out.append("")
-    if d.rejected:
-        head, colon, rest = _stops(d).partition(":")
+    for line in [_stops(d)] * bool(d.rejected) + _check_stops(d):
+        head, colon, rest = line.partition(":")
         out += [f"**{head}{colon}**{rest}", ""]
     if not d.kl_uses:
         head, colon, rest = _no_kl_term(d).partition(":")

@@ -92,6 +92,7 @@ __all__ = [
     "CLAMP_WARN_RATIO",
     "GRADIENT_WORDS",
     "PROBE",
+    "STOP_CODES",
     "WARNING_CODES",
     "Diagnosis",
     "DoctorWarning",
@@ -153,8 +154,13 @@ WARNING_CODES: dict[str, str] = {
     "NOT_LITERAL": "a setting that matters here whose value the doctor cannot read",
     "LEGACY_TRAINER": "a trainer the library's current release no longer ships",
     "SEQUENCE_LEVEL_KL_WEIGHT": "TRL's bias-corrected KL with a sequence-level importance weight",
+    "STARTUP_CHECK_FAILS": "settings a start-up check of the release refuses together (a train batch smaller than "
+                           "the mini-batch), so the run stops before training",
 }
 """Every warning code, with what it means (codes are stable: scripts may match on them)."""
+
+STOP_CODES: frozenset[str] = frozenset({"SETTING_REJECTED", "STARTUP_CHECK_FAILS"})
+"""The codes of warnings that stop the run before training: they lead the warnings and the card."""
 
 GRADIENT_WORDS: dict[str, str] = {
     "reverse_kl": N_("∇KL[π_θ‖π_ref]: pulls π_θ back toward π_ref where π_θ puts mass, the gradient of the KL "
@@ -1317,7 +1323,8 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
               Message("No KL term: nothing ties the policy to the reference model ({reasons}). "
                       "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log "
                       "is a penalty.", reasons=reasons))
-    traps = [c for c in prof.cautions if all(holds(cond, values.get(k), values) for k, cond in c.when)]
+    traps = [c for c in prof.cautions if c.said_in(prof.release) == "warning" and _all_read(c.when, given)
+             and all(holds(cond, values.get(k), values) for k, cond in c.when)]
     if (trap := next((c.gradient for c in traps if c.gradient), None)) is not None:
         # the caution says why; the entry's own gradient words would contradict it
         st.uses = [dataclasses.replace(u, gradient_target=trap, gradient_target_off_policy=trap
@@ -2365,10 +2372,13 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     st = _analyse(p, values, given, parsed.kind)
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)
               and _all_read(when, given)]
+    notes += [c.message for c in p.cautions if c.said_in(p.release) == "note" and _all_read(c.when, given)
+              and all(holds(cond, values.get(k), values) for k, cond in c.when)]
     rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended,
                          not_numbers)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL
     warnings = [_with_requires(p, w) for w in _with_fixes(st)]
+    warnings.sort(key=lambda w: w.code not in STOP_CODES)  # what stops the run leads: nothing else runs
     if rejected:
         warnings.insert(0, _rejected_warning(p, parsed, rejected))
     elif parsed.kind == "yaml" and era is None and unknown and f"trl {p.trainer}" in p.names:

@@ -280,6 +280,11 @@ class Caution:
     computes : dict
         Where the trap runs other code than the crosswalk entry of option ``computes["option"]`` shows: that
         code (``library_formula``) and its formula (``formula_latex``), which the card shows instead.
+    note_in : tuple of str
+        Labels of eras (:attr:`kl_core.doctor.releases.Era.label`) whose releases differ on the trap, some
+        with it and some without: there the message is a note, not a warning.
+    absent_in : tuple of str
+        Labels of eras that do not have the trap at all: there nothing is said.
     """
 
     when: tuple[Condition, ...]
@@ -289,6 +294,24 @@ class Caution:
     source: str
     gradient: str | None = None
     computes: dict[str, str] = field(default_factory=dict)
+    note_in: tuple[str, ...] = ()
+    absent_in: tuple[str, ...] = ()
+
+    def said_in(self, release: str) -> str:
+        """How the trap is said under ``release`` (a release or an era's label): ``"warning"``, ``"note"`` or ``""``.
+
+        Parameters
+        ----------
+        release : str
+            :attr:`Profile.release` of the profile being diagnosed.
+
+        Returns
+        -------
+        str
+        """
+        if release in self.absent_in:
+            return ""
+        return "note" if release in self.note_in else "warning"
 
 
 @dataclass(frozen=True)
@@ -690,7 +713,8 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
             Caution(when=_pairs(c["when"], f"{where}.cautions.when"), code=c["code"],
                     message=prose(c["message"], snippets, where),
                     fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"], gradient=c.get("gradient"),
-                    computes=_computes(c.get("computes", {}), f"{where}.cautions.computes"))
+                    computes=_computes(c.get("computes", {}), f"{where}.cautions.computes"),
+                    note_in=tuple(c.get("note_in", [])), absent_in=tuple(c.get("absent_in", [])))
             for c in raw.get("cautions", [])
         )
         prof = Profile(

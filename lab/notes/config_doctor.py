@@ -217,9 +217,13 @@ def release_error(release: str, exc: ValueError) -> str:
 
 def headline(d: Diagnosis) -> str:
     """One line over the card: the release, and how many KL terms where; or that the run stops before training,
-    where the release refuses settings of the script (the summary under it says what the card describes then)."""
+    where the release refuses settings of the script or a start-up check of it fails (the summary under it says
+    what the card describes then)."""
     if d.rejected:
         return _("{lib} {rel}: the run stops before training, on settings it does not accept").format(
+            lib=d.library, rel=d.release)
+    if "STARTUP_CHECK_FAILS" in d.codes:
+        return _("{lib} {rel}: the run stops before training, at a start-up check").format(
             lib=d.library, rel=d.release)
     where = _(", ").join(_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses)
     if not d.kl_uses:
@@ -346,6 +350,7 @@ WARNING_TITLES: dict[str, str] = {
     "NOT_LITERAL": N_("A value the doctor cannot read"),
     "LEGACY_TRAINER": N_("A trainer the current release no longer ships"),
     "SEQUENCE_LEVEL_KL_WEIGHT": N_("The KL's bias correction uses a whole-sequence weight"),
+    "STARTUP_CHECK_FAILS": N_("A start-up check stops the run before training"),
 }
 
 
@@ -414,6 +419,10 @@ _COST_REJECTED = N_(
     "**Trade-off:** none for the run, which cannot start as written. Check each change: a suggested name is the "
     "nearest one this release knows and may mean something else, and a removed setting no longer does what it "
     "was written for (the card above describes the run without it).")
+_COST_CHECK = N_(
+    "**Trade-off:** none for the run, which cannot start as written. The change makes each batch of prompts as "
+    "large as one mini-batch, so each training step generates more responses; lowering the mini-batch to the "
+    "batch instead passes the check too, with fewer prompts per optimizer step.")
 _COST_SEQUENCE = N_(
     "**Trade-off:** this also makes the policy loss's importance weights per token (GRPO's) instead of per "
     "sequence (GSPO's).")
@@ -467,6 +476,8 @@ def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
         return _(_COST_UNKNOWN)
     if w.code == "SEQUENCE_LEVEL_KL_WEIGHT":
         return _(_COST_SEQUENCE)
+    if w.code == "STARTUP_CHECK_FAILS":
+        return _(_COST_CHECK)
     off_keys = {r.fix[0] for r in d.profile.off_policy}
     if keys and all(k in off_keys for k in keys):
         parts = []
@@ -604,7 +615,8 @@ def summary_lines(d: Diagnosis) -> list[str]:
     """One markdown line per KL term: where, option, what the value estimates, where the gradient pushes.
 
     Where the release refuses settings of the script, a first line says the run stops before training and that
-    the lines after it describe the run without those settings.
+    the lines after it describe the run without those settings; where a start-up check fails
+    (``STARTUP_CHECK_FAILS``), a line says so, and that they describe the run once it passes.
     """
     lines = []
     if d.rejected:
@@ -613,6 +625,10 @@ def summary_lines(d: Diagnosis) -> list[str]:
                               len(d.rejected))
                      .format(lib=d.library, rel=d.release,
                              settings=_(", ").join("`{k}`".format(k=k) for k in d.rejected)))
+    if "STARTUP_CHECK_FAILS" in d.codes:
+        lines.append(_("**The run stops before training:** a start-up check of {lib} {rel} refuses these settings "
+                       "together (the first warning says which). Once it passes:").format(lib=d.library,
+                                                                                          rel=d.release))
     for u in d.kl_uses:
         option = u.written or u.option
         text = (_("**In the reward:** `{option}`{est} · its value estimates {kl} · its gradient {badge}")

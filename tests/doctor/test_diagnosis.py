@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kl_core.doctor.card import card_lines
+from kl_core.doctor.card import card_lines, card_markdown
 from kl_core.doctor.diagnosis import (
     CLAMP_WARN_RATIO,
     GRADIENT_WORDS,
@@ -157,6 +157,8 @@ WARNING_CASES = {
                                  "importance_sampling_level='token'"),
     "ZERO_GRAD_REWARD": (None, "PPOConfig(kl_penalty='full', adap_kl_ctrl=False, ppo_epochs=1)", "kl_penalty='kl'"),
     "LEGACY_TRAINER": (None, "from trl import PPOConfig\nconfig = PPOConfig(kl_estimator='k1', num_ppo_epochs=1)", None),
+    "STARTUP_CHECK_FAILS": (None, VERL + "data.train_batch_size=16 actor_rollout_ref.actor.ppo_mini_batch_size=64",
+                            "data.train_batch_size=64"),
 }
 
 
@@ -732,17 +734,30 @@ def test_a_sequence_level_weight_shows_the_sequence_branch_of_the_code(release):
     assert seq.to_json()["kl_uses"][0]["formula"] == s.formula_latex
 
 
-def test_a_train_batch_below_the_mini_batch_is_said_to_stop_verl_before_training():
+def test_a_train_batch_below_the_mini_batch_stops_verl_before_training_and_leads_the_card():
     # code-r1's main_grpo.sh (an audit): data.train_batch_size 16 against the mini-batch; verl 0.3.0.post1-0.9.1
     # refuse that at startup unless use_dynamic_bsz (ActorConfig.validate; an assert before 0.6.0)
     head = "python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size=16 "
-    said = "data.train_batch_size is below actor_rollout_ref.actor.ppo_mini_batch_size"
-    assert any(n.startswith(said) for n in diagnose(head + "actor_rollout_ref.actor.ppo_mini_batch_size=64").notes)
-    assert any(n.startswith(said) for n in diagnose(head).notes)  # the release default, 256, read from its files
+    d = diagnose(head + "actor_rollout_ref.actor.ppo_mini_batch_size=64")
+    assert d.codes[0] == "STARTUP_CHECK_FAILS"  # it leads: nothing after it runs
+    assert d.warnings[0].fix == "data.train_batch_size=64"
+    card = card_lines(d)
+    assert card[4].startswith("The run stops before training (STARTUP_CHECK_FAILS): verl refuses a data.train_batch_size")
+    assert card.index(card[4]) < next(i for i, ln in enumerate(card) if ln.startswith("KL term 1"))
+    assert "\n".join(card_markdown(d)).count("**The run stops before training (STARTUP_CHECK_FAILS):**") == 1
+    assert d.codes[0] == "STARTUP_CHECK_FAILS" and d.to_json()["warnings"][0]["code"] == "STARTUP_CHECK_FAILS"
+    assert "STARTUP_CHECK_FAILS" in diagnose(head).codes  # the release default, 256, read from its files
     for tail in ("actor_rollout_ref.actor.ppo_mini_batch_size=16",  # equal: fine
                  "actor_rollout_ref.actor.ppo_mini_batch_size=64 actor_rollout_ref.actor.use_dynamic_bsz=True",
                  "actor_rollout_ref.actor.ppo_mini_batch_size=$((2 * $N))"):  # not read: the default decides nothing
-        assert not any(n.startswith(said) for n in diagnose(head + tail).notes), tail
+        assert "STARTUP_CHECK_FAILS" not in diagnose(head + tail).codes, tail
+    # 0.2-0.3.0.post1 holds a release with the check and one without: a note there, no warning
+    old = diagnose(head + "actor_rollout_ref.actor.ppo_mini_batch_size=64", release="0.2–0.3.0.post1")
+    assert "STARTUP_CHECK_FAILS" not in old.codes
+    assert any("0.2.0.post2 has no such check" in n for n in old.notes)
+    # rllm's copy of verl has no such check: nothing is said
+    rllm = diagnose(head + "actor_rollout_ref.actor.ppo_mini_batch_size=64", release="0.1+rllm")
+    assert "STARTUP_CHECK_FAILS" not in rllm.codes and not any("0.2.0.post2" in n for n in rllm.notes)
 
 
 def test_an_unused_kl_setting_beside_another_kl_term_gets_no_fix_that_adds_a_second():

@@ -65,7 +65,7 @@ def test_a_run_that_stops_is_not_headlined_as_one_that_trains():
 
 def test_read_line_and_title(verl):
     line = notes.read_line(verl)
-    assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 7 of the 14 settings")
+    assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 7 of the 15 settings")
     assert "defaults of verl 0.9.1" in line
     assert notes.use_title(verl, verl.kl_uses[0]) == "In the loss: `actor_rollout_ref.actor.kl_loss_type=low_var_kl` → k3"
     trl = diagnose(notes.example_text("trl"))
@@ -656,3 +656,22 @@ def test_settings_paths_and_plus_options_become_whole_code_spans():
     assert notes.code_settings(text) == (
         "verl 0.8.0 runs the '+' options (k1+, `low_var_kl+` and the rest) in `verl/workers/utils/losses.py`; "
         "`actor_rollout_ref.actor.loss_agg_mode=token-sum`, `--init_kl_coef 0.01` and `kept as it is`")
+
+
+def test_a_failing_start_up_check_leads_the_verdict_in_both_languages():
+    # verl refuses a train batch below the mini-batch at startup: the headline and the verdict's first line say
+    # the run stops; the KL lines after them describe the run once the check passes
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size=16 "
+                 "actor_rollout_ref.actor.ppo_mini_batch_size=64")
+    assert notes.headline(d) == "verl 0.9.1: the run stops before training, at a start-up check"
+    first, *rest = notes.summary_lines(d)
+    assert first.startswith("**The run stops before training:** a start-up check of verl 0.9.1")
+    assert rest[0].startswith("**In the loss:**")
+    assert notes.warning_title(d.warnings[0], d).startswith("**A start-up check stops the run before training**")
+    assert notes.fix_groups(d)[0][0] == "data.train_batch_size=64"
+    with using("zh"):
+        assert notes.headline(d) == "verl 0.9.1：一项启动检查会让运行在训练开始前停止"
+        assert notes.summary_lines(d)[0].startswith("**运行会在训练开始前停止：** verl 0.9.1 的一项启动检查")
+    fine = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                    "data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=64")
+    assert "start-up" not in notes.headline(fine) and "stops" not in notes.summary_lines(fine)[0]
