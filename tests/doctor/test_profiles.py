@@ -177,3 +177,15 @@ def _broken(tmp_path: Path, old: str, new: str) -> str:
 def test_malformed_tables_name_the_problem(tmp_path, old, new, match):
     with pytest.raises(ValueError, match=match):
         profiles(_broken(tmp_path, old, new))
+
+
+def test_a_cautions_era_labels_are_eras_of_its_own_trainer():
+    from kl_core.doctor.releases import eras
+
+    said = [(p, c) for p in PROFILES for c in p.cautions if c.note_in or c.absent_in]
+    assert said  # verl's train-batch check
+    for p, c in said:
+        labels = {e.label for e in eras() if e.library == p.library and e.trainer == p.trainer}
+        assert set(c.note_in) | set(c.absent_in) <= labels, (p.label, c.code)
+        assert not set(c.note_in) & set(c.absent_in)
+        assert c.said_in(p.release) == "warning"  # the profile's own release has the trap
