@@ -18,6 +18,7 @@ from kl_core.doctor.diagnosis import (
     GRADIENT_WORDS,
     Diagnosis,
     KLUse,
+    flag_left_off,
     no_fix_words,
     other_release_words,
     render_changes,
@@ -48,6 +49,8 @@ def _aggregation_how(d: Diagnosis, u: KLUse, code: str = "") -> str:
         return "—"
     if not u.aggregation_setting:
         return str(u.aggregation.name)
+    if (flag := flag_left_off(d.profile, u.aggregation_setting, u.aggregation_value)) is not None:
+        return f"{u.aggregation.name} (without {code}{flag}{code})"
     setting = render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),))
     return f"{u.aggregation.name} ({code}{setting}{code})"
 

@@ -94,6 +94,7 @@ __all__ = [
     "PROBE",
     "STOP_CODES",
     "WARNING_CODES",
+    "flag_left_off",
     "Diagnosis",
     "DoctorWarning",
     "KLUse",
@@ -1760,6 +1761,32 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             parts.append(f"--{key} {_hydra(value)}")
     sep = "\n" if kind == "yaml" and prof.syntax == "dataclass" else (", " if kind in ("json", "python") and prof.syntax == "dataclass" else " ")
     return sep.join(parts)
+
+
+def flag_left_off(prof: Profile, key: str, value: Any) -> str | None:
+    """The flag, where ``key`` is an argparse ``store_true`` flag that ``value`` leaves off; else None.
+
+    A setting in effect, not a change: the card says "without --use_dynamic_batch" where
+    :func:`render_changes` would write the change "remove --use_dynamic_batch".
+
+    Parameters
+    ----------
+    prof : Profile
+        The profile (its syntax and key list decide).
+    key : str
+        A setting of ``prof``.
+    value : Any
+        Its value in the run.
+
+    Returns
+    -------
+    str or None
+        The flag as the release spells it, or None.
+    """
+    spec = prof.keys.get(key)
+    if prof.syntax == "argparse" and spec is not None and spec.action == "store_true" and value is False:
+        return prof.spelled(key)
+    return None
 
 
 def _yaml(value: Any) -> str:

@@ -178,7 +178,9 @@ class Era:
     today's setting names (the card spells them as the era did) and the era's
     words; ``aggregations`` holds ``(aggregation id, mode value, changes)``: the
     mode's ``name``, ``formula`` and ``coefficient`` in the era, where they differ from today's, or
-    ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``).
+    ``{"absent": True}`` for a mode the era did not have (verl 0.4.0–0.7.1's ``token-sum``); where today's rule is
+    fixed and a setting of the era chose among modes (OpenRLHF 0.8.6–0.10.1's ``--use_dynamic_batch``), the
+    changes also name that ``setting``, and each mode is given whole.
     ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
     never offered as another release the script could be, and the releases' history does not pass through it.
     ``code_note``: about the code the card shows for a KL term (which release's it is, and how the era's others
@@ -255,6 +257,11 @@ def _mode_changes(raw: dict[str, Any], where: str) -> dict[str, Any]:
             raise ValueError(f"{where}: an absent mode has no name, formula or coefficient")
         return {"absent": True}
     changes: dict[str, Any] = {}
+    if "setting" in raw:  # the era chose the mode by a setting where today's rule is fixed: a whole mode
+        missing = [f for f in ("value", "name", "formula", "coefficient") if f not in raw]
+        if missing:
+            raise ValueError(f"{where}: a mode chosen by the era's setting {raw['setting']!r} needs {missing}")
+        changes["setting"] = raw["setting"]
     for name in ("name", "coefficient"):
         if name in raw:
             changes[name] = prose(raw[name], _snippets(), f"{where}.{name}")
@@ -443,7 +450,12 @@ def era_profile(prof: Profile, era: Era) -> Profile:
             entries.append(e)
         agg = pl.aggregation
         words = {value: changes for aid, value, changes in era.aggregations if aid == agg.id}
-        if agg.setting and "" in words:  # the era had no such setting: one fixed rule (verl before 0.4.0)
+        chosen_by = {c["setting"] for c in words.values() if "setting" in c}
+        if chosen_by:  # a setting of the era chose among modes where today's rule is fixed (OpenRLHF's dynamic batch)
+            (setting,) = chosen_by
+            agg = dataclasses.replace(agg, setting=setting, modes=tuple(
+                AggregationMode(value=v, **{f: x for f, x in c.items() if f != "setting"}) for v, c in words.items()))
+        elif agg.setting and "" in words:  # the era had no such setting: one fixed rule (verl before 0.4.0)
             agg = dataclasses.replace(agg, setting="", modes=(AggregationMode(value="", **words[""]),))
         elif words:  # what the coefficient weighed in the era, in its words (OpenRLHF 0.10.1's --gamma)
             agg = dataclasses.replace(agg, modes=tuple(dataclasses.replace(m, **words[m.value])

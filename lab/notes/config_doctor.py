@@ -28,6 +28,7 @@ from kl_core.doctor.diagnosis import (
     KLUse,
     PullCurve,
     clamp_sides,
+    flag_left_off,
     lacking_settings,
     other_release_words,
     pull_curve,
@@ -283,7 +284,9 @@ def use_facts(d: Diagnosis, u: KLUse) -> list[str]:
                                  words=gradient_words(u.gradient_target_off_policy)))
     if u.aggregation is not None:
         how = message(u.aggregation.name)
-        if u.aggregation_setting:
+        if (flag := flag_left_off(d.profile, u.aggregation_setting, u.aggregation_value)) is not None:
+            how = _("{name} (without `{flag}`)").format(name=how, flag=flag)
+        elif u.aggregation_setting:
             how = "{name} (`{setting}`)".format(
                 name=how, setting=render_changes(d.profile, d.kind, ((u.aggregation_setting, u.aggregation_value),)))
         facts.append(_("**Aggregated as** {how}: {meaning}").format(

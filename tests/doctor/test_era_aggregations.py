@@ -53,7 +53,7 @@ def test_openrlhf_flat_era_names_the_dynamic_batch_and_every_release_the_advanta
                     "--advantage_estimator group_norm --use_dynamic_batch\n")
     assert "0.10.1" in loss.release
     words = str(loss.kl_uses[0].aggregation.coefficient)
-    assert "No flag of these releases" not in words and "--use_dynamic_batch fills each micro-batch" in words
+    assert "No flag of these releases" not in words and "micro-batches balanced by token count" in words
     for cmd, flag in (("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --advantage_estimator reinforce "
                        "--no_advantage_std_norm\n", "--no_advantage_std_norm"),
                       ("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.01 "

@@ -219,6 +219,25 @@ def test_openrlhf_era_kl_loss_aggregation_is_the_eras():
     assert str(now.kl_uses[0].aggregation.name) == "token mean over the optimizer step"
 
 
+def test_openrlhf_era_dynamic_batch_chooses_the_loss_aggregation():
+    """OpenRLHF v0.8.6-v0.10.1 --use_dynamic_batch: micro-batches balanced by token count (replay_buffer.py
+    setup_dynamic_batch, v0.10.1 lines 89-139), each one's loss times len(partition) / sample_num (ppo_actor.py
+    lines 321-322); the flag is not in v0.8.5's cli/train_ppo_ray.py."""
+    head = "python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001"
+    on = diagnose(head + " --use_dynamic_batch", release="openrlhf-0.10.1").kl_uses[0]
+    off = diagnose(head, release="openrlhf-0.10.1").kl_uses[0]
+    assert (on.aggregation_setting, on.aggregation_value) == ("--use_dynamic_batch", True)
+    assert str(on.aggregation.name).startswith("token mean over each token-balanced micro-batch")
+    assert r"\frac{n_m}{N}" in on.aggregation.formula and "n_m/N" in str(on.aggregation.coefficient)
+    assert str(off.aggregation.name) == "token mean over each micro-batch" and off.aggregation_value is False
+    card = "\n".join(card_lines(diagnose(head, release="openrlhf-0.10.1")))
+    assert "token mean over each micro-batch (without --use_dynamic_batch)" in card
+    assert "remove --use_dynamic_batch" not in card
+    # today's rule stays fixed: 0.11.2 has no such choice for the KL
+    assert diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.estimator k3 "
+                    "--algo.kl.init_coef 0.001").kl_uses[0].aggregation_setting == ""
+
+
 def test_openrlhf_flat_era_shows_its_own_k3_code():
     """The 0.6.0.post1–0.10.1 card showed 0.11.2's `k3_log_ratio = log_ratio.clamp(min=-10)`, which no release of the
     era has (v0.10.1 openrlhf/models/utils.py compute_approx_kl)."""

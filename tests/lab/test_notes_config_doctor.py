@@ -675,3 +675,16 @@ def test_a_failing_start_up_check_leads_the_verdict_in_both_languages():
     fine = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
                     "data.train_batch_size=64 actor_rollout_ref.actor.ppo_mini_batch_size=64")
     assert "start-up" not in notes.headline(fine) and "stops" not in notes.summary_lines(fine)[0]
+
+
+def test_a_flag_left_off_that_chooses_the_aggregation_is_said_as_without_it():
+    # OpenRLHF 0.6.0.post1-0.10.1: --use_dynamic_batch chooses how the KL loss is aggregated; off, it is not a change
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001")
+    (fact,) = [f for f in notes.use_facts(d, d.kl_uses[0]) if f.startswith("**Aggregated as**")]
+    assert fact.startswith("**Aggregated as** token mean over each micro-batch (without `--use_dynamic_batch`):")
+    with using("zh"):
+        (fact,) = [f for f in notes.use_facts(d, d.kl_uses[0]) if "--use_dynamic_batch" in f]
+        assert "（未设 `--use_dynamic_batch`）" in fact and "remove" not in fact
+    on = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001 "
+                  "--use_dynamic_batch")
+    assert any("(`--use_dynamic_batch`)" in f for f in notes.use_facts(on, on.kl_uses[0]))
