@@ -453,6 +453,19 @@ def fix_requires(w: DoctorWarning) -> str:
         req = Message(req.template, **{**req.params, "value": as_code})
     return typeset(_("**Needs:** {what}.").format(what=code_settings(message(req))))
 
+#: The cost of a fix where the warning's code alone decides it; the other codes' costs depend on the settings the
+#: fix changes (:func:`_fix_cost`).
+_COST_BY_CODE: dict[str, str] = {
+    "SETTING_REJECTED": _COST_REJECTED,
+    "STARTUP_CHECK_FAILS": _COST_CHECK,
+    "KL_OFF": _COST_ENABLE,
+    "KL_SETTING_UNUSED": _COST_UNUSED,
+    "KL_TWICE": _COST_TWICE,
+    "NEGATIVE_COEF": _COST_NEGATIVE,
+    "UNKNOWN_OPTION": _COST_UNKNOWN,
+    "SEQUENCE_LEVEL_KL_WEIGHT": _COST_SEQUENCE,
+}
+
 
 def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
     """What the fix of warning ``w`` costs or trades away, one markdown sentence (``""`` when ``w`` has no fix).
@@ -463,24 +476,10 @@ def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
     if not w.fix:
         return ""
     keys = [k for k, _v in w.changes]
-    if w.code == "SETTING_REJECTED":
-        return _(_COST_REJECTED)
-    if w.code == "KL_OFF":
-        return typeset(_(_COST_ENABLE))
-    if w.code == "KL_SETTING_UNUSED":
-        return _(_COST_UNUSED)
-    if w.code == "KL_TWICE":
-        return _(_COST_TWICE)
-    if w.code == "NEGATIVE_COEF":
-        return _(_COST_NEGATIVE)
     if w.code == "NONFINITE_COEF":  # no KL term computed yet: the fix turns one on
-        return typeset(_(_COST_ENABLE)) if w.kl_use is None else _(_COST_FINITE)
-    if w.code == "UNKNOWN_OPTION":
-        return _(_COST_UNKNOWN)
-    if w.code == "SEQUENCE_LEVEL_KL_WEIGHT":
-        return _(_COST_SEQUENCE)
-    if w.code == "STARTUP_CHECK_FAILS":
-        return _(_COST_CHECK)
+        return typeset(_(_COST_ENABLE if w.kl_use is None else _COST_FINITE))
+    if w.code in _COST_BY_CODE:
+        return typeset(_(_COST_BY_CODE[w.code]))
     off_keys = {r.fix[0] for r in d.profile.off_policy}
     if keys and all(k in off_keys for k in keys):
         parts = []
