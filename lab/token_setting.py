@@ -125,7 +125,7 @@ def token_setting() -> notes.Setting:
         drift = state.slider(
             _(r"Drift $s$: how far $\pi_\theta$ has moved from $\pi_\mathrm{ref}$"), "t",
             min_value=-3.0, max_value=3.0, value=notes.DEFAULT_DRIFT, step=0.05, format="%.2f",
-            disabled=bool(logits_text.strip()), help=notes.drift_help(reference),
+            disabled=bool(logits_text.strip()), help=notes.drift_help(reference, k),
         )
         if logits_text.strip():
             st.caption(_(r"$\pi_\theta$'s logits are set by hand under “More settings”; empty that field "

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from i18n import N_, _, ngettext
+from kl_core.estimation.distributions import PRACTICAL
 from kl_core.gradients.demo import DEMO_REFERENCES, demo_logits, demo_reward
 from kl_core.gradients.expected import (
     BASIC_CLAIMS,
@@ -197,9 +198,15 @@ class Setting:
         return len(self.policy)
 
 
+def number_text(value: float) -> str:
+    """A number written short where that loses nothing (``0.5``), else in full (``1234.567``): it reads back equal."""
+    short = f"{float(value):g}"
+    return short if float(short) == float(value) else repr(float(value))
+
+
 def values_text(values: Sequence[float]) -> str:
-    """Numbers as the page's text fields and links write them: ``1,0,-1,0.5``."""
-    return ",".join(f"{float(v):g}" for v in values)
+    """Numbers as the page's text fields and links write them: ``1,0,-1,0.5``; each reads back equal."""
+    return ",".join(number_text(v) for v in values)
 
 
 def parse_values(text: str, k: int, what: str) -> tuple[tuple[float, ...] | None, str]:
@@ -278,16 +285,16 @@ def setting(
     return Setting(policy, tuple(demo_logits(k, 0.0, reference=reference).tolist()), sampler, reward), notes
 
 
-def drift_help(reference: str) -> str:
-    """The drift slider's help: π_ref and the direction v of ``reference``, in numbers."""
-    ref, direction = DEMO_REFERENCES[reference]
-    if not any(ref):
+def drift_help(reference: str, k: int) -> str:
+    """The drift slider's help: π_ref and the direction v of ``reference`` at ``k`` tokens, in numbers."""
+    ref = demo_logits(k, 0.0, reference=reference)
+    direction = demo_logits(k, 1.0, reference=reference) - ref
+    if not np.any(ref):
         return _(r"$\pi_\mathrm{{ref}}$ is uniform and $\pi_\theta = \mathrm{{softmax}}(s\,v)$ with "
-                 r"$v = ({v})$, repeated for more tokens. At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
+                 r"$v = ({v})$. At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
             v=", ".join(f"{x:g}" for x in direction))
     return _(r"$\pi_\mathrm{{ref}} = \mathrm{{softmax}}(\ell_\mathrm{{ref}})$ with $\ell_\mathrm{{ref}} = ({ref})$, "
-             r"and $\pi_\theta = \mathrm{{softmax}}(\ell_\mathrm{{ref}} + s\,v)$ with $v = ({v})$, both repeated "
-             r"for more tokens: for $s > 0$, "
+             r"and $\pi_\theta = \mathrm{{softmax}}(\ell_\mathrm{{ref}} + s\,v)$ with $v = ({v})$: for $s > 0$, "
              r"$\pi_\theta$ moves mass from token 0 to token 1, a token $\pi_\mathrm{{ref}}$ makes rare. "
              r"At $s = 0$, $\pi_\theta = \pi_\mathrm{{ref}}$.").format(
         ref=", ".join(f"{x:g}" for x in ref), v=", ".join(f"{x:g}" for x in direction))
@@ -592,9 +599,14 @@ def chosen_note(table: GradientTable, name: str) -> Note:
                                  r"are zero, but with tokens from $\pi_\mathrm{{old}}$ this option's "
                                  "expected gradient is not.").format(title=option_title(row)),
                     ":material/warning:")
-    if _zero(table):
+    if _zero(table) and _every_option_zero(table):
         return Note("info", _(r"**{title}**: at $\pi_\theta = \pi_{{\mathrm{{ref}}}}$ every option's "
                               "expected gradient is zero.").format(title=option_title(row)), ":material/info:")
+    if _zero(table):  # this one reweights by π_θ/π_old, others do not (the headline names them)
+        return Note("info", _(r"**{title}**: at $\pi_\theta = \pi_{{\mathrm{{ref}}}}$ this option's expected "
+                              "gradient is zero, as both KL gradients are, even with tokens from "
+                              r"$\pi_\mathrm{{old}}$; other options' are not (see the table).").format(
+                                  title=option_title(row)), ":material/info:")
     what = target_words(row, table.on_policy)
     text = _("**{title}**: its expected gradient here is **{what}** (cosine {rev} to {grad_rev}, "
              "{fwd} to {grad_fwd}).").format(title=option_title(row), what=what,
@@ -967,12 +979,15 @@ def training_frame(
 def cli_command(s: Setting, lam: float, beta: float) -> str:
     """The ``python -m kl_core grad`` command that prints this view's numbers."""
     def spec(logits: Sequence[float]) -> str:
+        top = max(abs(v) for v in logits)
+        if top > PRACTICAL["logit"]:  # the CLI's range: the same softmax, shifted to its largest logit
+            logits = [v - max(logits) for v in logits]
         return "categorical({v})".format(v=values_text(logits))
 
     args = ["python", "-m", "kl_core", "grad", "--policy", spec(s.policy), "--ref", spec(s.ref)]
     if s.sampler is not None:
         args += ["--sampler", spec(s.sampler)]
-    args += [f"--lam={lam:g}", "--reward", values_text(s.reward), f"--beta={beta:g}"]
+    args += [f"--lam={number_text(lam)}", "--reward", values_text(s.reward), f"--beta={number_text(beta)}"]
     return "uv run " + shlex.join(args)
 
 

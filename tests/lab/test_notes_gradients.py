@@ -402,11 +402,16 @@ def test_the_first_chart_legend_and_captions():
 def test_the_drift_help_names_each_references_numbers():
     from kl_core.gradients.demo import DEMO_DIRECTION, UNEVEN_DIRECTION, UNEVEN_REF
 
-    uneven = notes.drift_help("uneven")
+    uneven = notes.drift_help("uneven", 6)
     assert ", ".join(f"{x:g}" for x in UNEVEN_REF) in uneven
     assert ", ".join(f"{x:g}" for x in UNEVEN_DIRECTION) in uneven
-    assert "uniform" in notes.drift_help("uniform")
-    assert ", ".join(f"{x:g}" for x in DEMO_DIRECTION) in notes.drift_help("uniform")
+    assert "uniform" in notes.drift_help("uniform", 6)
+    assert ", ".join(f"{x:g}" for x in DEMO_DIRECTION) in notes.drift_help("uniform", 6)
+    # the page's K numbers, not the 6-token pattern (an audit: K = 2 showed six)
+    two = notes.drift_help("uneven", 2)
+    assert "= (2, 0)" in two and "v = (-2, 2)" in two and "0, 0" not in two
+    ten = notes.drift_help("uniform", 10)
+    assert len(ten.split("$v = (")[1].split(")")[0].split(", ")) == 10  # ten numbers
     # "for s > 0, π_θ moves mass from token 0 to token 1": at every vocabulary size
     for k in range(2, 11):
         probs = [np.exp(gradient_table(page_setting.policy, page_setting.ref).policy_log_probs)
@@ -437,6 +442,12 @@ def test_at_pi_ref_with_tokens_from_an_older_policy_not_every_option_is_zero():
         assert "so is every option's" not in text and "every option's expected gradient is zero" not in text
     note = notes.chosen_note(table, "k1")
     assert note.kind == "warning" and "this option's expected gradient is not" in note.text
+    # an option whose gradient is zero here is not told that every option's is (an audit: k3 was)
+    still = [row.name for row in table.rows if np.linalg.norm(row.expected_grad) <= notes.ZERO_LENGTH]
+    assert still
+    for name in still:
+        text = notes.chosen_note(table, name).text
+        assert "every option's" not in text and "other options' are not" in text
     # on-policy at s = 0 every option's is zero, and the page says so
     s, _ = notes.setting(6, 0.0, "", True, 0.5, "")
     table = table_at(s)
@@ -614,3 +625,26 @@ def test_at_zero_drift_a_zero_gradient_needs_no_fix_and_nothing_is_called_clampe
     assert df.loc["verl:k1+", "the library's fix"] == "not needed"
     if not on_policy:  # a row the old samples bias still has no fix
         assert df.loc["TRL:kl:reward", "the library's fix"] == "none in the crosswalk for off-policy samples"
+
+
+@pytest.mark.parametrize("logits", ["1234.567,1233.5,1236,1234,1234,1234", "20000,19990,19980,19970,19960,19950"])
+def test_the_command_line_reproduces_the_view_exactly(logits):
+    """An audit: logits written with 6 digits (1234.567 as 1234.57) gave KL 0.1642 against the page's 0.1647, and
+    logits past ±10000, which the page takes (a spread under 100), were refused by the command line."""
+    s, problems = notes.setting(6, 0.0, logits, True, 0.5, "")
+    assert problems == []
+    lam = 1.4209212345678
+    args = shlex.split(notes.cli_command(s, lam, 0.1))
+    policy = args[args.index("--policy") + 1]
+    written = np.array([float(v) for v in policy[len("categorical("):-1].split(",")])
+    typed = np.array(s.policy)
+    np.testing.assert_allclose(written - written.max(), typed - typed.max(), rtol=0, atol=1e-9)
+    assert np.all(np.abs(written) <= 1e4)
+    assert f"--lam={lam!r}" in args
+    report = grad_report(policy, args[args.index("--ref") + 1], lam=lam)
+    assert report is not None
+
+
+def test_numbers_are_written_short_only_where_that_loses_nothing():
+    assert notes.values_text([1.0, 0.5, -3.0, 1234.567]) == "1,0.5,-3,1234.567"
+    assert float(notes.number_text(1 / 3)) == 1 / 3
