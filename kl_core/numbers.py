@@ -30,10 +30,12 @@ SMALLEST_NORMAL = sys.float_info.min
 
 
 def share(x: float | None, decimals: int = 1) -> str:
-    r"""A share as a percentage, ``decimals`` places, never ``0.0%`` for a share that is not zero.
+    r"""A share as a percentage, ``decimals`` places, never ``0.0%`` for a share that is not zero
+    nor ``100.0%`` for one below 1.
 
     Below the smallest share ``decimals`` places can show, :math:`10^{-(d+2)}`, it is written
-    with 2 significant digits (``0.037%``); exactly 0 stays ``0.0%``.
+    with 2 significant digits (``0.037%``); exactly 0 stays ``0.0%``.  A share below 1 that
+    would round to 100 % gets the places it needs to show it is not all (``99.96%``).
 
     Parameters
     ----------
@@ -49,15 +51,22 @@ def share(x: float | None, decimals: int = 1) -> str:
 
     Examples
     --------
-    >>> share(0.25), share(0.00037), share(0.0), share(None)
-    ('25.0%', '0.037%', '0.0%', '—')
+    >>> share(0.25), share(0.00037), share(0.0), share(None), share(0.9996)
+    ('25.0%', '0.037%', '0.0%', '—', '99.96%')
     """
     if decimals < 0:
         raise ValueError(f"decimals must be >= 0, got {decimals}")
     if x is None or math.isnan(x):
         return "—"
     if x == 0.0 or not math.isfinite(x) or abs(x) >= 10.0 ** -(decimals + 2):
-        return f"{x + 0.0:.{decimals}%}"  # + 0.0: -0.0 prints as 0.0%
+        text = f"{x + 0.0:.{decimals}%}"  # + 0.0: -0.0 prints as 0.0%
+        if not 0.0 < x < 1.0 or float(text[:-1]) < 100.0:
+            return text
+        for places in range(decimals + 1, 10):  # a share below 1 that rounds to 100%: not all of them
+            text = f"{x:.{places}%}"
+            if float(text[:-1]) < 100.0:
+                return text
+        return f"{math.floor(x * 1e11) / 1e9:.9f}%"
     return f"{100 * x:.2g}%"
 
 

@@ -179,17 +179,18 @@ if report.weighted:
 if report.rb is not None:
     ui.formulas(r"\color{{{c}}}{{\mathrm{{rb}}}} =\;".format(c=RB_COLOR), notes.rb_formula(report.direction),
                 joined=True)
-    with ui.metric_row():
-        st.metric("Var(k1)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k1"),  # i18n: ok (notation)
-                  help=_("Per token: how many times more tokens k1 needs than rb for the same "
-                         "standard error."))
-        st.metric("Var(k3)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"),  # i18n: ok (notation)
-                  help=_("Per token: the same ratio for k3."))
-        if report.sequences is not None and report.sequences.variance_ratio is not None:
-            seq = report.sequences
-            st.metric("Var(Σk1)/Var(Σrb)", notes.variance_ratio_text(seq.variance_ratio, seq.log_variance_ratio, "k1"),  # i18n: ok (notation)
-                      help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
-    st.markdown(notes.rb_caption(report, kl_note is None))
+    if small.se:  # too few tokens: no SDs, so no ratio of variances
+        with ui.metric_row():
+            st.metric("Var(k1)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k1"),  # i18n: ok (notation)
+                      help=_("Per token: how many times more tokens k1 needs than rb for the same "
+                             "standard error."))
+            st.metric("Var(k3)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"),  # i18n: ok (notation)
+                      help=_("Per token: the same ratio for k3."))
+            if report.sequences is not None and report.sequences.variance_ratio is not None:
+                seq = report.sequences
+                st.metric("Var(Σk1)/Var(Σrb)", notes.variance_ratio_text(seq.variance_ratio, seq.log_variance_ratio, "k1"),  # i18n: ok (notation)
+                          help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
+    st.markdown(notes.rb_caption(report, kl_note is None, small.se))
 ui.table(
     notes.summary_frame(small.masked_all(report.all_summaries), exact).dropna(axis=1, how="all"),
     name=_("audit-summary"),

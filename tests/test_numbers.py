@@ -86,3 +86,13 @@ def test_unresolved_is_below_the_smallest_normal_double():
 
     assert unresolved(5e-324) and unresolved(-1e-310) and unresolved(SMALLEST_NORMAL / 2)
     assert not any(unresolved(x) for x in (0.0, -0.0, SMALLEST_NORMAL, 1e-300, math.inf, math.nan))
+
+
+@pytest.mark.parametrize(("x", "decimals", "text"), [
+    (0.9996, 1, "99.96%"), (0.99996, 1, "99.996%"), (0.9996, 0, "99.96%"), (0.99949, 1, "99.9%"),
+    (1.0, 1, "100.0%"), (1.5, 1, "150.0%"), (1 - 1e-12, 1, "99.999999999%"),
+])
+def test_a_share_below_one_is_never_written_as_all(x, decimals, text):
+    """An audit: 9,996 negative tokens of 10,000 were "100.0%" negative on the audit page."""
+    assert share(x, decimals) == text
+    assert float(text[:-1]) < 100 or x >= 1

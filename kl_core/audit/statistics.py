@@ -711,8 +711,13 @@ def _data_row(i: int) -> Message:
     return _data_rows(np.array([i]))
 
 
+#: The lowest log-probability the audit takes.  Below it a value is a fill value of a masked token, and the
+#: log-space sums (:func:`_scaled`: :math:`\log|v| - k\ln 2`) would lose their integer part to rounding.
+LOGP_FLOOR = -1e12
+
+
 def _logp_array(x: ArrayLike, name: str, tol: float, where: Callable[[int], Message] = _index) -> np.ndarray:
-    """Validate log-probs: numeric, 1-D, finite, ≤ tol; ``name`` appears in every message, and
+    """Validate log-probs: numeric, 1-D, finite, ≥ :data:`LOGP_FLOOR`, ≤ tol; ``name`` appears in every message, and
     ``where(i)`` says where the first bad value is (an index; a data row for a file's column)."""
     arr = _float_vector(
         x,
@@ -731,6 +736,20 @@ def _logp_array(x: ArrayLike, name: str, tol: float, where: Callable[[int], Mess
         raise InputError(
             "{name} has {n} NaN or infinite values (first at {where}: {value})",
             name=name, n=int(bad.sum()), where=where(i), value=arr[i],
+        )
+    low = arr < LOGP_FLOOR
+    if low.any():
+        i = int(np.argmax(low))
+        if int(low.sum()) == 1:
+            raise InputError(
+                "{name} has a value below {floor:g} at {where}: {value:.6g}; that is a fill value (float32's "
+                "smallest is -3.4e38), not a log-probability a model gives: drop that token",
+                name=name, floor=LOGP_FLOOR, where=where(i), value=arr[i],
+            )
+        raise InputError(
+            "{name} has {n} values below {floor:g} (first at {where}: {value:.6g}); those are fill values "
+            "(float32's smallest is -3.4e38), not log-probabilities a model gives: drop those tokens",
+            name=name, n=int(low.sum()), floor=LOGP_FLOOR, where=where(i), value=arr[i],
         )
     pos = arr > tol
     if pos.any():
@@ -892,6 +911,11 @@ def _log_abs(v: np.ndarray, log_v: np.ndarray | None) -> np.ndarray:
     return out
 
 
+#: A shift past which every double scales to 0 (:math:`2^{1024} \cdot 2^{-2200} < 2^{-1074}`); ``ldexp`` takes
+#: no larger exponent than an int32.
+_LDEXP_MAX = 2200
+
+
 def _scaled(v: np.ndarray, la: np.ndarray) -> tuple[np.ndarray, int] | None:
     r"""``(u, k)`` with :math:`v = u\,2^k` and :math:`\max|u| \le 1`; None if a value is truly infinite.
 
@@ -905,7 +929,7 @@ def _scaled(v: np.ndarray, la: np.ndarray) -> tuple[np.ndarray, int] | None:
     k = int(math.ceil(top / _LN2)) + 1
     big = np.isinf(v)
     u = np.empty_like(v)
-    u[~big] = np.ldexp(v[~big], -k)
+    u[~big] = np.ldexp(v[~big], -min(k, _LDEXP_MAX))
     u[big] = np.sign(v[big]) * np.exp(la[big] - k * _LN2)
     return u, k
 
@@ -1005,14 +1029,14 @@ def _summarise(v: np.ndarray, w: np.ndarray | None, log_v: np.ndarray | None = N
         la_all = _log_abs(v, log_v)
         top = int(np.lexsort((np.where(np.isinf(v), la_all, 0.0), v))[-1])  # over every value, as below
         vmax, logs["max"] = _value(v[top], la_all[top])
-    return EstimatorSummary(
-        mean=mean,
+    return EstimatorSummary(  # + 0.0: a −0.0 (k1 = −log r at log r = 0) is 0, not "-0.0000"
+        mean=mean + 0.0,
         std=std,
         se=se,
         neg_fraction=neg_fraction,
-        p95=p95,
-        p99=p99,
-        max=vmax,
+        p95=p95 + 0.0,
+        p99=p99 + 0.0,
+        max=vmax + 0.0,
         **{f"log_{k}": x for k, x in logs.items()},
     )
 
@@ -1691,7 +1715,7 @@ def _sums_by_sequence(
     kt = k[inv]
     big = np.isinf(v)
     u = np.empty_like(v)
-    u[~big] = np.ldexp(v[~big], -kt[~big])
+    u[~big] = np.ldexp(v[~big], -np.minimum(kt[~big], _LDEXP_MAX))
     with np.errstate(over="ignore"):
         u[big] = np.sign(v[big]) * np.exp(la[big] - kt[big] * _LN2)
     su = np.bincount(inv, weights=u, minlength=m)
@@ -1832,6 +1856,13 @@ def _value_problem(values: np.ndarray, role: str, tol: float) -> Message | None:
                 rows=_data_rows(neg), value=arr[neg[0]],
             )
         return None
+    low = np.flatnonzero(arr < LOGP_FLOOR)
+    if low.size:
+        return Message(
+            "there are values below {floor:g} at {rows} (e.g. {value:.6g}): fill values such as float32's "
+            "smallest, -3.4e38, not log-probabilities a model gives. Drop those rows.",
+            floor=LOGP_FLOOR, rows=_data_rows(low), value=arr[low[0]],
+        )
     pos = np.flatnonzero(arr > tol)
     if pos.size:
         return Message(

@@ -267,13 +267,21 @@ def variance_ratio_text(ratios: Mapping[str, float], logs: Mapping[str, float] |
     return ratio_text(ratios[key], (logs or {}).get(key, math.nan))
 
 
-def rb_caption(report: AuditReport, same_kl: bool = True) -> str:
+def rb_caption(report: AuditReport, same_kl: bool = True, se_shown: bool = True) -> str:
     """What the rb figures mean, and the honest limit for sequence sums.
 
     ``same_kl`` False (:func:`kl_column_note` warns that the column holds another KL than the one
     k1 and k3 estimate): rb is no conditional mean of k1 or k3, so the ratios compare estimators of
-    different quantities, and the caption says only that.
+    different quantities, and the caption says only that.  ``se_shown`` False (too few tokens for a
+    standard error, :meth:`~kl_core.audit.statistics.AuditReport.sample_size`): no standard deviation
+    is shown, so no ratio of variances either, and no comparison.
     """
+    if not se_shown:
+        return _(
+            "rb is the exact KL of the two next-token distributions at each token's prefix: the mean of k1 "
+            "(and of k3) given that prefix. In expectation it can only remove variance (law of total "
+            "variance); with this few tokens the variances are not shown, so neither are their ratios."
+        )
     if not same_kl:
         return _(
             "rb is the mean of the exact-KL column, but that column holds another KL than the one k1 and "
@@ -380,16 +388,8 @@ def se_caveat() -> str:
 
 
 def ess_share(fraction: float) -> str:
-    """ESS / tokens as a percentage (:func:`lab.format.share`), with more digits where one decimal
-    would round a share below 100% up to ``100.0%`` (an ESS of 99.97% of the tokens is not all of them)."""
-    text = share(fraction)
-    if fraction >= 1 or not text.startswith("100"):
-        return text
-    for digits in range(2, 7):
-        text = f"{100 * fraction:.{digits}f}%"
-        if not text.startswith("100"):
-            return text
-    return f"{math.floor(100 * fraction * 1e6) / 1e6:.6f}%"
+    """ESS / tokens as a percentage (:func:`lab.format.share`: an ESS of 99.97% of the tokens is not all of them)."""
+    return share(fraction)
 
 
 def drawn_share(report: AuditReport, key: str) -> float:

@@ -983,6 +983,48 @@ def test_a_masked_summary_keeps_the_logs_of_what_it_shows() -> None:
 
 
 def test_a_square_past_a_double_times_a_zero_ratio_is_zero_not_nan() -> None:
-    # other-sampler k2 = r (log r)^2 / 2 with log r = -1e200: r = 0, (log r)^2 = inf
-    rep = audit([-1.0, -1.0], [-1e200, -1.0], direction="other-sampler")
+    # other-sampler k2 = r (log r)^2 / 2 with log r = -1e200: r = 0, (log r)^2 = inf. Such a log-prob is
+    # now refused as a fill value (LOGP_FLOOR); at the floor the square is finite and the product still 0
+    with pytest.raises(ValueError, match="fill value"):
+        audit([-1.0, -1.0], [-1e200, -1.0], direction="other-sampler")
+    rep = audit([-1.0, -1.0], [audit_mod.LOGP_FLOOR, -1.0], direction="other-sampler")
     assert rep.k2.mean == 0.0 and rep.k2.max == 0.0
+
+
+def test_a_fill_value_below_the_floor_is_refused_by_name_not_an_overflow():
+    """An audit: a sampler log-prob of float32's minimum (−3.4e38, a fill value) raised OverflowError in ldexp."""
+    from kl_core.audit.statistics import LOGP_FLOOR, audit
+
+    with pytest.raises(ValueError, match=r"logp_sampler has a value below -1e\+12 at index 1: -3\.4e\+38; that is a "
+                                         r"fill value"):
+        audit([-1.0, -3.4e38], [-1.0, -1.0])
+    with pytest.raises(ValueError, match="logp_other has 2 values below"):
+        audit([-1.0, -1.0, -1.0], [-2e12, -1.0, -5e12])
+    # just above the floor the log-space figures are exact: k3's mean is e^(log r)/n to first order
+    for n_seq, ids in ((2, None), (3, [0, 0, 1])):
+        logp = [-1.0, LOGP_FLOOR * 0.99, -5.0][:n_seq]
+        other = [-1.0, -1.0, -2.0][:n_seq]
+        rep = audit(logp, other, sequence_ids=ids)
+        log_r = other[1] - logp[1]
+        assert rep.k3.mean == math.inf
+        assert rep.k3.log_mean == pytest.approx(log_r - math.log(n_seq), rel=1e-15, abs=1e-6)
+
+
+def test_a_column_with_a_fill_value_names_its_data_rows(tmp_path):
+    from kl_core.audit.statistics import load_table
+
+    path = tmp_path / "fill.csv"
+    rows = ["logp_policy,logp_ref"] + [f"{-1.0 - 0.01 * i},-1.1" for i in range(40)] + ["-3.4028e38,-1.0"]
+    path.write_text("\n".join(rows) + "\n")
+    with pytest.raises(ValueError) as exc:
+        load_table(str(path), "logp_policy", "logp_ref")
+    assert "data row 41" in str(exc.value) and "fill value" in str(exc.value)
+
+
+def test_identical_columns_give_zeros_not_negative_zeros():
+    from kl_core.audit.statistics import audit
+
+    rep = audit([-1.0, -2.0, -0.5], [-1.0, -2.0, -0.5])
+    for s in (rep.k1, rep.k2, rep.k3):
+        for x in (s.mean, s.p95, s.p99, s.max):
+            assert x == 0.0 and math.copysign(1.0, x) == 1.0

@@ -636,3 +636,25 @@ def test_a_mean_past_a_double_in_the_other_direction_blames_no_ratio():
     assert math.isinf(rep.k3.mean) and math.isfinite(math.exp(705.0))
     line = notes.verdict(rep, None, True)[1]
     assert "so is some token's k3" in line and "ratio r" not in line
+
+
+def test_nearly_every_negative_token_is_not_written_as_all_of_them():
+    """An audit: 9,996 of 10,000 tokens with logp_ref > logp_policy read "100.0%" in the verdict and the caption."""
+    n, pos = 10_000, 4
+    logp = np.full(n, -2.0)
+    other = np.full(n, -1.5)
+    other[:pos] = -2.5
+    rep = audit.audit(logp, other)
+    assert rep.k1.neg_fraction == 0.9996
+    small = rep.sample_size()
+    assert "**99.96%** of k1's per-token values are negative" in notes.verdict(rep, None, small.se, True)[0]
+    assert notes.histogram_caption(rep, "k1", small).startswith("99.96% of tokens below 0")
+
+
+def test_too_few_tokens_for_an_sd_give_no_ratio_of_variances():
+    """An audit: with 2 tokens the page withheld the SDs but still printed Var(k1)/Var(rb) = ×196 from them."""
+    rep = audit.audit([-1.0, -2.0], [-1.5, -1.0], exact_kl=[0.1, 0.3])
+    assert not rep.sample_size().se
+    caption = notes.rb_caption(rep, True, se_shown=False)
+    assert "Var(" not in caption and "×" not in caption and "**more**" not in caption
+    assert "Var(k1)/Var(rb)" in notes.rb_caption(rep, True, se_shown=True)
