@@ -280,6 +280,8 @@ class Caution:
     computes : dict
         Where the trap runs other code than the crosswalk entry of option ``computes["option"]`` shows: that
         code (``library_formula``) and its formula (``formula_latex``), which the card shows instead.
+    cost : str
+        What the fix costs or trades away (a sentence the app shows under it), or empty.
     note_in : tuple of str
         Labels of eras (:attr:`kl_core.doctor.releases.Era.label`) whose releases differ on the trap, some
         with it and some without: there the message is a note, not a warning.
@@ -294,6 +296,7 @@ class Caution:
     source: str
     gradient: str | None = None
     computes: dict[str, str] = field(default_factory=dict)
+    cost: str = ""
     note_in: tuple[str, ...] = ()
     absent_in: tuple[str, ...] = ()
 
@@ -540,8 +543,8 @@ def holds(condition: str, value: Any, settings: dict[str, Any] | None = None,
     ``"set"``/``"not set"`` test truthiness (None, False, 0 and ``""`` are not
     set); ``"> 0"``, ``"!= 0"``, ``"< data.train_batch_size"`` compare numbers,
     the right side a number or a product of settings (:func:`evaluate_expression`);
-    ``"a number"`` accepts any number; anything else is a value, matched against
-    ``names`` when given (an option and its aliases).
+    ``"a number"`` accepts any number; ``"one of rloo, group_norm"`` any of the values listed;
+    anything else is a value, matched against ``names`` when given (an option and its aliases).
 
     Parameters
     ----------
@@ -570,6 +573,8 @@ def holds(condition: str, value: Any, settings: dict[str, Any] | None = None,
         return not _truthy(value)
     if cond == "a number":
         return as_double(value) is not None
+    if cond.startswith("one of "):
+        return ("" if value is None else str(value).strip()) in [v.strip() for v in cond[7:].split(",")]
     m = _COMPARE.match(cond)
     if m:
         op, rhs = m.groups()
@@ -714,6 +719,7 @@ def _profile(raw: dict[str, Any], aggs: dict[str, Aggregation], i: int, snippets
                     message=prose(c["message"], snippets, where),
                     fix=_pair(c["fix"], f"{where}.cautions.fix"), source=c["source"], gradient=c.get("gradient"),
                     computes=_computes(c.get("computes", {}), f"{where}.cautions.computes"),
+                    cost=prose(c.get("cost", ""), snippets, where),
                     note_in=tuple(c.get("note_in", [])), absent_in=tuple(c.get("absent_in", [])))
             for c in raw.get("cautions", [])
         )

@@ -28,7 +28,7 @@ PROSE_FIELDS: dict[str, tuple[str, ...]] = {
                 "grad_expected", "grad_fix", "since_why"),
     "profiles": ("legacy", "hydra_group_note"),
     "profiles.off_policy": ("why",),
-    "profiles.cautions": ("message",),
+    "profiles.cautions": ("message", "cost"),
     "profiles.uncovered": ("note",),
     "aggregations.modes": ("name", "coefficient"),
 }

@@ -422,10 +422,6 @@ _COST_REJECTED = N_(
     "**Trade-off:** none for the run, which cannot start as written. Check each change: a suggested name is the "
     "nearest one this release knows and may mean something else, and a removed setting no longer does what it "
     "was written for (the card above describes the run without it).")
-_COST_CHECK = N_(
-    "**Trade-off:** none for the run, which cannot start as written. The change makes each batch of prompts as "
-    "large as one mini-batch, so each training step generates more responses; lowering the mini-batch to the "
-    "batch instead passes the check too, with fewer prompts per optimizer step.")
 _COST_SEQUENCE = N_(
     "**Trade-off:** this also makes the policy loss's importance weights per token (GRPO's) instead of per "
     "sequence (GSPO's).")
@@ -457,7 +453,6 @@ def fix_requires(w: DoctorWarning) -> str:
 #: fix changes (:func:`_fix_cost`).
 _COST_BY_CODE: dict[str, str] = {
     "SETTING_REJECTED": _COST_REJECTED,
-    "STARTUP_CHECK_FAILS": _COST_CHECK,
     "KL_OFF": _COST_ENABLE,
     "KL_SETTING_UNUSED": _COST_UNUSED,
     "KL_TWICE": _COST_TWICE,
@@ -480,6 +475,9 @@ def _fix_cost(d: Diagnosis, w: DoctorWarning) -> str:
         return typeset(_(_COST_ENABLE if w.kl_use is None else _COST_FINITE))
     if w.code in _COST_BY_CODE:
         return typeset(_(_COST_BY_CODE[w.code]))
+    caution = next((c for c in d.profile.cautions if c.code == w.code and c.cost and c.fix[0] in keys), None)
+    if caution is not None:  # a trap of the release, with its own words on the fix (crosswalk.toml)
+        return typeset(message(caution.cost))
     off_keys = {r.fix[0] for r in d.profile.off_policy}
     if keys and all(k in off_keys for k in keys):
         parts = []

@@ -771,3 +771,28 @@ def test_an_unused_kl_setting_beside_another_kl_term_gets_no_fix_that_adds_a_sec
     # with no other KL term, turning the unused one on is still the fix
     alone = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.kl_loss_coef=0.001")
     assert [w.fix for w in alone.warnings if w.code == "KL_SETTING_UNUSED"] == ["actor_rollout_ref.actor.use_kl_loss=True"]
+
+
+@pytest.mark.parametrize(("command", "release"), [
+    ("python3 -m openrlhf.cli.train_ppo_ray --algo.advantage.estimator group_norm --algo.kl.use_loss "
+     "--algo.kl.init_coef 0.01", "0.11.2"),
+    ("python3 -m openrlhf.cli.train_ppo_ray --algo.advantage.estimator dr_grpo --algo.kl.init_coef 0.01", "0.11.2"),
+    ("python3 -m openrlhf.cli.train_ppo_ray --advantage_estimator rloo --init_kl_coef 0.01", "0.6.0.post1–0.10.1"),
+])
+def test_a_group_baseline_with_one_response_per_prompt_stops_openrlhf(command, release):
+    """An audit: OpenRLHF v0.6.2 examples/scripts/train_grpo_llama_ray.sh runs group_norm with
+    --n_samples_per_prompt 1, which train_ppo_ray.py asserts against at startup (0.11.2 wheel lines 656-659)."""
+    d = diagnose(command)
+    assert d.release == release and d.codes[0] == "STARTUP_CHECK_FAILS"
+    assert d.warnings[0].fix.endswith("n_samples_per_prompt 2")
+    assert "STARTUP_CHECK_FAILS" not in diagnose(command + " --n_samples_per_prompt 4".replace(
+        "--n_samples", "--rollout.n_samples" if release == "0.11.2" else "--n_samples")).codes
+    assert "STARTUP_CHECK_FAILS" not in diagnose(command.replace("group_norm", "reinforce").replace(
+        "dr_grpo", "gae").replace("rloo", "reinforce")).codes
+
+
+def test_openrlhf_0_5_9_asserts_for_rloo_only_so_its_era_notes_the_others():
+    head = "python3 -m openrlhf.cli.train_ppo_ray --use_kl_estimator_k3 --init_kl_coef 0.01 --advantage_estimator "
+    old = diagnose(head + "group_norm", release="0.5.9–0.6.0")
+    assert "STARTUP_CHECK_FAILS" not in old.codes and any("0.5.9 checks rloo only" in n for n in old.notes)
+    assert diagnose(head + "rloo", release="0.5.9–0.6.0").codes[0] == "STARTUP_CHECK_FAILS"

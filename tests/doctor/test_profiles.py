@@ -189,3 +189,8 @@ def test_a_cautions_era_labels_are_eras_of_its_own_trainer():
         assert set(c.note_in) | set(c.absent_in) <= labels, (p.label, c.code)
         assert not set(c.note_in) & set(c.absent_in)
         assert c.said_in(p.release) == "warning"  # the profile's own release has the trap
+
+
+def test_one_of_matches_any_value_listed():
+    assert holds("one of rloo, group_norm", "group_norm") and holds("one of rloo, group_norm", " rloo ")
+    assert not holds("one of rloo, group_norm", "gae") and not holds("one of rloo, group_norm", None)

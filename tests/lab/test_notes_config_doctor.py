@@ -688,3 +688,14 @@ def test_a_flag_left_off_that_chooses_the_aggregation_is_said_as_without_it():
     on = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --kl_estimator k3 --init_kl_coef 0.001 "
                   "--use_dynamic_batch")
     assert any("(`--use_dynamic_batch`)" in f for f in notes.use_facts(on, on.kl_uses[0]))
+
+
+def test_a_start_up_checks_fix_cost_is_its_own():
+    verl = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size=16 "
+                    "actor_rollout_ref.actor.ppo_mini_batch_size=64")
+    orl = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.advantage.estimator group_norm --algo.kl.use_loss "
+                   "--algo.kl.init_coef 0.01")
+    a, b = (notes.fix_cost(d, d.warnings[0]) for d in (verl, orl))
+    assert "mini-batch" in a and "GRPO-style recipes use 4 to 16" in b
+    with using("zh"):
+        assert "GRPO 类配方用 4 到 16 条" in notes.fix_cost(orl, orl.warnings[0])
