@@ -741,6 +741,8 @@ class _Env:
             value: Word | None = None
             if p.kind == "var":
                 value = self._lookup(p, depth)
+            elif p.kind == "cmd" and p.text.startswith("$((") and p.text.endswith("))"):
+                value = self._arithmetic(p.text)
             elif p.kind == "arr":
                 var = self.vars.get(p.name)
                 if var is not None and all(w.literal for w in var.words):
@@ -759,6 +761,23 @@ class _Env:
                 if value.origin:
                     origins.append(value.origin)
         return [Word(text, opaque, joined("; ", dict.fromkeys(origins)))]
+
+    def _arithmetic(self, text: str) -> Word | None:
+        """``$(( … ))`` over integers and the script's own integer variables, as bash computes it; None where a
+        name is not such a variable or an operator is not one of ``+ - * / %`` (bash divides toward zero)."""
+        names: dict[str, int] = {}
+        for name in set(re.findall(r"\$?\{?([A-Za-z_]\w*)\}?", text[3:-2])):
+            var = self.vars.get(name)
+            word = var.words[0] if var is not None and not var.array else None
+            if word is None or not word.literal or not re.fullmatch(r"-?\d+", word.text.strip()):
+                return None
+            names[name] = int(word.text)
+        expr = re.sub(r"\$\{?([A-Za-z_]\w*)\}?", r"\1", text[3:-2]).strip()
+        try:
+            value = _bash_int(ast.parse(expr, mode="eval").body, names)
+        except (SyntaxError, ValueError, ZeroDivisionError):
+            return None
+        return Word(str(value), -1, Message("{text} in the script", text=text))
 
     def _lookup(self, p: _Part, depth: int) -> Word | None:
         var = self.vars.get(p.name)
@@ -802,6 +821,31 @@ class _Env:
                 self.vars[name] = _Var([Word(w0.text + w1.text, opaque)])
                 return
         self.vars[name] = _Var(words if array else [words[0] if words else Word("")], array=array)
+
+
+def _bash_int(node: ast.AST, names: dict[str, int]) -> int:
+    """An integer expression as bash's ``$(( ))`` computes it (``/`` and ``%`` truncate toward zero)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        x = _bash_int(node.operand, names)
+        return -x if isinstance(node.op, ast.USub) else x
+    if isinstance(node, ast.BinOp):
+        a, b = _bash_int(node.left, names), _bash_int(node.right, names)
+        if isinstance(node.op, ast.Add):
+            return a + b
+        if isinstance(node.op, ast.Sub):
+            return a - b
+        if isinstance(node.op, ast.Mult):
+            return a * b
+        if isinstance(node.op, ast.Div | ast.FloorDiv | ast.Mod):
+            if b == 0:
+                raise ZeroDivisionError
+            q = abs(a) // abs(b) * (1 if (a >= 0) == (b >= 0) else -1)
+            return q if not isinstance(node.op, ast.Mod) else a - b * q
+    raise ValueError("not bash integer arithmetic")
 
 
 def _assignment(tok: _Tok) -> tuple[str, bool, _Tok] | None:

@@ -417,3 +417,30 @@ def test_shell_arithmetic_is_not_said_to_run_a_command():
     words = " ".join(str(w.message) for w in d.warnings if w.code == "NOT_LITERAL")
     assert "$((N*2)) is shell arithmetic, which the doctor does not evaluate" in words
     assert "$(cat x) runs a command" in words and "$((N*2)) runs a command" not in words
+
+
+@pytest.mark.parametrize(("expr", "value"), [
+    ("$(( nproc * nnodes * ngpu ))", 16), ("$(( total ))", 16), ("$((total/3))", 5), ("$(( (total - 20) / 3 ))", -1),
+    ("$(( -7 % 3 ))", -1), ("$(( ${total} * 2 + 1 ))", 33), ("$((total))", 16),
+])
+def test_shell_arithmetic_over_the_scripts_own_integers_is_evaluated_as_bash_does(expr, value):
+    """An audit: verl v0.5.0 examples/tuning/7b/qwen2-7b_grpo-lora_1_h100_fsdp_vllm.sh sets both batch sizes from
+    total_procs=$(( nproc_per_gpu * nnodes * ngpu_per_node )); the card assumed the defaults and called the run
+    off-policy.  Bash divides toward zero: (16-20)/3 is -1, -7 % 3 is -1."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    script = ("nproc=16\nnnodes=1\nngpu=1\ntotal=$(( nproc * nnodes * ngpu ))\n"
+              f"python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size={expr}\n")
+    d = diagnose(script)
+    assert d.settings["data.train_batch_size"] == value and "NOT_LITERAL" not in d.codes
+    assert any(n.startswith(f"data.train_batch_size = {value}: {expr} in the script") for n in d.notes)
+
+
+@pytest.mark.parametrize("expr", ["$(( unset_var * 2 ))", "$(( 2 ** 3 ))", "$(( total / 0 ))", "$(( total << 1 ))",
+                                  "$(( name ))"])
+def test_shell_arithmetic_the_doctor_cannot_evaluate_stays_unread(expr):
+    from kl_core.doctor.diagnosis import diagnose
+
+    script = ("total=16\nname=abc\n"
+              f"python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size={expr}\n")
+    assert "NOT_LITERAL" in diagnose(script).codes
