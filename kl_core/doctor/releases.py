@@ -23,6 +23,7 @@ Divergence" (2020), http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import dataclasses
+import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -87,6 +88,8 @@ class Fork:
         ``(setting, value)`` pairs that name the project.
     pins : str
         The pinned release, when the project pins one.
+    pinned_since : str
+        The project's first commit with that pin, where earlier commits pinned other releases.
     """
 
     name: str
@@ -94,6 +97,7 @@ class Fork:
     keys: tuple[str, ...] = ()
     when: tuple[tuple[str, str], ...] = ()
     pins: str = ""
+    pinned_since: str = ""
 
 
 @dataclass(frozen=True)
@@ -308,7 +312,8 @@ def eras() -> tuple[Era, ...]:
                 changed=prose(e["changed"], {}, f"eras[{i}]"), note=prose(e.get("note", ""), {}, f"eras[{i}]"),
                 code_note=prose(e.get("code_note", ""), {}, f"eras[{i}]"),
                 forks=tuple(Fork(name=f["name"], repo=f["repo"], keys=tuple(f.get("keys", [])),
-                                 when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""))
+                                 when=tuple((a, b) for a, b in f.get("when", [])), pins=f.get("pins", ""),
+                                 pinned_since=f.get("pinned_since", ""))
                             for f in e.get("forks", [])),
                 source=e["source"], later=later,
                 accepts=tuple((k, tuple(v)) for k, v in e.get("accepts", [])),
@@ -552,6 +557,15 @@ def _listing(keys: list[str], n: int = 3) -> str:
     return ", ".join(keys[:n]) + (f" (+{more})" if more > 0 else "")
 
 
+def _version_key(text: str) -> tuple[int, ...] | None:
+    """A release number as a sortable key (``0.3.0.post1`` after ``0.3.0``, ``0.2`` as ``0.2.0``); None if it is none."""
+    m = re.fullmatch(r"v?(\d+(?:\.\d+){0,3})(?:\.?post(\d+))?", text.strip())
+    if m is None:
+        return None
+    parts = [int(x) for x in m[1].split(".")]
+    return (*parts, *[0] * (4 - len(parts)), int(m[2] or 0))
+
+
 def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | None = None) -> Inference:
     """Which release a script was written for, from the settings it uses.
 
@@ -587,9 +601,16 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         for e in candidates:
             if r in (e.id, e.label) or r.lower() == e.id.lower():
                 return Inference(e, True, Message("the release was given: {lib} {rel}", lib=prof.library, rel=e.label))
+        if (key := _version_key(r)) is not None:  # a release number: the era whose range holds it
+            for e in candidates:
+                ends = [_version_key(v) for v in e.label.split("–")]
+                if not e.fork and None not in ends and ends[0] <= key <= ends[-1]:
+                    return Inference(e, True, Message("the release was given: {lib} {given}, in the era {rel}",
+                                                      lib=prof.library, given=r, rel=e.label))
+        ranges = ", ".join(e.label for e in candidates if not e.fork)
         have = ["latest", prof.release, *(e.id for e in candidates)]
-        raise ReleaseMismatch(f"release must be one of {have} for {prof.library} {prof.trainer}, got {release!r}",
-                              release, prof.library, prof.trainer)
+        raise ReleaseMismatch(f"release must be one of {have} or a release number in {ranges} for {prof.library} "
+                              f"{prof.trainer}, got {release!r}", release, prof.library, prof.trainer)
     written = list(settings)
     pairs = [(_bare(k), v) for k, v in written]
     keys = [k for k, _ in pairs]
@@ -623,7 +644,10 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
             ruled_out.append((e, today))
         elif fork is not None:
             used = [k for k in keys if k in fork.keys]
-            why = (Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
+            why = (Message("it uses settings of {fork} ({repo}), which pins {pins} from its commit {since} on "
+                           "(earlier commits pin other releases)", fork=fork.name, repo=fork.repo, pins=fork.pins,
+                           since=fork.pinned_since) if fork.pins and fork.pinned_since else
+                   Message("it uses settings of {fork} ({repo}), which pins {pins}", fork=fork.name, repo=fork.repo,
                            pins=fork.pins) if fork.pins else
                    Message("it uses {keys}, settings of {fork}'s own copy of {lib} ({repo})", keys=_listing(used),
                            fork=fork.name, lib=prof.library, repo=fork.repo) if e.fork and used else

@@ -408,3 +408,31 @@ def test_an_eras_note_on_the_code_shown_comes_only_with_a_kl_term():
                                     "actor_rollout_ref.actor.use_kl_loss=True"))
     assert with_kl.release == "0.4.0–0.7.1" and [u.where for u in with_kl.kl_uses] == ["loss"]
     assert any(n.startswith("The code shown is verl 0.7.1's.") for n in with_kl.notes)
+
+
+@pytest.mark.parametrize("project", ["GRPO_logic_KK", "KK", "KK_logic"])
+def test_logic_rls_own_project_names_point_to_its_copy_of_verl(project):
+    """An audit: Logic-RL 9d2c457 scripts/train_ppo_3B_4gpu.sh (trainer.project_name=KK) was read as verl 0.9.1, with
+    no KL term; its vendored verl puts a k1 KL in the reward whenever use_kl_loss is False."""
+    d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.001 "
+                 f"trainer.project_name={project}\n")
+    assert d.release == "0.2–0.3.0.post1" and "Logic-RL" in d.release_why
+    assert [(u.where, u.estimator) for u in d.kl_uses] == [("reward", "k1")]
+
+
+@pytest.mark.parametrize(("library", "given", "era"), [
+    ("verl", "0.4.1", "0.4.0–0.7.1"), ("verl", "v0.7.1", "0.4.0–0.7.1"), ("verl", "0.3.0.post1", "0.2–0.3.0.post1"),
+    ("verl", "0.2.0.post2", "0.2–0.3.0.post1"), ("openrlhf", "0.6.0", "0.5.9–0.6.0"),
+    ("openrlhf", "0.6.0.post1", "0.6.0.post1–0.10.1"), ("openrlhf", "0.9.3", "0.6.0.post1–0.10.1"),
+    ("trl", "0.15.2", "0.14.0–0.16.1"), ("trl", "1.2.0", "0.26.0–1.9.2"),
+])
+def test_a_release_number_chooses_the_era_that_holds_it(library, given, era):
+    """An audit: --release 0.4.1 was refused with a list of era ids, though the card labels the era 0.4.0–0.7.1."""
+    inf = infer(profile(library), [], given)
+    assert inf.era is not None and inf.era.label == era and given in str(inf.why)
+
+
+@pytest.mark.parametrize(("library", "given"), [("verl", "0.8.0"), ("verl", "0.1"), ("trl", "1.12.0"), ("verl", "x.y")])
+def test_a_release_number_no_era_holds_is_refused_with_the_ranges(library, given):
+    with pytest.raises(ValueError, match=r"or a release number in .*–"):
+        infer(profile(library), [], given)
