@@ -691,6 +691,26 @@ def _skip_target(text: str, j: int) -> int:
     return j
 
 
+#: ``read -r -d '' NAME <<EOF … EOF``: a here-document read into a variable (OpenRLHF's older example scripts).
+_HEREDOC_READ = re.compile(
+    r"^([ \t]*)read((?:[ \t]+-[A-Za-z]+(?:[ \t]+(?:''|\"\"))?)*)[ \t]+([A-Za-z_]\w*)[ \t]*<<-?[ \t]*(['\"]?)"
+    r"([A-Za-z_0-9]+)\4[ \t]*\n(.*?)\n[ \t]*\5[ \t]*$", re.M | re.S)
+
+
+def _heredoc_reads(text: str) -> str:
+    """The script with each here-document ``read`` into a variable written as an assignment of its body, on as
+    many lines (so every later line keeps its number): ``NAME="…"``, expanded as bash expands the body, or
+    ``NAME='…'`` where the delimiter is quoted (no expansion)."""
+    def assign(m: re.Match[str]) -> str:
+        indent, name, quote, body = m[1], m[3], m[4], m[6]
+        if quote:
+            return m[0] if "'" in body else f"{indent}{name}='\n{body}\n'"
+        body = body.replace("\\\n", " \n").replace('"', '\\"')  # a line continuation is a space, as in bash
+        return f'{indent}{name}="\n{body}\n"'
+
+    return _HEREDOC_READ.sub(assign, text)
+
+
 def _skip_heredoc(text: str, j: int) -> int:
     """Skip a here-document: its delimiter word, then lines up to the delimiter."""
     m = re.match(r"\s*(['\"]?)([A-Za-z_0-9]+)\1", text[j:])
@@ -869,7 +889,7 @@ def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
     env = _Env()
     out: list[Command] = []
     depth = 0
-    for st in _tokenize(text):
+    for st in _tokenize(_heredoc_reads(text)):
         toks = list(st.toks)
         first = toks[0].plain if toks else None
         while first in _LEADING and len(toks) > 1:
@@ -909,7 +929,7 @@ def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
         rest = toks[k:]
         if first in _DECLARE or not rest:
             continue
-        words = tuple(w for t in rest for w in env.expand(t))
+        words = tuple(w for t in rest for w in _split_fields(t, env.expand(t)))
         if words:
             out.append(Command(words, st.line, cmd_depth))
             inner = _shell_c(words)
@@ -917,6 +937,20 @@ def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
                 for c in _commands(inner, _nesting + 1)[0]:
                     out.append(Command(c.words, st.line + c.line - 1, cmd_depth + c.depth))
     return out, env.notes
+
+
+def _split_fields(tok: _Tok, words: list[Word]) -> list[Word]:
+    """Bash's word splitting: an unquoted word whose expansions hold spaces (``$ARGS``) is several words, and an
+    empty one none.  A word with any quoted part, or a part the doctor could not resolve, is left whole."""
+    if tok.quoted or all(p.kind == "lit" for p in tok.parts):
+        return words
+    out = []
+    for w in words:
+        if w.literal:
+            out += [Word(f, -1, w.origin) for f in w.text.split()]
+        else:
+            out.append(w)
+    return out
 
 
 _SHELLS = {"bash", "sh", "zsh", "dash"}
@@ -1012,7 +1046,7 @@ def _entry(cmd: Command) -> Entry | None:
                 k += 1
             while k < n:
                 w = texts[k]
-                if w == "-m" and k + 1 < n:
+                if (w == "-m" or (w == "--module" and base in _LAUNCHERS)) and k + 1 < n:  # deepspeed --module X
                     return Entry(texts[k + 1], "module", cmd, k + 2)
                 if w.endswith(".py") and not w.startswith("-"):
                     return Entry(w, "script", cmd, k + 1)

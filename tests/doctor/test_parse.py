@@ -444,3 +444,35 @@ def test_shell_arithmetic_the_doctor_cannot_evaluate_stays_unread(expr):
     script = ("total=16\nname=abc\n"
               f"python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True data.train_batch_size={expr}\n")
     assert "NOT_LITERAL" in diagnose(script).codes
+
+
+def test_an_unquoted_variable_with_spaces_is_several_words_as_in_bash():
+    """A script's `$ARGS` holding two overrides was read as one word: the first key took the rest as its value, and
+    the KL loss the script switches on was lost without a word ("No KL term")."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    script = ('ARGS="actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_coef=0.3"\n'
+              "EMPTY=\npython3 -m verl.trainer.main_ppo $ARGS $EMPTY\n")
+    d = diagnose(script)
+    assert [(u.where, u.coef) for u in d.kl_uses] == [("loss", 0.3)]
+    # quoted, it stays one word, as bash keeps it
+    quoted = diagnose(script.replace("$ARGS $EMPTY", '"$ARGS"'))
+    assert quoted.kl_uses == () or quoted.kl_uses[0].coef != 0.3
+
+
+def test_a_here_document_read_into_a_variable_is_the_command_it_holds():
+    """OpenRLHF v0.5.7 examples/scripts/train_ppo_llama.sh: read -r -d '' training_commands <<EOF … EOF, then
+    deepspeed --module $training_commands.  The body was skipped, so no OpenRLHF setting was found."""
+    from kl_core.doctor.diagnosis import diagnose
+    from kl_core.doctor.parse import UnreadableInput, _heredoc_reads
+
+    body = ("read -r -d '' training_commands <<EOF\nopenrlhf.cli.{m} \\\n   --pretrain x \\\n   --init_kl_coef 0.02 "
+            "\\\n   --use_kl_loss\nEOF\n\nif [[ ${{1}} != \"slurm\" ]]; then\n    deepspeed --module $training_commands\nfi\n")
+    with pytest.raises(UnreadableInput, match="this runs openrlhf.cli.train_ppo, a trainer the doctor does not cover"):
+        diagnose(body.format(m="train_ppo"))
+    d = diagnose(body.format(m="train_ppo_ray"))
+    assert [(u.where, u.coef) for u in d.kl_uses] == [("loss", 0.02)]
+    text = body.format(m="train_ppo_ray")
+    assert _heredoc_reads(text).count("\n") == text.count("\n")  # every later line keeps its number
+    quoted = text.replace("<<EOF", "<<'EOF'")
+    assert "training_commands='" in _heredoc_reads(quoted)
