@@ -1270,7 +1270,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
         _warn(st, None, "LEGACY_TRAINER", prof.legacy)
     off_rules = [r for r in prof.off_policy if r.holds(values)]
     st.off = [Message("{why}: {setting}{rhs}", why=r.why,
-                      setting=", ".join(_say(prof, k, values.get(k), kind) for k, _ in (r.when, *r.also)),
+                      setting=joined(", ", (_say_state(prof, k, values, given, kind) for k, _ in (r.when, *r.also))),
                       rhs=_rhs_words(prof, r.when[1], values))
               for r in off_rules]
     st.every_step = any(r.every_step for r in off_rules)

@@ -796,3 +796,13 @@ def test_openrlhf_0_5_9_asserts_for_rloo_only_so_its_era_notes_the_others():
     old = diagnose(head + "group_norm", release="0.5.9–0.6.0")
     assert "STARTUP_CHECK_FAILS" not in old.codes and any("0.5.9 checks rloo only" in n for n in old.notes)
     assert diagnose(head + "rloo", release="0.5.9–0.6.0").codes[0] == "STARTUP_CHECK_FAILS"
+
+
+def test_an_off_policy_setting_the_script_did_not_write_is_tagged_as_the_release_default():
+    """An audit: TRL v0.13.0 examples/scripts/ppo/ppo_tldr.py sets no --num_ppo_epochs, yet the card quoted
+    "--num_ppo_epochs 4" as if the script wrote it."""
+    d = diagnose("from trl import PPOConfig\nconfig = PPOConfig(kl_coef=0.05)\n")
+    (line,) = d.off_policy
+    assert line.endswith("num_ppo_epochs=4 (release default)")
+    given = diagnose("from trl import PPOConfig\nconfig = PPOConfig(kl_coef=0.05, num_ppo_epochs=2)\n")
+    assert given.off_policy[0].endswith("num_ppo_epochs=2")

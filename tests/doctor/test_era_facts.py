@@ -135,7 +135,7 @@ def test_openrlhf_era_off_policy_names_the_eras_flags():
     d = diagnose(ORL_HYBRID.read_bytes(), filename=ORL_HYBRID.name, release="openrlhf-0.10.1")
     (line,) = d.off_policy
     assert line == ("each rollout of --rollout_batch_size × --n_samples_per_prompt samples is split into optimizer "
-                    "steps of --train_batch_size samples: --train_batch_size 128 < --rollout_batch_size * "
+                    "steps of --train_batch_size samples: --train_batch_size 128 (release default) < --rollout_batch_size * "
                     "--n_samples_per_prompt = 1024")
     (w,) = [w for w in d.warnings if w.code == "OFF_POLICY_UNCORRECTED"]
     # the card's own words, not the settings it quotes as written: the era refuses today's flags (SETTING_REJECTED)
@@ -173,7 +173,7 @@ def test_async_off_policy_follows_the_queue_size():
     one = [x for x in diagnose(base).off_policy if "async" in x]
     four = [x for x in diagnose(base + " --train.async_queue_size 4").off_policy if "async" in x]
     assert len(one) == 1 and "exactly one update" in one[0] and one[0].endswith(
-        ": --train.async_enable, --train.async_queue_size 1")
+        ": --train.async_enable, --train.async_queue_size 1 (release default)")
     assert len(four) == 1 and "up to --train.async_queue_size rollouts ahead" in four[0]
     assert "1 to --train.async_queue_size updates" in four[0] and "exactly" not in four[0]
     assert four[0].endswith(": --train.async_enable, --train.async_queue_size 4")
@@ -186,7 +186,7 @@ def test_async_off_policy_follows_the_queue_size():
     (old1,) = [x for x in diagnose(era, release="openrlhf-0.10.1").off_policy if "async" in x]
     (old3,) = [x for x in diagnose(era + " --async_queue_size 3", release="openrlhf-0.10.1").off_policy
                if "async" in x]
-    assert "OPENRLHF_ASYNC_QUEUE_SIZE" in old1 and old1.endswith(": --async_train, --async_queue_size 1")
+    assert "OPENRLHF_ASYNC_QUEUE_SIZE" in old1 and old1.endswith(": --async_train, --async_queue_size 1 (release default)")
     assert "up to --async_queue_size rollouts ahead" in old3 and old3.endswith(", --async_queue_size 3")
 
 
