@@ -297,11 +297,17 @@ def _dump(doc: dict[str, Any]) -> str:
 
 def trl_ppo_keys(trl_whl: Path, tf_whl: Path) -> dict[str, Any]:
     """TRL 1.12.0's PPOConfig (trl.experimental.ppo), the last release with a PPOTrainer."""
-    files = ["trl/experimental/ppo/ppo_config.py", "trl/trainer/base_config.py"]
+    files = ["trl/experimental/ppo/ppo_config.py", "trl/trainer/base_config.py", TRL_FILES["script_utils"],
+             TRL_FILES["model_config"]]
     keys: dict[str, Any] = {}
     keys.update(_fields(_read(tf_whl, TRANSFORMERS_ARGS), "TrainingArguments")[1])
     keys.update(_fields(_read(trl_whl, files[1]), "_BaseConfig")[1])
     keys.update(_fields(_read(trl_whl, files[0]), "PPOConfig")[1])
+    # its example scripts parse ScriptArguments and ModelConfig beside PPOConfig (examples/scripts/ppo/ppo.py)
+    for table in (_fields(_read(trl_whl, files[2]), "ScriptArguments")[1],
+                  _fields(_read(trl_whl, files[3]), "ModelConfig")[1]):
+        for k, v in table.items():
+            keys.setdefault(k, v)
     return {"ppo": {"files": [*files, f"transformers: {TRANSFORMERS_ARGS}"], "keys": dict(sorted(keys.items()))}}
 
 

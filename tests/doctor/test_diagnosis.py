@@ -806,3 +806,12 @@ def test_an_off_policy_setting_the_script_did_not_write_is_tagged_as_the_release
     assert line.endswith("num_ppo_epochs=4 (release default)")
     given = diagnose("from trl import PPOConfig\nconfig = PPOConfig(kl_coef=0.05, num_ppo_epochs=2)\n")
     assert given.off_policy[0].endswith("num_ppo_epochs=2")
+
+
+def test_trls_ppo_example_scripts_script_and_model_arguments_are_settings():
+    """An audit: TRL v0.13.0 examples/scripts/ppo/ppo_tldr.py parses ScriptArguments and ModelConfig beside
+    PPOConfig; --dataset_name and --model_name_or_path were listed as "Not settings of TRL 1.12.0"."""
+    d = diagnose("from trl import PPOConfig\nconfig = PPOConfig(kl_coef=0.05, num_ppo_epochs=1)\n"
+                 "# python ppo.py --dataset_name x --model_name_or_path y\n")
+    assert d.profile.trainer == "ppo"
+    assert {"dataset_name", "model_name_or_path", "dataset_test_split"} <= set(d.profile.keys)
