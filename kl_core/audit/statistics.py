@@ -114,7 +114,7 @@ from kl_core.estimation import estimators
 from kl_core.estimation.distributions import Gaussian, log_ratio
 from kl_core.estimation.exact import kl
 from kl_core.numbers import from_log
-from kl_core.validation import InputError, Message, check_finite
+from kl_core.validation import N_, InputError, Message, check_finite
 
 __all__ = [
     "DEFINITIONS",
@@ -716,6 +716,18 @@ def _data_row(i: int) -> Message:
 LOGP_FLOOR = -1e12
 
 
+def _refuse_values(arr: np.ndarray, bad: np.ndarray, where: Callable[[int], Message], one: str, many: str,
+                   **params: Any) -> None:
+    """Raise :class:`InputError` where ``bad`` marks a value: ``one`` names it, ``many`` counts them (``n``) and names
+    the first; both get ``where`` and ``value``."""
+    if not bad.any():
+        return
+    i = int(np.argmax(bad))
+    if int(bad.sum()) == 1:
+        raise InputError(one, where=where(i), value=arr[i], **params)
+    raise InputError(many, n=int(bad.sum()), where=where(i), value=arr[i], **params)
+
+
 def _logp_array(x: ArrayLike, name: str, tol: float, where: Callable[[int], Message] = _index) -> np.ndarray:
     """Validate log-probs: numeric, 1-D, finite, ≥ :data:`LOGP_FLOOR`, ≤ tol; ``name`` appears in every message, and
     ``where(i)`` says where the first bad value is (an index; a data row for a file's column)."""
@@ -726,45 +738,21 @@ def _logp_array(x: ArrayLike, name: str, tol: float, where: Callable[[int], Mess
             "{name} must be 1-D (one value per token; flatten first), got shape {shape}", name=name, shape=shape
         ),
     )
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        i = int(np.argmax(bad))
-        if int(bad.sum()) == 1:
-            raise InputError(
-                "{name} has a NaN or infinite value at {where}: {value}", name=name, where=where(i), value=arr[i]
-            )
-        raise InputError(
-            "{name} has {n} NaN or infinite values (first at {where}: {value})",
-            name=name, n=int(bad.sum()), where=where(i), value=arr[i],
-        )
-    low = arr < LOGP_FLOOR
-    if low.any():
-        i = int(np.argmax(low))
-        if int(low.sum()) == 1:
-            raise InputError(
-                "{name} has a value below {floor:g} at {where}: {value:.6g}; that is a fill value (float32's "
-                "smallest is -3.4e38), not a log-probability a model gives: drop that token",
-                name=name, floor=LOGP_FLOOR, where=where(i), value=arr[i],
-            )
-        raise InputError(
-            "{name} has {n} values below {floor:g} (first at {where}: {value:.6g}); those are fill values "
-            "(float32's smallest is -3.4e38), not log-probabilities a model gives: drop those tokens",
-            name=name, n=int(low.sum()), floor=LOGP_FLOOR, where=where(i), value=arr[i],
-        )
-    pos = arr > tol
-    if pos.any():
-        i = int(np.argmax(pos))
-        if int(pos.sum()) == 1:
-            raise InputError(
-                "{name} has a value > 0 at {where}: {value:.6g}; "
-                "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
-                name=name, where=where(i), value=arr[i],
-            )
-        raise InputError(
-            "{name} has {n} values > 0 (first at {where}: {value:.6g}); "
-            "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)",
-            name=name, n=int(pos.sum()), where=where(i), value=arr[i],
-        )
+    _refuse_values(arr, ~np.isfinite(arr), where,
+                   N_("{name} has a NaN or infinite value at {where}: {value}"),
+                   N_("{name} has {n} NaN or infinite values (first at {where}: {value})"), name=name)
+    _refuse_values(arr, arr < LOGP_FLOOR, where,
+                   N_("{name} has a value below {floor:g} at {where}: {value:.6g}; that is a fill value (float32's "
+                      "smallest is -3.4e38), not a log-probability a model gives: drop that token"),
+                   N_("{name} has {n} values below {floor:g} (first at {where}: {value:.6g}); those are fill values "
+                      "(float32's smallest is -3.4e38), not log-probabilities a model gives: drop those tokens"),
+                   name=name, floor=LOGP_FLOOR)
+    _refuse_values(arr, arr > tol, where,
+                   N_("{name} has a value > 0 at {where}: {value:.6g}; "
+                      "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)"),
+                   N_("{name} has {n} values > 0 (first at {where}: {value:.6g}); "
+                      "log-probabilities are <= 0 (is this a logit, a probability or a negated log-prob?)"),
+                   name=name)
     return arr
 
 
