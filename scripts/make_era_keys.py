@@ -33,6 +33,9 @@ any of their code:
   the other dataclasses ``trl/scripts/grpo.py`` parses at every tag of the two
   (:data:`TRL_SCRIPT_CLASSES`): flags the script takes, which it would refuse
   if no dataclass had them;
+* TRL's RLOOConfig 0.10.1 to 0.21.0 (``kl_coef``, ``num_ppo_epochs``: the PPO-style RLOOTrainer): the
+  fields of ``trl/trainer/rloo_config.py`` and of the ``OnPolicyConfig`` it extends (``trl/trainer/utils.py``)
+  at tags v0.10.1 to v0.21.0, the next release's from v0.22.0;
 * TRL's GRPOConfig 0.19.0 to 0.25.1 (no ``use_bias_correction_kl``: plain k3)
   and 0.26.0 to 1.9.2 (``use_bias_correction_kl`` off by default): the same
   file at tags v0.19.0 to v1.9.0; the fields of 1.10.0, the release after,
@@ -46,7 +49,7 @@ written for it, one the next release still had is not.
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
 write (``openrlhf-flat``, ``openrlhf-0.6.0``, ``openrlhf-0.11.1``, ``verl-pre-0.4``, ``verl-rllm``, ``verl-0.7``,
-``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``; all by
+``trl-grpo-0.16``, ``trl-grpo-0.18``, ``trl-grpo-0.25``, ``trl-grpo-1.9``, ``trl-rloo-0.21``; all by
 default), so one library's mirror is enough for its
 eras.
 """
@@ -92,6 +95,7 @@ VERL_080_WHEEL = "verl-0.8.0-py3-none-any.whl"
 TRL_TAGS = ("v0.18.2", "v0.18.0", "v0.17.0")
 TRL_16_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.0", "v0.14.0")
 TRL_25_TAGS = ("v0.25.1", "v0.22.2", "v0.20.0", "v0.19.1", "v0.19.0")  # newest first
+TRL_RLOO_TAGS = ("v0.21.0", "v0.19.1", "v0.17.0", "v0.14.0", "v0.12.2", "v0.11.4", "v0.10.1")  # newest first
 TRL_19_TAGS = ("v1.9.0", "v1.5.1", "v1.0.0", "v0.29.1", "v0.26.2", "v0.26.0")  # the 1.9.1, 1.9.2 wheels' fields are 1.9.0's
 #: Every tag of an era whose trl/scripts/grpo.py stops on an unknown flag (releases.toml strict_scripts).
 TRL_16_ALL_TAGS = ("v0.16.1", "v0.16.0", "v0.15.2", "v0.15.1", "v0.15.0", "v0.14.0")
@@ -232,6 +236,25 @@ def _grpo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], 
     return keys, sources
 
 
+def _rloo_fields(mirrors: Path, tags: tuple[str, ...]) -> tuple[dict[str, Any], list[dict[str, str]]]:
+    """RLOOConfig's fields at each tag with those of OnPolicyConfig, the class it extends up to 0.21.0 (both TRL's
+    own), the first tag's default winning; from 0.22.0 on RLOOConfig alone (over TrainingArguments)."""
+    keys: dict[str, Any] = {}
+    sources = []
+    for tag in tags:
+        commit, text = _show(mirrors, "huggingface/trl", tag, "trl/trainer/rloo_config.py")
+        bases, own = _fields(text, "RLOOConfig")
+        for k, v in own.items():
+            keys.setdefault(k, v)
+        sources.append({"repo": "huggingface/trl", "tag": tag, "commit": commit, "path": "trl/trainer/rloo_config.py"})
+        if "OnPolicyConfig" in bases:
+            commit, text = _show(mirrors, "huggingface/trl", tag, "trl/trainer/utils.py")
+            for k, v in _fields(text, "OnPolicyConfig")[1].items():
+                keys.setdefault(k, v)
+            sources.append({"repo": "huggingface/trl", "tag": tag, "commit": commit, "path": "trl/trainer/utils.py"})
+    return keys, sources
+
+
 def _trl_script_keys(mirrors: Path, tags: tuple[str, ...]) -> list[str]:
     """The fields of trl/scripts/grpo.py's other dataclasses (:data:`TRL_SCRIPT_CLASSES`) at any of ``tags``."""
     out: set[str] = set()
@@ -295,6 +318,9 @@ ERAS: dict[str, Callable[[Path], None]] = {
     # 0.19.0 to 0.25.1: beta 0.0, no use_bias_correction_kl (plain k3)
     "trl-grpo-0.25": TaggedEra("trl-grpo-0.25.json", "TRL", "grpo-0.25", "grpo", _grpo_fields, TRL_25_TAGS, "v0.26.0"),
     "trl-grpo-1.9": trl_grpo_19,
+    # TRL's RLOOConfig 0.10.1 to 0.21.0: kl_coef (0.05), num_ppo_epochs (4), the PPO-style RLOOTrainer
+    "trl-rloo-0.21": TaggedEra("trl-rloo-0.21.json", "TRL", "rloo-0.21", "rloo", _rloo_fields, TRL_RLOO_TAGS,
+                               "v0.22.0"),
 }
 
 

@@ -1736,15 +1736,16 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
         ``--key value`` for TRL's YAML, JSON, Python and command line.
     """
     parts = []
-    for key, value in changes:
+    for today, value in changes:
+        key = prof.spelled(today)  # an older era's name for it (TRL 0.10.1–0.21.0's kl_coef for beta)
         if prof.syntax == "hydra":
             parts.append(f"{key}={_hydra(value)}")
         elif prof.syntax == "argparse":
-            action = prof.keys[key].action if key in prof.keys else None
-            flag = prof.spelled(key)  # an older era's name for it
-            if key in prof.switches:  # an older era's switch: its flag, or removing it for the default
-                switch = prof.written(key, value)
-                parts.append(switch if not switch.endswith(" not set") else f"remove {prof.switches[key][0]}")
+            action = prof.keys[today].action if today in prof.keys else None
+            flag = key
+            if today in prof.switches:  # an older era's switch: its flag, or removing it for the default
+                switch = prof.written(today, value)
+                parts.append(switch if not switch.endswith(" not set") else f"remove {prof.switches[today][0]}")
             elif action == "store_true" and isinstance(value, bool):
                 parts.append(flag if value else f"remove {flag}")
             elif value is None:

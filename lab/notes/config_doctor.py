@@ -121,8 +121,11 @@ EXAMPLE_LABELS: dict[str, str] = {key: ex.label for key, ex in EXAMPLES.items()}
 LIBRARIES: dict[str, str] = {"auto": N_("Detect"), "verl": "verl", "openrlhf": "OpenRLHF", "trl": "TRL"}
 
 # The release selector: inferred from the text, the release the crosswalk describes, or an older era.
-RELEASES: dict[str, str] = {"auto": N_("Infer"), "latest": N_("Latest"),
-                            **{e.id: "{lib} {label}".format(lib=e.library, label=e.label) for e in eras()}}
+#: An era of a library's other trainer names it (TRL 0.10.1–0.21.0 (rloo)); the first trainer's keep their labels,
+#: which shared links hold.
+RELEASES: dict[str, str] = {"auto": N_("Infer"), "latest": N_("Latest"), **{
+    e.id: ("{lib} {label}" if e.trainer == next(o.trainer for o in eras() if o.library == e.library)
+           else "{lib} {label} ({trainer})").format(lib=e.library, label=e.label, trainer=e.trainer) for e in eras()}}
 
 #: A coloured badge per gradient target (green only for the gradient a KL penalty means):
 #: colour, icon and word; :func:`badge` writes it.

@@ -269,7 +269,7 @@ def test_the_release_is_inferred_shown_and_can_be_chosen():
     (err,) = rloo.error
     assert "not a release of" not in err.value
     assert err.value.endswith("**TRL 0.17.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` "
-                              "trainer.** Choose Infer or Latest.")
+                              "trainer.** Choose Infer, Latest or TRL 0.10.1–0.21.0 (rloo).")
 
 
 @pytest.mark.parametrize("coef", ["nan", "inf"])

@@ -262,3 +262,26 @@ def test_both_older_openrlhf_eras_show_their_own_code_for_every_estimator():
                      release="openrlhf-0.11.1")
         code = d.kl_uses[0].entry.library_formula
         assert "k3_log_ratio" not in code and code.strip().endswith("value = value.clamp(min=-10, max=10)"), code
+
+
+def test_trls_ppo_style_rloo_era_has_its_coefficient_its_epochs_and_its_code():
+    """An audit: TRL v0.11.4's rloo_tldr.py benchmark command (--kl_coef 0.03 --num_ppo_epochs 2
+    --num_mini_batches 2) was read as TRL 1.16.0: "beta = 0.05 (release default)", and no off-policy warning.
+    v0.21.0 trl/trainer/rloo_trainer.py lines 404-431 (the KL in the reward, under no_grad) and 446-494 (the
+    num_ppo_epochs × num_mini_batches optimizer steps); rloo_config.py: kl_coef 0.05, num_ppo_epochs 4."""
+    head = "from trl import RLOOConfig\nconfig = RLOOConfig(sft_model_path='x', reward_model_path='y'{extra})\n"
+    d = diagnose(head.format(extra=", kl_coef=0.03, num_ppo_epochs=2, num_mini_batches=2"))
+    assert d.release == "0.10.1–0.21.0" and d.profile.trainer == "rloo"
+    (u,) = d.kl_uses
+    assert (u.where, u.estimator, u.coef) == ("reward", "k1", 0.03)
+    assert "non_score_reward = -args.kl_coef * sequence_kl" in u.library_formula
+    (w,) = [w for w in d.warnings if w.code == "OFF_POLICY_UNCORRECTED"]
+    assert w.fix == "num_ppo_epochs=1, num_mini_batches=1" and "kl_coef=0.03" in str(w.message)
+    # the era's defaults: four passes per batch, so off-policy unless the script says otherwise
+    plain = diagnose(head.format(extra=""))
+    assert plain.kl_uses[0].coef == 0.05
+    assert plain.off_policy == ("each batch is trained on for num_ppo_epochs passes: num_ppo_epochs=4 (release default)",)
+    one = diagnose(head.format(extra=", num_ppo_epochs=1"))
+    assert "OFF_POLICY_UNCORRECTED" not in one.codes
+    # without a setting only the era had, the script is read as today's (kl_coef is a deprecated alias to 0.24.x)
+    assert diagnose("from trl import RLOOConfig\nconfig = RLOOConfig(beta=0.03)\n").release == "1.16.0"

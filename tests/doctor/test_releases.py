@@ -133,7 +133,7 @@ def test_trl_grpo_beta_default_of_the_release_open_r1_pins():
 def test_release_option_and_its_errors():
     assert {e.id for e in eras()} == {"openrlhf-0.6.0", "openrlhf-0.10.1", "openrlhf-0.11.1", "verl-0.3", "verl-0.7",
                                       "verl-rllm", "trl-grpo-0.16", "trl-grpo-0.18",
-                                          "trl-grpo-0.25", "trl-grpo-1.9"}
+                                          "trl-grpo-0.25", "trl-grpo-1.9", "trl-rloo-0.21"}
     d = diagnose("python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.kl_coef=0.01\n", release="verl-0.3")
     assert kl(d) == [("reward", "k1", 0.01, "reverse_kl")]
     with pytest.raises(ValueError, match="release must be one of"):

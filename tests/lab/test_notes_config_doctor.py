@@ -541,7 +541,7 @@ def test_a_release_of_another_trainer_is_not_called_another_librarys():
     said = notes.release_error("trl-grpo-0.18", exc.value)
     assert "not a release of" not in said
     assert said == ("**TRL 0.17.0–0.18.2 covers TRL's `grpo` trainer, and this text is for its `rloo` trainer.** "
-                    "Choose Infer or Latest.")
+                    "Choose Infer, Latest or TRL 0.10.1–0.21.0 (rloo).")
     with pytest.raises(ReleaseMismatch) as exc:
         diagnose(notes.example_text("verl"), release="openrlhf-0.10.1")
     assert notes.release_error("openrlhf-0.10.1", exc.value) == (
