@@ -125,7 +125,8 @@ LIBRARIES: dict[str, str] = {"auto": N_("Detect"), "verl": "verl", "openrlhf": "
 #: which shared links hold.
 RELEASES: dict[str, str] = {"auto": N_("Infer"), "latest": N_("Latest"), **{
     e.id: ("{lib} {label}" if e.trainer == next(o.trainer for o in eras() if o.library == e.library)
-           else "{lib} {label} ({trainer})").format(lib=e.library, label=e.label, trainer=e.trainer) for e in eras()}}
+           else "{lib} {label} ({trainer})")  # i18n: ok (names: library, releases, trainer)
+    .format(lib=e.library, label=e.label, trainer=e.trainer) for e in eras()}}
 
 #: A coloured badge per gradient target (green only for the gradient a KL penalty means):
 #: colour, icon and word; :func:`badge` writes it.
