@@ -1758,6 +1758,8 @@ def render_changes(prof: Profile, kind: str, changes: tuple[tuple[str, Any], ...
             parts.append(f'"{key}": {json.dumps(value)}')  # NaN, Infinity: what Python's json (TRL's reader) takes
         elif kind == "python":
             parts.append(f"{key}={_python(value)}")
+        elif value is None:  # TRL's command line has no spelling of None: leave the flag out
+            parts.append(f"remove --{key}")
         else:
             parts.append(f"--{key} {_hydra(value)}")
     sep = "\n" if kind == "yaml" and prof.syntax == "dataclass" else (", " if kind in ("json", "python") and prof.syntax == "dataclass" else " ")
@@ -2395,7 +2397,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
                              "keys ({keys}) are not checked against it", lib=p.library, label=p.release,
                              trainer=p.trainer, keys=", ".join(unchecked[:4]) + (" …" if len(unchecked) > 4 else "")))
         unknown = {k: v for k, v in unknown.items() if k in p.unavailable}
-    notes += [Message("{key} = {value}: {origin}", key=k, value=_fmt(given[k].value), origin=given[k].origin)
+    notes += [Message("{key} = {value}: {origin}", key=p.spelled(k), value=_fmt(given[k].value), origin=given[k].origin)
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)

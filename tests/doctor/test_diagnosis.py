@@ -815,3 +815,35 @@ def test_trls_ppo_example_scripts_script_and_model_arguments_are_settings():
                  "# python ppo.py --dataset_name x --model_name_or_path y\n")
     assert d.profile.trainer == "ppo"
     assert {"dataset_name", "model_name_or_path", "dataset_test_split"} <= set(d.profile.keys)
+
+
+@pytest.mark.parametrize("kind", ["yaml", "command"])
+def test_trl_refuses_generation_batch_size_with_steps_per_generation(kind):
+    """An audit: open-r1 7f777c0 recipes/R1-Zero-Qwen-Math-7B-Math/grpo/config_v00.00.yaml sets both, which
+    GRPOConfig.__post_init__ refuses (TRL 1.16.0 grpo_config.py line 1115; from v0.18.0)."""
+    text = ("beta: 0.04\ngeneration_batch_size: 64\nsteps_per_generation: 4\n" if kind == "yaml" else
+            "trl grpo --beta 0.04 --generation_batch_size 64 --steps_per_generation 4\n")
+    d = diagnose(text, "trl")
+    assert d.codes[0] == "STARTUP_CHECK_FAILS"
+    assert d.warnings[0].fix == ("generation_batch_size: null" if kind == "yaml" else "remove --generation_batch_size")
+    # 0.17.0 had neither setting: in its era, a note
+    old = diagnose(text, "trl", release="0.17.0–0.18.2")
+    assert "STARTUP_CHECK_FAILS" not in old.codes and any("from 0.18.0 on" in n for n in old.notes)
+
+
+def test_a_generation_batch_larger_than_an_optimizer_step_is_off_policy():
+    """An audit: open-r1 8d993d5 recipes/OpenR1-Zero-7B-Math/grpo/config_v07.00.yaml sets generation_batch_size 8192
+    with per_device_train_batch_size 4: steps_per_generation = 8192 / (4 × processes) (TRL 1.16.0 grpo_config.py
+    line 1108), far above gradient_accumulation_steps, and the card said nothing of off-policy steps."""
+    d = diagnose("beta: 0.02\ngeneration_batch_size: 8192\nper_device_train_batch_size: 4\n", "trl")
+    (line,) = d.off_policy
+    assert line.endswith("generation_batch_size: 8192 > per_device_train_batch_size * gradient_accumulation_steps = 4")
+    assert "OFF_POLICY_UNCORRECTED" not in d.codes  # 1.16.0's default bias correction keeps the KL gradient exact
+    plain = diagnose("beta: 0.02\ngeneration_batch_size: 8192\nper_device_train_batch_size: 4\n"
+                     "use_bias_correction_kl: false\n", "trl")
+    (w,) = [w for w in plain.warnings if w.code == "OFF_POLICY_UNCORRECTED"]
+    assert "generation_batch_size: 8192" in str(w.message) and w.fix == "use_bias_correction_kl: true"
+    # the batch-size fix removes it too, and is checked the same way
+    assert diagnose("beta: 0.02\nper_device_train_batch_size: 4\nuse_bias_correction_kl: false\n", "trl").off_policy == ()
+    small = diagnose("beta: 0.02\ngeneration_batch_size: 8\nper_device_train_batch_size: 8\n", "trl")
+    assert small.off_policy == ()
