@@ -2260,6 +2260,22 @@ def _fits(p: Profile, kind: str, key: str, s: RawSetting, bare: bool) -> bool:
         return choices is None or not s.literal or str(s.value) in {str(c) for c in choices}
     if p.syntax == "dataclass" and kind == "command" and bare:
         return "bool" in (spec.type or "")  # HfArgumentParser: a bool field's value is optional
+    return _value_fits(p, key, s)
+
+
+def _value_fits(p: Profile, key: str, s: RawSetting) -> bool:
+    """Whether a written value is of the kind setting ``key`` takes (one of its choices, a bool, a number): a
+    guessed key with a value of another kind is no fix (``kl_loss_coef=seq-mean-token-sum``, an audit)."""
+    spec = p.keys.get(key) or next((v for k, v in p.keys.items() if p.spelled(k) == key), None)
+    if spec is None or not s.literal:
+        return True
+    choices = p.accepted(spec.key)
+    if choices is not None:
+        return str(s.value) in {str(c) for c in choices}
+    if isinstance(spec.default, bool):
+        return isinstance(s.value, bool) or str(s.value).strip().lower() in ("true", "false")
+    if isinstance(spec.default, int | float):
+        return as_double(s.value) is not None and not isinstance(s.value, bool)
     return True
 
 
@@ -2366,8 +2382,9 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
                 elif s.key in renamed and renamed[s.key] in p.keys:
                     unknown[s.key] = renamed[s.key]  # an older release's name: today's spelling
                 else:
-                    match = difflib.get_close_matches(s.key, known, n=1, cutoff=_SUGGEST_CUTOFF) \
-                        if len(unknown) < _MAX_SUGGESTIONS else []
+                    match = [m for m in (difflib.get_close_matches(s.key, known, n=3, cutoff=_SUGGEST_CUTOFF)
+                                         if len(unknown) < _MAX_SUGGESTIONS else [])
+                             if isinstance(s.value, bool) or _value_fits(p, m, s)]  # a bare flag: a name hint
                     unknown[s.key] = match[0] if match else None
             continue
         if s.op == "~":

@@ -225,3 +225,20 @@ def test_config_path_config_is_verls_own_folder(path, stock):
     d = diagnose(f"python3 -m verl.trainer.main_ppo --config-path={path} --config-name='ppo_megatron_trainer.yaml' "
                  "actor_rollout_ref.actor.megatron.grad_offload=True\n")
     assert (d.rejected == ("actor_rollout_ref.actor.megatron.grad_offload",)) == stock
+
+
+def test_a_guessed_key_whose_value_is_of_another_kind_is_no_fix():
+    """An audit: under verl 0.3.0.post1 (no loss_agg_mode) actor.loss_agg_mode=seq-mean-token-sum was "fixed" as
+    actor_rollout_ref.actor.kl_loss_coef=seq-mean-token-sum, a KL coefficient set to a string."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum\n", release="0.3.0.post1")
+    (w,) = [w for w in d.warnings if w.code == "SETTING_REJECTED"]
+    assert w.fix == "remove actor_rollout_ref.actor.loss_agg_mode=seq-mean-token-sum"
+    assert "kl_loss_coef" not in str(w.message)
+    assert [u.suggestion for u in d.unrecognised] == [None]
+    # a number still finds its numeric neighbour
+    typo = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                    "actor_rollout_ref.actor.kl_los_coef=0.3\n")
+    assert typo.warnings[0].fix == "actor_rollout_ref.actor.kl_loss_coef=0.3"
