@@ -66,6 +66,7 @@ from kl_core.doctor import parse as doctor_parse
 from kl_core.doctor.parse import ParsedInput, RawSetting, UnreadableInput, as_double, joined
 from kl_core.doctor.profiles import (
     AggregationMode,
+    Caution,
     Placement,
     Profile,
     _expression_keys,
@@ -1325,7 +1326,7 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
                       "That can be deliberate (recent GRPO recipes drop the KL), but then no approx_kl you log "
                       "is a penalty.", reasons=reasons))
     traps = [c for c in prof.cautions if c.said_in(prof.release) == "warning" and _all_read(c.when, given)
-             and all(holds(cond, values.get(k), values) for k, cond in c.when)]
+             and _trap_holds(prof, c, values, given)]
     if (trap := next((c.gradient for c in traps if c.gradient), None)) is not None:
         # the caution says why; the entry's own gradient words would contradict it
         st.uses = [dataclasses.replace(u, gradient_target=trap, gradient_target_off_policy=trap
@@ -2311,6 +2312,13 @@ def _trl_yaml_note(p: Profile, keys: list[str]) -> str:
                    keys=shown, lib=p.library, rel=p.release, trainer=p.trainer)
 
 
+def _trap_holds(prof: Profile, c: Caution, values: dict[str, Any], given: dict[str, RawSetting]) -> bool:
+    """Whether a caution's conditions hold; a setting the release does not have is not set unless the script adds
+    it (verl 0.3.0.post1 has no algorithm.kl_ctrl.horizon, whatever today's default, until +… adds one)."""
+    return all(holds(cond, None if k in prof.unavailable and k not in given else values.get(k), values)
+               for k, cond in c.when)
+
+
 def _all_read(when: tuple[tuple[str, str], ...], given: dict[str, RawSetting]) -> bool:
     """Whether every setting a rule names, on either side of a comparison, is one the doctor read or a default:
     a value it could not read (``$((...))``) is assumed to be the default, which decides nothing."""
@@ -2374,6 +2382,11 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
             notes.append(Message("{key}={value} chooses the Hydra config group {group}, not a setting: {why}",
                                  key=s.key, value=s.text, group=group, why=p.group_note))
             continue
+        if s.op == "+" and s.key in p.addable:  # +key adds a setting the era's config lacked and its code reads
+            given[s.key] = s
+            if s.literal:
+                values[s.key] = s.value
+            continue
         if not _known(p, s.key, s.op) or s.key in p.unavailable or later_name:
             if s.key not in unknown:
                 unknown_raw[s.key] = s
@@ -2420,7 +2433,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)
               and _all_read(when, given)]
     notes += [c.message for c in p.cautions if c.said_in(p.release) == "note" and _all_read(c.when, given)
-              and all(holds(cond, values.get(k), values) for k, cond in c.when)]
+              and _trap_holds(prof, c, values, given)]
     rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended,
                          not_numbers)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL

@@ -371,6 +371,10 @@ class Profile:
         Of a dataclass profile, the settings its config class declares that transformers'
         ``TrainingArguments`` lacks (the keys file's ``own``): an older era's config class,
         listed in full, lacks those it does not list.
+    addable : frozenset of str
+        Of :attr:`unavailable`, the settings an older era's code reads though its config lacks them, so that a
+        Hydra ``+key=value`` supplies them (verl 0.3.0.post1's ``algorithm.kl_ctrl.horizon``,
+        :attr:`kl_core.doctor.releases.Era.addable`).
     """
 
     library: str
@@ -396,6 +400,7 @@ class Profile:
     accepts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     clamp_from: dict[tuple[str, str], str] = field(default_factory=dict)
     own_keys: frozenset[str] = frozenset()
+    addable: frozenset[str] = frozenset()
 
     @property
     def label(self) -> str:

@@ -188,7 +188,8 @@ class Era:
     ``fork``: a project's own copy of the library, not a release: only its own settings point to it, it is
     never offered as another release the script could be, and the releases' history does not pass through it.
     ``code_note``: about the code the card shows for a KL term (which release's it is, and how the era's others
-    differ): said only where the card shows a KL term.  ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
+    differ): said only where the card shows a KL term.  ``addable``: today's settings the era's config lacks but
+    its code reads, which a Hydra ``+key=value`` supplies (verl 0.3.0.post1's ``algorithm.kl_ctrl.horizon``).  ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
     era, a flag none of their dataclasses declares; ``script_keys``: the flags they take besides the config's
     (the keys file's ``script_keys``: ModelConfig's ``trust_remote_code`` before TRL moved it into GRPOConfig).
     """
@@ -216,6 +217,7 @@ class Era:
     strict_scripts: tuple[str, ...] = ()
     script_keys: frozenset[str] = frozenset()
     code_note: str = ""
+    addable: tuple[str, ...] = ()
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -329,6 +331,7 @@ def eras() -> tuple[Era, ...]:
                 fork=bool(e.get("fork", False)),
                 strict_scripts=tuple(e.get("strict_scripts", [])),
                 script_keys=_trainer_list(e["keys_file"], trainer, "script_keys"),
+                addable=tuple(e.get("addable", [])),
             ))
             if out[-1].strict_scripts and not out[-1].script_keys:
                 raise ValueError(f"strict_scripts needs the keys file's script_keys ({e['keys_file']})")
@@ -472,7 +475,7 @@ def era_profile(prof: Profile, era: Era) -> Profile:
                                spelling={new: old for old, new in era.renames}, derived=dict(era.derive),
                                switches={new: (flag, v) for flag, new, v in era.rewrites},
                                placements=tuple(placements), accepts=accepts, clamp_from=clamp_from,
-                               off_policy=off_policy)
+                               off_policy=off_policy, addable=frozenset(era.addable) & frozenset(unavailable))
 
 
 def translate(era: Era, key: str, value: Any) -> tuple[str, Any]:

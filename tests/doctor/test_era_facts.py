@@ -13,6 +13,8 @@ import dataclasses
 import re
 from pathlib import Path
 
+import pytest
+
 from kl_core.doctor.card import card_lines
 from kl_core.doctor.diagnosis import diagnose, option_values
 from kl_core.doctor.profiles import profile
@@ -285,3 +287,23 @@ def test_trls_ppo_style_rloo_era_has_its_coefficient_its_epochs_and_its_code():
     assert "OFF_POLICY_UNCORRECTED" not in one.codes
     # without a setting only the era had, the script is read as today's (kl_coef is a deprecated alias to 0.24.x)
     assert diagnose("from trl import RLOOConfig\nconfig = RLOOConfig(beta=0.03)\n").release == "1.16.0"
+
+
+@pytest.mark.parametrize("release", ["0.3.0.post1", "0.1+rllm"])
+def test_verl_before_0_4_stops_on_an_adaptive_controller_its_config_cannot_feed(release):
+    """An audit: under verl 0.3.0.post1 algorithm.kl_ctrl.type=adaptive was described as "adaptive, target KL 0.1,
+    horizon 10000", but that release's ppo_trainer.yaml has no horizon or target_kl, and RayPPOTrainer reads both
+    (v0.3.0.post1 ray_trainer.py lines 273-277): Hydra's strict config stops the run.  +key=value supplies them."""
+    head = "python3 -m verl.trainer.main_ppo algorithm.kl_ctrl.type=adaptive algorithm.kl_ctrl.kl_coef=0.05"
+    d = diagnose(head + "\n", release=release)
+    assert d.codes[0] == "STARTUP_CHECK_FAILS" and d.warnings[0].fix == "algorithm.kl_ctrl.type=fixed"
+    half = diagnose(head + " +algorithm.kl_ctrl.horizon=5000\n", release=release)
+    assert half.codes[0] == "STARTUP_CHECK_FAILS" and half.settings["algorithm.kl_ctrl.horizon"] == 5000
+    full = diagnose(head + " +algorithm.kl_ctrl.horizon=5000 +algorithm.kl_ctrl.target_kl=0.2\n", release=release)
+    assert "STARTUP_CHECK_FAILS" not in full.codes and full.unrecognised == ()
+    if full.kl_uses:  # rllm's copy puts no KL in the reward: the controller is built, its coefficient unused
+        assert (full.kl_uses[0].target_kl, full.kl_uses[0].horizon) == (0.2, 5000)
+    # a + on a setting the era's code does not read stays unknown (the KL still follows use_kl_loss there)
+    other = diagnose(head + " +algorithm.use_kl_in_reward=False\n", release=release)
+    assert [k.key for k in other.unrecognised] == ["algorithm.use_kl_in_reward"]
+    assert "STARTUP_CHECK_FAILS" not in diagnose(head + "\n", release="0.4.1").codes  # 0.4.0 adds them
