@@ -847,3 +847,14 @@ def test_a_generation_batch_larger_than_an_optimizer_step_is_off_policy():
     assert diagnose("beta: 0.02\nper_device_train_batch_size: 4\nuse_bias_correction_kl: false\n", "trl").off_policy == ()
     small = diagnose("beta: 0.02\ngeneration_batch_size: 8\nper_device_train_batch_size: 8\n", "trl")
     assert small.off_policy == ()
+
+
+def test_openrlhfs_adaptive_controller_carries_the_maintainers_caveat():
+    """An audit: OpenRLHF 0.11.2 trainer/ppo_trainer.py lines 252-253 update the controller under "TODO: KL
+    controller must be FixedKLController; AdaptiveKLController is incompatible here"; the card said nothing."""
+    said = "AdaptiveKLController is incompatible here"
+    d = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.init_coef 0.001 "
+                 "--algo.kl.target 0.1\n")
+    assert any(said in n for n in d.notes)
+    assert not any(said in n for n in diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss "
+                                               "--algo.kl.init_coef 0.001\n").notes)
