@@ -307,3 +307,13 @@ def test_verl_before_0_4_stops_on_an_adaptive_controller_its_config_cannot_feed(
     other = diagnose(head + " +algorithm.use_kl_in_reward=False\n", release=release)
     assert [k.key for k in other.unrecognised] == ["algorithm.use_kl_in_reward"]
     assert "STARTUP_CHECK_FAILS" not in diagnose(head + "\n", release="0.4.1").codes  # 0.4.0 adds them
+
+
+def test_verl_0_7_era_token_mean_words_name_the_megatron_actors_equal_weights():
+    """An audit: verl v0.7.0 examples/grpo_trainer/run_qwen2-7b_seq_balance_math_megatron.sh (use_dynamic_bsz)
+    was told its micro-batches are weighted by their responses; megatron_actor.py lines 535-548 return (loss,
+    stats), which Megatron-core divides by num_microbatches: every micro-batch weighs the same."""
+    d = diagnose("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+                 "actor_rollout_ref.actor.strategy=megatron\n", release="0.7.0")
+    words = str(d.kl_uses[0].aggregation.coefficient)
+    assert "actor_rollout_ref.actor.strategy=megatron, weighs them all equally" in words
