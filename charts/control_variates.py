@@ -38,7 +38,7 @@ from charts.palette import (
     scales,
     style,
 )
-from charts.vega import beside, layer, nominal, quantitative, zero_rule
+from charts.vega import beside, layer, nominal, quantitative, ticks_through_zero, zero_rule
 from i18n import N_, _
 
 __all__ = [
@@ -170,7 +170,8 @@ def variance_parabola(
         layer(
             "curve",
             {"type": "line", **style("k_lambda").line(), "strokeWidth": 3, "clip": True},
-            x=quantitative("lam", x_scale, title=_("λ, the coefficient of the control variate r − 1")),
+            x=quantitative("lam", x_scale, title=_("λ, the coefficient of the control variate r − 1"),
+                           axis={"values": ticks_through_zero(*x_scale["domain"])}),
             # .6~g: 2e-16 near p = q (the default cut it to "0.0000000000…"), 500 not 5e+2 (Vega sets a missing precision from the tick step)
             y=quantitative("var", y_scale, title=_("Var(kλ) per sample, exact"), axis={"format": ".6~g"}),
             tooltip=[

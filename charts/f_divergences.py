@@ -59,6 +59,7 @@ from charts.palette import (
     finish,
     style,
 )
+from charts.vega import ticks_through_zero
 from i18n import N_, _
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.fisher import FisherCurve, K2Bias
@@ -186,6 +187,7 @@ def _theta_axis(lo: float, hi: float, title: str) -> dict:
         "type": "quantitative",
         "title": title,
         "scale": {"domain": [lo, hi], "nice": False, "zero": False},
+        "axis": {"values": ticks_through_zero(lo, hi)},  # θ = 0 is p = q
     }
 
 

@@ -35,6 +35,7 @@ from charts.palette import (
     style,
     wrapped,
 )
+from charts.vega import ticks_through_zero
 from i18n import _, pgettext
 from kl_core.gradients.expected import GradientRow
 
@@ -404,7 +405,8 @@ def lambda_spread_chart(
     rules = [r for r in rules if math.isfinite(r[0]) and lo <= r[0] <= hi]
     names = [r[1] for r in rules]
     marks = pd.DataFrame({"lam": [r[0] for r in rules], "which": names})
-    x = {"field": "lam", "type": "quantitative", "title": "λ", "scale": {"domain": [lo, hi], "nice": False}}
+    x = {"field": "lam", "type": "quantitative", "title": "λ", "scale": {"domain": [lo, hi], "nice": False},
+         "axis": {"values": ticks_through_zero(lo, hi)}}
     which = {
         "field": "which", "type": "nominal",
         "scale": {"domain": names, "range": [r[2] for r in rules]},

@@ -10,18 +10,21 @@ lines in every layer.
 * :func:`layer` -- one layer drawn from a named dataset;
 * :func:`zero_rule` -- the grey line at 0;
 * :func:`reference_rule`, :func:`reference_text` -- an exact value's black dashed rule and its label;
-* :func:`beside` -- a text label's alignment and offset, on the roomier side of a mark.
+* :func:`beside` -- a text label's alignment and offset, on the roomier side of a mark;
+* :func:`ticks_through_zero` -- an axis's tick values, 0 among them.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import altair as alt
 
 from charts.palette import REFERENCE_COLOR, REFERENCE_DASH, ZERO_COLOR
 
-__all__ = ["beside", "layer", "nominal", "quantitative", "reference_rule", "reference_text", "zero_rule"]
+__all__ = ["beside", "layer", "nominal", "quantitative", "reference_rule", "reference_text", "ticks_through_zero",
+           "zero_rule"]
 
 
 def quantitative(field: str, scale: dict | None = None, **more: Any) -> dict:
@@ -34,6 +37,29 @@ def quantitative(field: str, scale: dict | None = None, **more: Any) -> dict:
         channel["scale"] = scale
     channel.update(more)
     return channel
+
+
+#: Steps a tick may take, per decade; the ticks are multiples of the step, so 0 is one where the range holds it.
+_NICE_STEPS = (1.0, 2.0, 2.5, 5.0)
+
+
+def ticks_through_zero(lo: float, hi: float, most: int = 7) -> list[float]:
+    """At most ``most`` evenly spaced tick values on ``[lo, hi]``, multiples of a 1-2-2.5-5 step, so 0 is one of
+    them where the range holds it.
+
+    Vega's own ticks at 0.2 apart, thinned to every other label where they would crowd, left out the
+    0 of a λ or θ axis (λ = 0 is k1; θ = 0 is p = q); so do these axes, with few enough labels not to crowd.
+    """
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi < lo or most < 2:
+        raise ValueError(f"lo, hi must be finite with lo <= hi and most >= 2, got {lo!r}, {hi!r}, {most!r}")
+    if hi == lo:  # a single-point range: its one value
+        return [lo + 0.0]
+    base = 10.0 ** math.floor(math.log10((hi - lo) / most))
+    for step in [m * base * 10**e for e in (0, 1, 2) for m in _NICE_STEPS]:
+        first, last = math.ceil(lo / step - 1e-9), math.floor(hi / step + 1e-9)
+        if last - first + 1 <= most:
+            return [round(k * step, 12) + 0.0 for k in range(first, last + 1)]
+    raise AssertionError("unreachable: a step of 100 decades fits")
 
 
 def nominal(field: str, **more: Any) -> dict:
