@@ -81,29 +81,34 @@ def pull_chart(curve: PullCurve, *, estimator_key: str, option_label: str, uncla
         "legend": {"title": None, "orient": "top", "columns": 1, "labelLimit": 320,
                    "labelColor": CONFIG["axis"]["labelColor"]},
     }
-    layer = alt.Chart(
-        {"name": "pull"},
-        mark={"type": "line", "clip": True},
-        encoding=alt.FacetedEncoding(
-            x=x_value,
-            y=y_value,
-            color=series,
-            # the same legend as the colour's: Vega-Lite merges the two, so each symbol shows its dash
-            strokeDash={"field": "series", "type": "nominal",
-                        "scale": {"domain": domain, "range": dashes}, "legend": series["legend"]},
-            strokeWidth={"field": "series", "type": "nominal",
-                         "scale": {"domain": domain, "range": widths}, "legend": None},
-            tooltip=[
-                {"field": "series", "type": "nominal", "title": _("line")},
-                {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3g"},  # i18n: ok (notation)
-                {"field": "pull", "type": "quantitative", "title": _("pull"), "format": ".4g"},
-            ],
-        ),
+    encoding = dict(
+        x=x_value,
+        y=y_value,
+        color=series,
+        # the same legend as the colour's: Vega-Lite merges the two, so each symbol shows its dash
+        strokeDash={"field": "series", "type": "nominal",
+                    "scale": {"domain": domain, "range": dashes}, "legend": series["legend"]},
+        strokeWidth={"field": "series", "type": "nominal",
+                     "scale": {"domain": domain, "range": widths}, "legend": None},
+        tooltip=[
+            {"field": "series", "type": "nominal", "title": _("line")},
+            {"field": "logr", "type": "quantitative", "title": "log r", "format": ".3g"},  # i18n: ok (notation)
+            {"field": "pull", "type": "quantitative", "title": _("pull"), "format": ".4g"},
+        ],
     )
+    # the term's lines first, the two KLs' thin dashed and dotted lines over them: where the term follows one
+    # (the caption says which), the reference still shows through
+    references = domain[:2]
+    layers = [alt.Chart({"name": "pull"}, mark={"type": "line", "clip": True},
+                        transform=[{"filter": {"not": {"field": "series", "oneOf": references}}}],
+                        encoding=alt.FacetedEncoding(**encoding)),
+              alt.Chart({"name": "pull"}, mark={"type": "line", "clip": True},
+                        transform=[{"filter": {"field": "series", "oneOf": references}}],
+                        encoding=alt.FacetedEncoding(**encoding))]
     zero = alt.Chart(
         {"name": "zero"},
         mark={"type": "rule", "color": ZERO_COLOR, "strokeWidth": 1},
         encoding=alt.FacetedEncoding(y={"field": "y", "type": "quantitative"}),
     )
     datasets = {"pull": records(rows), "zero": records(pd.DataFrame({"y": [0.0]}))}
-    return finish(alt.LayerChart(layer=[zero, layer], datasets=datasets), height=height)
+    return finish(alt.LayerChart(layer=[zero, *layers], datasets=datasets), height=height)
