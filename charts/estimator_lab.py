@@ -398,7 +398,9 @@ def running_means_chart(
         if math.isfinite(value) and lo <= value <= hi:
             merged.setdefault(value, []).append(name)
     for value, targets_here in merged.items():
-        layers.append(_reference_rule("run", "y", value, y_scale))
+        # under the running means, which near the truth would vanish beneath its dashes (a review: k2 and k3
+        # at the defaults)
+        layers.insert(1, _reference_rule("run", "y", value, y_scale))
         layers.append(  # inside the plot, above the rule at its right end: no margin taken
             layer(
                 "run",

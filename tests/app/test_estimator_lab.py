@@ -473,7 +473,7 @@ def test_running_means_chart_is_valid_with_every_estimator(run_small):
     assert {r["estimator"] for r in rows} == {ESTIMATORS[k].name for k in ALL_KEYS}
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
     assert spec["layer"][0]["encoding"]["x"]["title"] and spec["layer"][0]["encoding"]["y"]["title"]
-    colours = spec["layer"][1]["encoding"]["color"]["scale"]["range"]
+    colours = _line_layer(spec)["encoding"]["color"]["scale"]["range"]
     assert colours == [COLORS[k] for k in ALL_KEYS]
     # the band is ±2 SE around the running mean; null at n = 1 where the SE is
     first, last = rows[0], [r for r in rows if r["estimator"] == "k1"][-1]
@@ -489,7 +489,9 @@ def test_running_means_show_k2_over_k3_and_cut_no_band(run_small):
     keys = ("k1", "k2", "k3")
     runs = [(k, sim[k].running_n, sim[k].running_mean, sim[k].running_se) for k in keys]
     spec = running_means_chart(runs, targets=[("KL[q‖p]", sim.true_kl)]).to_dict()
-    dash = spec["layer"][1]["encoding"]["strokeDash"]["scale"]
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks.index("rule") < marks.index("line")  # the truth under the means: near it, k2 and k3 hid (a review)
+    dash = _line_layer(spec)["encoding"]["strokeDash"]["scale"]
     dashes = dict(zip(dash["domain"], dash["range"], strict=True))
     assert dashes == {k: palette.dash(k) for k in keys} and dashes["k3"] == [1, 0]
     assert len({tuple(d) for d in dashes.values()}) == 3  # colour is not the only cue
@@ -635,3 +637,8 @@ def test_a_standard_deviation_whose_variance_is_past_a_double_is_shown():
     assert "shown as ∞" not in text
     assert "Their square roots, the per-sample standard deviations, fit in a double: §4 shows them." in text
     assert "No error bar (a variance too large for a double): k3, kλ, k3 (KL[p‖q])." in answer_text(at)
+
+
+def _line_layer(spec: dict) -> dict:
+    """The running means' line layer (the reference rules sit under it, between the band and the lines)."""
+    return next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
