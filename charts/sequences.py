@@ -154,7 +154,8 @@ def per_position_chart(
                               {"field": "value", "type": "quantitative", "title": _("mean"), "format": ".4g"},
                           ])),
         ]
-    layers.append(
+    layers.insert(  # under the Monte Carlo points: rb's sit on it, and were hidden (a review)
+        0,
         alt.Chart({"name": "exact"}, mark={"type": "line", "strokeWidth": 2.5, "point": exact.size <= 32,
                                            "interpolate": "step-after" if exact.size <= 32 else "linear"},
                   encoding=alt.FacetedEncoding(
