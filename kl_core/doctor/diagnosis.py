@@ -1059,11 +1059,10 @@ def _say_state(prof: Profile, key: str, values: dict[str, Any], given: dict[str,
     it, and an argparse switch the config did not set as "--flag not set" (``remove --flag`` is a change, and
     the config has nothing to remove)."""
     value = values.get(key)
-    spec = prof.keys.get(key)
     if key in given:
         return _say(prof, key, value, kind)
-    if prof.syntax == "argparse" and spec is not None and spec.action == "store_true" and value is False:
-        return Message("{flag} not set", flag=prof.spelled(key))
+    if (flag := flag_left_off(prof, key, value)) is not None:
+        return Message("{flag} not set", flag=flag)
     return Message("{said} (release default)", said=_say(prof, key, value, kind))
 
 
@@ -2433,7 +2432,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)
               and _all_read(when, given)]
     notes += [c.message for c in p.cautions if c.said_in(p.release) == "note" and _all_read(c.when, given)
-              and _trap_holds(prof, c, values, given)]
+              and _trap_holds(p, c, values, given)]
     rejected = _rejected(p, era, parsed, {k: (unknown_raw[k], v) for k, v in unknown.items()}, appended,
                          not_numbers)
     rejected.sort(key=lambda r: r.setting.key not in renamed)  # an older release's names first: they name the KL
