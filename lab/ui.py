@@ -471,6 +471,23 @@ _TABLE_CSS = (
     "{display:block;width:max-content;max-width:100%;overflow-x:auto;}"
 )
 
+#: A table wider than its box scrolls sideways (Glide's canvas under a scroller).  On a phone the
+#: cut-off column showed the left digits of a number ("0.00" of 0.0041) as if they were all of
+#: it, so the grid's right edge fades out while more columns lie past it.  The fade follows the
+#: scroller's own scroll timeline (:data:`TABLE_EDGE_PX` at the start, none at the end); where a
+#: browser has no scroll timelines the animation ends at once and nothing fades, as before.
+TABLE_EDGE_PX = 56
+_TABLE_FADE_CSS = (
+    # The gradient is stretched past the box's right edge as the table scrolls: at the end no part fades.
+    f"@keyframes kl-table-edge{{from{{mask-size:100% 100%;}}to{{mask-size:calc(100% + {TABLE_EDGE_PX}px) 100%;}}}}"  # i18n: ok (CSS)
+    "[data-testid='stDataFrame'] .stDataFrameGlideDataEditor:not(.dvn-scroller){timeline-scope:--kl-table-x;}"
+    "[data-testid='stDataFrame'] .dvn-scroller{scroll-timeline:--kl-table-x x;}"
+    "[data-testid='stDataFrame'] .dvn-underlay > canvas{mask-repeat:no-repeat;"
+    f"mask-image:linear-gradient(to right,#000 calc(100% - {TABLE_EDGE_PX}px),transparent);"
+    f"mask-size:calc(100% + {TABLE_EDGE_PX}px) 100%;"
+    "animation:kl-table-edge linear both;animation-timeline:--kl-table-x;}"
+)
+
 _CARD_KEY = "klcard"
 #: On a phone a card's padding is halved, so that a chart inside it keeps
 #: the 260 px a chart needs (a 320 px screen leaves 256 px inside Streamlit's).
@@ -516,7 +533,7 @@ _GLOSSARY_CSS = (
 #: scrolls it sideways with no scrollbar, so options past the edge looked absent.
 _SEGMENTED_CSS = "[data-testid='stButtonGroup'] > div:has(> button){flex-wrap:wrap;overflow-x:visible;}"
 
-PAGE_CSS = _SEGMENTED_CSS + _GRID_CSS + _TABLE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
+PAGE_CSS = _SEGMENTED_CSS + _GRID_CSS + _TABLE_CSS + _TABLE_FADE_CSS + _CARD_CSS + _theme_css() + _RUN_STATUS_CSS + _GLOSSARY_CSS + A11Y_CSS
 
 
 def run_status() -> Any:

@@ -21,6 +21,8 @@ from page to page (:data:`BOTH_LANGUAGES`, :data:`NARROWEST`), at its defaults:
   written with an underscore (``π_θ``, ``π_ref``, ``p_θ``, ``D_f``, ``E_q[``);
 * **the page modules' checks** – ``checks.defects`` finds nothing (so the pages' own
   modules check their non-default states only);
+* **tables** – a table wider than its box fades out at its cut right edge (a cut number is
+  not read as all of it), and a table that fits does not;
 * **theme** – every chart text has a contrast of at least 3 against what is
   behind it: the bar or cell it is written on, else the page's background.  The English pass runs in the light theme, the Chinese pass in
   the dark one (the other checks do not depend on the theme), so every page is
@@ -37,6 +39,7 @@ from __future__ import annotations
 import pytest
 
 from lab.pages import PAGES
+from lab.ui import TABLE_EDGE_PX
 from tests.browser.checks import (
     CHART_MIN_PX,
     RAW_LATEX,
@@ -51,6 +54,8 @@ LANGS = ("en", "zh")
 #: The checks above do not depend on the theme, so the Chinese pass runs in the dark
 #: theme: every page is also checked dark (chart text contrast) at no extra page load.
 THEMES = {"en": "light", "zh": "dark"}
+#: A cut table's canvas mask at the start of its scroll: the gradient's fade lies inside the box.
+FADED = "100% 100%"
 #: A pixel of slack for sub-pixel layout.
 SLACK = 1
 
@@ -185,7 +190,15 @@ MEASURE = r"""() => {
     });
     const theme = {bg: getComputedStyle(app).backgroundColor, faint};
 
-    return {sideways, charts, metrics, formulas, prose, theme,
+    // 7. tables wider than their box: is the cut-off right edge faded (lab.ui._TABLE_FADE_CSS)?
+    const tables = [...document.querySelectorAll("[data-testid='stDataFrame']")].map((el, i) => {
+        const scroller = el.querySelector('.dvn-scroller'), canvas = el.querySelector('.dvn-underlay > canvas');
+        const head = (el.innerText || '').trim().split(/\s+/).slice(0, 3).join(' ');
+        return {i: i + 1, head, sw: scroller ? scroller.scrollWidth : 0, cw: scroller ? scroller.clientWidth : 0,
+                left: scroller ? scroller.scrollLeft : 0, mask: canvas ? getComputedStyle(canvas).maskSize : ''};
+    });
+
+    return {sideways, charts, metrics, formulas, prose, theme, tables,
             exception: document.querySelectorAll("[data-testid='stException']").length};
 }"""
 
@@ -350,6 +363,36 @@ def test_chart_text_stands_out_from_the_background(measured, size, lang, url_pat
         + "; ".join(f"{f['text']!r} in {f['fill']} on {f['on']} ({f['ratio']:.2f})"
                     for f in theme["faint"][:8])
     )
+
+
+@pytest.mark.parametrize(("size", "lang", "url_path"), CASES)
+def test_a_table_cut_at_the_edge_fades_there(measured, size, lang, url_path):
+    """A table wider than its box fades out at its right edge, so a cut number ("0.00" of
+    0.0041) is not read as all of it; a table that fits is not faded."""
+    tables = measured(size, lang, url_path)["tables"]
+    bad = []
+    for t in tables:
+        cut = t["sw"] > t["cw"] + SLACK and t["left"] <= SLACK
+        if cut != (t["mask"] == FADED):
+            bad.append(f"table {t['i']} ({t['head']!r}): {t['sw']} px in a {t['cw']} px box, "
+                       f"mask-size {t['mask']!r}")
+    assert not bad, f"{_where(url_path or 'home', size, lang)}: " + "; ".join(bad)
+
+
+def test_a_table_scrolled_to_its_end_is_not_faded(app_url, new_page, wait_for_app):
+    """The fade follows the table's scroll: at the end of Home's table on a phone its last
+    column is read whole."""
+    page = new_page(BOTH_LANGUAGES)
+    page.goto(f"{app_url}/?lang=en")
+    wait_for_app.settled(page, timeout_ms=60_000)
+    table = page.locator("[data-testid='stDataFrame']").first
+    table.scroll_into_view_if_needed()
+    mask = "() => getComputedStyle(document.querySelector(\"[data-testid='stDataFrame'] .dvn-underlay > canvas\")).maskSize"
+    assert page.evaluate(mask) == FADED
+    page.evaluate("() => { const s = document.querySelector(\"[data-testid='stDataFrame'] .dvn-scroller\");"
+                  " s.scrollLeft = s.scrollWidth; }")
+    page.wait_for_function(f"() => ({mask})() !== {FADED!r}", timeout=10_000)
+    assert page.evaluate(mask) == f"calc(100% + {TABLE_EDGE_PX}px) 100%"
 
 
 def test_the_notation_pattern_can_fail():
