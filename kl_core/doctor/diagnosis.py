@@ -1484,7 +1484,7 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
     if u.coef is not None and not math.isfinite(u.coef):
         _warn(st, pl, "NONFINITE_COEF", _nonfinite_words(prof, pl, u.coef, st.kind, computed=True,
                                                           written=st.values.get(pl.coef)), use=i)
-    if t == "zero":
+    if t == "zero" and not trapped:
         _warn(st, pl, "ZERO_GRAD_LOSS" if u.where == "loss" else "ZERO_GRAD_REWARD",
               Message("{name}{is_k}: its expected gradient is zero, so on average it does not pull the policy "
                       "anywhere, whatever its coefficient, although its logged value looks like a KL. {expected}.",
@@ -1500,7 +1500,8 @@ def _use_warnings(st: _State, pl: Placement, u: KLUse, i: int, off_rules: list[A
         _warn(st, pl, "MIXED_GRAD",
               Message("{name}{is_k}: its expected gradient is neither KL's, but {expected}.",
                       name=_cap(name), is_k=is_k, expected=e.grad_expected), use=i)
-    if u.gradient_target_off_policy not in (None, "reverse_kl"):
+    # a term a caution cuts from the gradient (OpenRLHF 0.6's packed KL loss) has none to bias
+    if u.gradient_target_off_policy not in (None, "reverse_kl") and not (trapped and t == "zero"):
         why = joined("; ", st.off)
         target = u.gradient_target_off_policy
         target = marked_message(_TARGETS[target]) if target in _TARGETS else target

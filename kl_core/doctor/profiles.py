@@ -286,7 +286,8 @@ class Caution:
         Labels of eras (:attr:`kl_core.doctor.releases.Era.label`) whose releases differ on the trap, some
         with it and some without: there the message is a note, not a warning.
     absent_in : tuple of str
-        Labels of eras that do not have the trap at all: there nothing is said.
+        Labels of eras that do not have the trap at all, and the profile's own release where only older
+        releases have it (OpenRLHF 0.6's packed KL loss): there nothing is said.
     """
 
     when: tuple[Condition, ...]

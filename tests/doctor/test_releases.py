@@ -67,18 +67,42 @@ def test_openrlhf_0_6_0_grpo_example_gets_only_fixes_its_release_takes():
     from 0.8.6; 0.5.9–0.6.0 choose k1 or k3 only, and clamp nothing (v0.6.0 openrlhf/models/utils.py)."""
     d = real("openrlhf/v0.6.0_train_grpo_ray_hybrid_engine.sh")
     assert d.release == "0.5.9–0.6.0" and "--use_kl_estimator_k3" in d.release_why
-    assert kl(d) == [("loss", "k3", 0.001, "forward_kl")]
+    assert kl(d) == [("loss", "k3", 0.001, "zero")]  # --packing_samples: test_packed_kl_loss_of_openrlhf_0_6_…
     card = " ".join("\n".join(card_lines(d)).split())
     assert "option --use_kl_estimator_k3 -> k3" in card and "fix: --kl_estimator" not in card
-    forward = d.warnings[d.codes.index("FORWARD_KL_GRAD")]
-    assert forward.fix is None and "Tried `remove --use_kl_estimator_k3`" in card
     assert "CLAMP_HIDES_DRIFT" not in d.codes and d.kl_uses[0].entry.value_clamp is None
+    text = (REAL / "openrlhf/v0.6.0_train_grpo_ray_hybrid_engine.sh").read_text()
+    unpacked = diagnose(text.replace("--packing_samples", ""), release="openrlhf-0.6.0")
+    assert kl(unpacked) == [("loss", "k3", 0.001, "forward_kl")]
+    forward = unpacked.warnings[unpacked.codes.index("FORWARD_KL_GRAD")]
+    assert forward.fix is None and "Tried `remove --use_kl_estimator_k3`" in " ".join(
+        "\n".join(card_lines(unpacked)).split())
     k1 = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01 --use_kl_estimator_k3",
                   release="openrlhf-0.6.0")
     assert "option --use_kl_estimator_k3 -> k3" in " ".join("\n".join(card_lines(k1)).split())
     plain = diagnose("python3 -m openrlhf.cli.train_ppo_ray --init_kl_coef 0.01", release="openrlhf-0.6.0")
     assert "option --use_kl_estimator_k3 not set (release default) -> k1" in " ".join(
         "\n".join(card_lines(plain)).split())
+
+
+def test_packed_kl_loss_of_openrlhf_0_6_has_no_gradient():
+    """OpenRLHF v0.6.0 to v0.6.4 gather each packed sequence's KL mean with torch.tensor([...]), which drops the
+    graph (v0.6.0 trainer/ppo_trainer.py line 421; v0.6.3 trainer/ray/ppo_actor.py line 433): with
+    --packing_samples the KL loss adds no gradient.  0.6.0 is the only release of its era with --use_kl_loss (a
+    warning); 0.6.0.post1–0.10.1 hold 0.6.0.post1–0.6.4 and the fixed 0.7.0 on (a note); 0.10.2 on say nothing."""
+    packed = "python3 -m openrlhf.cli.train_ppo_ray --use_kl_loss --init_kl_coef 0.01 --packing_samples"
+    d = diagnose(packed + " --use_kl_estimator_k3")
+    assert d.release == "0.5.9–0.6.0" and kl(d) == [("loss", "k3", 0.01, "zero")]
+    assert d.codes == ["ZERO_GRAD_LOSS"] and "torch.tensor([each_kl.mean()" in d.warnings[0].message
+    later = diagnose(packed + " --kl_estimator k3")
+    assert later.release == "0.6.0.post1–0.10.1" and kl(later) == [("loss", "k3", 0.01, "forward_kl")]
+    assert "ZERO_GRAD_LOSS" not in later.codes and any("0.6.0 to 0.6.4" in n for n in later.notes)
+    coef0 = diagnose(packed.replace("0.01", "0") + " --kl_estimator k3")
+    assert not any("0.6.0 to 0.6.4" in n for n in coef0.notes)
+    today = diagnose("python3 -m openrlhf.cli.train_ppo_ray --algo.kl.use_loss --algo.kl.init_coef 0.01 "
+                     "--ds.packing_samples --algo.kl.estimator k3")
+    assert today.release == "0.11.2" and kl(today) == [("loss", "k3", 0.01, "forward_kl")]
+    assert not any("0.6.0 to 0.6.4" in str(n) for n in today.notes) and "ZERO_GRAD_LOSS" not in today.codes
 
 
 # ------------------------------------------------------------------ kind 2: release eras
