@@ -658,11 +658,18 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                            repo=fork.repo, lib=prof.library, label=e.label))
             return Inference(e, True, why)
         elif era_only:
-            pointed.append((e, Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
-                                       keys=_listing(era_only), lib=prof.library, label=e.label)))
+            pointed.append((e, era_only))
     if pointed:  # eras are in release order (releases.toml): the newest era the settings point to
-        e, why = pointed[-1]
+        e, era_only = pointed[-1]
         out = {r.id for r, _ in ruled_out} | {e.id}
+        # a key older eras had too (TRL's max_prompt_length, 0.14.0 to 1.9.2) does not choose among them: say so
+        alike = [o for o in candidates if o.id not in out and not o.fork and all(k in o.keys for k in era_only)]
+        why = (Message("it uses {keys}, settings that later releases do not have and that {lib} {labels} all had: "
+                       "the card reads the newest of those eras", keys=_listing(era_only), lib=prof.library,
+                       labels=Message("{first} and {last}", first=", ".join(o.label for o in alike), last=e.label))
+               if alike else
+               Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
+                       keys=_listing(era_only), lib=prof.library, label=e.label))
         return Inference(e, True, why, tuple(o for o in candidates if o.id not in out and not o.fork))
     releases = [e for e in candidates if not e.fork]  # a fork is read only where its own settings point to it
     ruled_out = [(e, today) for e, today in ruled_out if not e.fork]

@@ -105,6 +105,19 @@ def test_packed_kl_loss_of_openrlhf_0_6_has_no_gradient():
     assert not any("0.6.0 to 0.6.4" in str(n) for n in today.notes) and "ZERO_GRAD_LOSS" not in today.codes
 
 
+def test_a_setting_several_eras_had_is_said_to_choose_none_of_them():
+    """open-r1 9915e06 recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml (its setup.py pins trl 0.16.0):
+    max_prompt_length is in every GRPOConfig from 0.14.0 to 0.27.2, so it cannot tell 0.16 from 0.26.  The card
+    used to give it as the reason for TRL 0.26.0–1.9.2 alone."""
+    d = diagnose("max_prompt_length: 512\nnum_generations: 16\nreward_funcs:\n- accuracy\n", filename="config.yaml")
+    assert d.release == "0.26.0–1.9.2"
+    why = str(d.release_why)
+    assert "0.14.0–0.16.1, 0.17.0–0.18.2, 0.19.0–0.25.1 and 0.26.0–1.9.2 all had" in why, why
+    assert {o.release for o in d.also} >= {"TRL 0.14.0–0.16.1", "TRL 0.17.0–0.18.2"}, [o.release for o in d.also]
+    only = diagnose("python3 -m openrlhf.cli.train_ppo_ray --use_kl_estimator_k3 --init_kl_coef 0.01")
+    assert "all had" not in str(only.release_why)  # a setting of one era alone
+
+
 # ------------------------------------------------------------------ kind 2: release eras
 def test_verl_before_0_4_put_the_kl_in_the_reward_when_use_kl_loss_was_off():
     d = real("verl/tinyzero_train_tiny_zero.sh")
