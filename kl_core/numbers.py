@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
 
 __all__ = ["SMALLEST_NORMAL", "from_log", "lam_text", "share", "unresolved"]
 
@@ -136,16 +137,20 @@ def unresolved(x: float) -> bool:
     return 0.0 < abs(x) < SMALLEST_NORMAL
 
 
-def lam_text(x: float) -> str:
+def lam_text(x: float, also: Sequence[float] = ()) -> str:
     r"""A coefficient :math:`\lambda` of :math:`k_\lambda = -\log r + \lambda(r - 1)`, as every page prints it.
 
-    Three significant digits, more (5, 7, 9, then 12) where three would print k1's
-    :math:`\lambda = 0` or k3's :math:`\lambda = 1` for a :math:`\lambda` that is neither.
+    Three significant digits, more (5, 7, 9, 12, then the shortest text that reads back
+    as ``x``) where three would print k1's :math:`\lambda = 0`, k3's :math:`\lambda = 1`
+    or a value of ``also`` (a slider's ends) for a :math:`\lambda` that is none of them.
 
     Parameters
     ----------
     x : float
         :math:`\lambda`.
+    also : sequence of float, optional
+        Other values ``x`` must not be printed as unless it is one: "λ* = 3.002 lies outside
+        [−1, 3]", not "λ* = 3 lies outside".
 
     Returns
     -------
@@ -155,9 +160,14 @@ def lam_text(x: float) -> str:
     --------
     >>> lam_text(0.58197670686932642), lam_text(0.9999998), lam_text(3.4719859e-10), lam_text(1.0)
     ('0.582', '0.9999998', '3.47e-10', '1')
+    >>> lam_text(0.999999999999995), lam_text(3.001997, also=(-1.0, 3.0))
+    ('0.999999999999995', '3.002')
     """
+    avoid = {0.0, 1.0, *(float(a) for a in also)}
+    if x in avoid or not math.isfinite(x):
+        return f"{x:.3g}"
     for digits in (3, 5, 7, 9, 12):
         text = f"{x:.{digits}g}"
-        if x in (0.0, 1.0) or float(text) not in (0.0, 1.0):
-            break
-    return text
+        if float(text) not in avoid:
+            return text
+    return repr(float(x))  # the shortest text that reads back as x: never one of `avoid`

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from kl_core.estimation.control_variates import LambdaParabola
 from kl_core.estimation.divergences import DIVERGENCES
 from kl_core.estimation.exact import Moments
@@ -167,9 +167,10 @@ def kl_caption(true_kl: float, mean_gap: float, categories: int | None, on_chart
             ).format(mean=number(mean_gap), kl=number(true_kl))
         text = lead + " " + tail
     if categories is not None:
-        text += " " + _(
+        text += " " + ngettext(
+            "With one category every draw has the same ratio: the draws pile up on one dot.",
             "With {k} categories at most {k} different ratios can occur: the draws pile up on them "
-            "(bigger dot = more draws)."
+            "(bigger dot = more draws).", categories
         ).format(k=categories)
     return text
 

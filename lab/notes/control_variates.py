@@ -393,7 +393,7 @@ def lambda_star_missing(par: LambdaParabola, lo: float, hi: float) -> str | None
                  "λ = 0 (k1) stands for it.").format(lam=_lam_star(par))
     if not lo <= par.lam_star <= hi:
         return _("λ* = {lam} lies outside the slider's range [{lo:g}, {hi:g}].").format(
-            lam=lam_text(par.lam_star), lo=lo, hi=hi)
+            lam=lam_text(par.lam_star, also=(lo, hi)), lo=lo, hi=hi)
     return None
 
 

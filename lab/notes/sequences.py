@@ -18,9 +18,10 @@ import pandas as pd
 
 from charts.palette import REFERENCE_COLOR, SERIES_COLORS, ZERO_COLOR, color
 from charts.sequences import SEQUENCE_COLORS, McPoint
-from i18n import N_, _
+from i18n import N_, _, ngettext
 from kl_core.libraries.crosswalk import EXPECTED_GRADIENTS
 from kl_core.libraries.loss_aggregation import LOSS_AGGREGATIONS, kl_coefficient
+from kl_core.numbers import SMALLEST_NORMAL
 from kl_core.sequences.estimators import (
     RB_COUNTEREXAMPLE,
     SEQUENCE_ESTIMATORS,
@@ -32,7 +33,7 @@ from kl_core.sequences.estimators import (
 from kl_core.sequences.gradients import SequenceGradientTable
 from kl_core.sequences.markov import DEFAULT_DRIFT, DEFAULT_K, MarkovChain, drift_pair, parse_markov
 from kl_core.sequences.montecarlo import SequenceSample
-from lab.format import number
+from lab.format import from_log, number
 from lab.format import share as percent
 from lab.notes import Note
 
@@ -438,11 +439,19 @@ def relative_std_caption(curves: SequenceCurves, length: int, n: int) -> str:
     rare, hit = rare_sequences(float(curves.log_r2[i]), n)
     if not rel["seq_k3"] <= WILD_SPREAD and likely_missed(rare, hit):
         text += " " + _(
-            "Its sample std likely falls far short of the exact one: sequences of total probability at most "
+            "seq_k3's sample std likely falls far short of the exact one: sequences of total probability at most "
             "p = {rare} carry at least 1 − p of E[R²], the term behind its variance, and N = {n:,} draws "
             "include one with probability at most {hit}."
-        ).format(rare=number(rare), n=n, hit=number(hit))
+        ).format(rare=_tiny(rare, -0.5 * float(curves.log_r2[i])), n=n,
+                 # below a double's normal range n·p ≪ 1, so 1 − (1 − p)^n is n·p to every digit shown
+                 hit=_tiny(hit, math.log(n) - 0.5 * float(curves.log_r2[i])))
     return text
+
+
+def _tiny(x: float, log_x: float) -> str:
+    """A probability as :func:`lab.format.number` writes it, or from its log where it is below a double's
+    normal range (p = e^−1200 printed as 0 beside "at most p")."""
+    return number(x) if x >= SMALLEST_NORMAL else from_log(log_x, 3, trim=True)
 
 
 def _ratio_text(x: float) -> str:
@@ -473,19 +482,16 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
     noisy = _noisy_means(curves, length, n)
     if not noisy:
         return None
-    wild = list(noisy)
-    se = max(noisy.values())
-    numbers = dict(t=length, keys=", ".join(wild), n=n, se=number(se))
-    if not math.isfinite(se):
-        text = _(
-            "At T = {t}, with N = {n:,} draws the Monte Carlo means of {keys} have a standard error too "
-            "large for a double, in multiples of the KL: they can land far from the exact value."
-        ).format(**numbers)
-    else:
-        text = _(
-            "At T = {t}, with N = {n:,} draws the Monte Carlo means of {keys} have a standard error of up "
-            "to {se} times the KL: they can land far from the exact value."
-        ).format(**numbers)
+    # each key with its own figure: one overflowing standard error says nothing of the others'
+    figures = "; ".join(
+        _("{key}: {se} times the KL").format(key=k, se=number(se)) if math.isfinite(se)
+        else _("{key}: too large for a double").format(key=k) for k, se in noisy.items())
+    text = ngettext(
+        "At T = {t}, with N = {n:,} draws one Monte Carlo mean has a standard error above {limit} times the KL "
+        "({figures}): it can land far from the exact value.",
+        "At T = {t}, with N = {n:,} draws {count} Monte Carlo means have standard errors above {limit} times the "
+        "KL ({figures}): they can land far from the exact value.", len(noisy)
+    ).format(t=length, n=n, count=len(noisy), limit=number(NOTED_RELATIVE_SE), figures=figures)
     if all(math.isfinite(float(curves.std[k][length - 1])) for k in curves.std):
         text += " " + _("The exact columns are right.")
     else:
@@ -537,12 +543,17 @@ def rb_note(curves: SequenceCurves) -> Note | None:
             "rb has no noise for these chains: at each position, every prefix has the same next-token KL. "
             "rb is not always better than Σk1, though: choose **rb counterexample** above."
         ), ":material/info:")
+    drifted = curves.true_kl > 0  # where the KL is 0 every estimator is exactly 0: rb is no better there
+    less = (_("less variance") if bool(np.all(sdrb[drifted] < sd1[drifted])) else _("no more variance"))
+    where = (_("at every T") if bool(drifted.all()) else
+             _("at every T from {t} on, where the KL is above 0").format(t=int(curves.lengths[np.argmax(drifted)])))
     return Note("info", _(
-        "For these chains rb has less variance than Σk1 at every T (Var(Σk1)/Var(rb) from {lo} "
+        "For these chains rb has {less} than Σk1 {where} (Var(Σk1)/Var(rb) from {lo} "
         "to {hi}). That is usual, not guaranteed: each position's term is never noisier, but the "
         "covariances between positions can make the whole sum so. Choose **rb counterexample** "
         "above to see a pair where it is."
-    ).format(lo=number(float(finite.min())), hi=number(float(finite.max()))), ":material/info:")
+    ).format(less=less, where=where, lo=number(float(finite.min())), hi=number(float(finite.max()))),
+        ":material/info:")
 
 
 # ---------------------------------------------------------------- 3. sum against mean
@@ -639,6 +650,12 @@ def penalty_caption(curves: SequenceCurves, length: int) -> str:
         ).format(t=length, x=number(1 / length))
     t = curves.lengths
     summed = kl[-1] / kl[start]
+    if start == 0 and number(summed) == number(1.0):  # "grows 1 times": the growth is past the digits shown
+        return _(
+            "The sequence KL grows with T here only past the digits shown (from T = {t0} to {t1}, by a factor of "
+            "{s}): nearly all of it is the first token's, so a per-token mean shrinks the penalty like 1/T: at "
+            "T = {t} it is {x} times the summed one, although the policy drifted as far."
+        ).format(t0=int(t[0]), t1=int(t[-1]), s=f"{summed:.12g}", t=length, x=number(1 / length))
     per_token = summed * t[start] / t[-1]
     numbers = dict(t0=int(t[start]), t1=int(t[-1]), s=number(summed), m=number(per_token))
     if start == 0:

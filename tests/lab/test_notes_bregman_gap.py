@@ -10,6 +10,8 @@ def test_kl_caption():
     text = notes.kl_caption(0.5, 0.4871, 5)
     assert "The draws' average gap, 0.4871, estimates KL[q‖p] = 0.5" in text
     assert "With 5 categories at most 5 different ratios can occur" in text
+    one = notes.kl_caption(0.0, 0.0, 1)  # categorical(0) against categorical(3): "With 1 categories" before
+    assert "With one category every draw has the same ratio" in one and "categories" not in one
 
 
 def test_f_caption_adds_the_caveats():

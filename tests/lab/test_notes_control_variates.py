@@ -206,6 +206,20 @@ def test_lambda_star_never_prints_as_k3s_1_or_k1s_0_when_it_is_not():
     assert float(notes.lam_text(1 - 1e-7)) != 1.0 and float(notes.lam_text(4e-12)) != 0.0
 
 
+def test_lambda_star_past_twelve_digits_and_at_the_sliders_end_is_printed_as_itself():
+    """q = N(0, 1), p = N(1e-7, 1): λ* = 1 − 5e-15, which 12 digits still printed as k3's "1" in the metric, the
+    button and the answer.  q = N(0, 2.99477), p = N(0, 1): λ* = 3.002 was said to be "λ* = 3" outside [−1, 3]."""
+    par = lambda_parabola(parse("normal(0,1)"), parse("normal(1e-7,1)"))
+    assert par.lam_star != 1.0 and abs(par.lam_star - 1.0) < 1e-12
+    shown = notes.lam_text(par.lam_star)
+    assert float(shown) == par.lam_star and f"λ* = {shown}" in notes.answer(par)
+    far = lambda_parabola(parse("normal(0,2.99477)"), parse("normal(0,1)"))
+    assert 3.0 < far.lam_star < 3.01
+    said = notes.lambda_star_missing(far, -1.0, 3.0)
+    assert said is not None and "λ* = 3.002 lies outside" in said, said
+    assert notes.lam_text(3.0, also=(-1.0, 3.0)) == "3" and notes.lam_text(-1.0, also=(-1.0, 3.0)) == "-1"
+
+
 def test_a_tie_to_the_digits_shown_is_said_not_ranked():
     """q = N(0, 1), p = N(5, 1): λ* = 3.5e-10 and Var(kλ*) = 25 - 8.7e-9, which prints as k1's 25."""
     par = lambda_parabola(parse("normal(0,1)"), parse("normal(5,1)"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import math
 import re
 import shlex
 
@@ -145,15 +146,16 @@ def test_unreliable_note(drift_curves, counter_curves):
     late = notes.unreliable_note(drift_curves, 64, 1000)  # seq_k3 at 11.6 × KL, as the CLI notes
     se = float(drift_curves.relative_std("seq_k3")[63]) / 1000 ** 0.5
     assert se > notes.NOTED_RELATIVE_SE
-    assert late.kind == "warning" and "the Monte Carlo means of seq_k3 have a standard error" in late.text
-    assert "sum_k1" not in late.text
-    assert f"a standard error of up to {number(se)} times the KL" in late.text
+    assert late.kind == "warning" and "one Monte Carlo mean has a standard error above 0.1 times the KL" in late.text
+    assert "sum_k1" not in late.text and "it can land far" in late.text
+    assert f"(seq_k3: {number(se)} times the KL)" in late.text
     assert "understates the true one" not in late.text  # it can, not must (a run's std can be high)
     # at N = 100,000 the same spread is a standard error of 3.7% of the KL: "far from the exact value" was false
     assert float(drift_curves.relative_std("seq_k3")[63]) / 100_000 ** 0.5 < notes.NOTED_RELATIVE_SE
     assert notes.unreliable_note(drift_curves, 64, 100_000) is None
     counter = notes.unreliable_note(counter_curves, 64, 1000)
-    assert "sum_k3, seq_k3" in counter.text and "N = 1,000" in counter.text
+    assert "2 Monte Carlo means have standard errors" in counter.text and "N = 1,000" in counter.text
+    assert "(sum_k3: " in counter.text and "; seq_k3: " in counter.text
     assert notes.unreliable_note(exact_curves(*SAME, 8), 8, 1000) is None
 
 
@@ -404,7 +406,7 @@ def test_an_overflowing_variance_is_not_shown_as_an_infinite_spread():
     caption = notes.relative_std_caption(curves, 256, 1000)
     assert f"seq_k3 {number(rel)};" in caption and "∞" not in caption
     note = notes.unreliable_note(curves, 256, 1000)
-    assert f"up to {number(rel / np.sqrt(1000))} times the KL" in note.text and "∞" not in note.text
+    assert f"seq_k3: {number(rel / np.sqrt(1000))} times the KL" in note.text and "∞" not in note.text
     assert note.text.endswith("The exact columns are right.")
 
 
@@ -414,9 +416,50 @@ def test_a_spread_too_large_for_a_double_says_so():
     caption = notes.relative_std_caption(curves, 256, 1000)
     assert "seq_k3 too large for a double" in caption and "∞" not in caption
     text = notes.unreliable_note(curves, 256, 1000).text
-    assert "a standard error too large for a double" in text and "∞ times" not in text
+    assert "seq_k3: too large for a double" in text and "∞ times" not in text
     assert not text.endswith("The exact columns are right.")
     assert "right where they show a number" in text
+
+
+def test_each_noisy_mean_gets_its_own_standard_error():
+    """Own chains markov(0,200; 200,0; 0,200) against markov(200,0; 0,200; 200,0), T = 8: only seq_k3's standard
+    error overflows a double; Σk3's is 1.5e39 times the KL, which the note called "too large for a double" too."""
+    curves = exact_curves(parse_markov("markov(0,200; 200,0; 0,200)"), parse_markov("markov(200,0; 0,200; 200,0)"), 8)
+    k3 = float(curves.relative_std("sum_k3")[7]) / np.sqrt(1000)
+    assert np.isfinite(k3) and k3 > 1e30 and not np.isfinite(float(curves.relative_std("seq_k3")[7]))
+    text = notes.unreliable_note(curves, 8, 1000).text
+    assert f"sum_k3: {number(k3)} times the KL" in text and "seq_k3: too large for a double" in text
+
+
+def test_a_rare_set_below_a_doubles_range_is_written_from_its_log():
+    """The same chains: E[R²] = e^1600 at T = 8, so p = e^−800, which the caption printed as "p = 0"."""
+    curves = exact_curves(parse_markov("markov(0,200; 200,0; 0,200)"), parse_markov("markov(200,0; 0,200; 200,0)"), 8)
+    log_p = -0.5 * float(curves.log_r2[7])
+    assert log_p < -745
+    text = notes.relative_std_caption(curves, 8, 1000)
+    exponent = math.floor(log_p / math.log(10))
+    assert "at most p = " in text and f"e-{-exponent}" in text and "p = 0 " not in text
+    assert "seq_k3's sample std likely falls far short" in text and "Its sample std" not in text
+
+
+def test_a_growth_past_the_digits_shown_is_not_called_one_times():
+    """Own chains markov(0,-3; 0,1e-4; 0,0) against a uniform reference: the KL goes from 0.5022822 to 0.5022824,
+    and the caption said "the summed penalty grows 1 times"."""
+    curves = exact_curves(parse_markov("markov(0,-3; 0,1e-4; 0,0)"), parse_markov("markov(0,0; 0,0; 0,0)"),
+                          notes.MAX_LENGTH)
+    growth = float(curves.true_kl[-1] / curves.true_kl[0])
+    assert 1 + 1e-9 < growth and number(growth) == number(1.0)
+    text = notes.penalty_caption(curves, 16)
+    assert "grows 1 times" not in text and f"by a factor of {growth:.12g}" in text and "0.0625 times" in text
+
+
+def test_rb_is_not_said_to_have_less_variance_where_the_kl_is_zero():
+    """markov(0,0; 0,1; 0,0) against a uniform reference: at T = 1 the KL and both spreads are 0."""
+    curves = exact_curves(parse_markov("markov(0,0; 0,1; 0,0)"), parse_markov("markov(0,0; 0,0; 0,0)"),
+                          notes.MAX_LENGTH)
+    assert curves.true_kl[0] == 0 and curves.std["rb"][0] == 0 == curves.std["sum_k1"][0]
+    text = notes.rb_note(curves).text
+    assert "less variance than Σk1 at every T from 2 on, where the KL is above 0" in text
 
 
 def test_the_penalty_caption_starts_from_the_first_t_with_a_kl():
