@@ -57,6 +57,7 @@ import json
 import math
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -2080,6 +2081,11 @@ _REFUSALS = {
     "hydra_delete": N_("Hydra refuses ~key for a key its config does not have (“Could not delete from config”)"),
     "hydra_flag": N_("Hydra's argument parser, which reads the command line before any override, has no such "
                      "flag and exits with “unrecognized arguments”"),
+    "hydra_parse": N_("Hydra's override grammar reads only key=value, +key=value and ~key, and raises "
+                      "OverrideParseException on any other word"),
+    "hydra_space": N_("a backslash followed by a space passes a lone space, on which Hydra's override grammar "
+                      "raises OverrideParseException (where a comment follows, the command also ends there, and the "
+                      "settings on the lines after it never reach the trainer)"),
     "hydra_append": N_("Hydra's + adds a key, and refuses one the config already sets (“Could not append to "
                        "config. An item is already at …”); key=value overrides it"),
     "dataclass": N_("{call}(...) is a dataclass, and Python raises TypeError for a keyword argument it does not "
@@ -2215,6 +2221,16 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
         out.append(_refused(p, parsed.kind, s, why, suggestion))
     out += [_refused(p, parsed.kind, s, "hydra_append", None) for s in appended]
     out += [_refused(p, parsed.kind, s, "not_a_number", None) for s in not_numbers]
+    if p.syntax == "hydra" and command:
+        unreadable: list[str] = []
+        doctor_parse.parse_overrides(parsed.arguments, unreadable)
+        for text in dict.fromkeys(unreadable):
+            written = shlex.quote(text)  # a lone space shows as ' '
+            space = not text.strip()
+            fix = ("end the line with its backslash (a comment goes on a line of its own)" if space  # i18n: ok (fix)
+                   else f"remove {written}")
+            out.append(_Rejected(RawSetting(text, None, text), "hydra_space" if space else "hydra_parse", written,
+                                 written, None, fix, None))
     return out
 
 

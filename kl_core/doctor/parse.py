@@ -1223,7 +1223,8 @@ def _strays_left(notes: list[Any], strays: list[int]) -> None:
         notes.append(Message("and {n:,} more words like these", n=strays[0] - MAX_WORD_NOTES))
 
 
-def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
+def parse_overrides(words: tuple[Word, ...], unreadable: list[str] | None = None,
+                    ) -> tuple[tuple[RawSetting, ...], tuple[str, ...]]:
     """Hydra overrides: ``key=value``, ``+key=value``, ``++key=value``, ``~key``, ``group@package=option``.
 
     Each literal word is parsed by Hydra's own override grammar
@@ -1238,6 +1239,10 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
     ----------
     words : tuple of Word
         The words after the trainer's name.
+    unreadable : list of str, optional
+        Filled with the literal words that are neither a flag nor ``key=value`` nor ``~key`` (a
+        ``\\ `` before a comment leaves a lone space): Hydra's override grammar raises
+        OverrideParseException on each ("missing EQUAL"), and the run stops.
 
     A word that is not a flag of Hydra's own parser (:func:`hydra_flag`), such as
     ``--init_kl_coef 0.2``, is kept as a setting whose key is the flag (with the
@@ -1296,6 +1301,8 @@ def parse_overrides(words: tuple[Word, ...]) -> tuple[tuple[RawSetting, ...], tu
                 settings.append(RawSetting(t, None, "", True, "~"))
             else:
                 _stray(notes, strays, lambda t=t: Message("{t}: not a key=value override", t=t))
+                if unreadable is not None and w.literal:
+                    unreadable.append(w.text)
             continue
         key, value = t.split("=", 1)
         if cut >= 0 and cut <= len(key):

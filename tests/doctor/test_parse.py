@@ -476,3 +476,29 @@ def test_a_here_document_read_into_a_variable_is_the_command_it_holds():
     assert _heredoc_reads(text).count("\n") == text.count("\n")  # every later line keeps its number
     quoted = text.replace("<<EOF", "<<'EOF'")
     assert "training_commands='" in _heredoc_reads(quoted)
+
+
+def test_a_word_hydra_cannot_parse_stops_the_run():
+    r"""verl v0.4.0 examples/ppo_trainer/run_deepseek7b_llm_pfppo.sh line 6: `reweight_method=pow \  # [...]`. The
+    escaped space is a word of its own, on which Hydra's OverridesParser raises (checked below with hydra-core), and
+    the comment ends the command: the card described the run with no sign that it stops."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    from kl_core.doctor.diagnosis import diagnose
+
+    for word in (" ", "foo", "+foo"):
+        with pytest.raises(OverrideParseException):
+            OverridesParser.create().parse_overrides([word])
+    script = ("python3 -m verl.trainer.main_ppo \\\n    algorithm.adv_estimator=gae \\\n"
+              "    algorithm.pf_ppo.reweight_method=pow \\  # [\"pow\", \"max_min\"]\n"
+              "    actor_rollout_ref.actor.use_kl_loss=True \\\n    actor_rollout_ref.actor.kl_loss_coef=0.01\n")
+    d = diagnose(script, filename="run.sh")
+    assert d.codes[0] == "SETTING_REJECTED" and "does not accept ' '" in d.warnings[0].message
+    assert "never reach the trainer" in d.warnings[0].message
+    assert d.settings["actor_rollout_ref.actor.use_kl_loss"] is False  # the next line is a command of its own
+    stray = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae foo", filename="run.sh")
+    assert stray.codes[0] == "SETTING_REJECTED" and "does not accept foo" in stray.warnings[0].message
+    assert "lone space" not in stray.warnings[0].message
+    fine = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae ~trainer.logger", filename="run.sh")
+    assert "SETTING_REJECTED" not in fine.codes or "~trainer.logger" in fine.warnings[0].message
