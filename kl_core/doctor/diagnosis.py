@@ -952,6 +952,18 @@ def _refuse_uncovered(text: str) -> ParsedInput | None:
     flags = [w.text.split("=", 1)[0] for w in args if w.text.startswith("--")]
     trl = [p for p in profiles() if p.library == "TRL" and not p.legacy]
     known = [f for f in flags if any(f[2:] in p.keys for p in trl)]
+    hydra = [p for p in profiles() if p.syntax == "hydra" and not p.legacy]
+    overrides = [w.text.split("=", 1)[0].lstrip("+~") for w in args if "=" in w.text and not w.text.startswith("-")]
+    verl = [k for k in overrides if any(k in p.keys for p in hydra)]
+    if not known and verl:
+        # verl v0.2.0.post2 examples/split_placement: main_ppo_split.py composes ppo_trainer_split.yaml and patches
+        # RayPPOTrainer.fit, so its overrides are not main_ppo's to read
+        raise UnreadableInput(
+            "this runs {script}, a script of its own: its command line gives {n} Hydra overrides of {lib}'s keys "
+            "({keys}), but the script composes its own config and training loop, which the doctor does not read; "
+            "to see what {lib}'s own trainer makes of them, give the doctor the same overrides after "
+            "python3 -m verl.trainer.main_ppo", script=e.name, n=len(verl), lib=hydra[0].library,
+            keys=", ".join(verl[:3]) + (" …" if len(verl) > 3 else ""))
     if not known:
         raise UnreadableInput(
             "this runs {script}, a script of its own, and its command line gives no setting the doctor "

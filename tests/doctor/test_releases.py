@@ -233,6 +233,13 @@ def test_a_user_script_is_read_from_its_command_line_or_refused_saying_why():
                  "srun -N1 trl vllm-serve --model Qwen/Qwen2.5-7B &\n")
     assert d.library == "TRL" and d.profile.trainer == "grpo" and kl(d)[0][2] == 0.02
     assert any("script of its own" in str(n) for n in d.notes)
+    # verl v0.2.0.post2 examples/split_placement/run_deepseek7b_llm.sh: 31 verl overrides after main_ppo_split.py,
+    # which the refusal called "no setting the doctor knows (none)"
+    split = ("python3 main_ppo_split.py algorithm.kl_ctrl.kl_coef=0.001 data.train_batch_size=1024 "
+             "actor_rollout_ref.actor.ppo_mini_batch_size=256 trainer.n_gpus_per_node=8\n")
+    with pytest.raises(UnreadableInput, match=r"main_ppo_split.py, a script of its own: its command line gives 4 "
+                                              r"Hydra overrides of verl's keys \(algorithm.kl_ctrl.kl_coef,"):
+        diagnose(split, filename="run.sh")
 
 
 # ------------------------------------------------------------------ kind 4: Python
