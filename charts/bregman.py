@@ -134,9 +134,16 @@ def tangent_gap_chart(
     values = [np.asarray(grid.curve)] + ([np.asarray(grid.tangent)] if has_tangent else [])
     finite = np.concatenate([v[np.isfinite(v)] for v in values])
     y_lo, y_hi = float(finite.min()), float(finite.max())
-    pad = 0.04 * (y_hi - y_lo if y_hi > y_lo else 1.0)  # room for the "your r" label below
+    span = y_hi - y_lo if y_hi > y_lo else 1.0
+    pad = 0.04 * span
+    top, bottom = y_hi + pad, y_lo - 3 * pad
+    place = _label_place(grid, hand, lo, hi) if hand is not None and hand.u.size else None
+    if place is not None and place[0] == "above":  # room for the label's two lines over the reader's r
+        top = max(top, place[2] + _LABEL_ROOM * span)
+    elif place is not None and place[0] == "below":
+        bottom = min(bottom, place[2] - _LABEL_ROOM * span)
     x_scale = {"domain": [0.0 if lo < 0.5 else lo, hi], "nice": False, "zero": False}
-    y_scale = {"domain": [y_lo - 3 * pad, y_hi + pad], "nice": False, "zero": False}
+    y_scale = {"domain": [bottom, top], "nice": False, "zero": False}
     x_enc = {"field": "u", "type": "quantitative", "scale": x_scale}
     legend_scale = {"domain": series, "range": colors}
 
@@ -237,20 +244,57 @@ def tangent_gap_chart(
                 )
             )
     if hand is not None and hand.u.size:
-        layers += _hand_layers(hand, datasets, x_enc, y_scale, lo, hi)
+        layers += _hand_layers(hand, datasets, x_enc, y_scale, lo, hi, place)
     chart = alt.LayerChart(layer=layers, datasets=datasets)
     if title or lines_sub:
         chart.title = {"text": title or "", "limit": 1000, **({"subtitle": lines_sub} if lines_sub else {})}
     return finish(chart, height=height)
 
 
+#: The share of the lines' y-range kept free over (or under) the reader's r for its two-line label.
+_LABEL_ROOM = 0.4
+#: The share of the x-range a label may cover (on a phone's 300 px plot, "gap = 0.5837" in 15 px bold).
+_LABEL_WIDTH = 0.45
+
+
+def _label_place(grid: TangentPicture, hand: TangentPicture, lo: float, hi: float) -> tuple[str, str, float] | None:
+    """Where the "your r" label has no line through it: ``(side, "left"/"right", y)``, the label standing
+    over (``side="above"``) the higher end of the reader's segment or under the lower one, at ``y``, and
+    spanning :data:`_LABEL_WIDTH` of the x-range to that side; None where no such place is free (the
+    label then sits beside the segment's middle).
+
+    Over the higher end is free where neither line rises above that end across the label's width (the
+    draws' gaps lie between the lines); under the lower end, where neither falls below it."""
+    u0 = float(hand.u[0])
+    ends = [float(hand.curve[0])] + ([float(hand.tangent[0])] if hand.tangent is not None else [])
+    if not all(math.isfinite(e) for e in ends):
+        return None
+    width = _LABEL_WIDTH * (hi - lo)
+    u = np.asarray(grid.u, dtype=float)
+    lines = [np.asarray(grid.curve, dtype=float)] + ([np.asarray(grid.tangent, dtype=float)]
+                                                     if grid.tangent is not None else [])
+    for side, way in (("above", "left"), ("above", "right"), ("below", "right"), ("below", "left")):
+        a, b = (u0 - width, u0) if way == "left" else (u0, u0 + width)
+        if a < lo or b > hi:
+            continue
+        inside = (u >= a) & (u <= b)
+        values = np.concatenate([line[inside] for line in lines])
+        values = values[np.isfinite(values)]
+        if side == "above" and np.all(values <= max(ends) + 1e-12):
+            return side, way, max(ends)
+        if side == "below" and np.all(values >= min(ends) - 1e-12):
+            return side, way, min(ends)
+    return None
+
+
 def _hand_layers(
     hand: TangentPicture, datasets: dict[str, list[dict]], x_enc: dict, y_scale: dict,
-    lo: float, hi: float,
+    lo: float, hi: float, place: tuple[str, str, float] | None = None,
 ) -> list[alt.Chart]:
     """The reader's r, drawn last so no draw hides it: a thick segment in
     :data:`HIGHLIGHT_COLOR` from the curve to the tangent, a diamond at each end, and a
-    label "your r = …, gap = …" beside the segment's middle, on a halo over the draws."""
+    label "your r = …, gap = …" where no line runs through it (:func:`_label_place`), else
+    beside the segment's middle, on a halo over the draws."""
     u0 = float(hand.u[0])
     curve = float(hand.curve[0])
     y_enc = {"field": "y", "type": "quantitative", "scale": y_scale}
@@ -264,10 +308,18 @@ def _hand_layers(
         ends = [curve]
         text = [_("your r = {r:g}").format(r=u0)]
     datasets["hand"] = records(pd.DataFrame({"u": u0, "y": ends}))
-    datasets["hand_label"] = records(pd.DataFrame([{"u": u0, "y": (curve + tangent) / 2}]))
-    right = u0 > lo + 0.7 * (hi - lo)  # near the right edge the label goes to the left
-    label = {"type": "text", **beside(right, 14), "baseline": "middle", "fontSize": 15,
-             "fontWeight": "bold", "lineHeight": 18, "text": text}
+    style = {"fontSize": 15, "fontWeight": "bold", "lineHeight": 18, "text": text}
+    if place is not None:
+        side, way, y = place
+        datasets["hand_label"] = records(pd.DataFrame([{"u": u0, "y": y}]))
+        label = {"type": "text", "align": "right" if way == "left" else "left", "dx": -6 if way == "left" else 6,
+                 # Vega sets a multi-line text's first line on the baseline and the others under it
+                 "baseline": "bottom" if side == "above" else "top",
+                 "dy": -10 - style["lineHeight"] * (len(text) - 1) if side == "above" else 10, **style}
+    else:
+        datasets["hand_label"] = records(pd.DataFrame([{"u": u0, "y": (curve + tangent) / 2}]))
+        right = u0 > lo + 0.7 * (hi - lo)  # near the right edge the label goes to the left
+        label = {"type": "text", **beside(right, 14), "baseline": "middle", **style}
     layers = []
     if len(ends) == 2:
         layers.append(alt.Chart(
