@@ -280,9 +280,14 @@ def _dump(doc: dict[str, Any]) -> str:
     for i, (name, t) in enumerate(doc["trainers"].items()):
         lines.append(f"  {json.dumps(name)}: {{")
         lines.append(f'   "files": {json.dumps(t["files"])},')
-        for extra in ("own", "script_keys"):  # lists of setting names
+        for extra in ("own", "script_keys", "releases"):  # lists of setting names (releases: an era's)
             if extra in t:
                 lines.append(f'   "{extra}": {json.dumps(t[extra])},')
+        if "partial" in t:  # an era's settings that only some of its releases have, with those releases
+            lines.append('   "partial": {')
+            lines += [f"    {json.dumps(k)}: {json.dumps(v)}" + ("," if j < len(t["partial"]) - 1 else "")
+                      for j, (k, v) in enumerate(t["partial"].items())]
+            lines.append("   },")
         lines.append('   "keys": {')
         items = list(t["keys"].items())
         for j, (k, v) in enumerate(items):

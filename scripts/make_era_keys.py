@@ -117,11 +117,43 @@ def _show(mirrors: Path, repo: str, rev: str, path: str) -> tuple[str, str]:
     return commit, text
 
 
+def _release_tags(mirrors: Path, repo: str, oldest: str, newest: str) -> tuple[str, ...]:
+    """Every release tag of ``repo`` from ``oldest`` to ``newest`` (no release candidates), oldest first."""
+    git = mirrors / repo.replace("/", "+") / "repo"
+    tags = subprocess.run(["git", f"--git-dir={git}", "tag", "--list", "v*"], check=True, capture_output=True,
+                          text=True).stdout.split()
+    tags = [t for t in tags if "rc" not in t and _version(t) is not None]
+    lo, hi = _version(oldest), _version(newest)
+    return tuple(sorted((t for t in tags if lo <= _version(t) <= hi), key=_version))
+
+
+def _version(tag: str) -> tuple[int, ...] | None:
+    parts = tag.lstrip("v").replace(".post", ".").split(".")
+    if not all(p.isdigit() for p in parts):
+        return None
+    nums = [int(p) for p in parts]
+    return (*nums[:3], *[0] * (3 - len(nums[:3])), nums[3] if len(nums) > 3 else -1)
+
+
+def _presence(mirrors: Path, read: Reader, repo: str, tags: tuple[str, ...]) -> tuple[list[str], dict[str, list[str]]]:
+    """The era's releases (``tags``, oldest first, without the v) and, for each setting that only some of them
+    have, the releases that have it: a script using it was written for those (Era.partial)."""
+    have = {tag: set(read(mirrors, (tag,))[0]) for tag in tags}
+    releases = [t.lstrip("v") for t in tags]
+    every = set().union(*have.values())
+    partial = {k: [t.lstrip("v") for t in tags if k in have[t]] for k in sorted(every)
+               if not all(k in have[t] for t in tags)}
+    return releases, partial
+
+
 def _write(name: str, library: str, era: str, sources: list[dict[str, str]], trainer: str, keys: dict[str, Any],
-           later: dict[str, Any], script_keys: list[str] | None = None) -> None:
+           later: dict[str, Any], script_keys: list[str] | None = None,
+           presence: tuple[list[str], dict[str, list[str]]] | None = None) -> None:
     table: dict[str, Any] = {"files": sorted({s["path"] for s in sources})}
     if script_keys is not None:  # flags the era's script takes besides its config's (Era.script_keys)
         table["script_keys"] = script_keys
+    if presence is not None:  # the settings only some of the era's releases have (Era.partial)
+        table["releases"], table["partial"] = presence
     doc = {"library": library, "era": era, "generated_by": "scripts/make_era_keys.py", "sources": sources,
            "next_release": later, "trainers": {trainer: {**table, "keys": dict(sorted(keys.items()))}}}
     OUT.mkdir(parents=True, exist_ok=True)
@@ -271,7 +303,12 @@ def trl_grpo_19(mirrors: Path) -> None:
     with zipfile.ZipFile(mirrors / TRL_110_WHEEL) as zf:
         text = zf.read(path).decode("utf-8")
     later = {"release": "1.10.0", "wheel": TRL_110_WHEEL, "path": path, "keys": sorted(_fields(text, "GRPOConfig")[1])}
-    _write("trl-grpo-1.9.json", "TRL", "grpo-1.9", sources, "grpo", keys, later)
+    releases, partial = _presence(mirrors, _grpo_fields, "huggingface/trl",
+                                  _release_tags(mirrors, "huggingface/trl", TRL_19_TAGS[-1], TRL_19_TAGS[0]))
+    # 1.9.1 and 1.9.2 (wheels) have 1.9.0's fields
+    _write("trl-grpo-1.9.json", "TRL", "grpo-1.9", sources, "grpo", keys, later,
+           presence=([*releases, "1.9.1", "1.9.2"], {k: [*v, "1.9.1", "1.9.2"] if "1.9.0" in v else v
+                                                   for k, v in partial.items()}))
 
 
 Reader = Callable[[Path, tuple[str, ...]], tuple[dict[str, Any], list[dict[str, str]]]]
@@ -294,8 +331,10 @@ class TaggedEra:
         keys, sources = self.read(mirrors, self.tags)
         later_keys, [later] = self.read(mirrors, (self.next_tag,))
         script = _trl_script_keys(mirrors, self.script_tags) if self.script_tags else None
+        repo = sources[0]["repo"]
+        presence = _presence(mirrors, self.read, repo, _release_tags(mirrors, repo, self.tags[-1], self.tags[0]))
         _write(self.file, self.library, self.era, sources, self.trainer, keys, {**later, "keys": sorted(later_keys)},
-               script)
+               script, presence)
 
 
 ERAS: dict[str, Callable[[Path], None]] = {

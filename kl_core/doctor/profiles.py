@@ -261,6 +261,37 @@ class OffPolicyRule:
         return self.when[1].strip() in ("set", "True")
 
 
+def _within(release: str, labels: tuple[str, ...]) -> bool:
+    """Whether one release (``0.17.0``) lies in the range of an era label (``0.17.0–0.18.2``) of ``labels``."""
+    one = release_key(release)
+    if one is None:
+        return False
+    for label in labels:
+        ends = [release_key(v) for v in label.split("–")]
+        if len(ends) == 2 and None not in ends and ends[0] <= one <= ends[1]:
+            return True
+    return False
+
+
+def release_key(text: str) -> tuple[int, ...] | None:
+    """A release number as a sortable key (``0.3.0.post1`` after ``0.3.0``, ``0.2`` as ``0.2.0``); None if it is none.
+
+    Parameters
+    ----------
+    text : str
+        ``"0.17.0"``, ``"v0.3.0.post1"``.
+
+    Returns
+    -------
+    tuple of int or None
+    """
+    m = re.fullmatch(r"v?(\d+(?:\.\d+){0,3})(?:\.?post(\d+))?", text.strip())
+    if m is None:
+        return None
+    parts = [int(x) for x in m[1].split(".")]
+    return (*parts, *[0] * (4 - len(parts)), int(m[2] or 0))
+
+
 @dataclass(frozen=True)
 class Caution:
     """A known trap the gradient classes cannot see (e.g. TRL's sequence-level weight).
@@ -313,9 +344,9 @@ class Caution:
         -------
         str
         """
-        if release in self.absent_in:
+        if release in self.absent_in or _within(release, self.absent_in):
             return ""
-        return "note" if release in self.note_in else "warning"
+        return "note" if release in self.note_in or _within(release, self.note_in) else "warning"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ Divergence" (2020), http://joschu.net/blog/kl-approx.html.
 from __future__ import annotations
 
 import dataclasses
-import re
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,6 +42,7 @@ from kl_core.doctor.profiles import (
     _pairs,
     _trainer_list,
     _truthy,
+    release_key,
 )
 from kl_core.libraries.babel_extractor import EXTRACTOR_SECTIONS, line_of
 from kl_core.libraries.loading import CROSSWALK_FILE
@@ -192,6 +192,9 @@ class Era:
     its code reads, which a Hydra ``+key=value`` supplies (verl 0.3.0.post1's ``algorithm.kl_ctrl.horizon``).  ``strict_scripts``: the library's scripts (``trl/scripts/grpo.py``) that refuse, in every release of the
     era, a flag none of their dataclasses declares; ``script_keys``: the flags they take besides the config's
     (the keys file's ``script_keys``: ModelConfig's ``trust_remote_code`` before TRL moved it into GRPOConfig).
+    ``releases``: every release of the era, oldest first, and ``partial``: the settings only some of them have,
+    with those releases (the keys file's, read at every tag by ``scripts/make_era_keys.py``; TRL's
+    ``steps_per_generation`` from 0.18.0 in 0.17.0–0.18.2): a script using one was written for those releases.
     """
 
     id: str
@@ -218,6 +221,49 @@ class Era:
     script_keys: frozenset[str] = frozenset()
     code_note: str = ""
     addable: tuple[str, ...] = ()
+    releases: tuple[str, ...] = ()
+    partial: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+
+    def only_in(self, keys: Iterable[str]) -> tuple[str, ...]:
+        """The releases of the era that have every one of ``keys`` (all of them where none is partial).
+
+        Parameters
+        ----------
+        keys : iterable of str
+            Settings as the era spells them.
+
+        Returns
+        -------
+        tuple of str
+            Oldest first; empty where no release has them all.
+        """
+        have = [r for r in self.releases if all(r in self.partial[k] for k in keys if k in self.partial)]
+        return tuple(have)
+
+    def at(self, release: str) -> Era:
+        """The era as one of its releases read it: the settings that release lacks dropped (``--release 0.17.0``
+        in 0.17.0–0.18.2 has no steps_per_generation).
+
+        Parameters
+        ----------
+        release : str
+            One of :attr:`releases` (a release number; ``0.17`` is ``0.17.0``).
+
+        Returns
+        -------
+        Era
+            The same era (its id, notes and rules) labelled with that release, with the settings it lacks
+            dropped; itself where the release is not listed.  A caution said by era label still finds it
+            (:meth:`kl_core.doctor.profiles.Caution.said_in` reads a release inside a label's range).
+        """
+        key = release_key(release)
+        match = next((r for r in self.releases if release_key(r) == key), None)
+        if match is None:
+            return self
+        lacks = [k for k in self.keys if k in self.partial and match not in self.partial[k]]
+        # absent: a setting of the era's own config class this release lacks is certainly not one of its fields
+        return dataclasses.replace(self, label=match, keys={k: v for k, v in self.keys.items() if k not in lacks},
+                                   absent=(*self.absent, *lacks))
 
     @property
     def renamed(self) -> dict[str, str]:
@@ -332,6 +378,9 @@ def eras() -> tuple[Era, ...]:
                 strict_scripts=tuple(e.get("strict_scripts", [])),
                 script_keys=_trainer_list(e["keys_file"], trainer, "script_keys"),
                 addable=tuple(e.get("addable", [])),
+                releases=tuple(_keys_doc(e["keys_file"])["trainers"].get(trainer, {}).get("releases", ())),
+                partial={k: tuple(v) for k, v in
+                         _keys_doc(e["keys_file"])["trainers"].get(trainer, {}).get("partial", {}).items()},
             ))
             if out[-1].strict_scripts and not out[-1].script_keys:
                 raise ValueError(f"strict_scripts needs the keys file's script_keys ({e['keys_file']})")
@@ -560,15 +609,6 @@ def _listing(keys: list[str], n: int = 3) -> str:
     return ", ".join(keys[:n]) + (f" (+{more})" if more > 0 else "")
 
 
-def _version_key(text: str) -> tuple[int, ...] | None:
-    """A release number as a sortable key (``0.3.0.post1`` after ``0.3.0``, ``0.2`` as ``0.2.0``); None if it is none."""
-    m = re.fullmatch(r"v?(\d+(?:\.\d+){0,3})(?:\.?post(\d+))?", text.strip())
-    if m is None:
-        return None
-    parts = [int(x) for x in m[1].split(".")]
-    return (*parts, *[0] * (4 - len(parts)), int(m[2] or 0))
-
-
 def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | None = None) -> Inference:
     """Which release a script was written for, from the settings it uses.
 
@@ -604,12 +644,12 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
         for e in candidates:
             if r in (e.id, e.label) or r.lower() == e.id.lower():
                 return Inference(e, True, Message("the release was given: {lib} {rel}", lib=prof.library, rel=e.label))
-        if (key := _version_key(r)) is not None:  # a release number: the era whose range holds it
+        if (key := release_key(r)) is not None:  # a release number: the era whose range holds it
             for e in candidates:
-                ends = [_version_key(v) for v in e.label.split("–")]
+                ends = [release_key(v) for v in e.label.split("–")]
                 if not e.fork and None not in ends and ends[0] <= key <= ends[-1]:
-                    return Inference(e, True, Message("the release was given: {lib} {given}, in the era {rel}",
-                                                      lib=prof.library, given=r, rel=e.label))
+                    return Inference(e.at(r), True, Message("the release was given: {lib} {given}, in the era {rel}",
+                                                            lib=prof.library, given=r, rel=e.label))
         ranges = ", ".join(e.label for e in candidates if not e.fork)
         have = ["latest", prof.release, *(e.id for e in candidates)]
         raise ReleaseMismatch(f"release must be one of {have} or a release number in {ranges} for {prof.library} "
@@ -670,6 +710,12 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                if alike else
                Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
                        keys=_listing(era_only), lib=prof.library, label=e.label))
+        narrow = [k for k in keys if k in e.partial and k in e.keys]
+        if narrow and set(have := e.only_in(narrow)) != set(e.releases):
+            why = Message("{why}; {only}", why=why, only=Message(
+                "of its releases only {lib} {range} have {keys}", lib=prof.library, range=_range(e, have),
+                keys=_listing(narrow)) if have else Message(
+                "no one release of it has all of {keys}", keys=_listing(narrow)))
         return Inference(e, True, why, tuple(o for o in candidates if o.id not in out and not o.fork))
     releases = [e for e in candidates if not e.fork]  # a fork is read only where its own settings point to it
     ruled_out = [(e, today) for e, today in ruled_out if not e.fork]
@@ -680,6 +726,14 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
     out = {r.id for r, _ in ruled_out}
     left = tuple(e for e in releases if e.id not in out)
     return Inference(None, False, Message("nothing in the text says which release it was written for"), left)
+
+
+def _range(era: Era, have: tuple[str, ...]) -> str:
+    """Releases of ``era`` as written: ``0.18.0–0.18.2`` where they follow one another, else listed."""
+    at = [era.releases.index(r) for r in have]
+    if at == list(range(at[0], at[-1] + 1)):
+        return have[0] if len(have) == 1 else f"{have[0]}–{have[-1]}"
+    return ", ".join(have)
 
 
 def _lacking(prof: Profile, ruled_out: list[tuple[Era, list[str]]]) -> Message:

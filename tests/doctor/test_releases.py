@@ -473,7 +473,33 @@ def test_logic_rls_own_project_names_point_to_its_copy_of_verl(project):
 def test_a_release_number_chooses_the_era_that_holds_it(library, given, era):
     """An audit: --release 0.4.1 was refused with a list of era ids, though the card labels the era 0.4.0–0.7.1."""
     inf = infer(profile(library), [], given)
-    assert inf.era is not None and inf.era.label == era and given in str(inf.why)
+    assert inf.era is not None and given in str(inf.why) and f"in the era {era}" in str(inf.why)
+    # an era whose every release was read (releases.toml's TRL and OpenRLHF eras) is labelled with that release
+    assert inf.era.label == (given.lstrip("v") if inf.era.releases else era)
+
+
+def test_a_setting_only_some_releases_of_an_era_have_narrows_it():
+    """An audit: TRL 0.17.0 was read with 0.18.0's steps_per_generation (added in v0.18.0, cf5183db7), so
+    GRPOConfig(steps_per_generation=8) under --release 0.17.0 was called off-policy instead of a TypeError;
+    max_prompt_length (gone in v0.28.0) was a setting of all of 0.26.0–1.9.2."""
+    spg = "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='x', beta=0.04, steps_per_generation=8)\n"
+    old = diagnose(spg, release="0.17.0")
+    assert old.release == "0.17.0" and old.codes[0] == "SETTING_REJECTED"
+    assert "TRL 0.17.0 does not accept steps_per_generation" in old.warnings[0].message
+    assert "SETTING_REJECTED" not in diagnose(spg, release="0.18.0").codes
+    mpl = "from trl import GRPOConfig\nargs = GRPOConfig(output_dir='x', beta=0.04, max_prompt_length=512)\n"
+    assert diagnose(mpl, release="1.5.0").codes[0] == "SETTING_REJECTED"
+    assert "SETTING_REJECTED" not in diagnose(mpl, release="0.27.2").codes
+    d = diagnose(mpl)
+    assert d.release == "0.26.0–1.9.2" and "only TRL 0.26.0–0.27.2 have max_prompt_length" in str(d.release_why)
+    grpo18 = eras_for_label("0.17.0–0.18.2")
+    assert grpo18.releases == ("0.17.0", "0.18.0", "0.18.1", "0.18.2")
+    assert grpo18.partial["steps_per_generation"] == ("0.18.0", "0.18.1", "0.18.2")
+    assert grpo18.only_in(["steps_per_generation", "beta"]) == ("0.18.0", "0.18.1", "0.18.2")
+
+
+def eras_for_label(label):
+    return next(e for e in eras() if e.label == label)
 
 
 @pytest.mark.parametrize(("library", "given"), [("verl", "0.8.0"), ("verl", "0.1"), ("trl", "1.12.0"), ("verl", "x.y")])
