@@ -44,7 +44,11 @@ any of their code:
 
 Each file also lists the settings of the first release after the era
 (``next_release``): a setting only the era had is evidence a script was
-written for it, one the next release still had is not.
+written for it, one the next release still had is not.  The TRL and OpenRLHF
+eras also list every release of the era (``releases``, read at every tag
+between the oldest and newest read) and the settings only some of them have
+(``partial``, with those releases): TRL's ``steps_per_generation`` came in
+0.18.0, inside the era 0.17.0–0.18.2.
 
 Usage: ``uv run python scripts/make_era_keys.py MIRRORS [ERA ...]`` where MIRRORS
 holds the bare git snapshots as ``owner+name/repo`` and ERA names the files to
