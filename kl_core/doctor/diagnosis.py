@@ -763,7 +763,13 @@ _LIBRARY_CODE = re.compile(r"(?:^|\.)((?:" + "|".join(map(re.escape, library_pac
 
 
 def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
-    """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs)."""
+    """The parsed input's settings in the profile's spelling (flags of any era parsed with their own specs), bool
+    settings read as the library reads them (:func:`_bools_read`)."""
+    got, notes = _settings_read(parsed, prof)
+    return _bools_read(got, parsing_keys(prof), prof.syntax, parsed.kind), notes
+
+
+def _settings_read(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting], list[str]]:
     notes: list[str] = []
     keys = parsing_keys(prof)
     if parsed.kind in ("yaml", "json"):
@@ -786,6 +792,35 @@ def _settings_for(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting],
             continue
         out.append(RawSetting(s.key[2:], s.value, s.text, s.literal, s.op, s.origin))
     return out, list(n)
+
+
+#: transformers' string_to_bool (hf_argparser.py lines 36-46): the texts HfArgumentParser reads as a bool.
+_HF_BOOLS = {"yes": True, "true": True, "t": True, "y": True, "1": True,
+             "no": False, "false": False, "f": False, "n": False, "0": False}
+
+
+def _bools_read(settings: list[RawSetting], keys: dict[str, Any], syntax: str, kind: str) -> list[RawSetting]:
+    """Literal values of bool settings as the library reads them, as bools.
+
+    verl tests its switches for truth (0.9.1 workers/utils/losses.py line 132 ``if config.use_kl_loss:``;
+    ``omega_conf_to_dataclass`` checks no types), so Hydra's ``1`` or ``yes`` is on and ``0`` or ``null`` off.
+    TRL's parser turns the texts of ``string_to_bool`` into bools, on the command line and from a YAML
+    (argparse converts a text default with the field's type), and keeps a number as written, tested for
+    truth (grpo_trainer.py ``if self.use_bias_correction_kl``); a Python call keeps any value as written.
+    A text ``string_to_bool`` refuses stays text.
+    """
+    out = []
+    for s in settings:
+        spec = keys.get(s.key)
+        if s.literal and spec is not None and isinstance(spec.default, bool) and not isinstance(s.value, bool):
+            value = s.value
+            if syntax == "hydra" or kind == "python" or isinstance(value, int | float) or value is None:
+                value = bool(value)
+            elif isinstance(value, str) and value.strip().lower() in _HF_BOOLS:
+                value = _HF_BOOLS[value.strip().lower()]
+            s = dataclasses.replace(s, value=value)
+        out.append(s)
+    return out
 
 
 def _numbers_read(settings: tuple[RawSetting, ...], keys: dict[str, Any]) -> list[RawSetting]:
@@ -812,9 +847,28 @@ def _float_setting(s: RawSetting, keys: dict[str, Any]) -> bool:
     return isinstance(s.value, str) and s.literal and spec is not None and isinstance(spec.default, float)
 
 
-def _not_a_number(kind: str, s: RawSetting, keys: dict[str, Any]) -> bool:
-    """Whether a YAML or JSON file gives a float setting text ``float()`` refuses (:func:`_numbers_read`)."""
-    return kind in ("yaml", "json") and _float_setting(s, keys)
+def _not_a_number(p: Profile, kind: str, s: RawSetting) -> str | None:
+    """Why a float setting's value stops the run, as a key of :data:`_REFUSALS`, or None.
+
+    * A YAML or JSON file's text ``float()`` refuses (:func:`_numbers_read`): ``not_a_number``.
+    * A command-line flag read with ``type=float`` (OpenRLHF's argparse, TRL's HfArgumentParser) whose text
+      ``float()`` refuses (``--beta None``): the parser exits, ``argparse_float``.
+    * A KL coefficient that reaches the code as None or text (Hydra's ``kl_loss_coef=null`` or ``=abc``, a
+      YAML ``beta: null``, ``GRPOConfig(beta=None)``): ``kl_loss * None`` raises TypeError at the first update
+      (verl 0.9.1 workers/utils/losses.py line 140; TRL 1.16.0 grpo_trainer.py ``self.beta * per_token_kl``),
+      ``coef_not_number``.
+    """
+    spec = p.keys.get(s.key)
+    if spec is None or not s.literal or not isinstance(spec.default, float):
+        return None
+    if kind in ("yaml", "json") and _float_setting(s, p.keys):
+        return "not_a_number"
+    if kind == "command" and p.syntax in ("argparse", "dataclass") and as_double(s.text) is None:
+        return "argparse_float"
+    coefs = {pl.coef for pl in p.placements if pl.coef}
+    if s.key in coefs and (s.value is None or (isinstance(s.value, str) and as_double(s.value) is None)):
+        return "coef_not_number"
+    return None
 
 
 def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
@@ -2105,6 +2159,10 @@ _REFUSALS = {
     "trl_cli": N_("the trl command hands flags its configs do not have to accelerate launch, whose argument "
                   "parser exits with “unrecognized arguments”"),
     "not_a_number": N_("the setting is a number, and the library's config reader stops on text that is not one"),
+    "argparse_float": N_("its argument parser reads the setting with type=float and exits on text that is not a "
+                         "number (“invalid float value”)"),
+    "coef_not_number": N_("the coefficient multiplies the KL, and Python raises TypeError on a value that is not a "
+                          "number at the first update, before any step of training"),
     "trl_script": N_("{script} reads its command line with HfArgumentParser, which raises ValueError (“Some "
                      "specified arguments are not used by the HfArgumentParser”)"),
 }
@@ -2184,7 +2242,7 @@ def _bare_flag(s: RawSetting, flag: str) -> bool:
 
 def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
               unknown: dict[str, tuple[RawSetting, str | None]], appended: list[RawSetting],
-              not_numbers: list[RawSetting]) -> list[_Rejected]:
+              not_numbers: list[tuple[RawSetting, str]]) -> list[_Rejected]:
     """The settings the release refuses at startup, where the input's syntax makes that certain.
 
     * argparse (OpenRLHF): every flag the release does not have; ``parse_args()`` exits with "unrecognized
@@ -2232,7 +2290,7 @@ def _rejected(p: Profile, era: Era | None, parsed: ParsedInput,
             continue
         out.append(_refused(p, parsed.kind, s, why, suggestion))
     out += [_refused(p, parsed.kind, s, "hydra_append", None) for s in appended]
-    out += [_refused(p, parsed.kind, s, "not_a_number", None) for s in not_numbers]
+    out += [_refused(p, parsed.kind, s, why, None) for s, why in not_numbers]
     if p.syntax == "hydra" and command:
         unreadable: list[str] = []
         doctor_parse.parse_overrides(parsed.arguments, unreadable)
@@ -2391,7 +2449,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     unknown: dict[str, str | None] = {}
     unknown_raw: dict[str, RawSetting] = {}  # each unknown key's first setting, as written
     appended: list[RawSetting] = []  # Hydra +key=value on a key the config sets: Hydra refuses it
-    not_numbers: list[RawSetting] = []  # a file's text for a float setting that float() refuses
+    not_numbers: list[tuple[RawSetting, str]] = []  # a float setting's value the release stops on, and why
     strict_hydra = p.syntax == "hydra" and parsed.kind == "command" and _stock_config(parsed)
     known = [k for k in p.keys if k not in p.unavailable]
     for s in raw:
@@ -2434,8 +2492,8 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
         if strict_hydra and s.op == "+" and _append_refused(p, s):
             appended.append(s)  # the run stops there: the card describes the run without it
             continue
-        if _not_a_number(parsed.kind, s, p.keys):
-            not_numbers.append(s)  # likewise
+        if (why := _not_a_number(p, parsed.kind, s)) is not None:
+            not_numbers.append((s, why))  # likewise
             continue
         given[s.key] = s
         if s.literal:
