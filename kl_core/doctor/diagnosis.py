@@ -1074,6 +1074,7 @@ class _State:
     placements: list[Placement | None] = field(default_factory=list)  # the placement of each warning
     off: list[str] = field(default_factory=list)
     every_step: bool = False  # the first optimizer step on each batch is off-policy too
+    era: Era | None = None  # whose derived settings a fix's change must derive again
 
 
 def _bare(prof: Profile, key: str) -> str:
@@ -1761,6 +1762,8 @@ def _with_fixes(st: _State) -> list[DoctorWarning]:
             if not changes or render_changes(st.profile, st.kind, changes) in [t[0] for t in tried]:
                 continue  # nothing to change, or already tried
             values = {**st.values, **dict(changes)}
+            if st.era is not None:  # TinyZero's use_kl_loss=False puts the KL back in the reward
+                derive(st.era, values, st.given)
             given = {**st.given, **{k: RawSetting(k, v, str(v)) for k, v in changes}}
             rejected = _rejection(st, _analyse(st.profile, values, given, st.kind), w, pl)
             if rejected is None:
@@ -2516,6 +2519,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
     notes += [Message("{key} = {value}: {origin}", key=p.spelled(k), value=_fmt(given[k].value), origin=given[k].origin)
               for k in p.relevant if k in given and given[k].literal and given[k].origin]
     st = _analyse(p, values, given, parsed.kind)
+    st.era = era
     notes += [note for when, note in p.uncovered if all(holds(c, values.get(k), values) for k, c in when)
               and _all_read(when, given)]
     notes += [c.message for c in p.cautions if c.said_in(p.release) == "note" and _all_read(c.when, given)

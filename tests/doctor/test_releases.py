@@ -127,6 +127,23 @@ def test_verl_before_0_4_put_the_kl_in_the_reward_when_use_kl_loss_was_off():
     assert "KL_OFF" not in d.codes
 
 
+def test_tinyzeros_copy_of_verl_subtracts_the_kl_loss():
+    """An audit: TinyZero 95df88f verl/workers/actor/dp_actor.py line 267 is policy_loss - kl_loss * kl_loss_coef
+    (verl adds it from v0.2.0.post2); the card described an ordinary penalty.  Its fix, use_kl_loss=False, puts the
+    KL back in the reward in this copy, which the fix check has to derive again."""
+    script = ("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.actor.use_kl_loss=True "
+              "actor_rollout_ref.actor.kl_loss_coef=0.001 actor_rollout_ref.actor.kl_loss_type=low_var_kl "
+              "algorithm.kl_ctrl.kl_coef=0.001 trainer.project_name={name}\n")
+    d = diagnose(script.format(name="TinyZero"), filename="train.sh")
+    assert "TinyZero" in d.release_why and "NEGATIVE_COEF" in d.codes
+    w = d.warnings[d.codes.index("NEGATIVE_COEF")]
+    assert "policy_loss - kl_loss * kl_loss_coef" in w.message and w.fix == "actor_rollout_ref.actor.use_kl_loss=False"
+    logic = diagnose(script.format(name="KK"), filename="train.sh")  # Logic-RL's copy adds it
+    assert "Logic-RL" in logic.release_why and "NEGATIVE_COEF" not in logic.codes
+    today = diagnose(script.format(name="TinyZero").replace("trainer.project_name=TinyZero", ""), release="latest")
+    assert "NEGATIVE_COEF" not in today.codes
+
+
 def test_a_script_that_does_not_say_its_release_gets_both_cards_when_they_differ():
     # critic.model.fsdp_config.* is a setting of 0.2–0.7.1: the newest era it allows is read, the others shown
     d = real("verl/v0.3.0.post1_ppo_run_deepseek7b_llm.sh")

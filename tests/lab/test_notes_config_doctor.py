@@ -65,7 +65,7 @@ def test_a_run_that_stops_is_not_headlined_as_one_that_trains():
 
 def test_read_line_and_title(verl):
     line = notes.read_line(verl)
-    assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 7 of the 15 settings")
+    assert line.startswith("Read as a command: `$LAUNCH -m verl.trainer.main_ppo`. 7 of the 16 settings")
     assert "defaults of verl 0.9.1" in line
     assert notes.use_title(verl, verl.kl_uses[0]) == "In the loss: `actor_rollout_ref.actor.kl_loss_type=low_var_kl` → k3"
     trl = diagnose(notes.example_text("trl"))
