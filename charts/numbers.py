@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import math
 
-from kl_core.numbers import from_log, lam_text, share
+from kl_core.numbers import from_log, lam_text, probability_text, share
 
-__all__ = ["from_log", "lam_text", "number", "share"]
+__all__ = ["from_log", "lam_text", "number", "probability_text", "share"]
 
 
 def number(x: float) -> str:

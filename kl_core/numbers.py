@@ -20,7 +20,7 @@ import math
 import sys
 from collections.abc import Sequence
 
-__all__ = ["SMALLEST_NORMAL", "from_log", "lam_text", "share", "unresolved"]
+__all__ = ["SMALLEST_NORMAL", "from_log", "lam_text", "probability_text", "share", "unresolved"]
 
 _LN10 = math.log(10.0)
 
@@ -163,7 +163,32 @@ def lam_text(x: float, also: Sequence[float] = ()) -> str:
     >>> lam_text(0.999999999999995), lam_text(3.001997, also=(-1.0, 3.0))
     ('0.999999999999995', '3.002')
     """
-    avoid = {0.0, 1.0, *(float(a) for a in also)}
+    return _apart(x, {0.0, 1.0, *(float(a) for a in also)})
+
+
+def probability_text(p: float) -> str:
+    r"""A probability as the pages print it: three significant digits, more where three would print 0 or 1.
+
+    Parameters
+    ----------
+    p : float
+        The probability, :math:`0 \le p \le 1`.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> probability_text(0.25), probability_text(0.9996336), probability_text(1.0), probability_text(2e-4)
+    ('0.25', '0.99963', '1', '0.0002')
+    """
+    return _apart(p, {0.0, 1.0})
+
+
+def _apart(x: float, avoid: set[float]) -> str:
+    """``x`` in 3 significant digits, or more (5, 7, 9, 12, then the shortest text that reads back as ``x``) where
+    fewer would print a value of ``avoid`` that ``x`` is not."""
     if x in avoid or not math.isfinite(x):
         return f"{x:.3g}"
     for digits in (3, 5, 7, 9, 12):

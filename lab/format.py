@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from charts.numbers import from_log, lam_text, number, share
+from charts.numbers import from_log, lam_text, number, probability_text, share
 
 __all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "infinite_printf_columns", "lam_text",
-           "number", "past_number_columns", "printf_text_column", "share", "text_column", "with_past_double_logs"]
+           "number", "past_number_columns", "printf_text_column", "probability_text", "share", "text_column",
+           "with_past_double_logs"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
 #: 2^53: every double that large is a whole number, and past 2^53 not a "safe integer" of

@@ -22,6 +22,7 @@ from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, evaluate, libraries, options
 from lab import cache, state, ui
+from lab.format import probability_text
 from lab.notes import approx_kl as notes
 from lab.notes.audit import AUDIT_KEYS
 from lab.pages import page_by_url
@@ -83,7 +84,7 @@ with ui.metric_row():
     st.metric(_("No clamps"), f"{point.unclamped_mean:.4g}",
               help=_("The same estimator without clamps: k1 and k3 are unbiased without clamps; "
                      "k2 is biased with or without."))
-    st.metric(_("P(clamped)"), f"{point.hit_prob:.3g}",
+    st.metric(_("P(clamped)"), probability_text(point.hit_prob),
               help=_("Probability, under the sampler, that the sampled token's log-ratio or value "
                      "is outside a clamp."))
 with first:

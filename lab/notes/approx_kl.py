@@ -26,7 +26,7 @@ from kl_core.libraries.clamps import (
     TokenExpectations,
 )
 from kl_core.libraries.crosswalk import CrosswalkEntry
-from lab.format import number, share
+from lab.format import number, probability_text, share
 from lab.notation import audit_label
 from lab.notes.gradients import gradients_link
 
@@ -531,7 +531,7 @@ def _policies(e: CrosswalkEntry) -> tuple[str, str]:
 
 def _same(a: float, b: float) -> bool:
     """Equal as far as the page's figures go: the closeness behind "is the exact KL"."""
-    return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-12)
+    return math.isclose(a, b, rel_tol=1e-6)  # relative only: a KL of 9.4e-12 is not a mean of 1.0e-11
 
 
 def _signed_share(x: float) -> str:
@@ -567,7 +567,7 @@ def answer(lib: str, option: str, theta: float, point: ClampPoint, clamped: bool
     """
     opt = "{lib} `{opt}`".format(lib=lib, opt=option)  # i18n: ok (names)
     values = dict(opt=opt, theta=f"{theta:g}", mean=number(point.mean), kl=number(point.kl),
-                  raw=number(point.unclamped_mean), hit=f"{point.hit_prob:.3g}")
+                  raw=number(point.unclamped_mean), hit=probability_text(point.hit_prob))
     same = _same(point.mean, point.kl)
     if point.kl == 0 and same and not clamped:
         return _("At drift θ = {theta} the policy has not moved: the exact KL and {opt}'s mean are "

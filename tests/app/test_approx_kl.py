@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from kl_core.estimation.paths import PATHS
 from kl_core.libraries import clamps
 from kl_core.libraries.crosswalk import CROSSWALK, libraries
-from lab.format import share
+from lab.format import probability_text, share
 from lab.notes import approx_kl as notes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +102,7 @@ def test_default_run_shows_the_cores_numbers_everywhere():
     assert m["Exact KL"].value == f"{pt.kl:.4g}"
     assert m["Library's mean"].value == f"{pt.mean:.4g}"
     assert m["No clamps"].value == f"{pt.unclamped_mean:.4g}"
-    assert m["P(clamped)"].value == f"{pt.hit_prob:.3g}"
+    assert m["P(clamped)"].value == probability_text(pt.hit_prob)
     assert pt.mean < 0.6 * pt.kl  # the clamps really bite at this drift
     tokens = frame(at, "token", "0")
     s, o = clamps.roles_at("verl:low_var_kl:loss", "peaked", 20.0)
@@ -158,7 +158,7 @@ def test_every_demo_entry_on_both_paths(path):
         pt = clamps.clamp_point(eid, path, top)
         m = metrics(at)
         assert m["Library's mean"].value == f"{pt.mean:.4g}"
-        assert m["P(clamped)"].value == f"{pt.hit_prob:.3g}"
+        assert m["P(clamped)"].value == probability_text(pt.hit_prob)
 
 
 def test_a_link_reproduces_the_view_and_a_bad_value_is_named():
@@ -272,7 +272,7 @@ def test_the_clamp_intro_gives_the_band_the_mild_drift_crosses():
     at = open_page(cpath="Mild drift", thm="2.75")
     assert not at.exception
     point = clamps.clamp_point("verl:low_var_kl:loss", "logit", 2.75)
-    assert metrics(at)["P(clamped)"].value == f"{point.hit_prob:.3g}" == "0.0377"
+    assert metrics(at)["P(clamped)"].value == probability_text(point.hit_prob) == "0.0377"
     md = text_of(at)
     assert "log r ∈ [-11, 2.61] for verl `low_var_kl`, OpenRLHF `k3`" in md
     assert "nearly impossible, they cap" not in md

@@ -497,3 +497,20 @@ def test_a_metric_row_shows_a_dash_for_its_gradient():
     assert notes.NO_GRADIENT == "—"
     shown = [c for c in df.columns if c in notes.SHOWN_COLUMNS]
     assert df[shown].drop(columns="gradient").notna().all().all()  # the placeholder only ever fills the gradient
+
+
+def test_a_probability_below_one_and_a_tiny_kl_are_written_as_they_are():
+    """An audit: at θ = 30 (the slider's end) OpenRLHF's k1 hits its clamps with probability 0.99963, printed "1";
+    at θ = 0.25 k2's mean 1.025e-11 was called "the exact KL" 9.442e-12 (an absolute tolerance of 1e-12)."""
+    from kl_core.libraries import clamps
+    from lab.format import probability_text
+
+    far = clamps.clamp_point("OpenRLHF:k1:reward", "peaked", 30.0)
+    assert 0.999 < far.hit_prob < 1.0
+    assert "with probability 0.99963." in notes.answer("OpenRLHF", "k1", 30.0, far)
+    assert float(probability_text(far.hit_prob)) != 1.0
+    tiny = clamps.clamp_point("OpenRLHF:k2:reward", "peaked", 0.25)
+    assert 0.05 < tiny.bias / tiny.kl < 0.1
+    text = notes.answer("OpenRLHF", "k2", 0.25, tiny)
+    assert "is the exact KL" not in text and "(+8.5%)" in text
+    assert notes.bias_delta(tiny.bias, tiny.kl)[0] is not None
