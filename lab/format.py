@@ -9,8 +9,8 @@ import pandas as pd
 
 from charts.numbers import from_log, lam_text, number, probability_text, share
 
-__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "infinite_printf_columns", "lam_text",
-           "number", "past_number_columns", "printf_text_column", "probability_text", "share", "text_column",
+__all__ = ["NUMBER_COLUMN_LIMIT", "PAST_DOUBLE_LOGS", "csv_frame", "from_log", "lam_text",
+           "number", "past_number_columns", "printf_text_column", "printf_text_columns", "probability_text", "share", "text_column",
            "with_past_double_logs"]
 
 #: Streamlit's number columns show an error cell, not the number, once its magnitude reaches
@@ -48,17 +48,32 @@ def past_number_columns(df: pd.DataFrame) -> list[str]:
     return out
 
 
-def infinite_printf_columns(df: pd.DataFrame, formats: Mapping[str, str]) -> list[str]:
-    """The float columns of ``df`` given a printf format in ``formats`` that hold an infinity: such a
-    column writes it "Infinity" (Streamlit formats it in JavaScript), so the table writes it as text."""
-    return [col for col, fmt in formats.items()
-            if col in df.columns and pd.api.types.is_float_dtype(df[col]) and fmt.startswith("%")
-            and any(math.isinf(x) for x in df[col].to_numpy(dtype=float))]
+def printf_text_columns(df: pd.DataFrame, formats: Mapping[str, str]) -> list[str]:
+    """The float columns of ``df`` given a format in ``formats`` that Streamlit would write misleadingly, so the
+    table writes them as text (:func:`printf_text_column`): an infinity in a printf format ("Infinity", formatted
+    in JavaScript); a value that is not zero but prints as zero in fixed point ("-0.0000" for -3.8e-5); any
+    value of a ``"percent"`` column (Streamlit keeps two decimals: 3.2e-5 reads "0%", 0.99997 "100%")."""
+    out = []
+    for col, fmt in formats.items():
+        if col not in df.columns or not pd.api.types.is_float_dtype(df[col]):
+            continue
+        values = df[col].to_numpy(dtype=float)
+        if fmt == "percent" or (fmt.startswith("%") and any(math.isinf(x) or _zero_shown(x, fmt) for x in values)):
+            out.append(col)
+    return out
+
+
+def _zero_shown(x: float, fmt: str) -> bool:
+    return fmt.endswith("f") and math.isfinite(x) and x != 0 and float(fmt % x) == 0
 
 
 def printf_text_column(values: pd.Series, fmt: str) -> list[str | None]:
-    """A float column in the printf format ``fmt`` (``"%.6g"``), with ``∞``/``−∞``; missing values kept missing."""
-    return [None if math.isnan(x) else number(x) if math.isinf(x) else fmt % x
+    """A float column as text: in the printf format ``fmt`` (``"%.6g"``), with ``∞``/``−∞``, and a value that is
+    not zero but would print as zero in :func:`number`'s 4 significant digits; ``"percent"`` as :func:`share`
+    writes it (never 0% or 100% for a share that is not); missing values kept missing."""
+    if fmt == "percent":
+        return [None if math.isnan(x) else share(x) for x in values.to_numpy(dtype=float)]
+    return [None if math.isnan(x) else number(x) if math.isinf(x) or _zero_shown(x, fmt) else fmt % x
             for x in values.to_numpy(dtype=float)]
 
 

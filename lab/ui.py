@@ -46,9 +46,9 @@ from lab.export import chart_downloads, csv_download
 from lab.format import (
     PAST_DOUBLE_LOGS,
     csv_frame,
-    infinite_printf_columns,
     past_number_columns,
     printf_text_column,
+    printf_text_columns,
     text_column,
 )
 from lab.gc_policy import freeze_new_imports
@@ -391,8 +391,10 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
     A float column with a value past Streamlit's number columns (:data:`lab.format.NUMBER_COLUMN_LIMIT`)
     is shown as text, right-aligned, in 4 significant digits; the CSV keeps the numbers.  A cell
     past the largest double (:func:`lab.format.with_past_double_logs`) is written from its log,
-    in the table and in the CSV.  A column in a printf format holding an infinity is shown as text
-    in that format, with ∞ (the browser would write "Infinity").
+    in the table and in the CSV.  A column Streamlit would write misleadingly is shown as text
+    (:func:`lab.format.printf_text_columns`): a printf format holding an infinity (the browser would write
+    "Infinity") or a value that is not zero but prints as zero ("-0.0000"), and a ``"percent"`` column, which
+    :func:`lab.format.share` writes (Streamlit's two decimals read 3.2e-5 as "0%").
     """
     freeze_new_imports()
     shown = df.copy()
@@ -407,7 +409,7 @@ def table(df: pd.DataFrame, *, name: str, caption: str | None = None, **kwargs: 
         kwargs = {**kwargs, "column_config": config}
     formats = {col: fmt for col, c in (kwargs.get("column_config") or {}).items()
                if isinstance(c, dict) and isinstance(fmt := (c.get("type_config") or {}).get("format"), str)}
-    if inf := infinite_printf_columns(shown, formats):
+    if inf := printf_text_columns(shown, formats):
         config = dict(kwargs["column_config"])
         for col in inf:
             shown[col] = printf_text_column(shown[col], formats[col])

@@ -621,6 +621,12 @@ def _untrusted_spread(estimates: np.ndarray | None, se: float) -> str:
     # an sd from R estimates is itself uncertain by about 1/√(2(R − 1)) (for normal estimates; more for
     # heavier tails): narrower only past twice that, so noise is not read as the effect
     noise = 2.0 / math.sqrt(2.0 * max(estimates.size - 1, 1))
+    if noise >= 1.0:  # R ≤ 3: no sd from so few estimates tells narrower from as wide
+        here = ngettext("With {r} estimate, its sd ({sd}, against σ/√N = {se}) cannot tell whether they are "
+                        "narrower.",
+                        "With only {r} estimates, their sd ({sd}, against σ/√N = {se}) is too uncertain to tell "
+                        "whether they are narrower.", estimates.size)
+        return why + " " + here.format(r=estimates.size, sd=number(sd), se=number(se))
     if number(sd) == number(se):
         here = _("In this run they do not: the bars spread as wide as the curve to the digits shown (sd {sd}, "
                  "σ/√N = {se}).")
@@ -701,8 +707,8 @@ def lambda_star_line(star: LambdaStar, lo: float, hi: float) -> str | None:
         return _("No button sets λ = λ*: {why}.").format(why=message(star.note))
     if not lo <= star.value <= hi:
         shown = number(star.value)
-        if float(shown) in (lo, hi):  # 2.00002 prints as the slider's own end, 2
-            shown = f"{star.value:.7g}"
+        if float(shown) in (lo, hi):  # 2.000000117 prints as the slider's own end, 2
+            shown = lam_text(star.value, also=(lo, hi))
         return _("λ* = {lam} is outside the slider's range.").format(lam=shown)
     return None
 

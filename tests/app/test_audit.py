@@ -20,6 +20,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from kl_core.audit import statistics as audit
+from lab.format import share
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -102,7 +103,7 @@ def test_default_run_audits_the_bundled_example():
         s_k = rep.summaries[k]
         assert summary.loc[k, "mean"] == s_k.mean
         assert summary.loc[k, "SE"] == s_k.se
-        assert summary.loc[k, "share < 0"] == s_k.neg_fraction
+        assert summary.loc[k, "share < 0"] == share(s_k.neg_fraction)  # text: lab.format.printf_text_column
         assert summary.loc[k, "p99"] == s_k.p99
         assert m[f"{k} mean"].value == f"{s_k.mean:.5f}"
     assert summary.loc["k1", "exact mean"] == ex["kl_sampler_other_per_token"]

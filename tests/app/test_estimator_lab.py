@@ -38,7 +38,7 @@ from kl_core.estimation.sampling_distributions import (
     mc_relative_standard_errors,
     mc_standard_errors,
 )
-from lab.format import lam_text, number, printf_text_column
+from lab.format import lam_text, number, printf_text_column, share
 from lab.notes.estimator_lab import relative_format
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -121,7 +121,7 @@ def check_numbers(at: AppTest, q_spec, p_spec, n, repeats, seed, keys, lam=1.0) 
         assert row["mean (exact)"] == m.mean
         assert row["mean (MC)"] == s.mean
         assert row["stdev (MC)"] == s.std
-        assert row["share < 0 (MC)"] == s.neg_fraction
+        assert row["share < 0 (MC)"] == share(s.neg_fraction)  # text: lab.format.printf_text_column
         se_mean, _ = mc_standard_errors(s.samples, s.std, n * repeats)
         if math.isfinite(m.var):
             assert same(row["stdev (exact)"], m.std, "%.5g")

@@ -36,11 +36,24 @@ def test_a_printf_column_with_an_infinity_is_written_with_the_infinity_sign():
     end table's exact D_f at θ = 3 on the scale path was such a cell)."""
     import pandas as pd
 
-    from lab.format import infinite_printf_columns, printf_text_column
+    from lab.format import printf_text_column, printf_text_columns
 
     df = pd.DataFrame({"d": [0.125, math.inf, -math.inf, math.nan], "r": [1.0, 2.0, 3.0, 4.0],
                        "name": ["a", "b", "c", "d"]})
     formats = {"d": "%.6g", "r": "%.5f", "name": "%s", "absent": "%g"}
-    assert infinite_printf_columns(df, formats) == ["d"]
+    assert printf_text_columns(df, formats) == ["d"]
     assert printf_text_column(df["d"], "%.6g") == ["0.125", "∞", "−∞", None]
-    assert infinite_printf_columns(df, {"d": "percent"}) == []  # a named format is no printf
+
+
+def test_a_nonzero_value_printed_as_zero_and_a_percent_column_are_written_as_text():
+    """An audit: the Estimator Lab's MC bias/true of -3.8e-5 printed "-0.0000" (seed 45); Streamlit's percent
+    format printed a share of 3.2e-5 as "0%" and 0.99997 as "100%"."""
+    import pandas as pd
+
+    from lab.format import printf_text_column, printf_text_columns
+
+    df = pd.DataFrame({"bias": [-3.8e-5, 0.0, 0.1234], "plain": [0.5, 0.0, -0.25], "neg": [3.2e-5, 0.99997, 0.5]})
+    formats = {"bias": "%.4f", "plain": "%.4f", "neg": "percent"}
+    assert printf_text_columns(df, formats) == ["bias", "neg"]
+    assert printf_text_column(df["bias"], "%.4f") == ["-3.8e-05", "0.0000", "0.1234"]
+    assert printf_text_column(df["neg"], "percent") == ["0.0032%", "99.997%", "50.0%"]

@@ -213,6 +213,27 @@ def test_lambda_star_line_says_why_there_is_no_button():
     assert off is not None and "outside the slider's range" in off
 
 
+def test_lambda_star_just_past_the_sliders_end_is_not_printed_as_that_end():
+    """An audit: q = laplace(0,1), p = normal(0,1.1753817): λ* = 2.000000117, printed "λ* = 2 is outside" a [−1, 2]
+    slider (7 digits were not enough)."""
+    from kl_core.estimation.exact import lambda_star
+
+    star = lambda_star(parse("laplace(0,1)"), parse("normal(0,1.1753817)"))
+    assert 2.0 < star.value < 2.000001
+    text = notes.lambda_star_line(star, -1, 2)
+    shown = text.split("λ* = ")[1].split(" is outside")[0]
+    assert float(shown) > 2.0, text
+
+
+def test_a_spread_from_three_estimates_is_not_called_about_as_wide():
+    """An audit: with R = 2 or 3 the noise of an sd is over 100%, so every narrower run was "about as wide as the
+    curve" (sd 1.894 against σ/√N = 8.5e4)."""
+    text = notes._untrusted_spread(np.array([1.0, 3.0, 5.2]), 8.486e4)
+    assert "about as wide" not in text and "too uncertain" in text and "With only 3 estimates" in text
+    many = notes._untrusted_spread(np.linspace(0.0, 1.0, 200), 10.0)
+    assert "Here they do" in many
+
+
 def test_the_preset_line_links_its_source():
     from kl_core.estimation.presets import PRESETS
 
