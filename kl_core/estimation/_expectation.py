@@ -48,7 +48,7 @@ from kl_core.estimation.distributions import Distribution, Tail, log_ratio
 from kl_core.estimation.tails import TailVerdict, tail_verdict
 from kl_core.validation import Message
 
-__all__ = ["DEVIATION_NOISE", "OVERFLOW_NOTE", "RESOLUTION", "expect", "log_integral", "tail_note"]
+__all__ = ["DEVIATION_NOISE", "EPSREL", "OVERFLOW_NOTE", "RESOLUTION", "expect", "log_integral", "tail_note"]
 
 # Beyond log r = 30 the integrand is summed term by term in log space (q·r^k
 # would cancel two huge logs); below −30 only where |log r|^d overflows (the
@@ -59,7 +59,7 @@ _FAR = 1e50
 _CROSSING_GRID = 4097
 # The integrators' defaults: 1e-12 relative, and an absolute floor no tolerance goes below.
 _DEFAULT = Tolerance()
-_EPSREL = _DEFAULT.epsrel
+_EPSREL = EPSREL = _DEFAULT.epsrel
 # (k − mean)^n where log r is ~1e10 times its own spread across q's bulk (densities
 # a million scales apart): the rounding of log r is noise of that relative size in
 # the deviation, and the quadrature may stop at this relative error.

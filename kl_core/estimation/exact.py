@@ -39,6 +39,7 @@ from kl_core.estimation import estimators as est
 from kl_core.estimation._docstrings import SECTIONS
 from kl_core.estimation._expectation import (
     DEVIATION_NOISE,
+    EPSREL,
     OVERFLOW_NOTE,
     expect,
     log_integral,
@@ -58,10 +59,14 @@ from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message, check_finite
 
 __all__ = [
-    "CHI2_OVERFLOW_NOTE", "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_kurtosis_log_space",
+    "CHI2_OVERFLOW_NOTE", "MEAN_PRECISION", "LambdaStar", "Moments", "estimator_fourth_moment", "estimator_kurtosis_log_space",
     "estimator_moments", "f_divergence",
     "kl", "lambda_star", "log_estimator_variance", "optimal_lambda",
 ]
+
+#: The relative precision the exact moments are integrated to (the adaptive quadrature's ``epsrel``): two exact
+#: values closer than this, relative to their size, are not told apart (an estimator's exact bias against the KL).
+MEAN_PRECISION: float = EPSREL
 
 #: :func:`lambda_star`'s note where χ²(p‖q) is finite but past a double: λ* = Cov/χ² is then
 #: positive but so small that Var(k_λ*) equals Var(log r) to double precision.

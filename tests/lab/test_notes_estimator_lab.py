@@ -573,11 +573,19 @@ def test_the_se_of_a_tiny_variance_does_not_underflow_to_0():
     assert f"σ/√N = {number(approx.se)};" in text and "σ/√N = 0;" not in text
 
 
-def test_a_gap_the_digits_hide_is_printed_with_two_digits():
-    """p = N(1e-7, 1): "they differ by 1.262e-29" where the exact gap of k2, μ⁴/8, is 1.25e-29."""
+def test_a_gap_the_digits_hide_is_printed_with_two_digits_where_it_is_resolved():
+    """p = N(1e-3, 1): k2's exact gap μ⁴/8 = 1.25e-13 hides behind 4 digits; p = N(1e-7, 1): the gap, 1.25e-29, is
+    2.5e-15 of the KL, below the precision the exact moments are integrated to (it was printed 1.262e-29; at
+    μ = 1e-9 the table's bias/true, μ²/4 = 2.5e-19, was rounding, 1.9e-16)."""
+    results, moments, at_n, _t = _page("normal(0,1)", "normal(1e-3,1)", keys=("k2",), repeats=2)
+    assert "to the digits shown (they differ by 1.3e-13)" in _caption("k2", results, moments, at_n)  # 1.25000…e-13
     results, moments, at_n, _t = _page("normal(0,1)", "normal(1e-7,1)", keys=("k2",), repeats=2)
     text = _caption("k2", results, moments, at_n)
-    assert "to the digits shown (they differ by 1.3e-29)" in text and "1.262e-29" not in text
+    assert "to the precision of the integration" in text and "differ by" not in text
+    figures, _ = notes.table_rows(results, moments, 2000, None)
+    assert math.isnan(figures["bias/true"][0][notes.column_name("exact")])
+    assert "agrees with the KL to the precision of the integration (1e-12" in notes.relative_caption(
+        "bias/true", False, False, figures["bias/true"])
 
 
 def test_exact_figures_below_the_smallest_normal_double_are_not_printed():
@@ -806,3 +814,12 @@ def test_k2_is_near_unbiased_only_where_neither_tail_is_heavier():
     assert bias_over_true > 3.0
     assert "neither has heavier tails than the other" in ESTIMATORS["k2"].summary
     assert "neither has heavier tails than the other" in notes.WHAT_TO_NOTICE
+
+
+def test_a_target_zero_only_in_a_double_is_said_to_be_zero_only_there():
+    """An audit: p = normal(1e-170, 1): "Every estimate of k2, k3 … is exactly 0, and so is the target", which is
+    5e-341 (0 only in a double)."""
+    keys = ("k2", "k3")
+    q, p, sim, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(1e-170,1)", keys=keys)
+    text = notes.answer({k: sim[k] for k in keys}, 1000, 4, moments)
+    assert "and so is the target to double precision" in text, text
