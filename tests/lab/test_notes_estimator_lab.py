@@ -821,5 +821,5 @@ def test_a_target_zero_only_in_a_double_is_said_to_be_zero_only_there():
     5e-341 (0 only in a double)."""
     keys = ("k2", "k3")
     q, p, sim, moments, targets, true_kl, true_pq = setting("normal(0,1)", "normal(1e-170,1)", keys=keys)
-    text = notes.answer({k: sim[k] for k in keys}, 1000, 4, moments)
+    text = notes.answer({k: sim[k] for k in keys}, 200, 20, moments)
     assert "and so is the target to double precision" in text, text
