@@ -186,8 +186,7 @@ if report.rb is not None:
                              "standard error."))
             st.metric("Var(k3)/Var(rb)", notes.variance_ratio_text(report.variance_ratio, report.log_variance_ratio, "k3"),  # i18n: ok (notation)
                       help=_("Per token: the same ratio for k3."))
-            if report.sequences is not None and report.sequences.variance_ratio is not None:
-                seq = report.sequences
+            if (seq := notes.sequence_ratio_shown(report)) is not None:
                 st.metric("Var(Σk1)/Var(Σrb)", notes.variance_ratio_text(seq.variance_ratio, seq.log_variance_ratio, "k1"),  # i18n: ok (notation)
                           help=_("Per sequence: the variance of the sums of k1 over that of the sums of rb."))
     st.markdown(notes.rb_caption(report, kl_note is None, small.se))

@@ -869,8 +869,11 @@ _LN2 = math.log(2.0)
 def _moments(v: np.ndarray, w: np.ndarray | None, n: int) -> tuple[float, float, float]:
     """Mean, SD and SE of ``v`` (``w``: live weights, or None), in doubles; ``inf`` where one overflowed.
 
-    ``n`` counts every item, including those whose weight underflowed to 0.
+    ``n`` counts every item, including those whose weight underflowed to 0.  Where every value is the same the
+    mean is that value and the SD and SE are 0 (the rounding of the mean of 50 copies of 0.10653 gave an SE of 4e-18).
     """
+    if n > 1 and v.size and np.isfinite(v[0]) and bool(np.all(v == v[0])):
+        return float(v[0]), 0.0, 0.0
     if w is None:
         with np.errstate(over="ignore"):  # values too large to sum or square: an inf mean or SD
             mean = float(np.mean(v))

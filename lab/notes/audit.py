@@ -23,6 +23,7 @@ from kl_core.audit.statistics import (
     EstimatorSummary,
     PositionBucket,
     SampleSizeCheck,
+    SequenceSummary,
     se_band_coverage,
     shown_positions,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "position_rows",
     "rb_formula",
     "se_caveat",
+    "sequence_ratio_shown",
     "sequences_caption",
     "summary_caption",
     "summary_frame",
@@ -301,8 +303,8 @@ def rb_caption(report: AuditReport, same_kl: bool = True, se_shown: bool = True)
         text += " " + _("For this file rb varies **more** per token than k1 and k3.")
     elif more:
         text += " " + _("For this file rb varies **more** per token than {k}.").format(k=more[0])
-    seq = report.sequences
-    if seq is not None and seq.variance_ratio is not None:
+    seq = sequence_ratio_shown(report)
+    if seq is not None:
         r1 = seq.variance_ratio["k1"]
         text += " " + _(
             "Summed over each sequence it is usually far less variable too, but not always: the "
@@ -312,6 +314,16 @@ def rb_caption(report: AuditReport, same_kl: bool = True, se_shown: bool = True)
         if not math.isnan(r1) and r1 < 1:
             text += " " + _("For this file the sums of rb vary **more** than the sums of k1.")
     return text
+
+
+def sequence_ratio_shown(report: AuditReport) -> SequenceSummary | None:
+    """The file's sequences where Var(Σk1)/Var(Σrb) is shown: where there are enough of them for a sequence
+    standard error (``SequenceAudit.sample_size``), as for the sequence std beside it; else None (4 sequences
+    gave "×1846" beside "too few sequences for a standard error")."""
+    seq = report.sequences
+    if seq is None or seq.variance_ratio is None or not seq.sample_size().se:
+        return None
+    return seq
 
 
 def counted_line(report: AuditReport, file_name: str) -> str:
@@ -772,10 +784,13 @@ def verdict_chart_caption(has_exact: bool, rows: list[tuple[str, float, float]])
     elif barred:
         text = _("Each dot is an estimator's mean over the counted tokens; a bar spans ±2 SE, drawn for {keys} "
                  "only (the verdict above says why).").format(keys=_(", ").join(barred))
+    elif not drawn:  # every mean past the largest double: the chart is empty
+        text = _("No estimator's mean fits in a double here, so the chart has no dot; the report below gives "
+                 "them from their logs.")
     else:
         text = _("Each dot is an estimator's mean over the counted tokens; no error bar is drawn "
                  "(the verdict above says why).")
-    if unseen := [k for k, m, _se in rows if not math.isfinite(m)]:
+    if drawn and (unseen := [k for k, m, _se in rows if not math.isfinite(m)]):
         text += " " + ngettext("{keys} has a mean past the largest double, so it has no dot.",
                                "{keys} have means past the largest double, so they have no dot.",
                                len(unseen)).format(keys=_(", ").join(unseen))

@@ -1028,3 +1028,18 @@ def test_identical_columns_give_zeros_not_negative_zeros():
     for s in (rep.k1, rep.k2, rep.k3):
         for x in (s.mean, s.p95, s.p99, s.max):
             assert x == 0.0 and math.copysign(1.0, x) == 1.0
+
+
+def test_a_column_of_one_value_has_no_spread():
+    """An audit: 50 tokens with the same log-ratio gave "k3 (0.10653 ± 4e-18)": the mean of 50 equal doubles is
+    rounded, and the spread around it was that rounding.  Equal values have SD and SE 0, and their own mean."""
+    import numpy as np
+
+    from kl_core.audit.statistics import audit
+
+    r = audit(np.full(50, -1.0), np.full(50, -1.5))
+    for s in (r.k1, r.k2, r.k3):
+        assert s.std == 0.0 and s.se == 0.0
+    assert r.k1.mean == 0.5  # log π_sampler − log π_other = −1 − (−1.5) in every token
+    weighted = audit(np.full(40, -1.0), np.full(40, -1.2), logp_rollout=np.linspace(-1.3, -0.9, 40))
+    assert weighted.k1.std == 0.0 and weighted.k1.se == 0.0

@@ -119,9 +119,9 @@ def test_rb_rows_ratios_and_caption():
 
 
 def test_rb_caption_says_when_the_sums_of_rb_vary_more():
-    # two sequences whose k1 terms cancel within each sequence, while rb's add up
-    rep = audit.audit([-1.0, -2.0, -1.0, -2.0, -0.5, -0.5], [-2.0, -1.0, -2.0, -1.0, -0.5, -0.5],
-                      sequence_ids=[0, 0, 1, 1, 2, 2], exact_kl=[0.1, 0.9, 0.2, 0.8, 0.0, 0.0])
+    # sequences whose k1 terms cancel within each sequence, while rb's add up (30 of them: a sequence SE needs 30)
+    rep = audit.audit([-1.0, -2.0, -1.0, -2.0, -0.5, -0.5] * 10, [-2.0, -1.0, -2.0, -1.0, -0.5, -0.5] * 10,
+                      sequence_ids=[i // 2 for i in range(60)], exact_kl=[0.1, 0.9, 0.2, 0.8, 0.0, 0.0] * 10)
     assert rep.sequences.variance_ratio["k1"] < 1
     assert "the sums of rb vary **more**" in notes.rb_caption(rep)
 
@@ -658,3 +658,30 @@ def test_too_few_tokens_for_an_sd_give_no_ratio_of_variances():
     caption = notes.rb_caption(rep, True, se_shown=False)
     assert "Var(" not in caption and "×" not in caption and "**more**" not in caption
     assert "Var(k1)/Var(rb)" in notes.rb_caption(rep, True, se_shown=True)
+
+
+def test_an_empty_verdict_chart_is_not_described_by_its_dots():
+    """An audit: with every mean past the largest double the chart has no dot, and its caption began "Each dot is an
+    estimator's mean"."""
+    import math
+
+    text = notes.verdict_chart_caption(False, [("k1", math.inf, math.nan), ("k3", math.inf, math.nan)])
+    assert text.startswith("No estimator's mean fits in a double here, so the chart has no dot")
+    assert "Each dot" not in text and "have means past the largest double" not in text
+
+
+def test_too_few_sequences_show_no_ratio_of_their_variances():
+    """An audit: 4 sequences gave "Var(Σk1)/Var(Σrb) = ×1846" beside "too few sequences for a standard error"."""
+    import numpy as np
+
+    from kl_core.audit.statistics import audit
+
+    rng = np.random.default_rng(0)
+    lp, lr = -rng.exponential(1.0, 200), -rng.exponential(1.0, 200)
+    few = audit(lp, lr, positions=np.tile(np.arange(50), 4), sequence_ids=np.repeat(np.arange(4), 50),
+                exact_kl=np.full(200, 0.05))
+    assert few.sequences is not None and few.sequences.variance_ratio is not None
+    assert notes.sequence_ratio_shown(few) is None and "Var(Σk1)/Var(Σrb)" not in notes.rb_caption(few, True, True)
+    many = audit(np.tile(lp, 10), np.tile(lr, 10), positions=np.tile(np.arange(50), 40),
+                 sequence_ids=np.repeat(np.arange(40), 50), exact_kl=np.full(2000, 0.05))
+    assert notes.sequence_ratio_shown(many) is not None and "Var(Σk1)/Var(Σrb)" in notes.rb_caption(many, True, True)
