@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -12,6 +13,7 @@ from i18n import N_, _
 from kl_core.estimation.estimators import ESTIMATORS
 from kl_core.estimation.exact import Moments
 from kl_core.estimation.montecarlo import EstimatorSummary
+from kl_core.numbers import SMALLEST_NORMAL
 from lab.format import number, share
 
 __all__ = ["MU_SLIDER", "QUESTIONS", "EstimatorTable", "SliderRange", "estimator_table",
@@ -124,10 +126,11 @@ def histogram_captions(results: Mapping[str, EstimatorSummary], moments: Mapping
 
 
 def _k3_caption(result: EstimatorSummary, k3: Moments, k1: Moments) -> str:
-    """k3 is unbiased; where it is noisier than k1 (μ ≳ 1.12), rare huge values carry its mean, so a sample's can
-    land far from the KL (at μ = 3 a typical mean of 20,000 draws is 5 % short)."""
+    """k3 is unbiased; where it is far noisier than k1 (its std over twice k1's), rare huge values carry its mean, so
+    a sample's can land far from the KL (at μ = 3 a typical mean of 20,000 draws is 5 % short).  Just past μ ≈ 1.12,
+    where k3's std first passes k1's (by 4 % at μ = 1.15), its mean is not yet carried by rare values."""
     text = _("Never negative, and its exact mean is the KL itself (dashed line).")
-    if not k3.var > k1.var:
+    if not k3.var > 4.0 * k1.var:
         return text
     return text + " " + _("But it is noisier than k1 here: rare, huge values carry its mean, so the mean of a "
                           "sample can land far from the KL (this one: {mean}).").format(mean=number(result.mean))
@@ -162,7 +165,7 @@ def estimator_table(keys: Sequence[str], results: Mapping[str, EstimatorSummary]
             exact_mean: [moments[k].mean for k in keys],
             exact_kl: [true_kl] * len(keys),
             negative: [results[k].neg_fraction for k in keys],
-            std: [moments[k].std for k in keys],
+            std: [math.nan if _std_unresolved(moments, k) else moments[k].std for k in keys],
         }
     )
     # the exact columns with the 4 significant digits of k2's caption (at μ = 0.05 "%.5f" printed
@@ -170,6 +173,22 @@ def estimator_table(keys: Sequence[str], results: Mapping[str, EstimatorSummary]
     formats = {mean_of_n: "%.5f", exact_mean: "%.4g", exact_kl: "%.4g", negative: "percent",
                std: "%.4f"}
     return EstimatorTable(frame, formats)
+
+
+#: Below this a per-sample std's variance is not a normal double: the page does not resolve it.
+STD_FLOOR = math.sqrt(SMALLEST_NORMAL)
+
+
+def _std_unresolved(moments: Mapping[str, Moments], key: str) -> bool:
+    """Whether ``key``'s exact variance is below the smallest normal double (``?mu=1e-100``: k3's is μ⁴/2 =
+    5e-401, computed 0; at ``?mu=1e-80`` a subnormal 5e-321 gave a std 0.2 % off), while p differs from q."""
+    var = moments[key].var
+    return 0.0 < var < SMALLEST_NORMAL or (var == 0.0 and any(m.var > 0.0 for m in moments.values()))
+
+
+def _std_text(moments: Mapping[str, Moments], key: str) -> str:
+    return (_("below {floor}").format(floor=number(STD_FLOOR)) if _std_unresolved(moments, key)
+            else f"{moments[key].std:.4g}")
 
 
 def table_caption(q_name: str, p_name: str, n: int, seed: int,
@@ -190,14 +209,18 @@ def table_caption(q_name: str, p_name: str, n: int, seed: int,
     if sd3 < sd1:
         more = _(
             "k1 and k3 have the same exact mean, and here k3's spread is smaller: per-sample std "
-            "{k3:.4g} against {k1:.4g}."
+            "{k3} against {k1}."
         )
     elif sd3 > sd1:
         more = _(
             "k1 and k3 have the same exact mean, but this far apart k3's spread is larger: "
-            "per-sample std {k3:.4g} against {k1:.4g} (its control variate r − 1 adds more noise "
+            "per-sample std {k3} against {k1} (its control variate r − 1 adds more noise "
             "than it cancels)."
         )
     else:
-        more = _("k1 and k3 have the same exact mean and here the same spread, {k3:.4g}.")
-    return text + " " + more.format(k3=sd3, k1=sd1)
+        more = _("k1 and k3 have the same exact mean and here the same spread, {k3}.")
+    text += " " + more.format(k3=_std_text(moments, "k3"), k1=_std_text(moments, "k1"))
+    if any(_std_unresolved(moments, k) for k in moments):
+        text += " " + _("*None* in the table: a per-sample std below {floor}, whose variance is below the "
+                        "smallest normal double.").format(floor=number(STD_FLOOR))
+    return text

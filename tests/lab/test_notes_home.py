@@ -146,3 +146,39 @@ def test_k3s_caption_says_a_sample_mean_can_miss_where_k3_is_noisier_than_k1():
         cap = notes.histogram_captions({k: sim[k] for k in KEYS}, moments, kl(q, p), mu)["k3"]
         assert ("noisier than k1" in cap) == noisier
         assert (f"(this one: {number(sim['k3'].mean)})" in cap) == noisier
+
+
+def test_a_std_below_a_normal_double_is_not_printed_as_a_number():
+    """An audit: ?mu=1e-100 gave "per-sample std 0 against 1e-100" (k3's is μ²/√2 = 7e-201, a variance of 5e-401
+    computed as 0), and ?mu=1e-80 printed a std 0.2 % off from a subnormal variance."""
+    import math
+
+    from kl_core.estimation.distributions import Gaussian
+    from kl_core.estimation.exact import estimator_moments
+
+    for mu in (1e-80, 1e-100):
+        m = {k: estimator_moments(k, Gaussian(0, 1), Gaussian(mu, 1)) for k in ("k1", "k2", "k3")}
+        text = notes.table_caption("N(0, 1)", "N(μ, 1)", 20_000, 0, m)
+        assert "per-sample std below 1.492e-154 against" in text and "*None* in the table" in text
+        table = notes.estimator_table(("k1", "k2", "k3"), {k: _summary() for k in m}, m, mu * mu / 2, 20_000)
+        stds = table.frame.iloc[:, -1].tolist()
+        assert not math.isnan(stds[0]) and math.isnan(stds[2])
+    plain = {k: estimator_moments(k, Gaussian(0, 1), Gaussian(0.5, 1)) for k in ("k1", "k2", "k3")}
+    assert "*None*" not in notes.table_caption("N(0, 1)", "N(0.5, 1)", 20_000, 0, plain)
+
+
+def test_k3_is_said_to_be_carried_by_rare_values_only_where_it_is_far_noisier():
+    """An audit: at μ = 1.15 k3's std is 4 % above k1's, yet the caption said rare, huge values carry its mean."""
+    from kl_core.estimation.distributions import Gaussian
+    from kl_core.estimation.exact import estimator_moments
+
+    def caption(mu):
+        m = {k: estimator_moments(k, Gaussian(0, 1), Gaussian(mu, 1)) for k in ("k1", "k3")}
+        return notes._k3_caption(_summary(), m["k3"], m["k1"])
+
+    assert "rare, huge values" not in caption(1.15) and "rare, huge values" in caption(2.0)
+
+
+def _summary():
+    """One estimator's run at μ = 0.5 (the captions and the table read only its mean and share < 0)."""
+    return simulate(Gaussian(0, 1), Gaussian(0.5, 1), 200, seed=0, keys=("k1",))["k1"]
