@@ -812,9 +812,11 @@ class _Env:
             if not words:
                 return Word("", -1, Message("default of ${name} in the script", name=p.name))
             joined = " ".join(w.text for w in words)
-            if all(w.literal for w in words):
-                return Word(joined, -1, Message("default of ${name} in the script", name=p.name))
-            return Word(joined, 0)
+            word = (Word(joined, -1, Message("default of ${name} in the script", name=p.name))
+                    if all(w.literal for w in words) else Word(joined, 0))
+            if p.op in (":=", "="):  # ${X:=v} also sets X, for the rest of the script (`: "${X:=v}"`)
+                self.vars[p.name] = _Var([word])
+            return word
         return None
 
     def _note(self, note: str) -> None:
@@ -913,21 +915,21 @@ def _commands(text: str, _nesting: int = 0) -> tuple[list[Command], list[str]]:
             if not toks:
                 continue
         k = 0
-        while k < len(toks):
-            a = _assignment(toks[k])
-            if a is None:
-                break
-            name, append, value = a
-            index = next(x for x, t in enumerate(st.toks) if t is toks[k])
-            if index in st.arrays:
-                words = [w for t in st.arrays[index] for w in env.expand(t)]
-                env.assign(name, words, True, append, branch)
-            else:
-                words = env.expand(value) if value.parts else [Word("")]
-                env.assign(name, words[:1] or [Word("")], False, append, branch)
+        while k < len(toks) and _assignment(toks[k]) is not None:
             k += 1
         rest = toks[k:]
+        # `X=1 cmd $X`: a prefix assignment is the command's environment only, and bash expands $X in its words
+        # with the value from before; alone (or after export), an assignment sets the script's variable
         if first in _DECLARE or not rest:
+            for tok in toks[:k]:
+                name, append, value = _assignment(tok)
+                index = next(x for x, t in enumerate(st.toks) if t is tok)
+                if index in st.arrays:
+                    words = [w for t in st.arrays[index] for w in env.expand(t)]
+                    env.assign(name, words, True, append, branch)
+                else:
+                    words = env.expand(value) if value.parts else [Word("")]
+                    env.assign(name, words[:1] or [Word("")], False, append, branch)
             continue
         words = tuple(w for t in rest for w in _split_fields(t, env.expand(t)))
         if words:

@@ -502,3 +502,19 @@ def test_a_word_hydra_cannot_parse_stops_the_run():
     assert "lone space" not in stray.warnings[0].message
     fine = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=gae ~trainer.logger", filename="run.sh")
     assert "SETTING_REJECTED" not in fine.codes or "~trainer.logger" in fine.warnings[0].message
+
+
+def test_a_prefix_assignment_does_not_reach_the_commands_own_words():
+    """An audit: `KL_COEF=0.003 python3 … kl_loss_coef=$KL_COEF` after `KL_COEF=0.001`: bash expands $KL_COEF before
+    the prefix assignment applies (to the command's environment only), so the trainer gets 0.001; the card said
+    0.003.  `: "${KL_COEF:=0.002}"` sets KL_COEF for the rest of the script; the card said it was not set."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    body = ("python3 -m verl.trainer.main_ppo actor_rollout_ref.actor.use_kl_loss=True "
+            "actor_rollout_ref.actor.kl_loss_coef=$KL_COEF actor_rollout_ref.actor.kl_loss_type=$KL_TYPE\n")
+    d = diagnose("KL_COEF=0.001\nKL_TYPE=mse\nKL_COEF=0.003 KL_TYPE=low_var_kl " + body, filename="run.sh")
+    assert [(u.estimator, u.coef) for u in d.kl_uses] == [("k2", 0.001)]
+    d = diagnose(': "${KL_COEF:=0.002}"\n: ${KL_TYPE:=mse}\n' + body, filename="run.sh")
+    assert [(u.estimator, u.coef) for u in d.kl_uses] == [("k2", 0.002)] and "NOT_LITERAL" not in d.codes
+    d = diagnose("export KL_COEF=0.004 KL_TYPE=k2\n" + body, filename="run.sh")
+    assert [(u.estimator, u.coef) for u in d.kl_uses] == [("k2", 0.004)]
