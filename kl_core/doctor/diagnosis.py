@@ -871,6 +871,19 @@ def _not_a_number(p: Profile, kind: str, s: RawSetting) -> str | None:
     return None
 
 
+def _not_a_mode(p: Profile, s: RawSetting) -> str | None:
+    """``"agg_mode"`` where a verl aggregation setting names a mode the release does not define: its start-up check
+    stops the run (``loss_agg_mode=token-sum`` before 0.8: verl v0.4.0 ray_trainer.py line 498 asserts it is one of
+    four modes, v0.6.0 to v0.7.0 workers/config/actor.py ``ActorConfig.__post_init__`` raises "Invalid
+    loss_agg_mode"; 0.9.1 actor.py line 219 with five)."""
+    if p.syntax != "hydra" or not s.literal:
+        return None
+    for pl in p.placements:
+        if pl.aggregation.setting == s.key and pl.aggregation.mode(s.value) is None:
+            return "agg_mode"
+    return None
+
+
 def _known(prof: Profile, key: str, op: str, keys: Any = None) -> bool:
     if key in (prof.keys if keys is None else keys) or (prof.syntax == "hydra" and key.startswith("hydra.")):
         return True
@@ -2162,6 +2175,8 @@ _REFUSALS = {
     "trl_cli": N_("the trl command hands flags its configs do not have to accelerate launch, whose argument "
                   "parser exits with “unrecognized arguments”"),
     "not_a_number": N_("the setting is a number, and the library's config reader stops on text that is not one"),
+    "agg_mode": N_("a start-up check compares it with the modes the release defines and stops the run on any other "
+                   "(“Invalid loss_agg_mode”)"),
     "argparse_float": N_("its argument parser reads the setting with type=float and exits on text that is not a "
                          "number (“invalid float value”)"),
     "coef_not_number": N_("the coefficient multiplies the KL, and Python raises TypeError on a value that is not a "
@@ -2495,7 +2510,7 @@ def _under(prof: Profile, era: Era | None, parsed: ParsedInput, raw: list[RawSet
         if strict_hydra and s.op == "+" and _append_refused(p, s):
             appended.append(s)  # the run stops there: the card describes the run without it
             continue
-        if (why := _not_a_number(p, parsed.kind, s)) is not None:
+        if (why := _not_a_number(p, parsed.kind, s) or _not_a_mode(p, s)) is not None:
             not_numbers.append((s, why))  # likewise
             continue
         given[s.key] = s

@@ -54,3 +54,15 @@ def test_a_coefficient_that_is_not_a_number_stops_the_run(text, reason):
     assert d.codes[0] == "SETTING_REJECTED" and reason in d.warnings[0].message, d.warnings[0].message
     off = [str(w.message) for w in d.warnings if w.code == "KL_OFF"]
     assert all("(release default)" in m for m in off), off  # off only where the release's default is 0
+
+
+def test_an_aggregation_mode_the_release_lacks_stops_the_run():
+    """An audit: loss_agg_mode=token-sum under verl 0.7.1 was "not a mode the release defines" on a normal card; its
+    ActorConfig.__post_init__ raises "Invalid loss_agg_mode" at start-up (v0.7.0 workers/config/actor.py line 196)."""
+    text = VERL + ("actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.kl_loss_coef=0.001 "
+                   "actor_rollout_ref.actor.loss_agg_mode={mode}")
+    old = diagnose(text.format(mode="token-sum"), filename="run.sh", release="0.7.1")
+    assert old.codes[0] == "SETTING_REJECTED" and "Invalid loss_agg_mode" in old.warnings[0].message
+    assert "SETTING_REJECTED" not in diagnose(text.format(mode="token-sum"), filename="run.sh").codes
+    typo = diagnose(text.format(mode="token_mean"), filename="run.sh")
+    assert typo.codes[0] == "SETTING_REJECTED" and "loss_agg_mode=token_mean" in typo.warnings[0].message

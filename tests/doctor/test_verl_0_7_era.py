@@ -88,8 +88,9 @@ def test_the_kl_loss_aggregation_is_the_eras(mode, name, words):
 
 def test_token_sum_is_not_a_mode_of_the_era():
     d = diagnose(VERL + LOSS + OLD + "actor_rollout_ref.actor.loss_agg_mode=token-sum", filename="run.sh")
-    assert d.kl_uses[0].aggregation is None
-    assert "loss_agg_mode=token-sum: not a mode the release defines" in _card(d)
+    # its start-up check refuses it ("Invalid loss_agg_mode"): the card describes the run without it
+    assert d.codes[0] == "SETTING_REJECTED" and "Invalid loss_agg_mode" in d.warnings[0].message
+    assert d.kl_uses[0].aggregation.name == "token mean over each micro-batch"
     now = diagnose(VERL + LOSS + "actor_rollout_ref.actor.loss_agg_mode=token-sum")
     assert now.kl_uses[0].aggregation.name == "token sum over the batch"
 
@@ -139,7 +140,7 @@ def test_the_markdown_card_says_how_each_term_is_aggregated():
     assert "token mean over each micro-batch (`actor_rollout_ref.actor.loss_agg_mode=token-mean`)" in md
     bad = "\n".join(card_markdown(diagnose(VERL + LOSS + OLD + "actor_rollout_ref.actor.loss_agg_mode=token-sum",
                                            filename="run.sh")))
-    assert "`actor_rollout_ref.actor.loss_agg_mode=token-sum`: not a mode the release defines" in bad
+    assert "`SETTING_REJECTED`" in bad and "loss_agg_mode=token-sum" in bad
 
 
 def test_the_json_of_another_release_says_what_its_line_says():
