@@ -773,7 +773,13 @@ def _settings_read(parsed: ParsedInput, prof: Profile) -> tuple[list[RawSetting]
     notes: list[str] = []
     keys = parsing_keys(prof)
     if parsed.kind in ("yaml", "json"):
-        return _numbers_read(parsed.settings, keys), notes
+        settings = list(parsed.settings)
+        if prof.syntax == "hydra":  # a Hydra config's own sections; to TRL's reader `defaults:` is a key like any
+            for skip in ("defaults", "hydra"):
+                if any(s.key == skip or s.key.startswith(skip + ".") for s in settings):
+                    notes.append(Message("{skip}: Hydra's own section, not a setting of the trainer", skip=skip))
+                    settings = [s for s in settings if not (s.key == skip or s.key.startswith(skip + "."))]
+        return _numbers_read(tuple(settings), keys), notes
     if parsed.kind != "command":
         return list(parsed.settings), notes
     if prof.syntax == "hydra":

@@ -1533,11 +1533,7 @@ def read_structured(text: str, kind: str) -> ParsedInput:
         raise UnreadableInput(
             "the {kind} is a {type}, not a mapping of settings", kind=kind.upper(), type=type(doc).__name__
         )
-    notes: list[str] = []
-    for skip in ("defaults", "hydra"):
-        if skip in doc:
-            notes.append(Message("{skip}: Hydra's own section, not a setting of the trainer", skip=skip))
-            doc = {k: v for k, v in doc.items() if k != skip}
+    notes: list[str] = []  # Hydra's own sections (defaults, hydra) are set aside once the trainer is known
     out: list[RawSetting] = []
     try:
         _flatten(doc, "", out, [MAX_VALUES], notes)

@@ -247,7 +247,15 @@ def test_yaml_is_flattened_to_dotted_keys():
     assert by["actor_rollout_ref.actor.kl_loss_coef"].value == 0.001
     assert not by["algorithm.kl_ctrl.kl_coef"].literal
     assert by["reward_funcs"].value == ["a", "b"]
-    assert "defaults" not in by and any("defaults: Hydra's own section" in n for n in p.notes)
+    assert by["defaults"].value == ["ppo_trainer", "_self_"]  # set aside by the diagnosis, for Hydra only
+    from kl_core.doctor.diagnosis import diagnose
+
+    text = "defaults:\n  - ppo_trainer\nactor_rollout_ref:\n  actor:\n    kl_loss_coef: 0.001\n"
+    assert any("defaults: Hydra's own section" in str(n) for n in diagnose(text, filename="c.yaml").notes)
+    # TRL's reader has no such section (an audit: `defaults: &kl` anchoring a TRL YAML's values)
+    trl = diagnose("defaults: &kl\n  beta: 0.04\nbeta: 0.04\nnum_generations: 8\n", filename="c.yaml")
+    assert trl.library == "TRL" and not any("Hydra's own section" in str(n) for n in trl.notes)
+    assert "defaults.beta" in {u.key for u in trl.unrecognised}
 
 
 def test_yaml_tags_that_construct_objects_are_refused_and_nothing_runs(tmp_path):
