@@ -652,6 +652,16 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                                                             lib=prof.library, given=r, rel=e.label))
         ranges = ", ".join(e.label for e in candidates if not e.fork)
         have = ["latest", prof.release, *(e.id for e in candidates)]
+        ends = [release_key(e.label.split("–")[-1]) for e in candidates if not e.fork]
+        newest = max((e for e in ends if e is not None), default=None)
+        now = release_key(prof.release)
+        if key is not None and newest is not None and now is not None and newest < key < now:
+            # a real release the doctor has no reading of its own for (verl 0.8.0, TRL 1.14.0)
+            raise ReleaseMismatch(
+                f"release {release!r} of {prof.library} {prof.trainer} lies between the releases the doctor reads "
+                f"({ranges}) and the current {prof.release}, and the doctor has no reading of it: use --release "
+                f"latest for {prof.release}'s (the card's 'What changed' lists what changed in between), got "
+                f"{release!r}", release, prof.library, prof.trainer)
         raise ReleaseMismatch(f"release must be one of {have} or a release number in {ranges} for {prof.library} "
                               f"{prof.trainer}, got {release!r}", release, prof.library, prof.trainer)
     written = list(settings)

@@ -519,7 +519,17 @@ def eras_for_label(label):
     return next(e for e in eras() if e.label == label)
 
 
-@pytest.mark.parametrize(("library", "given"), [("verl", "0.8.0"), ("verl", "0.1"), ("trl", "1.12.0"), ("verl", "x.y")])
+@pytest.mark.parametrize(("library", "given"), [("verl", "0.1"), ("verl", "x.y"), ("verl", "1.0.0")])
 def test_a_release_number_no_era_holds_is_refused_with_the_ranges(library, given):
     with pytest.raises(ValueError, match=r"or a release number in .*–"):
+        infer(profile(library), [], given)
+
+
+@pytest.mark.parametrize(("library", "given"), [("verl", "0.8.0"), ("verl", "0.9.0"), ("trl", "1.12.0"),
+                                                ("trl", "1.14.0")])
+def test_a_release_between_the_eras_and_today_is_said_to_have_no_reading(library, given):
+    """An audit: --release 0.8.0 was refused as if no such release existed, though the card's 'What changed' names
+    0.8.0's changes."""
+    with pytest.raises(ValueError, match=r"lies between the releases the doctor reads .* and the current .*"
+                                         r"use --release latest"):
         infer(profile(library), [], given)
