@@ -1581,8 +1581,20 @@ def _parse_python(text: str) -> ast.Module:
 def _constants(tree: ast.Module) -> dict[str, tuple[Any, int]]:
     """Names assigned one literal value in the file (module constants, simple local names): name → (value, line).
 
-    A name assigned twice, or to anything :func:`ast.literal_eval` rejects, is left out.
+    A name assigned twice, or to anything :func:`ast.literal_eval` rejects, is left out; so is one bound any other
+    way too (``BETA *= 0.25``, a function's parameter ``beta``, a loop variable, an import): which value reaches
+    the call then depends on running the file.
     """
+    bound: dict[str, int] = {}
+    for node in ast.walk(tree):
+        names = ([node.id] if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) else
+                 [node.arg] if isinstance(node, ast.arg) else
+                 [(node.asname or node.name).split(".")[0]] if isinstance(node, ast.alias) else
+                 [node.name] if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else
+                 [node.name] if isinstance(node, ast.ExceptHandler) and node.name else
+                 list(node.names) if isinstance(node, ast.Global | ast.Nonlocal) else [])
+        for n in names:
+            bound[n] = bound.get(n, 0) + 1
     seen: dict[str, list[tuple[Any, int] | None]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
@@ -1595,7 +1607,21 @@ def _constants(tree: ast.Module) -> dict[str, tuple[Any, int]]:
             seen.setdefault(target, []).append((ast.literal_eval(value), node.lineno))
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             seen.setdefault(target, []).append(None)
-    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+    return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None and bound.get(k) == 1}
+
+
+def _set_after(tree: ast.Module, call: ast.Call) -> dict[str, tuple[ast.expr, int]]:
+    """Attributes of the config object set after the call that builds it (``args = GRPOConfig(...)`` then
+    ``args.beta = 0.0``): attribute → (value, line), the last one winning; the trainer reads them."""
+    holders = {t.id for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.value is call
+               for t in node.targets if isinstance(t, ast.Name)}
+    out: dict[str, tuple[ast.expr, int]] = {}
+    for node in sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno > call.lineno),
+                       key=lambda n: n.lineno):
+        for t in node.targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in holders:
+                out[t.attr] = (node.value, node.lineno)
+    return out
 
 
 def _trl_imports(tree: ast.Module) -> set[str]:
@@ -1702,6 +1728,14 @@ def read_python(text: str) -> ParsedInput:
             settings.append(RawSetting(kw.arg, value, src, True))
         except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             settings.append(RawSetting(kw.arg, None, src, False))
+    for attr, (node, line) in _set_after(tree, call).items():
+        src = _segment(lines, node)
+        settings = [x for x in settings if x.key != attr]
+        origin = Message("set on line {line}, after the {name}(...) call", line=line, name=name)
+        try:
+            settings.append(RawSetting(attr, ast.literal_eval(node), src, True, origin=origin))
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+            settings.append(RawSetting(attr, None, src, False, origin=origin))
     return ParsedInput("python", settings=tuple(settings), names=(name,),
                        command=f"{name}(...) on line {call.lineno}", notes=tuple(notes))
 

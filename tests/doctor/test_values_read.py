@@ -66,3 +66,19 @@ def test_an_aggregation_mode_the_release_lacks_stops_the_run():
     assert "SETTING_REJECTED" not in diagnose(text.format(mode="token-sum"), filename="run.sh").codes
     typo = diagnose(text.format(mode="token_mean"), filename="run.sh")
     assert typo.codes[0] == "SETTING_REJECTED" and "loss_agg_mode=token_mean" in typo.warnings[0].message
+
+
+def test_a_python_name_bound_more_than_once_is_not_read_as_a_constant():
+    """An audit: `BETA = 0.04; BETA *= 0.25` was read as 0.04; a module `beta = 0.04` shadowed by a function's
+    parameter `beta` (called with 0.0) was read as 0.04; `args.beta = 0.0` after the call was not read."""
+    head = "from trl import GRPOConfig\n"
+    aug = diagnose(head + "BETA = 0.04\nBETA *= 0.25\nargs = GRPOConfig(output_dir='x', beta=BETA)\n",
+                   filename="train.py")
+    assert "NOT_LITERAL" in aug.codes and aug.settings.get("beta") != 0.04
+    shadow = diagnose(head + "beta = 0.04\ndef build(beta):\n    return GRPOConfig(output_dir='x', beta=beta)\n"
+                      "args = build(0.0)\n", filename="train.py")
+    assert "NOT_LITERAL" in shadow.codes
+    later = diagnose(head + "args = GRPOConfig(output_dir='x', beta=0.04)\nargs.beta = 0.0\n", filename="train.py")
+    assert later.kl_uses == () and any("set on line 3, after the GRPOConfig(...) call" in str(n) for n in later.notes)
+    plain = diagnose(head + "BETA = 0.02\nargs = GRPOConfig(output_dir='x', beta=BETA)\n", filename="train.py")
+    assert [u.coef for u in plain.kl_uses] == [0.02] and "NOT_LITERAL" not in plain.codes
