@@ -86,6 +86,7 @@ from kl_core.sequences.markov import (
     MarkovChain,
     check_length,
     check_pair,
+    log_ratios,
     next_token_kl,
     per_position_kl,
 )
@@ -321,14 +322,12 @@ def _step_tables(
     next-token KL, taken from :func:`kl_core.sequences.markov.bregman_terms` (no
     cancellation); for k2 the direct sum.
     """
-    a, b = policy.log_first, ref.log_first
-    A, B = policy.log_transitions, ref.log_transitions
-    l0, L = b - a, B - A  # log r of each token: ref over policy
+    l0, L = log_ratios(policy, ref)  # log r of each token, ref over policy, from the logits
     k0, kap = next_token_kl(policy, ref)
     k = policy.k
     first = np.stack([est.k1(l0), est.k3(l0), est.k2(l0), np.full(k, k0)])
     later = np.stack([est.k1(L), est.k3(L), est.k2(L), np.broadcast_to(kap[:, None], (k, k))])
-    p1, P = np.exp(a), np.exp(A)
+    p1, P = policy.first_probs, policy.transition_probs
     first_mean = np.array([k0, k0, float(p1 @ first[2]), k0])
     later_mean = np.stack([kap, kap, (P * later[2]).sum(axis=1), kap])
     return first, later, first_mean, later_mean
@@ -366,9 +365,9 @@ def _additive_moments(
     return mean, np.maximum(var, 0.0), per_pos
 
 
-def _chi2_terms(log_q: np.ndarray, log_p: np.ndarray) -> np.ndarray:
-    r"""Elementwise :math:`q\,(r-1)^2` with :math:`r = p/q`: each ≥ 0, summing to :math:`\chi^2(p\|q)`."""
-    lr = log_p - log_q
+def _chi2_terms(log_q: np.ndarray, log_p: np.ndarray, lr: np.ndarray) -> np.ndarray:
+    r"""Elementwise :math:`q\,(r-1)^2` with :math:`r = p/q` and ``lr`` :math:`= \log r` (from the logits:
+    :func:`kl_core.sequences.markov.log_ratios`): each ≥ 0, summing to :math:`\chi^2(p\|q)`."""
     q = np.exp(log_q)
     near = np.abs(lr) < 1.0
     far = np.exp(2.0 * log_p - log_q) - 2.0 * np.exp(log_p) + q  # no cancellation for |lr| >= 1
@@ -384,8 +383,9 @@ def _log_second_moment(policy: MarkovChain, ref: MarkovChain, length: int) -> np
     """
     a, b = policy.log_first, ref.log_first
     A, B = policy.log_transitions, ref.log_transitions
-    chi_first = float(_chi2_terms(a, b).sum())
-    chi_rows = _chi2_terms(A, B).sum(axis=1)
+    l0, L = log_ratios(policy, ref)  # χ²'s terms on the same log-ratios as the KLs and Var(log R) it cancels with
+    chi_first = float(_chi2_terms(a, b, l0).sum())
+    chi_rows = _chi2_terms(A, B, L).sum(axis=1)
     M = np.exp(2.0 * B - A)  # finite: every log-prob is above -306 (MAX_LOGIT_SPREAD)
     out = np.empty(length)
     u = np.exp(2.0 * b - a)
@@ -398,6 +398,10 @@ def _log_second_moment(policy: MarkovChain, ref: MarkovChain, length: int) -> np
         out[t] = log_s
         u = (u @ M) / (1.0 + grow)
     return out
+
+
+#: A difference of terms of size S is rounding below this multiple of S (16 ulps).
+_CANCELLATION = 16.0 * np.finfo(float).eps
 
 
 def exact_curves(
@@ -459,6 +463,12 @@ def exact_curves(
         var_seq = chi2 + var_f[0] - 2.0 * (kl + kl_rev)
     mean["seq_k3"] = kl.copy()
     std["seq_k3"] = np.sqrt(np.maximum(var_seq, 0.0))
+    # Var = χ² + Var(log R) − 2(KL + KL_rev) cancels: for chains a hair apart (logits 1e-9) the terms are 1e-19 and
+    # the variance 1e-57, below their rounding.  There the std is not resolved (NaN), not 0.
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = chi2 + var_f[0] + 2.0 * (kl + kl_rev)
+        lost = np.isfinite(scale) & (scale > 0.0) & (var_seq <= _CANCELLATION * scale)
+    std["seq_k3"][lost] = np.nan
     # Where E[R^2] exceeds a double, the other terms are below 1e-300 of it: the std is
     # sqrt(E[R^2]) = exp(log E[R^2] / 2), finite up to E[R^2] = e^1419.
     over = ~np.isfinite(var_seq)

@@ -30,6 +30,7 @@ from kl_core.sequences.markov import (
     TokenSampler,
     check_length,
     check_pair,
+    log_ratios,
     next_token_kl,
 )
 from kl_core.validation import check_positive_int
@@ -249,8 +250,8 @@ def simulate_sequences(
     marks = sorted({_check_checkpoint(c, length) for c in checkpoints})
     rng = np.random.default_rng(seed)
     k = policy.k
-    logr_first = ref.log_first - policy.log_first
-    logr = (ref.log_transitions - policy.log_transitions).ravel()
+    logr_first, logr = log_ratios(policy, ref)
+    logr = logr.ravel()
     k0, kap = next_token_kl(policy, ref)
     # Per-token values, looked up by token (first step) or by prev * K + next.
     tables_first = {"k1": est.k1(logr_first), "k3": est.k3(logr_first), "k2": est.k2(logr_first)}

@@ -400,7 +400,7 @@ def _leaves(curves: SequenceCurves, key: str, top: float) -> int | None:
     T; lengths where KL = 0 (std / KL is 0/0, no spread to compare) are left out."""
     r = curves.relative_std(key)
     has_kl = np.asarray(curves.true_kl) > 0
-    above = (~np.isfinite(r) | (r > top))[has_kl]
+    above = (np.isinf(r) | (r > top))[has_kl]  # NaN, not resolved, is not above
     lengths = np.asarray(curves.lengths)[has_kl]
     if not above.size or not above[-1]:
         return None
@@ -455,7 +455,10 @@ def _tiny(x: float, log_x: float) -> str:
 
 
 def _ratio_text(x: float) -> str:
-    """A positive figure as :func:`lab.format.number` writes it, or words where it overflowed a double."""
+    """A positive figure as :func:`lab.format.number` writes it, or words where it overflowed a double or is not
+    resolved (seq_k3's std for chains a hair apart: ``SequenceCurves.std`` NaN)."""
+    if math.isnan(x):
+        return _("not resolved in double precision")
     return number(x) if math.isfinite(x) else _("too large for a double")
 
 
@@ -473,7 +476,7 @@ def _noisy_means(curves: SequenceCurves, length: int, n: int) -> dict[str, float
     if not float(curves.true_kl[length - 1]) > 0:
         return {}
     rel_se = {k: float(curves.relative_std(k)[length - 1]) / math.sqrt(n) for k in ("sum_k1", "sum_k3", "seq_k3")}
-    return {k: se for k, se in rel_se.items() if not se <= NOTED_RELATIVE_SE}
+    return {k: se for k, se in rel_se.items() if not se <= NOTED_RELATIVE_SE and not math.isnan(se)}
 
 
 def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
@@ -492,7 +495,8 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
         "At T = {t}, with N = {n:,} draws {count} Monte Carlo means have standard errors above {limit} times the "
         "KL ({figures}): they can land far from the exact value.", len(noisy)
     ).format(t=length, n=n, count=len(noisy), limit=number(NOTED_RELATIVE_SE), figures=figures)
-    if all(math.isfinite(float(curves.std[k][length - 1])) for k in curves.std):
+    if all(math.isfinite(float(curves.std[k][length - 1])) or math.isnan(float(curves.std[k][length - 1]))
+           for k in curves.std):
         text += " " + _("The exact columns are right.")
     else:
         text += " " + _("The exact columns are right where they show a number; ∞ there means too "

@@ -389,3 +389,23 @@ def test_a_monte_carlo_se_far_below_the_exact_one_is_marked():
     assert all(abs(se_shortfall(near.row[k], 2000) - 1) < 0.1 for k in ("sum_k1", "sum_k3", "sum_k2", "rb"))
     assert 1 < se_shortfall(near.row["seq_k3"], 2000) < 10
     assert not any("Monte Carlo SE is more than" in x for x in near.notes)
+
+
+def test_chains_a_hair_apart_keep_their_digits() -> None:
+    """An audit: logits 1e-9 apart (markov(1e-9,0; 0,0; 0,0) against a uniform chain) gave Σk3's spread/KL as
+    2.2e-7, the rounding of two log-softmaxes, for 6.67e-10 (mpmath); seq_k3's, a difference of terms 1e-19 in
+    size for a variance of 1e-57, printed 0.  The log-ratios now come from the logits, and a std lost to
+    cancellation is NaN (not resolved), not 0."""
+    from kl_core.sequences.estimators import exact_curves
+
+    mpmath.mp.dps = 60
+    z = [mpmath.mpf("1e-9"), mpmath.mpf(0)]
+    p = [mpmath.exp(x) / mpmath.fsum(mpmath.exp(y) for y in z) for x in z]
+    lr = [mpmath.log(mpmath.mpf("0.5") / pi) for pi in p]
+    k3 = [mpmath.expm1(li) - li for li in lr]
+    kl = mpmath.fsum(pi * ki for pi, ki in zip(p, k3, strict=True))
+    sd = mpmath.sqrt(mpmath.fsum(pi * (ki - kl) ** 2 for pi, ki in zip(p, k3, strict=True)))
+    c = exact_curves(parse_markov("markov(1e-9,0; 0,0; 0,0)"), parse_markov("markov(0,0; 0,0; 0,0)"), 8)
+    assert c.true_kl[-1] == pytest.approx(float(kl), rel=1e-9)  # only the first token differs
+    assert c.relative_std("sum_k3")[-1] == pytest.approx(float(sd / kl), rel=1e-6)
+    assert np.isnan(c.std["seq_k3"][-1])
