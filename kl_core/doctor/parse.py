@@ -548,6 +548,9 @@ def _tokenize(text: str) -> list[_Stmt]:
             i += 2
             line += 1
             continue
+        if c == "\\" and i + 1 == n:  # a backslash ending the file, with no newline after it: bash drops it
+            i += 1
+            continue
         if c in " \t":
             end_word()
             i += 1

@@ -526,3 +526,12 @@ def test_a_prefix_assignment_does_not_reach_the_commands_own_words():
     assert [(u.estimator, u.coef) for u in d.kl_uses] == [("k2", 0.002)] and "NOT_LITERAL" not in d.codes
     d = diagnose("export KL_COEF=0.004 KL_TYPE=k2\n" + body, filename="run.sh")
     assert [(u.estimator, u.coef) for u in d.kl_uses] == [("k2", 0.004)]
+
+
+def test_a_backslash_ending_the_file_is_dropped_as_bash_drops_it():
+    """An audit: verl v0.7.0 recipe/dapo/test_dapo_gptoss_20b_megatron.sh ends in `"${FORWARD_ONLY_SETS[@]}" \\`
+    with no newline; bash drops the backslash, and the card said Hydra would refuse the word '\\'."""
+    from kl_core.doctor.diagnosis import diagnose
+
+    d = diagnose("python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo \\", filename="run.sh")
+    assert "SETTING_REJECTED" not in d.codes

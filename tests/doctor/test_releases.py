@@ -533,3 +533,18 @@ def test_a_release_between_the_eras_and_today_is_said_to_have_no_reading(library
     with pytest.raises(ValueError, match=r"lies between the releases the doctor reads .* and the current .*"
                                          r"use --release latest"):
         infer(profile(library), [], given)
+
+
+def test_openrlhf_options_that_need_the_asynchronous_trainer_stop_the_run_without_it():
+    """An audit: the fix `remove --train.async_enable` was offered where --train.partial_rollout_enable (or
+    over-sampling) is set, which OpenRLHF 0.10.2–0.11.2 then refuse at start-up (0.11.2 cli/train_ppo_ray.py
+    lines 717-718, 740-744)."""
+    run = "python3 -m openrlhf.cli.train_ppo_ray --algo.kl.init_coef 0.01 "
+    d = diagnose(run + "--train.partial_rollout_enable\n")
+    assert d.codes[0] == "STARTUP_CHECK_FAILS" and "requires --train.async_enable" in d.warnings[0].message
+    over = diagnose(run + "--rollout.batch_size 128 --rollout.vllm_generate_batch_size 256\n")
+    assert over.codes[0] == "STARTUP_CHECK_FAILS"
+    both = diagnose(run + "--train.async_enable --train.partial_rollout_enable\n")
+    assert "STARTUP_CHECK_FAILS" not in both.codes
+    off = both.warnings[both.codes.index("OFF_POLICY_UNCORRECTED")]
+    assert off.fix is None and any("remove --train.async_enable" in t[0] for t in off.tried)
