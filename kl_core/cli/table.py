@@ -424,11 +424,14 @@ def _exp(log_x: float) -> float:
 
 def _fixed(x: float | None, spec: str, log_x: float = math.nan) -> str:
     """A figure of a fixed-point column (``spec`` such as ``+.4f``), with 4 significant digits from
-    :data:`FIXED_POINT_LIMIT` on, worked out from its natural log ``log_x`` where it is past a double."""
+    :data:`FIXED_POINT_LIMIT` on, worked out from its natural log ``log_x`` where it is past a double, and for a
+    figure that is not zero but would print as zero."""
     sign = "+" if spec.startswith("+") else ""
     if x is not None and math.isinf(x) and x > 0 and math.isfinite(log_x):
         return from_log(log_x, sign=sign)
     if x is not None and math.isfinite(x) and abs(x) >= FIXED_POINT_LIMIT:
+        return fmt(x, f"{sign}.3e")
+    if x is not None and math.isfinite(x) and x != 0 and float(fmt(x, spec)) == 0:  # 2.5e-13, not "0.0000"
         return fmt(x, f"{sign}.3e")
     return fmt(x, spec)
 

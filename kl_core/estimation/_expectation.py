@@ -45,6 +45,7 @@ from kl_core.estimation._quadrature import (
     integrate_real_line,
 )
 from kl_core.estimation.distributions import Distribution, Tail, log_ratio
+from kl_core.estimation.families.categorical import log_ratio_table
 from kl_core.estimation.tails import TailVerdict, tail_verdict
 from kl_core.validation import Message
 
@@ -396,7 +397,7 @@ def _bulk(
     return sum(_segment_integral(g, seg, tol) for seg in segments)
 
 
-def _categorical_sum(lq: np.ndarray, lp: np.ndarray, g: Integrand) -> float:
+def _categorical_sum(lq: np.ndarray, lp: np.ndarray, g: Integrand, t: np.ndarray | None = None) -> float:
     r""":math:`\sum_k q_k\, g(t_k)`, :math:`t_k = \log p_k - \log q_k`, from log-probabilities.
 
     Where :math:`t_k > 30` the term is summed in log space,
@@ -406,7 +407,7 @@ def _categorical_sum(lq: np.ndarray, lp: np.ndarray, g: Integrand) -> float:
     ``inf`` is an overflow of a double.
     """
     with np.errstate(over="ignore", invalid="ignore", under="ignore", divide="ignore"):
-        t = lp - lq
+        t = lp - lq if t is None else t  # t: from the logits (log_ratio_table), where given
         up = t > _LOG_SPACE_T
         out = np.exp(lq) * g.value(np.where(up, 0.0, t))
         out = np.where(np.exp(lq) > 0.0, out, 0.0)  # 0·g where q_k = 0 and t_k is moderate
@@ -433,7 +434,7 @@ def expect(
     is ``inf`` with :data:`OVERFLOW_NOTE`.
     """
     if q.discrete:
-        total = _categorical_sum(q.log_probs, p.log_probs, g)
+        total = _categorical_sum(q.log_probs, p.log_probs, g, log_ratio_table(q, p))
         return (total, "") if math.isfinite(total) else (math.inf, OVERFLOW_NOTE)
     verdicts = _verdicts(q, p, g)
     note = _divergence_reason(verdicts)

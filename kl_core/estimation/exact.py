@@ -55,6 +55,7 @@ from kl_core.estimation._quadrature import QuadratureError
 from kl_core.estimation.distributions import Distribution, log_ratio
 from kl_core.estimation.divergences import DIVERGENCES, get_divergence
 from kl_core.estimation.families import closed_form_kl
+from kl_core.estimation.families.categorical import log_ratio_table
 from kl_core.numbers import SMALLEST_NORMAL, unresolved
 from kl_core.validation import Message, check_finite
 
@@ -415,9 +416,9 @@ def _log_central_moment(
     :func:`~kl_core.estimation._expectation.log_integral` of :math:`\log q + n\log|k - \mu|`.
     """
     if q.discrete:
-        lq, lp = q.log_probs, p.log_probs
+        lq, t = q.log_probs, log_ratio_table(q, p)
         keep = np.isfinite(lq)  # q_k = 0: no weight
-        terms = lq[keep] + power * _log_abs_deviation(key, lam, centre, lp[keep] - lq[keep])
+        terms = lq[keep] + power * _log_abs_deviation(key, lam, centre, t[keep])
         top = float(np.max(terms))
         if not math.isfinite(top):
             return top

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core.estimation.estimators import k3
+from kl_core.estimation.families.categorical import log_ratio_from_logits
 from kl_core.validation import InputError, Message, check_finite, check_positive_int, reason
 
 __all__ = [
@@ -95,31 +96,11 @@ def _log_softmax(logits: np.ndarray) -> np.ndarray:
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
-def _log_ratio(logits_q: np.ndarray, logits_p: np.ndarray) -> np.ndarray:
-    r"""Row-wise :math:`\log p - \log q` of two softmaxes, from their logits.
-
-    With :math:`d = z_p - z_q` and :math:`c = \sum_j q_j d_j`,
-    :math:`\log p_j - \log q_j = d_j - c - \log\!\big(1 + \sum_i q_i\,(e^{d_i - c} - 1)\big)`,
-    whose terms are all of the size of :math:`d`: the difference of two log-softmaxes carries their rounding,
-    about :math:`10^{-16}` absolute, which at logits :math:`10^{-9}` apart is :math:`10^{-7}` of the log-ratio
-    and of every k3 built on it.  Where :math:`d - c` is past ``expm1``'s range the plain difference is used (its
-    rounding is then negligible).
-    """
-    log_q = _log_softmax(logits_q)
-    plain = _log_softmax(logits_p) - log_q
-    d = logits_p - logits_q
-    c = (np.exp(log_q) * d).sum(axis=-1, keepdims=True)
-    with np.errstate(over="ignore", invalid="ignore"):
-        s = (np.exp(log_q) * np.expm1(d - c)).sum(axis=-1, keepdims=True)
-        out = d - c - np.log1p(s)
-    return np.where(np.isfinite(out), out, plain)
-
-
 def log_ratios(policy: MarkovChain, ref: MarkovChain) -> tuple[np.ndarray, np.ndarray]:
     r"""Each token's :math:`\log r = \log\pi_{\mathrm{ref}} - \log\pi_\theta`: first token (K,), next token (K, K).
 
-    Computed from the logits (:func:`_log_ratio`), so a pair of chains whose logits differ by 1e-9 keeps every
-    digit of its log-ratios, k3 values and KLs.
+    Computed from the logits (:func:`kl_core.estimation.families.categorical.log_ratio_from_logits`), so a pair of
+    chains whose logits differ by 1e-9 keeps every digit of its log-ratios, k3 values and KLs.
 
     Parameters
     ----------
@@ -131,9 +112,8 @@ def log_ratios(policy: MarkovChain, ref: MarkovChain) -> tuple[np.ndarray, np.nd
     tuple of numpy.ndarray
         ``(first, transitions)``.
     """
-    return (_log_ratio(np.asarray(policy.first, dtype=np.float64), np.asarray(ref.first, dtype=np.float64)),
-            _log_ratio(np.asarray(policy.transitions, dtype=np.float64),
-                       np.asarray(ref.transitions, dtype=np.float64)))
+    return (log_ratio_from_logits(policy.first, ref.first),
+            log_ratio_from_logits(policy.transitions, ref.transitions))
 
 
 @dataclass(frozen=True)
