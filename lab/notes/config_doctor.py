@@ -171,8 +171,14 @@ def code_settings(text: str) -> str:
     Code spans already there stay as they are; so does the rest of the sentence.
     """
     parts = text.split("`")
-    return "`".join(part if i % 2 else _SETTING.sub(lambda m: "`{s}`".format(s=m.group(0)), part)
-                    for i, part in enumerate(parts))
+    return "`".join(part if i % 2 else _SETTING.sub(_code_span, part) for i, part in enumerate(parts))
+
+
+def _code_span(m: re.Match[str]) -> str:
+    """A match as a code span, the sentence's full stop left outside it (a copied `kl_loss_type=k2.` is wrong)."""
+    text = m.group(0)
+    core = text.rstrip(".")
+    return "`{s}`{stop}".format(s=core, stop=text[len(core):]) if core else text
 
 
 def badge(target: str) -> str:
@@ -528,11 +534,19 @@ WEB_ERRORS: dict[str, str] = {
 
 
 def error_text(exc: UnreadableInput) -> str:
-    """Why the doctor can't read the input, in the page's words: its controls, never a command-line flag."""
-    m = exc.user
-    if isinstance(m, Message) and m.template in WEB_ERRORS:
-        return message(Message(WEB_ERRORS[m.template], **m.params))
-    return message(exc)
+    """Why the doctor can't read the input, in the page's words: its controls, never a command-line flag.
+
+    The reason may sit inside the sentence that names the file ("“run.sh”: {why}", every upload and example):
+    it is put in the page's words there too."""
+    return message(_web_words(exc.user))
+
+
+def _web_words(m: Any) -> Any:
+    """``m`` with every Message whose template :data:`WEB_ERRORS` words for the page replaced, at any depth."""
+    if not isinstance(m, Message):
+        return m
+    params = {k: _web_words(v) for k, v in m.params.items()}
+    return Message(WEB_ERRORS.get(m.template, m.template), **params)
 
 
 # ------------------------------------------------------------------ equations that fit a phone

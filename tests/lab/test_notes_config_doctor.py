@@ -699,3 +699,27 @@ def test_a_start_up_checks_fix_cost_is_its_own():
     assert "mini-batch" in a and "GRPO-style recipes use 4 to 16" in b
     with using("zh"):
         assert "GRPO 类配方用 4 到 16 条" in notes.fix_cost(orl, orl.warnings[0])
+
+
+def test_an_unreadable_upload_is_explained_in_the_pages_words():
+    """An audit: with a file name (every upload and example) the reason sat inside "“{file}”: {why}", which the page's
+    wording table never matched, so the page said "give the doctor that file" and "pass --library"."""
+    from pathlib import Path
+
+    from kl_core.doctor.parse import UnreadableInput
+
+    path = Path(__file__).resolve().parents[1] / "doctor" / "real_scripts" / "trl" / "trl_docs_grpo_slurm.sh"
+    with pytest.raises(UnreadableInput) as info:
+        diagnose(path.read_bytes(), filename=path.name)
+    text = notes.error_text(info.value)
+    assert text.startswith("“trl_docs_grpo_slurm.sh”: ") and "Paste that file in the box or upload it." in text
+    assert "give the doctor" not in text
+    with pytest.raises(UnreadableInput) as info:
+        diagnose(b"hello: 1\n", filename="x.yaml")
+    assert "--library" not in notes.error_text(info.value)
+
+
+def test_a_code_span_leaves_the_full_stop_outside():
+    """An audit: "`actor_rollout_ref.actor.kl_loss_type=k2.`" copied a setting Hydra refuses."""
+    text = notes.code_settings("Set actor_rollout_ref.actor.kl_loss_type=k2. Or --algo.advantage.is_correction_enable.")
+    assert "`actor_rollout_ref.actor.kl_loss_type=k2`." in text and "`--algo.advantage.is_correction_enable`." in text
