@@ -200,7 +200,7 @@ def report_lines(report: Any, *, origin: str | None = None) -> list[str]:
             f"{label}: {spec if len(spec) <= 100 else spec[:80] + '... (in full in --json)'}"
         )
     out.append(
-        f"sequences of T = {t} tokens drawn from the policy; log r_t = log ref(x_t | x_<t) - "
+        f"sequences of T = {t} {'token' if t == 1 else 'tokens'} drawn from the policy; log r_t = log ref(x_t | x_<t) - "
         "log policy(x_t | x_<t)"
     )
     out.append("")
@@ -221,7 +221,7 @@ def report_lines(report: Any, *, origin: str | None = None) -> list[str]:
         out.append("exact values only (--exact-only): no sampling")
     else:
         out.append(
-            f"Monte Carlo: n = {report.n:,} sequences, seed {report.seed}; figures per sequence"
+            f"Monte Carlo: n = {report.n:,} {'sequence' if report.n == 1 else 'sequences'}, seed {report.seed}; figures per sequence"
         )
     header = ["estimator", "estimates", "exact mean", "exact std"]
     if report.n is not None:

@@ -346,7 +346,7 @@ def run_table(args: argparse.Namespace) -> int:
     if args.exact_only:
         print("exact values only (--exact-only): no sampling")
     else:
-        print(f"Monte Carlo: n = {args.n:,} samples of q, seed {args.seed}")
+        print(f"Monte Carlo: n = {args.n:,} {'sample' if args.n == 1 else 'samples'} of q, seed {args.seed}")
     print()
 
     mc = not args.exact_only

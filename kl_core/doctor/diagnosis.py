@@ -1400,9 +1400,10 @@ def _analyse(prof: Profile, values: dict[str, Any], given: dict[str, RawSetting]
                   and k not in [s for s, _ in pl.switch]]
         on = all(holds(c, values.get(k), values) for k, c in pl.switch)
         if unused and not on:
+            said = ", ".join(_say(prof, k, values.get(k), kind) for k in unused)
             _warn(st, pl, "KL_SETTING_UNUSED",
-                  Message("{settings} has no effect: {why}.",
-                          settings=", ".join(_say(prof, k, values.get(k), kind) for k in unused), why=why))
+                  Message("{settings} has no effect: {why}.", settings=said, why=why) if len(unused) == 1 else
+                  Message("{settings} have no effect: {why}.", settings=said, why=why))
         if on and st.uses:
             _warn(st, pl, "KL_OFF", Message("{why}: it adds nothing.", why=_cap(why)))
     if not st.uses and not stopped:
@@ -1979,9 +1980,11 @@ def diagnose(data: bytes | str, library: str | None = None, *, filename: str | N
                 also.append(dataclasses.replace(_other(other), lacks=lacks, refuses=refuses, aggregated=aggregated,
                                                 fixes_there=_fixes_there(main, other, lacks, refuses)))
     if not inf.decided and not also and inf.candidates:
+        named = ", ".join(f"{prof.library} {e.label}" for e in inf.candidates)
         inf = dataclasses.replace(inf, why=Message(
-            "nothing in the text says which release it was written for; {eras} gives the same KL terms",
-            eras=", ".join(f"{prof.library} {e.label}" for e in inf.candidates)))
+            "nothing in the text says which release it was written for; {eras} gives the same KL terms", eras=named)
+            if len(inf.candidates) == 1 else Message(
+            "nothing in the text says which release it was written for; {eras} give the same KL terms", eras=named))
     # what changed since the oldest era on the card (the one read, or another shown), release by release: each
     # era's text says what its next release changed
     shown = {o.release for o in also}
@@ -2053,12 +2056,19 @@ def other_release_words(o: OtherRelease) -> str:
                  for t, u in zip(terms, o.kl_uses, strict=True)]
     kl = joined("; ", terms) if terms else Message("no KL term")
     shown = ", ".join(o.fails[:4]) + (f" (+{len(o.fails) - 4})" if len(o.fails) > 4 else "")
+    if o.stops and o.fails and len(o.fails) == 1:
+        return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                       "With that setting removed, the run would still stop: {why}", release=o.release, keys=shown,
+                       why=joined(" ", o.stops))
     if o.stops and o.fails:
         return Message("Under {release} the run stops before training: {release} does not accept {keys}. "
                        "With those settings removed, the run would still stop: {why}", release=o.release, keys=shown, why=joined(" ", o.stops))
     if o.stops:
         return Message("Under {release} the run stops: {why}", release=o.release, why=joined(" ", o.stops))
-    if o.fails:
+    if o.fails and len(o.fails) == 1:
+        words = Message("Under {release} the run stops before training: {release} does not accept {keys}. "
+                        "With that setting removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
+    elif o.fails:
         words = Message("Under {release} the run stops before training: {release} does not accept {keys}. "
                         "With those settings removed, the KL would be: {kl}.", release=o.release, keys=shown, kl=kl)
     else:

@@ -719,11 +719,15 @@ def infer(prof: Profile, settings: Iterable[tuple[str, Any]], release: str | Non
                        labels=Message("{first} and {last}", first=", ".join(o.label for o in alike), last=e.label))
                if alike else
                Message("it uses {keys}, settings of {lib} {label} that later releases do not have",
+                       keys=_listing(era_only), lib=prof.library, label=e.label) if len(set(era_only)) > 1 else
+               Message("it uses {keys}, a setting of {lib} {label} that later releases do not have",
                        keys=_listing(era_only), lib=prof.library, label=e.label))
         narrow = [k for k in keys if k in e.partial and k in e.keys]
         if narrow and set(have := e.only_in(narrow)) != set(e.releases):
             why = Message("{why}; {only}", why=why, only=Message(
                 "of its releases only {lib} {range} have {keys}", lib=prof.library, range=_range(e, have),
+                keys=_listing(narrow)) if len(have) > 1 else Message(
+                "of its releases only {lib} {range} has {keys}", lib=prof.library, range=_range(e, have),
                 keys=_listing(narrow)) if have else Message(
                 "no one release of it has all of {keys}", keys=_listing(narrow)))
         return Inference(e, True, why, tuple(o for o in candidates if o.id not in out and not o.fork))

@@ -236,7 +236,9 @@ def headline(d: Diagnosis) -> str:
     if "STARTUP_CHECK_FAILS" in d.codes:
         return _("{lib} {rel}: the run stops before training, at a start-up check").format(
             lib=d.library, rel=d.release)
-    where = _(", ").join(_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses)
+    places = [_("the reward") if u.where == "reward" else _("the loss") for u in d.kl_uses]
+    where = (_("{first} and {last}").format(first=_(", ").join(places[:-1]), last=places[-1]) if len(places) > 1
+             else _(", ").join(places))
     if not d.kl_uses:
         return _("{lib} {rel}: no KL term").format(lib=d.library, rel=d.release)
     if len(d.kl_uses) == 1:
@@ -254,9 +256,11 @@ def read_line(d: Diagnosis) -> str:
     kind = _(_KINDS[d.kind]) if d.kind in _KINDS else d.kind
     trainer = "`{c}`".format(c=d.command) if d.command else _("{lib}'s `{t}`").format(
         lib=d.library, t=d.profile.trainer)
-    return _(
+    return ngettext(
+        "Read as {kind}: {trainer}. {given} of the {n} settings the card depends on is in your text; "
+        "the others take the defaults of {lib} {rel}, read from that release's own files.",
         "Read as {kind}: {trainer}. {given} of the {n} settings the card depends on are in your text; "
-        "the others take the defaults of {lib} {rel}, read from that release's own files."
+        "the others take the defaults of {lib} {rel}, read from that release's own files.", given
     ).format(kind=kind, trainer=trainer, given=given, n=len(d.profile.relevant), lib=d.library, rel=d.release)
 
 

@@ -39,7 +39,7 @@ def test_headline_counts_the_terms():
     assert notes.headline(diagnose(VERL + "actor_rollout_ref.actor.use_kl_loss=True")) == \
         "verl 0.9.1: one KL term, in the loss"
     assert notes.headline(diagnose(VERL + "algorithm.use_kl_in_reward=True actor_rollout_ref.actor.use_kl_loss=True")) \
-        == "verl 0.9.1: 2 KL terms, in the reward, the loss"
+        == "verl 0.9.1: 2 KL terms, in the reward and the loss"
     assert notes.headline(diagnose("GRPOConfig(beta=0.0)")) == "TRL 1.16.0: no KL term"
 
 
