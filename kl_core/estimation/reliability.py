@@ -121,10 +121,18 @@ class ErrorBarCheck:
 
     @property
     def var_relative_se(self) -> float:
-        r""":math:`\sqrt{(\kappa-1)/N}`, the relative standard error of the sample variance."""
-        if math.isnan(self.kurtosis):
+        r"""The relative standard error of the sample variance (the :math:`N - 1` one), exactly:
+
+        .. math:: \frac{\mathrm{SE}(\hat\sigma^2)}{\sigma^2} = \sqrt{\frac{\kappa}{N} - \frac{N-3}{N(N-1)}}
+                  \approx \sqrt{\frac{\kappa - 1}{N}},
+
+        NaN for :math:`N = 1` (no sample variance).  At :math:`N = 2` and :math:`\kappa = 3` (normal draws) it is
+        :math:`\sqrt2`, the :math:`\chi^2_1`'s, where the large-N form gave 1 (Cramér 1946, ch. 27.4).
+        """
+        if math.isnan(self.kurtosis) or self.n < 2:
             return math.nan
-        return math.sqrt(max(self.kurtosis - 1.0, 0.0) / self.n)
+        n = self.n
+        return math.sqrt(max(self.kurtosis / n - (n - 3) / (n * (n - 1)), 0.0))
 
     @property
     def sd_relative_se(self) -> float:

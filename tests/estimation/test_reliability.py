@@ -244,3 +244,17 @@ def test_coverage_collapses_where_flagged():
     p = Gaussian(3.0, 1.0)
     assert not error_bar_check("k3", N01, p, 1000).reliable
     assert _coverage("k3", p, 1000, RUNS, seed=11) < 0.95 - 8 * SE
+
+
+def test_the_relative_standard_error_of_a_sample_variance_is_exact_at_small_n():
+    """An audit: `table --n 2` said the sample variance of 2 values has a relative standard error of 1; for normal
+    draws it is √2 (s² ~ σ²χ²₁), and at N = 1 there is no sample variance."""
+    import math
+
+    from kl_core.estimation.reliability import ErrorBarCheck
+
+    two = ErrorBarCheck(reliable=False, note="", exact_sd=1.0, kurtosis=3.0, n=2)
+    assert two.var_relative_se == pytest.approx(math.sqrt(2.0), rel=1e-12)
+    big = ErrorBarCheck(reliable=True, note="", exact_sd=1.0, kurtosis=3.0, n=10_000)
+    assert big.var_relative_se == pytest.approx(math.sqrt(2.0 / 9_999), rel=1e-12)  # 2/(N−1) for normal draws
+    assert math.isnan(ErrorBarCheck(reliable=False, note="", exact_sd=1.0, kurtosis=3.0, n=1).var_relative_se)
