@@ -36,6 +36,7 @@ from kl_core.doctor.diagnosis import (
 )
 from kl_core.doctor.parse import MAX_BYTES, UnreadableInput
 from kl_core.doctor.releases import eras
+from kl_core.libraries.crosswalk import CROSSWALK
 from kl_core.validation import Message
 
 __all__ = [
@@ -578,6 +579,13 @@ def stacked(latex: str) -> str:
     return r"\begin{gathered}" + r" \\ ".join(pieces) + r"\end{gathered}"
 
 
+def _era_caveat(entry: Any) -> bool:
+    """Whether ``entry``'s caveat is an era's (``releases.toml`` entries), not the crosswalk row's of today."""
+    today = next((e for e in CROSSWALK if (e.library, e.component, e.option, e.acts_on)
+                  == (entry.library, entry.component, entry.option, entry.acts_on)), None)
+    return today is not None and str(today.caveat) != str(entry.caveat)
+
+
 def caveat(u: KLUse, d: Diagnosis | None = None) -> str:
     """The crosswalk's caveat of a KL term's option, in the run's language, typeset.
 
@@ -585,8 +593,8 @@ def caveat(u: KLUse, d: Diagnosis | None = None) -> str:
     (TRL's ``use_bias_correction_kl`` before 0.26), a sentence says what it says of it holds for later releases.
     """
     text = typeset(message(u.entry.caveat))
-    if d is None:
-        return text
+    if d is None or _era_caveat(u.entry):
+        return text  # an era's own caveat speaks of that era's releases ("These releases have no …")
     named = [k for k in lacking_settings(d.profile, u.entry)
              if re.search(r"(?<![\w.\-])" + re.escape(k) + r"(?![\w\-])", str(u.entry.caveat))]
     if named:

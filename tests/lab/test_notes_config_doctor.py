@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -565,10 +566,17 @@ def test_an_older_releases_card_names_only_settings_it_has():
     assert u.option == "beta"
     assert notes.use_title(d, u) == "In the loss: `GRPOConfig.beta != 0` → k3"
     assert notes.alternatives_frame(u)["option"].tolist() == ["beta"]
-    cav = notes.caveat(u, d)
-    assert cav.startswith(notes.caveat(u)) and cav.endswith(
-        "`use_bias_correction_kl` is not a setting of TRL 0.17.0–0.18.2: what this says of it holds for later "
-        "releases only.")
+    # the era's own caveat says "These releases have no use_bias_correction_kl": an added "holds for later releases
+    # only" contradicted it (an audit); today's caveat under this era still gets the sentence
+    assert notes.caveat(u, d) == notes.caveat(u) and "These releases have no use_bias_correction_kl" in notes.caveat(u)
+    from kl_core.libraries.crosswalk import CROSSWALK
+
+    today = next(e for e in CROSSWALK if (e.library, e.option, e.acts_on) == ("TRL", "beta", "loss"))
+    plain = dataclasses.replace(u, entry=dataclasses.replace(u.entry, caveat=today.caveat))
+    if "use_bias_correction_kl" in str(today.caveat):
+        assert notes.caveat(plain, d).endswith(
+            "`use_bias_correction_kl` is not a setting of TRL 0.17.0–0.18.2: what this says of it holds for later "
+            "releases only.")
     latest = diagnose("beta: 0.04\nuse_bias_correction_kl: false\n", "trl")
     assert notes.use_title(latest, latest.kl_uses[0]).endswith(
         "`GRPOConfig.beta != 0, GRPOConfig.use_bias_correction_kl=False` → k3")
