@@ -265,7 +265,9 @@ def _mean(key: str, q: Distribution, p: Distribution, g: Integrand) -> tuple[flo
         mean, note = expect(q, p, g)
     if math.isfinite(mean):
         return mean, ""
-    what = DIVERGENCES[info.divergence].name if info.divergence else f"E_q[{info.name}]"
+    # the KL an unbiased estimator's mean is; else the mean itself, E_q[k2] (its f's name, "½ log² (the f of k2) is
+    # infinite", read as the function)
+    what = DIVERGENCES[info.unbiased_for].name if info.unbiased_for else f"E_q[{info.name}]"
     return mean, (Message("{what} is infinite: {why}", what=what, why=note) if note else "")
 
 
@@ -707,8 +709,9 @@ def lambda_star(q: Distribution, p: Distribution) -> LambdaStar:
             0.0,
             Message("χ²(p‖q) = Var_q(r) is infinite, so only λ = 0 (k1) has a finite variance"),
         )
-    if chi2 == 0.0:
-        return LambdaStar(1.0, Message("p = q: every λ gives variance 0"))
+    if chi2 == 0.0:  # normal(1e-200, 1) against normal(0, 1): χ² = 1e-400, 0 in a double
+        return LambdaStar(1.0, Message("p = q: every λ gives variance 0") if p == q else
+                          Message("p = q to double precision: every λ gives variance 0"))
     kl_pq, kl_qp = kl(p, q), kl(q, p)
     tiny = [f"{name} = {x:.3g}" for name, x in (("χ²(p‖q)", chi2), ("KL[p‖q]", kl_pq), ("KL[q‖p]", kl_qp))
             if unresolved(x)]

@@ -1512,3 +1512,15 @@ def test_a_variance_lost_to_underflow_is_not_resolved():
     assert m.var == 0.0 and m.var_unresolved
     assert not estimator_moments("k1", Gaussian(1e-100, 1), Gaussian(0, 1)).var_unresolved
     assert not estimator_moments("k2", Gaussian(0, 1), Gaussian(0, 1)).var_unresolved  # p = q: 0 is exact
+
+
+def test_notes_name_the_quantity_that_is_infinite_and_a_pair_equal_only_in_a_double():
+    """An audit: the k2 note said "½ log² (the f of k2) is infinite" (the mean E_q[k2] is), and λ*'s note said
+    "p = q" for normal(0,1) against normal(1e-200,1), equal only to double precision."""
+    from kl_core.estimation.distributions import parse
+    from kl_core.estimation.exact import estimator_moments, lambda_star
+
+    m = estimator_moments("k2", parse("t(3,0,1)"), parse("normal(0,1)"))
+    assert str(m.note).startswith("E_q[k2] is infinite")
+    assert str(lambda_star(parse("normal(0,1)"), parse("normal(1e-200,1)")).note).startswith("p = q to double precision")
+    assert str(lambda_star(parse("normal(0,1)"), parse("normal(0,1)")).note) == "p = q: every λ gives variance 0"
