@@ -136,10 +136,10 @@ class ErrorBarCheck:
 
     @property
     def sd_relative_se(self) -> float:
-        r""":math:`\sqrt{(\kappa-1)/(4N)}`, the relative standard error of the sample SD (delta method).
+        r"""Half :attr:`var_relative_se`, the relative standard error of the sample SD (delta method).
 
         .. math:: \frac{\mathrm{SE}(\hat\sigma)}{\sigma} \approx \frac12\,\frac{\mathrm{SE}(\hat\sigma^2)}{\sigma^2}
-                  = \sqrt{\frac{\kappa - 1}{4N}},
+                  \approx \sqrt{\frac{\kappa - 1}{4N}},
 
         since :math:`d\sqrt v / dv = 1/(2\sqrt v)` (Cramér 1946, ch. 27-28); a
         first-order figure, rough once it is not small.

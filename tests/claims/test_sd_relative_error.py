@@ -55,7 +55,7 @@ def test_every_warning_on_the_presets_gives_the_variances_relative_error_and_no_
                     continue
                 assert m is not None, note.text
                 seen += 1
-                var_rel = math.sqrt((check.kurtosis - 1) / n)
+                var_rel = math.sqrt(check.kurtosis / n - (n - 3) / (n * (n - 1)))  # exact (Cramér 27.4)
                 assert float(m.group(2)) == pytest.approx(var_rel, rel=5e-4)
                 assert "its SD with" not in note.text and (check.kurtosis - 1) / n > 0.5  # where the delta method fails
     assert seen >= 1
@@ -76,4 +76,6 @@ def test_the_two_formulas_by_simulation(p_spec, key):
     # each is itself estimated from `runs` runs: its relative SE is about √((κ_v − 1)/(4·runs)) ≤ 5% here
     assert rel_var == pytest.approx(check.var_relative_se, rel=0.08)
     assert rel_sd == pytest.approx(check.sd_relative_se, rel=0.08)
-    assert check.sd_relative_se == pytest.approx(math.sqrt((check.kurtosis - 1) / (4 * n)), rel=1e-12)
+    exact = math.sqrt(check.kurtosis / n - (n - 3) / (n * (n - 1)))  # the sample variance's, exactly
+    assert check.sd_relative_se == pytest.approx(0.5 * exact, rel=1e-12)
+    assert exact == pytest.approx(math.sqrt((check.kurtosis - 1) / n), rel=1e-3)  # the large-N form, at N = 2000
