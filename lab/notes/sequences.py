@@ -490,7 +490,7 @@ def unreliable_note(curves: SequenceCurves, length: int, n: int) -> Note | None:
         _("{key}: {se} times the KL").format(key=k, se=number(se)) if math.isfinite(se)
         else _("{key}: too large for a double").format(key=k) for k, se in noisy.items())
     text = ngettext(
-        "At T = {t}, with N = {n:,} draws one Monte Carlo mean has a standard error above {limit} times the KL "
+        "At T = {t}, with N = {n:,} draws {count} Monte Carlo mean has a standard error above {limit} times the KL "
         "({figures}): it can land far from the exact value.",
         "At T = {t}, with N = {n:,} draws {count} Monte Carlo means have standard errors above {limit} times the "
         "KL ({figures}): they can land far from the exact value.", len(noisy)

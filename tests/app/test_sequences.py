@@ -96,7 +96,7 @@ def test_default_run_shows_the_core_numbers(default_page):
     assert [i.value for i in at.info if "less variance than Σk1" in i.value]
     (warning,) = [w.value for w in at.warning]  # seq_k3's spread: the CLI's note too
     se = float(curves.relative_std("seq_k3")[t - 1]) / math.sqrt(1000)
-    assert f"one Monte Carlo mean has a standard error above 0.1 times the KL (seq_k3: {number(se)} times the KL)" in warning
+    assert f"1 Monte Carlo mean has a standard error above 0.1 times the KL (seq_k3: {number(se)} times the KL)" in warning
     # the command line carries the exact specs, T, N and seed
     (code,) = [c.value for c in at.code if "kl_core sequence" in c.value]
     assert notes.command_line(policy, ref, t, 1000, 0) == code

@@ -146,7 +146,7 @@ def test_unreliable_note(drift_curves, counter_curves):
     late = notes.unreliable_note(drift_curves, 64, 1000)  # seq_k3 at 11.6 × KL, as the CLI notes
     se = float(drift_curves.relative_std("seq_k3")[63]) / 1000 ** 0.5
     assert se > notes.NOTED_RELATIVE_SE
-    assert late.kind == "warning" and "one Monte Carlo mean has a standard error above 0.1 times the KL" in late.text
+    assert late.kind == "warning" and "1 Monte Carlo mean has a standard error above 0.1 times the KL" in late.text
     assert "sum_k1" not in late.text and "it can land far" in late.text
     assert f"(seq_k3: {number(se)} times the KL)" in late.text
     assert "understates the true one" not in late.text  # it can, not must (a run's std can be high)
