@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from kl_core.estimation.estimators import k3
-from kl_core.estimation.families.categorical import log_ratio_from_logits
+from kl_core.estimation.families.categorical import log_ratio_from_logits, log_softmax
 from kl_core.validation import InputError, Message, check_finite, check_positive_int, reason
 
 __all__ = [
@@ -88,12 +88,6 @@ def _num(x: float) -> str:
     """A float as the shortest text that reads back to the same value (-0 written as 0)."""
     x = float(x) + 0.0
     return repr(x).removesuffix(".0") if x.is_integer() else repr(x)
-
-
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise normalised log-probabilities (numpy only, shifted by the row maximum)."""
-    z = logits - logits.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def log_ratios(policy: MarkovChain, ref: MarkovChain) -> tuple[np.ndarray, np.ndarray]:
@@ -233,12 +227,12 @@ class MarkovChain:
     @cached_property
     def log_first(self) -> np.ndarray:
         """Normalised log-probabilities of the first token, shape (K,)."""
-        return _log_softmax(np.asarray(self.first, dtype=np.float64))
+        return log_softmax(self.first)
 
     @cached_property
     def log_transitions(self) -> np.ndarray:
         """Normalised next-token log-probabilities, shape (K, K); row = previous token."""
-        return _log_softmax(np.asarray(self.transitions, dtype=np.float64))
+        return log_softmax(self.transitions)
 
     @property
     def first_probs(self) -> np.ndarray:

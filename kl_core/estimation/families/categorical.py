@@ -11,7 +11,7 @@ from numpy.typing import ArrayLike
 from kl_core.estimation.families._base import PRACTICAL, Distribution, Family, arity, floats, num
 from kl_core.validation import N_, InputError, Message, as_float_array, check_finite
 
-__all__ = ["FAMILY", "Categorical", "log_ratio_from_logits", "log_ratio_table"]
+__all__ = ["FAMILY", "Categorical", "log_ratio_from_logits", "log_ratio_table", "log_softmax"]
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,27 @@ class Categorical(Distribution):
         return ""
 
 
-def _log_softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=-1, keepdims=True)
+def log_softmax(logits: ArrayLike) -> np.ndarray:
+    r"""Row-wise normalised log-probabilities, :math:`z_k - \max z - \log\sum_j e^{z_j - \max z}` (the last
+    axis is the tokens; numpy only).
+
+    Parameters
+    ----------
+    logits : array_like
+        Logits, finite.
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape.
+
+    Examples
+    --------
+    >>> [f"{x:.4f}" for x in log_softmax([0.0, 0.0])]
+    ['-0.6931', '-0.6931']
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
@@ -134,7 +153,7 @@ def log_ratio_from_logits(logits_q: ArrayLike, logits_p: ArrayLike) -> np.ndarra
     zq, zp = np.asarray(logits_q, dtype=np.float64), np.asarray(logits_p, dtype=np.float64)
     if zq.shape != zp.shape:
         raise ValueError(f"logits_q and logits_p must have the same shape, got {zq.shape} and {zp.shape}")
-    lq = _log_softmax(zq)
+    lq = log_softmax(zq)
     d = zp - zq
     m = np.argmax(zq, axis=-1)[..., None]
     e = d - np.take_along_axis(d, m, axis=-1)
@@ -142,7 +161,7 @@ def log_ratio_from_logits(logits_q: ArrayLike, logits_p: ArrayLike) -> np.ndarra
         near = np.abs(e) < 1.0
         terms = np.where(near, np.exp(lq) * np.expm1(np.where(near, e, 0.0)), np.exp(lq + e) - np.exp(lq))
         out = e - np.log1p(terms.sum(axis=-1, keepdims=True))
-    return np.where(np.isfinite(out), out, _log_softmax(zp) - lq)
+    return np.where(np.isfinite(out), out, log_softmax(zp) - lq)
 
 
 def log_ratio_table(q: Categorical, p: Categorical) -> np.ndarray:
